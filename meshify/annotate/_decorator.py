@@ -1,0 +1,118 @@
+"""``@mesh(...)``: the decorator path.  The function is rewritten on first use (cached)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from meshify.annotate._types import MeshSpec, Rules
+from meshify.errors import AnnotationError
+
+__all__ = ["mesh", "MeshFunction"]
+
+
+def mesh(*, rules: object = None, dims: dict[str, int] | None = None, **axes: int) -> Callable[[Callable], MeshFunction]:
+    """Declares a device mesh and layout rules for a function with ``Tensor`` hints.
+
+    Args:
+        rules: dim name -> mesh axis (or tuple of axes, or None), as a dict or
+            Mesh-TensorFlow's string form ``"d_ff:model;heads:model"``.  A dim named
+            like a mesh axis goes to that axis unless a rule says otherwise.
+        dims: optional dim sizes, used by ``meshify explain``.
+        **axes: mesh axis names and sizes, in order, e.g. ``batch=2, model=4``.
+
+    Returns:
+        A decorator turning ``fn`` into a :class:`MeshFunction`: call it with global
+        arrays and get global (sharded) arrays back.
+    """
+    if axes.get("rules") is not None:
+        raise AnnotationError("'rules' is reserved")
+    spec = MeshSpec(tuple(axes), tuple(axes.values()))
+    parsed = Rules.parse(spec, rules)
+
+    def decorate(fn: Callable) -> MeshFunction:
+        if not callable(fn):
+            raise AnnotationError(f"@mesh(...) decorates a function, not {fn!r}")
+        return MeshFunction(fn, spec, parsed, dict(dims or {}))
+
+    return decorate
+
+
+class MeshFunction:
+    """A ``@mesh`` function: JAX-traceable, rewritten on first call.
+
+    Attributes:
+        reference: the untouched single-device function.
+        mesh_spec: the mesh's axis names and sizes.
+        rules: the layout rules.
+    """
+
+    def __init__(self, fn: Callable, mesh_spec: MeshSpec, rules: Rules, dims: dict[str, int]) -> None:
+        self.reference = fn
+        self.mesh_spec = mesh_spec
+        self.rules = rules
+        self.dims = dims
+        self._generated = None
+        self._sharded = None
+        functools.update_wrapper(self, fn)
+
+    def _build(self):
+        if self._sharded is None:
+            import jax
+
+            import meshify.runtime as runtime
+            from meshify.rewrite import rewrite_function
+
+            generated = rewrite_function(self.reference, self.mesh_spec, self.rules)
+            namespace = dict(self.reference.__globals__)
+            code = self.reference.__code__
+            for name, cell in zip(code.co_freevars, self.reference.__closure__ or ()):
+                namespace[name] = cell.cell_contents
+            namespace.setdefault("jax", jax)
+            namespace[generated.mr] = runtime
+            exec(compile(generated.source, f"<meshify: {generated.filename}:{self.__name__}>", "exec"), namespace)
+            self._generated = generated
+            self._sharded = namespace[self.reference.__name__]
+        return self._sharded
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._build()(*args, **kwargs)
+
+    @property
+    def sharded(self):
+        """The bound :class:`meshify.runtime.Sharded` program."""
+        return self._build()
+
+    @property
+    def source(self) -> str:
+        """The generated per-device function, as it would appear in a converted file."""
+        self._build()
+        return self._generated.source
+
+    @property
+    def plan(self):
+        self._build()
+        return self._generated.plan
+
+    def lower(self, *args: Any, **kwargs: Any) -> Any:
+        """``jax.jit(...).lower`` of the sharded program, for inspecting HLO."""
+        return self._build().lower(*args, **kwargs)
+
+    def explain(self) -> str:
+        """Each planned collective with its kind, axes and the source line it serves."""
+        plan = self.plan
+        lines = [f"{self.__name__} on mesh {self.mesh_spec}:"]
+        for name, layout in plan.in_layouts.items():
+            lines.append(f"  in  {name}: {layout.describe()}")
+        outs = plan.out_layouts if isinstance(plan.out_layouts, tuple) else (plan.out_layouts,)
+        for i, layout in enumerate(outs):
+            lines.append(f"  out {i}: {layout.describe()}")
+        if not plan.records:
+            lines.append("  no collectives")
+        for record in plan.records:
+            lines.append(f"  line {record.line}: {record.reason}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"<meshify.MeshFunction {self.__name__} on {self.mesh_spec}>"

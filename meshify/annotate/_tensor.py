@@ -1,0 +1,42 @@
+"""``Tensor[...]``: the named-dims type hint.
+
+meshify reads these hints from source text; at run time ``Tensor["batch", "d"]``
+evaluates to a small descriptive object so that annotated modules import fine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["Tensor", "TensorHint"]
+
+
+@dataclass(frozen=True, slots=True)
+class TensorHint:
+    """What ``Tensor[...]`` evaluates to: the named dims, in order."""
+
+    dims: tuple[str, ...]
+
+    def __repr__(self) -> str:
+        if not self.dims:
+            return "Tensor[()]"
+        return "Tensor[" + ", ".join(repr(d) for d in self.dims) + "]"
+
+
+class _TensorMeta(type):
+    def __getitem__(cls, dims: object) -> TensorHint:
+        if dims == ():
+            return TensorHint(())
+        if not isinstance(dims, tuple):
+            dims = (dims,)
+        for dim in dims:
+            if not isinstance(dim, str):
+                raise TypeError(f"Tensor[...] dims must be strings, got {dim!r}")
+        return TensorHint(dims)
+
+
+class Tensor(metaclass=_TensorMeta):
+    """An array with named dims: ``Tensor["batch", "d_model"]``; ``Tensor[()]`` is a scalar."""
+
+    def __init__(self) -> None:
+        raise TypeError("Tensor is a type hint: write Tensor['batch', 'd_model']")

@@ -1,0 +1,228 @@
+"""Frozen value types shared by every layer: mesh shapes, layout rules, layouts.
+
+They validate themselves on construction, so a value that exists is a valid one,
+and their reprs are evaluable Python.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+
+from meshify.errors import AnnotationError, RulesError
+
+__all__ = ["MeshSpec", "Rules", "Layout", "BROADCAST", "Axes"]
+
+Axes = tuple[str, ...]
+
+#: The name of a dim of size 1 that broadcasts against anything (a ``keepdims`` result).
+BROADCAST = "1"
+
+
+@dataclass(frozen=True, slots=True)
+class MeshSpec:
+    """The shape of a device mesh: axis names and sizes, in order (major to minor)."""
+
+    names: tuple[str, ...]
+    sizes: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        if len(self.names) != len(self.sizes):
+            raise AnnotationError(f"mesh has {len(self.names)} axis names but {len(self.sizes)} sizes")
+        if not self.names:
+            raise AnnotationError("a mesh needs at least one axis", fix="write e.g. @mesh(batch=8)")
+        for name, size in zip(self.names, self.sizes):
+            if not isinstance(name, str) or not name.isidentifier():
+                raise AnnotationError(f"mesh axis name {name!r} is not an identifier")
+            if isinstance(size, bool) or not isinstance(size, int):
+                raise AnnotationError(f"mesh axis {name!r} has size {size!r}, not an int",
+                                      fix=f"write {name}=<positive int>")
+            if size < 1:
+                raise AnnotationError(f"mesh axis {name!r} has size {size}; sizes must be at least 1",
+                                      fix=f"give {name!r} a size of 1 or more")
+        if len(set(self.names)) != len(self.names):
+            raise AnnotationError(f"mesh axis names repeat: {self.names}")
+
+    @classmethod
+    def of(cls, **axes: int) -> MeshSpec:
+        return cls(tuple(axes), tuple(axes.values()))
+
+    def size(self, axes: Iterable[str] = ()) -> int:
+        """The number of devices along ``axes`` (all axes if none given... see devices)."""
+        out = 1
+        for axis in axes:
+            out *= self.sizes[self.names.index(axis)]
+        return out
+
+    @property
+    def devices(self) -> int:
+        out = 1
+        for size in self.sizes:
+            out *= size
+        return out
+
+    def order(self, axes: Iterable[str]) -> Axes:
+        """``axes`` sorted in mesh order, for deterministic output."""
+        return tuple(sorted(set(axes), key=self.names.index))
+
+    def __contains__(self, axis: object) -> bool:
+        return axis in self.names
+
+    def __str__(self) -> str:
+        return "x".join(str(s) for s in self.sizes) + " (" + ", ".join(
+            f"{n}={s}" for n, s in zip(self.names, self.sizes)) + ")"
+
+    def __repr__(self) -> str:
+        return "MeshSpec.of(" + ", ".join(f"{n}={s}" for n, s in zip(self.names, self.sizes)) + ")"
+
+
+@dataclass(frozen=True, slots=True)
+class Rules:
+    """Layout rules: which mesh axes split each logical dim name.
+
+    A dim named exactly like a mesh axis goes to that axis unless a rule says
+    otherwise; a rule mapping to ``()`` (or ``None`` in the user's dict) keeps a dim
+    replicated.  Unmapped dims are replicated.
+    """
+
+    mesh: MeshSpec
+    table: tuple[tuple[str, Axes], ...] = ()
+
+    def __post_init__(self) -> None:
+        for dim, axes in self.table:
+            for axis in axes:
+                if axis not in self.mesh:
+                    raise RulesError(
+                        f"rule {dim!r} -> {axis!r} names no mesh axis; the mesh has "
+                        f"{', '.join(repr(n) for n in self.mesh.names)}",
+                        fix=f"map {dim!r} to one of {list(self.mesh.names)} or add {axis!r} to @mesh(...)")
+            if len(set(axes)) != len(axes):
+                raise RulesError(f"rule for {dim!r} repeats a mesh axis: {axes}")
+
+    @classmethod
+    def parse(cls, mesh: MeshSpec, rules: object) -> Rules:
+        """Builds rules from the user's dict, Mesh-TF string, or ``None``."""
+        return cls(mesh, tuple(sorted(_rule_pairs(rules))))
+
+    def axes(self, dim: str) -> Axes:
+        """The mesh axes that split dim ``dim`` (empty: replicated)."""
+        for name, axes in self.table:
+            if name == dim:
+                return axes
+        if dim in self.mesh:
+            return (dim,)
+        return ()
+
+    def layout(self, dims: tuple[str, ...]) -> Layout:
+        """The layout these rules give a value with these dims (raises if one axis splits two dims)."""
+        axes = tuple(self.axes(d) for d in dims)
+        seen: dict[str, str] = {}
+        for dim, dim_axes in zip(dims, axes):
+            for axis in dim_axes:
+                if axis in seen and seen[axis] != dim:
+                    raise RulesError(
+                        f"mesh axis {axis!r} would split two dims of one value, "
+                        f"{seen[axis]!r} and {dim!r} (dims {list(dims)})",
+                        fix=f"map one of {seen[axis]!r}, {dim!r} to another mesh axis or to none, "
+                            f"e.g. rules={{{dim!r}: None}}")
+                if axis in seen:
+                    raise RulesError(f"dim {dim!r} appears twice in {list(dims)} and both copies would be "
+                                     f"split over {axis!r}",
+                                     fix=f"give the two dims different names, or map {dim!r} to no axis")
+                seen[axis] = dim
+        return Layout(dims, axes)
+
+    def __repr__(self) -> str:
+        return f"Rules({self.mesh!r}, {dict(self.table)!r})"
+
+
+def _rule_pairs(rules: object) -> Iterator[tuple[str, Axes]]:
+    if rules is None:
+        return
+    if isinstance(rules, str):
+        yield from _parse_rule_string(rules)
+        return
+    if not isinstance(rules, Mapping):
+        raise RulesError(f"rules={rules!r} is neither a dict nor a string",
+                         fix='write rules={"d_ff": "model"} or rules="d_ff:model;heads:model"')
+    for dim, target in rules.items():
+        if not isinstance(dim, str) or not dim:
+            raise RulesError(f"rules key {dim!r} is not a dim name", fix="keys are dim names (strings)")
+        if target is None:
+            yield dim, ()
+        elif isinstance(target, str):
+            yield dim, (target,)
+        elif isinstance(target, tuple | list) and all(isinstance(t, str) for t in target):
+            yield dim, tuple(target)
+        else:
+            raise RulesError(f"rule for {dim!r} maps to {target!r}; expected a mesh axis name, "
+                             "a tuple of them, or None",
+                             fix=f'write rules={{{dim!r}: "model"}}')
+
+
+def _parse_rule_string(text: str) -> Iterator[tuple[str, Axes]]:
+    """Mesh-TF's form: ``"d_ff:model;heads:model"``; pairs split by ``;``, ``,`` or spaces."""
+    for pair in text.replace(";", " ").replace(",", " ").split():
+        dim, sep, axes = pair.partition(":")
+        if not sep or not dim or not axes:
+            raise RulesError(f"rule {pair!r} in {text!r} is not of the form dim:axis",
+                             fix='write rules="d_ff:model;heads:model"')
+        yield dim, tuple(a for a in axes.split("+") if a)
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """A value's dims, the mesh axes splitting each, and the axes it is a partial sum over.
+
+    Invariants: one mesh axis splits at most one dim; a value is never both split and
+    partial over the same axis.
+    """
+
+    dims: tuple[str, ...]
+    axes: tuple[Axes, ...]
+    partial: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        if len(self.dims) != len(self.axes):
+            raise ValueError(f"Layout: {len(self.dims)} dims but {len(self.axes)} axis tuples")
+        used = [a for dim_axes in self.axes for a in dim_axes]
+        if len(set(used)) != len(used):
+            raise ValueError(f"Layout: an axis splits two dims: {self!r}")
+        if self.partial & set(used):
+            raise ValueError(f"Layout: split and partial over the same axis: {self!r}")
+
+    @classmethod
+    def replicated(cls, dims: tuple[str, ...]) -> Layout:
+        return cls(dims, ((),) * len(dims))
+
+    @property
+    def rank(self) -> int:
+        return len(self.dims)
+
+    @property
+    def split_axes(self) -> frozenset[str]:
+        return frozenset(a for dim_axes in self.axes for a in dim_axes)
+
+    @property
+    def is_split(self) -> bool:
+        return any(self.axes)
+
+    def axes_of(self, dim: str) -> Axes:
+        return self.axes[self.dims.index(dim)]
+
+    def with_partial(self, partial: Iterable[str]) -> Layout:
+        return Layout(self.dims, self.axes, frozenset(partial))
+
+    def spec(self) -> tuple[str | tuple[str, ...] | None, ...]:
+        """The PartitionSpec entries of this layout."""
+        return tuple(None if not a else a[0] if len(a) == 1 else a for a in self.axes)
+
+    def describe(self) -> str:
+        """Human form: ``[batch/'batch', length, d_ff/'model'] partial over 'model'``."""
+        parts = []
+        for dim, axes in zip(self.dims, self.axes):
+            parts.append(dim + "".join(f"/{a!r}" for a in axes))
+        text = "[" + ", ".join(parts) + "]"
+        if self.partial:
+            text += " partial over " + ", ".join(repr(a) for a in sorted(self.partial))
+        return text

@@ -1,0 +1,86 @@
+"""A parsed module and what every pass asks of it: positions, qualified names, errors."""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider
+
+from meshify.errors import MeshifyError, SourceError, SourceSpan
+
+__all__ = ["ModuleContext", "parse_module"]
+
+
+def parse_module(source: str | bytes, path: str) -> cst.Module:
+    """Parses ``source``; unreadable or invalid input becomes a :class:`SourceError`."""
+    if isinstance(source, bytes):
+        try:
+            source = source.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise SourceError(f"{path} is not UTF-8 text (byte {e.start}: {source[e.start:e.start + 1]!r})",
+                              span=SourceSpan(path, 1, 1), fix="save the file as UTF-8") from None
+    if not source.strip():
+        raise SourceError(f"{path} is empty", span=SourceSpan(path, 1, 1),
+                          fix="give it at least one @mesh function")
+    try:
+        return cst.parse_module(source)
+    except cst.ParserSyntaxError as e:
+        lines = source.splitlines()
+        line = lines[e.raw_line - 1] if 0 < e.raw_line <= len(lines) else ""
+        headline = str(e.message).strip().splitlines()[0]
+        raise SourceError(f"syntax error: {headline}", span=SourceSpan(path, e.raw_line, e.raw_column + 1, line),
+                          fix="fix the syntax; the file must be valid Python 3") from None
+
+
+class ModuleContext:
+    """One module under rewrite: metadata looked up by *original* node."""
+
+    def __init__(self, module: cst.Module, path: str, line_offset: int = 0) -> None:
+        self.wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        self.module = self.wrapper.module
+        self.path = path
+        self.line_offset = line_offset
+        self.lines = self.module.code.splitlines()
+        self.positions = self.wrapper.resolve(PositionProvider)
+        self.mr = "meshify_rt" if "mr" in _bound_names(self.module) else "mr"
+
+    @cached_property
+    def _qualified(self):
+        return self.wrapper.resolve(QualifiedNameProvider)
+
+    def qualified_names(self, node: cst.CSTNode) -> set[str]:
+        """Qualified names of an original Name/Attribute node (``jax.numpy.einsum``)."""
+        found = self._qualified.get(node, ())
+        if callable(found):  # libcst resolves some metadata lazily
+            found = found()
+        return {q.name for q in found}
+
+    def line(self, node: cst.CSTNode) -> int:
+        pos = self.positions.get(node)
+        return (pos.start.line if pos else 0) + self.line_offset
+
+    def span(self, node: cst.CSTNode) -> SourceSpan:
+        pos = self.positions.get(node)
+        if pos is None:
+            return SourceSpan(self.path, 1 + self.line_offset, 1)
+        text = self.lines[pos.start.line - 1] if pos.start.line <= len(self.lines) else ""
+        width = (pos.end.column - pos.start.column) if pos.end.line == pos.start.line else len(text) - pos.start.column
+        return SourceSpan(self.path, pos.start.line + self.line_offset, pos.start.column + 1, text, max(1, width))
+
+    def error(self, cls: type[MeshifyError], node: cst.CSTNode, headline: str, fix: str = "") -> MeshifyError:
+        return cls(headline, span=self.span(node), fix=fix)
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)
+
+
+def _bound_names(module: cst.Module) -> set[str]:
+    names: set[str] = set()
+
+    class _Gather(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            names.add(node.value)
+
+    module.visit(_Gather())
+    return names

@@ -1,0 +1,123 @@
+"""The rewrite pipeline, top to bottom.
+
+1. parse (``_context.parse_module``): syntax and encoding errors become SourceError;
+2. find ``@mesh`` functions and read their mesh and rules (``_hints``);
+3. per function, infer dims and layouts and plan collectives (``_interp`` + ``_ops``),
+   which also fences unsupported constructs with positioned errors;
+4. emit: the ``@mr.sharded(...)`` decorator (``_emit``);
+5. fix imports and add the generated-file header (``_emit``).
+"""
+
+from __future__ import annotations
+
+import inspect
+import linecache
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import libcst as cst
+
+from meshify.annotate._types import MeshSpec, Rules
+from meshify.errors import SourceError, UnsupportedError
+from meshify.rewrite._context import ModuleContext, parse_module
+from meshify.rewrite._emit import fix_imports, header_lines, sharded_decorator
+from meshify.rewrite._hints import mesh_decorator, read_mesh_decorator
+from meshify.rewrite._interp import FunctionPlan, FunctionRewriter
+
+__all__ = ["Converted", "GeneratedFunction", "convert_source", "rewrite_function"]
+
+
+@dataclass(frozen=True, slots=True)
+class Converted:
+    """A converted module: its text and one plan per ``@mesh`` function."""
+
+    text: str
+    plans: tuple[FunctionPlan, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class GeneratedFunction:
+    """One function rewritten for the decorator path."""
+
+    source: str
+    plan: FunctionPlan
+    mr: str
+    filename: str
+
+
+def _mesh_functions(ctx: ModuleContext) -> list[tuple[cst.FunctionDef, cst.Decorator]]:
+    found: list[tuple[cst.FunctionDef, cst.Decorator]] = []
+
+    class _Gather(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            decorator = mesh_decorator(ctx, node)
+            if decorator is not None:
+                found.append((node, decorator))
+
+    ctx.module.visit(_Gather())
+    return found
+
+
+def convert_source(source: str | bytes, path: str, regenerate: str | None = None) -> Converted:
+    """Rewrites every ``@mesh`` function of a module; never imports or runs it."""
+    ctx = ModuleContext(parse_module(source, path), path)
+    plans: dict[cst.FunctionDef, FunctionPlan] = {}
+    for fn, decorator in _mesh_functions(ctx):
+        mesh, rules = read_mesh_decorator(ctx, decorator)
+        plans[fn] = FunctionRewriter(ctx, fn, mesh, rules).run()
+    if not plans:
+        raise SourceError(f"{path} has no @mesh functions",
+                          fix="decorate a function with @mesh(...) from meshify (from meshify import mesh)")
+    mr = ctx.mr
+
+    class _Replace(cst.CSTTransformer):
+        def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
+            plan = plans.get(original)
+            if plan is None:
+                return updated
+            ours = mesh_decorator(ctx, original)
+            decorators = [sharded_decorator(plan, mr) if d is ours else d for d in original.decorators]
+            return plan.node.with_changes(decorators=decorators)
+
+    module = ctx.module.visit(_Replace())
+    module = fix_imports(module, mr)
+    regenerate = regenerate or f"meshify convert {path}"
+    module = module.with_changes(header=[*header_lines(path, regenerate), *module.header])
+    return Converted(module.code, tuple(plans.values()))
+
+
+_module_cache: dict[tuple[str, int], ModuleContext] = {}
+
+
+def _context_for(fn: Callable) -> ModuleContext:
+    try:
+        filename = inspect.getsourcefile(fn) or inspect.getfile(fn)
+    except TypeError:
+        filename = None
+    if filename is None:
+        raise SourceError(f"cannot find the source of {fn.__qualname__}",
+                          fix="define @mesh functions in a file or notebook cell, not with exec()")
+    lines = linecache.getlines(filename, fn.__globals__)
+    if not lines:
+        raise SourceError(f"cannot read the source of {fn.__qualname__} from {filename}",
+                          fix="define @mesh functions in a file or notebook cell, not with exec()")
+    text = "".join(lines)
+    key = (filename, hash(text))
+    if key not in _module_cache:
+        _module_cache[key] = ModuleContext(parse_module(text, filename), filename)
+    return _module_cache[key]
+
+
+def rewrite_function(fn: Callable, mesh: MeshSpec, rules: Rules) -> GeneratedFunction:
+    """Rewrites one live function (the decorator path); ``mesh`` and ``rules`` come from the call."""
+    ctx = _context_for(fn)
+    first = fn.__code__.co_firstlineno
+    for node, _decorator in _mesh_functions(ctx) or []:
+        start = ctx.positions[node].start.line
+        def_line = ctx.positions[node.name].start.line
+        if node.name.value == fn.__name__ and start <= first <= def_line:
+            plan = FunctionRewriter(ctx, node, mesh, rules).run()
+            new = plan.node.with_changes(decorators=[sharded_decorator(plan, ctx.mr)], leading_lines=[])
+            return GeneratedFunction(ctx.module.code_for_node(new), plan, ctx.mr, ctx.path)
+    raise UnsupportedError(f"cannot find the @mesh definition of {fn.__qualname__} in {ctx.path}",
+                           fix="apply @mesh(...) directly to a def, as the outermost decorator")

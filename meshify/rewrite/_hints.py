@@ -1,0 +1,119 @@
+"""Reading meshify's annotations from source text: ``Tensor[...]`` hints and ``@mesh(...)``.
+
+Nothing here evaluates user code: hints are read from the CST and decorator arguments
+with :func:`ast.literal_eval`, which accepts literals only.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from meshify.annotate._types import MeshSpec, Rules
+from meshify.errors import AnnotationError, MeshifyError
+from meshify.rewrite._context import ModuleContext
+
+__all__ = ["read_dims", "read_return_dims", "mesh_decorator", "read_mesh_decorator", "TENSOR_NAMES", "MESH_NAMES"]
+
+TENSOR_NAMES = frozenset({"meshify.Tensor", "meshify.annotate.Tensor", "meshify.runtime.Tensor"})
+MESH_NAMES = frozenset({"meshify.mesh", "meshify.annotate.mesh"})
+_TUPLE_NAMES = frozenset({"tuple", "typing.Tuple", "builtins.tuple"})
+
+
+def _is_tensor(ctx: ModuleContext, node: cst.BaseExpression) -> bool:
+    return bool(ctx.qualified_names(node) & TENSOR_NAMES)
+
+
+def read_dims(ctx: ModuleContext, node: cst.BaseExpression) -> tuple[str, ...] | None:
+    """The dims of a ``Tensor[...]`` hint, or None when ``node`` is another kind of hint."""
+    if not (isinstance(node, cst.Subscript) and _is_tensor(ctx, node.value)):
+        if isinstance(node, cst.Name | cst.Attribute) and _is_tensor(ctx, node):
+            raise ctx.error(AnnotationError, node, "bare Tensor hint without dims",
+                            'name the dims: Tensor["batch", "d_model"], or Tensor[()] for a scalar')
+        return None
+    elements = node.slice
+    if len(elements) == 1:
+        inner = elements[0].slice
+        if isinstance(inner, cst.Index) and isinstance(inner.value, cst.Tuple) and not inner.value.elements:
+            return ()
+    dims: list[str] = []
+    for element in elements:
+        index = element.slice
+        value = index.value if isinstance(index, cst.Index) else None
+        if not isinstance(value, cst.SimpleString):
+            bad = ctx.code(value if value is not None else element)
+            raise ctx.error(AnnotationError, value if value is not None else element,
+                            f"Tensor[...] dim {bad} is not a string",
+                            f'quote each dim name: Tensor["batch", "d_model"] (got {bad})')
+        name = value.evaluated_value
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ctx.error(AnnotationError, value, f"Tensor[...] dim {name!r} is not an identifier",
+                            'use names like "batch" or "d_model"')
+        dims.append(name)
+    return tuple(dims)
+
+
+def read_return_dims(ctx: ModuleContext, fn: cst.FunctionDef) -> tuple[str, ...] | tuple[tuple[str, ...], ...]:
+    """The return hint's dims, or a tuple of them for ``tuple[Tensor[...], ...]``."""
+    if fn.returns is None:
+        raise ctx.error(AnnotationError, fn.name, f"{fn.name.value}() has no return hint",
+                        'add one, e.g. -> Tensor["batch", "d_model"], or -> Tensor[()] for a scalar')
+    hint = fn.returns.annotation
+    if isinstance(hint, cst.Subscript) and ctx.qualified_names(hint.value) & _TUPLE_NAMES:
+        items = []
+        for element in hint.slice:
+            value = element.slice.value if isinstance(element.slice, cst.Index) else element
+            dims = read_dims(ctx, value)
+            if dims is None:
+                raise ctx.error(AnnotationError, value, f"tuple return item {ctx.code(value)!r} is not a Tensor hint",
+                                'write tuple[Tensor["batch"], Tensor[()]]')
+            items.append(dims)
+        return tuple(items)
+    dims = read_dims(ctx, hint)
+    if dims is None:
+        raise ctx.error(AnnotationError, hint, f"return hint {ctx.code(hint)!r} is not a Tensor hint",
+                        'write -> Tensor["batch", "d_model"] or -> tuple[Tensor[...], ...]')
+    return dims
+
+
+def mesh_decorator(ctx: ModuleContext, fn: cst.FunctionDef) -> cst.Decorator | None:
+    """The ``@mesh(...)`` decorator of ``fn``, if it has one."""
+    for decorator in fn.decorators:
+        target = decorator.decorator
+        func = target.func if isinstance(target, cst.Call) else target
+        if ctx.qualified_names(func) & MESH_NAMES:
+            return decorator
+    return None
+
+
+def read_mesh_decorator(ctx: ModuleContext, decorator: cst.Decorator) -> tuple[MeshSpec, Rules]:
+    """The mesh and rules written in ``@mesh(...)``, which must be literals."""
+    call = decorator.decorator
+    if not isinstance(call, cst.Call):
+        raise ctx.error(AnnotationError, call, "@mesh needs the mesh's axes", "write @mesh(batch=2, model=4)")
+    axes: dict[str, int] = {}
+    rules: object = None
+    for arg in call.args:
+        if arg.keyword is None:
+            raise ctx.error(AnnotationError, arg, f"@mesh takes keyword arguments only, got {ctx.code(arg.value)!r}",
+                            "write @mesh(batch=2, model=4, rules={...})")
+        name = arg.keyword.value
+        try:
+            value = ast.literal_eval(ctx.code(arg.value))
+        except (ValueError, SyntaxError):
+            raise ctx.error(AnnotationError, arg.value,
+                            f"@mesh argument {name}={ctx.code(arg.value)} is not a literal",
+                            "write literal values so that meshify can read them without running the file, "
+                            "e.g. model=4") from None
+        if name == "rules":
+            rules = value
+        elif name == "dims":
+            continue
+        else:
+            axes[name] = value
+    try:
+        spec = MeshSpec(tuple(axes), tuple(axes.values()))
+        return spec, Rules.parse(spec, rules)
+    except MeshifyError as e:
+        raise e.with_span(ctx.span(call)) from None

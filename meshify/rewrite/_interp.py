@@ -1,0 +1,382 @@
+"""Dim and layout inference over one ``@mesh`` function, planning collectives as it goes.
+
+The walk is an abstract interpretation of the body, statement by statement: each
+expression is evaluated to a :class:`Value` (dims + layout, or a static Python value)
+and to its rewritten CST node.  Op rules (``_ops.py``) decide what each operand must
+look like; :meth:`FunctionRewriter.convert` inserts the collectives that make it so.
+
+A deferred partial sum held in a variable is materialised by a statement of its own,
+``h = jax.lax.psum(h, "model")``, placed right before the first statement that needs
+it whole; the statement is then walked again with ``h`` whole.  Every other conversion
+wraps the operand inline.  After this pass: every value's layout is known, every
+statement of the body is either unchanged (byte-identical) or carries a ``# meshify:``
+comment for each collective inserted into it, and the return value has the layout of
+the return hint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from meshify.annotate._types import BROADCAST, Layout, MeshSpec, Rules
+from meshify.errors import LayoutError, MeshifyError, UnsupportedError
+from meshify.rewrite._context import ModuleContext
+from meshify.rewrite._hints import read_dims, read_return_dims
+from meshify.rewrite._ops import binary_operator, evaluate
+from meshify.rewrite._plan import Step, plan_conversion
+from meshify.rewrite._templates import apply_step, comment_line, psum_statement
+from meshify.rewrite._values import Array, Opaque, Operand, Static, TupleValue, Value
+
+__all__ = ["FunctionRewriter", "Operand", "Record", "FunctionPlan"]
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One inserted collective or local slice, for comments and ``explain``."""
+
+    line: int
+    kind: str
+    axes: tuple[str, ...]
+    dims: tuple[str, ...]
+    dim: str
+    reason: str
+    layout: Layout
+
+
+@dataclass(slots=True)
+class FunctionPlan:
+    """What rewriting one function produced."""
+
+    name: str
+    mesh: MeshSpec
+    rules: Rules
+    params: dict[str, tuple[str, ...]]
+    in_layouts: dict[str, Layout]
+    out_layouts: tuple[Layout, ...] | Layout | None
+    records: list[Record] = field(default_factory=list)
+    node: cst.FunctionDef | None = None
+
+
+class _Restart(Exception):
+    """Raised to materialise a variable's partial sum before the current statement."""
+
+    def __init__(self, name: str, axes: tuple[str, ...], reason: str) -> None:
+        self.name, self.axes, self.reason = name, axes, reason
+
+
+_MAX_RESTARTS = 64
+
+
+class FunctionRewriter:
+    """Rewrites one function body; see the module docstring for the guarantee."""
+
+    def __init__(self, ctx: ModuleContext, fn: cst.FunctionDef, mesh: MeshSpec, rules: Rules) -> None:
+        self.ctx = ctx
+        self.fn = fn
+        self.mesh = mesh
+        self.rules = rules
+        self.env: dict[str, Value] = {}
+        self.records: list[Record] = []
+        self._comments: list[str] = []
+        self._line = 0
+        self._return: tuple[tuple[str, ...], ...] | tuple[str, ...] | None = None
+
+    # -- driver -------------------------------------------------------------------------
+
+    def run(self) -> FunctionPlan:
+        params = self._bind_params()
+        self._return = read_return_dims(self.ctx, self.fn)
+        body = self.fn.body
+        if not isinstance(body, cst.IndentedBlock):
+            raise self.ctx.error(UnsupportedError, self.fn, f"{self.fn.name.value}() is a one-line function",
+                                 "put the body on its own indented lines")
+        new_body: list[cst.BaseStatement] = []
+        saw_return = False
+        for stmt in body.body:
+            if saw_return:
+                raise self.ctx.error(UnsupportedError, stmt, "code after return", "remove unreachable code")
+            new_body.extend(self._statement(stmt))
+            saw_return = self._is_return(stmt)
+        if not saw_return:
+            raise self.ctx.error(UnsupportedError, self.fn, f"{self.fn.name.value}() does not end in a return",
+                                 "return the result as the last statement")
+        plan = FunctionPlan(self.fn.name.value, self.mesh, self.rules, params,
+                            {n: self.rules.layout(d) for n, d in params.items()}, self._out_layouts(),
+                            self.records)
+        plan.node = self.fn.with_changes(body=body.with_changes(body=new_body))
+        return plan
+
+    def _out_layouts(self) -> tuple[Layout, ...] | Layout:
+        if self._return and isinstance(self._return[0], tuple):
+            return tuple(self.rules.layout(d) for d in self._return)  # type: ignore[arg-type]
+        return self.rules.layout(self._return)  # type: ignore[arg-type]
+
+    def _bind_params(self) -> dict[str, tuple[str, ...]]:
+        params: dict[str, tuple[str, ...]] = {}
+        p = self.fn.params
+        if p.star_arg not in (None, cst.MaybeSentinel.DEFAULT) and isinstance(p.star_arg, cst.Param) \
+                and p.star_arg.annotation is not None:
+            raise self.ctx.error(UnsupportedError, p.star_arg, "*args with a Tensor hint",
+                                 "give each array its own parameter")
+        for param in [*p.posonly_params, *p.params, *p.kwonly_params]:
+            name = param.name.value
+            dims = read_dims(self.ctx, param.annotation.annotation) if param.annotation else None
+            if dims is None:
+                self.env[name] = Static()
+                continue
+            layout = self._rule_layout(dims, param)
+            params[name] = dims
+            self.env[name] = Array(layout)
+        return params
+
+    def _rule_layout(self, dims: tuple[str, ...], node: cst.CSTNode) -> Layout:
+        try:
+            return self.rules.layout(dims)
+        except MeshifyError as e:
+            raise e.with_span(self.ctx.span(node)) from None
+
+    @staticmethod
+    def _is_return(stmt: cst.BaseStatement) -> bool:
+        return isinstance(stmt, cst.SimpleStatementLine) and any(isinstance(s, cst.Return) for s in stmt.body)
+
+    # -- statements ---------------------------------------------------------------------
+
+    def _statement(self, stmt: cst.BaseStatement) -> list[cst.BaseStatement]:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            kind = type(stmt).__name__.lower()
+            fix = {"for": "use jax.lax.scan/fori_loop, or vectorise the loop",
+                   "while": "use jax.lax.while_loop outside the @mesh function",
+                   "if": "branch with jnp.where, or move the branch outside the @mesh function"}.get(
+                       kind, "move it outside the @mesh function")
+            raise self.ctx.error(UnsupportedError, stmt, f"'{kind}' statements are not supported in a @mesh function",
+                                 fix)
+        hoisted: list[cst.BaseStatement] = []
+        for _ in range(_MAX_RESTARTS):
+            env = dict(self.env)
+            records = len(self.records)
+            self._comments = []
+            self._line = self.ctx.line(stmt)
+            try:
+                small = [self._small(s) for s in stmt.body]
+            except _Restart as r:
+                self.env = env
+                del self.records[records:]
+                hoisted.append(self._materialise(r))
+                continue
+            new = stmt.with_changes(body=small)
+            if self._comments:
+                new = new.with_changes(leading_lines=[*stmt.leading_lines,
+                                                      *(comment_line(c) for c in self._comments)])
+            return [*hoisted, new]
+        raise self.ctx.error(UnsupportedError, stmt, "statement needs too many materialised partial sums")
+
+    def _materialise(self, r: _Restart) -> cst.BaseStatement:
+        value = self.env[r.name]
+        assert isinstance(value, Array)
+        layout = value.layout.with_partial(value.layout.partial - set(r.axes))
+        self.env[r.name] = Array(layout)
+        self.records.append(Record(self._line, "psum", r.axes, value.dims, "", r.reason, value.layout))
+        line = psum_statement(r.name, r.axes)
+        return line.with_changes(leading_lines=[comment_line(r.reason)])
+
+    def _small(self, s: cst.BaseSmallStatement) -> cst.BaseSmallStatement:
+        if isinstance(s, cst.Assign):
+            op = self.expr(s.value)
+            for target in s.targets:
+                self._bind_target(target.target, op.value)
+            return s.with_changes(value=op.node)
+        if isinstance(s, cst.AnnAssign):
+            return self._ann_assign(s)
+        if isinstance(s, cst.AugAssign):
+            return self._aug_assign(s)
+        if isinstance(s, cst.Return):
+            return self._return_stmt(s)
+        if isinstance(s, cst.Expr):
+            return s.with_changes(value=self.expr(s.value).node)
+        if isinstance(s, cst.Pass):
+            return s
+        kind = type(s).__name__.lower()
+        raise self.ctx.error(UnsupportedError, s, f"'{kind}' statements are not supported in a @mesh function",
+                             "move it outside the @mesh function")
+
+    def _bind_target(self, target: cst.BaseAssignTargetExpression, value: Value) -> None:
+        if isinstance(target, cst.Name):
+            self.env[target.value] = value
+            return
+        if isinstance(target, cst.Tuple | cst.List):
+            elements = [e.value for e in target.elements]
+            if isinstance(value, TupleValue):
+                if len(value.items) != len(elements):
+                    raise self.ctx.error(LayoutError, target, f"unpacking {len(value.items)} values into "
+                                         f"{len(elements)} names")
+                for e, v in zip(elements, value.items):
+                    self._bind_target(e, v)
+                return
+            if isinstance(value, Static):
+                for e in elements:
+                    self._bind_target(e, Static())
+                return
+        raise self.ctx.error(UnsupportedError, target, f"assignment to {self.ctx.code(target)!r}",
+                             "assign arrays to plain names (no attribute, subscript or .at[] updates)")
+
+    def _ann_assign(self, s: cst.AnnAssign) -> cst.AnnAssign:
+        dims = read_dims(self.ctx, s.annotation.annotation)
+        if s.value is None:
+            raise self.ctx.error(UnsupportedError, s, "annotation without a value", "assign a value")
+        op = self.expr(s.value)
+        if dims is None:
+            self._bind_target(s.target, op.value)
+            return s.with_changes(value=op.node)
+        if not isinstance(s.target, cst.Name):
+            raise self.ctx.error(UnsupportedError, s.target, "a Tensor hint on a target that is not a name")
+        target = self._rule_layout(dims, s.annotation)
+        name = s.target.value
+        node = self.convert_to_hint(op, target, s.value, f"{name}'s hint {_dims_text(dims)}")
+        self.env[name] = Array(target)
+        return s.with_changes(value=node)
+
+    def _aug_assign(self, s: cst.AugAssign) -> cst.BaseSmallStatement:
+        if not isinstance(s.target, cst.Name):
+            raise self.ctx.error(UnsupportedError, s.target, f"in-place update of {self.ctx.code(s.target)!r}",
+                                 "assign to a plain name: x = x + y")
+        operator = _AUG_TO_BINARY.get(type(s.operator))
+        if operator is None:
+            raise self.ctx.error(UnsupportedError, s, f"augmented assignment {self.ctx.code(s.operator).strip()}")
+        left = self.expr(s.target)
+        right = self.expr(s.value)
+        value, nodes = binary_operator(self, operator, left, right, s)
+        self.env[s.target.value] = value
+        if nodes[0] is left.node:
+            return s.with_changes(value=nodes[1])
+        return cst.Assign(targets=[cst.AssignTarget(s.target)],
+                          value=cst.BinaryOperation(nodes[0], operator(), nodes[1]))
+
+    def _return_stmt(self, s: cst.Return) -> cst.Return:
+        if s.value is None:
+            raise self.ctx.error(LayoutError, s, "bare return", "return the result")
+        hint = self._return
+        if hint and isinstance(hint[0], tuple):
+            if not isinstance(s.value, cst.Tuple) or len(s.value.elements) != len(hint):
+                raise self.ctx.error(LayoutError, s.value, f"the return hint names a tuple of {len(hint)} "
+                                     f"values but {self.ctx.code(s.value)!r} is not a tuple of {len(hint)}",
+                                     "return a tuple literal matching the hint")
+            elements = []
+            for i, (e, dims) in enumerate(zip(s.value.elements, hint)):
+                op = self.expr(e.value)
+                node = self.convert_to_hint(op, self.rules.layout(dims), e.value,
+                                            f"return value {i}")
+                elements.append(e.with_changes(value=node))
+            return s.with_changes(value=s.value.with_changes(elements=elements))
+        op = self.expr(s.value)
+        node = self.convert_to_hint(op, self.rules.layout(hint), s.value, "the return")
+        return s.with_changes(value=node)
+
+    # -- conversions ----------------------------------------------------------------------
+
+    def convert_to_hint(self, op: Operand, target: Layout, where: cst.CSTNode, purpose: str) -> cst.BaseExpression:
+        """Converts a value to the layout a hint pins (its dims must match the hint's)."""
+        value = op.value
+        if isinstance(value, Static | Opaque):
+            source = Layout.replicated(target.dims) if isinstance(value, Opaque) or target.dims else None
+            if source is None:
+                return op.node
+            return self.convert(Operand(Array(source), op.original, op.node), target, purpose)
+        if isinstance(value, TupleValue):
+            raise self.ctx.error(LayoutError, where, f"{self.ctx.code(where)!r} is a tuple but {purpose} "
+                                 "names one array")
+        if value.dims != target.dims:
+            raise self.ctx.error(
+                LayoutError, where,
+                f"{self.ctx.code(where)!r} has dims {_dims_text(value.dims)} but {purpose} says "
+                f"{_dims_text(target.dims)}",
+                "fix the hint, or transpose/rename so that the dims match in order")
+        return self.convert(op, target, purpose)
+
+    def convert(self, op: Operand, target: Layout, purpose: str) -> cst.BaseExpression:
+        """``op``'s node, wrapped in the collectives that give it layout ``target``."""
+        value = op.value
+        if not isinstance(value, Array):
+            return op.node
+        source = value.layout
+        if source == target:
+            return op.node
+        steps = plan_conversion(source, target, self.mesh)
+        psums = [s for s in steps if s.kind == "psum"]
+        if psums and isinstance(op.original, cst.Name) and op.node is op.original \
+                and op.original.value in self.env:
+            raise _Restart(op.original.value, psums[0].axes, self._reason(psums[0], op, source, purpose))
+        node = op.node
+        for step in steps:
+            node = apply_step(step, node, self.ctx.mr)
+            self.note(step, op, source, purpose)
+        return node
+
+    def note(self, step: Step, op: Operand, source: Layout, purpose: str) -> None:
+        reason = self._reason(step, op, source, purpose)
+        self._comments.append(reason)
+        dim = source.dims[step.dim] if step.dim >= 0 else ""
+        self.records.append(Record(self._line, step.kind, step.axes, source.dims, dim, reason, source))
+
+    def note_custom(self, kind: str, axes: tuple[str, ...], layout: Layout, dim: str, reason: str) -> None:
+        """Records a collective an op rule emitted itself (pmax, sharded softmax, ...)."""
+        self._comments.append(reason)
+        self.records.append(Record(self._line, kind, axes, layout.dims, dim, reason, layout))
+
+    def _reason(self, step: Step, op: Operand, source: Layout, purpose: str) -> str:
+        what = _short(self.ctx.code(op.original))
+        axes = _axes_text(step.axes)
+        if step.kind == "psum":
+            return f"psum over {axes}: {what} is a partial sum{_origin(op)}; {purpose} needs it whole"
+        dim = source.dims[step.dim]
+        if step.kind == "psum_scatter":
+            return (f"psum_scatter over {axes}: {what} is a partial sum{_origin(op)}; {purpose} "
+                    f"wants dim '{dim}' split, so reduce and split in one step")
+        if step.kind == "all_gather":
+            return f"all_gather over {axes}: {purpose} needs dim '{dim}' of {what} whole"
+        if step.kind == "slice":
+            return f"local slice over {axes} (no communication): {purpose} wants dim '{dim}' of {what} split"
+        to = source.dims[step.to_dim]
+        return f"all_to_all over {axes}: {purpose} wants {what} split along '{to}' instead of '{dim}'"
+
+    # -- expressions ------------------------------------------------------------------------
+
+    def expr(self, node: cst.BaseExpression) -> Operand:
+        return evaluate(self, node)
+
+    def lookup(self, node: cst.Name) -> Value:
+        if node.value in self.env:
+            return self.env[node.value]
+        if node.value in ("True", "False", "None"):
+            return Static.of({"True": True, "False": False, "None": None}[node.value])
+        return Static()
+
+    def error(self, cls: type[MeshifyError], node: cst.CSTNode, headline: str, fix: str = "") -> MeshifyError:
+        return self.ctx.error(cls, node, headline, fix)
+
+
+_AUG_TO_BINARY = {
+    cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
+    cst.DivideAssign: cst.Divide, cst.PowerAssign: cst.Power, cst.MatrixMultiplyAssign: cst.MatrixMultiply,
+}
+
+
+def _origin(op: Operand) -> str:
+    origin = op.value.origin if isinstance(op.value, Array) else ""
+    return f" ({origin})" if origin else ""
+
+
+def _axes_text(axes: Sequence[str]) -> str:
+    return " x ".join(f"'{a}'" for a in axes)
+
+
+def _dims_text(dims: Sequence[str]) -> str:
+    return "[" + ", ".join(dims) + "]"
+
+
+def _short(text: str, limit: int = 48) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+

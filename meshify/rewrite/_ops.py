@@ -1,0 +1,776 @@
+"""Expression evaluation and the op registry.
+
+Ops are keyed by qualified name (``jax.numpy.einsum`` whether the user wrote
+``jnp.einsum``, ``jax.numpy.einsum`` or ``from jax.numpy import einsum as es``); array
+methods (``x.sum()``) by method name.  A rule receives the evaluated call and returns
+the result's value and rewritten node, asking the rewriter to convert operands where
+their layouts must change.  A new op is one entry here plus its tests.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import libcst as cst
+
+from meshify.annotate._types import BROADCAST, Axes, Layout
+from meshify.errors import LayoutError, UnsupportedError
+from meshify.rewrite._plan import choose_splits
+from meshify.rewrite._templates import axes_node, call_template, int_node
+from meshify.rewrite._values import Array, Opaque, Operand, Static, TupleValue, Value
+
+__all__ = ["evaluate", "binary_operator", "REGISTRY", "METHODS"]
+
+# Linearity of an elementwise op in its operands decides whether partial sums may pass.
+ADD, MUL, DIV, NEG, NONLINEAR = "add", "mul", "div", "neg", "nonlinear"
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """An evaluated call: positional and keyword operands, and the original node."""
+
+    node: cst.Call
+    name: str
+    args: tuple  # tuple[Operand, ...]
+    kwargs: dict  # dict[str, Operand]
+    receiver: object = None  # the Operand a method is called on
+
+    def arg(self, index: int, keyword: str, default: object = None):
+        if index < len(self.args):
+            return self.args[index]
+        return self.kwargs.get(keyword, default)
+
+    def rebuild(self, rw, replaced: dict[int, cst.BaseExpression]) -> cst.Call:
+        """The call with operand ``i`` (positional index; keywords after them) replaced."""
+        new_args = []
+        for i, arg in enumerate(self.node.args):
+            node = replaced.get(i, self._operand_node(i))
+            new_args.append(arg.with_changes(value=node))
+        func = self.node.func
+        if self.receiver is not None and "receiver" in replaced:
+            func = func.with_changes(value=replaced["receiver"])
+        elif self.receiver is not None:
+            func = func.with_changes(value=self.receiver.node)
+        return self.node.with_changes(func=func, args=new_args)
+
+    def _operand_node(self, i: int) -> cst.BaseExpression:
+        arg = self.node.args[i]
+        if arg.keyword is None and i < len(self.args):
+            return self.args[i].node
+        if arg.keyword is not None:
+            return self.kwargs[arg.keyword.value].node
+        return arg.value
+
+
+Rule = Callable[..., tuple[Value, cst.BaseExpression]]
+REGISTRY: dict[str, Rule] = {}
+METHODS: dict[str, Rule] = {}
+
+
+def op(*names: str, method: str | None = None, **bound):
+    def register(fn):
+        for name in names:
+            REGISTRY[name] = (lambda rw, call, _fn=fn: _fn(rw, call, **bound))
+        if method:
+            METHODS[method] = (lambda rw, call, _fn=fn: _fn(rw, call, **bound))
+        return fn
+    return register
+
+
+# -- evaluation -----------------------------------------------------------------------------
+
+
+def evaluate(rw, node: cst.BaseExpression):
+    if isinstance(node, cst.Name):
+        return Operand(rw.lookup(node), node, node)
+    if isinstance(node, cst.Integer | cst.Float | cst.Imaginary):
+        return Operand(Static.of(node.evaluated_value), node, node)
+    if isinstance(node, cst.SimpleString):
+        return Operand(Static.of(node.evaluated_value), node, node)
+    if isinstance(node, cst.ConcatenatedString | cst.FormattedString):
+        return Operand(Static(), node, node)
+    if isinstance(node, cst.UnaryOperation):
+        return _unary(rw, node)
+    if isinstance(node, cst.BinaryOperation):
+        left, right = rw.expr(node.left), rw.expr(node.right)
+        value, (l, r) = binary_operator(rw, type(node.operator), left, right, node)
+        return Operand(value, node, node.with_changes(left=l, right=r))
+    if isinstance(node, cst.Comparison):
+        return _comparison(rw, node)
+    if isinstance(node, cst.Call):
+        return _call(rw, node)
+    if isinstance(node, cst.Attribute):
+        return _attribute(rw, node)
+    if isinstance(node, cst.Subscript):
+        return _subscript(rw, node)
+    if isinstance(node, cst.Tuple):
+        items = [rw.expr(e.value) for e in node.elements]
+        new = node.with_changes(elements=[e.with_changes(value=i.node) for e, i in zip(node.elements, items)])
+        if all(isinstance(i.value, Static) for i in items):
+            known = all(i.value.known for i in items)
+            return Operand(Static(tuple(i.value.literal for i in items), known), node, new)
+        return Operand(TupleValue(tuple(i.value for i in items)), node, new)
+    if isinstance(node, cst.IfExp):
+        return _if_exp(rw, node)
+    if isinstance(node, cst.Ellipsis):
+        return Operand(Static.of(...), node, node)
+    return _opaque_construct(rw, node)
+
+
+def _opaque_construct(rw, node):
+    """Lambdas, comprehensions, ...: fine on static values, refused near arrays."""
+    names = _names_in(node)
+    arrays = [n for n in names if isinstance(rw.env.get(n), Array)]
+    if arrays:
+        raise rw.error(UnsupportedError, node, f"{type(node).__name__} over array {arrays[0]!r} is not supported "
+                       "in a @mesh function", "compute it with jax.numpy operations on whole arrays")
+    return Operand(Static(), node, node)
+
+
+def _names_in(node: cst.CSTNode) -> list[str]:
+    found: list[str] = []
+
+    class _Gather(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            found.append(n.value)
+
+    node.visit(_Gather())
+    return found
+
+
+def _unary(rw, node: cst.UnaryOperation):
+    operand = rw.expr(node.expression)
+    if isinstance(operand.value, Static):
+        literal = operand.value
+        if isinstance(node.operator, cst.Minus) and literal.known and isinstance(literal.literal, int | float):
+            return Operand(Static.of(-literal.literal), node, node.with_changes(expression=operand.node))
+        return Operand(Static(), node, node.with_changes(expression=operand.node))
+    linear = NEG if isinstance(node.operator, cst.Minus | cst.Plus) else NONLINEAR
+    value, nodes = elementwise(rw, [operand], linear, node, "unary " + rw.ctx.code(node.operator).strip())
+    return Operand(value, node, node.with_changes(expression=nodes[0]))
+
+
+def binary_operator(rw, operator: type, left, right, node) -> tuple[Value, list[cst.BaseExpression]]:
+    """Value and rewritten operands of ``left <op> right``."""
+    if operator is cst.MatrixMultiply:
+        return matmul(rw, [left, right], node, "@")
+    linear = {cst.Add: ADD, cst.Subtract: ADD, cst.Multiply: MUL, cst.Divide: DIV}.get(operator, NONLINEAR)
+    symbol = {cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Divide: "/", cst.Power: "**",
+              cst.FloorDivide: "//", cst.Modulo: "%"}.get(operator, operator.__name__)
+    return elementwise(rw, [left, right], linear, node, f"'{symbol}'")
+
+
+def _comparison(rw, node: cst.Comparison):
+    if len(node.comparisons) != 1:
+        left = rw.expr(node.left)
+        if isinstance(left.value, Static):
+            return Operand(Static(), node, node)
+        raise rw.error(UnsupportedError, node, "chained comparison of arrays", "compare two arrays at a time")
+    target = node.comparisons[0]
+    left, right = rw.expr(node.left), rw.expr(target.comparator)
+    value, (l, r) = elementwise(rw, [left, right], NONLINEAR, node, "comparison")
+    new = node.with_changes(left=l, comparisons=[target.with_changes(comparator=r)])
+    return Operand(value, node, new)
+
+
+def _if_exp(rw, node: cst.IfExp):
+    test = rw.expr(node.test)
+    if not isinstance(test.value, Static):
+        raise rw.error(UnsupportedError, node.test, "a conditional expression on a traced array",
+                       "use jnp.where(cond, a, b)")
+    body, orelse = rw.expr(node.body), rw.expr(node.orelse)
+    if body.value != orelse.value:
+        raise rw.error(LayoutError, node, "the branches of this conditional expression have different layouts",
+                       "give both branches the same dims, or annotate the result")
+    return Operand(body.value, node, node.with_changes(body=body.node, orelse=orelse.node))
+
+
+# -- attributes and subscripts ----------------------------------------------------------------
+
+
+def _attribute(rw, node: cst.Attribute):
+    if _is_module_path(rw, node):
+        return Operand(Static(), node, node)
+    base = rw.expr(node.value)
+    attr = node.attr.value
+    new = node.with_changes(value=base.node)
+    if isinstance(base.value, Array):
+        layout = base.value.layout
+        if attr == "shape":
+            factors = [rw.mesh.size(a) for a in layout.axes]
+            if any(f != 1 for f in factors):
+                # The user's .shape means the global shape; the local array holds a block.
+                factors_node = cst.parse_expression("(" + ", ".join(map(str, factors)) + ("," if len(factors) == 1 else "") + ")")
+                return Operand(Static(), node, call_template("{mr}.global_shape({x}, {f})", mr=cst.Name(rw.ctx.mr),
+                                                             x=base.node, f=factors_node))
+            return Operand(Static(), node, new)
+        if attr == "size":
+            total = rw.mesh.size(layout.split_axes)
+            if total != 1:
+                return Operand(Static(), node, cst.BinaryOperation(new, cst.Multiply(), int_node(total),
+                                                                   lpar=[cst.LeftParen()], rpar=[cst.RightParen()]))
+            return Operand(Static(), node, new)
+        if attr in ("ndim", "dtype"):
+            return Operand(Static(), node, new)
+        if attr == "T":
+            return _transpose_attr(rw, base, node, new)
+        raise rw.error(UnsupportedError, node, f"attribute .{attr} of array {rw.ctx.code(node.value)!r}",
+                       "use jax.numpy functions")
+    if isinstance(base.value, Opaque):
+        return Operand(Static() if attr in ("shape", "ndim", "dtype", "size") else Opaque(), node, new)
+    return Operand(Static(), node, new)
+
+
+def _is_module_path(rw, node: cst.Attribute) -> bool:
+    root = node
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    return isinstance(root, cst.Name) and root.value not in rw.env
+
+
+def _transpose_attr(rw, base, node, new):
+    layout = base.value.layout
+    if layout.partial:
+        pass
+    perm = Layout(tuple(reversed(layout.dims)), tuple(reversed(layout.axes)), layout.partial)
+    return Operand(Array(perm, base.value.origin), node, new)
+
+
+def _subscript(rw, node: cst.Subscript):
+    # x.shape[i]: the global size of dim i.
+    if isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape":
+        base = rw.expr(node.value.value)
+        if isinstance(base.value, Array) and len(node.slice) == 1:
+            index = _literal_int(rw, node.slice[0])
+            layout = base.value.layout
+            if index is not None and -layout.rank <= index < layout.rank:
+                shards = rw.mesh.size(layout.axes[index])
+                shape = node.value.with_changes(value=base.node)
+                local = node.with_changes(value=shape)
+                if shards == 1:
+                    return Operand(Static(), node, local)
+                return Operand(Static(), node, cst.BinaryOperation(local, cst.Multiply(), int_node(shards),
+                                                                   lpar=[cst.LeftParen()], rpar=[cst.RightParen()]))
+    base = rw.expr(node.value)
+    if isinstance(base.value, Static):
+        return Operand(Static(), node, node.with_changes(value=base.node))
+    if isinstance(base.value, TupleValue):
+        index = _literal_int(rw, node.slice[0]) if len(node.slice) == 1 else None
+        if index is None:
+            raise rw.error(UnsupportedError, node, "indexing a tuple of arrays with a non-literal index")
+        return Operand(base.value.items[index], node, node.with_changes(value=base.node))
+    if isinstance(base.value, Array) and (base.value.layout.is_split or base.value.layout.partial):
+        raise rw.error(UnsupportedError, node,
+                       f"indexing {rw.ctx.code(node.value)!r}, which has layout {base.value.layout.describe()}",
+                       "index before sharding, or map the indexed dims to no mesh axis")
+    return Operand(Opaque(), node, node.with_changes(value=base.node))
+
+
+def _literal_int(rw, element: cst.SubscriptElement) -> int | None:
+    index = element.slice
+    if not isinstance(index, cst.Index):
+        return None
+    value = rw.expr(index.value).value
+    if isinstance(value, Static) and value.known and isinstance(value.literal, int):
+        return value.literal
+    return None
+
+
+# -- calls ----------------------------------------------------------------------------------------
+
+
+def _call(rw, node: cst.Call):
+    func = node.func
+    names = rw.ctx.qualified_names(func) if isinstance(func, cst.Name | cst.Attribute) else set()
+    rule_name = next((n for n in sorted(names) if n in REGISTRY), None)
+    receiver = None
+    if rule_name is None and isinstance(func, cst.Attribute) and not _is_module_path(rw, func):
+        receiver = rw.expr(func.value)
+        if isinstance(receiver.value, Array | Opaque):
+            method = func.attr.value
+            if method in METHODS and isinstance(receiver.value, Array):
+                call = _evaluate_args(rw, node, method, receiver)
+                value, new = METHODS[method](rw, call)
+                return Operand(value, node, new)
+            if isinstance(receiver.value, Array) and (receiver.value.layout.is_split or receiver.value.layout.partial):
+                raise rw.error(UnsupportedError, node,
+                               f"method .{method}() on {rw.ctx.code(func.value)!r}, which has layout "
+                               f"{receiver.value.layout.describe()}", _unsplit_fix(rw, receiver.value.layout))
+    if isinstance(func, cst.Name) and func.value in rw.env and rule_name is None:
+        raise rw.error(UnsupportedError, node, f"calling local value {func.value!r}")
+    call = _evaluate_args(rw, node, rule_name or (sorted(names)[0] if names else rw.ctx.code(func)), receiver)
+    if rule_name is not None:
+        value, new = REGISTRY[rule_name](rw, call)
+        return Operand(value, node, new)
+    return _unknown_call(rw, call)
+
+
+def _evaluate_args(rw, node: cst.Call, name: str, receiver) -> Call:
+    args, kwargs = [], {}
+    for arg in node.args:
+        if arg.star:
+            raise rw.error(UnsupportedError, arg, f"*args/**kwargs in a call to {name}", "pass arguments one by one")
+        operand = rw.expr(arg.value)
+        if arg.keyword is None:
+            args.append(operand)
+        else:
+            kwargs[arg.keyword.value] = operand
+    return Call(node, name, tuple(args), kwargs, receiver)
+
+
+def _unknown_call(rw, call: Call):
+    """A function meshify has no rule for: fine on replicated values, an error on split ones."""
+    operands = [*call.args, *call.kwargs.values()]
+    for operand in operands:
+        value = operand.value
+        if isinstance(value, Array) and (value.layout.is_split or value.layout.partial):
+            raise rw.error(
+                UnsupportedError, call.node,
+                f"{call.name} is not supported on {rw.ctx.code(operand.original)!r}, which has layout "
+                f"{value.layout.describe()}", _unsplit_fix(rw, value.layout))
+    new = call.rebuild(rw, {})
+    if all(isinstance(o.value, Static) for o in operands):
+        return Operand(Static(), call.node, new)
+    return Operand(Opaque(), call.node, new)
+
+
+def _unsplit_fix(rw, layout: Layout) -> str:
+    split = [(d, a) for d, a in zip(layout.dims, layout.axes) if a]
+    if split:
+        dim = split[0][0]
+        return (f"map {dim!r} to no mesh axis (rules={{{dim!r}: None}}), or compute this before sharding; "
+                "meshify never gathers silently")
+    return "reduce the partial sum first, e.g. annotate the value with a Tensor hint"
+
+
+# -- elementwise ------------------------------------------------------------------------------
+
+
+def elementwise(rw, operands: Sequence, linear: str, node, what: str) -> tuple[Value, list[cst.BaseExpression]]:
+    """numpy-broadcast elementwise op: merge splits, keep partial sums where linearity allows."""
+    arrays = [o for o in operands if isinstance(o.value, Array)]
+    opaque = [o for o in operands if isinstance(o.value, Opaque)]
+    for o in operands:
+        if isinstance(o.value, TupleValue):
+            raise rw.error(UnsupportedError, o.original, f"{what} on a tuple")
+    if not arrays:
+        return (Opaque() if opaque else Static()), [o.node for o in operands]
+    if opaque:
+        for o in arrays:
+            if o.value.layout.is_split or o.value.layout.partial:
+                raise rw.error(LayoutError, opaque[0].original,
+                               f"cannot infer the dims of {rw.ctx.code(opaque[0].original)!r}, used with "
+                               f"{rw.ctx.code(o.original)!r} of layout {o.value.layout.describe()}",
+                               f'annotate it: v: Tensor[...] = {rw.ctx.code(opaque[0].original)}')
+        return Opaque(), [o.node for o in operands]
+    rank = max(o.value.layout.rank for o in arrays)
+    letters = list(string.ascii_letters[:rank])
+    names: list[str] = [BROADCAST] * rank
+    for o in arrays:
+        offset = rank - o.value.layout.rank
+        for i, dim in enumerate(o.value.dims):
+            pos = offset + i
+            if dim == BROADCAST:
+                continue
+            if names[pos] not in (BROADCAST, dim):
+                raise rw.error(LayoutError, node,
+                               f"{what} lines up dim {dim!r} of {rw.ctx.code(o.original)!r} with dim "
+                               f"{names[pos]!r}", "transpose or rename so that the dims match by position "
+                               "(numpy broadcasting aligns trailing dims)")
+            names[pos] = dim
+    arrays_by_size = sorted(arrays, key=lambda o: -o.value.layout.rank)
+    candidates: dict[str, list[Axes]] = {}
+    for o in arrays_by_size:
+        offset = rank - o.value.layout.rank
+        for i, axes in enumerate(o.value.layout.axes):
+            if axes and axes not in candidates.setdefault(letters[offset + i], []):
+                candidates[letters[offset + i]].append(axes)
+    preferred = {l: rw.rules.axes(n) for l, n in zip(letters, names) if n != BROADCAST}
+    chosen = choose_splits(letters, candidates, preferred)
+    used = {a for axes in chosen.values() for a in axes}
+    keep = _kept_partial(operands, linear) - used
+    nodes = []
+    origin = ""
+    for o in operands:
+        if not isinstance(o.value, Array):
+            nodes.append(o.node)
+            continue
+        layout = o.value.layout
+        offset = rank - layout.rank
+        axes = tuple(() if d == BROADCAST else chosen[letters[offset + i]] for i, d in enumerate(layout.dims))
+        partial = layout.partial & keep
+        origin = origin or (o.value.origin if partial else "")
+        nodes.append(rw.convert(o, Layout(layout.dims, axes, partial), f"{what}"))
+    result_axes = tuple(() if n == BROADCAST else chosen[l] for l, n in zip(letters, names))
+    return Array(Layout(tuple(names), result_axes, frozenset(keep)), origin), nodes
+
+
+def _kept_partial(operands: Sequence, linear: str) -> frozenset[str]:
+    """The partial-sum axes an elementwise op may carry through (deferred all-reduce)."""
+    partials = [o.value.layout.partial if isinstance(o.value, Array) else frozenset() for o in operands]
+    if linear == NEG:
+        return partials[0]
+    if linear == ADD:
+        if all(isinstance(o.value, Array) for o in operands) and len(set(partials)) == 1:
+            return partials[0]
+        return frozenset()
+    if linear == MUL:
+        carriers = [p for p in partials if p]
+        return carriers[0] if len(carriers) == 1 else frozenset()
+    if linear == DIV:
+        return partials[0] if not partials[1] else frozenset()
+    return frozenset()
+
+
+def _unary_rule(rw, call: Call, linear: str = NONLINEAR):
+    x = call.receiver if call.receiver is not None else call.arg(0, "x")
+    if x is None:
+        raise rw.error(UnsupportedError, call.node, f"{call.name} needs an array argument")
+    for name, extra in call.kwargs.items():
+        if isinstance(extra.value, Array):
+            raise rw.error(UnsupportedError, extra.original, f"array keyword {name}= of {call.name}")
+    value, (node,) = elementwise(rw, [x], linear, call.node, call.name.rsplit(".", 1)[-1])
+    if call.receiver is not None:
+        return value, call.rebuild(rw, {"receiver": node})
+    return value, call.rebuild(rw, {0: node})
+
+
+for _name in ["exp", "log", "tanh", "sqrt", "abs", "absolute", "square", "sin", "cos", "log1p", "expm1",
+              "sign", "reciprocal", "rsqrt", "floor", "ceil", "round", "logical_not", "isnan", "isfinite",
+              "exp2", "log2", "cbrt", "erf"]:
+    op(f"jax.numpy.{_name}", f"jax.lax.{_name}")(_unary_rule)
+for _name in ["relu", "gelu", "silu", "swish", "sigmoid", "softplus", "tanh", "relu6", "elu", "leaky_relu",
+              "log_sigmoid", "hard_tanh", "mish", "celu", "selu"]:
+    op(f"jax.nn.{_name}")(_unary_rule)
+op("jax.numpy.negative", linear=NEG)(_unary_rule)
+
+
+@op("jax.numpy.asarray", "jax.numpy.array")
+def _asarray(rw, call: Call):
+    x = call.arg(0, "a")
+    if isinstance(x.value, Static):
+        return Static(), call.rebuild(rw, {})
+    return _unary_rule(rw, call)
+
+
+@op(method="astype")
+def _astype(rw, call: Call):
+    # Casting a partial sum changes where rounding happens: materialise it first.
+    return _unary_rule(rw, call)
+
+
+def _binary_rule(rw, call: Call, linear: str = NONLINEAR, arity: int = 2):
+    operands = [call.arg(i, k) for i, k in enumerate(["x1", "x2", "x3"][:arity])]
+    if arity == 3:
+        operands = [call.arg(0, "condition"), call.arg(1, "x"), call.arg(2, "y")]
+    if any(o is None for o in operands):
+        raise rw.error(UnsupportedError, call.node, f"{call.name} needs {arity} array arguments")
+    value, nodes = elementwise(rw, operands, linear, call.node, call.name.rsplit(".", 1)[-1])
+    return value, call.rebuild(rw, dict(enumerate(nodes)))
+
+
+for _name, _linear in [("maximum", NONLINEAR), ("minimum", NONLINEAR), ("power", NONLINEAR),
+                       ("add", ADD), ("subtract", ADD), ("multiply", MUL), ("divide", DIV),
+                       ("true_divide", DIV), ("greater", NONLINEAR), ("less", NONLINEAR),
+                       ("equal", NONLINEAR), ("not_equal", NONLINEAR), ("greater_equal", NONLINEAR),
+                       ("less_equal", NONLINEAR), ("logical_and", NONLINEAR), ("logical_or", NONLINEAR)]:
+    op(f"jax.numpy.{_name}", linear=_linear)(_binary_rule)
+op("jax.numpy.where", arity=3)(_binary_rule)
+
+
+# -- contractions ---------------------------------------------------------------------------------
+
+
+@op("jax.numpy.einsum")
+def _einsum(rw, call: Call):
+    spec = call.arg(0, "subscripts")
+    if spec is None or not (isinstance(spec.value, Static) and isinstance(spec.value.literal, str)):
+        raise rw.error(UnsupportedError, call.node, "einsum without literal subscripts",
+                       'write the subscripts as a string literal: jnp.einsum("bd,df->bf", x, w)')
+    operands = list(call.args[1:])
+    inputs, output = _parse_subscripts(rw, spec.value.literal, operands, spec.original)
+    value, nodes = contract(rw, operands, inputs, output, call.node, "einsum")
+    return value, call.rebuild(rw, {i + 1: n for i, n in enumerate(nodes)})
+
+
+def _parse_subscripts(rw, text: str, operands, where) -> tuple[list[str], str]:
+    text = text.replace(" ", "")
+    lhs, arrow, output = text.partition("->")
+    inputs = lhs.split(",")
+    if len(inputs) != len(operands):
+        raise rw.error(LayoutError, where, f"einsum subscripts {text!r} name {len(inputs)} operands but "
+                       f"{len(operands)} are given", "give one subscript group per operand")
+    spare = iter(c for c in string.ascii_uppercase + string.ascii_lowercase if c not in text)
+    ellipsis_letters = ""
+    if "..." in text:
+        width = max((_rank(o) - (len(s) - 3) for s, o in zip(inputs, operands) if "..." in s and _rank(o) is not None),
+                    default=0)
+        ellipsis_letters = "".join(next(spare) for _ in range(width))
+    expanded = []
+    for s, o in zip(inputs, operands):
+        if "..." in s:
+            rank = _rank(o)
+            n = (rank - (len(s) - 3)) if rank is not None else 0
+            s = s.replace("...", ellipsis_letters[len(ellipsis_letters) - n:] if n else "")
+        rank = _rank(o)
+        if rank is not None and len(s) != rank:
+            raise rw.error(LayoutError, where,
+                           f"einsum subscripts {s!r} name {len(s)} dims but operand "
+                           f"{rw.ctx.code(o.original)!r} has {rank} dims {list(o.value.dims)}",
+                           "make each subscript group as long as its operand's rank")
+        expanded.append(s)
+    if arrow:
+        output = output.replace("...", ellipsis_letters)
+    else:
+        counts = {c: "".join(expanded).count(c) for c in "".join(expanded)}
+        output = ellipsis_letters + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ellipsis_letters))
+    for c in output:
+        if c not in "".join(expanded):
+            raise rw.error(LayoutError, where, f"einsum output letter {c!r} appears in no operand")
+    return expanded, output
+
+
+def _rank(o) -> int | None:
+    return o.value.layout.rank if isinstance(o.value, Array) else None
+
+
+def contract(rw, operands: Sequence, inputs: Sequence[str], output: str, node, what: str):
+    """Plans an einsum-like contraction; returns the result value and converted operand nodes.
+
+    A contracted dim split the same way in every operand is contracted locally and the
+    result is a partial sum over its axes; split in some operands only, the others are
+    sliced locally (free).  Output dims keep their splits.  Where one axis would split two
+    dims, the larger operand (by rank) keeps its split and the smaller is gathered.
+    """
+    names: dict[str, str] = {}
+    for o, letters in zip(operands, inputs):
+        if isinstance(o.value, TupleValue):
+            raise rw.error(UnsupportedError, o.original, f"{what} of a tuple")
+        if not isinstance(o.value, Array):
+            continue
+        for letter, dim in zip(letters, o.value.dims):
+            if dim == BROADCAST:
+                continue
+            if names.get(letter, dim) != dim:
+                raise rw.error(LayoutError, node,
+                               f"{what} letter {letter!r} is dim {names[letter]!r} in one operand and {dim!r} in "
+                               f"{rw.ctx.code(o.original)!r}",
+                               "contracted and shared dims must have the same name in every hint")
+            names[letter] = dim
+    for letters in inputs:
+        for letter in letters:
+            names.setdefault(letter, f"{what}_{letter}")
+    order = sorted(range(len(operands)), key=lambda i: -len(inputs[i]))
+    candidates: dict[str, list[Axes]] = {}
+    for i in order:
+        o = operands[i]
+        if isinstance(o.value, Array):
+            for letter, axes in zip(inputs[i], o.value.layout.axes):
+                if axes and axes not in candidates.setdefault(letter, []):
+                    candidates[letter].append(axes)
+    all_letters = list(dict.fromkeys("".join(inputs)))
+    preferred = {l: rw.rules.axes(names[l]) for l in all_letters}
+    chosen = choose_splits(all_letters, candidates, preferred)
+    used = {a for axes in chosen.values() for a in axes}
+    partial_ops = [o for o in operands if isinstance(o.value, Array) and o.value.layout.partial]
+    keep = (partial_ops[0].value.layout.partial - used) if partial_ops else frozenset()
+    nodes = []
+    origin = partial_ops[0].value.origin if partial_ops else ""
+    for i, (o, letters) in enumerate(zip(operands, inputs)):
+        dims = tuple(names[l] for l in letters)
+        axes = tuple(chosen[l] for l in letters)
+        if isinstance(o.value, Array):
+            partial = o.value.layout.partial & keep if (partial_ops and o is partial_ops[0]) else frozenset()
+            nodes.append(rw.convert(o, Layout(dims, axes, partial), what))
+        elif isinstance(o.value, Opaque):
+            replicated = Operand(Array(Layout.replicated(dims)), o.original, o.node)
+            nodes.append(rw.convert(replicated, Layout(dims, axes), what))
+        else:
+            nodes.append(o.node)
+    contracted = [l for l in all_letters if l not in output and chosen[l]]
+    summed_axes = {a for l in contracted for a in chosen[l]}
+    if contracted:
+        origin = "contracted " + ", ".join(f"'{names[l]}'" for l in contracted) + " split"
+    out_layout = Layout(tuple(names[l] for l in output), tuple(chosen[l] for l in output),
+                        frozenset(keep | summed_axes))
+    return Array(out_layout, origin), nodes
+
+
+def matmul(rw, operands: Sequence, node, what: str, dot: bool = False):
+    """``a @ b`` / ``jnp.matmul`` / ``jnp.dot`` as a contraction."""
+    ranks = [_rank(o) for o in operands]
+    if any(isinstance(o.value, Static) for o in operands) or None in ranks:
+        if all(not (isinstance(o.value, Array) and (o.value.layout.is_split or o.value.layout.partial))
+               for o in operands):
+            kind = Opaque() if any(isinstance(o.value, Array | Opaque) for o in operands) else Static()
+            return kind, [o.node for o in operands]
+        raise rw.error(LayoutError, node, f"cannot infer the dims of an operand of {what}",
+                       "annotate both operands with Tensor hints")
+    ra, rb = ranks
+    if ra == 0 or rb == 0:
+        raise rw.error(LayoutError, node, f"{what} of a scalar", "use * for scalars")
+    if dot and rb > 2:
+        a = string.ascii_letters[:ra]
+        b = string.ascii_letters[ra:ra + rb - 2] + a[-1] + string.ascii_letters[ra + rb - 2]
+        out = a[:-1] + b[:-2] + b[-1]
+    elif ra == 1 and rb == 1:
+        a, b, out = "k", "k", ""
+    elif ra == 1:
+        batch = "abcdefgh"[: rb - 2]
+        a, b, out = "k", batch + "kj", batch + "j"
+    elif rb == 1:
+        batch = "abcdefgh"[: ra - 2]
+        a, b, out = batch + "ik", "k", batch + "i"
+    else:
+        batch = "abcdefgh"[: max(ra, rb) - 2]
+        a = batch[len(batch) - (ra - 2):] + "ik"
+        b = batch[len(batch) - (rb - 2):] + "kj"
+        out = batch + "ij"
+    return contract(rw, operands, [a, b], out, node, what)
+
+
+@op("jax.numpy.matmul")
+def _matmul(rw, call: Call):
+    value, nodes = matmul(rw, [call.arg(0, "a"), call.arg(1, "b")], call.node, "matmul")
+    return value, call.rebuild(rw, dict(enumerate(nodes)))
+
+
+@op("jax.numpy.dot")
+def _dot(rw, call: Call):
+    value, nodes = matmul(rw, [call.arg(0, "a"), call.arg(1, "b")], call.node, "dot", dot=True)
+    return value, call.rebuild(rw, dict(enumerate(nodes)))
+
+
+# -- reductions -------------------------------------------------------------------------------
+
+
+def _reduced_dims(rw, call: Call, layout: Layout, axis_operand, default_all: bool = True) -> list[int]:
+    if axis_operand is None or (isinstance(axis_operand.value, Static) and axis_operand.value.known
+                                and axis_operand.value.literal is None):
+        return list(range(layout.rank)) if default_all else [layout.rank - 1]
+    value = axis_operand.value
+    if not (isinstance(value, Static) and value.known):
+        raise rw.error(UnsupportedError, axis_operand.original,
+                       f"axis={rw.ctx.code(axis_operand.original)} of {call.name} is not a literal",
+                       "write the axis as an int literal, e.g. axis=-1, so that meshify knows which dim it reduces")
+    axes = value.literal if isinstance(value.literal, tuple) else (value.literal,)
+    out = []
+    for a in axes:
+        if not isinstance(a, int) or not -layout.rank <= a < layout.rank:
+            raise rw.error(LayoutError, axis_operand.original,
+                           f"axis {a!r} is out of range for a value of dims {list(layout.dims)}")
+        out.append(a % layout.rank)
+    return sorted(set(out))
+
+
+def _reduce_rule(rw, call: Call, kind: str):
+    x = call.receiver if call.receiver is not None else call.arg(0, "a")
+    offset = 0 if call.receiver is not None else 1
+    if not isinstance(x.value, Array):
+        return _unknown_call(rw, call)
+    for bad in ("where", "initial", "out"):
+        if bad in call.kwargs:
+            raise rw.error(UnsupportedError, call.kwargs[bad].original, f"{call.name}({bad}=...) on a sharded value")
+    layout = x.value.layout
+    reduced = _reduced_dims(rw, call, layout, call.arg(offset, "axis"))
+    keepdims_op = call.arg(offset + 2 if kind in ("sum", "mean") else offset + 1, "keepdims")
+    if keepdims_op is not None and not (isinstance(keepdims_op.value, Static) and keepdims_op.value.known):
+        raise rw.error(UnsupportedError, keepdims_op.original, "keepdims must be a literal True/False")
+    keepdims = bool(keepdims_op.value.literal) if keepdims_op is not None else False
+    split = [i for i in reduced if layout.axes[i]]
+    split_axes = tuple(a for i in split for a in layout.axes[i])
+    linear = kind in ("sum", "mean")
+    source = layout if linear else layout.with_partial(())
+    x_node = rw.convert(x, source, call.name.rsplit(".", 1)[-1])
+    dims, axes = [], []
+    for i, (d, a) in enumerate(zip(layout.dims, layout.axes)):
+        if i in reduced:
+            if keepdims:
+                dims.append(BROADCAST)
+                axes.append(())
+        else:
+            dims.append(d)
+            axes.append(a)
+    replaced = {"receiver": x_node} if call.receiver is not None else {0: x_node}
+    new = call.rebuild(rw, replaced)
+    origin = x.value.origin
+    partial = set(source.partial)
+    if split and linear:
+        partial |= set(split_axes)
+        names = ", ".join(f"'{layout.dims[i]}'" for i in split)
+        origin = f"reduced {names} split"
+        if kind == "mean":
+            shards = rw.mesh.size(split_axes)
+            new = cst.BinaryOperation(new, cst.Divide(), int_node(shards), lpar=[cst.LeftParen()],
+                                      rpar=[cst.RightParen()])
+            rw._comments.append(f"mean over split {names}: local mean / {shards} shards, summed later")
+    elif split:
+        fn = "pmax" if kind == "max" else "pmin"
+        new = call_template("{mr}.%s({x}, {axes})" % fn, mr=cst.Name(rw.ctx.mr), x=new,
+                            axes=axes_node(rw.mesh.order(split_axes)))
+        rw.note_custom(fn, rw.mesh.order(split_axes), layout, layout.dims[split[0]],
+                       f"{fn} over {_axes_text(split_axes)}: {kind} over split dim "
+                       f"'{layout.dims[split[0]]}' of {rw.ctx.code(x.original)!r}")
+    result = Array(Layout(tuple(dims), tuple(axes), frozenset(partial)), origin)
+    return result, new
+
+
+def _axes_text(axes) -> str:
+    return " x ".join(f"'{a}'" for a in axes)
+
+
+for _kind in ("sum", "mean", "max", "min"):
+    op(f"jax.numpy.{_kind}", method=_kind, kind=_kind)(_reduce_rule)
+op("jax.numpy.amax", kind="max")(_reduce_rule)
+op("jax.numpy.amin", kind="min")(_reduce_rule)
+
+
+# -- softmax family ---------------------------------------------------------------------------
+
+
+def _softmax_rule(rw, call: Call, kind: str):
+    x = call.arg(0, "x") if kind != "logsumexp" else call.arg(0, "a")
+    if x is None or not isinstance(x.value, Array):
+        return _unknown_call(rw, call)
+    layout = x.value.layout
+    default_all = kind == "logsumexp"
+    axis_op = call.arg(1, "axis")
+    reduced = _reduced_dims(rw, call, layout, axis_op, default_all=default_all)
+    if axis_op is None and not default_all:
+        reduced = [layout.rank - 1]
+    x_node = rw.convert(x, layout.with_partial(()), kind)
+    split = [i for i in reduced if layout.axes[i]]
+    keepdims = False
+    if kind == "logsumexp":
+        keep_op = call.arg(3, "keepdims")
+        if keep_op is not None:
+            if not (isinstance(keep_op.value, Static) and keep_op.value.known):
+                raise rw.error(UnsupportedError, keep_op.original, "keepdims must be a literal True/False")
+            keepdims = bool(keep_op.value.literal)
+        dims = tuple(BROADCAST if i in reduced else d for i, d in enumerate(layout.dims) if keepdims or i not in reduced)
+        axes = tuple(() if i in reduced else a for i, a in enumerate(layout.axes) if keepdims or i not in reduced)
+        result = Array(Layout(dims, axes))
+    else:
+        result = Array(layout.with_partial(()))
+    if not split:
+        return result, call.rebuild(rw, {0: x_node})
+    for bad in ("where", "b", "initial", "return_sign"):
+        if bad in call.kwargs:
+            raise rw.error(UnsupportedError, call.kwargs[bad].original, f"{call.name}({bad}=...) over a split dim")
+    split_axes = rw.mesh.order(a for i in split for a in layout.axes[i])
+    axis_value = reduced[0] if len(reduced) == 1 else tuple(reduced)
+    template = "{mr}.%s({x}, axis={axis}, axis_name={axes}%s)" % (kind, ", keepdims=True" if keepdims else "")
+    new = call_template(template, mr=cst.Name(rw.ctx.mr), x=x_node, axis=cst.parse_expression(repr(axis_value)),
+                        axes=axes_node(split_axes))
+    names = ", ".join(f"'{layout.dims[i]}'" for i in split)
+    rw.note_custom(kind, split_axes, layout, layout.dims[split[0]],
+                   f"{kind} over split {names}: local max, pmax, local sum of exp, psum over "
+                   f"{_axes_text(split_axes)}")
+    return result, new
+
+
+op("jax.nn.softmax", kind="softmax")(_softmax_rule)
+op("jax.nn.log_softmax", kind="log_softmax")(_softmax_rule)
+op("jax.nn.logsumexp", "jax.scipy.special.logsumexp", kind="logsumexp")(_softmax_rule)

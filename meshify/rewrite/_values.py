@@ -1,0 +1,63 @@
+"""What the rewriter knows about each value while it walks a function."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from meshify.annotate._types import Layout
+
+__all__ = ["Value", "Array", "Static", "Opaque", "TupleValue", "Operand"]
+
+
+@dataclass(frozen=True, slots=True)
+class Array:
+    """A traced array with named dims and a layout on the mesh."""
+
+    layout: Layout
+    #: Why it is a partial sum, if it is one ("contracted dim 'd_ff' is split").
+    origin: str = field(default="", compare=False)
+
+    @property
+    def dims(self) -> tuple[str, ...]:
+        return self.layout.dims
+
+
+@dataclass(frozen=True, slots=True)
+class Static:
+    """A Python value the same on every device: a literal, a shape entry, a dtype, a config.
+
+    ``literal`` holds the value when the rewriter can read it (``axis=-1``), else None.
+    """
+
+    literal: object = None
+    known: bool = False
+
+    @classmethod
+    def of(cls, value: object) -> Static:
+        return cls(value, True)
+
+
+@dataclass(frozen=True, slots=True)
+class Opaque:
+    """An array whose dims meshify cannot infer; it is replicated (never split or partial)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TupleValue:
+    """A tuple of values (a tuple return, or ``a, b`` on a right-hand side)."""
+
+    items: tuple[Value, ...]
+
+
+Value = Array | Static | Opaque | TupleValue
+
+
+@dataclass(frozen=True, slots=True)
+class Operand:
+    """An evaluated sub-expression: its value, its original node and its rewritten node."""
+
+    value: Value
+    original: cst.BaseExpression
+    node: cst.BaseExpression

@@ -1,0 +1,83 @@
+"""Local building blocks that generated code calls inside ``jax.shard_map``.
+
+Each one is what a reviewer would write by hand; the rewriter emits a call with a
+comment saying why.  Axis names are a mesh axis or a tuple of them (major first).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import jax
+import jax.numpy as jnp
+
+__all__ = ["local_block", "pmax", "pmin", "softmax", "log_softmax", "logsumexp", "global_shape"]
+
+AxisName = str | tuple[str, ...]
+
+
+def local_block(x: jax.Array, axis: int, axis_name: AxisName) -> jax.Array:
+    """This device's block of ``x`` along ``axis``, split over ``axis_name``: a free local slice."""
+    n = jax.lax.axis_size(axis_name)
+    size = x.shape[axis] // n
+    start = jax.lax.axis_index(axis_name) * size
+    return jax.lax.dynamic_slice_in_dim(x, start, size, axis)
+
+
+def global_shape(x: jax.Array, factors: Sequence[int]) -> tuple[int, ...]:
+    """``x.shape`` in global terms: each local size times the shards of its dim."""
+    return tuple(s * f for s, f in zip(x.shape, factors))
+
+
+def pmax(x: jax.Array, axis_name: AxisName) -> jax.Array:
+    """``jax.lax.pmax`` with a derivative (the lax primitive has none)."""
+    return _pmax(x, axis_name)
+
+
+def pmin(x: jax.Array, axis_name: AxisName) -> jax.Array:
+    """``jax.lax.pmin`` with a derivative (the lax primitive has none)."""
+    return _pmin(x, axis_name)
+
+
+_pmax = jax.custom_jvp(lambda x, axis_name: jax.lax.pmax(x, axis_name), nondiff_argnums=(1,))
+_pmin = jax.custom_jvp(lambda x, axis_name: jax.lax.pmin(x, axis_name), nondiff_argnums=(1,))
+
+
+def _make_chooser_jvp(reduce):
+    def jvp(axis_name, primals, tangents):
+        (x,), (t,) = primals, tangents
+        out = reduce(x, axis_name)
+        hit = (x == out).astype(t.dtype)
+        # Ties share the tangent equally, as jnp.max's own derivative does.
+        return out, jax.lax.psum(t * hit, axis_name) / jax.lax.psum(hit, axis_name)
+    return jvp
+
+
+_pmax.defjvp(_make_chooser_jvp(jax.lax.pmax))
+_pmin.defjvp(_make_chooser_jvp(jax.lax.pmin))
+
+
+def _global_max(x: jax.Array, axis: int, axis_name: AxisName) -> jax.Array:
+    """The max over a split ``axis``, kept as a size-1 dim; a constant for autodiff (stability only)."""
+    local = jnp.max(jax.lax.stop_gradient(x), axis=axis, keepdims=True)
+    return jax.lax.stop_gradient(jax.lax.pmax(local, axis_name))
+
+
+def logsumexp(x: jax.Array, axis: int, axis_name: AxisName, keepdims: bool = False) -> jax.Array:
+    """``jax.nn.logsumexp`` over a dim split over ``axis_name``: local max, pmax, local sum of exp, psum."""
+    m = _global_max(x, axis, axis_name)
+    total = jax.lax.psum(jnp.sum(jnp.exp(x - m), axis=axis, keepdims=True), axis_name)
+    out = jnp.log(total) + m
+    return out if keepdims else jnp.squeeze(out, axis=axis)
+
+
+def softmax(x: jax.Array, axis: int, axis_name: AxisName) -> jax.Array:
+    """``jax.nn.softmax`` over a dim split over ``axis_name``."""
+    m = _global_max(x, axis, axis_name)
+    e = jnp.exp(x - m)
+    return e / jax.lax.psum(jnp.sum(e, axis=axis, keepdims=True), axis_name)
+
+
+def log_softmax(x: jax.Array, axis: int, axis_name: AxisName) -> jax.Array:
+    """``jax.nn.log_softmax`` over a dim split over ``axis_name``."""
+    return x - logsumexp(x, axis, axis_name, keepdims=True)
