@@ -113,7 +113,7 @@ def rewrite_function(fn: Callable, mesh: MeshSpec, rules: Rules) -> GeneratedFun
     ctx = _context_for(fn)
     first = fn.__code__.co_firstlineno
     for node, _decorator in _mesh_functions(ctx) or []:
-        start = ctx.positions[node].start.line
+        start = ctx.positions[node.decorators[0] if node.decorators else node].start.line
         def_line = ctx.positions[node.name].start.line
         if node.name.value == fn.__name__ and start <= first <= def_line:
             plan = FunctionRewriter(ctx, node, mesh, rules).run()
