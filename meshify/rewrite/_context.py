@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from functools import cached_property
 
 import libcst as cst
@@ -26,10 +27,14 @@ def parse_module(source: str | bytes, path: str) -> cst.Module:
     try:
         return cst.parse_module(source)
     except cst.ParserSyntaxError as e:
+        line, col, headline = e.raw_line, e.raw_column + 1, str(e.message).strip().splitlines()[0]
+        try:  # CPython's parser names the problem and its place more precisely
+            compile(source, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+        except SyntaxError as py:
+            line, col, headline = py.lineno or line, py.offset or col, py.msg
         lines = source.splitlines()
-        line = lines[e.raw_line - 1] if 0 < e.raw_line <= len(lines) else ""
-        headline = str(e.message).strip().splitlines()[0]
-        raise SourceError(f"syntax error: {headline}", span=SourceSpan(path, e.raw_line, e.raw_column + 1, line),
+        text = lines[line - 1] if 0 < line <= len(lines) else ""
+        raise SourceError(f"syntax error: {headline}", span=SourceSpan(path, line, col, text),
                           fix="fix the syntax; the file must be valid Python 3") from None
 
 

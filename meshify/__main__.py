@@ -1,0 +1,3 @@
+from meshify.cli import main
+
+main()
