@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import functools
+import linecache
+import sys
 from collections.abc import Callable
 from typing import Any
 
 from meshify.annotate._types import MeshSpec, Rules
-from meshify.errors import AnnotationError
+from meshify.errors import AnnotationError, MeshifyError, SourceSpan
 
 __all__ = ["mesh", "MeshFunction"]
 
@@ -26,10 +28,11 @@ def mesh(*, rules: object = None, dims: dict[str, int] | None = None, **axes: in
         A decorator turning ``fn`` into a :class:`MeshFunction`: call it with global
         arrays and get global (sharded) arrays back.
     """
-    if axes.get("rules") is not None:
-        raise AnnotationError("'rules' is reserved")
-    spec = MeshSpec(tuple(axes), tuple(axes.values()))
-    parsed = Rules.parse(spec, rules)
+    try:
+        spec = MeshSpec(tuple(axes), tuple(axes.values()))
+        parsed = Rules.parse(spec, rules)
+    except MeshifyError as e:
+        raise e.with_span(_caller_span()) from None
 
     def decorate(fn: Callable) -> MeshFunction:
         if not callable(fn):
@@ -37,6 +40,15 @@ def mesh(*, rules: object = None, dims: dict[str, int] | None = None, **axes: in
         return MeshFunction(fn, spec, parsed, dict(dims or {}))
 
     return decorate
+
+
+def _caller_span() -> SourceSpan:
+    """Where the user wrote ``@mesh(...)``: the frame that called :func:`mesh`."""
+    frame = sys._getframe(2)
+    path, line = frame.f_code.co_filename, frame.f_lineno
+    text = linecache.getline(path, line)
+    col = len(text) - len(text.lstrip()) + 1 if text.strip() else 1
+    return SourceSpan(path, line, col, text, max(1, len(text.strip())))
 
 
 class MeshFunction:
@@ -77,7 +89,11 @@ class MeshFunction:
         return self._sharded
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._build()(*args, **kwargs)
+        try:
+            program = self._build()
+            return program(*args, **kwargs)
+        except MeshifyError as e:  # keep meshify's own frames out of the user's traceback
+            raise e.with_traceback(None) from None
 
     @property
     def sharded(self):

@@ -94,6 +94,7 @@ def read_mesh_decorator(ctx: ModuleContext, decorator: cst.Decorator) -> tuple[M
         raise ctx.error(AnnotationError, call, "@mesh needs the mesh's axes", "write @mesh(batch=2, model=4)")
     axes: dict[str, int] = {}
     rules: object = None
+    where: dict[str, cst.CSTNode] = {}
     for arg in call.args:
         if arg.keyword is None:
             raise ctx.error(AnnotationError, arg, f"@mesh takes keyword arguments only, got {ctx.code(arg.value)!r}",
@@ -106,6 +107,7 @@ def read_mesh_decorator(ctx: ModuleContext, decorator: cst.Decorator) -> tuple[M
                             f"@mesh argument {name}={ctx.code(arg.value)} is not a literal",
                             "write literal values so that meshify can read them without running the file, "
                             "e.g. model=4") from None
+        where[name] = arg
         if name == "rules":
             rules = value
         elif name == "dims":
@@ -114,6 +116,10 @@ def read_mesh_decorator(ctx: ModuleContext, decorator: cst.Decorator) -> tuple[M
             axes[name] = value
     try:
         spec = MeshSpec(tuple(axes), tuple(axes.values()))
+    except MeshifyError as e:
+        bad = next((n for n, v in axes.items() if n in e.headline), None)
+        raise e.with_span(ctx.span(where.get(bad, call))) from None
+    try:
         return spec, Rules.parse(spec, rules)
     except MeshifyError as e:
-        raise e.with_span(ctx.span(call)) from None
+        raise e.with_span(ctx.span(where.get("rules", call))) from None

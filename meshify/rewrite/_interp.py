@@ -89,6 +89,7 @@ class FunctionRewriter:
     def run(self) -> FunctionPlan:
         params = self._bind_params()
         self._return = read_return_dims(self.ctx, self.fn)
+        out_layouts = self._out_layouts()
         body = self.fn.body
         if not isinstance(body, cst.IndentedBlock):
             raise self.ctx.error(UnsupportedError, self.fn, f"{self.fn.name.value}() is a one-line function",
@@ -104,15 +105,16 @@ class FunctionRewriter:
             raise self.ctx.error(UnsupportedError, self.fn, f"{self.fn.name.value}() does not end in a return",
                                  "return the result as the last statement")
         plan = FunctionPlan(self.fn.name.value, self.mesh, self.rules, params,
-                            {n: self.rules.layout(d) for n, d in params.items()}, self._out_layouts(),
+                            {n: self.rules.layout(d) for n, d in params.items()}, out_layouts,
                             self.records)
         plan.node = self.fn.with_changes(body=body.with_changes(body=new_body))
         return plan
 
     def _out_layouts(self) -> tuple[Layout, ...] | Layout:
+        where = self.fn.returns.annotation if self.fn.returns else self.fn
         if self._return and isinstance(self._return[0], tuple):
-            return tuple(self.rules.layout(d) for d in self._return)  # type: ignore[arg-type]
-        return self.rules.layout(self._return)  # type: ignore[arg-type]
+            return tuple(self._rule_layout(d, where) for d in self._return)  # type: ignore[arg-type]
+        return self._rule_layout(self._return, where)  # type: ignore[arg-type]
 
     def _bind_params(self) -> dict[str, tuple[str, ...]]:
         params: dict[str, tuple[str, ...]] = {}
@@ -127,7 +129,7 @@ class FunctionRewriter:
             if dims is None:
                 self.env[name] = Static()
                 continue
-            layout = self._rule_layout(dims, param)
+            layout = self._rule_layout(dims, param.annotation.annotation)
             params[name] = dims
             self.env[name] = Array(layout)
         return params
@@ -234,6 +236,12 @@ class FunctionRewriter:
             raise self.ctx.error(UnsupportedError, s.target, "a Tensor hint on a target that is not a name")
         target = self._rule_layout(dims, s.annotation)
         name = s.target.value
+        value = op.value
+        if isinstance(value, Array) and value.layout.rank == len(dims) and value.dims != dims:
+            # An annotated assignment names the value's dims (Mesh-TF's rename_dimension):
+            # the data stays put, the new names bring their own layout rules.
+            renamed = Layout(dims, value.layout.axes, value.layout.partial)
+            op = Operand(Array(renamed, value.origin), op.original, op.node)
         node = self.convert_to_hint(op, target, s.value, f"{name}'s hint {_dims_text(dims)}")
         self.env[name] = Array(target)
         return s.with_changes(value=node)
@@ -271,7 +279,7 @@ class FunctionRewriter:
                 elements.append(e.with_changes(value=node))
             return s.with_changes(value=s.value.with_changes(elements=elements))
         op = self.expr(s.value)
-        node = self.convert_to_hint(op, self.rules.layout(hint), s.value, "the return")
+        node = self.convert_to_hint(op, self.rules.layout(hint), s.value, "the return hint")
         return s.with_changes(value=node)
 
     # -- conversions ----------------------------------------------------------------------

@@ -19,7 +19,7 @@ __all__ = ["axes_node", "apply_step", "call_template", "psum_statement", "commen
 _STEP_TEMPLATES = {
     "psum": "jax.lax.psum({x}, {axes})",
     "psum_scatter": "jax.lax.psum_scatter({x}, {axes}, scatter_dimension={dim}, tiled=True)",
-    "all_gather": "jax.lax.all_gather({x}, {axes}, axis={dim}, tiled=True)",
+    "all_gather": "{mr}.all_gather({x}, {axes}, axis={dim})",
     "slice": "{mr}.local_block({x}, axis={dim}, axis_name={axes})",
     "all_to_all": "jax.lax.all_to_all({x}, {axes}, split_axis={to_dim}, concat_axis={dim}, tiled=True)",
 }
