@@ -85,9 +85,10 @@ class Sharded:
 
     def _program(self, statics: tuple[tuple[str, Any], ...]) -> tuple[Callable, Callable]:
         try:
-            key = hash(statics) and statics
-        except TypeError:
-            key = id(statics)
+            hash(statics)
+            key: Any = statics
+        except TypeError:  # unhashable static values (a dict config): no caching across calls
+            key = ("unhashable", id(statics))
         if key not in self._programs:
             names = list(self.args)
             static_kwargs = dict(statics)
