@@ -84,22 +84,25 @@ class Sharded:
         return jitted(*placed)
 
     def _program(self, statics: tuple[tuple[str, Any], ...]) -> tuple[Callable, Callable]:
+        """The shard_map (and its jit) for these static values, cached when they are hashable."""
         try:
             hash(statics)
-            key: Any = statics
-        except TypeError:  # unhashable static values (a dict config): no caching across calls
-            key = ("unhashable", id(statics))
-        if key not in self._programs:
-            names = list(self.args)
-            static_kwargs = dict(statics)
+        except TypeError:  # unhashable static values (a dict config): build afresh each call
+            return self._build_program(statics)
+        if statics not in self._programs:
+            self._programs[statics] = self._build_program(statics)
+        return self._programs[statics]
 
-            def local(*arrays: Any) -> Any:
-                return self.local(**dict(zip(names, arrays)), **static_kwargs)
+    def _build_program(self, statics: tuple[tuple[str, Any], ...]) -> tuple[Callable, Callable]:
+        names = list(self.args)
+        static_kwargs = dict(statics)
 
-            mapped = jax.shard_map(local, mesh=self.mesh, in_specs=tuple(s.spec for s in self.args.values()),
-                                   out_specs=self.out_specs, check_vma=True)
-            self._programs[key] = (mapped, jax.jit(mapped))
-        return self._programs[key]
+        def local(*arrays: Any) -> Any:
+            return self.local(**dict(zip(names, arrays)), **static_kwargs)
+
+        mapped = jax.shard_map(local, mesh=self.mesh, in_specs=tuple(s.spec for s in self.args.values()),
+                               out_specs=self.out_specs, check_vma=True)
+        return mapped, jax.jit(mapped)
 
     def lower(self, *args: Any, **kwargs: Any) -> Any:
         """``jax.jit(...).lower`` of the program for these arguments (for HLO inspection)."""
