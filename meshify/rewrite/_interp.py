@@ -26,7 +26,7 @@ from meshify.errors import LayoutError, MeshifyError, UnsupportedError
 from meshify.rewrite._context import ModuleContext
 from meshify.rewrite._hints import read_dims, read_return_dims
 from meshify.rewrite._ops import binary_operator, evaluate
-from meshify.rewrite._plan import Step, plan_conversion
+from meshify.rewrite._plan import Step, plan_conversion, step_result
 from meshify.rewrite._templates import apply_step, comment_line, psum_statement
 from meshify.rewrite._values import Array, Opaque, Operand, Static, TupleValue, Value
 
@@ -35,14 +35,26 @@ __all__ = ["FunctionRewriter", "Operand", "Record", "FunctionPlan"]
 
 @dataclass(frozen=True, slots=True)
 class Record:
-    """One inserted collective or local slice, for comments and ``explain``."""
+    """One inserted collective or local slice, for comments and ``explain``.
+
+    ``layout`` is the layout of the value entering the collective, so that its local
+    shape (and so the bytes moved) follows from the dim sizes alone.
+    """
 
     line: int
     kind: str
     axes: tuple[str, ...]
-    dims: tuple[str, ...]
     dim: str
     reason: str
+    layout: Layout
+
+
+@dataclass(frozen=True, slots=True)
+class Binding:
+    """A name bound to an array by a statement, with its layout (for ``explain``)."""
+
+    line: int
+    name: str
     layout: Layout
 
 
@@ -57,6 +69,7 @@ class FunctionPlan:
     in_layouts: dict[str, Layout]
     out_layouts: tuple[Layout, ...] | Layout | None
     records: list[Record] = field(default_factory=list)
+    bindings: list[Binding] = field(default_factory=list)
     node: cst.FunctionDef | None = None
 
 
@@ -80,6 +93,7 @@ class FunctionRewriter:
         self.rules = rules
         self.env: dict[str, Value] = {}
         self.records: list[Record] = []
+        self.bindings: list[Binding] = []
         self._comments: list[str] = []
         self._line = 0
         self._return: tuple[tuple[str, ...], ...] | tuple[str, ...] | None = None
@@ -106,7 +120,7 @@ class FunctionRewriter:
                                  "return the result as the last statement")
         plan = FunctionPlan(self.fn.name.value, self.mesh, self.rules, params,
                             {n: self.rules.layout(d) for n, d in params.items()}, out_layouts,
-                            self.records)
+                            self.records, self.bindings)
         plan.node = self.fn.with_changes(body=body.with_changes(body=new_body))
         return plan
 
@@ -158,14 +172,14 @@ class FunctionRewriter:
         hoisted: list[cst.BaseStatement] = []
         for _ in range(_MAX_RESTARTS):
             env = dict(self.env)
-            records = len(self.records)
+            records, bindings = len(self.records), len(self.bindings)
             self._comments = []
             self._line = self.ctx.line(stmt)
             try:
                 small = [self._small(s) for s in stmt.body]
             except _Restart as r:
                 self.env = env
-                del self.records[records:]
+                del self.records[records:], self.bindings[bindings:]
                 hoisted.append(self._materialise(r))
                 continue
             new = stmt.with_changes(body=small)
@@ -180,7 +194,8 @@ class FunctionRewriter:
         assert isinstance(value, Array)
         layout = value.layout.with_partial(value.layout.partial - set(r.axes))
         self.env[r.name] = Array(layout)
-        self.records.append(Record(self._line, "psum", r.axes, value.dims, "", r.reason, value.layout))
+        self.records.append(Record(self._line, "psum", r.axes, "", r.reason, value.layout))
+        self.bindings.append(Binding(self._line, r.name, layout))
         line = psum_statement(r.name, r.axes)
         return line.with_changes(leading_lines=[comment_line(r.reason)])
 
@@ -207,6 +222,8 @@ class FunctionRewriter:
     def _bind_target(self, target: cst.BaseAssignTargetExpression, value: Value) -> None:
         if isinstance(target, cst.Name):
             self.env[target.value] = value
+            if isinstance(value, Array):
+                self.bindings.append(Binding(self._line, target.value, value.layout))
             return
         if isinstance(target, cst.Tuple | cst.List):
             elements = [e.value for e in target.elements]
@@ -244,6 +261,7 @@ class FunctionRewriter:
             op = Operand(Array(renamed, value.origin), op.original, op.node)
         node = self.convert_to_hint(op, target, s.value, f"{name}'s hint {_dims_text(dims)}")
         self.env[name] = Array(target)
+        self.bindings.append(Binding(self._line, name, target))
         return s.with_changes(value=node)
 
     def _aug_assign(self, s: cst.AugAssign) -> cst.BaseSmallStatement:
@@ -256,7 +274,7 @@ class FunctionRewriter:
         left = self.expr(s.target)
         right = self.expr(s.value)
         value, nodes = binary_operator(self, operator, left, right, s)
-        self.env[s.target.value] = value
+        self._bind_target(s.target, value)
         if nodes[0] is left.node:
             return s.with_changes(value=nodes[1])
         return cst.Assign(targets=[cst.AssignTarget(s.target)],
@@ -317,21 +335,26 @@ class FunctionRewriter:
                 and op.original.value in self.env:
             raise _Restart(op.original.value, psums[0].axes, self._reason(psums[0], op, source, purpose))
         node = op.node
+        layout = source
         for step in steps:
             node = apply_step(step, node, self.ctx.mr)
-            self.note(step, op, source, purpose)
+            self.note(step, op, layout, purpose)
+            layout = step_result(step, layout)
         return node
 
-    def note(self, step: Step, op: Operand, source: Layout, purpose: str) -> None:
-        reason = self._reason(step, op, source, purpose)
+    def note(self, step: Step, op: Operand, layout: Layout, purpose: str) -> None:
+        reason = self._reason(step, op, layout, purpose)
         self._comments.append(reason)
-        dim = source.dims[step.dim] if step.dim >= 0 else ""
-        self.records.append(Record(self._line, step.kind, step.axes, source.dims, dim, reason, source))
+        dim = layout.dims[step.dim] if step.dim >= 0 else ""
+        self.records.append(Record(self._line, step.kind, step.axes, dim, reason, layout))
 
     def note_custom(self, kind: str, axes: tuple[str, ...], layout: Layout, dim: str, reason: str) -> None:
-        """Records a collective an op rule emitted itself (pmax, sharded softmax, ...)."""
+        """Records a collective an op rule emitted itself (pmax, sharded softmax, ...).
+
+        ``layout`` is that of the value the collective runs on (e.g. the reduced max).
+        """
         self._comments.append(reason)
-        self.records.append(Record(self._line, kind, axes, layout.dims, dim, reason, layout))
+        self.records.append(Record(self._line, kind, axes, dim, reason, layout))
 
     def _reason(self, step: Step, op: Operand, source: Layout, purpose: str) -> str:
         what = _short(self.ctx.code(op.original))

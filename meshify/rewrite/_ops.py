@@ -710,7 +710,7 @@ def _reduce_rule(rw, call: Call, kind: str):
         fn = "pmax" if kind == "max" else "pmin"
         new = call_template("{mr}.%s({x}, {axes})" % fn, mr=cst.Name(rw.ctx.mr), x=new,
                             axes=axes_node(rw.mesh.order(split_axes)))
-        rw.note_custom(fn, rw.mesh.order(split_axes), layout, layout.dims[split[0]],
+        rw.note_custom(fn, rw.mesh.order(split_axes), Layout(tuple(dims), tuple(axes)), layout.dims[split[0]],
                        f"{fn} over {_axes_text(split_axes)}: {kind} over split dim "
                        f"'{layout.dims[split[0]]}' of {rw.ctx.code(x.original)!r}")
     result = Array(Layout(tuple(dims), tuple(axes), frozenset(partial)), origin)
@@ -765,7 +765,9 @@ def _softmax_rule(rw, call: Call, kind: str):
     new = call_template(template, mr=cst.Name(rw.ctx.mr), x=x_node, axis=cst.parse_expression(repr(axis_value)),
                         axes=axes_node(split_axes))
     names = ", ".join(f"'{layout.dims[i]}'" for i in split)
-    rw.note_custom(kind, split_axes, layout, layout.dims[split[0]],
+    statistic = Layout(tuple(BROADCAST if i in reduced else d for i, d in enumerate(layout.dims)),
+                       tuple(() if i in reduced else a for i, a in enumerate(layout.axes)))
+    rw.note_custom(kind, split_axes, statistic, layout.dims[split[0]],
                    f"{kind} over split {names}: local max, pmax, local sum of exp, psum over "
                    f"{_axes_text(split_axes)}")
     return result, new

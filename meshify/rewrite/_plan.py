@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from meshify.annotate._types import Axes, Layout, MeshSpec
 
-__all__ = ["Step", "plan_conversion", "choose_splits"]
+__all__ = ["Step", "plan_conversion", "choose_splits", "step_result"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,3 +143,22 @@ def choose_splits(letters: Sequence[str], candidates: dict[str, list[Axes]],
         else:
             chosen[letter] = ()
     return chosen
+
+
+def step_result(step: Step, layout: Layout) -> Layout:
+    """The layout a value has after ``step``."""
+    axes = list(layout.axes)
+    partial = set(layout.partial)
+    if step.kind == "psum":
+        partial -= set(step.axes)
+    elif step.kind == "psum_scatter":
+        partial -= set(step.axes)
+        axes[step.dim] = axes[step.dim] + step.axes
+    elif step.kind == "all_gather":
+        axes[step.dim] = axes[step.dim][: len(axes[step.dim]) - len(step.axes)]
+    elif step.kind == "slice":
+        axes[step.dim] = axes[step.dim] + step.axes
+    elif step.kind == "all_to_all":
+        axes[step.dim] = axes[step.dim][:-1]
+        axes[step.to_dim] = axes[step.to_dim] + step.axes
+    return Layout(layout.dims, tuple(axes), frozenset(partial))
