@@ -147,6 +147,72 @@ def diff(
     sys.stdout.writelines(lines)
 
 
+def _split_target(target: str) -> tuple[Path, str | None]:
+    path, sep, func = target.partition("::")
+    return Path(path), (func or None) if sep else None
+
+
+def _human(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return str(n)
+
+
+@app.command()
+@_guarded
+def explain(
+    target: Annotated[str, typer.Argument(help="FILE or FILE::FUNC.")],
+    dims: Annotated[str, typer.Option("--dims", help="Dim sizes: batch=8,length=1024,...")] = "",
+    fmt: Annotated[str, typer.Option("--format", help="table or json.")] = "table",
+    itemsize: Annotated[int, typer.Option("--itemsize", help="Bytes per element (4: f32, 2: bf16).")] = 4,
+) -> None:
+    """Show each value's layout and each collective's bytes per device, without running anything."""
+    from meshify.explain import explain_source, parse_dims
+
+    if fmt not in ("table", "json"):
+        raise _Exit(2, f"error: --format {fmt!r}: choose table or json")
+    path, func = _split_target(target)
+    reports = explain_source(_read(path), str(path), parse_dims(dims), func, itemsize)
+    if fmt == "json":
+        import json
+
+        sys.stdout.write(json.dumps([r.to_json() for r in reports], indent=2) + "\n")
+        return
+    _print_reports(reports)
+
+
+def _print_reports(reports) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = Console(highlight=False)
+    for report in reports:
+        console.rule(f"{report.name} (line {report.line}) on mesh {report.mesh}")
+        args = Table("argument", "layout", "global", "local", "bytes/device", title="inputs", title_justify="left")
+        for a in report.args:
+            args.add_row(a.name, escape(a.layout), str(list(a.global_shape)), str(list(a.local_shape)), _human(a.bytes))
+        console.print(args)
+        for a in report.args:
+            if a.tiling:
+                console.print(f"  {a.name} tiling (block index per split dim):")
+                for line in a.tiling:
+                    console.print("    " + line, markup=False)
+        values = Table("line", "value", "layout", "local", "bytes/device", title="values", title_justify="left")
+        for v in report.values:
+            values.add_row(str(v.line), v.name, escape(v.layout), str(list(v.local_shape)), _human(v.bytes))
+        console.print(values)
+        coll = Table("line", "collective", "axes", "bytes/device", "why", title="collectives", title_justify="left")
+        for c in report.collectives:
+            kind = c.kind + (f" ({c.count}x {c.hlo_kind})" if c.count > 1 else f" ({c.hlo_kind})")
+            coll.add_row(str(c.line), kind, " x ".join(c.axes), _human(c.bytes), escape(c.reason))
+        console.print(coll if report.collectives else "  no collectives")
+        console.print(f"  per call, per device: collectives {_human(report.collective_bytes)}, "
+                      f"parameters {_human(report.parameter_bytes)}, activations {_human(report.activation_bytes)}")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console entry point."""
     app(args=argv)

@@ -24,7 +24,7 @@ from meshify.rewrite._emit import fix_imports, header_lines, sharded_decorator
 from meshify.rewrite._hints import mesh_decorator, read_mesh_decorator
 from meshify.rewrite._interp import FunctionPlan, FunctionRewriter
 
-__all__ = ["Converted", "GeneratedFunction", "convert_source", "rewrite_function"]
+__all__ = ["Converted", "GeneratedFunction", "convert_source", "mesh_functions", "rewrite_function"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +45,7 @@ class GeneratedFunction:
     filename: str
 
 
-def _mesh_functions(ctx: ModuleContext) -> list[tuple[cst.FunctionDef, cst.Decorator]]:
+def mesh_functions(ctx: ModuleContext) -> list[tuple[cst.FunctionDef, cst.Decorator]]:
     found: list[tuple[cst.FunctionDef, cst.Decorator]] = []
 
     class _Gather(cst.CSTVisitor):
@@ -62,7 +62,7 @@ def convert_source(source: str | bytes, path: str, regenerate: str | None = None
     """Rewrites every ``@mesh`` function of a module; never imports or runs it."""
     ctx = ModuleContext(parse_module(source, path), path)
     plans: dict[cst.FunctionDef, FunctionPlan] = {}
-    for fn, decorator in _mesh_functions(ctx):
+    for fn, decorator in mesh_functions(ctx):
         mesh, rules = read_mesh_decorator(ctx, decorator)
         plans[fn] = FunctionRewriter(ctx, fn, mesh, rules).run()
     if not plans:
@@ -112,7 +112,7 @@ def rewrite_function(fn: Callable, mesh: MeshSpec, rules: Rules) -> GeneratedFun
     """Rewrites one live function (the decorator path); ``mesh`` and ``rules`` come from the call."""
     ctx = _context_for(fn)
     first = fn.__code__.co_firstlineno
-    for node, _decorator in _mesh_functions(ctx) or []:
+    for node, _decorator in mesh_functions(ctx) or []:
         start = ctx.positions[node.decorators[0] if node.decorators else node].start.line
         def_line = ctx.positions[node.name].start.line
         if node.name.value == fn.__name__ and start <= first <= def_line:

@@ -1,0 +1,241 @@
+"""``explain``: what a layout costs, from the annotations alone (no JAX, no devices).
+
+For each ``@mesh`` function: every argument's local block and how it is tiled over
+the mesh, each value a statement binds with its layout and local bytes, each inserted
+collective with its kind, axes and bytes per device, and per-function totals.
+
+Bytes per device are what the compiled HLO's collective instruction returns, the
+measure ``meshify.runtime.hlo`` counts: an all-reduce (``psum``, ``pmax``) returns its
+operand's local block, a reduce-scatter its operand's block divided by the shard count,
+an all-gather its operand's block times it, an all-to-all its operand's block.  A
+sharded softmax/log_softmax/logsumexp runs two all-reduces of its statistic (max,
+sum of exp).  Element sizes come from ``itemsize`` (dtypes are not in the hints).
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from dataclasses import asdict, dataclass, field
+
+import libcst as cst
+
+from meshify.annotate._types import BROADCAST, Layout, MeshSpec
+from meshify.errors import AnnotationError, LayoutError, MeshifyError
+from meshify.rewrite._context import ModuleContext, parse_module
+from meshify.rewrite._driver import mesh_functions
+from meshify.rewrite._hints import read_mesh_decorator
+from meshify.rewrite._interp import FunctionPlan, FunctionRewriter
+
+__all__ = ["ArgReport", "CollectiveReport", "FunctionReport", "ValueReport", "explain_source", "parse_dims"]
+
+_ALL_REDUCES = {"psum": 1, "pmax": 1, "pmin": 1, "softmax": 2, "log_softmax": 2, "logsumexp": 2}
+_HLO_KIND = {"psum": "all-reduce", "pmax": "all-reduce", "pmin": "all-reduce", "softmax": "all-reduce",
+             "log_softmax": "all-reduce", "logsumexp": "all-reduce", "psum_scatter": "reduce-scatter",
+             "all_gather": "all-gather", "all_to_all": "all-to-all"}
+
+
+@dataclass(frozen=True, slots=True)
+class ArgReport:
+    name: str
+    layout: str
+    global_shape: tuple[int, ...]
+    local_shape: tuple[int, ...]
+    bytes: int
+    tiling: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class ValueReport:
+    line: int
+    name: str
+    layout: str
+    local_shape: tuple[int, ...]
+    bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class CollectiveReport:
+    line: int
+    kind: str
+    hlo_kind: str
+    count: int
+    axes: tuple[str, ...]
+    dim: str
+    bytes: int
+    reason: str
+
+
+@dataclass(slots=True)
+class FunctionReport:
+    name: str
+    line: int
+    mesh: str
+    args: list[ArgReport] = field(default_factory=list)
+    values: list[ValueReport] = field(default_factory=list)
+    collectives: list[CollectiveReport] = field(default_factory=list)
+
+    @property
+    def collective_bytes(self) -> int:
+        return sum(c.bytes for c in self.collectives)
+
+    @property
+    def parameter_bytes(self) -> int:
+        return sum(a.bytes for a in self.args)
+
+    @property
+    def activation_bytes(self) -> int:
+        return sum(v.bytes for v in self.values)
+
+    def to_json(self) -> dict:
+        out = asdict(self)
+        out["totals"] = {"collective_bytes_per_device": self.collective_bytes,
+                         "parameter_bytes_per_device": self.parameter_bytes,
+                         "activation_bytes_per_device": self.activation_bytes}
+        return out
+
+
+def parse_dims(text: str) -> dict[str, int]:
+    """``"batch=8,length=1024"`` -> ``{"batch": 8, "length": 1024}``."""
+    sizes: dict[str, int] = {}
+    for item in text.replace(";", ",").split(","):
+        if not item.strip():
+            continue
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip().isidentifier() or not value.strip().isdigit():
+            raise AnnotationError(f"--dims entry {item.strip()!r} is not NAME=SIZE",
+                                  fix="write --dims batch=8,length=1024,d_model=512")
+        sizes[name.strip()] = int(value)
+    return sizes
+
+
+class _Sizer:
+    """Local shapes and bytes of layouts, given dim sizes; collects what is missing."""
+
+    def __init__(self, mesh: MeshSpec, sizes: dict[str, int], itemsize: int, where: str) -> None:
+        self.mesh, self.sizes, self.itemsize, self.where = mesh, sizes, itemsize, where
+
+    def global_shape(self, layout: Layout) -> tuple[int, ...]:
+        missing = [d for d in layout.dims if d != BROADCAST and d not in self.sizes]
+        if missing:
+            raise AnnotationError(
+                f"{self.where}: no size for dim{'s' if len(missing) > 1 else ''} "
+                f"{', '.join(repr(d) for d in dict.fromkeys(missing))}",
+                fix="pass them with --dims " + ",".join(f"{d}=N" for d in dict.fromkeys(missing))
+                    + " or dims={...} in @mesh(...)")
+        return tuple(1 if d == BROADCAST else self.sizes[d] for d in layout.dims)
+
+    def local_shape(self, layout: Layout) -> tuple[int, ...]:
+        shape = []
+        for dim, size, axes in zip(layout.dims, self.global_shape(layout), layout.axes):
+            shards = self.mesh.size(axes)
+            if size % shards:
+                raise LayoutError(f"{self.where}: dim {dim!r} has size {size}, which mesh axes "
+                                  f"{'x'.join(axes)} ({shards} shards) do not divide",
+                                  fix=f"choose a size of {dim!r} that is a multiple of {shards}")
+            shape.append(size // shards)
+        return tuple(shape)
+
+    def bytes(self, layout: Layout) -> int:
+        return math.prod(self.local_shape(layout)) * self.itemsize
+
+
+def _collective_bytes(kind: str, axes: tuple[str, ...], layout: Layout, sizer: _Sizer) -> int:
+    local = sizer.bytes(layout)
+    shards = sizer.mesh.size(axes)
+    if kind == "psum_scatter":
+        return local // shards
+    if kind == "all_gather":
+        return local * shards
+    return local * _ALL_REDUCES.get(kind, 1)
+
+
+def _tiling(name: str, layout: Layout, mesh: MeshSpec) -> list[str]:
+    """Which block each device holds, as a grid for 1-D and 2-D meshes."""
+    if len(mesh.names) > 2:
+        return []
+    rows_axis = mesh.names[0] if len(mesh.names) == 2 else None
+    cols_axis = mesh.names[-1]
+    rows = range(mesh.sizes[0]) if rows_axis else range(1)
+    cols = range(mesh.sizes[-1])
+
+    def block(coords: dict[str, int]) -> str:
+        parts = []
+        for dim, axes in zip(layout.dims, layout.axes):
+            if axes:
+                index = 0
+                for a in axes:
+                    index = index * mesh.size((a,)) + coords[a]
+                parts.append(f"{dim}{index}")
+        return ",".join(parts) or "all"
+
+    cells = [[block({**({rows_axis: r} if rows_axis else {}), cols_axis: c}) for c in cols] for r in rows]
+    width = max(len(cell) for row in cells for cell in row)
+    width = max(width, max(len(f"{cols_axis}={c}") for c in cols))
+    label = max(len(f"{rows_axis}={r}") for r in rows) if rows_axis else 0
+    lines = [" " * label + " " + " ".join(f"{cols_axis}={c}".ljust(width) for c in cols)]
+    for r, row in zip(rows, cells):
+        head = f"{rows_axis}={r}".ljust(label) if rows_axis else ""
+        lines.append(head + " " + " ".join(cell.ljust(width) for cell in row))
+    return [line.rstrip() for line in lines]
+
+
+def _report(ctx: ModuleContext, fn: cst.FunctionDef, plan: FunctionPlan, sizes: dict[str, int],
+            itemsize: int) -> FunctionReport:
+    sizer = _Sizer(plan.mesh, sizes, itemsize, f"{ctx.path}::{plan.name}")
+    report = FunctionReport(plan.name, ctx.line(fn.name), str(plan.mesh))
+    for name, layout in plan.in_layouts.items():
+        report.args.append(ArgReport(name, layout.describe(), sizer.global_shape(layout), sizer.local_shape(layout),
+                                     sizer.bytes(layout), _tiling(name, layout, plan.mesh)))
+    for binding in plan.bindings:
+        report.values.append(ValueReport(binding.line, binding.name, binding.layout.describe(),
+                                         sizer.local_shape(binding.layout), sizer.bytes(binding.layout)))
+    for record in plan.records:
+        if record.kind == "slice":
+            continue
+        count = _ALL_REDUCES.get(record.kind, 1)
+        report.collectives.append(CollectiveReport(
+            record.line, record.kind, _HLO_KIND[record.kind], count, record.axes, record.dim,
+            _collective_bytes(record.kind, record.axes, record.layout, sizer), record.reason))
+    return report
+
+
+def _decorator_dims(ctx: ModuleContext, decorator: cst.Decorator) -> dict[str, int]:
+    call = decorator.decorator
+    if not isinstance(call, cst.Call):
+        return {}
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "dims":
+            try:
+                value = ast.literal_eval(ctx.code(arg.value))
+            except (ValueError, SyntaxError):
+                raise ctx.error(AnnotationError, arg.value, "@mesh(dims=...) is not a literal dict",
+                                'write dims={"batch": 8, "d_model": 512}') from None
+            if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, int)
+                                                       for k, v in value.items()):
+                raise ctx.error(AnnotationError, arg.value, f"@mesh(dims={value!r}) must map dim names to ints")
+            return value
+    return {}
+
+
+def explain_source(source: str | bytes, path: str, sizes: dict[str, int] | None = None,
+                   func: str | None = None, itemsize: int = 4) -> list[FunctionReport]:
+    """Reports for the ``@mesh`` functions of a module (or just ``func``)."""
+    ctx = ModuleContext(parse_module(source, path), path)
+    found = mesh_functions(ctx)
+    if func is not None:
+        names = [fn.name.value for fn, _ in found]
+        found = [(fn, d) for fn, d in found if fn.name.value == func]
+        if not found:
+            raise MeshifyError(f"{path} has no @mesh function named {func!r}",
+                               fix="choose one of: " + (", ".join(names) or "(none)"), code="MSH060")
+    if not found:
+        raise MeshifyError(f"{path} has no @mesh functions", code="MSH060",
+                           fix="decorate a function with @mesh(...) from meshify")
+    reports = []
+    for fn, decorator in found:
+        mesh, rules = read_mesh_decorator(ctx, decorator)
+        plan = FunctionRewriter(ctx, fn, mesh, rules).run()
+        merged = {**_decorator_dims(ctx, decorator), **(sizes or {})}
+        reports.append(_report(ctx, fn, plan, merged, itemsize))
+    return reports
