@@ -235,8 +235,9 @@ class FunctionRewriter:
                     self._bind_target(e, v)
                 return
             if isinstance(value, Static):
-                for e in elements:
-                    self._bind_target(e, Static())
+                shape_of = value.shape_of if value.shape_of and len(value.shape_of) == len(elements) else None
+                for i, e in enumerate(elements):
+                    self._bind_target(e, Static(size_of=shape_of[i]) if shape_of else Static())
                 return
         raise self.ctx.error(UnsupportedError, target, f"assignment to {self.ctx.code(target)!r}",
                              "assign arrays to plain names (no attribute, subscript or .at[] updates)")

@@ -110,7 +110,9 @@ def evaluate(rw, node: cst.BaseExpression):
         new = node.with_changes(elements=[e.with_changes(value=i.node) for e, i in zip(node.elements, items)])
         if all(isinstance(i.value, Static) for i in items):
             known = all(i.value.known for i in items)
-            return Operand(Static(tuple(i.value.literal for i in items), known), node, new)
+            sizes = tuple(i.value.size_of for i in items)
+            shape_of = sizes if items and all(sizes) else None
+            return Operand(Static(tuple(i.value.literal for i in items), known, shape_of=shape_of), node, new)
         return Operand(TupleValue(tuple(i.value for i in items)), node, new)
     if isinstance(node, cst.IfExp):
         return _if_exp(rw, node)
@@ -203,9 +205,10 @@ def _attribute(rw, node: cst.Attribute):
             if any(f != 1 for f in factors):
                 # The user's .shape means the global shape; the local array holds a block.
                 factors_node = cst.parse_expression("(" + ", ".join(map(str, factors)) + ("," if len(factors) == 1 else "") + ")")
-                return Operand(Static(), node, call_template("{mr}.global_shape({x}, {f})", mr=cst.Name(rw.ctx.mr),
-                                                             x=base.node, f=factors_node))
-            return Operand(Static(), node, new)
+                return Operand(Static(shape_of=layout.dims), node,
+                               call_template("{mr}.global_shape({x}, {f})", mr=cst.Name(rw.ctx.mr),
+                                             x=base.node, f=factors_node))
+            return Operand(Static(shape_of=layout.dims), node, new)
         if attr == "size":
             total = rw.mesh.size(layout.split_axes)
             if total != 1:
@@ -249,13 +252,18 @@ def _subscript(rw, node: cst.Subscript):
                 shards = rw.mesh.size(layout.axes[index])
                 shape = node.value.with_changes(value=base.node)
                 local = node.with_changes(value=shape)
+                size = Static(size_of=layout.dims[index])
                 if shards == 1:
-                    return Operand(Static(), node, local)
-                return Operand(Static(), node, cst.BinaryOperation(local, cst.Multiply(), int_node(shards),
-                                                                   lpar=[cst.LeftParen()], rpar=[cst.RightParen()]))
+                    return Operand(size, node, local)
+                return Operand(size, node, cst.BinaryOperation(local, cst.Multiply(), int_node(shards),
+                                                               lpar=[cst.LeftParen()], rpar=[cst.RightParen()]))
     base = rw.expr(node.value)
     if isinstance(base.value, Static):
-        return Operand(Static(), node, node.with_changes(value=base.node))
+        shape_of = base.value.shape_of
+        index = _literal_int(rw, node.slice[0]) if shape_of and len(node.slice) == 1 else None
+        size = Static(size_of=shape_of[index]) if index is not None and -len(shape_of) <= index < len(shape_of) \
+            else Static()
+        return Operand(size, node, node.with_changes(value=base.node))
     if isinstance(base.value, TupleValue):
         index = _literal_int(rw, node.slice[0]) if len(node.slice) == 1 else None
         if index is None:

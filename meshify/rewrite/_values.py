@@ -33,6 +33,10 @@ class Static:
 
     literal: object = None
     known: bool = False
+    #: The global size of this dim, when the value came from ``x.shape[i]``.
+    size_of: str | None = None
+    #: The dims whose global sizes this tuple holds, when it came from ``x.shape``.
+    shape_of: tuple[str, ...] | None = None
 
     @classmethod
     def of(cls, value: object) -> Static:
