@@ -1,0 +1,40 @@
+"""A linear layer with its input dim split: y = x @ w on a 2x4 mesh.
+
+``d_in`` is split over mesh axis ``model`` in both ``x`` and ``w``, so each device
+multiplies its own slice and holds a partial sum of ``y``; meshify inserts one psum over
+``model`` (one all-reduce) for the return value.  The batch is split over ``batch``.
+
+    python examples/linear.py
+"""
+
+import os
+import sys
+
+os.environ.setdefault("JAX_PLATFORMS", "cpu")  # before jax is imported
+
+import numpy as np  # noqa: E402
+
+from meshify import Tensor, mesh  # noqa: E402
+from meshify.runtime import simulate_cpu_devices  # noqa: E402
+
+simulate_cpu_devices(8)  # before any JAX operation
+
+
+@mesh(batch=2, model=4, rules={"d_in": "model"})
+def linear(x: Tensor["batch", "d_in"], w: Tensor["d_in", "d_out"]) -> Tensor["batch", "d_out"]:
+    return x @ w
+
+
+def main() -> int:
+    from _report import report
+
+    batch, d_in, d_out = 4, 32, 8
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((batch, d_in), dtype=np.float32)
+    w = rng.standard_normal((d_in, d_out), dtype=np.float32) / np.sqrt(d_in)
+    print(linear.source)
+    return report(linear, (x, w))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
