@@ -70,6 +70,12 @@ class MeshFunction:
         functools.update_wrapper(self, fn)
 
     def _build(self):
+        try:
+            return self._build_once()
+        except MeshifyError as e:  # keep meshify's own frames out of the user's traceback
+            raise e.with_traceback(None) from None
+
+    def _build_once(self):
         if self._sharded is None:
             import jax
 

@@ -26,6 +26,7 @@ from meshify.errors import LayoutError, MeshifyError, UnsupportedError
 from meshify.rewrite._context import ModuleContext
 from meshify.rewrite._hints import read_dims, read_return_dims
 from meshify.rewrite._ops import binary_operator, evaluate
+from meshify.rewrite._ops_shape import is_reshape, reshape_named
 from meshify.rewrite._plan import Step, plan_conversion, step_result
 from meshify.rewrite._templates import apply_step, comment_line, psum_statement
 from meshify.rewrite._values import Array, Opaque, Operand, Static, TupleValue, Value
@@ -246,7 +247,10 @@ class FunctionRewriter:
         dims = read_dims(self.ctx, s.annotation.annotation)
         if s.value is None:
             raise self.ctx.error(UnsupportedError, s, "annotation without a value", "assign a value")
-        op = self.expr(s.value)
+        if dims is not None and is_reshape(self, s.value):
+            op = reshape_named(self, s.value, dims)
+        else:
+            op = self.expr(s.value)
         if dims is None:
             self._bind_target(s.target, op.value)
             return s.with_changes(value=op.node)

@@ -269,10 +269,10 @@ def _subscript(rw, node: cst.Subscript):
         if index is None:
             raise rw.error(UnsupportedError, node, "indexing a tuple of arrays with a non-literal index")
         return Operand(base.value.items[index], node, node.with_changes(value=base.node))
-    if isinstance(base.value, Array) and (base.value.layout.is_split or base.value.layout.partial):
-        raise rw.error(UnsupportedError, node,
-                       f"indexing {rw.ctx.code(node.value)!r}, which has layout {base.value.layout.describe()}",
-                       "index before sharding, or map the indexed dims to no mesh axis")
+    if isinstance(base.value, Array):
+        from meshify.rewrite._ops_shape import index_array
+
+        return index_array(rw, node, base)
     return Operand(Opaque(), node, node.with_changes(value=base.node))
 
 

@@ -10,10 +10,10 @@ from meshify.annotate._tensor import Tensor
 from meshify.annotate._types import MeshSpec
 from meshify.runtime._bind import ArgSpec, Sharded, bind, sharded
 from meshify.runtime._devices import available_devices, build_mesh, set_devices, simulate_cpu_devices
-from meshify.runtime.ops import all_gather, global_shape, local_block, log_softmax, logsumexp, pmax, pmin, softmax
+from meshify.runtime.ops import all_gather, global_shape, one_hot, take, take_along_axis, local_block, log_softmax, logsumexp, pmax, pmin, softmax
 
 __all__ = [
     "P", "Tensor", "MeshSpec", "ArgSpec", "Sharded", "bind", "sharded",
     "available_devices", "build_mesh", "set_devices", "simulate_cpu_devices",
-    "all_gather", "global_shape", "local_block", "log_softmax", "logsumexp", "pmax", "pmin", "softmax",
+    "all_gather", "global_shape", "one_hot", "take", "take_along_axis", "local_block", "log_softmax", "logsumexp", "pmax", "pmin", "softmax",
 ]

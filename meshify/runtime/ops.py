@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import jax
 import jax.numpy as jnp
 
-__all__ = ["all_gather", "local_block", "pmax", "pmin", "softmax", "log_softmax", "logsumexp", "global_shape"]
+__all__ = ["all_gather", "local_block", "take", "take_along_axis", "one_hot", "pmax", "pmin", "softmax", "log_softmax", "logsumexp", "global_shape"]
 
 AxisName = str | tuple[str, ...]
 
@@ -107,3 +107,36 @@ def softmax(x: jax.Array, axis: int, axis_name: AxisName) -> jax.Array:
 def log_softmax(x: jax.Array, axis: int, axis_name: AxisName) -> jax.Array:
     """``jax.nn.log_softmax`` over a dim split over ``axis_name``."""
     return x - logsumexp(x, axis, axis_name, keepdims=True)
+
+
+def _block_offset(axis_name: AxisName, local_size: int) -> jax.Array:
+    return jax.lax.axis_index(axis_name) * local_size
+
+
+def take(table: jax.Array, ids: jax.Array, axis: int, axis_name: AxisName) -> jax.Array:
+    """``jnp.take(table, ids, axis)`` where ``table``'s ``axis`` is split over ``axis_name``.
+
+    Each device looks up the ids that fall in its block and writes zeros elsewhere; the
+    result is a partial sum over ``axis_name`` (the caller psums it, as late as it can).
+    """
+    local = table.shape[axis]
+    shifted = ids - _block_offset(axis_name, local)
+    mine = (shifted >= 0) & (shifted < local)
+    found = jnp.take(table, jnp.where(mine, shifted, 0), axis=axis)
+    mask = jnp.expand_dims(mine, tuple(range(axis + ids.ndim, found.ndim)) + tuple(range(axis)))
+    return jnp.where(mask, found, jnp.zeros((), found.dtype))
+
+
+def take_along_axis(arr: jax.Array, ids: jax.Array, axis: int, axis_name: AxisName) -> jax.Array:
+    """``jnp.take_along_axis`` over a dim split over ``axis_name``: masked, a partial sum."""
+    local = arr.shape[axis]
+    shifted = ids - _block_offset(axis_name, local)
+    mine = (shifted >= 0) & (shifted < local)
+    found = jnp.take_along_axis(arr, jnp.where(mine, shifted, 0), axis=axis)
+    return jnp.where(mine, found, jnp.zeros((), found.dtype))
+
+
+def one_hot(x: jax.Array, num_classes: int, axis_name: AxisName, dtype=jnp.float32) -> jax.Array:
+    """This device's block of ``jax.nn.one_hot(x, num_classes)`` along a depth split over ``axis_name``."""
+    local = num_classes // jax.lax.axis_size(axis_name)
+    return jax.nn.one_hot(x - _block_offset(axis_name, local), local, dtype=dtype)
