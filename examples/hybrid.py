@@ -15,12 +15,12 @@ import sys
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")  # before jax is imported
 
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-import numpy as np  # noqa: E402
+import jax
+import jax.numpy as jnp
+import numpy as np
 
-from meshify import Tensor, mesh  # noqa: E402
-from meshify.runtime import simulate_cpu_devices  # noqa: E402
+from meshify import Tensor, mesh
+from meshify.runtime import simulate_cpu_devices
 
 simulate_cpu_devices(8)  # before any JAX operation
 
