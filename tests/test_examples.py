@@ -102,3 +102,12 @@ def test_tolerance_is_relative_for_large_values():
     assert compare([1.0, 2.5], [1.0, 2.0]) == (0.5, False)
     assert compare([1000.0, 2000.05], [1000.0, 2000.0])[1]
     assert not compare([np.nan], [1.0])[1]
+
+
+def test_readme_shows_the_real_generated_code():
+    from meshify.rewrite import convert_source
+
+    readme = (EXAMPLES.parent / "README.md").read_text()
+    text = convert_source((EXAMPLES / "hybrid.py").read_text(), "examples/hybrid.py").text
+    generated = text[text.index("@mr.sharded("):text.index("\n\n\ndef main")]
+    assert f"```python\n{generated}\n```" in readme
