@@ -55,11 +55,15 @@ CASES = {
         AnnotationError, (5, 16), "size 0"),
     "python_loop_over_split_dim": (
         '@mesh(batch=2)\ndef f(x: Tensor["batch", "d"]) -> Tensor["batch", "d"]:\n'
-        '    for i in range(3):\n        x = x * 2\n    return x\n',
-        UnsupportedError, (7, 5), "'for'"),
+        '    for row in x:\n        x = x * 2\n    return x\n',
+        UnsupportedError, (7, 16), "loop over an array"),
+    "loop_changes_a_layout": (
+        '@mesh(model=4)\ndef f(x: Tensor["b", "model"], w: Tensor["model", "model2"]) -> Tensor["b", "model2"]:\n'
+        '    y = x\n    for i in range(2):\n        y = y @ w\n    return y\n',
+        LayoutError, (8, 5), "changes across iterations"),
     "indexing_split_value": (
         '@mesh(batch=2)\ndef f(x: Tensor["batch", "d"]) -> Tensor["d"]:\n    return x[0]\n',
-        UnsupportedError, (7, 12), "indexing 'x'"),
+        UnsupportedError, (7, 14), "indexing split dim 'batch'"),
     "non_literal_mesh_argument": (
         'N = 4\n@mesh(model=N)\ndef f(x: Tensor["model"]) -> Tensor["model"]:\n    return x\n',
         AnnotationError, (6, 13), "model=N"),

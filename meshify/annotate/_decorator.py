@@ -117,6 +117,10 @@ class MeshFunction:
         self._build()
         return self._generated.plan
 
+    def place(self, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        """The arguments placed on the mesh in their shardings (see ``Sharded.place``)."""
+        return self._build().place(*args, **kwargs)
+
     def lower(self, *args: Any, **kwargs: Any) -> Any:
         """``jax.jit(...).lower`` of the sharded program, for inspecting HLO."""
         return self._build().lower(*args, **kwargs)

@@ -162,6 +162,8 @@ class FunctionRewriter:
     # -- statements ---------------------------------------------------------------------
 
     def _statement(self, stmt: cst.BaseStatement) -> list[cst.BaseStatement]:
+        if isinstance(stmt, cst.For):
+            return [self._for_statement(stmt)]
         if not isinstance(stmt, cst.SimpleStatementLine):
             kind = type(stmt).__name__.lower()
             fix = {"for": "use jax.lax.scan/fori_loop, or vectorise the loop",
@@ -189,6 +191,34 @@ class FunctionRewriter:
                                                       *(comment_line(c) for c in self._comments)])
             return [*hoisted, new]
         raise self.ctx.error(UnsupportedError, stmt, "statement needs too many materialised partial sums")
+
+    def _for_statement(self, stmt: cst.For) -> cst.For:
+        """A Python loop over static values (``for i in range(n_layers)``), unrolled by Python.
+
+        The body is rewritten once, so every iteration must start from the same layouts:
+        the walk checks that the body leaves each array it found as it found it.
+        """
+        self._line = self.ctx.line(stmt)
+        iterable = self.expr(stmt.iter)
+        if not isinstance(iterable.value, Static):
+            raise self.ctx.error(UnsupportedError, stmt.iter, "a Python loop over an array",
+                                 "loop over static values (range(n)), or use jax.lax.scan")
+        if stmt.orelse is not None or stmt.asynchronous is not None or not isinstance(stmt.body, cst.IndentedBlock):
+            raise self.ctx.error(UnsupportedError, stmt, "for/else, async for, or a one-line loop body")
+        start = dict(self.env)
+        self._bind_target(stmt.target, Static())
+        body: list[cst.BaseStatement] = []
+        for inner in stmt.body.body:
+            body.extend(self._statement(inner))
+        for name, before in start.items():
+            after = self.env.get(name)
+            if isinstance(before, Array) and after != before:
+                described = after.layout.describe() if isinstance(after, Array) else type(after).__name__
+                raise self.ctx.error(
+                    LayoutError, stmt, f"the layout of {name!r} changes across iterations of this loop: "
+                    f"{before.layout.describe()} before, {described} after",
+                    f"pin it with a hint inside the loop: {name}: Tensor[{', '.join(map(repr, before.dims))}] = ...")
+        return stmt.with_changes(body=stmt.body.with_changes(body=body))
 
     def _materialise(self, r: _Restart) -> cst.BaseStatement:
         value = self.env[r.name]

@@ -104,6 +104,27 @@ class Sharded:
                                out_specs=self.out_specs, check_vma=True)
         return mapped, jax.jit(mapped)
 
+    @property
+    def shardings(self) -> dict[str, NamedSharding]:
+        """Each array argument's sharding on the mesh, by parameter name."""
+        return {name: NamedSharding(self.mesh, spec.spec) for name, spec in self.args.items()}
+
+    def place(self, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        """The arguments, with each array put on the mesh in its sharding (statics as given).
+
+        Place parameters once before a training loop so that every step, its gradients and
+        the optimizer state keep these shardings instead of moving data each call.
+        """
+        try:
+            bound = self._signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise CallError(f"{self.__name__}.place(): {e}") from None
+        bound.apply_defaults()
+        self._check([bound.arguments[name] for name in self.args])
+        shardings = self.shardings
+        return tuple(jax.device_put(value, shardings[name]) if name in shardings else value
+                     for name, value in bound.arguments.items())
+
     def lower(self, *args: Any, **kwargs: Any) -> Any:
         """``jax.jit(...).lower`` of the program for these arguments (for HLO inspection)."""
         bound = self._signature.bind(*args, **kwargs)
