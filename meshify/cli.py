@@ -12,6 +12,7 @@ import functools
 import os
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
@@ -68,18 +69,80 @@ def _write_atomic(path: Path, text: str, force: bool) -> None:
         raise
 
 
-def _outputs(files: list[Path], output: Path | None, out_dir: Path | None) -> list[Path | None]:
+_SKIP_DIRS = {".git", ".venv", "venv", "__pycache__", "node_modules", "site-packages", "build", "dist"}
+
+
+@dataclass(frozen=True)
+class _Job:
+    source: Path
+    out: Path | None
+    discovered: bool  # found by walking a directory: skipped quietly if it has no @mesh functions
+
+
+def _walk(root: Path) -> list[Path]:
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        parts = path.relative_to(root).parts
+        if any(p in _SKIP_DIRS or p.startswith(".") for p in parts[:-1]):
+            continue
+        try:
+            head = path.read_bytes()
+        except OSError:
+            continue
+        if b"mesh" in head:  # cheap filter; parsing decides
+            found.append(path)
+    return found
+
+
+def _jobs(inputs: list[Path], output: Path | None, out_dir: Path | None) -> list[_Job]:
     if output is not None and out_dir is not None:
         raise _Exit(2, "error: give either -o/--output or --out-dir, not both")
+    directories = [p for p in inputs if p.is_dir()]
+    if directories and out_dir is None:
+        raise _Exit(2, f"error: {directories[0]} is a directory\n  fix: give --out-dir DIR for the generated files")
     if output is not None:
-        if len(files) != 1:
-            raise _Exit(2, f"error: -o takes one input file, got {len(files)}\n  fix: use --out-dir DIR for several")
-        return [output]
-    if out_dir is not None:
-        return [out_dir / f.name for f in files]
-    if len(files) != 1:
-        raise _Exit(2, "error: several input files need --out-dir DIR")
-    return [None]
+        if len(inputs) != 1:
+            raise _Exit(2, f"error: -o takes one input file, got {len(inputs)}\n  fix: use --out-dir DIR for several")
+        return [_Job(inputs[0], output, False)]
+    if out_dir is None:
+        if len(inputs) != 1:
+            raise _Exit(2, "error: several input files need --out-dir DIR")
+        return [_Job(inputs[0], None, False)]
+    jobs = []
+    for path in inputs:
+        if path.is_dir():
+            jobs += [_Job(f, out_dir / f.relative_to(path), True) for f in _walk(path)]
+        else:
+            jobs.append(_Job(path, out_dir / path.name, False))
+    return jobs
+
+
+def _generate_all(jobs: list[_Job]) -> list[tuple[_Job, str]]:
+    """Converts every job first (all or nothing); a progress bar on stderr when there are many."""
+    from meshify.rewrite import NO_MESH_FUNCTIONS
+
+    results = []
+    progress = None
+    if len(jobs) >= 10:
+        from rich.console import Console
+        from rich.progress import Progress
+
+        progress = Progress(console=Console(stderr=True), transient=True)
+        progress.start()
+        task = progress.add_task("converting", total=len(jobs))
+    try:
+        for job in jobs:
+            try:
+                results.append((job, _generate(job.source, job.out)))
+            except MeshifyError as e:
+                if not (job.discovered and e.code == NO_MESH_FUNCTIONS):
+                    raise
+            if progress is not None:
+                progress.advance(task)
+    finally:
+        if progress is not None:
+            progress.stop()
+    return results
 
 
 def _guarded(command):
@@ -103,27 +166,29 @@ def _guarded(command):
 @app.command()
 @_guarded
 def convert(
-    files: Annotated[list[Path], typer.Argument(help="Python files with @mesh functions.")],
+    files: Annotated[list[Path], typer.Argument(help="Python files with @mesh functions, or directories.")],
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Write the result here.")] = None,
     out_dir: Annotated[Path | None, typer.Option("--out-dir", help="Write one file per input here.")] = None,
     check: Annotated[bool, typer.Option("--check", help="Write nothing; exit 1 if an output is stale.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Overwrite files meshify did not generate.")] = False,
 ) -> None:
-    """Rewrite FILES into shard_map programs (stdout when no output is given)."""
-    outputs = _outputs(files, output, out_dir)
-    if check and outputs == [None]:
+    """Rewrite FILES (or every file with @mesh functions under a directory) into shard_map programs.
+
+    With no -o/--out-dir the result goes to stdout.
+    """
+    jobs = _jobs(files, output, out_dir)
+    if check and jobs and jobs[0].out is None:
         raise _Exit(2, "error: --check needs -o or --out-dir to compare against")
-    generated = [(_generate(f, o), o) for f, o in zip(files, outputs)]  # all or nothing: generate first
     stale = []
-    for (text, out), source in zip(generated, files):
+    for job, text in _generate_all(jobs):
         if check:
-            current = out.read_text(encoding="utf-8") if out.exists() else None  # type: ignore[union-attr]
+            current = job.out.read_text(encoding="utf-8") if job.out.exists() else None  # type: ignore[union-attr]
             if current != text:
-                stale.append(f"{out} is {'missing' if current is None else 'stale'} (from {source})")
-        elif out is None:
+                stale.append(f"{job.out} is {'missing' if current is None else 'stale'} (from {job.source})")
+        elif job.out is None:
             sys.stdout.write(text)
         else:
-            _write_atomic(out, text, force)
+            _write_atomic(job.out, text, force)
     if stale:
         raise _Exit(1, "\n".join(stale) + "\n  fix: run meshify convert without --check to regenerate")
 

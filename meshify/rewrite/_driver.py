@@ -24,7 +24,10 @@ from meshify.rewrite._emit import fix_imports, header_lines, sharded_decorator
 from meshify.rewrite._hints import mesh_decorator, read_mesh_decorator
 from meshify.rewrite._interp import FunctionPlan, FunctionRewriter
 
-__all__ = ["Converted", "GeneratedFunction", "convert_source", "mesh_functions", "rewrite_function"]
+#: The error code of a module without @mesh functions (directory walks skip such files).
+NO_MESH_FUNCTIONS = "MSH002"
+
+__all__ = ["NO_MESH_FUNCTIONS", "Converted", "GeneratedFunction", "convert_source", "mesh_functions", "rewrite_function"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +69,7 @@ def convert_source(source: str | bytes, path: str, regenerate: str | None = None
         mesh, rules = read_mesh_decorator(ctx, decorator)
         plans[fn] = FunctionRewriter(ctx, fn, mesh, rules).run()
     if not plans:
-        raise SourceError(f"{path} has no @mesh functions",
+        raise SourceError(f"{path} has no @mesh functions", code=NO_MESH_FUNCTIONS,
                           fix="decorate a function with @mesh(...) from meshify (from meshify import mesh)")
     mr = ctx.mr
 

@@ -14,7 +14,7 @@ from meshify.annotate._types import MeshSpec, Rules
 from meshify.errors import AnnotationError, MeshifyError
 from meshify.rewrite._context import ModuleContext
 
-__all__ = ["read_dims", "read_return_dims", "mesh_decorator", "read_mesh_decorator", "TENSOR_NAMES", "MESH_NAMES"]
+__all__ = ["is_integer_hint", "read_dims", "read_return_dims", "mesh_decorator", "read_mesh_decorator", "TENSOR_NAMES", "MESH_NAMES"]
 
 TENSOR_NAMES = frozenset({"meshify.Tensor", "meshify.annotate.Tensor", "meshify.runtime.Tensor"})
 MESH_NAMES = frozenset({"meshify.mesh", "meshify.annotate.mesh"})
@@ -25,8 +25,23 @@ def _is_tensor(ctx: ModuleContext, node: cst.BaseExpression) -> bool:
     return bool(ctx.qualified_names(node) & TENSOR_NAMES)
 
 
+#: jaxtyping's array annotations (``Float[Array, "batch d_model"]``), read without importing jaxtyping.
+JAXTYPING_NAMES = frozenset(f"jaxtyping.{n}" for n in (
+    "Float", "Int", "Integer", "UInt", "Bool", "Shaped", "Num", "Real", "Inexact", "Complex", "Float32",
+    "Float16", "BFloat16", "Float64", "Int32", "Int64", "Int8", "UInt8", "UInt32", "Key"))
+INTEGER_HINTS = frozenset(f"jaxtyping.{n}" for n in ("Int", "Integer", "UInt", "Int32", "Int64", "Int8", "UInt8",
+                                                      "UInt32"))
+
+
+def is_integer_hint(ctx: ModuleContext, node: cst.BaseExpression) -> bool:
+    """Whether a hint says its array holds integers (jaxtyping's ``Int[...]`` family)."""
+    return isinstance(node, cst.Subscript) and bool(ctx.qualified_names(node.value) & INTEGER_HINTS)
+
+
 def read_dims(ctx: ModuleContext, node: cst.BaseExpression) -> tuple[str, ...] | None:
-    """The dims of a ``Tensor[...]`` hint, or None when ``node`` is another kind of hint."""
+    """The dims of a ``Tensor[...]`` or jaxtyping hint, or None when ``node`` is another kind of hint."""
+    if isinstance(node, cst.Subscript) and ctx.qualified_names(node.value) & JAXTYPING_NAMES:
+        return _read_jaxtyping(ctx, node)
     if not (isinstance(node, cst.Subscript) and _is_tensor(ctx, node.value)):
         if isinstance(node, cst.Name | cst.Attribute) and _is_tensor(ctx, node):
             raise ctx.error(AnnotationError, node, "bare Tensor hint without dims",
@@ -46,12 +61,30 @@ def read_dims(ctx: ModuleContext, node: cst.BaseExpression) -> tuple[str, ...] |
             raise ctx.error(AnnotationError, value if value is not None else element,
                             f"Tensor[...] dim {bad} is not a string",
                             f'quote each dim name: Tensor["batch", "d_model"] (got {bad})')
-        name = value.evaluated_value
-        if not isinstance(name, str) or not name.isidentifier():
-            raise ctx.error(AnnotationError, value, f"Tensor[...] dim {name!r} is not an identifier",
-                            'use names like "batch" or "d_model"')
-        dims.append(name)
+        text = value.evaluated_value
+        # Tensor["batch d_model"] is jaxtyping's one-string form.
+        for name in (text.split() if isinstance(text, str) and len(elements) == 1 else [text]):
+            dims.append(_dim_name(ctx, value, name, "Tensor[...]"))
     return tuple(dims)
+
+
+def _dim_name(ctx: ModuleContext, node: cst.CSTNode, name: object, what: str) -> str:
+    if not isinstance(name, str) or not name.isidentifier():
+        fix = 'use names like "batch" or "d_model"'
+        if isinstance(name, str) and name[:1] in "*#." or name == "_" or str(name).isdigit():
+            fix = ("meshify needs one plain name per dim: variadic (*batch), broadcast (#dim), anonymous (_), "
+                   "and fixed-size dims are not supported; name the dim")
+        raise ctx.error(AnnotationError, node, f"{what} dim {name!r} is not an identifier", fix)
+    return name
+
+
+def _read_jaxtyping(ctx: ModuleContext, node: cst.Subscript) -> tuple[str, ...]:
+    elements = node.slice
+    shape = elements[-1].slice.value if len(elements) == 2 and isinstance(elements[-1].slice, cst.Index) else None
+    if not isinstance(shape, cst.SimpleString) or not isinstance(shape.evaluated_value, str):
+        raise ctx.error(AnnotationError, node, f"jaxtyping hint {ctx.code(node)!r} has no literal shape string",
+                        'write Float[Array, "batch d_model"]')
+    return tuple(_dim_name(ctx, shape, name, "jaxtyping") for name in shape.evaluated_value.split())
 
 
 def read_return_dims(ctx: ModuleContext, fn: cst.FunctionDef) -> tuple[str, ...] | tuple[tuple[str, ...], ...]:
