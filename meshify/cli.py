@@ -278,6 +278,41 @@ def _print_reports(reports) -> None:
                       f"parameters {_human(report.parameter_bytes)}, activations {_human(report.activation_bytes)}")
 
 
+@app.command()
+@_guarded
+def verify(
+    target: Annotated[str, typer.Argument(help="FILE or FILE::FUNC.")],
+    dims: Annotated[str, typer.Option("--dims", help="Dim sizes: batch=8,length=1024,...")] = "",
+    generated: Annotated[Path | None, typer.Option("--generated", help="Check this generated file "
+                                                   "instead of rewriting on the fly.")] = None,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+    rtol: Annotated[float, typer.Option("--rtol", help="Largest accepted max-abs error / max |reference|.")] = 1e-4,
+) -> None:
+    """Run the sharded program against .reference on random inputs (imports and runs FILE)."""
+    from meshify.explain import parse_dims
+    from meshify.verify import verify_file
+
+    path, func = _split_target(target)
+    reports = verify_file(path, func, parse_dims(dims), generated, seed, rtol)
+    failed = False
+    for r in reports:
+        verdict = "ok" if r.ok else "FAILED"
+        typer.echo(f"{r.name}: {verdict}: max abs error {r.max_abs_error:.3g}, max rel error {r.max_rel_error:.3g}"
+                   f" ({'agree' if r.results_agree else 'DIFFER'})")
+        for kind in sorted(set(r.predicted) | set(r.found)):
+            p, f = r.predicted.get(kind, (0, 0)), r.found.get(kind, (0, 0))
+            mark = "" if p[1] == f[1] else "   <-- differs"
+            typer.echo(f"  {kind:15} predicted {p[0]} ({p[1]} bytes/device)  compiled HLO {f[0]} "
+                       f"({f[1]} bytes/device){mark}")
+        if not (r.predicted or r.found):
+            typer.echo("  no collectives predicted or found")
+        for note in r.notes:
+            typer.echo(f"  {note}")
+        failed |= not r.ok
+    if failed:
+        raise _Exit(1)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console entry point."""
     app(args=argv)

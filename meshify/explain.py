@@ -24,7 +24,7 @@ from meshify.annotate._types import BROADCAST, Layout, MeshSpec
 from meshify.errors import AnnotationError, LayoutError, MeshifyError
 from meshify.rewrite._context import ModuleContext, parse_module
 from meshify.rewrite._driver import mesh_functions
-from meshify.rewrite._hints import read_mesh_decorator
+from meshify.rewrite._hints import is_integer_hint, read_mesh_decorator
 from meshify.rewrite._interp import FunctionPlan, FunctionRewriter
 
 __all__ = ["ArgReport", "CollectiveReport", "FunctionReport", "ValueReport", "explain_source", "parse_dims"]
@@ -43,6 +43,7 @@ class ArgReport:
     local_shape: tuple[int, ...]
     bytes: int
     tiling: list[str]
+    integer: bool = False  # the hint says integers (jaxtyping's Int[...])
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +72,7 @@ class FunctionReport:
     name: str
     line: int
     mesh: str
+    devices: int
     args: list[ArgReport] = field(default_factory=list)
     values: list[ValueReport] = field(default_factory=list)
     collectives: list[CollectiveReport] = field(default_factory=list)
@@ -86,6 +88,14 @@ class FunctionReport:
     @property
     def activation_bytes(self) -> int:
         return sum(v.bytes for v in self.values)
+
+    def predicted(self) -> dict[str, tuple[int, int]]:
+        """HLO collective kind -> (count, bytes per device) that the plan predicts."""
+        out: dict[str, tuple[int, int]] = {}
+        for c in self.collectives:
+            count, size = out.get(c.hlo_kind, (0, 0))
+            out[c.hlo_kind] = (count + c.count, size + c.bytes)
+        return out
 
     def to_json(self) -> dict:
         out = asdict(self)
@@ -150,6 +160,22 @@ def _collective_bytes(kind: str, axes: tuple[str, ...], layout: Layout, sizer: _
     return local * _ALL_REDUCES.get(kind, 1)
 
 
+def _trips(loops, sizes: dict[str, int], where: str, line: int) -> int:
+    """How many times a statement inside ``loops`` runs per call."""
+    total = 1
+    for trips in loops:
+        if isinstance(trips, int):
+            total *= trips
+        elif isinstance(trips, str) and trips in sizes:
+            total *= sizes[trips]
+        else:
+            raise AnnotationError(
+                f"{where}: cannot count the iterations of the loop around line {line}"
+                + (f" (no size for dim {trips!r})" if trips else ""),
+                fix=(f"pass --dims {trips}=N" if trips else "loop over range(N) with N a literal or x.shape[i]"))
+    return total
+
+
 def _tiling(name: str, layout: Layout, mesh: MeshSpec) -> list[str]:
     """Which block each device holds, as a grid for 1-D and 2-D meshes."""
     if len(mesh.names) > 2:
@@ -183,20 +209,24 @@ def _tiling(name: str, layout: Layout, mesh: MeshSpec) -> list[str]:
 def _report(ctx: ModuleContext, fn: cst.FunctionDef, plan: FunctionPlan, sizes: dict[str, int],
             itemsize: int) -> FunctionReport:
     sizer = _Sizer(plan.mesh, sizes, itemsize, f"{ctx.path}::{plan.name}")
-    report = FunctionReport(plan.name, ctx.line(fn.name), str(plan.mesh))
+    report = FunctionReport(plan.name, ctx.line(fn.name), str(plan.mesh), plan.mesh.devices)
+    hints = {p.name.value: p.annotation.annotation for p in (*fn.params.posonly_params, *fn.params.params,
+                                                            *fn.params.kwonly_params) if p.annotation}
     for name, layout in plan.in_layouts.items():
         report.args.append(ArgReport(name, layout.describe(), sizer.global_shape(layout), sizer.local_shape(layout),
-                                     sizer.bytes(layout), _tiling(name, layout, plan.mesh)))
+                                     sizer.bytes(layout), _tiling(name, layout, plan.mesh),
+                                     is_integer_hint(ctx, hints[name]) or name in plan.index_params))
     for binding in plan.bindings:
         report.values.append(ValueReport(binding.line, binding.name, binding.layout.describe(),
                                          sizer.local_shape(binding.layout), sizer.bytes(binding.layout)))
     for record in plan.records:
         if record.kind == "slice":
             continue
-        count = _ALL_REDUCES.get(record.kind, 1)
+        repeat = _trips(record.loops, sizes, sizer.where, record.line)
+        count = _ALL_REDUCES.get(record.kind, 1) * repeat
         report.collectives.append(CollectiveReport(
             record.line, record.kind, _HLO_KIND[record.kind], count, record.axes, record.dim,
-            _collective_bytes(record.kind, record.axes, record.layout, sizer), record.reason))
+            _collective_bytes(record.kind, record.axes, record.layout, sizer) * repeat, record.reason))
     return report
 
 

@@ -48,6 +48,8 @@ class Record:
     dim: str
     reason: str
     layout: Layout
+    #: The enclosing loops' trip counts, outermost first: an int, or the dim whose size it is.
+    loops: tuple[int | str | None, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +74,8 @@ class FunctionPlan:
     records: list[Record] = field(default_factory=list)
     bindings: list[Binding] = field(default_factory=list)
     node: cst.FunctionDef | None = None
+    #: Parameters used as indices (lookups, one_hot): they hold integers.
+    index_params: set[str] = field(default_factory=set)
 
 
 class _Restart(Exception):
@@ -95,6 +99,8 @@ class FunctionRewriter:
         self.env: dict[str, Value] = {}
         self.records: list[Record] = []
         self.bindings: list[Binding] = []
+        self.index_names: set[str] = set()
+        self._loops: list[int | str | None] = []
         self._comments: list[str] = []
         self._line = 0
         self._return: tuple[tuple[str, ...], ...] | tuple[str, ...] | None = None
@@ -123,6 +129,7 @@ class FunctionRewriter:
                             {n: self.rules.layout(d) for n, d in params.items()}, out_layouts,
                             self.records, self.bindings)
         plan.node = self.fn.with_changes(body=body.with_changes(body=new_body))
+        plan.index_params = self.index_names & set(params)
         return plan
 
     def _out_layouts(self) -> tuple[Layout, ...] | Layout:
@@ -208,8 +215,12 @@ class FunctionRewriter:
         start = dict(self.env)
         self._bind_target(stmt.target, Static())
         body: list[cst.BaseStatement] = []
-        for inner in stmt.body.body:
-            body.extend(self._statement(inner))
+        self._loops.append(self._trip_count(stmt.iter))
+        try:
+            for inner in stmt.body.body:
+                body.extend(self._statement(inner))
+        finally:
+            self._loops.pop()
         for name, before in start.items():
             after = self.env.get(name)
             if isinstance(before, Array) and after != before:
@@ -220,12 +231,22 @@ class FunctionRewriter:
                     f"pin it with a hint inside the loop: {name}: Tensor[{', '.join(map(repr, before.dims))}] = ...")
         return stmt.with_changes(body=stmt.body.with_changes(body=body))
 
+    def _trip_count(self, iterable: cst.BaseExpression) -> int | str | None:
+        """``range(n)``'s n: an int literal, or the dim whose size n is (``range(w.shape[0])``)."""
+        if not (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name)
+                and iterable.func.value == "range" and len(iterable.args) == 1):
+            return None
+        value = self.expr(iterable.args[0].value).value
+        if isinstance(value, Static) and value.known and isinstance(value.literal, int):
+            return value.literal
+        return value.size_of if isinstance(value, Static) else None
+
     def _materialise(self, r: _Restart) -> cst.BaseStatement:
         value = self.env[r.name]
         assert isinstance(value, Array)
         layout = value.layout.with_partial(value.layout.partial - set(r.axes))
         self.env[r.name] = Array(layout)
-        self.records.append(Record(self._line, "psum", r.axes, "", r.reason, value.layout))
+        self.records.append(Record(self._line, "psum", r.axes, "", r.reason, value.layout, tuple(self._loops)))
         self.bindings.append(Binding(self._line, r.name, layout))
         line = psum_statement(r.name, r.axes)
         return line.with_changes(leading_lines=[comment_line(r.reason)])
@@ -381,7 +402,7 @@ class FunctionRewriter:
         reason = self._reason(step, op, layout, purpose)
         self._comments.append(reason)
         dim = layout.dims[step.dim] if step.dim >= 0 else ""
-        self.records.append(Record(self._line, step.kind, step.axes, dim, reason, layout))
+        self.records.append(Record(self._line, step.kind, step.axes, dim, reason, layout, tuple(self._loops)))
 
     def note_custom(self, kind: str, axes: tuple[str, ...], layout: Layout, dim: str, reason: str) -> None:
         """Records a collective an op rule emitted itself (pmax, sharded softmax, ...).
@@ -389,7 +410,7 @@ class FunctionRewriter:
         ``layout`` is that of the value the collective runs on (e.g. the reduced max).
         """
         self._comments.append(reason)
-        self.records.append(Record(self._line, kind, axes, dim, reason, layout))
+        self.records.append(Record(self._line, kind, axes, dim, reason, layout, tuple(self._loops)))
 
     def _reason(self, step: Step, op: Operand, source: Layout, purpose: str) -> str:
         what = _short(self.ctx.code(op.original))

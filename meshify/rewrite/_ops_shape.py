@@ -439,6 +439,7 @@ def lookup(rw, table: Operand, ids: Operand, axis: int, node) -> tuple[Array, cs
     Returns the result, the replacement expression (None: keep the user's), and the ids' node.
     """
     t = table.value.layout
+    mark_index(rw, ids)
     ids_node = rw.convert(ids, ids.value.layout.with_partial(()), "lookup index")
     i = ids.value.layout
     rest_dims = t.dims[:axis] + t.dims[axis + 1:]
@@ -460,6 +461,15 @@ def lookup(rw, table: Operand, ids: Operand, axis: int, node) -> tuple[Array, cs
     rw._comments.append(f"masked local lookup in split '{t.dims[axis]}' of {rw.ctx.code(table.original)}; "
                         f"the result is a partial sum over {_axes(split)}")
     return value, new, ids_node
+
+
+def mark_index(rw, operand: Operand) -> None:
+    """Remembers the names an index expression reads: parameters among them hold integers."""
+    class _Names(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            rw.index_names.add(node.value)
+
+    operand.original.visit(_Names())
 
 
 def _axes(axes) -> str:
@@ -492,6 +502,7 @@ def _take_along_axis(rw, call: Call):
     if not isinstance(axis, int):
         raise rw.error(UnsupportedError, call.node, "take_along_axis needs a literal axis", "write axis=-1")
     a, i = arr.value.layout, idx.value.layout
+    mark_index(rw, idx)
     if a.rank != i.rank:
         raise rw.error(LayoutError, call.node, "take_along_axis needs index and array of the same rank")
     axis %= a.rank
@@ -535,6 +546,7 @@ def _one_hot(rw, call: Call):
     if name is None:
         raise rw.error(UnsupportedError, call.node, "one_hot depth whose dim meshify cannot name",
                        "pass the size of a named dim, e.g. jax.nn.one_hot(labels, logits.shape[-1])")
+    mark_index(rw, x)
     x_node = rw.convert(x, x.value.layout.with_partial(()), "one_hot")
     used = x.value.layout.split_axes
     axes = rw.rules.axes(name)

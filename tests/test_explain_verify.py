@@ -1,0 +1,113 @@
+"""explain predicts, verify checks: bytes per device from the annotations equal the HLO's."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from meshify.cli import app
+from meshify.explain import explain_source
+from meshify.rewrite import convert_source
+from meshify.verify import verify_file
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: The sizes each example runs with (see its main()).
+EXAMPLE_DIMS = {
+    "linear.py": "batch=4,d_in=32,d_out=8",
+    "data_parallel.py": "batch=16,d_in=8,d_hidden=32,d_out=4",
+    "ffn_model_parallel.py": "tokens=8,d_model=16,d_ff=64",
+    "hybrid.py": "batch=4,length=8,d_model=16,d_ff=64",
+    "transformer_lm.py": "batch=8,length=16,d_model=64,heads=8,d_head=8,d_ff=256,vocab=256,layers=2",
+}
+
+
+def test_every_example_is_listed() -> None:
+    examples = {p.name for p in (ROOT / "examples").glob("*.py") if not p.name.startswith("_")}
+    assert examples == set(EXAMPLE_DIMS)
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLE_DIMS))
+def test_verify_passes_and_explain_predicts_the_hlo_bytes(name: str) -> None:
+    from meshify.explain import parse_dims
+
+    reports = verify_file(ROOT / "examples" / name, None, parse_dims(EXAMPLE_DIMS[name]))
+    for r in reports:
+        assert r.results_agree, (r.name, r.max_rel_error)
+        assert r.prediction_matches, (r.name, r.predicted, r.found)
+        assert r.ok
+
+
+def test_verify_cli_exit_codes_on_a_good_and_a_corrupted_generated_file(tmp_path: Path) -> None:
+    source = ROOT / "examples" / "hybrid.py"
+    good = tmp_path / "hybrid_sharded.py"
+    good.write_text(convert_source(source.read_text(), "examples/hybrid.py").text)
+    args = ["verify", str(source), "--dims", EXAMPLE_DIMS["hybrid.py"]]
+    assert CliRunner().invoke(app, [*args, "--generated", str(good)]).exit_code == 0
+    corrupted = tmp_path / "hybrid_corrupted.py"
+    text, n = re.subn(r'jax\.lax\.psum\((.*), "model"\)', r"(\1)", good.read_text())
+    assert n == 1
+    corrupted.write_text(text)
+    result = CliRunner().invoke(app, [*args, "--generated", str(corrupted)])
+    assert result.exit_code == 1, result.output
+    assert "DIFFER" in result.output and "differs" in result.output
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["explain", "examples/hybrid.py::nope", "--dims", "batch=4"], "no @mesh function named 'nope'"),
+    (["explain", "examples/hybrid.py", "--dims", "batch=4"], "no size for dims"),
+    (["explain", "examples/hybrid.py", "--dims", "batch=3,length=8,d_model=16,d_ff=64"], "does not divide"
+     if False else "do not divide"),
+    (["verify", "examples/hybrid.py::nope"], "no @mesh function named 'nope'"),
+    (["explain", "examples/hybrid.py", "--dims", "batch"], "is not NAME=SIZE"),
+])
+def test_bad_explain_and_verify_input_exits_2(argv, message, monkeypatch) -> None:
+    monkeypatch.chdir(ROOT)
+    result = CliRunner().invoke(app, argv)
+    assert result.exit_code == 2, result.output
+    assert message in result.output and "fix:" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_explain_json_and_table() -> None:
+    import json
+
+    result = CliRunner().invoke(app, ["explain", str(ROOT / "examples" / "hybrid.py"), "--format", "json",
+                                      "--dims", EXAMPLE_DIMS["hybrid.py"]])
+    assert result.exit_code == 0, result.output
+    (report,) = json.loads(result.output)
+    assert report["totals"]["collective_bytes_per_device"] == 2 * 8 * 16 * 4
+    assert [c["kind"] for c in report["collectives"]] == ["psum"]
+    assert report["args"][0]["tiling"][1].split()[1:] == ["batch0"] * 4
+    table = CliRunner().invoke(app, ["explain", str(ROOT / "examples" / "hybrid.py"),
+                                     "--dims", EXAMPLE_DIMS["hybrid.py"]])
+    assert table.exit_code == 0 and "psum (all-reduce)" in table.output and "batch1" in table.output
+
+
+def test_explain_imports_no_jax_and_is_fast(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, time; t = time.perf_counter()\n"
+            "from meshify.explain import explain_source\n"
+            f"explain_source(open({str(ROOT / 'examples' / 'transformer_lm.py')!r}).read(), 'x.py', "
+            "dict(batch=8, length=16, d_model=64, heads=8, d_head=8, d_ff=256, vocab=256, layers=2))\n"
+            "assert 'jax' not in sys.modules, 'explain imported jax'\n")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_jaxtyping_hints_read_like_tensor_hints() -> None:
+    source = ('import jax.numpy as jnp\nfrom jaxtyping import Array, Float, Int\nfrom meshify import Tensor, mesh\n\n'
+              '@mesh(batch=2, model=4, rules={"vocab": "model"})\n'
+              'def f(tokens: Int[Array, "batch length"], emb: Float[Array, "vocab d"],\n'
+              '      w: Tensor["d e"]) -> Float[Array, "batch length e"]:\n'
+              '    x: Float[Array, "batch length d"] = emb[tokens]\n'
+              '    return x @ w\n')
+    (report,) = explain_source(source, "j.py", dict(batch=4, length=8, vocab=16, d=8, e=4))
+    assert [a.layout for a in report.args] == ["[batch/'batch', length]", "[vocab/'model', d]", "[d, e]"]
+    assert report.args[0].integer
+    assert [c.kind for c in report.collectives] == ["psum"]
