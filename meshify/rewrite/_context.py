@@ -6,9 +6,10 @@ import ast
 from functools import cached_property
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider
+from libcst.metadata import MetadataWrapper, PositionProvider
 
 from meshify.errors import MeshifyError, SourceError, SourceSpan
+from meshify.rewrite._names import ImportTable, dotted_name
 
 __all__ = ["ModuleContext", "parse_module"]
 
@@ -48,18 +49,20 @@ class ModuleContext:
         self.line_offset = line_offset
         self.lines = self.module.code.splitlines()
         self.positions = self.wrapper.resolve(PositionProvider)
-        self.mr = "meshify_rt" if "mr" in _bound_names(self.module) else "mr"
+        self.mr = "meshify_rt" if self.imports.bound("mr") else "mr"
 
     @cached_property
-    def _qualified(self):
-        return self.wrapper.resolve(QualifiedNameProvider)
+    def imports(self) -> ImportTable:
+        return ImportTable(self.module)
 
     def qualified_names(self, node: cst.CSTNode) -> set[str]:
-        """Qualified names of an original Name/Attribute node (``jax.numpy.einsum``)."""
-        found = self._qualified.get(node, ())
-        if callable(found):  # libcst resolves some metadata lazily
-            found = found()
-        return {q.name for q in found}
+        """Qualified names of a Name/Attribute node (``jax.numpy.einsum``), from the module's imports."""
+        return self.imports.qualified(node)
+
+    def shadowed(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        """Where the root name of ``node`` is rebound, if it is both imported and reassigned."""
+        dotted = dotted_name(node)
+        return self.imports.shadowed.get(dotted.split(".")[0]) if dotted else None
 
     def line(self, node: cst.CSTNode) -> int:
         pos = self.positions.get(node)
@@ -78,14 +81,3 @@ class ModuleContext:
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
-
-
-def _bound_names(module: cst.Module) -> set[str]:
-    names: set[str] = set()
-
-    class _Gather(cst.CSTVisitor):
-        def visit_Name(self, node: cst.Name) -> None:
-            names.add(node.value)
-
-    module.visit(_Gather())
-    return names

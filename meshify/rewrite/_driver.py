@@ -49,16 +49,26 @@ class GeneratedFunction:
 
 
 def mesh_functions(ctx: ModuleContext) -> list[tuple[cst.FunctionDef, cst.Decorator]]:
+    """Every ``@mesh`` function of the module (top level, in classes, or nested), in source order."""
     found: list[tuple[cst.FunctionDef, cst.Decorator]] = []
 
-    class _Gather(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-            decorator = mesh_decorator(ctx, node)
-            if decorator is not None:
-                found.append((node, decorator))
+    def walk(body) -> None:
+        for stmt in body:
+            if isinstance(stmt, cst.FunctionDef):
+                decorator = mesh_decorator(ctx, stmt) if stmt.decorators else None
+                if decorator is not None:
+                    found.append((stmt, decorator))
+                walk(_body(stmt))
+            elif isinstance(stmt, cst.ClassDef | cst.If | cst.With | cst.Try):
+                walk(_body(stmt))
 
-    ctx.module.visit(_Gather())
+    walk(ctx.module.body)
     return found
+
+
+def _body(stmt) -> list:
+    block = stmt.body
+    return list(block.body) if isinstance(block, cst.IndentedBlock) else []
 
 
 def convert_source(source: str | bytes, path: str, regenerate: str | None = None) -> Converted:

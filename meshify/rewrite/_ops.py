@@ -293,6 +293,13 @@ def _call(rw, node: cst.Call):
     func = node.func
     names = rw.ctx.qualified_names(func) if isinstance(func, cst.Name | cst.Attribute) else set()
     rule_name = next((n for n in sorted(names) if n in REGISTRY), None)
+    shadow = rw.ctx.shadowed(func) if isinstance(func, cst.Name | cst.Attribute) else None
+    if shadow is not None and not (isinstance(func, cst.Name) and func.value in rw.env):
+        root = rw.ctx.code(func).split(".")[0]
+        raise rw.error(UnsupportedError, node,
+                       f"{root!r} is imported and also reassigned in this module (line {rw.ctx.line(shadow)}), "
+                       f"so meshify cannot tell what {rw.ctx.code(func)} is",
+                       f"keep {root!r} bound to one import (e.g. import jax.numpy as jnp) and rename the other")
     receiver = None
     if rule_name is None and isinstance(func, cst.Attribute) and not _is_module_path(rw, func):
         receiver = rw.expr(func.value)
@@ -673,17 +680,40 @@ def _reduced_dims(rw, call: Call, layout: Layout, axis_operand, default_all: boo
     return sorted(set(out))
 
 
+#: The parameters of ``jnp.sum``/``mean``/``max``/``min`` after the array, in positional order
+#: (the method forms ``x.sum(...)`` take the same ones).
+_REDUCE_PARAMS = {
+    "sum": ("axis", "dtype", "out", "keepdims", "initial", "where"),
+    "mean": ("axis", "dtype", "out", "keepdims"),
+    "max": ("axis", "out", "keepdims", "initial", "where"),
+    "min": ("axis", "out", "keepdims", "initial", "where"),
+}
+
+
+def _reduce_arg(call: Call, kind: str, name: str):
+    """The operand a reduction got for parameter ``name``, positionally or by keyword (or None)."""
+    params = _REDUCE_PARAMS[kind]
+    if name not in params:
+        return call.kwargs.get(name)
+    offset = 0 if call.receiver is not None else 1
+    return call.arg(offset + params.index(name), name)
+
+
+def _is_none(operand) -> bool:
+    return isinstance(operand.value, Static) and operand.value.known and operand.value.literal is None
+
+
 def _reduce_rule(rw, call: Call, kind: str):
     x = call.receiver if call.receiver is not None else call.arg(0, "a")
-    offset = 0 if call.receiver is not None else 1
     if not isinstance(x.value, Array):
         return _unknown_call(rw, call)
     for bad in ("where", "initial", "out"):
-        if bad in call.kwargs:
-            raise rw.error(UnsupportedError, call.kwargs[bad].original, f"{call.name}({bad}=...) on a sharded value")
+        operand = _reduce_arg(call, kind, bad)
+        if operand is not None and not _is_none(operand):
+            raise rw.error(UnsupportedError, operand.original, f"{call.name}({bad}=...) on a sharded value")
     layout = x.value.layout
-    reduced = _reduced_dims(rw, call, layout, call.arg(offset, "axis"))
-    keepdims_op = call.arg(offset + 2 if kind in ("sum", "mean") else offset + 1, "keepdims")
+    reduced = _reduced_dims(rw, call, layout, _reduce_arg(call, kind, "axis"))
+    keepdims_op = _reduce_arg(call, kind, "keepdims")
     if keepdims_op is not None and not (isinstance(keepdims_op.value, Static) and keepdims_op.value.known):
         raise rw.error(UnsupportedError, keepdims_op.original, "keepdims must be a literal True/False")
     keepdims = bool(keepdims_op.value.literal) if keepdims_op is not None else False
