@@ -313,6 +313,23 @@ def verify(
         raise _Exit(1)
 
 
+@app.command(context_settings={"allow_interspersed_args": False, "ignore_unknown_options": True})
+@_guarded
+def launch(
+    script: Annotated[Path, typer.Argument(help="The Python script every process runs.")],
+    args: Annotated[list[str] | None, typer.Argument(help="The script's own arguments.")] = None,
+    processes: Annotated[int, typer.Option("-n", "--processes", help="How many processes.")] = 2,
+    devices_per_process: Annotated[int, typer.Option("--devices-per-process", help="Simulated CPU devices each.")] = 4,
+    timeout: Annotated[float | None, typer.Option("--timeout", help="Stop everything after this many seconds.")] = None,
+) -> None:
+    """Run SCRIPT as N local processes on simulated CPU devices, one mesh across them all."""
+    from meshify._launch import launch as run
+
+    status = run(script, args or [], processes=processes, devices_per_process=devices_per_process, timeout_s=timeout)
+    if status:
+        raise typer.Exit(status)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console entry point."""
     app(args=argv)

@@ -22,6 +22,7 @@ __all__ = [
     "UnsupportedError",
     "LayoutError",
     "CallError",
+    "StartupError",
     "SourceSpan",
 ]
 
@@ -124,3 +125,9 @@ class CallError(MeshifyError):
     """A sharded function was called with inputs the mesh cannot take."""
 
     code = "MSH050"
+
+
+class StartupError(MeshifyError):
+    """Processes cannot form one job: bad coordinator address, process ids or device counts."""
+
+    code = "MSH080"

@@ -52,6 +52,17 @@ class ModuleContext:
         self.mr = "meshify_rt" if self.imports.bound("mr") else "mr"
 
     @cached_property
+    def functions(self) -> dict[str, cst.FunctionDef]:
+        """The module's top-level functions by name: the helpers a @mesh function may call."""
+        return {stmt.name.value: stmt for stmt in self.module.body if isinstance(stmt, cst.FunctionDef)}
+
+    @cached_property
+    def specializations(self):
+        from meshify.rewrite._helpers import Specializations
+
+        return Specializations()
+
+    @cached_property
     def imports(self) -> ImportTable:
         return ImportTable(self.module)
 

@@ -83,10 +83,15 @@ def convert_source(source: str | bytes, path: str, regenerate: str | None = None
                           fix="decorate a function with @mesh(...) from meshify (from meshify import mesh)")
     mr = ctx.mr
 
+    versions = ctx.specializations
+
     class _Replace(cst.CSTTransformer):
-        def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
+        def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
             plan = plans.get(original)
             if plan is None:
+                helpers = versions.by_helper(original.name.value) if original in ctx.functions.values() else []
+                if helpers:  # the helper's versions follow it, once each
+                    return cst.FlattenSentinel([updated, *(v.node for v in helpers)])
                 return updated
             ours = mesh_decorator(ctx, original)
             decorators = [sharded_decorator(plan, mr) if d is ours else d for d in original.decorators]
@@ -131,6 +136,8 @@ def rewrite_function(fn: Callable, mesh: MeshSpec, rules: Rules) -> GeneratedFun
         if node.name.value == fn.__name__ and start <= first <= def_line:
             plan = FunctionRewriter(ctx, node, mesh, rules).run()
             new = plan.node.with_changes(decorators=[sharded_decorator(plan, ctx.mr)], leading_lines=[])
-            return GeneratedFunction(ctx.module.code_for_node(new), plan, ctx.mr, ctx.path)
+            helpers = [ctx.specializations.by_name(n).node.with_changes(leading_lines=[]) for n in plan.helpers]
+            source = "\n\n".join(ctx.module.code_for_node(n) for n in [*helpers, new])
+            return GeneratedFunction(source, plan, ctx.mr, ctx.path)
     raise UnsupportedError(f"cannot find the @mesh definition of {fn.__qualname__} in {ctx.path}",
                            fix="apply @mesh(...) directly to a def, as the outermost decorator")

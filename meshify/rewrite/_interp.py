@@ -76,6 +76,8 @@ class FunctionPlan:
     node: cst.FunctionDef | None = None
     #: Parameters used as indices (lookups, one_hot): they hold integers.
     index_params: set[str] = field(default_factory=set)
+    #: Names of the helper versions this function calls, directly or not, in emission order.
+    helpers: list[str] = field(default_factory=list)
 
 
 class _Restart(Exception):
@@ -91,8 +93,13 @@ _MAX_RESTARTS = 64
 class FunctionRewriter:
     """Rewrites one function body; see the module docstring for the guarantee."""
 
-    def __init__(self, ctx: ModuleContext, fn: cst.FunctionDef, mesh: MeshSpec, rules: Rules) -> None:
+    def __init__(self, ctx: ModuleContext, fn: cst.FunctionDef, mesh: MeshSpec, rules: Rules,
+                 stack: tuple[str, ...] = ()) -> None:
         self.ctx = ctx
+        self.stack = (*stack, fn.name.value)
+        self.uses: list[str] = []
+        self._helper = False
+        self._results: list[Value] = []
         self.fn = fn
         self.mesh = mesh
         self.rules = rules
@@ -111,26 +118,67 @@ class FunctionRewriter:
         params = self._bind_params()
         self._return = read_return_dims(self.ctx, self.fn)
         out_layouts = self._out_layouts()
+        node = self._walk_body()
+        plan = FunctionPlan(self.fn.name.value, self.mesh, self.rules, params,
+                            {n: self.rules.layout(d) for n, d in params.items()}, out_layouts,
+                            self.records, self.bindings)
+        plan.node = node
+        plan.index_params = self.index_names & set(params)
+        plan.helpers = list(dict.fromkeys(self.uses))
+        return plan
+
+    def run_helper(self, bound: dict[str, Value]) -> tuple[cst.FunctionDef, Value]:
+        """Rewrites a helper for the values its caller passes; returns it and its result's value."""
+        self._helper = True
+        for param in self._all_params():
+            name = param.name.value
+            value = bound[name]
+            dims = read_dims(self.ctx, param.annotation.annotation) if param.annotation else None
+            if dims is not None and not (isinstance(value, Array) and value.dims == dims):
+                passed = value.layout.describe() if isinstance(value, Array) else type(value).__name__.lower()
+                raise self.ctx.error(
+                    LayoutError, param.annotation.annotation,
+                    f"{self.fn.name.value}() hints {name} as {_dims_text(dims)} but the caller "
+                    f"({' -> '.join(self.stack[:-1])}) passes {passed}",
+                    "make the helper's hint name the same dims in the same order, or drop it")
+            self.env[name] = value
+        hint = self.fn.returns.annotation if self.fn.returns else None
+        self._return = read_dims(self.ctx, hint) if hint is not None else None
+        node = self._walk_body()
+        first = self._results[0]
+        for other in self._results[1:]:
+            if other != first:
+                raise self.ctx.error(LayoutError, self.fn.name,
+                                     f"{self.fn.name.value}() returns values of different layouts on different paths",
+                                     "give every return the same dims, or add a return hint")
+        return node, first
+
+    def _all_params(self) -> list[cst.Param]:
+        p = self.fn.params
+        for star in (p.star_arg, p.star_kwarg):
+            if isinstance(star, cst.Param):
+                raise self.ctx.error(UnsupportedError, star, f"*args/**kwargs in {self.fn.name.value}()",
+                                     "give each argument its own parameter")
+        return [*p.posonly_params, *p.params, *p.kwonly_params]
+
+    def _walk_body(self) -> cst.FunctionDef:
         body = self.fn.body
         if not isinstance(body, cst.IndentedBlock):
             raise self.ctx.error(UnsupportedError, self.fn, f"{self.fn.name.value}() is a one-line function",
                                  "put the body on its own indented lines")
-        new_body: list[cst.BaseStatement] = []
-        saw_return = False
-        for stmt in body.body:
-            if saw_return:
-                raise self.ctx.error(UnsupportedError, stmt, "code after return", "remove unreachable code")
-            new_body.extend(self._statement(stmt))
-            saw_return = self._is_return(stmt)
-        if not saw_return:
+        new_body = self._block(body.body)
+        if not self._is_return(body.body[-1]):
             raise self.ctx.error(UnsupportedError, self.fn, f"{self.fn.name.value}() does not end in a return",
                                  "return the result as the last statement")
-        plan = FunctionPlan(self.fn.name.value, self.mesh, self.rules, params,
-                            {n: self.rules.layout(d) for n, d in params.items()}, out_layouts,
-                            self.records, self.bindings)
-        plan.node = self.fn.with_changes(body=body.with_changes(body=new_body))
-        plan.index_params = self.index_names & set(params)
-        return plan
+        return self.fn.with_changes(body=body.with_changes(body=new_body))
+
+    def _block(self, statements) -> list[cst.BaseStatement]:
+        out: list[cst.BaseStatement] = []
+        for i, stmt in enumerate(statements):
+            if i and self._is_return(statements[i - 1]):
+                raise self.ctx.error(UnsupportedError, stmt, "code after return", "remove unreachable code")
+            out.extend(self._statement(stmt))
+        return out
 
     def _out_layouts(self) -> tuple[Layout, ...] | Layout:
         where = self.fn.returns.annotation if self.fn.returns else self.fn
@@ -171,6 +219,8 @@ class FunctionRewriter:
     def _statement(self, stmt: cst.BaseStatement) -> list[cst.BaseStatement]:
         if isinstance(stmt, cst.For):
             return [self._for_statement(stmt)]
+        if isinstance(stmt, cst.If):
+            return [self._if_statement(stmt)]
         if not isinstance(stmt, cst.SimpleStatementLine):
             kind = type(stmt).__name__.lower()
             fix = {"for": "use jax.lax.scan/fori_loop, or vectorise the loop",
@@ -230,6 +280,55 @@ class FunctionRewriter:
                     f"{before.layout.describe()} before, {described} after",
                     f"pin it with a hint inside the loop: {name}: Tensor[{', '.join(map(repr, before.dims))}] = ...")
         return stmt.with_changes(body=stmt.body.with_changes(body=body))
+
+    def _if_statement(self, stmt: cst.If) -> cst.If:
+        """``if flag:`` on a static value (a config field, a ``train`` flag): both branches are rewritten.
+
+        Python picks the branch at trace time, so each branch must leave every array it
+        shares with the other in the same layout; a branch that returns leaves nothing.
+        """
+        self._line = self.ctx.line(stmt)
+        test = self.expr(stmt.test)
+        if not isinstance(test.value, Static):
+            raise self.ctx.error(UnsupportedError, stmt.test, "an if on a traced array (a value known only on device)",
+                                 "branch with jnp.where(cond, a, b), or on static Python values only")
+        start = dict(self.env)
+        body = self._block(stmt.body.body) if isinstance(stmt.body, cst.IndentedBlock) else None
+        if body is None:
+            raise self.ctx.error(UnsupportedError, stmt, "a one-line if body", "put the body on its own lines")
+        after_body, body_returns = self.env, self._is_return(stmt.body.body[-1])
+        self.env = dict(start)
+        orelse = stmt.orelse
+        new_orelse = None
+        else_returns = False
+        if isinstance(orelse, cst.If):
+            new_orelse = self._if_statement(orelse)
+        elif isinstance(orelse, cst.Else):
+            statements = orelse.body.body
+            new_orelse = orelse.with_changes(body=orelse.body.with_changes(body=self._block(statements)))
+            else_returns = self._is_return(statements[-1])
+        after_else = self.env
+        self.env = self._merge(stmt, start, [] if body_returns else [after_body],
+                               [] if else_returns else [after_else])
+        return stmt.with_changes(test=test.node, body=stmt.body.with_changes(body=body),
+                                 orelse=new_orelse if new_orelse is not None else stmt.orelse)
+
+    def _merge(self, stmt, start, *branches) -> dict[str, Value]:
+        envs = [env for group in branches for env in group]
+        if not envs:
+            return start
+        merged = dict(envs[0])
+        for env in envs[1:]:
+            for name in set(merged) | set(env):
+                a, b = merged.get(name), env.get(name)
+                if a is None or b is None:
+                    merged[name] = a if a is not None else b
+                elif a != b and (isinstance(a, Array) or isinstance(b, Array)):
+                    describe = lambda v: v.layout.describe() if isinstance(v, Array) else type(v).__name__  # noqa
+                    raise self.ctx.error(LayoutError, stmt, f"{name!r} has layout {describe(a)} after one branch "
+                                         f"and {describe(b)} after the other",
+                                         f"pin it with a hint in both branches: {name}: Tensor[...] = ...")
+        return merged
 
     def _trip_count(self, iterable: cst.BaseExpression) -> int | str | None:
         """``range(n)``'s n: an int literal, or the dim whose size n is (``range(w.shape[0])``)."""
@@ -340,6 +439,16 @@ class FunctionRewriter:
         if s.value is None:
             raise self.ctx.error(LayoutError, s, "bare return", "return the result")
         hint = self._return
+        if self._helper and hint is None:
+            op = self.expr(s.value)
+            self._results.append(op.value)
+            return s.with_changes(value=op.node)
+        if self._helper:
+            op = self.expr(s.value)
+            target = self._rule_layout(hint, self.fn.returns.annotation)  # type: ignore[union-attr,arg-type]
+            node = self.convert_to_hint(op, target, s.value, "the return hint")
+            self._results.append(Array(target))
+            return s.with_changes(value=node)
         if hint and isinstance(hint[0], tuple):
             if not isinstance(s.value, cst.Tuple) or len(s.value.elements) != len(hint):
                 raise self.ctx.error(LayoutError, s.value, f"the return hint names a tuple of {len(hint)} "

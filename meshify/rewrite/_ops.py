@@ -315,6 +315,12 @@ def _call(rw, node: cst.Call):
                                f"{receiver.value.layout.describe()}", _unsplit_fix(rw, receiver.value.layout))
     if isinstance(func, cst.Name) and func.value in rw.env and rule_name is None:
         raise rw.error(UnsupportedError, node, f"calling local value {func.value!r}")
+    if isinstance(func, cst.Name) and rule_name is None and func.value in rw.ctx.functions \
+            and func.value not in rw.ctx.imports.imports:
+        from meshify.rewrite._helpers import call_helper
+
+        value, new = call_helper(rw, _evaluate_args(rw, node, func.value, None), rw.ctx.functions[func.value])
+        return Operand(value, node, new)
     call = _evaluate_args(rw, node, rule_name or (sorted(names)[0] if names else rw.ctx.code(func)), receiver)
     if rule_name is not None:
         value, new = REGISTRY[rule_name](rw, call)

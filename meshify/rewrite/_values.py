@@ -8,7 +8,7 @@ import libcst as cst
 
 from meshify.annotate._types import Layout
 
-__all__ = ["Value", "Array", "Static", "Opaque", "TupleValue", "Operand"]
+__all__ = ["Value", "Array", "Static", "Opaque", "TupleValue", "StructValue", "Operand"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +55,19 @@ class TupleValue:
     items: tuple[Value, ...]
 
 
-Value = Array | Static | Opaque | TupleValue
+@dataclass(frozen=True, slots=True)
+class StructValue:
+    """A pytree argument: a NamedTuple, dataclass or TypedDict instance with hinted fields."""
+
+    cls: str
+    fields: tuple[tuple[str, Value], ...]
+    kind: str = "namedtuple"  # or "dataclass", "dict"
+
+    def field(self, name: str) -> Value | None:
+        return next((v for k, v in self.fields if k == name), None)
+
+
+Value = Array | Static | Opaque | TupleValue | StructValue
 
 
 @dataclass(frozen=True, slots=True)

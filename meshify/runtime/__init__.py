@@ -1,7 +1,8 @@
 """meshify's runtime: meshes, binding per-device programs, and the local ops they call.
 
 Generated files import only this module (plus jax and numpy).  Nothing here imports
-libcst or the rewriter.
+libcst or the rewriter.  Several processes (hosts) join one job with ``initialize``;
+``from_host``/``process_local``/``to_host`` move host data in and out of global arrays.
 """
 
 from jax.sharding import PartitionSpec as P
@@ -10,10 +11,13 @@ from meshify.annotate._tensor import Tensor
 from meshify.annotate._types import MeshSpec
 from meshify.runtime._bind import ArgSpec, Sharded, bind, sharded
 from meshify.runtime._devices import available_devices, build_mesh, set_devices, simulate_cpu_devices
+from meshify.runtime._distributed import Topology, initialize
+from meshify.runtime._placement import ProcessLocal, from_host, process_local, process_slice, to_host
 from meshify.runtime.ops import all_gather, global_shape, one_hot, take, take_along_axis, local_block, log_softmax, logsumexp, pmax, pmin, softmax
 
 __all__ = [
     "P", "Tensor", "MeshSpec", "ArgSpec", "Sharded", "bind", "sharded",
     "available_devices", "build_mesh", "set_devices", "simulate_cpu_devices",
+    "initialize", "Topology", "from_host", "to_host", "process_local", "process_slice", "ProcessLocal",
     "all_gather", "global_shape", "one_hot", "take", "take_along_axis", "local_block", "log_softmax", "logsumexp", "pmax", "pmin", "softmax",
 ]

@@ -2,7 +2,9 @@
 
 The callable takes global arrays (numpy or jax), checks them against the mesh, places
 host inputs directly in their final sharding, and runs ``jax.shard_map`` under
-``jax.jit``.  Inside someone else's trace (``jax.jit``, ``jax.grad``) it calls the
+``jax.jit``.  On a mesh spanning several processes every process makes the same call:
+host inputs are either the same full array everywhere or, wrapped in ``process_local``,
+each process's own block (see ``_placement.py``).  Inside someone else's trace (``jax.jit``, ``jax.grad``) it calls the
 ``shard_map`` directly so that the outer transformation sees through it.
 """
 
@@ -20,6 +22,7 @@ from jax.sharding import NamedSharding, PartitionSpec
 from meshify.annotate._types import MeshSpec
 from meshify.errors import CallError
 from meshify.runtime._devices import build_mesh
+from meshify.runtime._placement import ProcessLocal, from_host
 
 __all__ = ["ArgSpec", "Sharded", "bind", "sharded"]
 
@@ -75,13 +78,11 @@ class Sharded:
         bound.apply_defaults()
         arrays = [bound.arguments[name] for name in self.args]
         statics = tuple((n, v) for n, v in bound.arguments.items() if n not in self.args)
-        self._check(arrays)
-        mesh = self.mesh
-        mapped, jitted = self._program(statics)
         if any(isinstance(a, jax.core.Tracer) for a in jax.tree.leaves(arrays)):
-            return mapped(*arrays)
-        placed = [jax.device_put(a, NamedSharding(mesh, s.spec)) for a, s in zip(arrays, self.args.values())]
-        return jitted(*placed)
+            self._check(arrays)
+            return self._program(statics)[0](*arrays)
+        placed = self._place(arrays)
+        return self._program(statics)[1](*placed)
 
     def _program(self, statics: tuple[tuple[str, Any], ...]) -> tuple[Callable, Callable]:
         """The shard_map (and its jit) for these static values, cached when they are hashable."""
@@ -120,10 +121,8 @@ class Sharded:
         except TypeError as e:
             raise CallError(f"{self.__name__}.place(): {e}") from None
         bound.apply_defaults()
-        self._check([bound.arguments[name] for name in self.args])
-        shardings = self.shardings
-        return tuple(jax.device_put(value, shardings[name]) if name in shardings else value
-                     for name, value in bound.arguments.items())
+        placed = dict(zip(self.args, self._place([bound.arguments[name] for name in self.args])))
+        return tuple(placed.get(name, value) for name, value in bound.arguments.items())
 
     def lower(self, *args: Any, **kwargs: Any) -> Any:
         """``jax.jit(...).lower`` of the program for these arguments (for HLO inspection)."""
@@ -131,16 +130,42 @@ class Sharded:
         bound.apply_defaults()
         arrays = [bound.arguments[name] for name in self.args]
         statics = tuple((n, v) for n, v in bound.arguments.items() if n not in self.args)
+        placed = self._place(arrays)
+        return self._program(statics)[1].lower(*placed)
+
+    def _place(self, arrays: Sequence[Any]) -> list[jax.Array]:
+        """Checks the arrays, then puts each on the mesh in its sharding (see ``from_host``).
+
+        ``process_local`` blocks are joined first, so that the checks see global shapes.
+        """
+        if any(isinstance(a, ProcessLocal) for a in arrays):
+            arrays = [self._join(name, a) if isinstance(a, ProcessLocal) else a for name, a in zip(self.args, arrays)]
         self._check(arrays)
-        _, jitted = self._program(statics)
-        placed = [jax.device_put(a, NamedSharding(self.mesh, s.spec)) for a, s in zip(arrays, self.args.values())]
-        return jitted.lower(*placed)
+        return [from_host(a, s) for a, s in zip(arrays, self.shardings.values())]
+
+    def _join(self, name: str, block: ProcessLocal) -> jax.Array:
+        """One global array from every process's ``process_local`` block of argument ``name``."""
+        sharding = NamedSharding(self.mesh, self.args[name].spec)
+        try:
+            return from_host(block, sharding)
+        except (ValueError, TypeError) as e:
+            shape = getattr(block.data, "shape", None)
+            raise CallError(
+                f"{self.__name__}() on mesh {self.mesh_spec}: argument {name!r} is process_local with a block of "
+                f"shape {shape} that cannot be this process's part of {sharding.spec}: {e}",
+                fix="pass each process the block meshify.runtime.process_slice(global_shape, sharding) selects, "
+                    "or the full array on every process") from None
 
     def _check(self, arrays: Sequence[Any]) -> None:
         """Collects every rank, size and divisibility problem, then raises one CallError."""
         problems: list[str] = []
         sizes: dict[str, tuple[int, str]] = {}
         for (name, spec), value in zip(self.args.items(), arrays):
+            if isinstance(value, ProcessLocal):
+                problems.append(f"argument {name!r} is process_local, which only a direct call can place, not "
+                                "one inside jax.jit or jax.grad (place it first with meshify.runtime.from_host and "
+                                f"its sharding, Sharded.shardings[{name!r}])")
+                continue
             shape = getattr(value, "shape", None)
             if shape is None:
                 problems.append(f"argument {name!r} is {type(value).__name__}, not an array with dims "

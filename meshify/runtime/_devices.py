@@ -26,8 +26,14 @@ def simulate_cpu_devices(count: int) -> None:
     """Makes the CPU backend expose ``count`` simulated devices.
 
     Call it before the first JAX operation (or set
-    ``XLA_FLAGS=--xla_force_host_platform_device_count=N`` before importing jax).
+    ``XLA_FLAGS=--xla_force_host_platform_device_count=N`` before importing jax).  In a
+    multi-process job (``meshify launch``, :func:`meshify.runtime.initialize`) each
+    process's count was fixed at start-up; then this only checks that the job has
+    ``count`` devices in all.
     """
+    if jax.distributed.is_initialized():  # one of several processes: its count was set at start-up
+        _check_job_devices(count)
+        return
     if jax.config.jax_num_cpu_devices == count:
         return
     try:
@@ -60,8 +66,14 @@ def available_devices() -> list[jax.Device]:
 
 
 def build_mesh(spec: MeshSpec, devices: Sequence[jax.Device] | None = None) -> Mesh:
-    """A ``jax.sharding.Mesh`` of ``spec``'s shape over the first ``spec.devices`` devices."""
+    """A ``jax.sharding.Mesh`` of ``spec``'s shape over the first ``spec.devices`` devices.
+
+    When the devices belong to several processes, the mesh takes the same number from
+    each (every process runs every program), in process order.
+    """
     devices = list(devices) if devices is not None else available_devices()
+    if len({d.process_index for d in devices}) > 1:
+        devices = _spread_over_processes(spec, devices)
     if len(devices) < spec.devices:
         platform = devices[0].platform if devices else "?"
         raise CallError(
@@ -76,3 +88,32 @@ def build_mesh(spec: MeshSpec, devices: Sequence[jax.Device] | None = None) -> M
         return jax.make_mesh(spec.sizes, spec.names, axis_types=types, devices=devices)
     grid = np.array(devices[: spec.devices], dtype=object).reshape(spec.sizes)
     return Mesh(grid, spec.names, axis_types=types)
+
+
+def _spread_over_processes(spec: MeshSpec, devices: list[jax.Device]) -> list[jax.Device]:
+    """``spec.devices`` devices, an equal share from each process, grouped by process."""
+    by_process: dict[int, list[jax.Device]] = {}
+    for d in devices:
+        by_process.setdefault(d.process_index, []).append(d)
+    processes, available = len(by_process), min(len(group) for group in by_process.values())
+    share, rest = divmod(spec.devices, processes)
+    if rest == 0 and share <= available:
+        return [d for p in sorted(by_process) for d in by_process[p][:share]]
+    platform = devices[0].platform
+    raise CallError(
+        f"mesh {spec} needs {spec.devices} devices, {'an equal share from' if rest == 0 else 'a multiple of'} each of "
+        f"the {processes} processes, but the processes have {available} {platform} devices each "
+        f"({len(devices)} in all)",
+        fix=f"start each process with {-(-spec.devices // processes)} devices (meshify launch -n {processes} "
+            f"--devices-per-process {-(-spec.devices // processes)}), or use a mesh of a multiple of {processes} "
+            f"devices, at most {processes * available}") from None
+
+
+def _check_job_devices(count: int) -> None:
+    have, processes = len(jax.devices()), jax.process_count()
+    if have < count:
+        raise CallError(
+            f"cannot simulate {count} CPU devices here: this job's {processes} processes have {have} in all "
+            f"({len(jax.local_devices())} each)",
+            fix=f"start each process with {-(-count // processes)} devices (meshify launch -n {processes} "
+                f"--devices-per-process {-(-count // processes)})") from None

@@ -1,0 +1,147 @@
+"""Calls into helper functions of the same module, specialised per layout.
+
+A ``@mesh`` function that calls ``attention(x, p)`` hands the helper its arguments'
+layouts; the helper's body is rewritten for exactly those layouts into a local
+version named after them (``attention__batch_x_x``), emitted once after the helper
+and called from every site with that layout.  The helper's own hints, where present,
+are checked against what the caller passes.  Recursion is an error.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from meshify.annotate._types import Layout
+from meshify.rewrite._values import Array, Opaque, Static, StructValue, TupleValue, Value
+
+__all__ = ["Specialization", "Specializations", "signature_of", "version_name"]
+
+
+@dataclass(slots=True)
+class Specialization:
+    """One helper rewritten for one tuple of argument layouts."""
+
+    helper: str
+    name: str
+    node: cst.FunctionDef
+    result: Value
+    records: list = field(default_factory=list)
+    uses: list[str] = field(default_factory=list)  # versions this one calls, transitively
+
+
+@dataclass(slots=True)
+class Specializations:
+    """Every helper version a module needs, by (helper, signature), in creation order."""
+
+    versions: dict[tuple, Specialization] = field(default_factory=dict)
+    names: set[str] = field(default_factory=set)
+
+    def by_helper(self, helper: str) -> list[Specialization]:
+        return [s for s in self.versions.values() if s.helper == helper]
+
+    def by_name(self, name: str) -> Specialization:
+        return next(s for s in self.versions.values() if s.name == name)
+
+
+def signature_of(value: Value) -> object:
+    """A hashable summary of what a specialisation depends on: dims, splits, partial axes."""
+    if isinstance(value, Array):
+        return ("array", value.layout.dims, value.layout.axes, tuple(sorted(value.layout.partial)))
+    if isinstance(value, TupleValue):
+        return ("tuple", tuple(signature_of(v) for v in value.items))
+    if isinstance(value, StructValue):
+        return ("struct", value.cls, tuple((k, signature_of(v)) for k, v in value.fields))
+    if isinstance(value, Opaque):
+        return ("opaque",)
+    return ("static",)
+
+
+def _layout_token(layout: Layout) -> str:
+    parts = ["_".join(axes) if axes else "x" for axes in layout.axes] or ["scalar"]
+    if layout.partial:
+        parts.append("partial_" + "_".join(sorted(layout.partial)))
+    return "_".join(parts)
+
+
+def _tokens(value: Value) -> list[str]:
+    if isinstance(value, Array):
+        return [_layout_token(value.layout)]
+    if isinstance(value, TupleValue | StructValue):
+        items = value.items if isinstance(value, TupleValue) else [v for _, v in value.fields]
+        return [t for item in items for t in _tokens(item)]
+    return []
+
+
+def version_name(helper: str, args: list[Value], taken: set[str]) -> str:
+    """``helper__<layout of each array argument>``, made unique and a valid identifier."""
+    tokens = [t for value in args for t in _tokens(value)]
+    base = f"{helper}__{'__'.join(tokens) if tokens else 'replicated'}"
+    base = re.sub(r"\W", "_", base)
+    if len(base) > 80:  # keep names readable; the comment above the version spells the layouts out
+        base = base[:72].rstrip("_")
+    name, n = base, 2
+    while name in taken:
+        name, n = f"{base}_{n}", n + 1
+    return name
+
+
+def call_helper(rw, call, fn: cst.FunctionDef) -> tuple[Value, cst.BaseExpression]:
+    """Rewrites ``helper(args)`` into a call of the helper's version for these layouts."""
+    from dataclasses import replace
+
+    from meshify.errors import UnsupportedError
+    from meshify.rewrite._interp import FunctionRewriter
+    from meshify.rewrite._templates import comment_line
+
+    name = fn.name.value
+    if name in rw.stack:
+        cycle = " -> ".join((*rw.stack[rw.stack.index(name):], name))
+        raise rw.error(UnsupportedError, call.node, f"recursive call {cycle}",
+                       "meshify specialises helpers per call and cannot recurse; unroll it, or use jax.lax.scan")
+    bound = _bind_arguments(rw, call, fn)
+    key = (name, tuple((p, signature_of(v)) for p, v in bound.items()))
+    registry: Specializations = rw.ctx.specializations
+    spec = registry.versions.get(key)
+    if spec is None:
+        sub = FunctionRewriter(rw.ctx, fn, rw.mesh, rw.rules, stack=rw.stack)
+        node, result = sub.run_helper(bound)
+        vname = version_name(name, list(bound.values()), registry.names | set(rw.ctx.functions)
+                             | set(rw.ctx.imports.imports))
+        described = [f"{p}: {v.layout.describe()}" for p, v in bound.items() if isinstance(v, Array)]
+        header = [cst.EmptyLine(), cst.EmptyLine(),
+                  comment_line(f"{name} specialised for " + ("; ".join(described) or "replicated arguments"))]
+        node = node.with_changes(name=cst.Name(vname), decorators=[], leading_lines=header)
+        spec = Specialization(name, vname, node, result, list(sub.records), list(dict.fromkeys(sub.uses)))
+        registry.versions[key] = spec
+        registry.names.add(vname)
+    rw.uses.extend([*spec.uses, spec.name])
+    rw.records.extend(replace(r, loops=(*rw._loops, *r.loops)) for r in spec.records)
+    return spec.result, call.rebuild(rw, {}).with_changes(func=cst.Name(spec.name))
+
+
+def _bind_arguments(rw, call, fn: cst.FunctionDef) -> dict[str, Value]:
+    from meshify.errors import UnsupportedError
+
+    params = fn.params
+    if isinstance(params.star_arg, cst.Param) or isinstance(params.star_kwarg, cst.Param):
+        raise rw.error(UnsupportedError, call.node, f"calling {fn.name.value}(), which takes *args/**kwargs",
+                       "give each argument its own parameter")
+    positional = [*params.posonly_params, *params.params]
+    bound: dict[str, Value] = {}
+    if len(call.args) > len(positional):
+        raise rw.error(UnsupportedError, call.node, f"{fn.name.value}() takes {len(positional)} positional "
+                       f"arguments but {len(call.args)} were given")
+    for param, operand in zip(positional, call.args):
+        bound[param.name.value] = operand.value
+    for name, operand in call.kwargs.items():
+        bound[name] = operand.value
+    for param in [*positional, *params.kwonly_params]:
+        if param.name.value not in bound:
+            if param.default is None:
+                raise rw.error(UnsupportedError, call.node,
+                               f"{fn.name.value}() is missing argument {param.name.value!r}")
+            bound[param.name.value] = Static()
+    return {p.name.value: bound[p.name.value] for p in [*positional, *params.kwonly_params]}
