@@ -41,6 +41,8 @@ GRACE_S = 3.0
 TIMEOUT_STATUS = 124
 
 _DEVICE_COUNT_FLAG = re.compile(r"--xla_force_host_platform_device_count=\S*")
+#: gloo's line for every communicator it sets up: noise, not news.
+_GLOO_CONNECTED = re.compile(r"^\[Gloo\] Rank \d+ is connected to \d+ peer ranks")
 
 
 @dataclass
@@ -152,6 +154,8 @@ _write_lock = threading.Lock()
 def _pump(source: TextIO, sink: TextIO, prefix: str) -> None:
     """Copies a child's output line by line, prefixed with its index."""
     for line in source:
+        if _GLOO_CONNECTED.match(line):
+            continue
         with _write_lock:
             sink.write(prefix + line if line.endswith("\n") else prefix + line + "\n")
             sink.flush()

@@ -57,6 +57,11 @@ class ModuleContext:
         return {stmt.name.value: stmt for stmt in self.module.body if isinstance(stmt, cst.FunctionDef)}
 
     @cached_property
+    def classes(self) -> dict[str, cst.ClassDef]:
+        """The module's top-level classes by name: the pytree types hints may name."""
+        return {stmt.name.value: stmt for stmt in self.module.body if isinstance(stmt, cst.ClassDef)}
+
+    @cached_property
     def specializations(self):
         from meshify.rewrite._helpers import Specializations
 

@@ -37,9 +37,8 @@ def _dims(dims: tuple[str, ...]) -> str:
 def sharded_decorator(plan: FunctionPlan, mr: str) -> cst.Decorator:
     """``@mr.sharded(mesh, {arg: ArgSpec(dims, spec)}, out_specs=...)`` for ``plan``."""
     mesh = ", ".join(f"{n}={s}" for n, s in zip(plan.mesh.names, plan.mesh.sizes))
-    args = "".join(
-        f'        "{name}": {mr}.ArgSpec({_dims(plan.params[name])}, {_spec(plan.in_layouts[name], mr)}),\n'
-        for name in plan.params)
+    args = "".join(f'        "{name}": {_arg_spec(plan, name, struct, mr, 2)},\n'
+                   for name, struct in plan.args.items())
     if isinstance(plan.out_layouts, tuple):
         out = "(" + ", ".join(_spec(l, mr) for l in plan.out_layouts) + ("," if len(plan.out_layouts) == 1 else "") + ")"
     else:
@@ -47,6 +46,16 @@ def sharded_decorator(plan: FunctionPlan, mr: str) -> cst.Decorator:
     text = (f"{mr}.sharded(\n    {mr}.MeshSpec.of({mesh}),\n    {{\n{args}    }},\n"
             f"    out_specs={out},\n)")
     return cst.Decorator(decorator=cst.parse_expression(text))
+
+
+def _arg_spec(plan: FunctionPlan, path: str, struct, mr: str, depth: int) -> str:
+    """``mr.ArgSpec(dims, P(...))`` for an array, ``mr.TreeSpec(Cls, kind, {...})`` for a pytree."""
+    if struct is None:
+        return f"{mr}.ArgSpec({_dims(plan.params[path])}, {_spec(plan.in_layouts[path], mr)})"
+    pad = "    " * (depth + 1)
+    fields = "".join(f'{pad}"{name}": {_arg_spec(plan, f"{path}.{name}", hint if not isinstance(hint, tuple) else None, mr, depth + 1)},\n'
+                     for name, hint in struct.fields)
+    return f'{mr}.TreeSpec({struct.cls}, "{struct.kind}", {{\n{fields}{"    " * depth}}})'
 
 
 def header_lines(source_path: str, regenerate: str) -> list[cst.EmptyLine]:

@@ -7,6 +7,7 @@ with :func:`ast.literal_eval`, which accepts literals only.
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
 import libcst as cst
 
@@ -14,7 +15,7 @@ from meshify.annotate._types import MeshSpec, Rules
 from meshify.errors import AnnotationError, MeshifyError
 from meshify.rewrite._context import ModuleContext
 
-__all__ = ["is_integer_hint", "read_dims", "read_return_dims", "mesh_decorator", "read_mesh_decorator", "TENSOR_NAMES", "MESH_NAMES"]
+__all__ = ["StructHint", "read_struct", "is_integer_hint", "read_dims", "read_return_dims", "mesh_decorator", "read_mesh_decorator", "TENSOR_NAMES", "MESH_NAMES"]
 
 TENSOR_NAMES = frozenset({"meshify.Tensor", "meshify.annotate.Tensor", "meshify.runtime.Tensor"})
 MESH_NAMES = frozenset({"meshify.mesh", "meshify.annotate.mesh"})
@@ -156,3 +157,62 @@ def read_mesh_decorator(ctx: ModuleContext, decorator: cst.Decorator) -> tuple[M
         return spec, Rules.parse(spec, rules)
     except MeshifyError as e:
         raise e.with_span(ctx.span(where.get("rules", call))) from None
+
+
+#: Bases and decorators that make a class a pytree of its annotated fields.
+_NAMEDTUPLE = frozenset({"typing.NamedTuple", "NamedTuple", "typing_extensions.NamedTuple"})
+_TYPEDDICT = frozenset({"typing.TypedDict", "TypedDict", "typing_extensions.TypedDict"})
+_DATACLASS = frozenset({"dataclasses.dataclass", "dataclass", "flax.struct.dataclass", "chex.dataclass",
+                        "jax.tree_util.register_dataclass"})
+
+
+@dataclass(frozen=True, slots=True)
+class StructHint:
+    """A pytree argument's class and its fields' hints (dims, or a nested StructHint)."""
+
+    cls: str
+    kind: str  # "namedtuple", "dataclass" or "dict"
+    fields: tuple[tuple[str, tuple[str, ...] | StructHint], ...]
+
+
+def read_struct(ctx: ModuleContext, node: cst.BaseExpression, seen: tuple[str, ...] = ()) -> StructHint | None:
+    """The fields of a hint naming a module-level NamedTuple, dataclass or TypedDict, else None."""
+    if not isinstance(node, cst.Name):
+        return None
+    cls = ctx.classes.get(node.value)
+    if cls is None:
+        return None
+    if node.value in seen:
+        raise ctx.error(AnnotationError, node, f"class {node.value} contains itself", "use a flat structure")
+    kind = _struct_kind(ctx, cls)
+    if kind is None:
+        raise ctx.error(AnnotationError, node, f"{node.value} is neither a NamedTuple, a dataclass nor a TypedDict",
+                        "make it a typing.NamedTuple (or a @dataclass registered as a pytree) of Tensor fields")
+    fields: list[tuple[str, tuple[str, ...] | StructHint]] = []
+    for stmt in cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ():
+        for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
+            if not isinstance(small, cst.AnnAssign) or not isinstance(small.target, cst.Name):
+                continue
+            hint = small.annotation.annotation
+            dims = read_dims(ctx, hint)
+            inner = None if dims is not None else read_struct(ctx, hint, (*seen, node.value))
+            if dims is None and inner is None:
+                raise ctx.error(AnnotationError, hint, f"field {node.value}.{small.target.value} has no Tensor hint",
+                                "every field of a pytree argument needs a Tensor[...] hint (or a nested "
+                                "NamedTuple/dataclass); pass static values as separate parameters")
+            fields.append((small.target.value, dims if dims is not None else inner))
+    return StructHint(node.value, kind, tuple(fields))
+
+
+def _struct_kind(ctx: ModuleContext, cls: cst.ClassDef) -> str | None:
+    for base in cls.bases:
+        names = ctx.qualified_names(base.value)
+        if names & _NAMEDTUPLE:
+            return "namedtuple"
+        if names & _TYPEDDICT:
+            return "dict"
+    for decorator in cls.decorators:
+        target = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
+        if ctx.qualified_names(target) & _DATACLASS:
+            return "dataclass"
+    return None

@@ -24,12 +24,12 @@ import libcst as cst
 from meshify.annotate._types import BROADCAST, Layout, MeshSpec, Rules
 from meshify.errors import LayoutError, MeshifyError, UnsupportedError
 from meshify.rewrite._context import ModuleContext
-from meshify.rewrite._hints import read_dims, read_return_dims
+from meshify.rewrite._hints import StructHint, read_dims, read_return_dims, read_struct
 from meshify.rewrite._ops import binary_operator, evaluate
 from meshify.rewrite._ops_shape import is_reshape, reshape_named
 from meshify.rewrite._plan import Step, plan_conversion, step_result
 from meshify.rewrite._templates import apply_step, comment_line, psum_statement
-from meshify.rewrite._values import Array, Opaque, Operand, Static, TupleValue, Value
+from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TupleValue, Value
 
 __all__ = ["FunctionRewriter", "Operand", "Record", "FunctionPlan"]
 
@@ -78,6 +78,9 @@ class FunctionPlan:
     index_params: set[str] = field(default_factory=set)
     #: Names of the helper versions this function calls, directly or not, in emission order.
     helpers: list[str] = field(default_factory=list)
+    #: Array parameters in order; pytree ones map to their StructHint (their leaves are in ``params``
+    #: as ``name.field``), plain ones to None.
+    args: dict[str, StructHint | None] = field(default_factory=dict)
 
 
 class _Restart(Exception):
@@ -125,6 +128,7 @@ class FunctionRewriter:
         plan.node = node
         plan.index_params = self.index_names & set(params)
         plan.helpers = list(dict.fromkeys(self.uses))
+        plan.args = self._args
         return plan
 
     def run_helper(self, bound: dict[str, Value]) -> tuple[cst.FunctionDef, Value]:
@@ -193,16 +197,36 @@ class FunctionRewriter:
                 and p.star_arg.annotation is not None:
             raise self.ctx.error(UnsupportedError, p.star_arg, "*args with a Tensor hint",
                                  "give each array its own parameter")
+        self._args: dict[str, StructHint | None] = {}
         for param in [*p.posonly_params, *p.params, *p.kwonly_params]:
             name = param.name.value
-            dims = read_dims(self.ctx, param.annotation.annotation) if param.annotation else None
+            hint = param.annotation.annotation if param.annotation else None
+            dims = read_dims(self.ctx, hint) if hint is not None else None
+            struct = read_struct(self.ctx, hint) if hint is not None and dims is None else None
+            if struct is not None:
+                self.env[name] = self._struct_value(struct, name, hint, params)
+                self._args[name] = struct
+                continue
             if dims is None:
                 self.env[name] = Static()
                 continue
-            layout = self._rule_layout(dims, param.annotation.annotation)
+            layout = self._rule_layout(dims, hint)
             params[name] = dims
+            self._args[name] = None
             self.env[name] = Array(layout)
         return params
+
+    def _struct_value(self, struct: StructHint, path: str, hint: cst.CSTNode,
+                      params: dict[str, tuple[str, ...]]) -> StructValue:
+        fields = []
+        for field_name, field_hint in struct.fields:
+            leaf = f"{path}.{field_name}"
+            if isinstance(field_hint, StructHint):
+                fields.append((field_name, self._struct_value(field_hint, leaf, hint, params)))
+            else:
+                params[leaf] = field_hint
+                fields.append((field_name, Array(self._rule_layout(field_hint, hint))))
+        return StructValue(struct.cls, tuple(fields), struct.kind)
 
     def _rule_layout(self, dims: tuple[str, ...], node: cst.CSTNode) -> Layout:
         try:

@@ -19,7 +19,7 @@ from meshify.annotate._types import BROADCAST, Axes, Layout
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._plan import choose_splits
 from meshify.rewrite._templates import axes_node, call_template, int_node
-from meshify.rewrite._values import Array, Opaque, Operand, Static, TupleValue, Value
+from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TupleValue, Value
 
 __all__ = ["evaluate", "binary_operator", "REGISTRY", "METHODS"]
 
@@ -198,6 +198,12 @@ def _attribute(rw, node: cst.Attribute):
     base = rw.expr(node.value)
     attr = node.attr.value
     new = node.with_changes(value=base.node)
+    if isinstance(base.value, StructValue):
+        value = base.value.field(attr)
+        if value is None:
+            raise rw.error(LayoutError, node, f"{base.value.cls} has no field {attr!r}",
+                           f"its fields are {', '.join(k for k, _ in base.value.fields)}")
+        return Operand(value, node, new)
     if isinstance(base.value, Array):
         layout = base.value.layout
         if attr == "shape":

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +24,7 @@ from meshify.errors import CallError
 from meshify.runtime._devices import build_mesh
 from meshify.runtime._placement import ProcessLocal, from_host
 
-__all__ = ["ArgSpec", "Sharded", "bind", "sharded"]
+__all__ = ["ArgSpec", "TreeSpec", "Sharded", "bind", "sharded"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +39,39 @@ class ArgSpec:
         if entry is None:
             return ()
         return (entry,) if isinstance(entry, str) else tuple(entry)
+
+
+@dataclass(frozen=True, slots=True)
+class TreeSpec:
+    """A pytree argument (NamedTuple, dataclass or dict): each field's ArgSpec or TreeSpec."""
+
+    cls: type
+    kind: str  # "namedtuple", "dataclass" or "dict"
+    fields: Mapping[str, ArgSpec | TreeSpec]
+
+    def leaves(self, path: str) -> list[tuple[str, ArgSpec]]:
+        out = []
+        for name, spec in self.fields.items():
+            leaf = f"{path}.{name}"
+            out += spec.leaves(leaf) if isinstance(spec, TreeSpec) else [(leaf, spec)]
+        return out
+
+    def flatten(self, value: Any, path: str) -> list[Any]:
+        out = []
+        for name, spec in self.fields.items():
+            try:
+                field = value[name] if self.kind == "dict" else getattr(value, name)
+            except (KeyError, AttributeError, TypeError):
+                raise CallError(f"argument {path!r} should be a {self.cls.__name__} with field {name!r}, "
+                                f"got {type(value).__name__}",
+                                fix=f"pass a {self.cls.__name__}(...)") from None
+            out += spec.flatten(field, f"{path}.{name}") if isinstance(spec, TreeSpec) else [field]
+        return out
+
+    def unflatten(self, leaves: Iterator[Any]) -> Any:
+        values = {name: spec.unflatten(leaves) if isinstance(spec, TreeSpec) else next(leaves)
+                  for name, spec in self.fields.items()}
+        return dict(values) if self.kind == "dict" else self.cls(**values)
 
 
 class Sharded:
@@ -56,6 +89,9 @@ class Sharded:
         self.local = local
         self.mesh_spec = mesh_spec
         self.args = dict(args)
+        self.leaf_specs: dict[str, ArgSpec] = dict(
+            leaf for name, spec in self.args.items()
+            for leaf in (spec.leaves(name) if isinstance(spec, TreeSpec) else [(name, spec)]))
         self.out_specs = out_specs
         self._devices = devices
         self._signature = inspect.signature(local)
@@ -76,13 +112,26 @@ class Sharded:
         except TypeError as e:
             raise CallError(f"{self.__name__}(): {e}") from None
         bound.apply_defaults()
-        arrays = [bound.arguments[name] for name in self.args]
+        arrays = self._flatten(bound)
         statics = tuple((n, v) for n, v in bound.arguments.items() if n not in self.args)
         if any(isinstance(a, jax.core.Tracer) for a in jax.tree.leaves(arrays)):
             self._check(arrays)
             return self._program(statics)[0](*arrays)
         placed = self._place(arrays)
         return self._program(statics)[1](*placed)
+
+    def _flatten(self, bound: inspect.BoundArguments) -> list[Any]:
+        """The array leaves of the arguments, in ``leaf_specs`` order (pytree arguments flattened)."""
+        out = []
+        for name, spec in self.args.items():
+            value = bound.arguments[name]
+            out += spec.flatten(value, name) if isinstance(spec, TreeSpec) else [value]
+        return out
+
+    def _unflatten(self, leaves: Sequence[Any]) -> dict[str, Any]:
+        """The inverse of ``_flatten``: argument name -> array or pytree."""
+        it = iter(leaves)
+        return {name: spec.unflatten(it) if isinstance(spec, TreeSpec) else next(it) for name, spec in self.args.items()}
 
     def _program(self, statics: tuple[tuple[str, Any], ...]) -> tuple[Callable, Callable]:
         """The shard_map (and its jit) for these static values, cached when they are hashable."""
@@ -95,20 +144,22 @@ class Sharded:
         return self._programs[statics]
 
     def _build_program(self, statics: tuple[tuple[str, Any], ...]) -> tuple[Callable, Callable]:
-        names = list(self.args)
         static_kwargs = dict(statics)
 
-        def local(*arrays: Any) -> Any:
-            return self.local(**dict(zip(names, arrays)), **static_kwargs)
+        def local(*leaves: Any) -> Any:
+            return self.local(**self._unflatten(leaves), **static_kwargs)
 
-        mapped = jax.shard_map(local, mesh=self.mesh, in_specs=tuple(s.spec for s in self.args.values()),
+        mapped = jax.shard_map(local, mesh=self.mesh, in_specs=tuple(s.spec for s in self.leaf_specs.values()),
                                out_specs=self.out_specs, check_vma=True)
         return mapped, jax.jit(mapped)
 
     @property
-    def shardings(self) -> dict[str, NamedSharding]:
-        """Each array argument's sharding on the mesh, by parameter name."""
-        return {name: NamedSharding(self.mesh, spec.spec) for name, spec in self.args.items()}
+    def shardings(self) -> dict[str, Any]:
+        """Each array argument's sharding on the mesh (a pytree of them for pytree arguments)."""
+        return self._unflatten(list(self._leaf_shardings().values()))
+
+    def _leaf_shardings(self) -> dict[str, NamedSharding]:
+        return {name: NamedSharding(self.mesh, spec.spec) for name, spec in self.leaf_specs.items()}
 
     def place(self, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
         """The arguments, with each array put on the mesh in its sharding (statics as given).
@@ -121,16 +172,15 @@ class Sharded:
         except TypeError as e:
             raise CallError(f"{self.__name__}.place(): {e}") from None
         bound.apply_defaults()
-        placed = dict(zip(self.args, self._place([bound.arguments[name] for name in self.args])))
+        placed = self._unflatten(self._place(self._flatten(bound)))
         return tuple(placed.get(name, value) for name, value in bound.arguments.items())
 
     def lower(self, *args: Any, **kwargs: Any) -> Any:
         """``jax.jit(...).lower`` of the program for these arguments (for HLO inspection)."""
         bound = self._signature.bind(*args, **kwargs)
         bound.apply_defaults()
-        arrays = [bound.arguments[name] for name in self.args]
         statics = tuple((n, v) for n, v in bound.arguments.items() if n not in self.args)
-        placed = self._place(arrays)
+        placed = self._place(self._flatten(bound))
         return self._program(statics)[1].lower(*placed)
 
     def _place(self, arrays: Sequence[Any]) -> list[jax.Array]:
@@ -139,13 +189,14 @@ class Sharded:
         ``process_local`` blocks are joined first, so that the checks see global shapes.
         """
         if any(isinstance(a, ProcessLocal) for a in arrays):
-            arrays = [self._join(name, a) if isinstance(a, ProcessLocal) else a for name, a in zip(self.args, arrays)]
+            arrays = [self._join(name, a) if isinstance(a, ProcessLocal) else a
+                      for name, a in zip(self.leaf_specs, arrays)]
         self._check(arrays)
-        return [from_host(a, s) for a, s in zip(arrays, self.shardings.values())]
+        return [from_host(a, s) for a, s in zip(arrays, self._leaf_shardings().values())]
 
     def _join(self, name: str, block: ProcessLocal) -> jax.Array:
         """One global array from every process's ``process_local`` block of argument ``name``."""
-        sharding = NamedSharding(self.mesh, self.args[name].spec)
+        sharding = NamedSharding(self.mesh, self.leaf_specs[name].spec)
         try:
             return from_host(block, sharding)
         except (ValueError, TypeError) as e:
@@ -160,7 +211,7 @@ class Sharded:
         """Collects every rank, size and divisibility problem, then raises one CallError."""
         problems: list[str] = []
         sizes: dict[str, tuple[int, str]] = {}
-        for (name, spec), value in zip(self.args.items(), arrays):
+        for (name, spec), value in zip(self.leaf_specs.items(), arrays):
             if isinstance(value, ProcessLocal):
                 problems.append(f"argument {name!r} is process_local, which only a direct call can place, not "
                                 "one inside jax.jit or jax.grad (place it first with meshify.runtime.from_host and "
