@@ -35,8 +35,6 @@ __all__ = ["launch", "ENV_PARENT"]
 
 #: The launcher's pid, so that a child can end itself when the launcher dies.
 ENV_PARENT = "MESHIFY_LAUNCH_PARENT"
-#: Seconds a stopped child gets between SIGTERM and SIGKILL.
-GRACE_S = 3.0
 #: How a timed-out launch exits (like coreutils' timeout).
 TIMEOUT_STATUS = 124
 
@@ -49,11 +47,19 @@ _GLOO_CONNECTED = re.compile(r"^\[Gloo\] Rank \d+ is connected to \d+ peer ranks
 class _Child:
     index: int
     process: subprocess.Popen
-    pumps: list[threading.Thread] = field(default_factory=list)
-    stopped: bool = False  # the launcher signalled it
+    threads: list[threading.Thread] = field(default_factory=list)
+    ended: float | None = None  # when it exited (monotonic), as seen by its waiter thread
 
     def describe(self, total: int) -> str:
         return f"process {self.index} of {total} (pid {self.process.pid})"
+
+    def wait(self) -> None:
+        self.process.wait()
+        self.ended = time.monotonic()
+
+    @property
+    def failed(self) -> bool:
+        return self.ended is not None and self.process.returncode != 0
 
 
 def launch(script: str | Path, args: Sequence[str] = (), *, processes: int, devices_per_process: int = 4,
@@ -141,10 +147,10 @@ def _start(index: int, script: str | Path, args: Sequence[str], env: dict[str, s
         start_new_session=True)  # its own process group: stopping it stops whatever it started
     child = _Child(index, process)
     for source, sink in ((process.stdout, stdout), (process.stderr, stderr)):
-        pump = threading.Thread(target=_pump, args=(source, sink, f"[{index}] "), daemon=True,
-                                name=f"meshify-launch-{index}")
-        pump.start()
-        child.pumps.append(pump)
+        child.threads.append(threading.Thread(target=_pump, args=(source, sink, f"[{index}] "), daemon=True))
+    child.threads.append(threading.Thread(target=child.wait, daemon=True))
+    for thread in child.threads:
+        thread.start()
     return child
 
 
@@ -170,32 +176,29 @@ def _say(stream: TextIO, message: str) -> None:
 
 def _supervise(children: list[_Child], started: float, timeout_s: float | None) -> tuple[str | None, int]:
     """Waits until all children exit 0, one fails, or time runs out; says which as (message, status)."""
-    total = len(children)
     while True:
-        failed = [(c, c.process.poll()) for c in children if c.process.poll() not in (None, 0)]
-        if failed:
-            child, code = failed[0]
-            return _failure_message(child, code, children, started), _exit_status(code)
-        if all(c.process.poll() == 0 for c in children):
+        failed = sorted((c for c in children if c.failed), key=lambda c: c.ended)  # type: ignore[arg-type, return-value]
+        if failed:  # the first to fail is the cause; the others usually follow it
+            return _failure_message(failed[0], children, started), _exit_status(failed[0].process.returncode)
+        if all(c.ended is not None for c in children):
             return None, 0
         if timeout_s is not None and time.monotonic() - started > timeout_s:
-            running = [str(c.index) for c in children if c.process.poll() is None]
-            return (f"timed out after {timeout_s:g} s; stopped the {total} processes "
+            running = [str(c.index) for c in children if c.ended is None]
+            return (f"timed out after {timeout_s:g} s; stopping the {len(children)} processes "
                     f"(still running: {', '.join(running)})"), TIMEOUT_STATUS
         time.sleep(0.05)
 
 
-def _failure_message(child: _Child, code: int, children: list[_Child], started: float) -> str:
-    total = len(children)
+def _failure_message(child: _Child, children: list[_Child], started: float) -> str:
+    assert child.ended is not None
     others = [c for c in children if c is not child]
-    also = [f"process {c.index} {_how(c.process.returncode)}" for c in others
-            if c.process.poll() not in (None, 0)]
-    running = sum(1 for c in others if c.process.poll() is None)
-    message = f"{child.describe(total)} {_how(code)} after {time.monotonic() - started:.1f} s"
+    also = [f"process {c.index} {_how(c.process.returncode)}" for c in others if c.failed]
+    running = sum(1 for c in others if c.ended is None)
+    message = f"{child.describe(len(children))} {_how(child.process.returncode)} after {child.ended - started:.1f} s"
     if running:
         message += f"; stopping the other {running} process{'es' if running != 1 else ''}"
     if also:
-        message += f" ({'; '.join(also)})"
+        message += f" (then {'; '.join(also)})"
     return message
 
 
@@ -214,21 +217,17 @@ def _exit_status(code: int) -> int:
 
 
 def _stop(children: list[_Child]) -> None:
-    """SIGTERM to every child still running (and its process group), SIGKILL after the grace period."""
+    """SIGKILL to every child still running, and to whatever it started; then waits for their output.
+
+    Not SIGTERM: once one process is gone the job cannot go on, and JAX takes SIGTERM as a
+    preemption notice and keeps running.
+    """
     for child in children:
         if child.process.poll() is None:
-            child.stopped = True
-            _signal_group(child.process, signal.SIGTERM)
-    deadline = time.monotonic() + GRACE_S
-    for child in children:
-        try:
-            child.process.wait(max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
             _signal_group(child.process, signal.SIGKILL)
-            child.process.wait()
     for child in children:
-        for pump in child.pumps:
-            pump.join(timeout=2.0)
+        for thread in child.threads:
+            thread.join(timeout=5.0)
 
 
 def _signal_group(process: subprocess.Popen, sig: signal.Signals) -> None:

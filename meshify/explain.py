@@ -26,6 +26,7 @@ from meshify.rewrite._context import ModuleContext, parse_module
 from meshify.rewrite._driver import mesh_functions
 from meshify.rewrite._hints import is_integer_hint, read_mesh_decorator
 from meshify.rewrite._interp import FunctionPlan, FunctionRewriter
+from meshify.rewrite._values import TracedLoop
 
 __all__ = ["ArgReport", "CollectiveReport", "FunctionReport", "ValueReport", "explain_source", "parse_dims"]
 
@@ -65,6 +66,9 @@ class CollectiveReport:
     dim: str
     bytes: int
     reason: str
+    #: Instructions and bytes as the compiled HLO text shows them (a scan body once).
+    hlo_count: int = 0
+    hlo_bytes: int = 0
 
 
 @dataclass(slots=True)
@@ -75,6 +79,8 @@ class FunctionReport:
     devices: int
     args: list[ArgReport] = field(default_factory=list)
     values: list[ValueReport] = field(default_factory=list)
+    #: Top-level array parameters in order; pytree ones map to their class and fields.
+    structure: dict = field(default_factory=dict)
     collectives: list[CollectiveReport] = field(default_factory=list)
 
     @property
@@ -90,11 +96,15 @@ class FunctionReport:
         return sum(v.bytes for v in self.values)
 
     def predicted(self) -> dict[str, tuple[int, int]]:
-        """HLO collective kind -> (count, bytes per device) that the plan predicts."""
+        """HLO collective kind -> (instructions, bytes per device) the compiled HLO text should show.
+
+        A scan or fori_loop body appears once in the text however often it runs; the
+        ``collectives`` rows count executions.
+        """
         out: dict[str, tuple[int, int]] = {}
         for c in self.collectives:
             count, size = out.get(c.hlo_kind, (0, 0))
-            out[c.hlo_kind] = (count + c.count, size + c.bytes)
+            out[c.hlo_kind] = (count + c.hlo_count, size + c.hlo_bytes)
         return out
 
     def to_json(self) -> dict:
@@ -160,10 +170,15 @@ def _collective_bytes(kind: str, axes: tuple[str, ...], layout: Layout, sizer: _
     return local * _ALL_REDUCES.get(kind, 1)
 
 
-def _trips(loops, sizes: dict[str, int], where: str, line: int) -> int:
-    """How many times a statement inside ``loops`` runs per call."""
+def _trips(loops, sizes: dict[str, int], where: str, line: int, traced: bool = True) -> int:
+    """How many times a statement inside ``loops`` runs per call (``traced=False``: how many
+    copies of it the compiled program holds: Python loops unroll, scan bodies appear once)."""
     total = 1
     for trips in loops:
+        if isinstance(trips, TracedLoop):
+            if not traced:
+                continue
+            trips = trips.trips
         if isinstance(trips, int):
             total *= trips
         elif isinstance(trips, str) and trips in sizes:
@@ -209,13 +224,15 @@ def _tiling(name: str, layout: Layout, mesh: MeshSpec) -> list[str]:
 def _report(ctx: ModuleContext, fn: cst.FunctionDef, plan: FunctionPlan, sizes: dict[str, int],
             itemsize: int) -> FunctionReport:
     sizer = _Sizer(plan.mesh, sizes, itemsize, f"{ctx.path}::{plan.name}")
-    report = FunctionReport(plan.name, ctx.line(fn.name), str(plan.mesh), plan.mesh.devices)
+    report = FunctionReport(plan.name, ctx.line(fn.name), str(plan.mesh), plan.mesh.devices,
+                            structure=dict(plan.args))
     hints = {p.name.value: p.annotation.annotation for p in (*fn.params.posonly_params, *fn.params.params,
                                                             *fn.params.kwonly_params) if p.annotation}
     for name, layout in plan.in_layouts.items():
         report.args.append(ArgReport(name, layout.describe(), sizer.global_shape(layout), sizer.local_shape(layout),
                                      sizer.bytes(layout), _tiling(name, layout, plan.mesh),
-                                     is_integer_hint(ctx, hints[name]) or name in plan.index_params))
+                                     (name in hints and is_integer_hint(ctx, hints[name]))
+                                     or name in plan.index_params))
     for binding in plan.bindings:
         report.values.append(ValueReport(binding.line, binding.name, binding.layout.describe(),
                                          sizer.local_shape(binding.layout), sizer.bytes(binding.layout)))
@@ -223,10 +240,12 @@ def _report(ctx: ModuleContext, fn: cst.FunctionDef, plan: FunctionPlan, sizes: 
         if record.kind == "slice":
             continue
         repeat = _trips(record.loops, sizes, sizer.where, record.line)
+        copies = _trips(record.loops, sizes, sizer.where, record.line, traced=False)
         count = _ALL_REDUCES.get(record.kind, 1) * repeat
+        size = _collective_bytes(record.kind, record.axes, record.layout, sizer)
         report.collectives.append(CollectiveReport(
             record.line, record.kind, _HLO_KIND[record.kind], count, record.axes, record.dim,
-            _collective_bytes(record.kind, record.axes, record.layout, sizer) * repeat, record.reason))
+            size * repeat, record.reason, _ALL_REDUCES.get(record.kind, 1) * copies, size * copies))
     return report
 
 

@@ -72,6 +72,15 @@ def _run(fn, args, what: str):
                            "hinted Int[...]") from None
 
 
+def _build(module, path: str, struct, leaves: dict):
+    """The argument at ``path``: a leaf array, or the pytree class built from its fields."""
+    if struct is None:
+        return leaves[path]
+    fields = {name: _build(module, f"{path}.{name}", hint if not isinstance(hint, tuple) else None, leaves)
+              for name, hint in struct.fields}
+    return fields if struct.kind == "dict" else getattr(module, struct.cls)(**fields)
+
+
 def verify_file(path: Path, func: str | None, sizes: dict[str, int], generated: Path | None = None,
                 seed: int = 0, rtol: float = 1e-4) -> list[VerifyReport]:
     """Verifies each ``@mesh`` function of ``path`` (or ``func``); see the module docstring."""
@@ -95,8 +104,9 @@ def verify_file(path: Path, func: str | None, sizes: dict[str, int], generated: 
                                fix=f"regenerate it: meshify convert {path} -o {generated}")
         rng = np.random.default_rng(seed)
         low = min(min(a.global_shape, default=2) for a in prediction.args) if prediction.args else 2
-        args = [rng.integers(0, max(1, low), a.global_shape).astype(np.int32) if a.integer
-                else rng.standard_normal(a.global_shape).astype(np.float32) for a in prediction.args]
+        leaves = {a.name: rng.integers(0, max(1, low), a.global_shape).astype(np.int32) if a.integer
+                  else rng.standard_normal(a.global_shape).astype(np.float32) for a in prediction.args}
+        args = [_build(source, name, struct, leaves) for name, struct in prediction.structure.items()]
         want = jax.tree.leaves(_run(reference, args, f"{prediction.name}.reference"))
         try:
             got = jax.tree.leaves(program(*args))

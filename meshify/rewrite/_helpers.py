@@ -110,7 +110,7 @@ def call_helper(rw, call, fn: cst.FunctionDef) -> tuple[Value, cst.BaseExpressio
         node, result = sub.run_helper(bound)
         vname = version_name(name, list(bound.values()), registry.names | set(rw.ctx.functions)
                              | set(rw.ctx.imports.imports))
-        described = [f"{p}: {v.layout.describe()}" for p, v in bound.items() if isinstance(v, Array)]
+        described = [f"{path}: {layout}" for p, v in bound.items() for path, layout in _described(p, v)]
         header = [cst.EmptyLine(), cst.EmptyLine(),
                   comment_line(f"{name} specialised for " + ("; ".join(described) or "replicated arguments"))]
         node = node.with_changes(name=cst.Name(vname), decorators=[], leading_lines=header)
@@ -145,3 +145,13 @@ def _bind_arguments(rw, call, fn: cst.FunctionDef) -> dict[str, Value]:
                                f"{fn.name.value}() is missing argument {param.name.value!r}")
             bound[param.name.value] = Static()
     return {p.name.value: bound[p.name.value] for p in [*positional, *params.kwonly_params]}
+
+
+def _described(path: str, value: Value) -> list[tuple[str, str]]:
+    if isinstance(value, Array):
+        return [(path, value.layout.describe())]
+    if isinstance(value, StructValue):
+        return [d for k, v in value.fields for d in _described(f"{path}.{k}", v)]
+    if isinstance(value, TupleValue):
+        return [d for i, v in enumerate(value.items) for d in _described(f"{path}[{i}]", v)]
+    return []

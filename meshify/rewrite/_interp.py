@@ -26,12 +26,13 @@ from meshify.errors import LayoutError, MeshifyError, UnsupportedError
 from meshify.rewrite._context import ModuleContext
 from meshify.rewrite._hints import StructHint, read_dims, read_return_dims, read_struct
 from meshify.rewrite._ops import binary_operator, evaluate
+from meshify.rewrite import _ops_control  # noqa: F401  (registers scan and fori_loop)
 from meshify.rewrite._ops_shape import is_reshape, reshape_named
 from meshify.rewrite._plan import Step, plan_conversion, step_result
 from meshify.rewrite._templates import apply_step, comment_line, psum_statement
-from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TupleValue, Value
+from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TracedLoop, TupleValue, Value
 
-__all__ = ["FunctionRewriter", "Operand", "Record", "FunctionPlan"]
+__all__ = ["FunctionRewriter", "Operand", "Record", "FunctionPlan", "TracedLoop"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,8 +49,9 @@ class Record:
     dim: str
     reason: str
     layout: Layout
-    #: The enclosing loops' trip counts, outermost first: an int, or the dim whose size it is.
-    loops: tuple[int | str | None, ...] = ()
+    #: The enclosing loops' trip counts, outermost first: an int, or the dim whose size it is
+    #: (wrapped in TracedLoop for loops JAX runs rather than Python unrolls).
+    loops: tuple[int | str | TracedLoop | None, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +113,8 @@ class FunctionRewriter:
         self.bindings: list[Binding] = []
         self.index_names: set[str] = set()
         self._loops: list[int | str | None] = []
+        #: Names bound by a lambda being walked: their partial sums are reduced inline, never hoisted.
+        self.lambda_names: set[str] = set()
         self._comments: list[str] = []
         self._line = 0
         self._return: tuple[tuple[str, ...], ...] | tuple[str, ...] | None = None
@@ -521,7 +525,7 @@ class FunctionRewriter:
         steps = plan_conversion(source, target, self.mesh)
         psums = [s for s in steps if s.kind == "psum"]
         if psums and isinstance(op.original, cst.Name) and op.node is op.original \
-                and op.original.value in self.env:
+                and op.original.value in self.env and op.original.value not in self.lambda_names:
             raise _Restart(op.original.value, psums[0].axes, self._reason(psums[0], op, source, purpose))
         node = op.node
         layout = source

@@ -8,7 +8,7 @@ import libcst as cst
 
 from meshify.annotate._types import Layout
 
-__all__ = ["Value", "Array", "Static", "Opaque", "TupleValue", "StructValue", "Operand"]
+__all__ = ["Value", "Array", "Static", "Opaque", "TupleValue", "StructValue", "Operand", "TracedLoop"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,3 +77,10 @@ class Operand:
     value: Value
     original: cst.BaseExpression
     node: cst.BaseExpression
+
+
+@dataclass(frozen=True, slots=True)
+class TracedLoop:
+    """A loop JAX runs (scan, fori_loop): its body appears once in the HLO but runs ``trips`` times."""
+
+    trips: int | str | None

@@ -120,18 +120,21 @@ def initialize(coordinator: str | None = None, num_processes: int | None = None,
         StartupError: bad settings, an unreachable coordinator, processes that did not
             all join in time, or processes that disagree on process or device counts.
     """
-    settings = _settings(coordinator, num_processes, process_id, cpu_devices, timeout_s,
-                         heartbeat_timeout_s, bind_address)
-    if jax.distributed.is_initialized():
-        return _already_initialized(settings)
-    _validate(settings)
-    _configure_cpu(settings)
-    if settings.coordinator is not None and settings.process_id == 0:
-        _check_port_free(settings)
-    elif settings.coordinator is not None and settings.process_id is not None:
-        _wait_for_coordinator(settings)
-    _connect(settings)
-    return _check_topology(settings)
+    try:
+        settings = _settings(coordinator, num_processes, process_id, cpu_devices, timeout_s,
+                             heartbeat_timeout_s, bind_address)
+        if jax.distributed.is_initialized():
+            return _already_initialized(settings)
+        _validate(settings)
+        _configure_cpu(settings)
+        if settings.coordinator is not None and settings.process_id == 0:
+            _check_port_free(settings)
+        elif settings.coordinator is not None and settings.process_id is not None:
+            _wait_for_coordinator(settings)
+        _connect(settings)
+        return _check_topology(settings)
+    except StartupError as e:  # keep meshify's own frames out of the user's traceback
+        raise e.with_traceback(None) from None
 
 
 # -- settings ----------------------------------------------------------------------------------
@@ -262,9 +265,9 @@ def _connect(s: _Settings) -> None:
         kwargs["heartbeat_timeout_seconds"] = s.heartbeat_timeout_s
     if s.bind_address is not None:
         kwargs["coordinator_bind_address"] = s.bind_address
-    expected = f"{s.num_processes} processes" if s.num_processes is not None else "every process"
-    message = (f"meshify: error[{StartupError.code}]: {s.who()} joined the coordinator at {s.coordinator} but "
-               f"{expected} did not register within {s.timeout_s:g} s\n"
+    expected = f"all {s.num_processes} processes" if s.num_processes is not None else "every process"
+    message = (f"meshify: error[{StartupError.code}]: {s.who()} reached the coordinator at {s.coordinator} but "
+               f"not {expected} joined within {s.timeout_s:g} s\n"
                f"  fix: start all processes with the same coordinator and process count, each with its own id "
                f"(0 to count - 1); MESHIFY_INIT_TIMEOUT / timeout_s waits longer\n")
     try:

@@ -1,0 +1,146 @@
+"""Loops over stacked layers: ``jax.lax.scan`` and ``jax.lax.fori_loop``.
+
+The loop body (a helper of the module, or a lambda) is rewritten once for the layouts
+of one iteration: the carry as it comes in, and each ``xs`` leaf without its leading
+(stacked) dim, which must not be split.  The carry must leave the body in the layout it
+came in; otherwise the error names it.  Collectives inside count once per iteration
+(the leading dim's size) in ``explain``.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from meshify.annotate._types import Layout
+from meshify.errors import LayoutError, UnsupportedError
+from meshify.rewrite._helpers import call_helper, signature_of
+from meshify.rewrite._ops import Call, _unknown_call, op
+from meshify.rewrite._values import Array, Operand, Static, StructValue, TracedLoop, TupleValue, Value
+
+__all__: list[str] = []
+
+
+def _drop_leading(rw, value: Value, where) -> tuple[Value, str | None]:
+    """One iteration's slice of ``xs``: every array leaf without its leading dim."""
+    if isinstance(value, Array):
+        layout = value.layout
+        if layout.rank == 0:
+            raise rw.error(LayoutError, where, "scan over a scalar")
+        if layout.axes[0]:
+            raise rw.error(UnsupportedError, where,
+                           f"scan over dim {layout.dims[0]!r}, which is split over {layout.axes[0]}",
+                           f"map {layout.dims[0]!r} to no mesh axis: each device must hold every layer")
+        return Array(Layout(layout.dims[1:], layout.axes[1:], layout.partial), value.origin), layout.dims[0]
+    if isinstance(value, StructValue):
+        fields, dim = [], None
+        for name, field in value.fields:
+            sliced, d = _drop_leading(rw, field, where)
+            fields.append((name, sliced))
+            dim = dim or d
+        return StructValue(value.cls, tuple(fields), value.kind), dim
+    if isinstance(value, TupleValue):
+        items, dim = [], None
+        for item in value.items:
+            sliced, d = _drop_leading(rw, item, where)
+            items.append(sliced)
+            dim = dim or d
+        return TupleValue(tuple(items)), dim
+    return value, None
+
+
+def _stack(value: Value, dim: str) -> Value:
+    """A body output stacked over the iterations: a new leading, unsplit dim."""
+    if isinstance(value, Array):
+        layout = value.layout
+        return Array(Layout((dim, *layout.dims), ((), *layout.axes), layout.partial), value.origin)
+    if isinstance(value, TupleValue):
+        return TupleValue(tuple(_stack(v, dim) for v in value.items))
+    if isinstance(value, StructValue):
+        return StructValue(value.cls, tuple((k, _stack(v, dim)) for k, v in value.fields), value.kind)
+    return value
+
+
+def _body(rw, call: Call, fn_operand: Operand, args: list[Value], trips) -> tuple[Value, cst.BaseExpression]:
+    """Rewrites the loop body for ``args``; returns its result value and the body's new node."""
+    node = fn_operand.original
+    rw._loops.append(TracedLoop(trips))
+    try:
+        if isinstance(node, cst.Name) and node.value in rw.ctx.functions:
+            fake = Call(cst.Call(func=node, args=[]), node.value,
+                        tuple(Operand(v, cst.Name("_"), cst.Name("_")) for v in args), {})
+            result, new_call = call_helper(rw, fake, rw.ctx.functions[node.value])
+            return result, new_call.func
+        if isinstance(node, cst.Lambda):
+            return _lambda(rw, node, args)
+    finally:
+        rw._loops.pop()
+    raise rw.error(UnsupportedError, node, f"{call.name.rsplit('.', 1)[-1]} body {rw.ctx.code(node)!r}",
+                   "pass a function defined at module level, or a lambda")
+
+
+def _lambda(rw, node: cst.Lambda, args: list[Value]) -> tuple[Value, cst.BaseExpression]:
+    params = [p.name.value for p in node.params.params]
+    if len(params) != len(args) or node.params.star_arg not in (None, cst.MaybeSentinel.DEFAULT):
+        raise rw.error(UnsupportedError, node, f"a loop body lambda taking {len(params)} arguments, "
+                       f"called with {len(args)}")
+    saved = {p: rw.env.get(p) for p in params}
+    saved_names = set(rw.lambda_names)
+    rw.env.update(zip(params, args))
+    rw.lambda_names |= set(params)
+    try:
+        body = rw.expr(node.body)
+    finally:
+        for p, v in saved.items():
+            if v is None:
+                rw.env.pop(p, None)
+            else:
+                rw.env[p] = v
+        rw.lambda_names = saved_names
+    return body.value, node.with_changes(body=body.node)
+
+
+def _same_carry(rw, before: Value, after: Value, where, what: str) -> None:
+    if signature_of(before) != signature_of(after):
+        def text(v):
+            return v.layout.describe() if isinstance(v, Array) else type(v).__name__
+        raise rw.error(LayoutError, where,
+                       f"the {what} carry changes layout in the loop body: {text(before)} in, {text(after)} out",
+                       "return the carry in the layout it came in (pin it with a Tensor hint in the body)")
+
+
+@op("jax.lax.scan")
+def _scan(rw, call: Call):
+    f, init, xs = call.arg(0, "f"), call.arg(1, "init"), call.arg(2, "xs")
+    if f is None or init is None:
+        return _unknown_call(rw, call)
+    if "length" in call.kwargs and (xs is None or isinstance(xs.value, Static)):
+        trips = call.kwargs["length"].value.literal if isinstance(call.kwargs["length"].value, Static) else None
+        x_value, dim = Static(), None
+    else:
+        x_value, dim = _drop_leading(rw, xs.value, xs.original) if xs is not None else (Static(), None)
+        trips = dim
+    result, body = _body(rw, call, f, [init.value, x_value], trips)
+    if not (isinstance(result, TupleValue) and len(result.items) == 2):
+        raise rw.error(LayoutError, f.original, "a scan body must return (carry, y)")
+    carry, y = result.items
+    _same_carry(rw, init.value, carry, f.original, "scan")
+    new = call.rebuild(rw, {0: body})
+    return TupleValue((carry, _stack(y, dim or "scan"))), new
+
+
+@op("jax.lax.fori_loop")
+def _fori_loop(rw, call: Call):
+    lower, upper, f, init = (call.arg(i, k) for i, k in enumerate(["lower", "upper", "body_fun", "init_val"]))
+    if init is None or f is None:
+        return _unknown_call(rw, call)
+    lo, hi = lower.value, upper.value
+    trips = None
+    if isinstance(lo, Static) and isinstance(hi, Static):
+        if lo.known and hi.known and isinstance(lo.literal, int) and isinstance(hi.literal, int):
+            trips = hi.literal - lo.literal
+        elif lo.known and lo.literal == 0:
+            trips = hi.size_of
+    result, body = _body(rw, call, f, [Static(), init.value], trips)
+    _same_carry(rw, init.value, result, f.original, "fori_loop")
+    return result, call.rebuild(rw, {2: body})
+
