@@ -39,8 +39,8 @@ ENV_PARENT = "MESHIFY_LAUNCH_PARENT"
 TIMEOUT_STATUS = 124
 
 _DEVICE_COUNT_FLAG = re.compile(r"--xla_force_host_platform_device_count=\S*")
-#: gloo's line for every communicator it sets up: noise, not news.
-_GLOO_CONNECTED = re.compile(r"^\[Gloo\] Rank \d+ is connected to \d+ peer ranks")
+#: gloo's line for every communicator it sets up (or a piece of one, when threads interleave): noise.
+_GLOO_CONNECTED = re.compile(r"\[Gloo\] Rank \d+ is connected to|peer ranks\. Expected number of connected peer")
 
 
 @dataclass
@@ -160,7 +160,7 @@ _write_lock = threading.Lock()
 def _pump(source: TextIO, sink: TextIO, prefix: str) -> None:
     """Copies a child's output line by line, prefixed with its index."""
     for line in source:
-        if _GLOO_CONNECTED.match(line):
+        if _GLOO_CONNECTED.search(line):
             continue
         with _write_lock:
             sink.write(prefix + line if line.endswith("\n") else prefix + line + "\n")

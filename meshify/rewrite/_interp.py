@@ -413,6 +413,10 @@ class FunctionRewriter:
                 for e, v in zip(elements, value.items):
                     self._bind_target(e, v)
                 return
+            if isinstance(value, Opaque):  # e.g. k1, k2 = jax.random.split(key)
+                for e in elements:
+                    self._bind_target(e, Opaque())
+                return
             if isinstance(value, Static):
                 shape_of = value.shape_of if value.shape_of and len(value.shape_of) == len(elements) else None
                 for i, e in enumerate(elements):

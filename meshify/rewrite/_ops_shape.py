@@ -20,7 +20,7 @@ from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._ops import ADD, Call, _kept_partial, _literal_int, _unknown_call, elementwise, op
 from meshify.rewrite._plan import choose_splits
 from meshify.rewrite._templates import axes_node, call_template, int_node
-from meshify.rewrite._values import Array, Opaque, Operand, Static
+from meshify.rewrite._values import Array, Opaque, Operand, Static, TupleValue
 
 __all__ = ["reshape_named", "index_array", "is_reshape", "lookup"]
 
@@ -564,3 +564,57 @@ def _one_hot(rw, call: Call):
     rw._comments.append(f"local one_hot: this device's block of '{name}', split over {_axes(axes)}")
     return Array(layout), new
 
+
+
+# -- randomness and splitting -------------------------------------------------------------------------
+
+
+#: jax.random samplers -> (position, keyword) of their shape argument.
+_SAMPLERS = {"normal": (1, "shape"), "uniform": (1, "shape"), "bernoulli": (2, "shape"),
+             "truncated_normal": (3, "shape"), "randint": (1, "shape"), "gumbel": (1, "shape"),
+             "laplace": (1, "shape"), "exponential": (1, "shape"), "rademacher": (1, "shape")}
+
+
+def _sampler(rw, call: Call, kind: str):
+    """A draw for the *global* shape, the same on every device; consumers slice their block.
+
+    So the sharded program draws bit-identical values to the single-device one.
+    """
+    position, keyword = _SAMPLERS[kind]
+    for operand in [*call.args, *call.kwargs.values()]:
+        if isinstance(operand.value, Array) and (operand.value.layout.is_split or operand.value.layout.partial):
+            raise rw.error(UnsupportedError, operand.original,
+                           f"jax.random.{kind} with {rw.ctx.code(operand.original)!r} of layout "
+                           f"{operand.value.layout.describe()}: a draw must not depend on how arrays are split",
+                           "pass replicated keys and parameters, and the global shape (shape=x.shape)")
+    dims = _shape_dims(call.arg(position, keyword))
+    if dims is None:
+        return _unknown_call(rw, call)
+    return Array(Layout.replicated(dims)), call.rebuild(rw, {})
+
+
+for _kind in _SAMPLERS:
+    op(f"jax.random.{_kind}", kind=_kind)(_sampler)
+
+
+@op("jax.numpy.split", "jax.numpy.array_split")
+def _split(rw, call: Call):
+    x, sections = call.arg(0, "ary"), call.arg(1, "indices_or_sections")
+    if not isinstance(x.value, Array):
+        return _unknown_call(rw, call)
+    layout = x.value.layout
+    axis = _literal(call.arg(2, "axis")) if call.arg(2, "axis") is not None else 0
+    count = _literal(sections)
+    if not isinstance(axis, int) or not (isinstance(count, int) or isinstance(count, tuple | list)):
+        raise rw.error(UnsupportedError, call.node, "jnp.split needs a literal number of sections and axis",
+                       "write jnp.split(x, 3, axis=-1)")
+    axis %= layout.rank
+    if layout.axes[axis]:
+        dim = layout.dims[axis]
+        raise rw.error(UnsupportedError, call.node,
+                       f"jnp.split along dim {dim!r}, which is split over {_axes(layout.axes[axis])}: each device "
+                       "holds one block of the fused dim, not a piece of every section",
+                       f"give the sections their own dim instead of fusing them into {dim!r}, e.g. a "
+                       "[d_model, 3, heads, d_head] QKV weight with heads split, indexed w[:, 0], w[:, 1], w[:, 2]")
+    n = count if isinstance(count, int) else len(count) + 1
+    return TupleValue(tuple(Array(layout, x.value.origin) for _ in range(n))), call.rebuild(rw, {})
