@@ -75,6 +75,23 @@ CASES = {
         '    return jnp.einsum("bd,de->be", x, w)\n',
         LayoutError, (7, 12), "'d_model'"),
     "syntax_error": ("def f(:\n    pass\n", SourceError, (5, 7), "syntax"),
+    "helper_recursion": (
+        'def f(x):\n    return g(x)\n\n\ndef g(x):\n    return f(x)\n\n\n'
+        '@mesh(model=4)\ndef h(x: Tensor["b", "model"]) -> Tensor["b", "model"]:\n    return f(x)\n',
+        UnsupportedError, (10, 12), "recursive call f -> g -> f"),
+    "scan_carry_changes_layout": (
+        'def step(c, w):\n    return c @ w, None\n\n\n'
+        '@mesh(model=4)\ndef h(x: Tensor["b", "model"], ws: Tensor["layers", "model", "model2"]) -> Tensor["b", "model"]:\n'
+        '    y, _ = jax.lax.scan(step, x, ws)\n    return y\n',
+        LayoutError, (11, 25), "carry changes layout"),
+    "helper_hint_contradicts_caller": (
+        'def f(x: Tensor["b", "d"]):\n    return x\n\n\n'
+        '@mesh(model=4)\ndef h(x: Tensor["b", "model"]) -> Tensor["b", "model"]:\n    return f(x)\n',
+        LayoutError, (5, 10), "hints x as [b, d] but the caller (h) passes"),
+    "split_along_a_split_dim": (
+        '@mesh(model=4)\ndef h(x: Tensor["b", "d"], w: Tensor["d", "model"]) -> Tensor["b", "model"]:\n'
+        '    q, k, v = jnp.split(x @ w, 3, axis=-1)\n    return q\n',
+        UnsupportedError, (7, 15), "[d_model, 3, heads, d_head]"),
 }
 
 

@@ -65,10 +65,11 @@ def test_golden_runs_and_matches_reference(case: Path) -> None:
         if type(program).__name__ != "Sharded":
             continue
         reference = getattr(source, name).reference
-        args = [rng.standard_normal((8,) * len(spec.dims), dtype=np.float32) for spec in program.args.values()]
-        want = jax.tree.leaves(reference(*args))
+        leaves = [rng.standard_normal((8,) * len(spec.dims), dtype=np.float32) for spec in program.leaf_specs.values()]
+        args = program._unflatten(leaves)  # pytree arguments rebuilt from their leaves
+        want = jax.tree.leaves(reference(**args))
         for decorated in (program, getattr(source, name)):
-            got = jax.tree.leaves(decorated(*args))
+            got = jax.tree.leaves(decorated(**args))
             for g, w in zip(got, want, strict=True):
                 np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-5, atol=1e-5)
 

@@ -78,10 +78,9 @@ def _tokens(value: Value) -> list[str]:
 def version_name(helper: str, args: list[Value], taken: set[str]) -> str:
     """``helper__<layout of each array argument>``, made unique and a valid identifier."""
     tokens = [t for value in args for t in _tokens(value)]
-    base = f"{helper}__{'__'.join(tokens) if tokens else 'replicated'}"
-    base = re.sub(r"\W", "_", base)
-    if len(base) > 80:  # keep names readable; the comment above the version spells the layouts out
-        base = base[:72].rstrip("_")
+    if len(tokens) > 3:  # keep names readable; the comment above the version spells every layout out
+        tokens = tokens[:1]
+    base = re.sub(r"\W", "_", f"{helper}__{'__'.join(tokens) if tokens else 'replicated'}")
     name, n = base, 2
     while name in taken:
         name, n = f"{base}_{n}", n + 1

@@ -186,9 +186,8 @@ def read_struct(ctx: ModuleContext, node: cst.BaseExpression, seen: tuple[str, .
         raise ctx.error(AnnotationError, node, f"class {node.value} contains itself", "use a flat structure")
     kind = _struct_kind(ctx, cls)
     if kind is None:
-        raise ctx.error(AnnotationError, node, f"{node.value} is neither a NamedTuple, a dataclass nor a TypedDict",
-                        "make it a typing.NamedTuple (or a @dataclass registered as a pytree) of Tensor fields")
-    fields: list[tuple[str, tuple[str, ...] | StructHint]] = []
+        return None  # not a pytree class: a static value
+    fields: list[tuple[str, tuple[str, ...] | StructHint | None]] = []
     for stmt in cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ():
         for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
             if not isinstance(small, cst.AnnAssign) or not isinstance(small.target, cst.Name):
@@ -196,12 +195,16 @@ def read_struct(ctx: ModuleContext, node: cst.BaseExpression, seen: tuple[str, .
             hint = small.annotation.annotation
             dims = read_dims(ctx, hint)
             inner = None if dims is not None else read_struct(ctx, hint, (*seen, node.value))
-            if dims is None and inner is None:
-                raise ctx.error(AnnotationError, hint, f"field {node.value}.{small.target.value} has no Tensor hint",
-                                "every field of a pytree argument needs a Tensor[...] hint (or a nested "
-                                "NamedTuple/dataclass); pass static values as separate parameters")
             fields.append((small.target.value, dims if dims is not None else inner))
-    return StructHint(node.value, kind, tuple(fields))
+    if all(f is None for _, f in fields):
+        return None  # a config of static values (ints, floats, flags): passed through unchanged
+    for name, f in fields:
+        if f is None:
+            raise ctx.error(AnnotationError, node, f"field {node.value}.{name} has no Tensor hint, but other "
+                            f"fields of {node.value} do",
+                            "every field of a pytree argument needs a Tensor[...] hint (or a nested "
+                            "NamedTuple/dataclass); keep static values in a separate config argument")
+    return StructHint(node.value, kind, tuple(fields))  # type: ignore[arg-type]
 
 
 def _struct_kind(ctx: ModuleContext, cls: cst.ClassDef) -> str | None:

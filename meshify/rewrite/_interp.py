@@ -105,6 +105,7 @@ class FunctionRewriter:
         self.uses: list[str] = []
         self._helper = False
         self._results: list[Value] = []
+        self._forced_return: Layout | None = None
         self.fn = fn
         self.mesh = mesh
         self.rules = rules
@@ -154,12 +155,21 @@ class FunctionRewriter:
         self._return = read_dims(self.ctx, hint) if hint is not None else None
         node = self._walk_body()
         first = self._results[0]
-        for other in self._results[1:]:
-            if other != first:
-                raise self.ctx.error(LayoutError, self.fn.name,
-                                     f"{self.fn.name.value}() returns values of different layouts on different paths",
-                                     "give every return the same dims, or add a return hint")
-        return node, first
+        if all(other == first for other in self._results[1:]) or self._forced_return is not None:
+            return node, first
+        target = _common_layout(self._results)
+        if target is None:
+            raise self.ctx.error(LayoutError, self.fn.name,
+                                 f"{self.fn.name.value}() returns values of different dims on different paths",
+                                 "give every return the same dims, or add a return hint")
+        # Return paths disagree (say, one returns a partial sum, another reduced it): walk again,
+        # converting every return to one layout.
+        again = FunctionRewriter(self.ctx, self.fn, self.mesh, self.rules, self.stack[:-1])
+        again._forced_return = target
+        node, _ = again.run_helper(bound)
+        self.records, self.bindings, self.uses = again.records, again.bindings, again.uses
+        self.index_names = again.index_names
+        return node, Array(target)
 
     def _all_params(self) -> list[cst.Param]:
         p = self.fn.params
@@ -471,6 +481,11 @@ class FunctionRewriter:
         if s.value is None:
             raise self.ctx.error(LayoutError, s, "bare return", "return the result")
         hint = self._return
+        if self._helper and self._forced_return is not None:
+            op = self.expr(s.value)
+            node = self.convert_to_hint(op, self._forced_return, s.value, "every return path")
+            self._results.append(Array(self._forced_return))
+            return s.with_changes(value=node)
         if self._helper and hint is None:
             op = self.expr(s.value)
             self._results.append(op.value)
@@ -589,6 +604,18 @@ _AUG_TO_BINARY = {
     cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
     cst.DivideAssign: cst.Divide, cst.PowerAssign: cst.Power, cst.MatrixMultiplyAssign: cst.MatrixMultiply,
 }
+
+
+def _common_layout(results: list[Value]) -> Layout | None:
+    """One layout every return path can be converted to: the first path's splits, and
+    only the partial sums all paths share."""
+    arrays = [r for r in results if isinstance(r, Array)]
+    if len(arrays) != len(results) or len({a.dims for a in arrays}) != 1:
+        return None
+    partial = frozenset.intersection(*(a.layout.partial for a in arrays))
+    base = min(arrays, key=lambda a: len(a.layout.partial)).layout
+    axes = tuple(tuple(x for x in ax if x not in partial) for ax in base.axes)
+    return Layout(base.dims, axes, partial)
 
 
 def _origin(op: Operand) -> str:
