@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from meshify.runtime import to_host
 from meshify.runtime.hlo import collectives, summarize
 
 TOLERANCE = 1e-4  # on the max abs difference, scaled by max(1, max |reference|)
@@ -45,7 +46,7 @@ def report(fn, args, *, extra: dict[str, tuple] | None = None) -> int:
     print(f"mesh: {fn.mesh_spec} on {mesh.devices.size} {mesh.devices.flat[0].platform} devices")
     failed = []
     for what, (g, w) in pairs.items():
-        difference, ok = compare(g, w)
+        difference, ok = compare(to_host(g), w)  # to_host: whole, even when split across processes
         print(f"max abs difference from .reference ({what}): {difference:.2e}")
         if not ok:
             failed.append(what)

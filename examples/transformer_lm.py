@@ -8,7 +8,11 @@ local embedding lookup, and a cross-entropy that never gathers the logits.
 
     python examples/transformer_lm.py --steps 50             # sharded, on 8 simulated CPU devices
     python examples/transformer_lm.py --steps 50 --reference # and the same model on one device
+    meshify launch -n 2 examples/transformer_lm.py --steps 5 # 2 processes x 4 devices, one mesh
     meshify diff examples/transformer_lm.py                  # the generated shard_map program
+
+Run as several processes (``meshify launch``, a TPU pod slice, a GPU cluster), each
+process feeds only its own rows of every batch, as a per-host data loader would.
 
 The task is synthetic: each sequence counts up from a random start with a random
 stride (mod the vocabulary), and the model learns to predict the next token.
@@ -17,6 +21,7 @@ stride (mod the vocabulary), and the model learns to predict the next token.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 
@@ -26,6 +31,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+import meshify.runtime as mr
 from meshify import Tensor, mesh
 from meshify.runtime import simulate_cpu_devices
 
@@ -103,6 +109,17 @@ def batches(steps: int, seed: int = 1):
         yield seq[:, :-1], seq[:, 1:]
 
 
+def feed(tokens, targets):
+    """One batch as the training step takes it: numpy on one process; on several, global arrays
+    assembled from each process's own rows (the rows its devices hold)."""
+    if jax.process_count() == 1:
+        return tokens, targets
+    shardings = lm_loss.sharded.shardings
+    rows = mr.process_slice(tokens.shape, shardings["tokens"])
+    return (mr.from_host(mr.process_local(tokens[rows]), shardings["tokens"]),
+            mr.from_host(mr.process_local(targets[rows]), shardings["targets"]))
+
+
 def make_step(loss_fn, optimizer):
     @jax.jit
     def step(params, opt_state, tokens, targets):
@@ -136,6 +153,8 @@ def train(loss_fn, params, steps: int, sharded: bool, label: str) -> list[float]
     with Progress(*columns, transient=False) as progress:
         task = progress.add_task(label, total=steps, loss=float("nan"))
         for tokens, targets in batches(steps):
+            if sharded:
+                tokens, targets = feed(tokens, targets)
             params, opt_state, loss = step(params, opt_state, tokens, targets)
             losses.append(float(loss))
             progress.update(task, advance=1, loss=losses[-1])
@@ -150,6 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=50)
     parser.add_argument("--reference", action="store_true", help="also train on one device and compare")
+    parser.add_argument("--losses-out", metavar="PATH", help="write the per-step losses as JSON (process 0)")
     args = parser.parse_args(argv)
     mesh_ = lm_loss.sharded.mesh
     print(f"mesh: {lm_loss.mesh_spec} on {mesh_.devices.size} {mesh_.devices.flat[0].platform} devices; "
@@ -158,6 +178,9 @@ def main(argv: list[str] | None = None) -> int:
     losses = train(lm_loss, params, args.steps, sharded=True, label="sharded")
     for i, loss in enumerate(losses):
         print(f"step {i:3d}  loss {loss:.5f}")
+    if args.losses_out and jax.process_index() == 0:
+        with open(args.losses_out, "w") as f:
+            json.dump(losses, f)
     status = 0
     if losses[-1] >= losses[0]:
         print(f"FAILED: the loss did not fall ({losses[0]:.4f} -> {losses[-1]:.4f})")

@@ -28,8 +28,14 @@ from pathlib import Path
 from typing import TextIO
 
 from meshify.errors import StartupError
-from meshify.runtime._distributed import (ENV_BIND_ADDRESS, ENV_COORDINATOR, ENV_CPU_DEVICES, ENV_INIT_TIMEOUT,
-                                          ENV_NUM_PROCESSES, ENV_PROCESS_ID)
+from meshify.runtime._distributed import (
+    ENV_BIND_ADDRESS,
+    ENV_COORDINATOR,
+    ENV_CPU_DEVICES,
+    ENV_INIT_TIMEOUT,
+    ENV_NUM_PROCESSES,
+    ENV_PROCESS_ID,
+)
 
 __all__ = ["launch", "ENV_PARENT"]
 

@@ -16,6 +16,7 @@ import runpy
 import signal
 import sys
 import traceback
+import types
 
 from meshify._launch import ENV_PARENT
 
@@ -23,7 +24,7 @@ from meshify._launch import ENV_PARENT
 def main(argv: list[str]) -> None:
     _die_with_launcher()
     script, args = argv[0], argv[1:]
-    import meshify.runtime as runtime
+    from meshify import runtime
     from meshify.errors import MeshifyError
 
     try:
@@ -37,8 +38,16 @@ def main(argv: list[str]) -> None:
     except SystemExit as e:
         if e.code not in (None, 0):
             _exit(e.code if isinstance(e.code, int) else 1, "" if isinstance(e.code, int) else f"{e.code}\n")
-    except BaseException:  # noqa: BLE001 - report anything, then end this process now
-        _exit(1, traceback.format_exc())
+    except BaseException as e:  # noqa: BLE001 - report anything, then end this process now
+        _exit(1, "".join(traceback.format_exception(type(e), e, _user_frames(e.__traceback__))))
+
+
+def _user_frames(tb: types.TracebackType | None) -> types.TracebackType | None:
+    """The traceback from the script's first frame on (without this module's and runpy's)."""
+    while tb is not None and (tb.tb_frame.f_code.co_filename == __file__
+                              or "runpy" in tb.tb_frame.f_code.co_filename):
+        tb = tb.tb_next
+    return tb
 
 
 def _exit(status: int, message: str) -> None:

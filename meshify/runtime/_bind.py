@@ -2,10 +2,11 @@
 
 The callable takes global arrays (numpy or jax), checks them against the mesh, places
 host inputs directly in their final sharding, and runs ``jax.shard_map`` under
-``jax.jit``.  On a mesh spanning several processes every process makes the same call:
-host inputs are either the same full array everywhere or, wrapped in ``process_local``,
-each process's own block (see ``_placement.py``).  Inside someone else's trace (``jax.jit``, ``jax.grad``) it calls the
-``shard_map`` directly so that the outer transformation sees through it.
+``jax.jit``.  Inside someone else's trace (``jax.jit``, ``jax.grad``) it calls the
+``shard_map`` directly so that the outer transformation sees through it.  On a mesh
+spanning several processes every process makes the same call: host inputs are either the
+same full array everywhere or, wrapped in ``process_local``, each process's own block
+(see ``_placement.py``).
 """
 
 from __future__ import annotations

@@ -247,7 +247,8 @@ def _wait_for_coordinator(s: _Settings) -> None:
                 f"{s.who()} cannot reach the coordinator at {s.coordinator} (waited {s.timeout_s:g} s; "
                 f"last error: {last})",
                 fix="start process 0 (it runs the coordinator), check the host and port every process was "
-                    "given, and that this machine can reach it; MESHIFY_INIT_TIMEOUT / timeout_s waits longer") from None
+                    "given, and that this machine can reach it; MESHIFY_INIT_TIMEOUT / timeout_s waits longer",
+            ) from None
         time.sleep(0.25)
 
 
