@@ -49,7 +49,7 @@ def _forward_collectives(stdout: str) -> dict[str, tuple[int, str]]:
 
 
 #: Examples with a training loop of their own, run by their own tests (tests/test_transformer.py, ...).
-TRAINING = {"transformer_lm", "gpt2"}
+TRAINING = {"transformer_lm", "gpt2", "gpt2_plain"}
 
 
 def test_every_example_is_covered():

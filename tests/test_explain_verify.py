@@ -26,9 +26,14 @@ EXAMPLE_DIMS = {
 }
 
 
+#: Examples verify cannot run alone: gpt2 takes static arguments (a Config, a train flag) that
+#: random inputs cannot supply; gpt2_plain has no @mesh function.  tests/test_real_models.py covers them.
+NOT_VERIFIED = {"gpt2.py", "gpt2_plain.py"}
+
+
 def test_every_example_is_listed() -> None:
     examples = {p.name for p in (ROOT / "examples").glob("*.py") if not p.name.startswith("_")}
-    assert examples == set(EXAMPLE_DIMS)
+    assert examples - NOT_VERIFIED == set(EXAMPLE_DIMS)
 
 
 @pytest.mark.parametrize("name", sorted(EXAMPLE_DIMS))
