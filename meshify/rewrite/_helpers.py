@@ -56,7 +56,13 @@ def signature_of(value: Value) -> object:
         return ("struct", value.cls, tuple((k, signature_of(v)) for k, v in value.fields))
     if isinstance(value, Opaque):
         return ("opaque",)
-    return ("static",)
+    # A static the helper can read (axis=1, a dim's size) may change its layouts: part of the key.
+    literal = value.literal if value.known else None
+    try:
+        hash(literal)
+    except TypeError:
+        literal = repr(literal)
+    return ("static", value.known, literal, value.size_of, value.shape_of)
 
 
 def _layout_token(layout: Layout) -> str:
