@@ -1,11 +1,13 @@
 # make demo: run the hybrid example, then show what meshify writes for it.
 # make test: the test suite on 8 simulated CPU devices.
+# make bench: meshify vs XLA's partitioner vs hand-written shard_map -> benchmarks/results/
+#             (make bench BENCH_ARGS=--quick for small sizes).
 
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: venv demo test
+.PHONY: venv demo test bench
 
 venv: $(VENV)/.stamp
 
@@ -21,3 +23,10 @@ demo: venv
 
 test: venv
 	$(BIN)/python -m pytest -q -n 2
+
+$(VENV)/.bench-stamp: $(VENV)/.stamp
+	$(BIN)/pip install -e '.[test,bench]'
+	touch $@
+
+bench: $(VENV)/.bench-stamp
+	$(BIN)/python benchmarks/run.py $(BENCH_ARGS)

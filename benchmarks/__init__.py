@@ -1,0 +1,1 @@
+"""meshify against XLA's automatic partitioner and hand-written shard_map (see run.py)."""
