@@ -6,6 +6,7 @@ import ast
 from functools import cached_property
 
 import libcst as cst
+from libcst._position import CodePosition, CodeRange
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from meshify.errors import MeshifyError, SourceError, SourceSpan
@@ -43,13 +44,18 @@ class ModuleContext:
     """One module under rewrite: metadata looked up by *original* node."""
 
     def __init__(self, module: cst.Module, path: str, line_offset: int = 0) -> None:
-        self.wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-        self.module = self.wrapper.module
+        self.module = module
         self.path = path
         self.line_offset = line_offset
         self.lines = self.module.code.splitlines()
-        self.positions = self.wrapper.resolve(PositionProvider)
+        self.positions = _LazyPositions(module)
         self.mr = "meshify_rt" if self.imports.bound("mr") else "mr"
+
+    @cached_property
+    def mesh_functions(self) -> list[tuple[cst.FunctionDef, cst.Decorator]]:
+        from meshify.rewrite._driver import find_mesh_functions
+
+        return find_mesh_functions(self)
 
     @cached_property
     def functions(self) -> dict[str, cst.FunctionDef]:
@@ -80,7 +86,21 @@ class ModuleContext:
         dotted = dotted_name(node)
         return self.imports.shadowed.get(dotted.split(".")[0]) if dotted else None
 
+    @cached_property
+    def _statement_lines(self) -> dict[cst.CSTNode, int]:
+        """Statement -> line, from CPython's parser (fast); libcst positions only for error spans."""
+        lines: dict[cst.CSTNode, int] = {}
+        try:
+            tree = ast.parse(self.module.code)
+        except SyntaxError:  # pragma: no cover - libcst parsed it
+            return lines
+        _pair_statements(list(self.module.body), tree.body, lines)
+        return lines
+
     def line(self, node: cst.CSTNode) -> int:
+        found = self._statement_lines.get(node)
+        if found is not None:
+            return found + self.line_offset
         pos = self.positions.get(node)
         return (pos.start.line if pos else 0) + self.line_offset
 
@@ -97,3 +117,101 @@ class ModuleContext:
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
+
+
+class _LazyPositions:
+    """Node -> CodeRange, computed one top-level statement at a time, on first need.
+
+    libcst's PositionProvider renders the whole module; a @mesh function only needs its
+    own statement's positions, offset by the lines before it.
+    """
+
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        self._known: dict[cst.CSTNode, CodeRange] = {}
+        self._done: set[int] = set()
+        self._offsets: list[int] | None = None
+
+    def _line_offsets(self) -> list[int]:
+        if self._offsets is None:
+            line = sum(self.module.code_for_node(empty).count("\n") for empty in self.module.header)
+            offsets = []
+            for stmt in self.module.body:
+                offsets.append(line)
+                line += self.module.code_for_node(stmt).count("\n")
+            self._offsets = offsets
+        return self._offsets
+
+    def resolve(self, index: int) -> None:
+        """Positions of every node in the module's ``index``-th top-level statement."""
+        if index in self._done:
+            return
+        self._done.add(index)
+        stmt = self.module.body[index]
+        mini = self.module.with_changes(header=[], body=[stmt], footer=[])
+        offset = self._line_offsets()[index]
+        for node, r in MetadataWrapper(mini, unsafe_skip_copy=True).resolve(PositionProvider).items():
+            self._known[node] = CodeRange(CodePosition(r.start.line + offset, r.start.column),
+                                          CodePosition(r.end.line + offset, r.end.column))
+
+    def resolve_statement(self, stmt: cst.CSTNode) -> None:
+        for i, top in enumerate(self.module.body):
+            if top is stmt:
+                self.resolve(i)
+                return
+
+    def get(self, node: cst.CSTNode, default=None):
+        if node not in self._known:
+            for i in range(len(self.module.body)):  # an unusual node: look statement by statement
+                self.resolve(i)
+                if node in self._known:
+                    break
+        return self._known.get(node, default)
+
+    def __getitem__(self, node: cst.CSTNode) -> CodeRange:
+        found = self.get(node)
+        if found is None:
+            raise KeyError(node)
+        return found
+
+
+def _block_statements(block) -> list:
+    if isinstance(block, cst.IndentedBlock):
+        return list(block.body)
+    if isinstance(block, cst.SimpleStatementSuite):
+        return [block]
+    return []
+
+
+def _pair_statements(cst_statements: list, ast_statements: list, out: dict) -> None:
+    """Walks a libcst statement list beside CPython's ast of the same code, recording lines."""
+    i = 0
+    for stmt in cst_statements:
+        if isinstance(stmt, cst.SimpleStatementLine | cst.SimpleStatementSuite):
+            smalls = list(stmt.body)
+            if i < len(ast_statements):
+                out[stmt] = ast_statements[i].lineno
+            for small, node in zip(smalls, ast_statements[i:i + len(smalls)]):
+                out[small] = node.lineno
+            i += len(smalls)
+            continue
+        if i >= len(ast_statements):
+            return
+        node = ast_statements[i]
+        i += 1
+        out[stmt] = node.lineno
+        if isinstance(stmt, cst.FunctionDef | cst.ClassDef):
+            out[stmt.name] = node.lineno
+        bodies = [(_block_statements(stmt.body), getattr(node, "body", []))] if hasattr(stmt, "body") else []
+        orelse = getattr(stmt, "orelse", None)
+        if isinstance(orelse, cst.If):
+            bodies.append(([orelse], node.orelse))
+        elif isinstance(orelse, cst.Else):
+            bodies.append((_block_statements(orelse.body), node.orelse))
+        if isinstance(stmt, cst.Try):
+            for handler, ast_handler in zip(stmt.handlers, node.handlers):
+                bodies.append((_block_statements(handler.body), ast_handler.body))
+            if stmt.finalbody is not None:
+                bodies.append((_block_statements(stmt.finalbody.body), node.finalbody))
+        for cst_body, ast_body in bodies:
+            _pair_statements(cst_body, ast_body, out)

@@ -27,7 +27,7 @@ from meshify.rewrite._interp import FunctionPlan, FunctionRewriter
 #: The error code of a module without @mesh functions (directory walks skip such files).
 NO_MESH_FUNCTIONS = "MSH002"
 
-__all__ = ["NO_MESH_FUNCTIONS", "Converted", "GeneratedFunction", "convert_source", "mesh_functions", "rewrite_function"]
+__all__ = ["find_mesh_functions", "NO_MESH_FUNCTIONS", "Converted", "GeneratedFunction", "convert_source", "mesh_functions", "rewrite_function"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +50,10 @@ class GeneratedFunction:
 
 def mesh_functions(ctx: ModuleContext) -> list[tuple[cst.FunctionDef, cst.Decorator]]:
     """Every ``@mesh`` function of the module (top level, in classes, or nested), in source order."""
+    return ctx.mesh_functions
+
+
+def find_mesh_functions(ctx: ModuleContext) -> list[tuple[cst.FunctionDef, cst.Decorator]]:
     found: list[tuple[cst.FunctionDef, cst.Decorator]] = []
 
     def walk(body) -> None:

@@ -26,12 +26,16 @@ _STEP_TEMPLATES = {
 
 
 def axes_node(axes: Sequence[str]) -> cst.BaseExpression:
-    text = f'"{axes[0]}"' if len(axes) == 1 else "(" + ", ".join(f'"{a}"' for a in axes) + ")"
-    return cst.parse_expression(text)
+    """``"model"``, or ``("batch", "model")`` for several axes (major first)."""
+    if len(axes) == 1:
+        return cst.SimpleString(f'"{axes[0]}"')
+    return cst.Tuple([cst.Element(cst.SimpleString(f'"{a}"')) for a in axes])
 
 
 def int_node(value: int) -> cst.BaseExpression:
-    return cst.parse_expression(str(value))
+    if value < 0:
+        return cst.UnaryOperation(cst.Minus(), cst.Integer(str(-value)))
+    return cst.Integer(str(value))
 
 
 def apply_step(step: Step, x: cst.BaseExpression, mr: str) -> cst.BaseExpression:
