@@ -85,27 +85,46 @@ def convert_source(source: str | bytes, path: str, regenerate: str | None = None
     if not plans:
         raise SourceError(f"{path} has no @mesh functions", code=NO_MESH_FUNCTIONS,
                           fix="decorate a function with @mesh(...) from meshify (from meshify import mesh)")
-    mr = ctx.mr
-
-    versions = ctx.specializations
-
-    class _Replace(cst.CSTTransformer):
-        def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
-            plan = plans.get(original)
-            if plan is None:
-                helpers = versions.by_helper(original.name.value) if original in ctx.functions.values() else []
-                if helpers:  # the helper's versions follow it, once each
-                    return cst.FlattenSentinel([updated, *(v.node for v in helpers)])
-                return updated
-            ours = mesh_decorator(ctx, original)
-            decorators = [sharded_decorator(plan, mr) if d is ours else d for d in original.decorators]
-            return plan.node.with_changes(decorators=decorators)
-
-    module = ctx.module.visit(_Replace())
-    module = fix_imports(module, mr)
+    module = _replace_functions(ctx, plans)
+    module = fix_imports(module, ctx.mr)
     regenerate = regenerate or f"meshify convert {path}"
     module = module.with_changes(header=[*header_lines(path, regenerate), *module.header])
     return Converted(module.code, tuple(plans.values()))
+
+
+def _rewritten(ctx: ModuleContext, plan: FunctionPlan, original: cst.FunctionDef) -> cst.FunctionDef:
+    ours = mesh_decorator(ctx, original)
+    decorators = [sharded_decorator(plan, ctx.mr) if d is ours else d for d in original.decorators]
+    return plan.node.with_changes(decorators=decorators)  # type: ignore[union-attr]
+
+
+def _replace_functions(ctx: ModuleContext, plans: dict[cst.FunctionDef, FunctionPlan]) -> cst.Module:
+    """The module with each @mesh function rewritten and each helper followed by its versions.
+
+    Top-level functions (the usual case) are swapped in the module's body directly;
+    a transformer walks the tree only when some @mesh function is nested.
+    """
+    versions = ctx.specializations
+    top = set(ctx.module.body)
+    body: list[cst.BaseStatement] = []
+    for stmt in ctx.module.body:
+        if stmt in plans:
+            body.append(_rewritten(ctx, plans[stmt], stmt))  # type: ignore[arg-type]
+            continue
+        body.append(stmt)
+        if isinstance(stmt, cst.FunctionDef):  # the helper's versions follow it, once each
+            body.extend(v.node for v in versions.by_helper(stmt.name.value))
+    module = ctx.module.with_changes(body=body)
+    nested = {fn: plan for fn, plan in plans.items() if fn not in top}
+    if not nested:
+        return module
+
+    class _Replace(cst.CSTTransformer):
+        def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
+            plan = nested.get(original)
+            return updated if plan is None else _rewritten(ctx, plan, original)
+
+    return module.visit(_Replace())
 
 
 _module_cache: dict[tuple[str, int], ModuleContext] = {}
