@@ -1,0 +1,1 @@
+"""Plain functions (``ops_cases``) and the harness (``harness``) of the numerical op corpus."""
