@@ -22,7 +22,7 @@ import libcst as cst
 
 from meshify.annotate._types import BROADCAST, Layout, MeshSpec
 from meshify.errors import AnnotationError, LayoutError, MeshifyError
-from meshify.rewrite._context import ModuleContext, parse_module
+from meshify.rewrite._context import ModuleContext, parse_context
 from meshify.rewrite._driver import mesh_functions
 from meshify.rewrite._hints import is_integer_hint, read_mesh_decorator
 from meshify.rewrite._interp import FunctionPlan, FunctionRewriter
@@ -270,7 +270,7 @@ def _decorator_dims(ctx: ModuleContext, decorator: cst.Decorator) -> dict[str, i
 def explain_source(source: str | bytes, path: str, sizes: dict[str, int] | None = None,
                    func: str | None = None, itemsize: int = 4) -> list[FunctionReport]:
     """Reports for the ``@mesh`` functions of a module (or just ``func``)."""
-    ctx = ModuleContext(parse_module(source, path), path)
+    ctx = parse_context(source, path)
     found = mesh_functions(ctx)
     if func is not None:
         names = [fn.name.value for fn, _ in found]

@@ -12,7 +12,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from meshify.errors import MeshifyError, SourceError, SourceSpan
 from meshify.rewrite._names import ImportTable, dotted_name
 
-__all__ = ["ModuleContext", "parse_module"]
+__all__ = ["ModuleContext", "parse_context", "parse_module"]
 
 
 def parse_module(source: str | bytes, path: str) -> cst.Module:
@@ -40,14 +40,23 @@ def parse_module(source: str | bytes, path: str) -> cst.Module:
                           fix="fix the syntax; the file must be valid Python 3") from None
 
 
+def parse_context(source: str | bytes, path: str) -> ModuleContext:
+    """Parses ``source`` into a :class:`ModuleContext` (see :func:`parse_module` for errors)."""
+    module = parse_module(source, path)
+    text = source.decode("utf-8") if isinstance(source, bytes) else source
+    return ModuleContext(module, path, code=text)
+
+
 class ModuleContext:
     """One module under rewrite: metadata looked up by *original* node."""
 
-    def __init__(self, module: cst.Module, path: str, line_offset: int = 0) -> None:
+    def __init__(self, module: cst.Module, path: str, line_offset: int = 0, code: str | None = None) -> None:
         self.module = module
         self.path = path
         self.line_offset = line_offset
-        self.lines = self.module.code.splitlines()
+        # The text the module was parsed from (rendering it again costs about as much as parsing).
+        self.text: str = code if code is not None else module.code
+        self.lines = self.text.splitlines()
         self.positions = _LazyPositions(module)
         self.mr = "meshify_rt" if self.imports.bound("mr") else "mr"
 
@@ -91,7 +100,7 @@ class ModuleContext:
         """Statement -> line, from CPython's parser (fast); libcst positions only for error spans."""
         lines: dict[cst.CSTNode, int] = {}
         try:
-            tree = ast.parse(self.module.code)
+            tree = ast.parse(self.text)
         except SyntaxError:  # pragma: no cover - libcst parsed it
             return lines
         _pair_statements(list(self.module.body), tree.body, lines)

@@ -19,7 +19,7 @@ import libcst as cst
 
 from meshify.annotate._types import MeshSpec, Rules
 from meshify.errors import SourceError, UnsupportedError
-from meshify.rewrite._context import ModuleContext, parse_module
+from meshify.rewrite._context import ModuleContext, parse_context
 from meshify.rewrite._emit import fix_imports, header_lines, sharded_decorator
 from meshify.rewrite._hints import mesh_decorator, read_mesh_decorator
 from meshify.rewrite._interp import FunctionPlan, FunctionRewriter
@@ -77,7 +77,7 @@ def _body(stmt) -> list:
 
 def convert_source(source: str | bytes, path: str, regenerate: str | None = None) -> Converted:
     """Rewrites every ``@mesh`` function of a module; never imports or runs it."""
-    ctx = ModuleContext(parse_module(source, path), path)
+    ctx = parse_context(source, path)
     plans: dict[cst.FunctionDef, FunctionPlan] = {}
     for fn, decorator in mesh_functions(ctx):
         mesh, rules = read_mesh_decorator(ctx, decorator)
@@ -145,7 +145,7 @@ def _context_for(fn: Callable) -> ModuleContext:
     text = "".join(lines)
     key = (filename, hash(text))
     if key not in _module_cache:
-        _module_cache[key] = ModuleContext(parse_module(text, filename), filename)
+        _module_cache[key] = parse_context(text, filename)
     return _module_cache[key]
 
 

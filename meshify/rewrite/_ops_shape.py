@@ -367,11 +367,11 @@ def index_array(rw, node: cst.Subscript, base: Operand) -> Operand:
     if len(elements) == 1 and isinstance(elements[0].slice, cst.Index):
         index = rw.expr(elements[0].slice.value)
         if isinstance(index.value, Array):
-            value, table, ids = lookup(rw, base, index, 0, node)
+            value, new, ids, table = lookup(rw, base, index, 0, node)
             new_index = elements[0].with_changes(slice=elements[0].slice.with_changes(value=ids))
-            if table is None:
-                return Operand(value, node, node.with_changes(value=base.node, slice=[new_index]))
-            return Operand(value, node, table)
+            if new is None:
+                return Operand(value, node, node.with_changes(value=table, slice=[new_index]))
+            return Operand(value, node, new)
     layout = base.value.layout
     dims, axes = [], []
     pos = 0
@@ -433,15 +433,20 @@ def _index_kind(rw, element: cst.SubscriptElement) -> str:
 # -- lookups ------------------------------------------------------------------------------------------
 
 
-def lookup(rw, table: Operand, ids: Operand, axis: int, node) -> tuple[Array, cst.BaseExpression | None, cst.BaseExpression]:
+def lookup(rw, table: Operand, ids: Operand, axis: int,
+           node) -> tuple[Array, cst.BaseExpression | None, cst.BaseExpression, cst.BaseExpression]:
     """``table`` indexed by ``ids`` along ``axis``: a masked local lookup where that dim is split.
 
-    Returns the result, the replacement expression (None: keep the user's), and the ids' node.
+    Returns the result, the replacement expression (None: keep the user's), the ids' node and
+    the table's node (reduced first over the axes the ids are split on, where it is partial).
     """
     t = table.value.layout
     mark_index(rw, ids)
     ids_node = rw.convert(ids, ids.value.layout.with_partial(()), "lookup index")
     i = ids.value.layout
+    # The result is split like the ids: it cannot stay a partial sum over those axes.
+    t = t.with_partial(t.partial - i.split_axes)
+    table_node = rw.convert(table, t, "a lookup with an index split over the same axes")
     rest_dims = t.dims[:axis] + t.dims[axis + 1:]
     rest_axes = t.axes[:axis] + t.axes[axis + 1:]
     clash = set(a for ax in i.axes for a in ax) & (set(a for ax in rest_axes for a in ax) | set(t.axes[axis]))
@@ -453,14 +458,14 @@ def lookup(rw, table: Operand, ids: Operand, axis: int, node) -> tuple[Array, cs
     axes = rest_axes[:axis] + i.axes + rest_axes[axis:]
     split = t.axes[axis]
     if not split:
-        return Array(Layout(dims, axes, t.partial)), None, ids_node
+        return Array(Layout(dims, axes, t.partial)), None, ids_node, table_node
     partial = t.partial | set(split)
     value = Array(Layout(dims, axes, frozenset(partial)), f"lookup in split '{t.dims[axis]}'")
     new = call_template("{mr}.take({t}, {i}, axis={axis}, axis_name={axes})", mr=cst.Name(rw.ctx.mr),
-                        t=table.node, i=ids_node, axis=int_node(axis), axes=axes_node(split))
+                        t=table_node, i=ids_node, axis=int_node(axis), axes=axes_node(split))
     rw._comments.append(f"masked local lookup in split '{t.dims[axis]}' of {rw.ctx.code(table.original)}; "
                         f"the result is a partial sum over {_axes(split)}")
-    return value, new, ids_node
+    return value, new, ids_node, table_node
 
 
 def mark_index(rw, operand: Operand) -> None:
@@ -487,9 +492,9 @@ def _take(rw, call: Call):
     for extra in ("mode", "fill_value", "unique_indices", "indices_are_sorted"):
         if extra in call.kwargs and table.value.layout.axes[axis % table.value.layout.rank]:
             raise rw.error(UnsupportedError, call.kwargs[extra].original, f"jnp.take({extra}=...) on a split dim")
-    value, new, ids_node = lookup(rw, table, ids, axis % table.value.layout.rank, call.node)
+    value, new, ids_node, table_node = lookup(rw, table, ids, axis % table.value.layout.rank, call.node)
     if new is None:
-        return value, call.rebuild(rw, {1: ids_node})
+        return value, call.rebuild(rw, {0: table_node, 1: ids_node})
     return value, new
 
 
@@ -519,8 +524,10 @@ def _take_along_axis(rw, call: Call):
     if set(a for ax in chosen.values() for a in ax) & set(split):
         raise rw.error(UnsupportedError, call.node, "take_along_axis whose taken dim shares a mesh axis with "
                        "another dim")
+    # A partial sum is reduced first over the axes the result is split on (like an elementwise op).
+    partial = a.partial - {x for ax in chosen.values() for x in ax}
     a_target = Layout(a.dims, tuple(split if d == axis else (() if a.dims[d] == BROADCAST else chosen[letters[d]])
-                                    for d in range(a.rank)), a.partial)
+                                    for d in range(a.rank)), partial)
     i_target = Layout(i.dims, tuple(() if d == axis or i.dims[d] == BROADCAST else chosen[letters[d]]
                                     for d in range(a.rank)))
     arr_node = rw.convert(arr, a_target, "take_along_axis")
@@ -529,12 +536,12 @@ def _take_along_axis(rw, call: Call):
                  for d in range(a.rank))
     axes = tuple(() if d == axis else chosen[letters[d]] for d in range(a.rank))
     if not split:
-        return Array(Layout(dims, axes, a.partial)), call.rebuild(rw, {0: arr_node, 1: idx_node})
+        return Array(Layout(dims, axes, partial)), call.rebuild(rw, {0: arr_node, 1: idx_node})
     new = call_template("{mr}.take_along_axis({a}, {i}, axis={axis}, axis_name={axes})", mr=cst.Name(rw.ctx.mr),
                         a=arr_node, i=idx_node, axis=int_node(axis), axes=axes_node(split))
     rw._comments.append(f"masked local take_along_axis over split '{a.dims[axis]}'; the result is a partial sum "
                         f"over {_axes(split)}")
-    return Array(Layout(dims, axes, a.partial | frozenset(split)), f"lookup in split '{a.dims[axis]}'"), new
+    return Array(Layout(dims, axes, partial | frozenset(split)), f"lookup in split '{a.dims[axis]}'"), new
 
 
 @op("jax.nn.one_hot")
