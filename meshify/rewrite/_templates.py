@@ -7,10 +7,11 @@ reviewer finds the whole vocabulary of generated code here.
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Sequence
 
 import libcst as cst
-from libcst.helpers import parse_template_expression, parse_template_statement
 
 from meshify.rewrite._plan import Step
 
@@ -23,6 +24,41 @@ _STEP_TEMPLATES = {
     "slice": "{mr}.local_block({x}, axis={dim}, axis_name={axes})",
     "all_to_all": "jax.lax.all_to_all({x}, {axes}, split_axis={to_dim}, concat_axis={dim}, tiled=True)",
 }
+
+
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
+_FILLED = re.compile(r"__meshify_(\w+)__")
+
+
+@functools.cache
+def _parsed_expression(template: str) -> cst.BaseExpression:
+    """A template parsed once, its ``{name}`` placeholders as ``__meshify_name__`` names."""
+    return cst.parse_expression(_PLACEHOLDER.sub(r"__meshify_\1__", template))
+
+
+@functools.cache
+def _parsed_statement(template: str) -> cst.BaseStatement:
+    return cst.parse_statement(_PLACEHOLDER.sub(r"__meshify_\1__", template))
+
+
+class _Fill(cst.CSTTransformer):
+    """Puts the given nodes where a parsed template has its placeholder names."""
+
+    def __init__(self, nodes: dict[str, cst.CSTNode]) -> None:
+        super().__init__()
+        self.nodes = nodes
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+        match = _FILLED.fullmatch(updated.value)
+        return self.nodes[match.group(1)] if match else updated  # type: ignore[return-value]
+
+
+def parse_template_expression(template: str, **nodes: cst.CSTNode) -> cst.BaseExpression:
+    return _parsed_expression(template).visit(_Fill(nodes))  # type: ignore[return-value]
+
+
+def parse_template_statement(template: str, **nodes: cst.CSTNode) -> cst.BaseStatement:
+    return _parsed_statement(template).visit(_Fill(nodes))  # type: ignore[return-value]
 
 
 def axes_node(axes: Sequence[str]) -> cst.BaseExpression:
@@ -43,7 +79,7 @@ def apply_step(step: Step, x: cst.BaseExpression, mr: str) -> cst.BaseExpression
     template = _STEP_TEMPLATES[step.kind]
     nodes = {"x": x, "axes": axes_node(step.axes), "dim": int_node(step.dim), "to_dim": int_node(step.to_dim),
              "mr": cst.Name(mr)}
-    return parse_template_expression(template, **{k: v for k, v in nodes.items() if "{%s}" % k in template})
+    return parse_template_expression(template, **nodes)
 
 
 def call_template(template: str, **nodes: cst.CSTNode) -> cst.BaseExpression:
