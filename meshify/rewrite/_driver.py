@@ -20,7 +20,7 @@ import libcst as cst
 from meshify.annotate._types import MeshSpec, Rules
 from meshify.errors import SourceError, UnsupportedError
 from meshify.rewrite._context import ModuleContext, parse_context
-from meshify.rewrite._emit import fix_imports, header_lines, sharded_decorator
+from meshify.rewrite._emit import Decorators, fix_imports, header_lines
 from meshify.rewrite._hints import mesh_decorator, read_mesh_decorator
 from meshify.rewrite._interp import FunctionPlan, FunctionRewriter
 
@@ -85,20 +85,23 @@ def convert_source(source: str | bytes, path: str, regenerate: str | None = None
     if not plans:
         raise SourceError(f"{path} has no @mesh functions", code=NO_MESH_FUNCTIONS,
                           fix="decorate a function with @mesh(...) from meshify (from meshify import mesh)")
-    module = _replace_functions(ctx, plans)
+    decorators = Decorators()
+    module = _replace_functions(ctx, plans, decorators)
     module = fix_imports(module, ctx.mr)
     regenerate = regenerate or f"meshify convert {path}"
     module = module.with_changes(header=[*header_lines(path, regenerate), *module.header])
-    return Converted(module.code, tuple(plans.values()))
+    return Converted(decorators.splice(module.code), tuple(plans.values()))
 
 
-def _rewritten(ctx: ModuleContext, plan: FunctionPlan, original: cst.FunctionDef) -> cst.FunctionDef:
+def _rewritten(ctx: ModuleContext, plan: FunctionPlan, original: cst.FunctionDef,
+               decorators: Decorators) -> cst.FunctionDef:
     ours = mesh_decorator(ctx, original)
-    decorators = [sharded_decorator(plan, ctx.mr) if d is ours else d for d in original.decorators]
-    return plan.node.with_changes(decorators=decorators)  # type: ignore[union-attr]
+    new = [decorators.add(plan, ctx.mr) if d is ours else d for d in original.decorators]
+    return plan.node.with_changes(decorators=new)  # type: ignore[union-attr]
 
 
-def _replace_functions(ctx: ModuleContext, plans: dict[cst.FunctionDef, FunctionPlan]) -> cst.Module:
+def _replace_functions(ctx: ModuleContext, plans: dict[cst.FunctionDef, FunctionPlan],
+                       decorators: Decorators) -> cst.Module:
     """The module with each @mesh function rewritten and each helper followed by its versions.
 
     Top-level functions (the usual case) are swapped in the module's body directly;
@@ -109,7 +112,7 @@ def _replace_functions(ctx: ModuleContext, plans: dict[cst.FunctionDef, Function
     body: list[cst.BaseStatement] = []
     for stmt in ctx.module.body:
         if stmt in plans:
-            body.append(_rewritten(ctx, plans[stmt], stmt))  # type: ignore[arg-type]
+            body.append(_rewritten(ctx, plans[stmt], stmt, decorators))  # type: ignore[arg-type]
             continue
         body.append(stmt)
         if isinstance(stmt, cst.FunctionDef):  # the helper's versions follow it, once each
@@ -122,7 +125,7 @@ def _replace_functions(ctx: ModuleContext, plans: dict[cst.FunctionDef, Function
     class _Replace(cst.CSTTransformer):
         def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
             plan = nested.get(original)
-            return updated if plan is None else _rewritten(ctx, plan, original)
+            return updated if plan is None else _rewritten(ctx, plan, original, decorators)
 
     return module.visit(_Replace())
 
@@ -158,9 +161,10 @@ def rewrite_function(fn: Callable, mesh: MeshSpec, rules: Rules) -> GeneratedFun
         def_line = ctx.positions[node.name].start.line
         if node.name.value == fn.__name__ and start <= first <= def_line:
             plan = FunctionRewriter(ctx, node, mesh, rules).run()
-            new = plan.node.with_changes(decorators=[sharded_decorator(plan, ctx.mr)], leading_lines=[])
+            decorators = Decorators()
+            new = plan.node.with_changes(decorators=[decorators.add(plan, ctx.mr)], leading_lines=[])
             helpers = [ctx.specializations.by_name(n).node.with_changes(leading_lines=[]) for n in plan.helpers]
-            source = "\n\n".join(ctx.module.code_for_node(n) for n in [*helpers, new])
+            source = decorators.splice("\n\n".join(ctx.module.code_for_node(n) for n in [*helpers, new]))
             return GeneratedFunction(source, plan, ctx.mr, ctx.path)
     raise UnsupportedError(f"cannot find the @mesh definition of {fn.__qualname__} in {ctx.path}",
                            fix="apply @mesh(...) directly to a def, as the outermost decorator")

@@ -8,12 +8,14 @@ the output specs.
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from meshify.annotate._types import Layout
 from meshify.rewrite._interp import FunctionPlan
 
-__all__ = ["sharded_decorator", "fix_imports", "header_lines"]
+__all__ = ["Decorators", "sharded_decorator_text", "fix_imports", "header_lines"]
 
 
 def _spec(layout: Layout, mr: str) -> str:
@@ -34,8 +36,35 @@ def _dims(dims: tuple[str, ...]) -> str:
     return "(" + ", ".join(f'"{d}"' for d in dims) + ")"
 
 
-def sharded_decorator(plan: FunctionPlan, mr: str) -> cst.Decorator:
-    """``@mr.sharded(mesh, {arg: ArgSpec(dims, spec)}, out_specs=...)`` for ``plan``."""
+_PLACEHOLDER = re.compile(r"^(?P<indent>[ \t]*)@__meshify_decorator_(?P<n>\d+)__$", re.M)
+
+
+class Decorators:
+    """``@mr.sharded(...)`` decorators, emitted as text.
+
+    The CST holds a one-name placeholder decorator per function; :meth:`splice` puts the
+    formatted text in after rendering, indented like the placeholder.  Parsing each
+    decorator back into a CST cost more than the rest of the rewrite.
+    """
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def add(self, plan: FunctionPlan, mr: str) -> cst.Decorator:
+        self.texts.append(sharded_decorator_text(plan, mr))
+        return cst.Decorator(decorator=cst.Name(f"__meshify_decorator_{len(self.texts) - 1}__"))
+
+    def splice(self, code: str) -> str:
+        def fill(match: re.Match) -> str:
+            indent = match.group("indent")
+            text = self.texts[int(match.group("n"))]
+            return indent + "@" + text.replace("\n", "\n" + indent)
+
+        return _PLACEHOLDER.sub(fill, code)
+
+
+def sharded_decorator_text(plan: FunctionPlan, mr: str) -> str:
+    """``mr.sharded(mesh, {arg: ArgSpec(dims, spec)}, out_specs=...)`` for ``plan``."""
     mesh = ", ".join(f"{n}={s}" for n, s in zip(plan.mesh.names, plan.mesh.sizes))
     args = "".join(f'        "{name}": {_arg_spec(plan, name, struct, mr, 2)},\n'
                    for name, struct in plan.args.items())
@@ -43,9 +72,8 @@ def sharded_decorator(plan: FunctionPlan, mr: str) -> cst.Decorator:
         out = "(" + ", ".join(_spec(l, mr) for l in plan.out_layouts) + ("," if len(plan.out_layouts) == 1 else "") + ")"
     else:
         out = _spec(plan.out_layouts, mr)
-    text = (f"{mr}.sharded(\n    {mr}.MeshSpec.of({mesh}),\n    {{\n{args}    }},\n"
+    return (f"{mr}.sharded(\n    {mr}.MeshSpec.of({mesh}),\n    {{\n{args}    }},\n"
             f"    out_specs={out},\n)")
-    return cst.Decorator(decorator=cst.parse_expression(text))
 
 
 def _arg_spec(plan: FunctionPlan, path: str, struct, mr: str, depth: int) -> str:

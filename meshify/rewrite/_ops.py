@@ -86,9 +86,9 @@ def evaluate(rw, node: cst.BaseExpression):
     if isinstance(node, cst.Name):
         return Operand(rw.lookup(node), node, node)
     if isinstance(node, cst.Integer | cst.Float | cst.Imaginary):
-        return Operand(Static.of(node.evaluated_value), node, node)
+        return Operand(Static.of(_number(node)), node, node)
     if isinstance(node, cst.SimpleString):
-        return Operand(Static.of(node.evaluated_value), node, node)
+        return Operand(Static.of(_string(node)), node, node)
     if isinstance(node, cst.ConcatenatedString | cst.FormattedString):
         return Operand(Static(), node, node)
     if isinstance(node, cst.UnaryOperation):
@@ -119,6 +119,27 @@ def evaluate(rw, node: cst.BaseExpression):
     if isinstance(node, cst.Ellipsis):
         return Operand(Static.of(...), node, node)
     return _opaque_construct(rw, node)
+
+
+def _number(node: cst.Integer | cst.Float | cst.Imaginary) -> object:
+    """A numeric literal's value, without libcst's evaluated_value (which compiles each one)."""
+    text = node.value
+    try:
+        if isinstance(node, cst.Integer):
+            return int(text, 0)
+        if isinstance(node, cst.Float):
+            return float(text)
+    except ValueError:
+        pass
+    return node.evaluated_value
+
+
+def _string(node: cst.SimpleString) -> object:
+    text = node.value
+    if text[:1] in "\"'" and "\\" not in text:  # no prefix, no escapes: strip the quotes
+        quote = 3 if text[:3] in ('"""', "'''") else 1
+        return text[quote:-quote]
+    return node.evaluated_value
 
 
 def _opaque_construct(rw, node):
