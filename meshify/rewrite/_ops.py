@@ -231,7 +231,7 @@ def _attribute(rw, node: cst.Attribute):
             factors = [rw.mesh.size(a) for a in layout.axes]
             if any(f != 1 for f in factors):
                 # The user's .shape means the global shape; the local array holds a block.
-                factors_node = cst.parse_expression("(" + ", ".join(map(str, factors)) + ("," if len(factors) == 1 else "") + ")")
+                factors_node = cst.Tuple([cst.Element(int_node(f)) for f in factors])
                 return Operand(Static(shape_of=layout.dims), node,
                                call_template("{mr}.global_shape({x}, {f})", mr=cst.Name(rw.ctx.mr),
                                              x=base.node, f=factors_node))
@@ -833,7 +833,9 @@ def _softmax_rule(rw, call: Call, kind: str):
     split_axes = rw.mesh.order(a for i in split for a in layout.axes[i])
     axis_value = reduced[0] if len(reduced) == 1 else tuple(reduced)
     template = "{mr}.%s({x}, axis={axis}, axis_name={axes}%s)" % (kind, ", keepdims=True" if keepdims else "")
-    new = call_template(template, mr=cst.Name(rw.ctx.mr), x=x_node, axis=cst.parse_expression(repr(axis_value)),
+    axis_node = int_node(axis_value) if isinstance(axis_value, int) else \
+        cst.Tuple([cst.Element(int_node(a)) for a in axis_value])
+    new = call_template(template, mr=cst.Name(rw.ctx.mr), x=x_node, axis=axis_node,
                         axes=axes_node(split_axes))
     names = ", ".join(f"'{layout.dims[i]}'" for i in split)
     statistic = Layout(tuple(BROADCAST if i in reduced else d for i, d in enumerate(layout.dims)),
