@@ -461,8 +461,9 @@ def _kept_partial(operands: Sequence, linear: str) -> frozenset[str]:
     if linear == NEG:
         return partials[0]
     if linear == ADD:
-        if all(isinstance(o.value, Array) for o in operands) and len(set(partials)) == 1:
-            return partials[0]
+        # Sums of partial sums stay partial over the axes they share (the rest is reduced first).
+        if all(isinstance(o.value, Array) for o in operands):
+            return frozenset.intersection(*partials)
         return frozenset()
     if linear == MUL:
         carriers = [p for p in partials if p]
@@ -736,16 +737,29 @@ def _is_none(operand) -> bool:
     return isinstance(operand.value, Static) and operand.value.known and operand.value.literal is None
 
 
+def _local_extra(layout: Layout, reduced: list[int], operand, extra: str) -> bool:
+    """Whether ``where=``/``initial=`` can run locally: nothing reduced is split or partial,
+    and a ``where`` mask has the reduced value's own layout (so its local shape matches)."""
+    if extra == "out" or layout.partial or any(layout.axes[i] for i in reduced):
+        return False
+    value = operand.value
+    if extra == "where":
+        return isinstance(value, Static) or (isinstance(value, Array) and value.layout == layout)
+    return isinstance(value, Static)
+
+
 def _reduce_rule(rw, call: Call, kind: str):
     x = call.receiver if call.receiver is not None else call.arg(0, "a")
     if not isinstance(x.value, Array):
         return _unknown_call(rw, call)
-    for bad in ("where", "initial", "out"):
-        operand = _reduce_arg(call, kind, bad)
-        if operand is not None and not _is_none(operand):
-            raise rw.error(UnsupportedError, operand.original, f"{call.name}({bad}=...) on a sharded value")
     layout = x.value.layout
     reduced = _reduced_dims(rw, call, layout, _reduce_arg(call, kind, "axis"))
+    for extra in ("where", "initial", "out"):
+        operand = _reduce_arg(call, kind, extra)
+        if operand is not None and not _is_none(operand) and not _local_extra(layout, reduced, operand, extra):
+            raise rw.error(UnsupportedError, operand.original,
+                           f"{call.name}({extra}=...) on {rw.ctx.code(x.original)!r} of layout {layout.describe()}",
+                           "drop it, or reduce a value whose reduced dims are not split (and not a partial sum)")
     keepdims_op = _reduce_arg(call, kind, "keepdims")
     if keepdims_op is not None and not (isinstance(keepdims_op.value, Static) and keepdims_op.value.known):
         raise rw.error(UnsupportedError, keepdims_op.original, "keepdims must be a literal True/False")
