@@ -24,7 +24,7 @@ from meshify.annotate._types import BROADCAST, Layout, MeshSpec
 from meshify.errors import AnnotationError, LayoutError, MeshifyError
 from meshify.rewrite._context import ModuleContext, parse_context
 from meshify.rewrite._driver import mesh_functions
-from meshify.rewrite._hints import is_integer_hint, read_mesh_decorator
+from meshify.rewrite._hints import is_integer_hint, read_mesh_decorator, read_mesh_dims
 from meshify.rewrite._interp import FunctionPlan, FunctionRewriter
 from meshify.rewrite._values import TracedLoop
 
@@ -249,24 +249,6 @@ def _report(ctx: ModuleContext, fn: cst.FunctionDef, plan: FunctionPlan, sizes: 
     return report
 
 
-def _decorator_dims(ctx: ModuleContext, decorator: cst.Decorator) -> dict[str, int]:
-    call = decorator.decorator
-    if not isinstance(call, cst.Call):
-        return {}
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == "dims":
-            try:
-                value = ast.literal_eval(ctx.code(arg.value))
-            except (ValueError, SyntaxError):
-                raise ctx.error(AnnotationError, arg.value, "@mesh(dims=...) is not a literal dict",
-                                'write dims={"batch": 8, "d_model": 512}') from None
-            if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, int)
-                                                       for k, v in value.items()):
-                raise ctx.error(AnnotationError, arg.value, f"@mesh(dims={value!r}) must map dim names to ints")
-            return value
-    return {}
-
-
 def explain_source(source: str | bytes, path: str, sizes: dict[str, int] | None = None,
                    func: str | None = None, itemsize: int = 4) -> list[FunctionReport]:
     """Reports for the ``@mesh`` functions of a module (or just ``func``)."""
@@ -284,7 +266,7 @@ def explain_source(source: str | bytes, path: str, sizes: dict[str, int] | None 
     reports = []
     for fn, decorator in found:
         mesh, rules = read_mesh_decorator(ctx, decorator)
-        plan = FunctionRewriter(ctx, fn, mesh, rules).run()
-        merged = {**_decorator_dims(ctx, decorator), **(sizes or {})}
+        plan = FunctionRewriter(ctx, fn, mesh, rules, sizes=read_mesh_dims(ctx, decorator)).run()
+        merged = {**read_mesh_dims(ctx, decorator), **(sizes or {})}
         reports.append(_report(ctx, fn, plan, merged, itemsize))
     return reports

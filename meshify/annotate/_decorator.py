@@ -82,7 +82,7 @@ class MeshFunction:
             import meshify.runtime as runtime
             from meshify.rewrite import rewrite_function
 
-            generated = rewrite_function(self.reference, self.mesh_spec, self.rules)
+            generated = rewrite_function(self.reference, self.mesh_spec, self.rules, self.dims)
             namespace = dict(self.reference.__globals__)
             code = self.reference.__code__
             for name, cell in zip(code.co_freevars, self.reference.__closure__ or ()):
@@ -92,6 +92,7 @@ class MeshFunction:
             exec(compile(generated.source, f"<meshify: {generated.filename}:{self.__name__}>", "exec"), namespace)
             self._generated = generated
             self._sharded = namespace[self.reference.__name__]
+            self._sharded.origin = self.reference  # call-time errors point at the user's file
         return self._sharded
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:

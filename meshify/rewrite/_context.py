@@ -22,10 +22,14 @@ def parse_module(source: str | bytes, path: str) -> cst.Module:
             source = source.decode("utf-8")
         except UnicodeDecodeError as e:
             raise SourceError(f"{path} is not UTF-8 text (byte {e.start}: {source[e.start:e.start + 1]!r})",
-                              span=SourceSpan(path, 1, 1), fix="save the file as UTF-8") from None
+                              span=_byte_span(path, source, e.start), fix="save the file as UTF-8") from None
     if not source.strip():
-        raise SourceError(f"{path} is empty", span=SourceSpan(path, 1, 1),
+        first = source.splitlines()[0] if source.splitlines() else ""
+        raise SourceError(f"{path} is empty", span=SourceSpan(path, 1, 1, first + "\n"),
                           fix="give it at least one @mesh function")
+    if "\x00" in source:
+        raise SourceError(f"{path} contains a null byte", span=_char_span(path, source, source.index("\x00")),
+                          fix="remove the null byte; the file must be Python source text")
     try:
         return cst.parse_module(source)
     except cst.ParserSyntaxError as e:
@@ -38,6 +42,22 @@ def parse_module(source: str | bytes, path: str) -> cst.Module:
         text = lines[line - 1] if 0 < line <= len(lines) else ""
         raise SourceError(f"syntax error: {headline}", span=SourceSpan(path, line, col, text),
                           fix="fix the syntax; the file must be valid Python 3") from None
+
+
+def _byte_span(path: str, data: bytes, offset: int) -> SourceSpan:
+    """The line and column of byte ``offset``, with that line decoded as far as it can be."""
+    start = data.rfind(b"\n", 0, offset) + 1
+    end = data.find(b"\n", offset)
+    line = data[start:end if end >= 0 else len(data)].decode("utf-8", errors="replace")
+    col = len(data[start:offset].decode("utf-8", errors="replace")) + 1
+    return SourceSpan(path, data.count(b"\n", 0, offset) + 1, col, line)
+
+
+def _char_span(path: str, text: str, offset: int) -> SourceSpan:
+    start = text.rfind("\n", 0, offset) + 1
+    end = text.find("\n", offset)
+    line = text[start:end if end >= 0 else len(text)].replace("\x00", "\N{SYMBOL FOR NULL}")
+    return SourceSpan(path, text.count("\n", 0, offset) + 1, offset - start + 1, line)
 
 
 def parse_context(source: str | bytes, path: str) -> ModuleContext:

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 import libcst as cst
 
 from meshify.annotate._types import MeshSpec, Rules
-from meshify.errors import SourceError, UnsupportedError
+from meshify.errors import AnnotationError, SourceError, SourceSpan, UnsupportedError
 from meshify.rewrite._context import ModuleContext, parse_context
 from meshify.rewrite._emit import Decorators, fix_imports, header_lines
-from meshify.rewrite._hints import mesh_decorator, read_mesh_decorator
+from meshify.rewrite._hints import MESH_NAMES, mesh_decorator, read_mesh_decorator, read_mesh_dims
 from meshify.rewrite._interp import FunctionPlan, FunctionRewriter
 
 #: The error code of a module without @mesh functions (directory walks skip such files).
@@ -61,6 +61,7 @@ def find_mesh_functions(ctx: ModuleContext) -> list[tuple[cst.FunctionDef, cst.D
             if isinstance(stmt, cst.FunctionDef):
                 decorator = mesh_decorator(ctx, stmt) if stmt.decorators else None
                 if decorator is not None:
+                    _fence(ctx, stmt)
                     found.append((stmt, decorator))
                 walk(_body(stmt))
             elif isinstance(stmt, cst.ClassDef | cst.If | cst.With | cst.Try):
@@ -68,6 +69,18 @@ def find_mesh_functions(ctx: ModuleContext) -> list[tuple[cst.FunctionDef, cst.D
 
     walk(ctx.module.body)
     return found
+
+
+def _fence(ctx: ModuleContext, fn: cst.FunctionDef) -> None:
+    """Refuses what no @mesh function can be: a coroutine, or a function decorated twice."""
+    if fn.asynchronous is not None:
+        raise ctx.error(UnsupportedError, fn.asynchronous, f"@mesh on 'async def {fn.name.value}'",
+                        "make it a plain def: JAX traces the function synchronously")
+    ours = [d for d in fn.decorators
+            if ctx.qualified_names(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) & MESH_NAMES]
+    if len(ours) > 1:
+        raise ctx.error(AnnotationError, ours[1], f"{fn.name.value}() has {len(ours)} @mesh decorators",
+                        "keep one @mesh(...) naming the mesh and its rules")
 
 
 def _body(stmt) -> list:
@@ -81,9 +94,10 @@ def convert_source(source: str | bytes, path: str, regenerate: str | None = None
     plans: dict[cst.FunctionDef, FunctionPlan] = {}
     for fn, decorator in mesh_functions(ctx):
         mesh, rules = read_mesh_decorator(ctx, decorator)
-        plans[fn] = FunctionRewriter(ctx, fn, mesh, rules).run()
+        plans[fn] = FunctionRewriter(ctx, fn, mesh, rules, sizes=read_mesh_dims(ctx, decorator)).run()
     if not plans:
         raise SourceError(f"{path} has no @mesh functions", code=NO_MESH_FUNCTIONS,
+                          span=SourceSpan(path, 1, 1, ctx.lines[0] if ctx.lines else ""),
                           fix="decorate a function with @mesh(...) from meshify (from meshify import mesh)")
     decorators = Decorators()
     module = _replace_functions(ctx, plans, decorators)
@@ -152,7 +166,8 @@ def _context_for(fn: Callable) -> ModuleContext:
     return _module_cache[key]
 
 
-def rewrite_function(fn: Callable, mesh: MeshSpec, rules: Rules) -> GeneratedFunction:
+def rewrite_function(fn: Callable, mesh: MeshSpec, rules: Rules,
+                     sizes: dict[str, int] | None = None) -> GeneratedFunction:
     """Rewrites one live function (the decorator path); ``mesh`` and ``rules`` come from the call."""
     ctx = _context_for(fn)
     first = fn.__code__.co_firstlineno
@@ -160,7 +175,7 @@ def rewrite_function(fn: Callable, mesh: MeshSpec, rules: Rules) -> GeneratedFun
         start = ctx.positions[node.decorators[0] if node.decorators else node].start.line
         def_line = ctx.positions[node.name].start.line
         if node.name.value == fn.__name__ and start <= first <= def_line:
-            plan = FunctionRewriter(ctx, node, mesh, rules).run()
+            plan = FunctionRewriter(ctx, node, mesh, rules, sizes=sizes).run()
             decorators = Decorators()
             new = plan.node.with_changes(decorators=[decorators.add(plan, ctx.mr)], leading_lines=[])
             helpers = [ctx.specializations.by_name(n).node.with_changes(leading_lines=[]) for n in plan.helpers]

@@ -111,7 +111,7 @@ def call_helper(rw, call, fn: cst.FunctionDef) -> tuple[Value, cst.BaseExpressio
     registry: Specializations = rw.ctx.specializations
     spec = registry.versions.get(key)
     if spec is None:
-        sub = FunctionRewriter(rw.ctx, fn, rw.mesh, rw.rules, stack=rw.stack)
+        sub = FunctionRewriter(rw.ctx, fn, rw.mesh, rw.rules, stack=rw.stack, sizes=rw.sizes)
         node, result = sub.run_helper(bound)
         vname = version_name(name, list(bound.values()), registry.names | set(rw.ctx.functions)
                              | set(rw.ctx.imports.imports))

@@ -15,7 +15,7 @@ from meshify.annotate._types import MeshSpec, Rules
 from meshify.errors import AnnotationError, MeshifyError
 from meshify.rewrite._context import ModuleContext
 
-__all__ = ["StructHint", "read_struct", "is_integer_hint", "read_dims", "read_return_dims", "mesh_decorator", "read_mesh_decorator", "TENSOR_NAMES", "MESH_NAMES"]
+__all__ = ["read_mesh_dims", "StructHint", "read_struct", "is_integer_hint", "read_dims", "read_return_dims", "mesh_decorator", "read_mesh_decorator", "TENSOR_NAMES", "MESH_NAMES"]
 
 TENSOR_NAMES = frozenset({"meshify.Tensor", "meshify.annotate.Tensor", "meshify.runtime.Tensor"})
 MESH_NAMES = frozenset({"meshify.mesh", "meshify.annotate.mesh"})
@@ -134,6 +134,9 @@ def read_mesh_decorator(ctx: ModuleContext, decorator: cst.Decorator) -> tuple[M
             raise ctx.error(AnnotationError, arg, f"@mesh takes keyword arguments only, got {ctx.code(arg.value)!r}",
                             "write @mesh(batch=2, model=4, rules={...})")
         name = arg.keyword.value
+        if name in where:
+            raise ctx.error(AnnotationError, arg.keyword, f"@mesh names {name!r} twice",
+                            f"give {name!r} once: mesh axis names are unique")
         try:
             value = ast.literal_eval(ctx.code(arg.value))
         except (ValueError, SyntaxError):
@@ -157,6 +160,25 @@ def read_mesh_decorator(ctx: ModuleContext, decorator: cst.Decorator) -> tuple[M
         return spec, Rules.parse(spec, rules)
     except MeshifyError as e:
         raise e.with_span(ctx.span(where.get("rules", call))) from None
+
+
+def read_mesh_dims(ctx: ModuleContext, decorator: cst.Decorator) -> dict[str, int]:
+    """The dim sizes written in ``@mesh(..., dims={...})`` (a literal dict), or {}."""
+    call = decorator.decorator
+    if not isinstance(call, cst.Call):
+        return {}
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "dims":
+            try:
+                value = ast.literal_eval(ctx.code(arg.value))
+            except (ValueError, SyntaxError):
+                raise ctx.error(AnnotationError, arg.value, "@mesh(dims=...) is not a literal dict",
+                                'write dims={"batch": 8, "d_model": 512}') from None
+            if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, int)
+                                                       for k, v in value.items()):
+                raise ctx.error(AnnotationError, arg.value, f"@mesh(dims={value!r}) must map dim names to ints")
+            return value
+    return {}
 
 
 #: Bases and decorators that make a class a pytree of its annotated fields.

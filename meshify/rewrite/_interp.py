@@ -99,8 +99,11 @@ class FunctionRewriter:
     """Rewrites one function body; see the module docstring for the guarantee."""
 
     def __init__(self, ctx: ModuleContext, fn: cst.FunctionDef, mesh: MeshSpec, rules: Rules,
-                 stack: tuple[str, ...] = ()) -> None:
+                 stack: tuple[str, ...] = (), sizes: dict[str, int] | None = None) -> None:
         self.ctx = ctx
+        #: Dim sizes from ``@mesh(dims=...)``: when one axis would split two dims, the smaller side
+        #: is gathered (unknown dims count as 1024 elements).
+        self.sizes = dict(sizes or {})
         self.stack = (*stack, fn.name.value)
         self.uses: list[str] = []
         self._helper = False
@@ -164,7 +167,7 @@ class FunctionRewriter:
                                  "give every return the same dims, or add a return hint")
         # Return paths disagree (say, one returns a partial sum, another reduced it): walk again,
         # converting every return to one layout.
-        again = FunctionRewriter(self.ctx, self.fn, self.mesh, self.rules, self.stack[:-1])
+        again = FunctionRewriter(self.ctx, self.fn, self.mesh, self.rules, self.stack[:-1], self.sizes)
         again._forced_return = target
         node, _ = again.run_helper(bound)
         self.records, self.bindings, self.uses = again.records, again.bindings, again.uses
@@ -588,6 +591,13 @@ class FunctionRewriter:
 
     def expr(self, node: cst.BaseExpression) -> Operand:
         return evaluate(self, node)
+
+    def elements(self, dims: Sequence[str]) -> int:
+        """Estimated elements of a value with these dims (for choosing which side to gather)."""
+        total = 1
+        for dim in dims:
+            total *= 1 if dim == BROADCAST else self.sizes.get(dim, 1024)
+        return total
 
     def lookup(self, node: cst.Name) -> Value:
         if node.value in self.env:

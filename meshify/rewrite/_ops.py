@@ -428,7 +428,7 @@ def elementwise(rw, operands: Sequence, linear: str, node, what: str) -> tuple[V
                                f"{names[pos]!r}", "transpose or rename so that the dims match by position "
                                "(numpy broadcasting aligns trailing dims)")
             names[pos] = dim
-    arrays_by_size = sorted(arrays, key=lambda o: -o.value.layout.rank)
+    arrays_by_size = sorted(arrays, key=lambda o: -rw.elements(o.value.dims))
     candidates: dict[str, list[Axes]] = {}
     for o in arrays_by_size:
         offset = rank - o.value.layout.rank
@@ -611,7 +611,8 @@ def contract(rw, operands: Sequence, inputs: Sequence[str], output: str, node, w
     for letters in inputs:
         for letter in letters:
             names.setdefault(letter, f"{what}_{letter}")
-    order = sorted(range(len(operands)), key=lambda i: -len(inputs[i]))
+    order = sorted(range(len(operands)), key=lambda i: -rw.elements(
+        operands[i].value.dims if isinstance(operands[i].value, Array) else [""] * len(inputs[i])))
     candidates: dict[str, list[Axes]] = {}
     for i in order:
         o = operands[i]
