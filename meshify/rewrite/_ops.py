@@ -430,13 +430,16 @@ def elementwise(rw, operands: Sequence, linear: str, node, what: str) -> tuple[V
             names[pos] = dim
     arrays_by_size = sorted(arrays, key=lambda o: -rw.elements(o.value.dims))
     candidates: dict[str, list[Axes]] = {}
+    weights: dict[str, int] = {}
     for o in arrays_by_size:
         offset = rank - o.value.layout.rank
         for i, axes in enumerate(o.value.layout.axes):
-            if axes and axes not in candidates.setdefault(letters[offset + i], []):
-                candidates[letters[offset + i]].append(axes)
+            letter = letters[offset + i]
+            if axes and axes not in candidates.setdefault(letter, []):
+                candidates[letter].append(axes)
+                weights[letter] = max(weights.get(letter, 0), rw.elements(o.value.dims))
     preferred = {l: rw.rules.axes(n) for l, n in zip(letters, names) if n != BROADCAST}
-    chosen = choose_splits(letters, candidates, preferred)
+    chosen = choose_splits(letters, candidates, preferred, weights)
     used = {a for axes in chosen.values() for a in axes}
     keep = _kept_partial(operands, linear) - used
     nodes = []
@@ -614,15 +617,17 @@ def contract(rw, operands: Sequence, inputs: Sequence[str], output: str, node, w
     order = sorted(range(len(operands)), key=lambda i: -rw.elements(
         operands[i].value.dims if isinstance(operands[i].value, Array) else [""] * len(inputs[i])))
     candidates: dict[str, list[Axes]] = {}
+    weights: dict[str, int] = {}
     for i in order:
         o = operands[i]
         if isinstance(o.value, Array):
             for letter, axes in zip(inputs[i], o.value.layout.axes):
                 if axes and axes not in candidates.setdefault(letter, []):
                     candidates[letter].append(axes)
+                    weights[letter] = max(weights.get(letter, 0), rw.elements(o.value.dims))
     all_letters = list(dict.fromkeys("".join(inputs)))
     preferred = {l: rw.rules.axes(names[l]) for l in all_letters}
-    chosen = choose_splits(all_letters, candidates, preferred)
+    chosen = choose_splits(all_letters, candidates, preferred, weights)
     used = {a for axes in chosen.values() for a in axes}
     partial_ops = [o for o in operands if isinstance(o.value, Array) and o.value.layout.partial]
     keep = (partial_ops[0].value.layout.partial - used) if partial_ops else frozenset()

@@ -121,18 +121,19 @@ def _common_prefix(a: Axes, b: Axes) -> int:
 
 
 def choose_splits(letters: Sequence[str], candidates: dict[str, list[Axes]],
-                  preferred: dict[str, Axes]) -> dict[str, Axes]:
+                  preferred: dict[str, Axes], weights: dict[str, int] | None = None) -> dict[str, Axes]:
     """Picks at most one split per letter so that no mesh axis splits two letters.
 
     ``candidates[letter]`` lists the splits the operands already have, most valuable
-    operand first; ``preferred`` is what the layout rules would give.  A letter keeps
-    a candidate that matches the rules before any other; letters are served in order,
-    and a letter whose every candidate collides with axes already taken stays whole
-    (its operands are gathered; the caller puts the larger operands first).
+    operand first; ``preferred`` is what the layout rules would give; ``weights`` the
+    size of the largest operand holding each letter split.  Letters whose split matches
+    the rules are served first, the larger operand's before the smaller's, so that when
+    one axis would split two letters the smaller side is the one gathered.
     """
     chosen: dict[str, Axes] = {}
     taken: set[str] = set()
-    order = sorted(letters, key=lambda l: (preferred.get(l, ()) not in candidates.get(l, []),))
+    weights = weights or {}
+    order = sorted(letters, key=lambda l: (preferred.get(l, ()) not in candidates.get(l, []), -weights.get(l, 0)))
     for letter in order:
         options = sorted(candidates.get(letter, []), key=lambda c: c != preferred.get(letter, ()))
         for option in options:
