@@ -110,7 +110,7 @@ def block(x, p, key, cfg, train):
 
 @mesh(batch=2, model=4, rules={"heads": "model", "d_ff": "model", "vocab": "model"})
 def gpt2(params: GPT2, tokens: Tensor["batch", "length"], targets: Tensor["batch", "length"],
-         key: Tensor[()], cfg: Config, train: bool) -> tuple[Tensor[()], Tensor["batch", "length", "vocab"]]:
+         key: Tensor[()], cfg: Config = Config(), train: bool = False) -> tuple[Tensor[()], Tensor["batch", "length", "vocab"]]:
     """Mean next-token cross-entropy and the logits (tied embedding head)."""
     x = params.wte[tokens] + params.wpe
     keys = jax.random.split(key, params.blocks.ln1.scale.shape[0])

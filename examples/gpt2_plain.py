@@ -92,7 +92,7 @@ def block(x, p, key, cfg, train):
 
 
 def gpt2(params: GPT2, tokens: jax.Array, targets: jax.Array,
-         key: jax.Array, cfg: Config, train: bool) -> tuple[jax.Array, jax.Array]:
+         key: jax.Array, cfg: Config = Config(), train: bool = False) -> tuple[jax.Array, jax.Array]:
     """Mean next-token cross-entropy and the logits (tied embedding head)."""
     x = params.wte[tokens] + params.wpe
     keys = jax.random.split(key, params.blocks.ln1.scale.shape[0])

@@ -44,7 +44,8 @@ class ArgReport:
     local_shape: tuple[int, ...]
     bytes: int
     tiling: list[str]
-    integer: bool = False  # the hint says integers (jaxtyping's Int[...])
+    integer: bool = False  # the hint says integers (jaxtyping's Int[...]) or it is used as an index
+    key: bool = False  # used as a jax.random key
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,7 +233,7 @@ def _report(ctx: ModuleContext, fn: cst.FunctionDef, plan: FunctionPlan, sizes: 
         report.args.append(ArgReport(name, layout.describe(), sizer.global_shape(layout), sizer.local_shape(layout),
                                      sizer.bytes(layout), _tiling(name, layout, plan.mesh),
                                      (name in hints and is_integer_hint(ctx, hints[name]))
-                                     or name in plan.index_params))
+                                     or name in plan.index_params, name in plan.key_params))
     for binding in plan.bindings:
         report.values.append(ValueReport(binding.line, binding.name, binding.layout.describe(),
                                          sizer.local_shape(binding.layout), sizer.bytes(binding.layout)))
@@ -266,7 +267,7 @@ def explain_source(source: str | bytes, path: str, sizes: dict[str, int] | None 
     reports = []
     for fn, decorator in found:
         mesh, rules = read_mesh_decorator(ctx, decorator)
-        plan = FunctionRewriter(ctx, fn, mesh, rules, sizes=read_mesh_dims(ctx, decorator)).run()
+        plan = FunctionRewriter(ctx, fn, mesh, rules, sizes=read_mesh_dims(ctx, decorator), assume_defaults=True).run()
         merged = {**read_mesh_dims(ctx, decorator), **(sizes or {})}
         reports.append(_report(ctx, fn, plan, merged, itemsize))
     return reports

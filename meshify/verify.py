@@ -104,8 +104,10 @@ def verify_file(path: Path, func: str | None, sizes: dict[str, int], generated: 
                                fix=f"regenerate it: meshify convert {path} -o {generated}")
         rng = np.random.default_rng(seed)
         low = min(min(a.global_shape, default=2) for a in prediction.args) if prediction.args else 2
-        leaves = {a.name: rng.integers(0, max(1, low), a.global_shape).astype(np.int32) if a.integer
-                  else rng.standard_normal(a.global_shape).astype(np.float32) for a in prediction.args}
+        leaves = {a.name: jax.random.key(seed + i) if a.key
+                  else rng.integers(0, max(1, low), a.global_shape).astype(np.int32) if a.integer
+                  else rng.standard_normal(a.global_shape).astype(np.float32)
+                  for i, a in enumerate(prediction.args)}
         args = [_build(source, name, struct, leaves) for name, struct in prediction.structure.items()]
         want = jax.tree.leaves(_run(reference, args, f"{prediction.name}.reference"))
         try:

@@ -111,7 +111,8 @@ def call_helper(rw, call, fn: cst.FunctionDef) -> tuple[Value, cst.BaseExpressio
     registry: Specializations = rw.ctx.specializations
     spec = registry.versions.get(key)
     if spec is None:
-        sub = FunctionRewriter(rw.ctx, fn, rw.mesh, rw.rules, stack=rw.stack, sizes=rw.sizes)
+        sub = FunctionRewriter(rw.ctx, fn, rw.mesh, rw.rules, stack=rw.stack, sizes=rw.sizes,
+                               assume_defaults=rw.assume_defaults)
         node, result = sub.run_helper(bound)
         vname = version_name(name, list(bound.values()), registry.names | set(rw.ctx.functions)
                              | set(rw.ctx.imports.imports))
@@ -148,7 +149,7 @@ def _bind_arguments(rw, call, fn: cst.FunctionDef) -> dict[str, Value]:
             if param.default is None:
                 raise rw.error(UnsupportedError, call.node,
                                f"{fn.name.value}() is missing argument {param.name.value!r}")
-            bound[param.name.value] = Static()
+            bound[param.name.value] = rw.default_of(param)
     return {p.name.value: bound[p.name.value] for p in [*positional, *params.kwonly_params]}
 
 

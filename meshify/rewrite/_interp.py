@@ -16,6 +16,7 @@ the return hint.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -78,6 +79,8 @@ class FunctionPlan:
     node: cst.FunctionDef | None = None
     #: Parameters used as indices (lookups, one_hot): they hold integers.
     index_params: set[str] = field(default_factory=set)
+    #: Parameters used as jax.random keys.
+    key_params: set[str] = field(default_factory=set)
     #: Names of the helper versions this function calls, directly or not, in emission order.
     helpers: list[str] = field(default_factory=list)
     #: Array parameters in order; pytree ones map to their StructHint (their leaves are in ``params``
@@ -99,8 +102,12 @@ class FunctionRewriter:
     """Rewrites one function body; see the module docstring for the guarantee."""
 
     def __init__(self, ctx: ModuleContext, fn: cst.FunctionDef, mesh: MeshSpec, rules: Rules,
-                 stack: tuple[str, ...] = (), sizes: dict[str, int] | None = None) -> None:
+                 stack: tuple[str, ...] = (), sizes: dict[str, int] | None = None,
+                 assume_defaults: bool = False) -> None:
         self.ctx = ctx
+        #: explain's mode: static parameters take their literal defaults, so that an ``if`` on
+        #: one follows the branch a default call takes (the generated code keeps both).
+        self.assume_defaults = assume_defaults
         #: Dim sizes from ``@mesh(dims=...)``: when one axis would split two dims, the smaller side
         #: is gathered (unknown dims count as 1024 elements).
         self.sizes = dict(sizes or {})
@@ -116,6 +123,7 @@ class FunctionRewriter:
         self.records: list[Record] = []
         self.bindings: list[Binding] = []
         self.index_names: set[str] = set()
+        self.key_names: set[str] = set()
         self._loops: list[int | str | None] = []
         #: Names bound by a lambda being walked: their partial sums are reduced inline, never hoisted.
         self.lambda_names: set[str] = set()
@@ -135,6 +143,7 @@ class FunctionRewriter:
                             self.records, self.bindings)
         plan.node = node
         plan.index_params = self.index_names & set(params)
+        plan.key_params = self.key_names & set(params)
         plan.helpers = list(dict.fromkeys(self.uses))
         plan.args = self._args
         return plan
@@ -167,11 +176,12 @@ class FunctionRewriter:
                                  "give every return the same dims, or add a return hint")
         # Return paths disagree (say, one returns a partial sum, another reduced it): walk again,
         # converting every return to one layout.
-        again = FunctionRewriter(self.ctx, self.fn, self.mesh, self.rules, self.stack[:-1], self.sizes)
+        again = FunctionRewriter(self.ctx, self.fn, self.mesh, self.rules, self.stack[:-1], self.sizes,
+                                 self.assume_defaults)
         again._forced_return = target
         node, _ = again.run_helper(bound)
         self.records, self.bindings, self.uses = again.records, again.bindings, again.uses
-        self.index_names = again.index_names
+        self.index_names, self.key_names = again.index_names, again.key_names
         return node, Array(target)
 
     def _all_params(self) -> list[cst.Param]:
@@ -225,13 +235,22 @@ class FunctionRewriter:
                 self._args[name] = struct
                 continue
             if dims is None:
-                self.env[name] = Static()
+                self.env[name] = self.default_of(param)
                 continue
             layout = self._rule_layout(dims, hint)
             params[name] = dims
             self._args[name] = None
             self.env[name] = Array(layout)
         return params
+
+    def default_of(self, param: cst.Param) -> Static:
+        """A static parameter's value: its literal default in explain's mode, else unknown."""
+        if self.assume_defaults and param.default is not None:
+            try:
+                return Static.of(ast.literal_eval(self.ctx.code(param.default)))
+            except (ValueError, SyntaxError):
+                pass
+        return Static()
 
     def _struct_value(self, struct: StructHint, path: str, hint: cst.CSTNode,
                       params: dict[str, tuple[str, ...]]) -> StructValue:
@@ -333,6 +352,8 @@ class FunctionRewriter:
         if not isinstance(test.value, Static):
             raise self.ctx.error(UnsupportedError, stmt.test, "an if on a traced array (a value known only on device)",
                                  "branch with jnp.where(cond, a, b), or on static Python values only")
+        if test.value.known and self.assume_defaults:
+            return self._taken_branch(stmt, test)
         start = dict(self.env)
         body = self._block(stmt.body.body) if isinstance(stmt.body, cst.IndentedBlock) else None
         if body is None:
@@ -353,6 +374,17 @@ class FunctionRewriter:
                                [] if else_returns else [after_else])
         return stmt.with_changes(test=test.node, body=stmt.body.with_changes(body=body),
                                  orelse=new_orelse if new_orelse is not None else stmt.orelse)
+
+    def _taken_branch(self, stmt: cst.If, test: Operand) -> cst.If:
+        """explain's mode, a known condition: only the branch Python will take is walked."""
+        if test.value.literal:
+            body = self._block(stmt.body.body)  # type: ignore[union-attr]
+            return stmt.with_changes(body=stmt.body.with_changes(body=body))
+        if isinstance(stmt.orelse, cst.If):
+            return stmt.with_changes(orelse=self._if_statement(stmt.orelse))
+        if isinstance(stmt.orelse, cst.Else):
+            self._block(stmt.orelse.body.body)  # type: ignore[union-attr]
+        return stmt
 
     def _merge(self, stmt, start, *branches) -> dict[str, Value]:
         envs = [env for group in branches for env in group]

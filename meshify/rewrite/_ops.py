@@ -169,6 +169,8 @@ def _unary(rw, node: cst.UnaryOperation):
         literal = operand.value
         if isinstance(node.operator, cst.Minus) and literal.known and isinstance(literal.literal, int | float):
             return Operand(Static.of(-literal.literal), node, node.with_changes(expression=operand.node))
+        if isinstance(node.operator, cst.Not) and literal.known:
+            return Operand(Static.of(not literal.literal), node, node.with_changes(expression=operand.node))
         return Operand(Static(), node, node.with_changes(expression=operand.node))
     linear = NEG if isinstance(node.operator, cst.Minus | cst.Plus) else NONLINEAR
     value, nodes = elementwise(rw, [operand], linear, node, "unary " + rw.ctx.code(node.operator).strip())
@@ -320,6 +322,8 @@ def _call(rw, node: cst.Call):
     func = node.func
     names = rw.ctx.qualified_names(func) if isinstance(func, cst.Name | cst.Attribute) else set()
     rule_name = next((n for n in sorted(names) if n in REGISTRY), None)
+    if node.args and isinstance(node.args[0].value, cst.Name) and any(n.startswith("jax.random.") for n in names):
+        rw.key_names.add(node.args[0].value.value)  # a key: verify feeds it jax.random.key(...)
     shadow = rw.ctx.shadowed(func) if isinstance(func, cst.Name | cst.Attribute) else None
     if shadow is not None and not (isinstance(func, cst.Name) and func.value in rw.env):
         root = rw.ctx.code(func).split(".")[0]
