@@ -42,7 +42,7 @@ def _read(path: Path) -> bytes:
     except IsADirectoryError:
         raise SourceError(f"{path} is a directory", fix="pass .py files") from None
     except OSError as e:
-        raise SourceError(f"{path}: cannot read ({e.strerror})") from None
+        raise SourceError(f"{path}: cannot read ({e.strerror})", fix="check the path and its permissions") from None
 
 
 def _generate(path: Path, out: Path | None) -> str:

@@ -53,7 +53,8 @@ def _simulate(devices: int) -> None:
 def _import(path: Path, name: str):
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
-        raise MeshifyError(f"cannot import {path}", code="MSH070")
+        raise MeshifyError(f"cannot import {path}", code="MSH070",
+                           fix="check that the file exists and is a Python module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)

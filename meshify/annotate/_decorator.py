@@ -36,7 +36,8 @@ def mesh(*, rules: object = None, dims: dict[str, int] | None = None, **axes: in
 
     def decorate(fn: Callable) -> MeshFunction:
         if not callable(fn):
-            raise AnnotationError(f"@mesh(...) decorates a function, not {fn!r}")
+            raise AnnotationError(f"@mesh(...) decorates a function, not {fn!r}",
+                                  fix="put @mesh(...) directly above a def")
         return MeshFunction(fn, spec, parsed, dict(dims or {}))
 
     return decorate

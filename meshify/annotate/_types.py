@@ -28,12 +28,14 @@ class MeshSpec:
 
     def __post_init__(self) -> None:
         if len(self.names) != len(self.sizes):
-            raise AnnotationError(f"mesh has {len(self.names)} axis names but {len(self.sizes)} sizes")
+            raise AnnotationError(f"mesh has {len(self.names)} axis names but {len(self.sizes)} sizes",
+                                  fix="give every mesh axis one size")
         if not self.names:
             raise AnnotationError("a mesh needs at least one axis", fix="write e.g. @mesh(batch=8)")
         for name, size in zip(self.names, self.sizes):
             if not isinstance(name, str) or not name.isidentifier():
-                raise AnnotationError(f"mesh axis name {name!r} is not an identifier")
+                raise AnnotationError(f"mesh axis name {name!r} is not an identifier",
+                                      fix="name mesh axes like Python variables, e.g. batch=2, model=4")
             if isinstance(size, bool) or not isinstance(size, int):
                 raise AnnotationError(f"mesh axis {name!r} has size {size!r}, not an int",
                                       fix=f"write {name}=<positive int>")
@@ -41,7 +43,7 @@ class MeshSpec:
                 raise AnnotationError(f"mesh axis {name!r} has size {size}; sizes must be at least 1",
                                       fix=f"give {name!r} a size of 1 or more")
         if len(set(self.names)) != len(self.names):
-            raise AnnotationError(f"mesh axis names repeat: {self.names}")
+            raise AnnotationError(f"mesh axis names repeat: {self.names}", fix="give each mesh axis its own name")
 
     @classmethod
     def of(cls, **axes: int) -> MeshSpec:
@@ -97,7 +99,8 @@ class Rules:
                         f"{', '.join(repr(n) for n in self.mesh.names)}",
                         fix=f"map {dim!r} to one of {list(self.mesh.names)} or add {axis!r} to @mesh(...)")
             if len(set(axes)) != len(axes):
-                raise RulesError(f"rule for {dim!r} repeats a mesh axis: {axes}")
+                raise RulesError(f"rule for {dim!r} repeats a mesh axis: {axes}",
+                                 fix=f"list each axis once, e.g. rules={{{dim!r}: {tuple(dict.fromkeys(axes))!r}}}")
 
     @classmethod
     def parse(cls, mesh: MeshSpec, rules: object) -> Rules:

@@ -139,7 +139,7 @@ def _bind_arguments(rw, call, fn: cst.FunctionDef) -> dict[str, Value]:
     bound: dict[str, Value] = {}
     if len(call.args) > len(positional):
         raise rw.error(UnsupportedError, call.node, f"{fn.name.value}() takes {len(positional)} positional "
-                       f"arguments but {len(call.args)} were given")
+                       f"arguments but {len(call.args)} were given", f"pass {fn.name.value}() one value per parameter")
     for param, operand in zip(positional, call.args):
         bound[param.name.value] = operand.value
     for name, operand in call.kwargs.items():
@@ -148,7 +148,8 @@ def _bind_arguments(rw, call, fn: cst.FunctionDef) -> dict[str, Value]:
         if param.name.value not in bound:
             if param.default is None:
                 raise rw.error(UnsupportedError, call.node,
-                               f"{fn.name.value}() is missing argument {param.name.value!r}")
+                               f"{fn.name.value}() is missing argument {param.name.value!r}",
+                               f"pass {param.name.value!r}, or give it a default")
             bound[param.name.value] = rw.default_of(param)
     return {p.name.value: bound[p.name.value] for p in [*positional, *params.kwonly_params]}
 

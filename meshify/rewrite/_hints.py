@@ -70,7 +70,7 @@ def read_dims(ctx: ModuleContext, node: cst.BaseExpression) -> tuple[str, ...] |
 
 
 def _dim_name(ctx: ModuleContext, node: cst.CSTNode, name: object, what: str) -> str:
-    if not isinstance(name, str) or not name.isidentifier():
+    if not isinstance(name, str) or not name.isidentifier() or name == "_":
         fix = 'use names like "batch" or "d_model"'
         if isinstance(name, str) and name[:1] in "*#." or name == "_" or str(name).isdigit():
             fix = ("meshify needs one plain name per dim: variadic (*batch), broadcast (#dim), anonymous (_), "
@@ -176,7 +176,8 @@ def read_mesh_dims(ctx: ModuleContext, decorator: cst.Decorator) -> dict[str, in
                                 'write dims={"batch": 8, "d_model": 512}') from None
             if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, int)
                                                        for k, v in value.items()):
-                raise ctx.error(AnnotationError, arg.value, f"@mesh(dims={value!r}) must map dim names to ints")
+                raise ctx.error(AnnotationError, arg.value, f"@mesh(dims={value!r}) must map dim names to ints",
+                                "write dims={\"batch\": 8, \"d_model\": 1024}")
             return value
     return {}
 

@@ -307,7 +307,8 @@ class FunctionRewriter:
                 new = new.with_changes(leading_lines=[*stmt.leading_lines,
                                                       *(comment_line(c) for c in self._comments)])
             return [*hoisted, new]
-        raise self.ctx.error(UnsupportedError, stmt, "statement needs too many materialised partial sums")
+        raise self.ctx.error(UnsupportedError, stmt, "statement needs too many materialised partial sums",
+                             "split it into several statements")
 
     def _for_statement(self, stmt: cst.For) -> cst.For:
         """A Python loop over static values (``for i in range(n_layers)``), unrolled by Python.
@@ -321,7 +322,8 @@ class FunctionRewriter:
             raise self.ctx.error(UnsupportedError, stmt.iter, "a Python loop over an array",
                                  "loop over static values (range(n)), or use jax.lax.scan")
         if stmt.orelse is not None or stmt.asynchronous is not None or not isinstance(stmt.body, cst.IndentedBlock):
-            raise self.ctx.error(UnsupportedError, stmt, "for/else, async for, or a one-line loop body")
+            raise self.ctx.error(UnsupportedError, stmt, "for/else, async for, or a one-line loop body",
+                                 "write a plain for loop with its body on indented lines")
         start = dict(self.env)
         self._bind_target(stmt.target, Static())
         body: list[cst.BaseStatement] = []
@@ -454,7 +456,7 @@ class FunctionRewriter:
             if isinstance(value, TupleValue):
                 if len(value.items) != len(elements):
                     raise self.ctx.error(LayoutError, target, f"unpacking {len(value.items)} values into "
-                                         f"{len(elements)} names")
+                                         f"{len(elements)} names", f"unpack into {len(value.items)} names")
                 for e, v in zip(elements, value.items):
                     self._bind_target(e, v)
                 return
@@ -482,7 +484,8 @@ class FunctionRewriter:
             self._bind_target(s.target, op.value)
             return s.with_changes(value=op.node)
         if not isinstance(s.target, cst.Name):
-            raise self.ctx.error(UnsupportedError, s.target, "a Tensor hint on a target that is not a name")
+            raise self.ctx.error(UnsupportedError, s.target, "a Tensor hint on a target that is not a name",
+                                 "assign to a plain name: h: Tensor[...] = ...")
         target = self._rule_layout(dims, s.annotation)
         name = s.target.value
         value = op.value
@@ -502,7 +505,8 @@ class FunctionRewriter:
                                  "assign to a plain name: x = x + y")
         operator = _AUG_TO_BINARY.get(type(s.operator))
         if operator is None:
-            raise self.ctx.error(UnsupportedError, s, f"augmented assignment {self.ctx.code(s.operator).strip()}")
+            raise self.ctx.error(UnsupportedError, s, f"augmented assignment {self.ctx.code(s.operator).strip()}",
+                                 "write it out: x = x <op> y")
         left = self.expr(s.target)
         right = self.expr(s.value)
         value, nodes = binary_operator(self, operator, left, right, s)
@@ -559,7 +563,7 @@ class FunctionRewriter:
             return self.convert(Operand(Array(source), op.original, op.node), target, purpose)
         if isinstance(value, TupleValue):
             raise self.ctx.error(LayoutError, where, f"{self.ctx.code(where)!r} is a tuple but {purpose} "
-                                 "names one array")
+                                 "names one array", "unpack the tuple, or name each item in a tuple[...] hint")
         if value.dims != target.dims:
             raise self.ctx.error(
                 LayoutError, where,

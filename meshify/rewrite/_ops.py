@@ -105,7 +105,7 @@ def evaluate(rw, node: cst.BaseExpression):
         return _attribute(rw, node)
     if isinstance(node, cst.Subscript):
         return _subscript(rw, node)
-    if isinstance(node, cst.Tuple):
+    if isinstance(node, cst.Tuple | cst.List):
         items = [rw.expr(e.value) for e in node.elements]
         new = node.with_changes(elements=[e.with_changes(value=i.node) for e, i in zip(node.elements, items)])
         if all(isinstance(i.value, Static) for i in items):
@@ -296,7 +296,8 @@ def _subscript(rw, node: cst.Subscript):
     if isinstance(base.value, TupleValue):
         index = _literal_int(rw, node.slice[0]) if len(node.slice) == 1 else None
         if index is None:
-            raise rw.error(UnsupportedError, node, "indexing a tuple of arrays with a non-literal index")
+            raise rw.error(UnsupportedError, node, "indexing a tuple of arrays with a non-literal index",
+                           "index it with an int literal, or unpack it: a, b = pair")
         return Operand(base.value.items[index], node, node.with_changes(value=base.node))
     if isinstance(base.value, Array):
         from meshify.rewrite._ops_shape import index_array
@@ -345,7 +346,8 @@ def _call(rw, node: cst.Call):
                                f"method .{method}() on {rw.ctx.code(func.value)!r}, which has layout "
                                f"{receiver.value.layout.describe()}", _unsplit_fix(rw, receiver.value.layout))
     if isinstance(func, cst.Name) and func.value in rw.env and rule_name is None:
-        raise rw.error(UnsupportedError, node, f"calling local value {func.value!r}")
+        raise rw.error(UnsupportedError, node, f"calling local value {func.value!r}",
+                       "call the function by its module name (jnp.exp(x)), or define it at module level")
     if isinstance(func, cst.Name) and rule_name is None and func.value in rw.ctx.functions \
             and func.value not in rw.ctx.imports.imports:
         from meshify.rewrite._helpers import call_helper
@@ -406,7 +408,7 @@ def elementwise(rw, operands: Sequence, linear: str, node, what: str) -> tuple[V
     opaque = [o for o in operands if isinstance(o.value, Opaque)]
     for o in operands:
         if isinstance(o.value, TupleValue):
-            raise rw.error(UnsupportedError, o.original, f"{what} on a tuple")
+            raise rw.error(UnsupportedError, o.original, f"{what} on a tuple", "unpack the tuple and use one array")
     if not arrays:
         return (Opaque() if opaque else Static()), [o.node for o in operands]
     if opaque:
@@ -483,10 +485,11 @@ def _kept_partial(operands: Sequence, linear: str) -> frozenset[str]:
 def _unary_rule(rw, call: Call, linear: str = NONLINEAR):
     x = call.receiver if call.receiver is not None else call.arg(0, "x")
     if x is None:
-        raise rw.error(UnsupportedError, call.node, f"{call.name} needs an array argument")
+        raise rw.error(UnsupportedError, call.node, f"{call.name} needs an array argument", "pass the array first")
     for name, extra in call.kwargs.items():
         if isinstance(extra.value, Array):
-            raise rw.error(UnsupportedError, extra.original, f"array keyword {name}= of {call.name}")
+            raise rw.error(UnsupportedError, extra.original, f"array keyword {name}= of {call.name}",
+                           f"apply {name}= with jnp.where or an elementwise op instead")
     value, (node,) = elementwise(rw, [x], linear, call.node, call.name.rsplit(".", 1)[-1])
     if call.receiver is not None:
         return value, call.rebuild(rw, {"receiver": node})
@@ -522,7 +525,8 @@ def _binary_rule(rw, call: Call, linear: str = NONLINEAR, arity: int = 2):
     if arity == 3:
         operands = [call.arg(0, "condition"), call.arg(1, "x"), call.arg(2, "y")]
     if any(o is None for o in operands):
-        raise rw.error(UnsupportedError, call.node, f"{call.name} needs {arity} array arguments")
+        raise rw.error(UnsupportedError, call.node, f"{call.name} needs {arity} array arguments",
+                       f"pass {arity} arrays (or scalars)")
     value, nodes = elementwise(rw, operands, linear, call.node, call.name.rsplit(".", 1)[-1])
     return value, call.rebuild(rw, dict(enumerate(nodes)))
 
@@ -584,7 +588,8 @@ def _parse_subscripts(rw, text: str, operands, where) -> tuple[list[str], str]:
         output = ellipsis_letters + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ellipsis_letters))
     for c in output:
         if c not in "".join(expanded):
-            raise rw.error(LayoutError, where, f"einsum output letter {c!r} appears in no operand")
+            raise rw.error(LayoutError, where, f"einsum output letter {c!r} appears in no operand",
+                           "every output letter must name a dim of some operand")
     return expanded, output
 
 
@@ -603,7 +608,7 @@ def contract(rw, operands: Sequence, inputs: Sequence[str], output: str, node, w
     names: dict[str, str] = {}
     for o, letters in zip(operands, inputs):
         if isinstance(o.value, TupleValue):
-            raise rw.error(UnsupportedError, o.original, f"{what} of a tuple")
+            raise rw.error(UnsupportedError, o.original, f"{what} of a tuple", "unpack the tuple and use one array")
         if not isinstance(o.value, Array):
             continue
         for letter, dim in zip(letters, o.value.dims):
@@ -719,7 +724,8 @@ def _reduced_dims(rw, call: Call, layout: Layout, axis_operand, default_all: boo
     for a in axes:
         if not isinstance(a, int) or not -layout.rank <= a < layout.rank:
             raise rw.error(LayoutError, axis_operand.original,
-                           f"axis {a!r} is out of range for a value of dims {list(layout.dims)}")
+                           f"axis {a!r} is out of range for a value of dims {list(layout.dims)}",
+                           f"use an axis from {-layout.rank} to {layout.rank - 1}")
         out.append(a % layout.rank)
     return sorted(set(out))
 
@@ -772,7 +778,8 @@ def _reduce_rule(rw, call: Call, kind: str):
                            "drop it, or reduce a value whose reduced dims are not split (and not a partial sum)")
     keepdims_op = _reduce_arg(call, kind, "keepdims")
     if keepdims_op is not None and not (isinstance(keepdims_op.value, Static) and keepdims_op.value.known):
-        raise rw.error(UnsupportedError, keepdims_op.original, "keepdims must be a literal True/False")
+        raise rw.error(UnsupportedError, keepdims_op.original, "keepdims must be a literal True/False",
+                       "write keepdims=True or keepdims=False")
     keepdims = bool(keepdims_op.value.literal) if keepdims_op is not None else False
     split = [i for i in reduced if layout.axes[i]]
     split_axes = tuple(a for i in split for a in layout.axes[i])
@@ -842,7 +849,8 @@ def _softmax_rule(rw, call: Call, kind: str):
         keep_op = call.arg(3, "keepdims")
         if keep_op is not None:
             if not (isinstance(keep_op.value, Static) and keep_op.value.known):
-                raise rw.error(UnsupportedError, keep_op.original, "keepdims must be a literal True/False")
+                raise rw.error(UnsupportedError, keep_op.original, "keepdims must be a literal True/False",
+                               "write keepdims=True or keepdims=False")
             keepdims = bool(keep_op.value.literal)
         dims = tuple(BROADCAST if i in reduced else d for i, d in enumerate(layout.dims) if keepdims or i not in reduced)
         axes = tuple(() if i in reduced else a for i, a in enumerate(layout.axes) if keepdims or i not in reduced)
@@ -853,7 +861,8 @@ def _softmax_rule(rw, call: Call, kind: str):
         return result, call.rebuild(rw, {0: x_node})
     for bad in ("where", "b", "initial", "return_sign"):
         if bad in call.kwargs:
-            raise rw.error(UnsupportedError, call.kwargs[bad].original, f"{call.name}({bad}=...) over a split dim")
+            raise rw.error(UnsupportedError, call.kwargs[bad].original, f"{call.name}({bad}=...) over a split dim",
+                           f"drop {bad}=, or map the reduced dim to no mesh axis")
     split_axes = rw.mesh.order(a for i in split for a in layout.axes[i])
     axis_value = reduced[0] if len(reduced) == 1 else tuple(reduced)
     template = "{mr}.%s({x}, axis={axis}, axis_name={axes}%s)" % (kind, ", keepdims=True" if keepdims else "")

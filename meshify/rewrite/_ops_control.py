@@ -25,7 +25,7 @@ def _drop_leading(rw, value: Value, where) -> tuple[Value, str | None]:
     if isinstance(value, Array):
         layout = value.layout
         if layout.rank == 0:
-            raise rw.error(LayoutError, where, "scan over a scalar")
+            raise rw.error(LayoutError, where, "scan over a scalar", "scan over an array with a leading dim")
         if layout.axes[0]:
             raise rw.error(UnsupportedError, where,
                            f"scan over dim {layout.dims[0]!r}, which is split over {layout.axes[0]}",
@@ -82,7 +82,7 @@ def _lambda(rw, node: cst.Lambda, args: list[Value]) -> tuple[Value, cst.BaseExp
     params = [p.name.value for p in node.params.params]
     if len(params) != len(args) or node.params.star_arg not in (None, cst.MaybeSentinel.DEFAULT):
         raise rw.error(UnsupportedError, node, f"a loop body lambda taking {len(params)} arguments, "
-                       f"called with {len(args)}")
+                       f"called with {len(args)}", "give the lambda one parameter per value the loop passes")
     saved = {p: rw.env.get(p) for p in params}
     saved_names = set(rw.lambda_names)
     rw.env.update(zip(params, args))
@@ -121,7 +121,8 @@ def _scan(rw, call: Call):
         trips = dim
     result, body = _body(rw, call, f, [init.value, x_value], trips)
     if not (isinstance(result, TupleValue) and len(result.items) == 2):
-        raise rw.error(LayoutError, f.original, "a scan body must return (carry, y)")
+        raise rw.error(LayoutError, f.original, "a scan body must return (carry, y)",
+                       "return a pair: the new carry and the per-step output (or None)")
     carry, y = result.items
     _same_carry(rw, init.value, carry, f.original, "scan")
     new = call.rebuild(rw, {0: body})

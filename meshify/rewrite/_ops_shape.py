@@ -79,7 +79,8 @@ def _transpose(rw, call: Call):
     given = [o for o in given if _literal(o) is not None]
     perm = _ints(rw, given, "transpose", call.node) if given else list(reversed(range(rank)))
     if sorted(p % rank for p in perm) != list(range(rank)):
-        raise rw.error(LayoutError, call.node, f"transpose axes {perm} are not a permutation of {rank} dims")
+        raise rw.error(LayoutError, call.node, f"transpose axes {perm} are not a permutation of {rank} dims",
+                       f"list each of the {rank} axes once")
     return _permuted(x, [p % rank for p in perm]), call.rebuild(rw, {})
 
 
@@ -260,7 +261,9 @@ def _sequence(rw, call: Call, keyword: str):
     if not isinstance(node, cst.List | cst.Tuple):
         raise rw.error(UnsupportedError, call.node, f"{call.name} of something other than a list literal",
                        f"write {call.name.rsplit('.', 1)[-1]}([a, b], axis=...)")
-    return seq, [rw.expr(e.value) for e in node.elements]
+    # The elements were evaluated with the call's arguments; walking them again would repeat their comments.
+    values = seq.value.items if isinstance(seq.value, TupleValue) else [seq.value] * len(node.elements)
+    return seq, [Operand(v, e.value, n.value) for v, e, n in zip(values, node.elements, seq.node.elements)]
 
 
 @op("jax.numpy.concatenate", kind="concatenate")
@@ -277,15 +280,17 @@ def _join(rw, call: Call, kind: str):
     axis_op = call.arg(1, "axis")
     axis = _literal(axis_op) if axis_op is not None else 0
     if not isinstance(axis, int):
-        raise rw.error(UnsupportedError, call.node, f"{kind} needs a literal axis")
+        raise rw.error(UnsupportedError, call.node, f"{kind} needs a literal axis", "write axis=<int literal>")
     axis %= rank + (1 if kind == "stack" else 0)
     if any(a.value.layout.rank != rank for a in arrays):
-        raise rw.error(LayoutError, call.node, f"{kind} of arrays of different ranks")
+        raise rw.error(LayoutError, call.node, f"{kind} of arrays of different ranks",
+                       "give every array the same dims (expand with x[None] where needed)")
     dims = arrays[0].value.dims
     candidates: dict[int, list[Axes]] = {}
     for a in arrays:
         if a.value.dims != dims and kind == "stack":
-            raise rw.error(LayoutError, call.node, f"stack of arrays with dims {list(a.value.dims)} and {list(dims)}")
+            raise rw.error(LayoutError, call.node, f"stack of arrays with dims {list(a.value.dims)} and {list(dims)}",
+                           "stack arrays with the same dims in the same order")
         for i, ax in enumerate(a.value.layout.axes):
             if ax and (kind == "stack" or i != axis) and ax not in candidates.setdefault(i, []):
                 candidates[i].append(ax)
@@ -352,7 +357,8 @@ def _triangle(rw, call: Call):
         return _unknown_call(rw, call)
     layout = m.value.layout
     if layout.rank < 2:
-        raise rw.error(LayoutError, call.node, f"{call.name} needs at least 2 dims")
+        raise rw.error(LayoutError, call.node, f"{call.name} needs at least 2 dims",
+                       "pass a matrix (or a stack of them)")
     target = Layout(layout.dims, (*layout.axes[:-2], (), ()))
     node = rw.convert(m, target, call.name.rsplit(".", 1)[-1] + " (positions must be global)")
     return Array(target), call.rebuild(rw, {0: node})
@@ -389,7 +395,7 @@ def index_array(rw, node: cst.Subscript, base: Operand) -> Operand:
             continue
         if pos >= layout.rank:
             raise rw.error(LayoutError, node, f"too many indices for {rw.ctx.code(node.value)!r} with dims "
-                           f"{list(layout.dims)}")
+                           f"{list(layout.dims)}", "give at most one index per dim")
         kind = _index_kind(rw, element)
         if kind == "full":
             dims.append(layout.dims[pos])
@@ -491,7 +497,8 @@ def _take(rw, call: Call):
         raise rw.error(UnsupportedError, call.node, "jnp.take needs a literal axis=", "write axis=0")
     for extra in ("mode", "fill_value", "unique_indices", "indices_are_sorted"):
         if extra in call.kwargs and table.value.layout.axes[axis % table.value.layout.rank]:
-            raise rw.error(UnsupportedError, call.kwargs[extra].original, f"jnp.take({extra}=...) on a split dim")
+            raise rw.error(UnsupportedError, call.kwargs[extra].original, f"jnp.take({extra}=...) on a split dim",
+                           f"drop {extra}= (ids must be in range), or map the table's dim to no mesh axis")
     value, new, ids_node, table_node = lookup(rw, table, ids, axis % table.value.layout.rank, call.node)
     if new is None:
         return value, call.rebuild(rw, {0: table_node, 1: ids_node})
@@ -509,7 +516,8 @@ def _take_along_axis(rw, call: Call):
     a, i = arr.value.layout, idx.value.layout
     mark_index(rw, idx)
     if a.rank != i.rank:
-        raise rw.error(LayoutError, call.node, "take_along_axis needs index and array of the same rank")
+        raise rw.error(LayoutError, call.node, "take_along_axis needs index and array of the same rank",
+                       "give the index one dim per dim of the array")
     axis %= a.rank
     split = a.axes[axis]
     # The other dims broadcast like an elementwise op; the taken dim comes from the index.
@@ -523,7 +531,7 @@ def _take_along_axis(rw, call: Call):
     chosen = choose_splits([letters[d] for d in others], candidates, {})
     if set(a for ax in chosen.values() for a in ax) & set(split):
         raise rw.error(UnsupportedError, call.node, "take_along_axis whose taken dim shares a mesh axis with "
-                       "another dim")
+                       "another dim", "map the taken dim and the other dims to different mesh axes")
     # A partial sum is reduced first over the axes the result is split on (like an elementwise op).
     partial = a.partial - {x for ax in chosen.values() for x in ax}
     a_target = Layout(a.dims, tuple(split if d == axis else (() if a.dims[d] == BROADCAST else chosen[letters[d]])

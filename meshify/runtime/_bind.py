@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +25,7 @@ from meshify.annotate._types import MeshSpec
 from meshify.errors import CallError
 from meshify.runtime._devices import build_mesh
 from meshify.runtime._placement import ProcessLocal, from_host
+from meshify.runtime._source import call_site_span
 
 __all__ = ["ArgSpec", "TreeSpec", "Sharded", "bind", "sharded"]
 
@@ -83,6 +85,7 @@ class Sharded:
         mesh_spec: the mesh's axis names and sizes.
         args: array parameters by name; every other parameter is a static Python value.
         out_specs: a PartitionSpec, or a tuple of them for a tuple return.
+        origin: the function call-time errors point at (the user's own for ``@mesh``).
     """
 
     def __init__(self, local: Callable[..., Any], mesh_spec: MeshSpec, args: Mapping[str, ArgSpec],
@@ -95,6 +98,7 @@ class Sharded:
             for leaf in (spec.leaves(name) if isinstance(spec, TreeSpec) else [(name, spec)]))
         self.out_specs = out_specs
         self._devices = devices
+        self.origin: Callable[..., Any] = local
         self._signature = inspect.signature(local)
         self._mesh: jax.sharding.Mesh | None = None
         self._programs: dict[Any, tuple[Callable, Callable]] = {}
@@ -104,14 +108,24 @@ class Sharded:
     def mesh(self) -> jax.sharding.Mesh:
         """The device mesh, built on first use over the available devices."""
         if self._mesh is None:
-            self._mesh = build_mesh(self.mesh_spec, self._devices)
+            try:
+                self._mesh = build_mesh(self.mesh_spec, self._devices)
+            except CallError as e:
+                raise self._placed(e) from None
         return self._mesh
+
+    def _placed(self, error: CallError, param: str | None = None) -> CallError:
+        """``error`` pointing at ``param``'s hint in the source (at the decorator if None), where known."""
+        span = call_site_span(self.origin, param)
+        return error.with_span(span) if span is not None else error  # type: ignore[return-value]
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         try:
             bound = self._signature.bind(*args, **kwargs)
         except TypeError as e:
-            raise CallError(f"{self.__name__}(): {e}") from None
+            missing = re.search(r"'(\w+)'", str(e))
+            raise self._placed(CallError(f"{self.__name__}(): {e}", fix="pass one value per parameter"),
+                               missing[1] if missing else next(iter(self._signature.parameters), None)) from None
         bound.apply_defaults()
         arrays = self._flatten(bound)
         statics = tuple((n, v) for n, v in bound.arguments.items() if n not in self.args)
@@ -171,7 +185,7 @@ class Sharded:
         try:
             bound = self._signature.bind(*args, **kwargs)
         except TypeError as e:
-            raise CallError(f"{self.__name__}.place(): {e}") from None
+            raise CallError(f"{self.__name__}.place(): {e}", fix="pass one value per parameter") from None
         bound.apply_defaults()
         placed = self._unflatten(self._place(self._flatten(bound)))
         return tuple(placed.get(name, value) for name, value in bound.arguments.items())
@@ -238,11 +252,12 @@ class Sharded:
                     problems.append(f"argument {name!r}: dim {dim!r} has size {size}, which mesh axis "
                                     f"{'x'.join(repr(a) for a in axes)} ({shards} shards) does not divide")
         if problems:
-            raise CallError(
+            culprit = next((n for n in self.leaf_specs if f"argument {n!r}" in problems[0]), "")
+            raise self._placed(CallError(
                 f"{self.__name__}() on mesh {self.mesh_spec}: "
                 + ("; ".join(problems) if len(problems) == 1 else "\n  - " + "\n  - ".join(problems)),
                 fix="pass arrays whose split dims are multiples of their mesh axes' sizes, "
-                    "or change the mesh or the layout rules")
+                    "or change the mesh or the layout rules"), culprit.split(".")[0] or None)
 
 
 def bind(local: Callable[..., Any], mesh: MeshSpec, args: Mapping[str, ArgSpec], out_specs: Any,
