@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 import libcst as cst
 
 from meshify.annotate._types import BROADCAST, Layout, MeshSpec
-from meshify.errors import AnnotationError, LayoutError, MeshifyError
+from meshify.errors import AnnotationError, LayoutError, MeshifyError, SourceSpan
 from meshify.rewrite._context import ModuleContext, parse_context
 from meshify.rewrite._driver import mesh_functions
 from meshify.rewrite._hints import is_integer_hint, read_mesh_decorator, read_mesh_dims
@@ -255,14 +255,15 @@ def explain_source(source: str | bytes, path: str, sizes: dict[str, int] | None 
     """Reports for the ``@mesh`` functions of a module (or just ``func``)."""
     ctx = parse_context(source, path)
     found = mesh_functions(ctx)
+    top = SourceSpan(path, 1, 1, ctx.lines[0] if ctx.lines else "")
     if func is not None:
         names = [fn.name.value for fn, _ in found]
         found = [(fn, d) for fn, d in found if fn.name.value == func]
         if not found:
-            raise MeshifyError(f"{path} has no @mesh function named {func!r}",
+            raise MeshifyError(f"{path} has no @mesh function named {func!r}", span=top,
                                fix="choose one of: " + (", ".join(names) or "(none)"), code="MSH060")
     if not found:
-        raise MeshifyError(f"{path} has no @mesh functions", code="MSH060",
+        raise MeshifyError(f"{path} has no @mesh functions", code="MSH060", span=top,
                            fix="decorate a function with @mesh(...) from meshify")
     reports = []
     for fn, decorator in found:

@@ -1,0 +1,10 @@
+# Bad input: jnp.argsort of a split value.
+# expect: UnsupportedError at 10:12 naming jax.numpy.argsort
+import jax
+import jax.numpy as jnp
+from meshify import Tensor, mesh
+
+
+@mesh(batch=4)
+def f(x: Tensor["batch", "d"]) -> Tensor["batch", "d"]:
+    return jnp.argsort(x, axis=1)
