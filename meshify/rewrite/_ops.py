@@ -809,8 +809,12 @@ def _reduce_rule(rw, call: Call, kind: str):
                                       rpar=[cst.RightParen()])
             rw._comments.append(f"mean over split {names}: local mean / {shards} shards, summed later")
     elif split:
+        # One runtime call rather than pmax(local max): its derivative shares ties across devices.
         fn = "pmax" if kind == "max" else "pmin"
-        new = call_template("{mr}.%s({x}, {axes})" % fn, mr=cst.Name(rw.ctx.mr), x=new,
+        template = "{mr}.%s({x}, axis={axis}, axis_name={axes}%s)" % (kind, ", keepdims=True" if keepdims else "")
+        axis_node = int_node(reduced[0]) if len(reduced) == 1 else cst.Tuple([cst.Element(int_node(i))
+                                                                               for i in reduced])
+        new = call_template(template, mr=cst.Name(rw.ctx.mr), x=x_node, axis=axis_node,
                             axes=axes_node(rw.mesh.order(split_axes)))
         rw.note_custom(fn, rw.mesh.order(split_axes), Layout(tuple(dims), tuple(axes)), layout.dims[split[0]],
                        f"{fn} over {_axes_text(split_axes)}: {kind} over split dim "

@@ -6,12 +6,14 @@ comment saying why.  Axis names are a mesh axis or a tuple of them (major first)
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import jax
 import jax.numpy as jnp
 
-__all__ = ["all_gather", "local_block", "take", "take_along_axis", "one_hot", "pmax", "pmin", "softmax", "log_softmax", "logsumexp", "global_shape"]
+__all__ = ["all_gather", "local_block", "take", "take_along_axis", "one_hot", "pmax", "pmin", "max", "min", "softmax",
+           "log_softmax", "logsumexp", "global_shape"]
 
 AxisName = str | tuple[str, ...]
 
@@ -81,6 +83,42 @@ def _make_chooser_jvp(reduce):
 
 _pmax.defjvp(_make_chooser_jvp(jax.lax.pmax))
 _pmin.defjvp(_make_chooser_jvp(jax.lax.pmin))
+
+Axis = int | tuple[int, ...]
+
+
+def max(x: jax.Array, axis: Axis, axis_name: AxisName, keepdims: bool = False) -> jax.Array:  # noqa: A001
+    """``jnp.max(x, axis)`` where some reduced dims are split over ``axis_name``: local max, ``pmax``.
+
+    Its derivative shares ties equally among all tied elements on all devices, as
+    ``jnp.max``'s does (a ``pmax`` of local maxima would share them per device first).
+    """
+    return _reduce(x, axis, axis_name, keepdims, "max")
+
+
+def min(x: jax.Array, axis: Axis, axis_name: AxisName, keepdims: bool = False) -> jax.Array:  # noqa: A001
+    """``jnp.min(x, axis)`` where some reduced dims are split over ``axis_name``: local min, ``pmin``."""
+    return _reduce(x, axis, axis_name, keepdims, "min")
+
+
+_LOCAL = {"max": jnp.max, "min": jnp.min}
+_ACROSS = {"max": jax.lax.pmax, "min": jax.lax.pmin}
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2, 3, 4))
+def _reduce(x, axis, axis_name, keepdims, kind):
+    return _ACROSS[kind](_LOCAL[kind](x, axis=axis, keepdims=keepdims), axis_name)
+
+
+@_reduce.defjvp
+def _reduce_jvp(axis, axis_name, keepdims, kind, primals, tangents):
+    (x,), (t,) = primals, tangents
+    whole = _ACROSS[kind](_LOCAL[kind](x, axis=axis, keepdims=True), axis_name)
+    hit = (x == whole).astype(t.dtype)
+    count = jax.lax.psum(jnp.sum(hit, axis=axis, keepdims=keepdims), axis_name)
+    total = jax.lax.psum(jnp.sum(t * hit, axis=axis, keepdims=keepdims), axis_name)
+    out = whole if keepdims else jnp.squeeze(whole, axis)
+    return out, total / count
 
 
 def _global_max(x: jax.Array, axis: int, axis_name: AxisName) -> jax.Array:

@@ -76,13 +76,15 @@ def _import(path: Path, name: str) -> ModuleType:
 
 
 def inputs(program: Program) -> tuple[np.ndarray, ...]:
-    """Seeded inputs: float32 normals with each argument's std, int32 ids below ``high``."""
+    """Seeded inputs: float32 normals with each argument's std (or a few steps of it), int32 ids."""
     rng = np.random.default_rng(program.seed)
     out = []
     for arg in program.args:
         shape = tuple(program.sizes[d] for d in arg.dims)
         if arg.kind == "ids":
             out.append(rng.integers(0, arg.high, shape).astype(np.int32))
+        elif arg.kind == "steps":
+            out.append((arg.std / 2 * rng.integers(-2, 3, shape)).astype(np.float32))
         else:
             out.append((arg.std * rng.standard_normal(shape)).astype(np.float32))
     return tuple(out)
@@ -102,7 +104,7 @@ def check(program: Program, workdir: Path) -> Outcome:
     path = workdir / f"{stem}.py"
     path.write_text(program.text)
     args = inputs(program)
-    argnums = tuple(i for i, a in enumerate(program.args) if a.kind == "float")
+    argnums = tuple(i for i, a in enumerate(program.args) if a.kind != "ids")
     try:
         original = _import(path, stem)
         # One XLA program each: the reference, and (for losses) its value and gradients.

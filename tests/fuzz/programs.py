@@ -84,7 +84,8 @@ class RandomChooser:
 
 @dataclass(frozen=True)
 class Arg:
-    """One parameter of ``f``: float data with a standard deviation, or integer ids below ``high``."""
+    """One parameter of ``f``: ``float`` normals with a standard deviation, ``steps`` (floats taking a
+    few values, multiples of ``std / 2``, so that ties are common), or integer ``ids`` below ``high``."""
 
     name: str
     dims: tuple[str, ...]
@@ -257,7 +258,9 @@ class _Builder:
 
     def param(self, dims: Sequence[str], std: float = 1.0) -> _Value:
         name = f"x{len(self.args)}"
-        self.args.append(Arg(name, tuple(dims), std=round(std, 4)))
+        # Some inputs take few values, so that reductions meet exact ties (their gradients must still match).
+        kind = "steps" if self.flag(12) else "float"
+        self.args.append(Arg(name, tuple(dims), kind=kind, std=round(std, 4)))
         value = _Value(name, tuple(dims), std)
         return value
 

@@ -17,7 +17,7 @@ import meshify.runtime as mr
 )
 def stats(logits: Tensor["batch", "vocab"]) -> tuple[Tensor["batch"], Tensor["batch"], Tensor["batch", "vocab"]]:
     # meshify: pmax over 'model': max over split dim 'vocab' of 'logits'
-    m = mr.pmax(logits.max(axis=-1), "model")
+    m = mr.max(logits, axis=1, axis_name="model")
     # meshify: mean over split 'vocab': local mean / 4 shards, summed later
     mu = (jnp.mean(logits, axis=1) / 4)
     # meshify: softmax over split 'vocab': local max, pmax, local sum of exp, psum over 'model'
