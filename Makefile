@@ -2,12 +2,17 @@
 # make test: the test suite on 8 simulated CPU devices.
 # make bench: meshify vs XLA's partitioner vs hand-written shard_map -> benchmarks/results/
 #             (make bench BENCH_ARGS=--quick for small sizes).
+# make fuzz: N random annotated programs (default 1000) converted, run and compared with .reference;
+#            prints the counts, saves failing programs (shrunk) to tests/regressions/pending/.
+#            make fuzz N=5000 SEED=1 FUZZ_ARGS="--jobs 2 --minutes 15"
 
 PYTHON ?= python3
+N ?= 1000
+SEED ?= 0
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: venv demo test bench
+.PHONY: venv demo test bench fuzz
 
 venv: $(VENV)/.stamp
 
@@ -30,3 +35,6 @@ $(VENV)/.bench-stamp: $(VENV)/.stamp
 
 bench: $(VENV)/.bench-stamp
 	$(BIN)/python benchmarks/run.py $(BENCH_ARGS)
+
+fuzz: venv
+	$(BIN)/python tests/fuzz/run.py --n $(N) --seed $(SEED) $(FUZZ_ARGS)

@@ -216,3 +216,16 @@ def test_every_error_meshify_raises_comes_with_a_fix() -> None:
     sites = _error_sites()
     assert len(sites) > 100
     assert [s for s in sites if s[2]] == []
+
+
+def test_convert_diff_and_explain_never_run_the_file(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    path = tmp_path / "model.py"
+    path.write_text("import jax.numpy as jnp\nfrom meshify import Tensor, mesh\n\n"
+                    f"open({str(marker)!r}, 'w').write('x')\nraise SystemExit('ran!')\n\n\n"
+                    '@mesh(batch=2)\ndef f(x: Tensor["batch"]) -> Tensor["batch"]:\n    return jnp.tanh(x)\n')
+    for command in (["convert", str(path), "-o", str(tmp_path / "out.py")], ["diff", str(path)],
+                    ["explain", str(path), "--dims", "batch=4"]):
+        result = CliRunner().invoke(app, command)
+        assert result.exit_code == 0, (command, result.output)
+        assert not marker.exists(), command

@@ -89,8 +89,9 @@ def _summary(counts: Counter, grads: int, provoked: int, codes: Counter, seconds
     ]
     if counts["invalid"]:
         lines.append(f"invalid programs:  {counts['invalid']}  (generator bugs: the reference itself failed)")
-    lines.append(f"seconds:           {seconds:.1f}  ({args.jobs} processes, seed {args.seed}, "
-                 f"{os.cpu_count()} CPUs)")
+    stopped = f", stopped by --minutes {args.minutes:g} before {args.n}" if args.minutes and tried < args.n else ""
+    lines.append(f"seconds:           {seconds:.1f}  ({args.jobs} worker process{'es' * (args.jobs != 1)}, "
+                 f"seed {args.seed}, {os.cpu_count()} CPUs{stopped})")
     return "\n".join(lines)
 
 
