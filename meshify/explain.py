@@ -14,7 +14,6 @@ sum of exp).  Element sizes come from ``itemsize`` (dtypes are not in the hints)
 
 from __future__ import annotations
 
-import ast
 import math
 from dataclasses import asdict, dataclass, field
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from meshify.annotate._types import Layout
-from meshify.rewrite._values import Array, Opaque, Static, StructValue, TupleValue, Value
+from meshify.rewrite._values import Array, Opaque, StructValue, TupleValue, Value
 
 __all__ = ["Specialization", "Specializations", "signature_of", "version_name"]
 

@@ -17,7 +17,7 @@ import libcst as cst
 
 from meshify.annotate._types import BROADCAST, Axes, Layout
 from meshify.errors import LayoutError, UnsupportedError
-from meshify.rewrite._ops import ADD, Call, _kept_partial, _literal_int, _unknown_call, elementwise, op
+from meshify.rewrite._ops import ADD, Call, _kept_partial, _unknown_call, op
 from meshify.rewrite._plan import choose_splits
 from meshify.rewrite._templates import axes_node, call_template, int_node
 from meshify.rewrite._values import Array, Opaque, Operand, Static, TupleValue
