@@ -16,7 +16,7 @@ import pytest
 from tests.cases import ops_cases
 from tests.cases.harness import SIZES, build, collective_counts, collective_shapes, inputs, registry
 
-CASES = registry()
+CASES = registry(ops_cases)
 PATHS = ("decorator", "converted")
 
 

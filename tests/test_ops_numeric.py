@@ -14,63 +14,40 @@ import pytest
 
 from tests.cases import ops_cases
 from tests.cases.harness import (
+    SAMPLED_MESH,
     Built,
     Case,
     assert_close,
     build,
-    grads,
+    check_gradients,
+    check_reference,
     header_module,
     inputs,
     reference,
-    reference_grads,
     registry,
+    sweep,
 )
 
-CASES = registry()
-PATHS = ("decorator", "converted")
-SAMPLED_MESH = "2x4"
+CASES = registry(ops_cases)
 
 
 def _built(c: Case, mesh: str, rules: str, path: str) -> Built:
     return build(c, mesh, rules, ops_cases.RULES[rules], path)
 
 
-def _sweep(cases: dict[str, Case]):
-    """One param per case, rule set, mesh and path; slow unless on the sampled mesh and first rules."""
-    for c in cases.values():
-        for rules in c.rules:
-            for mesh in c.meshes:
-                for path in PATHS:
-                    marks = []
-                    if mesh != SAMPLED_MESH or rules != c.rules[0]:
-                        marks.append(pytest.mark.slow)
-                    reason = c.xfail_reason(mesh, rules, path)
-                    if reason:
-                        marks.append(pytest.mark.xfail(strict=True, reason=reason))
-                    yield pytest.param(c.name, mesh, rules, path, marks=marks, id=f"{c.name}-{rules}-{mesh}-{path}")
-
-
-@pytest.mark.parametrize("name, mesh, rules, path", list(_sweep(CASES)))
+@pytest.mark.parametrize("name, mesh, rules, path", sweep(CASES))
 def test_matches_reference(name: str, mesh: str, rules: str, path: str) -> None:
     c = CASES[name]
-    built = _built(c, mesh, rules, path)
-    if path == "decorator":
-        # .reference is the untouched function: the corpus function's code, run on one device.
-        assert built.decorated.reference.__code__.co_code == c.fn.__code__.co_code
-    assert_close(built.program(path)(*inputs(c)), reference(c), f"{name} on {mesh} with rules {rules!r} ({path})")
+    check_reference(c, _built(c, mesh, rules, path), mesh, rules, path)
 
 
 GRAD_CASES = {name: c for name, c in CASES.items() if c.grad}
 
 
-@pytest.mark.parametrize("name, mesh, rules, path", list(_sweep(GRAD_CASES)))
+@pytest.mark.parametrize("name, mesh, rules, path", sweep(GRAD_CASES))
 def test_gradients_match_reference(name: str, mesh: str, rules: str, path: str) -> None:
     c = CASES[name]
-    built = _built(c, mesh, rules, path)
-    expected = reference_grads(c)
-    actual = grads(built.program(path), c)
-    for i, (a, e) in enumerate(zip(actual, expected)):
-        assert_close(a, e, f"d/d{list(c.fn.__code__.co_varnames)[i]} of {name} on {mesh} with {rules!r} ({path})")
+    check_gradients(c, _built(c, mesh, rules, path), mesh, rules, path)
 
 
 def test_every_rule_set_is_named() -> None:

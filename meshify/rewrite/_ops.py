@@ -67,6 +67,9 @@ class Call:
 Rule = Callable[..., tuple[Value, cst.BaseExpression]]
 REGISTRY: dict[str, Rule] = {}
 METHODS: dict[str, Rule] = {}
+#: Ops whose rule walks its lambda arguments itself (loop bodies), in the caller's scope:
+#: their lambdas may read the caller's arrays.
+BODY_OPS: set[str] = set()
 
 
 def op(*names: str, method: str | None = None, **bound):
@@ -366,7 +369,10 @@ def _evaluate_args(rw, node: cst.Call, name: str, receiver) -> Call:
     for arg in node.args:
         if arg.star:
             raise rw.error(UnsupportedError, arg, f"*args/**kwargs in a call to {name}", "pass arguments one by one")
-        operand = rw.expr(arg.value)
+        if isinstance(arg.value, cst.Lambda) and name in BODY_OPS:
+            operand = Operand(Static(), arg.value, arg.value)  # the rule walks it
+        else:
+            operand = rw.expr(arg.value)
         if arg.keyword is None:
             args.append(operand)
         else:

@@ -14,7 +14,7 @@ import libcst as cst
 from meshify.annotate._types import Layout
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._helpers import call_helper, signature_of
-from meshify.rewrite._ops import Call, _unknown_call, op
+from meshify.rewrite._ops import BODY_OPS, Call, _unknown_call, op
 from meshify.rewrite._values import Array, Operand, Static, StructValue, TracedLoop, TupleValue, Value
 
 __all__: list[str] = []
@@ -106,6 +106,9 @@ def _same_carry(rw, before: Value, after: Value, where, what: str) -> None:
         raise rw.error(LayoutError, where,
                        f"the {what} carry changes layout in the loop body: {text(before)} in, {text(after)} out",
                        "return the carry in the layout it came in (pin it with a Tensor hint in the body)")
+
+
+BODY_OPS.update({"jax.lax.scan", "jax.lax.fori_loop"})
 
 
 @op("jax.lax.scan")

@@ -12,6 +12,8 @@ globals a case may use.  Rules name the mesh axes ``data`` and ``model``; on the
 one-axis mesh ``8`` (axis ``model``) mentions of ``data`` are dropped.
 """
 
+from typing import NamedTuple  # noqa: F401  (generated modules import it: harness.HEADER)
+
 import jax
 import jax.numpy as jnp
 import jax.numpy as xp
