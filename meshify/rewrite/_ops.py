@@ -266,9 +266,8 @@ def _is_module_path(rw, node: cst.Attribute) -> bool:
 
 
 def _transpose_attr(rw, base, node, new):
+    """``x.T``: a local transpose; splits and a pending partial sum move with the dims."""
     layout = base.value.layout
-    if layout.partial:
-        pass
     perm = Layout(tuple(reversed(layout.dims)), tuple(reversed(layout.axes)), layout.partial)
     return Operand(Array(perm, base.value.origin), node, new)
 
