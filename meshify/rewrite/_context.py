@@ -231,6 +231,8 @@ def _pair_statements(cst_statements: list, ast_statements: list, out: dict) -> N
         out[stmt] = node.lineno
         if isinstance(stmt, cst.FunctionDef | cst.ClassDef):
             out[stmt.name] = node.lineno
+            for decorator, expr in zip(stmt.decorators, node.decorator_list):
+                out[decorator] = expr.lineno
         bodies = [(_block_statements(stmt.body), getattr(node, "body", []))] if hasattr(stmt, "body") else []
         orelse = getattr(stmt, "orelse", None)
         if isinstance(orelse, cst.If):

@@ -172,8 +172,8 @@ def rewrite_function(fn: Callable, mesh: MeshSpec, rules: Rules,
     ctx = _context_for(fn)
     first = fn.__code__.co_firstlineno
     for node, _decorator in mesh_functions(ctx) or []:
-        start = ctx.positions[node.decorators[0] if node.decorators else node].start.line
-        def_line = ctx.positions[node.name].start.line
+        start = ctx.line(node.decorators[0] if node.decorators else node)
+        def_line = ctx.line(node.name)
         if node.name.value == fn.__name__ and start <= first <= def_line:
             plan = FunctionRewriter(ctx, node, mesh, rules, sizes=sizes).run()
             decorators = Decorators()
