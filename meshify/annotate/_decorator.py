@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from meshify.annotate._types import MeshSpec, Rules
+from meshify._bound import BoundMethod
 from meshify.errors import AnnotationError, MeshifyError, SourceSpan
 
 __all__ = ["mesh", "MeshFunction"]
@@ -35,17 +36,21 @@ def mesh(*, rules: object = None, dims: dict[str, int] | None = None, **axes: in
         raise e.with_span(_caller_span()) from None
 
     def decorate(fn: Callable) -> MeshFunction:
-        if not callable(fn):
-            raise AnnotationError(f"@mesh(...) decorates a function, not {fn!r}",
+        if isinstance(fn, staticmethod | classmethod | property):
+            kind = type(fn).__name__
+            raise AnnotationError(f"@{kind} below @mesh(...)", span=_caller_span(),
+                                  fix=f"put @{kind} above @mesh(...): @mesh must decorate the def itself")
+        if not callable(fn) or not hasattr(fn, "__code__"):
+            raise AnnotationError(f"@mesh(...) decorates a function, not {fn!r}", span=_caller_span(),
                                   fix="put @mesh(...) directly above a def")
         return MeshFunction(fn, spec, parsed, dict(dims or {}))
 
     return decorate
 
 
-def _caller_span() -> SourceSpan:
-    """Where the user wrote ``@mesh(...)``: the frame that called :func:`mesh`."""
-    frame = sys._getframe(2)
+def _caller_span(depth: int = 2) -> SourceSpan:
+    """Where the user wrote ``@mesh(...)``: the frame that called :func:`mesh` (``depth`` frames up)."""
+    frame = sys._getframe(depth)
     path, line = frame.f_code.co_filename, frame.f_lineno
     text = linecache.getline(path, line)
     col = len(text) - len(text.lstrip()) + 1 if text.strip() else 1
@@ -103,6 +108,10 @@ class MeshFunction:
         except MeshifyError as e:  # keep meshify's own frames out of the user's traceback
             raise e.with_traceback(None) from None
 
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        """On a class, ``obj.method`` passes ``obj`` as the first (static) argument."""
+        return self if instance is None else BoundMethod(self, instance)
+
     @property
     def sharded(self):
         """The bound :class:`meshify.runtime.Sharded` program."""
@@ -144,3 +153,4 @@ class MeshFunction:
 
     def __repr__(self) -> str:
         return f"<meshify.MeshFunction {self.__name__} on {self.mesh_spec}>"
+

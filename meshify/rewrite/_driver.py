@@ -71,6 +71,9 @@ def find_mesh_functions(ctx: ModuleContext) -> list[tuple[cst.FunctionDef, cst.D
     return found
 
 
+_METHOD_WRAPPERS = ("staticmethod", "classmethod", "property")
+
+
 def _fence(ctx: ModuleContext, fn: cst.FunctionDef) -> None:
     """Refuses what no @mesh function can be: a coroutine, or a function decorated twice."""
     if fn.asynchronous is not None:
@@ -81,6 +84,12 @@ def _fence(ctx: ModuleContext, fn: cst.FunctionDef) -> None:
     if len(ours) > 1:
         raise ctx.error(AnnotationError, ours[1], f"{fn.name.value}() has {len(ours)} @mesh decorators",
                         "keep one @mesh(...) naming the mesh and its rules")
+    below = fn.decorators[fn.decorators.index(ours[0]) + 1:] if ours else []
+    for d in below:
+        name = d.decorator.value if isinstance(d.decorator, cst.Name) else ""
+        if name in _METHOD_WRAPPERS and not ctx.imports.bound(name):
+            raise ctx.error(AnnotationError, d, f"@{name} below @mesh(...) on {fn.name.value}()",
+                            f"put @{name} above @mesh(...): @mesh must decorate the def itself")
 
 
 def _body(stmt) -> list:

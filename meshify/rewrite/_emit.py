@@ -102,10 +102,15 @@ _RUNTIME_NAMES = {"Tensor"}
 def fix_imports(module: cst.Module, mr: str) -> cst.Module:
     """Drops meshify's decorator import, points ``Tensor`` at meshify.runtime, adds jax and mr."""
     body: list[cst.BaseStatement] = []
-    last_import = -1
+    insert_at = 0  # after the module's leading docstring and imports: before any code that uses mr
+    leading = True
     has_jax = False
     for stmt in module.body:
         small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
+        is_import = isinstance(small, cst.Import | cst.ImportFrom)
+        is_docstring = not body and isinstance(small, cst.Expr) and isinstance(small.value, cst.SimpleString
+                                                                                 | cst.ConcatenatedString)
+        leading = leading and (is_import or is_docstring)
         if isinstance(small, cst.ImportFrom) and _is_meshify_import(small):
             kept = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in small.names  # type: ignore[union-attr]
                     if _dotted(a.name) in _RUNTIME_NAMES]
@@ -113,14 +118,14 @@ def fix_imports(module: cst.Module, mr: str) -> cst.Module:
                 continue
             stmt = stmt.with_changes(body=[small.with_changes(module=cst.parse_expression("meshify.runtime"),
                                                               names=kept)])
-        if isinstance(small, cst.Import | cst.ImportFrom):
-            last_import = len(body)
         if isinstance(small, cst.Import) and any(_dotted(a.name) == "jax" and a.asname is None for a in small.names):
-            has_jax = True
+            has_jax = has_jax or leading
         body.append(stmt)
+        if leading:
+            insert_at = len(body)
     added = [] if has_jax else [cst.parse_statement("import jax")]
     added.append(cst.parse_statement(f"import meshify.runtime as {mr}"))
-    body[last_import + 1:last_import + 1] = added
+    body[insert_at:insert_at] = added
     return module.with_changes(body=body)
 
 

@@ -675,8 +675,11 @@ def matmul(rw, operands: Sequence, node, what: str, dot: bool = False):
                for o in operands):
             kind = Opaque() if any(isinstance(o.value, Array | Opaque) for o in operands) else Static()
             return kind, [o.node for o in operands]
-        raise rw.error(LayoutError, node, f"cannot infer the dims of an operand of {what}",
-                       "annotate both operands with Tensor hints")
+        unknown = next(o for o, r in zip(operands, ranks) if isinstance(o.value, Static) or r is None)
+        text = rw.ctx.code(unknown.node) if isinstance(unknown.node, cst.CSTNode) else "an operand"
+        raise rw.error(LayoutError, node, f"cannot infer the dims of {text!r}, an operand of {what}",
+                       f"make it a parameter with a Tensor hint, or name its dims first: "
+                       f"'w: Tensor[\"d_in\", \"d_out\"] = {text}' (a whole copy on every device)")
     ra, rb = ranks
     if ra == 0 or rb == 0:
         raise rw.error(LayoutError, node, f"{what} of a scalar", "use * for scalars")

@@ -21,6 +21,7 @@ from typing import Any
 import jax
 from jax.sharding import NamedSharding, PartitionSpec
 
+from meshify._bound import BoundMethod
 from meshify.annotate._types import MeshSpec
 from meshify.errors import CallError
 from meshify.runtime._devices import build_mesh
@@ -134,6 +135,10 @@ class Sharded:
             return self._program(statics)[0](*arrays)
         placed = self._place(arrays)
         return self._program(statics)[1](*placed)
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        """On a class, ``obj.method`` passes ``obj`` as the first (static) argument."""
+        return self if instance is None else BoundMethod(self, instance)
 
     def _flatten(self, bound: inspect.BoundArguments) -> list[Any]:
         """The array leaves of the arguments, in ``leaf_specs`` order (pytree arguments flattened)."""
