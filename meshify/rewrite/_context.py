@@ -31,17 +31,30 @@ def parse_module(source: str | bytes, path: str) -> cst.Module:
         raise SourceError(f"{path} contains a null byte", span=_char_span(path, source, source.index("\x00")),
                           fix="remove the null byte; the file must be Python source text")
     try:
-        return cst.parse_module(source)
+        module = cst.parse_module(source)
     except cst.ParserSyntaxError as e:
         line, col, headline = e.raw_line, e.raw_column + 1, str(e.message).strip().splitlines()[0]
         try:  # CPython's parser names the problem and its place more precisely
             compile(source, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
         except SyntaxError as py:
             line, col, headline = py.lineno or line, py.offset or col, py.msg
-        lines = source.splitlines()
-        text = lines[line - 1] if 0 < line <= len(lines) else ""
-        raise SourceError(f"syntax error: {headline}", span=SourceSpan(path, line, col, text),
-                          fix="fix the syntax; the file must be valid Python 3") from None
+        raise _syntax_error(path, source, line, col, headline) from None
+    try:  # what only the compiler sees: def f(x, x), 'return' outside a function, a stray nonlocal...
+        compile(source, path, "exec", dont_inherit=True)  # compiles, never runs
+    except SyntaxError as py:
+        raise _syntax_error(path, source, py.lineno or 1, py.offset or 1, py.msg) from None
+    except RecursionError:
+        raise SourceError(f"{path} is nested too deeply for Python's compiler", span=SourceSpan(path, 1, 1, ""),
+                          fix="split the deeply nested expression into several statements") from None
+    return module
+
+
+def _syntax_error(path: str, source: str, line: int, col: int, headline: str) -> SourceError:
+    lines = source.splitlines()
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    col = min(max(col, 1), len(text) + 1)
+    return SourceError(f"syntax error: {headline}", span=SourceSpan(path, line, col, text),
+                       fix="fix the syntax; the file must be valid Python 3")
 
 
 def _byte_span(path: str, data: bytes, offset: int) -> SourceSpan:

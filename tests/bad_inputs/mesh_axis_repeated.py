@@ -1,5 +1,5 @@
-# Bad input: one mesh axis named twice.
-# expect: AnnotationError at 8:16 naming names 'model' twice
+# Bad input: one mesh axis named twice (a repeated keyword: Python's compiler refuses it).
+# expect: SourceError at 8:16 naming keyword argument repeated: model
 import jax
 import jax.numpy as jnp
 from meshify import Tensor, mesh
