@@ -7,27 +7,57 @@ gathers the logits (max, sum of exp and the picked logit reduced over 'model').
 Gradients come from ``jax.grad`` through ``shard_map`` (``check_vma=True``), as an
 expert would take them.  Each builder takes the mesh and returns a global callable
 with the same signature as the single-device function in ``benchmarks/cases.py``.
+
+Every builder also takes ``comm``: :data:`LAX` (the real collectives) or :data:`FLOOR`,
+which makes each collective the identity and returns the per-device function.  The floor computes
+wrong numbers on purpose: it is the same per-device arithmetic with no communication at
+all, so its step time is what no partitioning of this math can beat on this machine.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import jax
 import jax.numpy as jnp
 from jax.sharding import Mesh
 from jax.sharding import PartitionSpec as P
 
-__all__ = ["ffn", "block", "vocab_ce", "dp_mlp", "lm_loss"]
+__all__ = ["FLOOR", "LAX", "Comm", "ffn", "block", "vocab_ce", "dp_mlp", "lm_loss"]
 
 
-def _shard(mesh: Mesh, in_specs: tuple, out_specs: P):
+@dataclass(frozen=True)
+class Comm:
+    """The collectives a manual program uses."""
+
+    psum: Callable
+    pmax: Callable
+    pmean: Callable
+
+
+def _none(x, axis_name):
+    return x
+
+
+LAX = Comm(jax.lax.psum, jax.lax.pmax, jax.lax.pmean)
+FLOOR = Comm(_none, _none, _none)
+
+
+def _shard(mesh: Mesh, in_specs: tuple, out_specs: P, comm: Comm):
+    """The builder's shard_map; with :data:`FLOOR`, the per-device function itself, which the
+    caller wraps whole (with its gradient or optimizer step) in one shard_map, so that not
+    even the transpose of a replicated input adds a collective."""
+    if comm is FLOOR:
+        return lambda local: local
     return lambda local: jax.shard_map(local, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_vma=True)
 
 
-def ffn(mesh: Mesh):
-    @_shard(mesh, (P("batch"), P(None, "model"), P("model"), P("model", None)), P("batch"))
+def ffn(mesh: Mesh, comm: Comm = LAX):
+    @_shard(mesh, (P("batch"), P(None, "model"), P("model"), P("model", None)), P("batch"), comm)
     def local(x, w1, b1, w2):
         h = jax.nn.gelu(jnp.einsum("bld,df->blf", x, w1) + b1)  # column-parallel: no communication
-        return x + jax.lax.psum(jnp.einsum("blf,fd->bld", h, w2), "model")  # row-parallel: one all-reduce
+        return x + comm.psum(jnp.einsum("blf,fd->bld", h, w2), "model")  # row-parallel: one all-reduce
 
     return local
 
@@ -51,14 +81,14 @@ def _layer_norm_ffn(x, norm, w1, w2):
     return jnp.einsum("blf,fd->bld", jax.nn.gelu(jnp.einsum("bld,df->blf", h, w1)), w2)
 
 
-def block(mesh: Mesh):
+def block(mesh: Mesh, comm: Comm = LAX):
     heads, ff_in, ff_out = P(None, "model", None), P(None, "model"), P("model", None)
     specs = (P("batch"), P(), heads, heads, heads, P("model", None, None), P(), ff_in, ff_out)
 
-    @_shard(mesh, specs, P("batch"))
+    @_shard(mesh, specs, P("batch"), comm)
     def local(x, norm1, wq, wk, wv, wo, norm2, w1, w2):
-        x = x + jax.lax.psum(_attention(x, norm1, wq, wk, wv, wo), "model")
-        return x + jax.lax.psum(_layer_norm_ffn(x, norm2, w1, w2), "model")
+        x = x + comm.psum(_attention(x, norm1, wq, wk, wv, wo), "model")
+        return x + comm.psum(_layer_norm_ffn(x, norm2, w1, w2), "model")
 
     return local
 
@@ -67,58 +97,58 @@ def _vocab_start(vocab_local: int):
     return jax.lax.axis_index("model") * vocab_local
 
 
-def _embed(table, ids):
+def _embed(table, ids, comm: Comm):
     """Vocab-parallel embedding: look up the ids in this device's rows, zeros elsewhere, all-reduce."""
     local = ids - _vocab_start(table.shape[0])
     mine = (local >= 0) & (local < table.shape[0])
     rows = jnp.where(mine[..., None], table[jnp.where(mine, local, 0)], 0.0)
-    return jax.lax.psum(rows, "model")
+    return comm.psum(rows, "model")
 
 
-def _cross_entropy(logits, targets):
+def _cross_entropy(logits, targets, comm: Comm):
     """Vocab-parallel cross-entropy per token; ``logits`` holds this device's vocab block."""
-    top = jax.lax.pmax(jax.lax.stop_gradient(logits.max(-1)), "model")  # for stability only
-    sum_exp = jax.lax.psum(jnp.exp(logits - top[..., None]).sum(-1), "model")
+    top = comm.pmax(jax.lax.stop_gradient(logits.max(-1)), "model")  # for stability only
+    sum_exp = comm.psum(jnp.exp(logits - top[..., None]).sum(-1), "model")
     local = targets - _vocab_start(logits.shape[-1])
     mine = (local >= 0) & (local < logits.shape[-1])
     picked = jnp.take_along_axis(logits, jnp.where(mine, local, 0)[..., None], axis=-1)[..., 0]
-    picked = jax.lax.psum(jnp.where(mine, picked, 0.0), "model")
+    picked = comm.psum(jnp.where(mine, picked, 0.0), "model")
     return jnp.log(sum_exp) + top - picked
 
 
-def vocab_ce(mesh: Mesh):
-    @_shard(mesh, (P("batch"), P("batch"), P("model", None), P(None, "model")), P())
+def vocab_ce(mesh: Mesh, comm: Comm = LAX):
+    @_shard(mesh, (P("batch"), P("batch"), P("model", None), P(None, "model")), P(), comm)
     def local(tokens, targets, embed, unembed):
-        x = _embed(embed, tokens)
+        x = _embed(embed, tokens, comm)
         logits = jnp.einsum("bld,dv->blv", jnp.tanh(x), unembed)
-        return jax.lax.pmean(_cross_entropy(logits, targets).mean(), "batch")
+        return comm.pmean(_cross_entropy(logits, targets, comm).mean(), "batch")
 
     return local
 
 
-def dp_mlp(mesh: Mesh):
-    @_shard(mesh, (P("batch"), P(), P(), P()), P("batch"))
+def dp_mlp(mesh: Mesh, comm: Comm = LAX):
+    @_shard(mesh, (P("batch"), P(), P(), P()), P("batch"), comm)
     def local(x, w1, b1, w2):
         return jax.nn.relu(x @ w1 + b1) @ w2
 
     return local
 
 
-def lm_loss(mesh: Mesh):
+def lm_loss(mesh: Mesh, comm: Comm = LAX):
     """``examples/transformer_lm.py``'s loss: Megatron layers, tied vocab-parallel embedding."""
     rep2, heads, ff_in, ff_out = P(), P(None, None, "model", None), P(None, None, "model"), P(None, "model", None)
     specs = (P("batch"), P("batch"), P("model", None), rep2, heads, heads, heads, P(None, "model", None, None),
              rep2, ff_in, ff_out, P())
 
-    @_shard(mesh, specs, P())
+    @_shard(mesh, specs, P(), comm)
     def local(tokens, targets, embed, norm1, wq, wk, wv, wo, norm2, w1, w2, norm_f):
-        x = _embed(embed, tokens)
+        x = _embed(embed, tokens, comm)
         for i in range(wq.shape[0]):
-            x = x + jax.lax.psum(_attention(x, norm1[i], wq[i], wk[i], wv[i], wo[i]), "model")
-            x = x + jax.lax.psum(_layer_norm_ffn(x, norm2[i], w1[i], w2[i]), "model")
+            x = x + comm.psum(_attention(x, norm1[i], wq[i], wk[i], wv[i], wo[i]), "model")
+            x = x + comm.psum(_layer_norm_ffn(x, norm2[i], w1[i], w2[i]), "model")
         h = x * jax.lax.rsqrt((x * x).mean(-1, keepdims=True) + 1e-6) * norm_f
         logits = jnp.einsum("bld,vd->blv", h, embed)
-        return jax.lax.pmean(_cross_entropy(logits, targets).mean(), "batch")
+        return comm.pmean(_cross_entropy(logits, targets, comm).mean(), "batch")
 
     def loss(tokens, targets, embed, norm1, wq, wk, wv, wo, norm2, w1, w2, norm_f):  # keywords, as optax steps call it
         return local(tokens, targets, embed, norm1, wq, wk, wv, wo, norm2, w1, w2, norm_f)

@@ -103,6 +103,8 @@ def _vocab_targets(groups, extras: dict[str, dict]) -> list[Target]:
     time_ratio = _ratio(v["meshify"]["step_s"], v["gspmd"]["step_s"])
     cpu_ratio = _cpu_ratio(extras, "vocab_ce", "fwd_bwd")
     cpu_text = "" if cpu_ratio is None else f" (CPU time {cpu_ratio:.3f}x)"
+    floor = _floor_ratio(extras, v, "vocab_ce", "fwd_bwd")
+    cpu_text += "" if floor is None else f"; the compute floor (no collectives at all) is {floor:.3f}x gspmd"
     return [Target("vocab_ce fwd_bwd: meshify bytes <= 0.45x gspmd", bytes_ratio <= 0.45,
                    f"{_mb(v['meshify']['collective_bytes'])} MB vs {_mb(v['gspmd']['collective_bytes'])} MB "
                    f"= {bytes_ratio:.3f}x"),
@@ -111,11 +113,19 @@ def _vocab_targets(groups, extras: dict[str, dict]) -> list[Target]:
                    + cpu_text)]
 
 
+def _floor_ratio(extras: dict[str, dict], group: dict[str, dict], case: str, mode: str) -> float | None:
+    """The compute floor's step time over gspmd's (see benchmarks/manual.py's FLOOR)."""
+    floor = extras.get(f"{case}/{mode}/floor")
+    return None if floor is None else _ratio(floor["step_s"], group["gspmd"]["step_s"])
+
+
 def _time_memory_targets(groups, extras: dict[str, dict]) -> list[Target]:
     ratios = [_ratio(v["meshify"]["step_s"], v["gspmd"]["step_s"]) for v in groups.values()]
     median = statistics.median(ratios)
     cpu_ratios = [r for r in (_cpu_ratio(extras, c, m) for c, m in groups) if r is not None]
     cpu_text = f"; CPU time: median {statistics.median(cpu_ratios):.3f}x" if cpu_ratios else ""
+    floors = [r for r in (_floor_ratio(extras, v, c, m) for (c, m), v in groups.items()) if r is not None]
+    cpu_text += f"; compute floor: median {statistics.median(floors):.3f}x" if floors else ""
     over = [f"{c} {m}: {_mb(v['meshify']['temp_bytes'])} MB vs gspmd {_mb(v['gspmd']['temp_bytes'])} MB "
             f"({_ratio(v['meshify']['temp_bytes'], v['gspmd']['temp_bytes']):.2f}x)" for (c, m), v in groups.items()
             if v["meshify"]["temp_bytes"] > 1.05 * v["gspmd"]["temp_bytes"]]
@@ -178,6 +188,28 @@ def _rows_table(results: dict, extras: dict[str, dict]) -> list[str]:
     return lines
 
 
+def _floor_section(results: dict, extras: dict[str, dict]) -> list[str]:
+    """How close each variant is to the compute floor: the manual program with every collective
+    removed, in one shard_map (benchmarks/manual.py's FLOOR), timed in the same interleaved runs."""
+    groups = {k: v for k, v in _rows_by(results).items() if f"{k[0]}/{k[1]}/floor" in extras}
+    if not groups:
+        return []
+    lines = ["## Compute floor", "",
+             "The floor is the manual variant's per-device arithmetic with every collective removed (wrong "
+             "numbers, on purpose; the floor MB column is the collective bytes its compiled HLO still has), timed "
+             "in the same interleaved runs. No "
+             "partitioning of the same math can step faster than it on this machine, so a step-time ratio "
+             "against gspmd below the floor's is out of reach here.", "",
+             "| case | mode | floor MB | floor ms | floor x gspmd | meshify x floor | gspmd x floor | manual x floor |",
+             "|---|---|---|---|---|---|---|---|"]
+    for (case, mode), group in groups.items():
+        floor = extras[f"{case}/{mode}/floor"]["step_s"]
+        floor_mb = _mb(extras[f"{case}/{mode}/floor"]["collective_bytes"])
+        lines.append(f"| {case} | {mode} | {floor_mb} | {floor * 1e3:.2f} | {_ratio(floor, group['gspmd']['step_s']):.3f} | "
+                     + " | ".join(f"{_ratio(group[v]['step_s'], floor):.3f}" for v in VARIANTS) + " |")
+    return [*lines, ""]
+
+
 def markdown(results: dict, context: Context) -> str:
     """latest.md: the run, the targets, every row, and convert's speed."""
     from benchmarks.convert_speed import FUNCTIONS, generate_module
@@ -201,6 +233,7 @@ def markdown(results: dict, context: Context) -> str:
               "compiled HLO is the manual variant's, up to names and source locations; max abs err is "
               "against the single-device run (lm_step fwd_bwd: the updated parameters, optimizer state and "
               "loss after one adamw step).", "", *_rows_table(results, context.extras), "",
+              *_floor_section(results, context.extras),
               "## Rewrite speed", "",
               f"Generated module: {module_lines:,} lines, {FUNCTIONS} `@mesh` functions. "
               f"`convert`: {convert['lines_per_s']:.0f} lines/s; "

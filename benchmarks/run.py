@@ -40,6 +40,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "examples")]
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
+from jax.sharding import PartitionSpec as P  # noqa: E402
 
 from benchmarks import cases, manual  # noqa: E402
 from meshify.runtime.hlo import collectives, summarize  # noqa: E402
@@ -77,6 +78,7 @@ class Bench:
     args: tuple  # placed on the mesh in meshify's shardings (the same for every variant)
     host_args: tuple  # the same values on the host, for the single-device run
     mesh: str
+    floor: Callable  # the manual variant's per-device program with no collectives (see manual.FLOOR)
 
 
 # -- data ------------------------------------------------------------------------------------
@@ -140,13 +142,13 @@ def _array_bench(name: str, mode: str, size: dict, rng: np.random.Generator) -> 
     fn = getattr(cases, name)
     host = {"ffn": _ffn_args, "block": _block_args, "vocab_ce": _vocab_ce_args, "dp_mlp": _dp_mlp_args}[name](size, rng)
     programs = {"meshify": fn, "gspmd": fn.reference, "manual": getattr(manual, name)(fn.sharded.mesh)}
-    reference = fn.reference
+    reference, floor = fn.reference, getattr(manual, name)(fn.sharded.mesh, manual.FLOOR)
     if mode == "fwd_bwd":
         argnums = tuple(i for i, a in enumerate(host) if a.dtype.kind == "f")
         scalar = name == "vocab_ce"
         programs = {v: _loss_and_grads(p, argnums, scalar) for v, p in programs.items()}
-        reference = _loss_and_grads(reference, argnums, scalar)
-    return Bench(name, mode, programs, reference, tuple(fn.place(*host)), tuple(host), _mesh_text(fn))
+        reference, floor = _loss_and_grads(reference, argnums, scalar), _loss_and_grads(floor, argnums, scalar)
+    return Bench(name, mode, programs, reference, tuple(fn.place(*host)), tuple(host), _mesh_text(fn), floor)
 
 
 def _lm_bench(mode: str, size: dict, rng: np.random.Generator) -> Bench:
@@ -158,16 +160,17 @@ def _lm_bench(mode: str, size: dict, rng: np.random.Generator) -> Bench:
     tokens, targets = _tokens(size, rng)
     placed = lm.lm_loss.place(tokens, targets, **params)
     losses = {"meshify": lm.lm_loss, "gspmd": lm.lm_loss.reference, "manual": manual.lm_loss(lm.lm_loss.sharded.mesh)}
+    floor = manual.lm_loss(lm.lm_loss.sharded.mesh, manual.FLOOR)
     if mode == "fwd":
         return Bench("lm_step", mode, losses, lm.lm_loss.reference, placed, (tokens, targets, *params.values()),
-                     _mesh_text(lm.lm_loss))
+                     _mesh_text(lm.lm_loss), floor)
     optimizer = optax.adamw(3e-3, weight_decay=0.01)
     steps = {v: lm.make_step(loss, optimizer) for v, loss in losses.items()}
     mesh_params = dict(zip(params, placed[2:], strict=True))
     args = (mesh_params, optimizer.init(mesh_params), placed[0], placed[1])
     host = (params, optimizer.init(params), tokens, targets)
     return Bench("lm_step", mode, steps, lm.make_step(lm.lm_loss.reference, optimizer), args, host,
-                 _mesh_text(lm.lm_loss))
+                 _mesh_text(lm.lm_loss), lm.make_step(floor, optimizer))
 
 
 def _mesh_text(fn) -> str:
@@ -236,19 +239,34 @@ def program_text(compiled) -> str:
                   lambda m: names.setdefault(m[0].lstrip("%"), f"%{len(names)}"), text)
 
 
+def floor_program(bench: Bench, manual_compiled) -> Callable:
+    """The compute floor: ``bench.floor`` (value, gradients and optimizer step included) in one
+    shard_map over the same shardings as the manual variant, with no collective at all."""
+    named = jax.sharding.NamedSharding
+    mesh = next(a.sharding.mesh for a in jax.tree.leaves(bench.args) if isinstance(a.sharding, named))
+    in_specs = jax.tree.map(lambda a: a.sharding.spec if isinstance(a.sharding, named) else P(), bench.args)
+    out_specs = jax.tree.map(lambda s: s.spec if isinstance(s, named) else P(), manual_compiled.output_shardings)
+    return jax.shard_map(bench.floor, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_vma=False)
+
+
 def measure(bench: Bench, repeats: int) -> tuple[list[dict], dict[str, dict]]:
     """The three rows of one (case, mode), and per variant what latest.json has no place for:
-    ``cpu_s`` (median CPU seconds per step) and ``same_as_manual`` (the same compiled program)."""
+    ``cpu_s`` (median CPU seconds per step) and ``same_as_manual`` (the same compiled program);
+    under ``floor``, the compute floor's ``step_s``, ``cpu_s`` and ``collective_bytes`` (0)."""
     want = jax.block_until_ready(jax.jit(bench.reference)(*bench.host_args))  # on one device, done before timing
     compiled, rows = {}, {}
     for variant in VARIANTS:
         compiled[variant], seconds = _compile(bench.variants[variant], bench.args)
         rows[variant] = _row(bench, variant, compiled[variant], seconds, want)  # also the warm-up run
+    compiled["floor"], _ = _compile(floor_program(bench, compiled["manual"]), bench.args)
+    jax.block_until_ready(compiled["floor"](*bench.args))  # warm-up
     wall, cpu = _step_times(bench, compiled, repeats)
     manual_text = program_text(compiled["manual"])
     extras = {v: {"cpu_s": cpu[v], "same_as_manual": program_text(compiled[v]) == manual_text} for v in VARIANTS}
-    for variant, seconds in wall.items():
-        rows[variant]["step_s"] = seconds
+    floor_bytes = sum(size for _, size in summarize(collectives(compiled["floor"].as_text())).values())
+    extras["floor"] = {"step_s": wall["floor"], "cpu_s": cpu["floor"], "collective_bytes": int(floor_bytes)}
+    for variant in VARIANTS:
+        rows[variant]["step_s"] = wall[variant]
     return [rows[v] for v in VARIANTS], extras
 
 
@@ -273,6 +291,7 @@ def run_cases(names: list[str], sizes: dict, repeats: int) -> tuple[list[dict], 
             _log(f"{name:>8} {mode:<7} " + "  ".join(
                 f"{r['variant']}: {r['collective_bytes'] / 1e6:.3f} MB {r['step_s'] * 1e3:.1f} ms "
                 f"(CPU {more[r['variant']]['cpu_s'] * 1e3:.1f}) err {r['max_abs_err']:.1e}" for r in found)
+                 + f"  floor: {more['floor']['step_s'] * 1e3:.1f} ms"
                  + f"  same program: {more['meshify']['same_as_manual']}  ({time.perf_counter() - start:.0f} s)")
     return rows, meshes, extras
 

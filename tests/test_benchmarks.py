@@ -25,7 +25,9 @@ def test_quick_run(tmp_path) -> None:
     proc = subprocess.run([sys.executable, "benchmarks/run.py", "--quick", "--no-chart", "--out", str(tmp_path)],
                           cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert (tmp_path / "latest.md").read_text().startswith("# Benchmarks")
+    markdown = (tmp_path / "latest.md").read_text()
+    assert markdown.startswith("# Benchmarks")
+    check_the_compute_floor_has_no_collectives(markdown)
     results = json.loads((tmp_path / "latest.json").read_text())
     check_json_has_exactly_the_issue_shape(results)
     check_every_case_mode_and_variant_has_one_row(results)
@@ -69,3 +71,11 @@ def check_meshify_moves_the_hand_written_bytes(results: dict) -> None:
         for mode in ("fwd", "fwd_bwd"):
             assert by[case, mode, "meshify"] == by[case, mode, "manual"], (case, mode)
             assert by[case, mode, "meshify"] <= by[case, mode, "gspmd"], (case, mode)
+
+
+def check_the_compute_floor_has_no_collectives(markdown: str) -> None:
+    """The floor row of every case and mode: 0 collective bytes, a positive step time."""
+    section = markdown[markdown.index("## Compute floor"):markdown.index("## Rewrite speed")]
+    rows = [line.split(" | ") for line in section.splitlines() if line.startswith("| ") and "---" not in line][1:]
+    assert sorted((r[0][2:], r[1]) for r in rows) == sorted((c, m) for c in CASES for m in ("fwd", "fwd_bwd"))
+    assert all(r[2] == "0.000" and float(r[3]) > 0 for r in rows), rows
