@@ -122,24 +122,22 @@ def _reduce_jvp(axis, axis_name, keepdims, kind, primals, tangents):
 
 
 def _global_max(x: jax.Array, axis: int, axis_name: AxisName) -> jax.Array:
-    """The max over a split ``axis``, kept as a size-1 dim; a constant for autodiff (stability only)."""
-    local = jnp.max(jax.lax.stop_gradient(x), axis=axis, keepdims=True)
-    return jax.lax.stop_gradient(jax.lax.pmax(local, axis_name))
+    """The max over a split ``axis`` (``axis`` reduced); a constant for autodiff (stability only)."""
+    return jax.lax.pmax(jax.lax.stop_gradient(jnp.max(x, axis=axis)), axis_name)
 
 
 def logsumexp(x: jax.Array, axis: int, axis_name: AxisName, keepdims: bool = False) -> jax.Array:
     """``jax.nn.logsumexp`` over a dim split over ``axis_name``: local max, pmax, local sum of exp, psum."""
     m = _global_max(x, axis, axis_name)
-    total = jax.lax.psum(jnp.sum(jnp.exp(x - m), axis=axis, keepdims=True), axis_name)
+    total = jax.lax.psum(jnp.sum(jnp.exp(x - jnp.expand_dims(m, axis)), axis=axis), axis_name)
     out = jnp.log(total) + m
-    return out if keepdims else jnp.squeeze(out, axis=axis)
+    return jnp.expand_dims(out, axis) if keepdims else out
 
 
 def softmax(x: jax.Array, axis: int, axis_name: AxisName) -> jax.Array:
     """``jax.nn.softmax`` over a dim split over ``axis_name``."""
-    m = _global_max(x, axis, axis_name)
-    e = jnp.exp(x - m)
-    return e / jax.lax.psum(jnp.sum(e, axis=axis, keepdims=True), axis_name)
+    e = jnp.exp(x - jnp.expand_dims(_global_max(x, axis, axis_name), axis))
+    return e / jnp.expand_dims(jax.lax.psum(jnp.sum(e, axis=axis), axis_name), axis)
 
 
 def log_softmax(x: jax.Array, axis: int, axis_name: AxisName) -> jax.Array:
