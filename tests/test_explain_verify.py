@@ -116,3 +116,34 @@ def test_jaxtyping_hints_read_like_tensor_hints() -> None:
     assert [a.layout for a in report.args] == ["[batch/'batch', length]", "[vocab/'model', d]", "[d, e]"]
     assert report.args[0].integer
     assert [c.kind for c in report.collectives] == ["psum"]
+
+
+HELPERS_WITH_IDS_AND_KEYS = '''\
+import jax
+import jax.numpy as jnp
+from meshify import Tensor, mesh
+
+
+def embed(table, ids):
+    return table[ids]
+
+
+def noisy(x, key):
+    return x + 0.1 * jax.random.normal(key, x.shape)
+
+
+@mesh(batch=2, model=4, rules={"vocab": "model"})
+def f(tokens: Tensor["batch", "length"], table: Tensor["vocab", "d_model"],
+      key: Tensor[()]) -> Tensor["batch", "length", "d_model"]:
+    x: Tensor["batch", "length", "d_model"] = embed(table, tokens)
+    return noisy(x, key)
+'''
+
+
+def test_verify_feeds_integers_and_keys_to_parameters_only_helpers_use_as_such(tmp_path: Path) -> None:
+    path = tmp_path / "helpers_ids.py"
+    path.write_text(HELPERS_WITH_IDS_AND_KEYS)
+    from meshify.explain import parse_dims
+
+    (report,) = verify_file(path, None, parse_dims("batch=4,length=8,vocab=16,d_model=8"))
+    assert report.ok, report

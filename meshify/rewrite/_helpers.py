@@ -30,6 +30,8 @@ class Specialization:
     result: Value
     records: list = field(default_factory=list)
     uses: list[str] = field(default_factory=list)  # versions this one calls, transitively
+    index_params: frozenset[str] = frozenset()  # parameters used as indices (integers), transitively
+    key_params: frozenset[str] = frozenset()  # parameters used as jax.random keys, transitively
 
 
 @dataclass(slots=True)
@@ -120,12 +122,29 @@ def call_helper(rw, call, fn: cst.FunctionDef) -> tuple[Value, cst.BaseExpressio
         header = [cst.EmptyLine(), cst.EmptyLine(),
                   comment_line(f"{name} specialised for " + ("; ".join(described) or "replicated arguments"))]
         node = node.with_changes(name=cst.Name(vname), decorators=[], leading_lines=header)
-        spec = Specialization(name, vname, node, result, list(sub.records), list(dict.fromkeys(sub.uses)))
+        params = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
+        spec = Specialization(name, vname, node, result, list(sub.records), list(dict.fromkeys(sub.uses)),
+                              frozenset(sub.index_names & params), frozenset(sub.key_names & params))
         registry.versions[key] = spec
         registry.names.add(vname)
+    _mark_arguments(rw, call, fn, spec)
     rw.uses.extend([*spec.uses, spec.name])
     rw.records.extend(replace(r, loops=(*rw._loops, *r.loops)) for r in spec.records)
     return spec.result, call.rebuild(rw, {}).with_changes(func=cst.Name(spec.name))
+
+
+def _mark_arguments(rw, call, fn: cst.FunctionDef, spec: Specialization) -> None:
+    """The caller's names passed where the helper wants indices or keys are indices or keys too
+    (so that ``meshify verify`` feeds the caller's parameters integers and keys)."""
+    from meshify.rewrite._ops_shape import mark_index
+
+    positional = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
+    passed = {**dict(zip(positional, call.args)), **call.kwargs}
+    for param, operand in passed.items():
+        if param in spec.index_params:
+            mark_index(rw, operand)
+        if param in spec.key_params and isinstance(operand.original, cst.Name):
+            rw.key_names.add(operand.original.value)
 
 
 def _bind_arguments(rw, call, fn: cst.FunctionDef) -> dict[str, Value]:
