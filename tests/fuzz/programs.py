@@ -7,6 +7,8 @@ annotated assignments, lookups), over a pool of named dims whose sizes the mesh 
 with random layout rules on a random mesh.  Generation tracks each value's dims and a rough
 magnitude, so every program is valid JAX and most are within what meshify accepts; a few
 are built to be rejected (a return hint with permuted dims), which ``Program.provoked`` says.
+Now and then a run of statements moves into a module-level ``helper`` that ``f`` calls, so
+helper specialisation (layouts and pending partial sums crossing the call) is fuzzed too.
 
 Every random decision goes through a :class:`Chooser` (``integer(lo, hi)``), so a program
 is a pure function of its choice sequence: hypothesis drives it in the tests (and shrinks
@@ -343,8 +345,28 @@ class _Builder:
         else:
             self.lines.append(f"return {returned}")
         ret = hints[0] if len(hints) == 1 else f"tuple[{', '.join(hints)}]"
-        return Program(self.source(ret), self.mesh, dict(self.sizes), tuple(self.args), grad, self.seed,
+        helper = self.extract_helper() if len(self.lines) >= 3 and self.flag(20) else ""
+        return Program(self.source(ret, helper), self.mesh, dict(self.sizes), tuple(self.args), grad, self.seed,
                        self.provoked)
+
+    def extract_helper(self) -> str:
+        """Moves a run of ``f``'s statements into a module-level ``helper`` (unhinted parameters: the
+        caller's layouts specialise it) and calls it instead; "" when the run defines nothing used later."""
+        body = self.lines[:-1]  # the last line returns
+        i = self.ch.integer(0, len(body) - 1)
+        j = self.ch.integer(i + 1, len(body))
+        before = {a.name for a in self.args} | {n for line in body[:i] for n in _names(line)[1]}
+        inside = body[i:j]
+        free = [n for line in inside for n in _names(line)[0] if n in before]
+        stored = [n for line in inside for n in _names(line)[1]]
+        later = {n for line in self.lines[j:] for n in _names(line)[0]}
+        outputs = [n for n in dict.fromkeys(stored) if n in later]
+        if not outputs:
+            return ""
+        free = list(dict.fromkeys(free))
+        self.lines[i:j] = [f"{', '.join(outputs)} = helper({', '.join(free)})"]
+        lines = "".join(f"    {line}\n" for line in inside)
+        return f"\n\ndef helper({', '.join(free)}):\n{lines}    return {', '.join(outputs)}\n"
 
     def provoke(self, value: _Value) -> str:
         """A return hint naming ``value``'s dims permuted (or one renamed): meshify must reject it."""
@@ -366,12 +388,12 @@ class _Builder:
             return ""
         return hint(tuple(dims))  # type: ignore[arg-type]
 
-    def source(self, ret: str) -> str:
+    def source(self, ret: str, helper: str = "") -> str:
         axes = ", ".join(f"{n}={s}" for n, s in self.axes.items())
         rules = self.rules_text()
         params = ", ".join(f"{a.name}: {hint(a.dims)}" for a in self.args)
         body = "".join(f"    {line}\n" for line in self.lines)
-        return f"{HEADER}\n\n@mesh({axes}{rules})\ndef f({params}) -> {ret}:\n{body}"
+        return f"{HEADER}{helper}\n\n@mesh({axes}{rules})\ndef f({params}) -> {ret}:\n{body}"
 
     def rules_text(self) -> str:
         if not self.rules:
@@ -815,6 +837,16 @@ class _Builder:
                           f"jax.nn.logsumexp({a.name})", f"{a.name}.mean()", f"jnp.max({a.name})",
                           f"jnp.mean(jax.nn.log_softmax({a.name}, axis=-1))"])
         return self.emit(expr, (), a.scale ** 2)
+
+
+def _names(line: str) -> tuple[list[str], list[str]]:
+    """The names a statement reads and the names it binds, in order (``a += b`` reads ``a`` too)."""
+    stmt = ast.parse(line.removeprefix("return ")).body[0]
+    loads = [n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+    stores = [n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+    if isinstance(stmt, ast.AugAssign):
+        loads.insert(0, stores[0])
+    return loads, stores
 
 
 def hint(dims: Sequence[str]) -> str:
