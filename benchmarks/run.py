@@ -325,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
                              command="python benchmarks/run.py" + (" --quick" if args.quick else ""))
     (args.out / "latest.md").write_text(report.markdown(results, context))
     if not args.no_chart:
-        report.chart(results, args.out / "latest.png", context.machine)
+        report.chart(results, args.out / "latest.png", context.machine, extras)
     _log(f"wrote {args.out / 'latest.json'} and latest.md{'' if args.no_chart else ', latest.png'} "
          f"in {time.perf_counter() - started:.0f} s")
     return 0
