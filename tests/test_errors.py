@@ -252,3 +252,10 @@ def test_rewrite_error_on_first_call_names_the_users_file(tmp_path: Path) -> Non
         frames.append(tb.tb_frame.f_code.co_filename)
         tb = tb.tb_next
     assert not [f for f in frames if os.sep + "rewrite" + os.sep in f], frames
+
+
+def test_version_option() -> None:
+    from meshify import __version__
+
+    result = CliRunner().invoke(app, ["--version"])
+    assert result.exit_code == 0 and result.output.strip() == f"meshify {__version__}"
