@@ -158,3 +158,15 @@ def test_an_array_attribute_without_dims_names_itself_and_the_fix(tmp_path) -> N
     message = str(error.value)
     assert "'self.w'" in message and 'Tensor["d_in", "d_out"] = self.w' in message
     assert error.value.span.line == source.splitlines().index("        return x @ self.w") + 1
+
+
+def test_an_unhashable_instance_warns_once_that_every_call_compiles_again(tmp_path) -> None:
+    source = MODEL.replace("class Model:", "@dataclasses.dataclass(eq=True)\nclass Model:").replace(
+        "import jax\n", "import dataclasses\nimport jax\n", 1)
+    module = _import(_write(tmp_path, source))
+    x, w1, w2, w = _inputs()
+    model = module.Model(1.0, w)
+    with pytest.warns(RuntimeWarning, match=r"static argument self \(Model\) is unhashable") as caught:
+        model.forward(x, w1, w2)
+        model.forward(x, w1, w2)
+    assert len(caught) == 1 and caught[0].filename == __file__

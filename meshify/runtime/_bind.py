@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 import re
+import sys
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -78,6 +81,17 @@ class TreeSpec:
         return dict(values) if self.kind == "dict" else self.cls(**values)
 
 
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _user_stacklevel() -> int:
+    """The ``warnings.warn`` stacklevel of the first caller outside meshify (from its caller)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE + os.sep):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 class Sharded:
     """A sharded program: call it with global arrays, get global (sharded) arrays back.
 
@@ -103,6 +117,7 @@ class Sharded:
         self._signature = inspect.signature(local)
         self._mesh: jax.sharding.Mesh | None = None
         self._programs: dict[Any, tuple[Callable, Callable]] = {}
+        self._warned_unhashable = False
         functools.update_wrapper(self, local)
 
     @property
@@ -158,10 +173,28 @@ class Sharded:
         try:
             hash(statics)
         except TypeError:  # unhashable static values (a dict config): build afresh each call
+            self._warn_unhashable(statics)
             return self._build_program(statics)
         if statics not in self._programs:
             self._programs[statics] = self._build_program(statics)
         return self._programs[statics]
+
+    def _warn_unhashable(self, statics: tuple[tuple[str, Any], ...]) -> None:
+        """Once per function: an unhashable static value means a new program (and an XLA compile)
+        on every call outside jax.jit."""
+        if self._warned_unhashable:
+            return
+        self._warned_unhashable = True
+        names = []
+        for name, value in statics:
+            try:
+                hash(value)
+            except TypeError:
+                names.append(f"{name} ({type(value).__name__})")
+        warnings.warn(f"{self.__name__}(): static argument {', '.join(names)} is unhashable, so the sharded "
+                      "program is rebuilt and compiled again on every call; pass a hashable value (a tuple, a "
+                      "NamedTuple, a frozen dataclass), or call it inside jax.jit", RuntimeWarning,
+                      stacklevel=_user_stacklevel())
 
     def _build_program(self, statics: tuple[tuple[str, Any], ...]) -> tuple[Callable, Callable]:
         static_kwargs = dict(statics)
