@@ -73,6 +73,23 @@ def _run(fn, args, what: str):
                            "hinted Int[...]") from None
 
 
+def _check_statics(reference, prediction) -> None:
+    """Static parameters (no Tensor hint) need defaults: verify invents arrays only."""
+    import inspect
+
+    from meshify.runtime._source import call_site_span
+
+    params = inspect.signature(reference).parameters
+    missing = [name for name, p in params.items()
+               if name not in prediction.structure and p.default is inspect.Parameter.empty]
+    if missing:
+        raise MeshifyError(f"{prediction.name}() has static parameters without defaults ({', '.join(missing)}); "
+                           "verify makes random arrays for Tensor-hinted parameters only", code="MSH072",
+                           span=call_site_span(reference, missing[0]),
+                           fix="give each static parameter a default for verify to use, or verify a @mesh "
+                               "function that passes them")
+
+
 def _build(module, path: str, struct, leaves: dict):
     """The argument at ``path``: a leaf array, or the pytree class built from its fields."""
     if struct is None:
@@ -103,6 +120,7 @@ def verify_file(path: Path, func: str | None, sizes: dict[str, int], generated: 
         if program is None:
             raise MeshifyError(f"{generated} defines no {prediction.name!r}", code="MSH070",
                                fix=f"regenerate it: meshify convert {path} -o {generated}")
+        _check_statics(reference, prediction)
         rng = np.random.default_rng(seed)
         low = min(min(a.global_shape, default=2) for a in prediction.args) if prediction.args else 2
         leaves = {a.name: jax.random.key(seed + i) if a.key

@@ -147,3 +147,16 @@ def test_verify_feeds_integers_and_keys_to_parameters_only_helpers_use_as_such(t
 
     (report,) = verify_file(path, None, parse_dims("batch=4,length=8,vocab=16,d_model=8"))
     assert report.ok, report
+
+
+def test_verify_uses_static_defaults_and_refuses_statics_without_one(tmp_path: Path) -> None:
+    source = HELPERS_WITH_IDS_AND_KEYS.replace("key: Tensor[()])", "key: Tensor[()], scale=2.0)").replace(
+        "return noisy(x, key)", "return noisy(x, key) * scale")
+    path = tmp_path / "statics.py"
+    path.write_text(source)
+    args = ["verify", str(path), "--dims", "batch=4,length=8,vocab=16,d_model=8"]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    path.write_text(source.replace("scale=2.0)", "scale)"))
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2 and "error[MSH072]" in result.output and "(scale)" in result.output
+    assert f"{path}:" in result.output and "^^^^^" in result.output and "fix: give each static" in result.output
