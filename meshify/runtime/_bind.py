@@ -121,6 +121,19 @@ class Sharded:
         functools.update_wrapper(self, local)
 
     @property
+    def reference(self) -> Callable[..., Any]:
+        """The untouched single-device function: the ``@mesh`` function's own, or for a converted
+        file's function the original's (imported from the file it was converted from)."""
+        if self.origin is not self.local:
+            return self.origin
+        from meshify.runtime._reference import original_reference
+
+        try:
+            return original_reference(self.local)
+        except CallError as e:
+            raise self._placed(e) from None
+
+    @property
     def mesh(self) -> jax.sharding.Mesh:
         """The device mesh, built on first use over the available devices."""
         if self._mesh is None:

@@ -1,0 +1,74 @@
+"""``.reference`` of a converted file's function: the original ``@mesh`` function's, on demand.
+
+A file written by ``meshify convert`` keeps only the sharded program; its header says
+which file it came from (``# Regenerate: meshify convert SRC -o OUT``).  Asking a
+function of it for ``.reference`` imports that original file (running its top level, as
+any import does) and returns the untouched function of the same qualified name.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import linecache
+import os
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+
+from meshify.errors import CallError
+
+__all__ = ["original_reference"]
+
+_REGENERATE = re.compile(r"# Regenerate: meshify convert (?P<src>.+?)(?: -o (?P<out>.+))?$")
+_HEADER_LINES = 6
+
+_originals: dict[Path, ModuleType] = {}
+
+
+def original_reference(local: Callable) -> Callable:
+    """The single-device function that the converted ``local`` was generated from."""
+    generated = inspect.getsourcefile(local)
+    header = linecache.getlines(generated)[:_HEADER_LINES] if generated else []
+    found = next((m for m in (_REGENERATE.match(line.rstrip("\n")) for line in header) if m), None)
+    if generated is None or found is None:
+        raise CallError(f"{local.__qualname__} has no .reference: it was not written by meshify convert",
+                        fix="call .reference on the original @mesh function")
+    path = _source_file(Path(generated).resolve().parent, found["src"], found["out"])
+    if path is None:
+        raise CallError(f"cannot find {found['src']}, which {Path(generated).name} was converted from, "
+                        f"for {local.__qualname__}.reference",
+                        fix="keep the original file where it was converted from (or beside the converted file), "
+                            "or use the original module's function directly")
+    target: object = _load(path)
+    for part in local.__qualname__.split("."):
+        target = getattr(target, part, None)
+    reference = getattr(target, "reference", None)
+    if reference is None:
+        raise CallError(f"{path} has no @mesh function {local.__qualname__} any more",
+                        fix=f"regenerate the converted file: {found.group(0)[len('# Regenerate: '):]}")
+    return reference
+
+
+def _source_file(here: Path, src: str, out: str | None) -> Path | None:
+    """Where the original is now: as seen from the converted file's folder, else as written."""
+    source = Path(src)
+    candidates = []
+    if out is not None and source.is_absolute() == Path(out).is_absolute():
+        candidates.append(here / os.path.relpath(source, Path(out).parent))
+    candidates += [source if source.is_absolute() else Path.cwd() / source, here / source.name]
+    return next((c.resolve() for c in candidates if c.is_file()), None)
+
+
+def _load(path: Path) -> ModuleType:
+    if path not in _originals:
+        name = f"_meshify_original_{abs(hash(str(path)))}"
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # dataclasses and pickling look modules up by name
+        spec.loader.exec_module(module)
+        _originals[path] = module
+    return _originals[path]
