@@ -170,3 +170,11 @@ def test_an_unhashable_instance_warns_once_that_every_call_compiles_again(tmp_pa
         model.forward(x, w1, w2)
         model.forward(x, w1, w2)
     assert len(caught) == 1 and caught[0].filename == __file__
+
+
+def test_an_einsum_with_an_array_attribute_says_its_dim_is_a_placeholder(tmp_path) -> None:
+    source = MODEL.replace('''        w: Tensor["d_model", "d_out"] = self.w  # an array attribute: a whole copy on every device
+        return x @ w''', '''        return jnp.einsum("bd,de->be", x, self.w)''')
+    assert source != MODEL
+    with pytest.raises(LayoutError, match="'einsum_e' is a placeholder for a dim of an operand without a Tensor hint"):
+        convert_source(source, str(_write(tmp_path, source)))

@@ -98,6 +98,10 @@ class _Restart(Exception):
 _MAX_RESTARTS = 64
 
 
+#: Dims of operands without hints get placeholder names like ``einsum_e`` (see ``_ops.contract``).
+_PLACEHOLDER_PREFIXES = ("einsum_", "matmul_", "dot_")
+
+
 class FunctionRewriter:
     """Rewrites one function body; see the module docstring for the guarantee."""
 
@@ -565,11 +569,14 @@ class FunctionRewriter:
             raise self.ctx.error(LayoutError, where, f"{self.ctx.code(where)!r} is a tuple but {purpose} "
                                  "names one array", "unpack the tuple, or name each item in a tuple[...] hint")
         if value.dims != target.dims:
+            placeholders = [d for d in value.dims if d not in target.dims and d.startswith(_PLACEHOLDER_PREFIXES)]
+            fix = ("fix the hint, or transpose/rename so that the dims match in order" if not placeholders else
+                   f"{placeholders[0]!r} is a placeholder for a dim of an operand without a Tensor hint: name that "
+                   f"operand's dims first ('w: Tensor[...] = ...'), or rename the result with an annotated assignment")
             raise self.ctx.error(
                 LayoutError, where,
                 f"{self.ctx.code(where)!r} has dims {_dims_text(value.dims)} but {purpose} says "
-                f"{_dims_text(target.dims)}",
-                "fix the hint, or transpose/rename so that the dims match in order")
+                f"{_dims_text(target.dims)}", fix)
         return self.convert(op, target, purpose)
 
     def convert(self, op: Operand, target: Layout, purpose: str) -> cst.BaseExpression:
