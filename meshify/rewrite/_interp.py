@@ -282,7 +282,7 @@ class FunctionRewriter:
 
     def _statement(self, stmt: cst.BaseStatement) -> list[cst.BaseStatement]:
         if isinstance(stmt, cst.For):
-            return [self._for_statement(stmt)]
+            return self._for_statement(stmt)
         if isinstance(stmt, cst.If):
             return [self._if_statement(stmt)]
         if not isinstance(stmt, cst.SimpleStatementLine):
@@ -296,14 +296,14 @@ class FunctionRewriter:
         hoisted: list[cst.BaseStatement] = []
         for _ in range(_MAX_RESTARTS):
             env = dict(self.env)
-            records, bindings = len(self.records), len(self.bindings)
+            records, bindings, uses = len(self.records), len(self.bindings), len(self.uses)
             self._comments = []
             self._line = self.ctx.line(stmt)
             try:
                 small = [self._small(s) for s in stmt.body]
             except _Restart as r:
                 self.env = env
-                del self.records[records:], self.bindings[bindings:]
+                del self.records[records:], self.bindings[bindings:], self.uses[uses:]
                 hoisted.append(self._materialise(r))
                 continue
             new = stmt.with_changes(body=small)
@@ -314,12 +314,28 @@ class FunctionRewriter:
         raise self.ctx.error(UnsupportedError, stmt, "statement needs too many materialised partial sums",
                              "split it into several statements")
 
-    def _for_statement(self, stmt: cst.For) -> cst.For:
+    def _for_statement(self, stmt: cst.For) -> list[cst.BaseStatement]:
         """A Python loop over static values (``for i in range(n_layers)``), unrolled by Python.
 
         The body is rewritten once, so every iteration must start from the same layouts:
-        the walk checks that the body leaves each array it found as it found it.
+        the walk checks that the body leaves each array it found as it found it.  A partial
+        sum that enters the loop and that the body needs whole is psummed before the loop
+        (inside, it would be summed again on every iteration), and the body walked again.
         """
+        hoisted: list[cst.BaseStatement] = []
+        for _ in range(_MAX_RESTARTS):
+            env, records, bindings, uses = dict(self.env), len(self.records), len(self.bindings), len(self.uses)
+            try:
+                return [*hoisted, self._for_once(stmt)]
+            except _Restart as r:
+                self.env = env
+                del self.records[records:], self.bindings[bindings:], self.uses[uses:]
+                self._line = self.ctx.line(stmt)
+                hoisted.append(self._materialise(r))
+        raise self.ctx.error(UnsupportedError, stmt, "loop needs too many materialised partial sums",
+                             "pin the loop's arrays with Tensor hints before it")
+
+    def _for_once(self, stmt: cst.For) -> cst.For:
         self._line = self.ctx.line(stmt)
         iterable = self.expr(stmt.iter)
         if not isinstance(iterable.value, Static):
@@ -339,6 +355,10 @@ class FunctionRewriter:
             self._loops.pop()
         for name, before in start.items():
             after = self.env.get(name)
+            if isinstance(before, Array) and isinstance(after, Array) and _only_summed(before, after):
+                axes = tuple(a for a in self.mesh.names if a in before.layout.partial - after.layout.partial)
+                raise _Restart(name, axes, f"psum over {_axes_text(axes)}: {name} enters the loop as a partial "
+                                           "sum; the loop body needs it whole")
             if isinstance(before, Array) and after != before:
                 described = after.layout.describe() if isinstance(after, Array) else type(after).__name__
                 raise self.ctx.error(
@@ -674,6 +694,12 @@ def _common_layout(results: list[Value]) -> Layout | None:
 def _origin(op: Operand) -> str:
     origin = op.value.origin if isinstance(op.value, Array) else ""
     return f" ({origin})" if origin else ""
+
+
+def _only_summed(before: Array, after: Array) -> bool:
+    """Whether ``after`` is ``before`` with some of its pending partial sums done."""
+    b, a = before.layout, after.layout
+    return a.dims == b.dims and a.axes == b.axes and a.partial < b.partial
 
 
 def _axes_text(axes: Sequence[str]) -> str:

@@ -122,14 +122,50 @@ def _scan(rw, call: Call):
     else:
         x_value, dim = _drop_leading(rw, xs.value, xs.original) if xs is not None else (Static(), None)
         trips = dim
-    result, body = _body(rw, call, f, [init.value, x_value], trips)
+    mark = _mark(rw)
+    result, body = _scan_body(rw, call, f, init.value, x_value, trips)
+    init_node = None
+    if _summed_in_body(init.value, result.items[0]):
+        _rollback(rw, mark)
+        whole, init_node = _whole(rw, init, result.items[0], "scan")
+        result, body = _scan_body(rw, call, f, whole, x_value, trips)
+    carry, y = result.items
+    _same_carry(rw, init.value if init_node is None else whole, carry, f.original, "scan")
+    new = call.rebuild(rw, {0: body} if init_node is None else {0: body, 1: init_node})
+    return TupleValue((carry, _stack(y, dim or "scan"))), new
+
+
+def _scan_body(rw, call: Call, f: Operand, init: Value, x_value: Value, trips) -> tuple[TupleValue, cst.BaseExpression]:
+    result, body = _body(rw, call, f, [init, x_value], trips)
     if not (isinstance(result, TupleValue) and len(result.items) == 2):
         raise rw.error(LayoutError, f.original, "a scan body must return (carry, y)",
                        "return a pair: the new carry and the per-step output (or None)")
-    carry, y = result.items
-    _same_carry(rw, init.value, carry, f.original, "scan")
-    new = call.rebuild(rw, {0: body})
-    return TupleValue((carry, _stack(y, dim or "scan"))), new
+    return result, body
+
+
+def _summed_in_body(init: Value, carry: Value) -> bool:
+    """The carry came in as a partial sum that the body needed whole."""
+    from meshify.rewrite._interp import _only_summed
+
+    return isinstance(init, Array) and isinstance(carry, Array) and _only_summed(init, carry)
+
+
+def _whole(rw, init: Operand, carry: Array, what: str) -> tuple[Array, cst.BaseExpression]:
+    """The carry psummed on its way into the loop (inside, each iteration would sum it again);
+    a named carry is psummed in its own statement before this one."""
+    assert isinstance(init.value, Array)
+    layout = init.value.layout.with_partial(carry.layout.partial)
+    return Array(layout, init.value.origin), rw.convert(init, layout, f"the {what} carry")
+
+
+def _mark(rw) -> tuple[int, int, int, int]:
+    return len(rw.records), len(rw.bindings), len(rw.uses), len(rw._comments)
+
+
+def _rollback(rw, mark: tuple[int, int, int, int]) -> None:
+    """Forgets what walking a loop body recorded, to walk it again."""
+    records, bindings, uses, comments = mark
+    del rw.records[records:], rw.bindings[bindings:], rw.uses[uses:], rw._comments[comments:]
 
 
 @op("jax.lax.fori_loop")
@@ -144,7 +180,14 @@ def _fori_loop(rw, call: Call):
             trips = hi.literal - lo.literal
         elif lo.known and lo.literal == 0:
             trips = hi.size_of
+    mark = _mark(rw)
     result, body = _body(rw, call, f, [Static(), init.value], trips)
+    if _summed_in_body(init.value, result):
+        _rollback(rw, mark)
+        whole, init_node = _whole(rw, init, result, "fori_loop")
+        result, body = _body(rw, call, f, [Static(), whole], trips)
+        _same_carry(rw, whole, result, f.original, "fori_loop")
+        return result, call.rebuild(rw, {2: body, 3: init_node})
     _same_carry(rw, init.value, result, f.original, "fori_loop")
     return result, call.rebuild(rw, {2: body})
 

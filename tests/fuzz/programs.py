@@ -8,7 +8,9 @@ with random layout rules on a random mesh.  Generation tracks each value's dims 
 magnitude, so every program is valid JAX and most are within what meshify accepts; a few
 are built to be rejected (a return hint with permuted dims), which ``Program.provoked`` says.
 Now and then a run of statements moves into a module-level ``helper`` that ``f`` calls, so
-helper specialisation (layouts and pending partial sums crossing the call) is fuzzed too.
+helper specialisation (layouts and pending partial sums crossing the call) is fuzzed too;
+loops (``jax.lax.scan`` over a stacked parameter, ``jax.lax.fori_loop``, ``for`` over a
+range) carry a value through a few steps.
 
 Every random decision goes through a :class:`Chooser` (``integer(lo, hi)``), so a program
 is a pure function of its choice sequence: hypothesis drives it in the tests (and shrinks
@@ -314,7 +316,7 @@ class _Builder:
                 self.squash(a)
                 continue
             op = self.weighted([("unary", 14), ("binary", 18), ("einsum", 18), ("matmul", 9), ("reduce", 12),
-                                ("softmax", 8), ("shape", 11), ("lookup", 8)])
+                                ("softmax", 8), ("shape", 11), ("lookup", 8), ("loop", 6)])
             if not getattr(self, f"op_{op}")(a):
                 self.op_unary(a)
         return self.finish()
@@ -796,6 +798,41 @@ class _Builder:
             return False
         items = ", ".join(p.name for p in parts)
         self.emit(f"jnp.stack(({items}), axis={k})", out, max(p.scale for p in parts), pin=True)
+        return True
+
+    def op_loop(self, a: _Value) -> bool:
+        """A loop carrying ``a`` with its dims: ``jax.lax.scan`` over a stacked parameter (body a lambda),
+        ``jax.lax.fori_loop``, or a Python ``for`` over a range; the body may read an array of the
+        caller whose dims are a suffix of ``a``'s (so that it broadcasts)."""
+        k = self.ch.integer(0, len(a.dims))
+        w_dims = tuple(a.dims[len(a.dims) - k:])
+        if None in w_dims:
+            w_dims = ()
+        kind = self.pick(("scan", "fori", "for"))
+        scale = max(a.scale, 1.0) + 1.5
+        if kind == "scan":
+            layer = self.new_dim(size=self.pick((2, 3)), base="layer", split=False)
+            w = self.param((layer, *w_dims), std=0.5)
+            carry = f"v{len([v for v in self.values if v.name.startswith('v')])}"
+            self.values.append(_Value(carry, a.dims, scale))
+            ys = f"v{len([v for v in self.values if v.name.startswith('v')])}"
+            step = self.pick(["jnp.tanh(h * w)", "h + 0.5 * jnp.sin(w)", "h * 0.5 + jnp.cos(h * w)"])
+            out = self.pick(["None", "h", "jnp.tanh(h)"])
+            if out == "None":
+                self.lines.append(f"{carry}, _ = jax.lax.scan(lambda h, w: ({step}, None), {a.name}, {w.name})")
+            else:
+                self.lines.append(f"{carry}, {ys} = jax.lax.scan(lambda h, w: ({step}, {out}), {a.name}, {w.name})")
+                self.values.append(_Value(ys, (layer, *a.dims), scale))
+            return True
+        w = self.operand(w_dims, std=0.5) if w_dims or self.flag(50) else None
+        step = self.pick(["jnp.tanh({h} * {w})", "{h} * 0.5 + jnp.sin({w})"]) if w else "jnp.tanh({h}) * 0.9"
+        n = self.pick((1, 2, 3))
+        if kind == "fori":
+            body = step.format(h="h", w=w.name if w else "")
+            self.emit(f"jax.lax.fori_loop(0, {n}, lambda i, h: {body}, {a.name})", a.dims, scale)
+        else:  # the carried name is rebound in the loop body (8 spaces: the body's own indent)
+            self.lines.append(f"for _ in range({n}):\n        {a.name} = {step.format(h=a.name, w=w.name if w else '')}")
+            a.scale = scale
         return True
 
     def op_lookup(self, a: _Value) -> bool:
