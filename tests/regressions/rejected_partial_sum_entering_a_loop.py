@@ -16,9 +16,9 @@ def f(x: Tensor["batch", "d"], w: Tensor["d", "e"], stacked: Tensor["layer", "e"
     h = x @ w
     for _ in range(2):
         h = jnp.tanh(h) * 1.5
-    g = x @ w
+    g = jnp.tanh(x) @ w
     g, ys = jax.lax.scan(lambda c, s: (jnp.tanh(c * s), c), g, stacked)
-    k = jax.lax.fori_loop(0, 3, lambda i, c: jnp.sin(c) + 0.5, jnp.einsum("bd,de->be", x, w))
+    k = jax.lax.fori_loop(0, 3, lambda i, c: jnp.sin(c) + 0.5, jnp.einsum("bd,de->be", x * x, w))
     return jnp.sum(h * g) + jnp.mean(ys) + jnp.sum(k)
 
 
