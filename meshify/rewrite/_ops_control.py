@@ -125,12 +125,12 @@ def _scan(rw, call: Call):
     mark = _mark(rw)
     result, body = _scan_body(rw, call, f, init.value, x_value, trips)
     init_node = None
-    if _summed_in_body(init.value, result.items[0]):
+    if _settles_elsewhere(init.value, result.items[0]):
         _rollback(rw, mark)
-        whole, init_node = _whole(rw, init, result.items[0], "scan")
-        result, body = _scan_body(rw, call, f, whole, x_value, trips)
+        settled, init_node = _enter_as(rw, init, result.items[0], "scan")
+        result, body = _scan_body(rw, call, f, settled, x_value, trips)
     carry, y = result.items
-    _same_carry(rw, init.value if init_node is None else whole, carry, f.original, "scan")
+    _same_carry(rw, init.value if init_node is None else settled, carry, f.original, "scan")
     new = call.rebuild(rw, {0: body} if init_node is None else {0: body, 1: init_node})
     return TupleValue((carry, _stack(y, dim or "scan"))), new
 
@@ -143,18 +143,19 @@ def _scan_body(rw, call: Call, f: Operand, init: Value, x_value: Value, trips) -
     return result, body
 
 
-def _summed_in_body(init: Value, carry: Value) -> bool:
-    """The carry came in as a partial sum that the body needed whole."""
-    from meshify.rewrite._interp import _only_summed
+def _settles_elsewhere(init: Value, carry: Value) -> bool:
+    """The body returns the carry in another layout of the same dims (a partial sum it needed
+    whole, a dim it split or gathered): the loop should run in that layout from the start."""
+    return (isinstance(init, Array) and isinstance(carry, Array) and init.layout.dims == carry.layout.dims
+            and init.layout != carry.layout)
 
-    return isinstance(init, Array) and isinstance(carry, Array) and _only_summed(init, carry)
 
-
-def _whole(rw, init: Operand, carry: Array, what: str) -> tuple[Array, cst.BaseExpression]:
-    """The carry psummed on its way into the loop (inside, each iteration would sum it again);
-    a named carry is psummed in its own statement before this one."""
+def _enter_as(rw, init: Operand, carry: Array, what: str) -> tuple[Array, cst.BaseExpression]:
+    """The carry converted, on its way into the loop, to the layout the body returns it in
+    (converting inside would repeat the conversion, a psum even summing again, each iteration);
+    a named carry that needs a psum gets it in its own statement before this one."""
     assert isinstance(init.value, Array)
-    layout = init.value.layout.with_partial(carry.layout.partial)
+    layout = carry.layout
     return Array(layout, init.value.origin), rw.convert(init, layout, f"the {what} carry")
 
 
@@ -182,11 +183,11 @@ def _fori_loop(rw, call: Call):
             trips = hi.size_of
     mark = _mark(rw)
     result, body = _body(rw, call, f, [Static(), init.value], trips)
-    if _summed_in_body(init.value, result):
+    if _settles_elsewhere(init.value, result):
         _rollback(rw, mark)
-        whole, init_node = _whole(rw, init, result, "fori_loop")
-        result, body = _body(rw, call, f, [Static(), whole], trips)
-        _same_carry(rw, whole, result, f.original, "fori_loop")
+        settled, init_node = _enter_as(rw, init, result, "fori_loop")
+        result, body = _body(rw, call, f, [Static(), settled], trips)
+        _same_carry(rw, settled, result, f.original, "fori_loop")
         return result, call.rebuild(rw, {2: body, 3: init_node})
     _same_carry(rw, init.value, result, f.original, "fori_loop")
     return result, call.rebuild(rw, {2: body})

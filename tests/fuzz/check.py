@@ -9,7 +9,11 @@
 - ``mismatch``: it ran but a value or gradient differs beyond the tolerance;
 - ``crash``: any other exception, at conversion, import or run time, or a rejection
   without a place or a fix;
-- ``invalid``: the reference itself failed: the generator wrote a program JAX rejects.
+- ``invalid``: the reference itself failed: the generator wrote a program JAX rejects;
+- ``xla``: the converted program differs under ``jax.jit`` but, run op by op
+  (``jax.disable_jit``), equals the reference: what meshify wrote computes the right
+  function and XLA's compilation of it does not.  Counted and saved apart, not as a
+  failure.
 
 Values are compared with ``rtol=1e-4`` and ``atol=1e-4`` times the magnitude of the
 reference (at least 1): a sharded sum reassociates, and its round-off scales with its terms.
@@ -43,7 +47,7 @@ __all__ = ["FAILURES", "KINDS", "Outcome", "check", "inputs", "load", "save"]
 RTOL = 1e-4
 ATOL = 1e-4
 
-KINDS = ("accepted", "rejected", "mismatch", "crash", "invalid")
+KINDS = ("accepted", "rejected", "mismatch", "crash", "invalid", "xla")
 FAILURES = ("mismatch", "crash", "invalid")
 
 
@@ -132,10 +136,29 @@ def check(program: Program, workdir: Path) -> Outcome:
         return Outcome("crash", "running the converted module raised:\n" + _trace() + "\n" + _excerpt(text))
     problem = compare(actual, expected, "output")
     if problem:
-        return Outcome("mismatch", problem + "\n" + _excerpt(text))
+        return _mismatch(program, original.f.reference, converted.f, args, argnums, problem + "\n" + _excerpt(text))
     if not program.grad:
         return Outcome("accepted")
-    return _check_grads(program, converted.f, args, argnums, expected_grads, text)
+    outcome = _check_grads(program, converted.f, args, argnums, expected_grads, text)
+    if outcome.kind == "mismatch":
+        return _mismatch(program, original.f.reference, converted.f, args, argnums, outcome.detail, grad=True)
+    return outcome
+
+
+def _mismatch(program: Program, reference, sharded, args, argnums, detail: str, grad: bool = False) -> Outcome:
+    """A mismatch, or ``xla`` when, run op by op (``jax.disable_jit``), the converted program
+    agrees with the reference: then only XLA's compilation of it differs, not what meshify wrote."""
+    def run(fn):
+        with jax.disable_jit():
+            return _numpy(jax.value_and_grad(fn, argnums)(*args) if program.grad else fn(*args))
+    try:
+        eager_reference, eager_sharded = run(reference), run(sharded)
+    except Exception:  # op by op fails somewhere JAX's jit does not: no evidence either way
+        return Outcome("mismatch", detail, grad=grad)
+    if compare(eager_sharded, eager_reference, "op by op"):
+        return Outcome("mismatch", detail, grad=grad)
+    return Outcome("xla", "run op by op (no jit), the converted program equals the reference; under jit it "
+                          f"differs, so XLA miscompiles it: {detail}", grad=grad)
 
 
 def _check_grads(program: Program, sharded, args, argnums, expected, text: str) -> Outcome:

@@ -806,7 +806,7 @@ class _Builder:
         caller whose dims are a suffix of ``a``'s (so that it broadcasts)."""
         k = self.ch.integer(0, len(a.dims))
         w_dims = tuple(a.dims[len(a.dims) - k:])
-        if None in w_dims:
+        if None in w_dims or not self.disjoint(w_dims):
             w_dims = ()
         kind = self.pick(("scan", "fori", "for"))
         scale = max(a.scale, 1.0) + 1.5

@@ -7,7 +7,9 @@ Program ``i`` of seed ``S`` is generated from ``random.Random(S * 1_000_003 + i)
 ``.reference`` (see ``check.py``); ``--only I`` reruns one.  Programs are split over
 ``--jobs`` worker processes.  The run keeps going after failures: each failing program is
 shrunk (``shrink.py``) and saved to ``--out`` as a regression file, to move to
-``tests/regressions/`` once fixed (or to mark ``xfail`` there).  At the end it prints the
+``tests/regressions/`` once fixed (or to mark ``xfail`` there).  Programs that XLA itself
+compiles inconsistently (``check.py``'s ``xla`` outcome) are saved unshrunk and counted
+apart.  At the end it prints the
 programs tried, accepted, rejected cleanly, mismatches, crashes and seconds, and exits 1
 if there was any failure.
 """
@@ -63,12 +65,13 @@ def worker(args: argparse.Namespace) -> int:
         outcome = check(program, workdir)
         record = {"i": i, "kind": outcome.kind, "code": outcome.code, "grad": outcome.grad,
                   "provoked": bool(program.provoked), "mesh": program.mesh}
-        if outcome.failed:
+        if outcome.failed or outcome.kind == "xla":
             record["detail"] = outcome.detail
             record["source"] = program.text
-            small, small_outcome = shrink(chooser.choices, program, outcome, workdir, seconds=args.shrink_seconds)
             note = f"Found by: python tests/fuzz/run.py --seed {args.seed} --only {i}"
-            record["saved"] = str(save(small, small_outcome, Path(args.out), note))
+            if outcome.failed:
+                program, outcome = shrink(chooser.choices, program, outcome, workdir, seconds=args.shrink_seconds)
+            record["saved"] = str(save(program, outcome, Path(args.out), note))
         print(json.dumps(record), flush=True)
         for path in workdir.iterdir():
             path.unlink()
@@ -89,6 +92,9 @@ def _summary(counts: Counter, grads: int, provoked: int, codes: Counter, seconds
     ]
     if counts["invalid"]:
         lines.append(f"invalid programs:  {counts['invalid']}  (generator bugs: the reference itself failed)")
+    if counts["xla"]:
+        lines.append(f"XLA inconsistent:  {counts['xla']}  (right op by op, wrong under jit: XLA miscompiles them; "
+                     "saved, not counted as failures)")
     stopped = f", stopped by --minutes {args.minutes:g} before {args.n}" if args.minutes and tried < args.n else ""
     lines.append(f"seconds:           {seconds:.1f}  ({args.jobs} worker process{'es' * (args.jobs != 1)}, "
                  f"seed {args.seed}, {os.cpu_count()} CPUs{stopped})")
@@ -139,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
                 if "saved" in record:
                     failures.append(record)
                     print(f"program {record['i']}: {record['kind']}: "
-                          f"{record['detail'].strip().splitlines()[0][:160]}\n  saved (shrunk): {record['saved']}",
+                          f"{record['detail'].strip().splitlines()[0][:160]}\n  saved: {record['saved']}",
                           flush=True)
                     if args.verbose:
                         print(record["source"] + "\n" + record["detail"], flush=True)
