@@ -95,6 +95,14 @@ class _Restart(Exception):
         self.name, self.axes, self.reason = name, axes, reason
 
 
+class _LoopEntry(Exception):
+    """Raised when a Python loop's body leaves ``name`` in another ``layout`` of the same dims:
+    the variable is converted to it before the loop, and the body walked again."""
+
+    def __init__(self, name: str, layout: Layout) -> None:
+        self.name, self.layout = name, layout
+
+
 _MAX_RESTARTS = 64
 
 
@@ -318,22 +326,38 @@ class FunctionRewriter:
         """A Python loop over static values (``for i in range(n_layers)``), unrolled by Python.
 
         The body is rewritten once, so every iteration must start from the same layouts:
-        the walk checks that the body leaves each array it found as it found it.  A partial
-        sum that enters the loop and that the body needs whole is psummed before the loop
-        (inside, it would be summed again on every iteration), and the body walked again.
+        the walk checks that the body leaves each array it found as it found it.  An array the
+        body leaves in another layout of the same dims (a partial sum it needed whole, a dim it
+        split) is converted to that layout before the loop, once (inside, a psum would sum
+        again on every iteration), and the body walked again.
         """
         hoisted: list[cst.BaseStatement] = []
         for _ in range(_MAX_RESTARTS):
             env, records, bindings, uses = dict(self.env), len(self.records), len(self.bindings), len(self.uses)
             try:
                 return [*hoisted, self._for_once(stmt)]
-            except _Restart as r:
+            except _LoopEntry as entry:
                 self.env = env
                 del self.records[records:], self.bindings[bindings:], self.uses[uses:]
                 self._line = self.ctx.line(stmt)
-                hoisted.append(self._materialise(r))
-        raise self.ctx.error(UnsupportedError, stmt, "loop needs too many materialised partial sums",
+                hoisted.append(self._enter_loop(entry.name, entry.layout))
+        raise self.ctx.error(UnsupportedError, stmt, "loop needs too many conversions before it",
                              "pin the loop's arrays with Tensor hints before it")
+
+    def _enter_loop(self, name: str, target: Layout) -> cst.BaseStatement:
+        """``name = <name converted to target>``, before a loop whose body returns it in ``target``."""
+        value = self.env[name]
+        assert isinstance(value, Array)
+        self._comments = []
+        op, node, layout = Operand(value, cst.Name(name), cst.Name(name)), cst.Name(name), value.layout
+        for step in plan_conversion(layout, target, self.mesh):
+            node = apply_step(step, node, self.ctx.mr)
+            self.note(step, op, layout, "the loop body")
+            layout = step_result(step, layout)
+        self.env[name] = Array(target, value.origin)
+        self.bindings.append(Binding(self._line, name, target))
+        assign = cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=node)
+        return cst.SimpleStatementLine(body=[assign], leading_lines=[comment_line(c) for c in self._comments])
 
     def _for_once(self, stmt: cst.For) -> cst.For:
         self._line = self.ctx.line(stmt)
@@ -355,10 +379,9 @@ class FunctionRewriter:
             self._loops.pop()
         for name, before in start.items():
             after = self.env.get(name)
-            if isinstance(before, Array) and isinstance(after, Array) and _only_summed(before, after):
-                axes = tuple(a for a in self.mesh.names if a in before.layout.partial - after.layout.partial)
-                raise _Restart(name, axes, f"psum over {_axes_text(axes)}: {name} enters the loop as a partial "
-                                           "sum; the loop body needs it whole")
+            if isinstance(before, Array) and isinstance(after, Array) and before.layout.dims == after.layout.dims \
+                    and before.layout != after.layout:
+                raise _LoopEntry(name, after.layout)  # enter the loop in the layout the body leaves it in
             if isinstance(before, Array) and after != before:
                 described = after.layout.describe() if isinstance(after, Array) else type(after).__name__
                 raise self.ctx.error(
@@ -694,12 +717,6 @@ def _common_layout(results: list[Value]) -> Layout | None:
 def _origin(op: Operand) -> str:
     origin = op.value.origin if isinstance(op.value, Array) else ""
     return f" ({origin})" if origin else ""
-
-
-def _only_summed(before: Array, after: Array) -> bool:
-    """Whether ``after`` is ``before`` with some of its pending partial sums done."""
-    b, a = before.layout, after.layout
-    return a.dims == b.dims and a.axes == b.axes and a.partial < b.partial
 
 
 def _axes_text(axes: Sequence[str]) -> str:
