@@ -303,15 +303,13 @@ class FunctionRewriter:
                                  fix)
         hoisted: list[cst.BaseStatement] = []
         for _ in range(_MAX_RESTARTS):
-            env = dict(self.env)
-            records, bindings, uses = len(self.records), len(self.bindings), len(self.uses)
             self._comments = []
+            mark = self.mark()
             self._line = self.ctx.line(stmt)
             try:
                 small = [self._small(s) for s in stmt.body]
             except _Restart as r:
-                self.env = env
-                del self.records[records:], self.bindings[bindings:], self.uses[uses:]
+                self.rollback(mark)
                 hoisted.append(self._materialise(r))
                 continue
             new = stmt.with_changes(body=small)
@@ -333,16 +331,24 @@ class FunctionRewriter:
         """
         hoisted: list[cst.BaseStatement] = []
         for _ in range(_MAX_RESTARTS):
-            env, records, bindings, uses = dict(self.env), len(self.records), len(self.bindings), len(self.uses)
+            mark = self.mark()
             try:
                 return [*hoisted, self._for_once(stmt)]
             except _LoopEntry as entry:
-                self.env = env
-                del self.records[records:], self.bindings[bindings:], self.uses[uses:]
+                self.rollback(mark)
                 self._line = self.ctx.line(stmt)
                 hoisted.append(self._enter_loop(entry.name, entry.layout))
         raise self.ctx.error(UnsupportedError, stmt, "loop needs too many conversions before it",
                              "pin the loop's arrays with Tensor hints before it")
+
+    def mark(self) -> tuple:
+        """What walking code changes, to :meth:`rollback` to before walking it again."""
+        return dict(self.env), len(self.records), len(self.bindings), len(self.uses), len(self._comments)
+
+    def rollback(self, mark: tuple) -> None:
+        env, records, bindings, uses, comments = mark
+        self.env = env
+        del self.records[records:], self.bindings[bindings:], self.uses[uses:], self._comments[comments:]
 
     def _enter_loop(self, name: str, target: Layout) -> cst.BaseStatement:
         """``name = <name converted to target>``, before a loop whose body returns it in ``target``."""

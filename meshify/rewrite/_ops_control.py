@@ -122,11 +122,11 @@ def _scan(rw, call: Call):
     else:
         x_value, dim = _drop_leading(rw, xs.value, xs.original) if xs is not None else (Static(), None)
         trips = dim
-    mark = _mark(rw)
+    mark = rw.mark()
     result, body = _scan_body(rw, call, f, init.value, x_value, trips)
     init_node = None
     if _settles_elsewhere(init.value, result.items[0]):
-        _rollback(rw, mark)
+        rw.rollback(mark)
         settled, init_node = _enter_as(rw, init, result.items[0], "scan")
         result, body = _scan_body(rw, call, f, settled, x_value, trips)
     carry, y = result.items
@@ -159,16 +159,6 @@ def _enter_as(rw, init: Operand, carry: Array, what: str) -> tuple[Array, cst.Ba
     return Array(layout, init.value.origin), rw.convert(init, layout, f"the {what} carry")
 
 
-def _mark(rw) -> tuple[int, int, int, int]:
-    return len(rw.records), len(rw.bindings), len(rw.uses), len(rw._comments)
-
-
-def _rollback(rw, mark: tuple[int, int, int, int]) -> None:
-    """Forgets what walking a loop body recorded, to walk it again."""
-    records, bindings, uses, comments = mark
-    del rw.records[records:], rw.bindings[bindings:], rw.uses[uses:], rw._comments[comments:]
-
-
 @op("jax.lax.fori_loop")
 def _fori_loop(rw, call: Call):
     lower, upper, f, init = (call.arg(i, k) for i, k in enumerate(["lower", "upper", "body_fun", "init_val"]))
@@ -181,10 +171,10 @@ def _fori_loop(rw, call: Call):
             trips = hi.literal - lo.literal
         elif lo.known and lo.literal == 0:
             trips = hi.size_of
-    mark = _mark(rw)
+    mark = rw.mark()
     result, body = _body(rw, call, f, [Static(), init.value], trips)
     if _settles_elsewhere(init.value, result):
-        _rollback(rw, mark)
+        rw.rollback(mark)
         settled, init_node = _enter_as(rw, init, result, "fori_loop")
         result, body = _body(rw, call, f, [Static(), settled], trips)
         _same_carry(rw, settled, result, f.original, "fori_loop")
