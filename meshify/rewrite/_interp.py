@@ -104,6 +104,7 @@ class _LoopEntry(Exception):
 
 
 _MAX_RESTARTS = 64
+_MAX_LOOP_ENTRIES = 8  # conversions of a Python loop's variables before the body settles
 
 
 #: Dims of operands without hints get placeholder names like ``einsum_e`` (see ``_ops.contract``).
@@ -330,7 +331,7 @@ class FunctionRewriter:
         again on every iteration), and the body walked again.
         """
         hoisted: list[cst.BaseStatement] = []
-        for _ in range(_MAX_RESTARTS):
+        for _ in range(_MAX_LOOP_ENTRIES):
             mark = self.mark()
             try:
                 return [*hoisted, self._for_once(stmt)]
