@@ -93,7 +93,7 @@ def _summary(counts: Counter, grads: int, provoked: int, codes: Counter, seconds
     if counts["invalid"]:
         lines.append(f"invalid programs:  {counts['invalid']}  (generator bugs: the reference itself failed)")
     if counts["xla"]:
-        lines.append(f"XLA inconsistent:  {counts['xla']}  (right op by op, wrong under jit: XLA miscompiles them; "
+        lines.append(f"XLA inconsistent:  {counts['xla']}  (equal op by op, different under jit: XLA's numerics; "
                      "saved, not counted as failures)")
     stopped = f", stopped by --minutes {args.minutes:g} before {args.n}" if args.minutes and tried < args.n else ""
     lines.append(f"seconds:           {seconds:.1f}  ({args.jobs} worker process{'es' * (args.jobs != 1)}, "
