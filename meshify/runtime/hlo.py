@@ -5,9 +5,13 @@ Use it on ``fn.lower(*args).compile().as_text()``.  Each collective instruction
 ``collective-permute``, or their async ``-start`` forms) becomes one
 :class:`Collective`; the ``-done`` halves of async pairs are not counted again.
 Sizes come from the result shape printed between ``=`` and the op name, per device;
-a tuple result (XLA's combiners merge several collectives into one) is summed.  An
-async ``-start`` may print its operands inside that tuple too (GPU's
-``all-gather-start``, ``collective-permute-start``), so its bytes are an upper bound.
+a tuple result (XLA's combiners merge several collectives into one) is summed.
+
+The shape is read as HLO prints it, not with a pattern that stops at some character:
+``/*index=5*/`` comments (XLA numbers tuple elements from the sixth on), nested tuples,
+dynamic dims (``f32[<=8]``) and layouts with parentheses (``{0:T(256)}``) all occur.
+An ``all-gather-start`` or ``collective-permute-start`` returns a tuple of (operands,
+results[, context scalars]); its bytes are those of the results alone.
 """
 
 from __future__ import annotations
@@ -28,10 +32,13 @@ _BITS = {
     "c64": 64, "c128": 128, "token": 0,
 }
 
-# `[ROOT] %name = <shape> <kind>[-start](`; the shape may be a tuple holding spaces.
-_INSTRUCTION = re.compile(
-    r"^\s*(?:ROOT\s+)?%?[\w.\-]+\s*=\s*(?P<shape>[^=]+?)\s+"
-    r"(?P<kind>" + "|".join(KINDS) + r")(?:-start)?\(")
+#: Async starts whose result tuple holds the operands first, then the results.
+_OPERANDS_FIRST = ("all-gather", "collective-permute")
+
+# `[ROOT] %name = `; the shape and the opcode follow (read by `_split_shape`).
+_ASSIGNMENT = re.compile(r"^\s*(?:ROOT\s+)?%?[\w.\-]+\s*=\s*")
+_OPCODE = re.compile(r"\s+(?P<op>[\w\-]+)\(")
+_COMMENT = re.compile(r"/\*.*?\*/")
 _ARRAY = re.compile(r"(?P<dtype>[a-z][a-z0-9]*)\[(?P<dims>[^\]]*)\]")
 _LAYOUT = re.compile(r"\{[^{}]*\}")
 
@@ -59,23 +66,66 @@ def shape_bytes(shape_text: str) -> int:
     Dynamic dims (``<=8``) count at their bound; sub-byte types round up per array.
     """
     total = 0
-    for match in _ARRAY.finditer(shape_text):
+    for match in _ARRAY.finditer(_COMMENT.sub("", shape_text)):
         dims = [d.strip().lstrip("<=") for d in match["dims"].split(",") if d.strip()]
         count = math.prod(int(d) for d in dims)
         total += -(-count * _element_bits(match["dtype"]) // 8)
     return total
 
 
+def _shape_end(text: str) -> int:
+    """Where the shape at the start of ``text`` ends: after its balanced ``(...)`` tuple, or
+    after its array (``f32[8,2]{1,0}``, whose layout may hold parentheses)."""
+    depth = 0
+    for i, char in enumerate(text):
+        if char in "({[":
+            depth += 1
+        elif char in ")}]":
+            depth -= 1
+        elif char.isspace() and depth == 0:
+            return i
+    return len(text)
+
+
+def _tuple_items(shape: str) -> list[str]:
+    """The top-level elements of a tuple shape ``(a, (b, c), d)``; ``[shape]`` if not a tuple."""
+    if not shape.startswith("("):
+        return [shape]
+    items, depth, start = [], 0, 1
+    for i, char in enumerate(shape[:-1]):
+        if char in "({[":
+            depth += 1
+        elif char in ")}]":
+            depth -= 1
+        elif char == "," and depth == 1:
+            items.append(shape[start:i].strip())
+            start = i + 1
+    items.append(shape[start:-1].strip())
+    return [item for item in items if item]
+
+
+def _parse(line: str) -> Collective | None:
+    """The collective ``line`` defines, or None (another instruction, a ``-done``, not an instruction)."""
+    head = _ASSIGNMENT.match(line)
+    if head is None:
+        return None
+    rest = _COMMENT.sub("", line[head.end():])
+    end = _shape_end(rest)
+    opcode = _OPCODE.match(rest, end)
+    if opcode is None:
+        return None
+    kind, start = opcode["op"].removesuffix("-start"), opcode["op"].endswith("-start")
+    if kind not in KINDS:
+        return None
+    shape = _LAYOUT.sub("", rest[:end])
+    items = _tuple_items(shape)
+    sized = items[1] if start and kind in _OPERANDS_FIRST and len(items) >= 2 else shape
+    return Collective(kind, shape, shape_bytes(sized))
+
+
 def collectives(hlo_text: str) -> list[Collective]:
     """Every collective instruction in ``hlo_text``, in order of appearance."""
-    found = []
-    for line in hlo_text.splitlines():
-        match = _INSTRUCTION.match(line)
-        if match is None:
-            continue
-        shape = _LAYOUT.sub("", match["shape"])
-        found.append(Collective(match["kind"], shape, shape_bytes(shape)))
-    return found
+    return [c for c in map(_parse, hlo_text.splitlines()) if c is not None]
 
 
 def summarize(found: Iterable[Collective]) -> dict[str, tuple[int, int]]:
