@@ -301,13 +301,16 @@ def verify(
                                                    "instead of rewriting on the fly.")] = None,
     seed: Annotated[int, typer.Option("--seed")] = 0,
     rtol: Annotated[float, typer.Option("--rtol", help="Largest accepted max-abs error / max |reference|.")] = 1e-4,
+    static: Annotated[list[str] | None, typer.Option("--static", help="A static parameter's value, NAME=VALUE "
+                                                     "(a Python literal: train=True); repeatable.")] = None,
 ) -> None:
     """Run the sharded program against .reference on random inputs (imports and runs FILE)."""
     from meshify.explain import parse_dims
-    from meshify.verify import verify_file
+    from meshify.verify import parse_statics, verify_file
 
     path, func = _split_target(target)
-    reports = verify_file(path, func, parse_dims(dims), generated, seed, rtol)
+    statics = parse_statics(static or [])
+    reports = verify_file(path, func, parse_dims(dims), generated, seed, rtol, statics)
     failed = False
     for r in reports:
         verdict = "ok" if r.ok else "FAILED"

@@ -54,7 +54,7 @@ def test_verify_cli_exit_codes_on_a_good_and_a_corrupted_generated_file(tmp_path
     args = ["verify", str(source), "--dims", EXAMPLE_DIMS["hybrid.py"]]
     assert CliRunner().invoke(app, [*args, "--generated", str(good)]).exit_code == 0
     corrupted = tmp_path / "hybrid_corrupted.py"
-    text, n = re.subn(r'jax\.lax\.psum\((.*), "model"\)', r"(\1)", good.read_text())
+    text, n = re.subn(r'(?:jax\.lax|mr)\.psum\((.*), "model"\)', r"(\1)", good.read_text())
     assert n == 1
     corrupted.write_text(text)
     result = CliRunner().invoke(app, [*args, "--generated", str(corrupted)])
@@ -159,4 +159,6 @@ def test_verify_uses_static_defaults_and_refuses_statics_without_one(tmp_path: P
     path.write_text(source.replace("scale=2.0)", "scale)"))
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 2 and "error[MSH072]" in result.output and "(scale)" in result.output
-    assert f"{path}:" in result.output and "^^^^^" in result.output and "fix: give each static" in result.output
+    assert f"{path}:" in result.output and "^^^^^" in result.output
+    assert "fix: pass a value for each: --static scale=VALUE (a Python literal), or give it a default" in result.output
+    assert CliRunner().invoke(app, [*args, "--static", "scale=2.0"]).exit_code == 0

@@ -1,0 +1,211 @@
+"""meshify verify's inputs and verdicts: NaN and inf, arguments bound by name, keys drawn as
+their hints say, and ``--static NAME=VALUE``."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from meshify.cli import app
+from meshify.explain import parse_dims
+from meshify.rewrite import convert_source
+from meshify.verify import _compare, parse_statics, verify_file
+
+ROOT = Path(__file__).resolve().parent.parent
+HYBRID_DIMS = "batch=4,length=8,d_model=16,d_ff=64"
+
+
+def _verify(*argv: str):
+    return CliRunner().invoke(app, ["verify", *argv])
+
+
+# -- NaN and inf ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("got, want, agree", [
+    ([1.0, np.nan], [1.0, 2.0], False),  # max(err, nan) used to be err: a NaN passed as "ok"
+    ([1.0, np.inf], [1.0, 2.0], False),
+    ([1.0, -np.inf], [1.0, np.inf], False),
+    ([np.nan, 2.0], [1.0, np.nan], False),  # NaNs, but not in the same places
+    ([np.nan, 2.0], [np.inf, 2.0], False),
+    ([np.nan, 2.0], [np.nan, 2.0], True),  # the reference has the same NaN: that agrees
+    ([np.inf, 2.0], [np.inf, 2.0], True),
+    ([np.nan, np.nan], [np.nan, np.nan], True),
+])
+def test_nan_and_inf_agree_only_where_the_reference_has_the_same(got, want, agree) -> None:
+    abs_err, rel_err, notes = _compare([np.array(got, np.float32)], [np.array(want, np.float32)])
+    assert (rel_err <= 1e-4) is agree, (abs_err, rel_err)
+    assert bool(notes) is not agree
+    if not agree:
+        assert abs_err == rel_err == float("inf") and "NaN/inf" in notes[0]
+
+
+def test_compare_reports_shapes_and_counts_that_differ() -> None:
+    assert _compare([np.zeros(2)], [np.zeros(3)])[2] == ["result 0: shape [2], the reference's [3]"]
+    assert _compare([np.zeros(2)], [np.zeros(2), np.zeros(2)])[:2] == (float("inf"), float("inf"))
+
+
+def _hybrid_generated(tmp_path: Path, edit) -> Path:
+    source = ROOT / "examples" / "hybrid.py"
+    text, n = re.subn(r"(?m)^    return x \+ ", edit, convert_source(source.read_text(), "examples/hybrid.py").text)
+    assert n == 1
+    path = tmp_path / "hybrid_edited.py"
+    path.write_text(text)
+    return path
+
+
+def test_a_generated_file_that_divides_by_zero_fails_verify(tmp_path: Path) -> None:
+    """x / 0 * 0 is NaN wherever x is not 0: the reference has no NaN, so verify must fail."""
+    nan = _hybrid_generated(tmp_path, "    return x / 0.0 * 0.0 + ")
+    result = _verify(str(ROOT / "examples" / "hybrid.py"), "--dims", HYBRID_DIMS, "--generated", str(nan))
+    assert result.exit_code == 1, result.output
+    assert "FAILED: max abs error inf" in result.output and "DIFFER" in result.output
+    assert "NaN/inf value(s) not where the reference has them, first at [0, 0, 0]: nan" in result.output
+
+
+NANS_BY_DESIGN = '''\
+import jax.numpy as jnp
+from meshify import Tensor, mesh
+
+
+@mesh(batch=2, model=4, rules={"d_ff": "model"})
+def f(x: Tensor["batch", "d"], w: Tensor["d", "d_ff"]) -> Tensor["batch", "d_ff"]:
+    return jnp.log(jnp.einsum("bd,df->bf", x, w))  # NaN wherever the product is negative
+'''
+
+
+def test_nans_where_the_reference_has_them_too_agree(tmp_path: Path) -> None:
+    path = tmp_path / "nans.py"
+    path.write_text(NANS_BY_DESIGN)
+    (report,) = verify_file(path, None, parse_dims("batch=4,d=8,d_ff=16"))
+    assert report.ok and report.max_abs_error < 1e-5 and not report.notes, report
+
+
+# -- arguments by name, and --static --------------------------------------------------------------
+
+STATICS = '''\
+import jax.numpy as jnp
+from meshify import Tensor, mesh
+
+
+@mesh(batch=2, model=4, rules={"d_ff": "model"})
+def f(scale, x: Tensor["batch", "d"], w1: Tensor["d", "d_ff"], w2: Tensor["d_ff", "d"], *,
+      train: bool = False, b: Tensor["d"]) -> Tensor["batch", "d"]:
+    if train:
+        return x + jnp.einsum("bf,fd->bd", jnp.einsum("bd,df->bf", x, w1) * scale, w2) + b
+    return x * scale + b
+'''
+
+
+@pytest.fixture
+def statics(tmp_path: Path) -> list[str]:
+    path = tmp_path / "statics.py"
+    path.write_text(STATICS)
+    return [str(path), "--dims", "batch=4,d=8,d_ff=16"]
+
+
+def test_a_static_parameter_without_default_is_given_with_static(statics: list[str]) -> None:
+    """scale comes before the arrays and b is keyword-only: arguments are bound by name."""
+    result = _verify(*statics)
+    assert result.exit_code == 2 and "error[MSH072]" in result.output, result.output
+    assert "fix: pass a value for each: --static scale=VALUE" in result.output
+    result = _verify(*statics, "--static", "scale=2.0")
+    assert result.exit_code == 0, result.output
+    assert "f: ok: max abs error 0," in result.output and "no collectives predicted or found" in result.output
+
+
+def test_static_picks_the_branch_and_explain_predicts_that_branch(statics: list[str]) -> None:
+    result = _verify(*statics, "--static", "scale=2.0", "--static", "train=True")
+    assert result.exit_code == 0, result.output
+    assert "all-reduce      predicted 1 (64 bytes/device)  compiled HLO 1 (64 bytes/device)" in result.output
+
+
+def test_keyword_only_arrays_after_a_static_with_default(tmp_path: Path) -> None:
+    path = tmp_path / "kwonly.py"
+    path.write_text(STATICS.replace("def f(scale, ", "def f(").replace("train: bool = False,",
+                                                                        "train: bool = False, scale: float = 3.0,"))
+    (report,) = verify_file(path, None, parse_dims("batch=4,d=8,d_ff=16"), statics={"train": True})
+    assert report.ok and report.found == {"all-reduce": (1, 64)}, report
+
+
+@pytest.mark.parametrize("option, message, fix", [
+    ("nope=1", "--static nope=1: no verified function has a static parameter 'nope'",
+     "fix: choose a static parameter (f(): scale, train)"),
+    ("x=1", "--static x=1: 'x' is an array parameter; verify draws it at random",
+     "fix: pass --static only for parameters without a Tensor hint"),
+    ("train=yes", "--static train=yes: 'yes' is not a Python literal",
+     "fix: write a literal, e.g. --static train=True"),
+    ("train=[1,", "--static train=[1,: '[1,' is not a Python literal", "fix: write a literal"),
+    ("train", "--static train is not NAME=VALUE", "fix: write --static train=True"),
+    ("=1", "--static =1 is not NAME=VALUE", "fix: write --static train=True"),
+])
+def test_bad_static_options_exit_2_with_the_value_and_a_fix(statics: list[str], option, message, fix) -> None:
+    result = _verify(*statics, "--static", "scale=2.0", "--static", option)
+    assert result.exit_code == 2, result.output
+    assert "error[MSH073]" in result.output and message in result.output and fix in result.output, result.output
+    assert "Traceback" not in result.output
+
+
+def test_static_values_are_python_literals() -> None:
+    assert parse_statics(["train=True", " n = 3 ", "mode='gelu'", "shape=(2, 4)", "cfg={'a': None}"]) == {
+        "train": True, "n": 3, "mode": "gelu", "shape": (2, 4), "cfg": {"a": None}}
+
+
+# -- keys: drawn as their hints say ---------------------------------------------------------------
+
+#: A stand-in for jaxtyping (not a test dependency): meshify reads hints from the source.
+JAXTYPING_STUB = '''\
+class _Hint:
+    def __class_getitem__(cls, item):
+        return cls
+
+
+class Array: ...
+class Float(_Hint): ...
+class Key(_Hint): ...
+class UInt32(_Hint): ...
+'''
+
+KEYS = '''\
+import jax
+from jaxtyping import Array, Float, Key, UInt32
+from meshify import mesh
+
+
+@mesh(batch=2)
+def typed(x: Float[Array, "batch d"], key: Key[Array, ""]) -> Float[Array, "batch d"]:
+    return x + jax.random.normal(shape=x.shape, key=key)  # by keyword: the hint, not the use, says "key"
+
+
+@mesh(batch=2)
+def raw(x: Float[Array, "batch d"], key: UInt32[Array, "two"]) -> Float[Array, "batch d"]:
+    return x + jax.random.normal(key, x.shape)  # a key as jax.random.PRNGKey makes it: uint32[2]
+'''
+
+
+def test_keys_are_typed_or_raw_as_their_hints_say(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "jaxtyping.py").write_text(JAXTYPING_STUB)
+    (tmp_path / "keys.py").write_text(KEYS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "jaxtyping", raising=False)
+    try:
+        reports = verify_file(tmp_path / "keys.py", None, parse_dims("batch=4,d=8,two=2"))
+        assert [(r.name, r.ok) for r in reports] == [("typed", True), ("raw", True)], reports
+        with pytest.raises(Exception, match=r"MSH071.*raw key.*last dim has 2 elements.*shape \[3\]"):
+            verify_file(tmp_path / "keys.py", "raw", parse_dims("batch=4,d=8,two=3"))
+    finally:
+        sys.modules.pop("jaxtyping", None)
+
+
+def test_a_file_that_fails_to_import_is_a_message_not_a_traceback(tmp_path: Path) -> None:
+    path = tmp_path / "broken.py"
+    path.write_text(STATICS.replace("import jax.numpy as jnp", "import not_a_module_anywhere"))
+    result = _verify(str(path), "--dims", "batch=4,d=8,d_ff=16", "--static", "scale=1.0")
+    assert result.exit_code == 2, result.output
+    assert "error[MSH070]: importing" in result.output and "ModuleNotFoundError" in result.output
+    assert "Traceback" not in result.output
