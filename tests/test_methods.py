@@ -96,6 +96,26 @@ def test_instance_methods_match_numpy_and_read_each_instance(module) -> None:
     np.testing.assert_allclose(np.asarray(module.Model(1.0, w).project(x)), x @ w, rtol=1e-5, atol=1e-5)
 
 
+def test_an_array_attribute_is_read_on_every_call(module) -> None:
+    """After ``model.w`` changes (an optimizer step), the next call uses the new weights: arrays
+    read off ``self`` are inputs of each call, never constants baked into the first program."""
+    x, _, _, w = _inputs()
+    model = module.Model(1.0, w)
+    np.testing.assert_allclose(np.asarray(model.project(x)), x @ w, rtol=1e-5, atol=1e-5)
+    model.w = w * 2.0 - 1.0
+    np.testing.assert_allclose(np.asarray(model.project(x)), x @ model.w, rtol=1e-5, atol=1e-5)
+    grad = jax.grad(lambda a: module.Model(1.0, a).project(x).sum())(w)
+    np.testing.assert_allclose(np.asarray(grad), np.asarray(jax.grad(lambda a: (x @ a).sum())(w)), rtol=1e-5)
+
+
+def test_an_unhinted_array_attribute_is_refused_at_the_call(module) -> None:
+    from meshify.errors import CallError
+
+    x, w1, w2, w = _inputs()
+    with pytest.raises(CallError, match=r"(?s)self.scale is an array of shape \(8,\).*fix: name its dims"):
+        module.Model(np.ones(8, np.float32), w).forward(x, w1, w2)
+
+
 def test_static_and_class_methods(module) -> None:
     x = _inputs()[0]
     np.testing.assert_allclose(np.asarray(module.Model.double(x)), 2 * x)

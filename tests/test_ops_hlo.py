@@ -42,7 +42,7 @@ def _calls(source: str, fn: str) -> int:
 def test_deferred_chain_reduces_once(mesh: str, batch_shards: int, path: str) -> None:
     # a = x @ w1; b = x @ w2 (both partial over 'model'); a + b: one psum, one all-reduce.
     source, hlo = _hlo("deferred_chain", mesh, "dm", path)
-    assert _calls(source, "jax.lax.psum") == 1, source
+    assert _calls(source, "mr.psum") == 1, source
     assert collective_shapes(hlo) == [("all-reduce", _f32(SIZES["batch"] // batch_shards, SIZES["d_ff"]))]
 
 
@@ -50,7 +50,7 @@ def test_deferred_chain_reduces_once(mesh: str, batch_shards: int, path: str) ->
 def test_linear_ops_keep_one_pending_reduction(path: str) -> None:
     # 0.5 * (a - b) / 4.0 + -a: scaling, negation, sums of partial sums stay partial.
     source, hlo = _hlo("linear_on_partials", "2x4", "dm", path)
-    assert _calls(source, "jax.lax.psum") == 1, source
+    assert _calls(source, "mr.psum") == 1, source
     assert collective_counts(hlo) == {"all-reduce": 1}
 
 
@@ -59,7 +59,7 @@ def test_return_hint_splitting_the_partial_axis_reduce_scatters(path: str) -> No
     # h.sum(axis=0) is partial over 'model' (batch was split); the return wants d_ff split
     # over 'model': one reduce-scatter, no all-reduce.
     source, hlo = _hlo("reduce_scatter_return", "2x4", "cross1", path)
-    assert _calls(source, "jax.lax.psum_scatter") == 1 and _calls(source, "jax.lax.psum") == 0, source
+    assert _calls(source, "mr.psum_scatter") == 1 and _calls(source, "mr.psum") == 0, source
     counts = collective_counts(hlo)
     assert counts["reduce-scatter"] == 1 and counts["all-reduce"] == 0, counts
     assert ("reduce-scatter", _f32(SIZES["d_ff"] // 4)) in collective_shapes(hlo)
@@ -69,7 +69,7 @@ def test_return_hint_splitting_the_partial_axis_reduce_scatters(path: str) -> No
 def test_sequence_parallel_hint_reduce_scatters(path: str) -> None:
     # Megatron-SP: the partial einsum is reduced straight into the 'seq'-split layout.
     source, hlo = _hlo("sequence_parallel", "2x4", "sp", path)
-    assert _calls(source, "jax.lax.psum_scatter") == 1 and _calls(source, "jax.lax.psum") == 0, source
+    assert _calls(source, "mr.psum_scatter") == 1 and _calls(source, "mr.psum") == 0, source
     shape = _f32(SIZES["batch"] // 2, SIZES["seq"] // 4, SIZES["d_ff"])
     assert collective_shapes(hlo) == [("reduce-scatter", shape)]
 

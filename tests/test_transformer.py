@@ -126,16 +126,16 @@ def test_merging_a_split_minor_dim_is_an_error(tmp_path) -> None:
         convert_source(path.read_text(), str(path))
 
 
-def test_mixed_precision_collectives_run_in_the_values_dtype() -> None:
+def test_mixed_precision_partial_sums_accumulate_in_float32() -> None:
     r = _rng(4)
     values = [r.standard_normal(s).astype(np.float32) for s in [(B, D), (D, F), (F, D)]]
-    # The program reduces in bf16; XLA's CPU backend then widens bf16 all-reduces to f32
-    # internally (GPU and TPU keep bf16), so check the program as lowered, before that.
+    # A bf16 partial sum is added in f32 and cast back, as jnp.sum accumulates on one device
+    # (checked on the program as lowered, before XLA's own choices).
     lowered = cases.mixed_precision.lower(*values).as_text()
     assert lowered.count("stablehlo.all_reduce") == 1
     after = lowered[lowered.index("stablehlo.all_reduce"):]
     signature = after[after.index("}) : ("):].splitlines()[0]
-    assert f"-> tensor<{B // 2}x{D}xbf16>" in signature, signature
+    assert f"-> tensor<{B // 2}x{D}xf32>" in signature, signature
     _close(cases.mixed_precision(*values), cases.mixed_precision.reference(*values), rtol=2e-2)
 
 

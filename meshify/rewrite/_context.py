@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import builtins
 from functools import cached_property
 
 import libcst as cst
@@ -13,6 +14,8 @@ from meshify.errors import MeshifyError, SourceError, SourceSpan
 from meshify.rewrite._names import ImportTable, dotted_name
 
 __all__ = ["ModuleContext", "parse_context", "parse_module"]
+
+_BUILTINS = frozenset(dir(builtins))
 
 
 def parse_module(source: str | bytes, path: str) -> cst.Module:
@@ -108,6 +111,47 @@ class ModuleContext:
     def classes(self) -> dict[str, cst.ClassDef]:
         """The module's top-level classes by name: the pytree types hints may name."""
         return {stmt.name.value: stmt for stmt in self.module.body if isinstance(stmt, cst.ClassDef)}
+
+    @cached_property
+    def assignments(self) -> dict[str, cst.BaseExpression]:
+        """Module-level ``NAME = value`` (the last one), read to tell constants from arrays."""
+        found: dict[str, cst.BaseExpression] = {}
+        for stmt in self.module.body:
+            if not isinstance(stmt, cst.SimpleStatementLine):
+                continue
+            for small in stmt.body:
+                if isinstance(small, cst.Assign):
+                    for target in small.targets:
+                        if isinstance(target.target, cst.Name):
+                            found[target.target.value] = small.value
+                elif isinstance(small, cst.AnnAssign) and small.value is not None \
+                        and isinstance(small.target, cst.Name):
+                    found[small.target.value] = small.value
+        return found
+
+    def global_value(self, name: str):
+        """What a name the function does not bind holds, as far as the module says.
+
+        A literal constant (``EPS = 1e-6``, ``SHAPE = (4, 8)``) is a known static; an instance of
+        a class of the module (a config) is a static; a function, class or import is a static;
+        anything else, an array for all meshify knows (``W = jnp.ones(...)``, a closure's
+        variable), is opaque: a whole replicated array whose dims must be named before it meets a
+        split one.
+        """
+        from meshify.rewrite._values import Opaque, Static
+
+        value = self.assignments.get(name)
+        if value is not None:
+            try:
+                return Static.of(ast.literal_eval(self.code(value)))
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                pass
+            if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self.classes:
+                return Static()
+            return Opaque()
+        if name in self.functions or name in self.classes or self.imports.bound(name) or name in _BUILTINS:
+            return Static()
+        return Opaque()
 
     @cached_property
     def specializations(self):

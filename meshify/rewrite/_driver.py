@@ -134,12 +134,9 @@ def _replace_functions(ctx: ModuleContext, plans: dict[cst.FunctionDef, Function
     top = set(ctx.module.body)
     body: list[cst.BaseStatement] = []
     for stmt in ctx.module.body:
-        if stmt in plans:
-            body.append(_rewritten(ctx, plans[stmt], stmt, decorators))  # type: ignore[arg-type]
-            continue
-        body.append(stmt)
-        if isinstance(stmt, cst.FunctionDef):  # the helper's versions follow it, once each
-            body.extend(v.node for v in versions.by_helper(stmt.name.value))
+        body.append(_rewritten(ctx, plans[stmt], stmt, decorators) if stmt in plans else stmt)  # type: ignore[arg-type]
+        if isinstance(stmt, cst.FunctionDef):  # a helper's versions follow it, once each (a @mesh
+            body.extend(v.node for v in versions.by_helper(stmt.name.value))  # function called by another too)
     module = ctx.module.with_changes(body=body)
     nested = {fn: plan for fn, plan in plans.items() if fn not in top}
     if not nested:

@@ -72,8 +72,14 @@ def sharded_decorator_text(plan: FunctionPlan, mr: str) -> str:
         out = "(" + ", ".join(_spec(l, mr) for l in plan.out_layouts) + ("," if len(plan.out_layouts) == 1 else "") + ")"
     else:
         out = _spec(plan.out_layouts, mr)
+    reads = ""
+    if plan.static_reads:
+        entries = ", ".join(f'"{p}": {{' + ", ".join(f'"{a}": ' + (_dims(d) if d is not None else "None")
+                                                     for a, d in attrs.items()) + "}"
+                            for p, attrs in plan.static_reads.items())
+        reads = f"    reads={{{entries}}},\n"
     return (f"{mr}.sharded(\n    {mr}.MeshSpec.of({mesh}),\n    {{\n{args}    }},\n"
-            f"    out_specs={out},\n)")
+            f"    out_specs={out},\n{reads})")
 
 
 def _arg_spec(plan: FunctionPlan, path: str, struct, mr: str, depth: int) -> str:

@@ -32,6 +32,8 @@ class Specialization:
     uses: list[str] = field(default_factory=list)  # versions this one calls, transitively
     index_params: frozenset[str] = frozenset()  # parameters used as indices (integers), transitively
     key_params: frozenset[str] = frozenset()  # parameters used as jax.random keys, transitively
+    static_reads: frozenset[tuple[str, str]] = frozenset()  # attributes read off the caller's statics
+    pinned_reads: tuple = ()  # ((param, attr), dims) of those a hint pins
 
 
 @dataclass(slots=True)
@@ -57,14 +59,14 @@ def signature_of(value: Value) -> object:
     if isinstance(value, StructValue):
         return ("struct", value.cls, tuple((k, signature_of(v)) for k, v in value.fields))
     if isinstance(value, Opaque):
-        return ("opaque",)
+        return ("opaque", value.shape)
     # A static the helper can read (axis=1, a dim's size) may change its layouts: part of the key.
     literal = value.literal if value.known else None
     try:
         hash(literal)
     except TypeError:
         literal = repr(literal)
-    return ("static", value.known, literal, value.size_of, value.shape_of)
+    return ("static", value.known, literal, value.size_of, value.shape_of, value.param)
 
 
 def _layout_token(layout: Layout) -> str:
@@ -109,7 +111,7 @@ def call_helper(rw, call, fn: cst.FunctionDef) -> tuple[Value, cst.BaseExpressio
         raise rw.error(UnsupportedError, call.node, f"recursive call {cycle}",
                        "meshify specialises helpers per call and cannot recurse; unroll it, or use jax.lax.scan")
     bound = _bind_arguments(rw, call, fn)
-    key = (name, tuple((p, signature_of(v)) for p, v in bound.items()))
+    key = (name, _context_key(rw), tuple((p, signature_of(v)) for p, v in bound.items()))
     registry: Specializations = rw.ctx.specializations
     spec = registry.versions.get(key)
     if spec is None:
@@ -124,13 +126,22 @@ def call_helper(rw, call, fn: cst.FunctionDef) -> tuple[Value, cst.BaseExpressio
         node = node.with_changes(name=cst.Name(vname), decorators=[], leading_lines=header)
         params = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
         spec = Specialization(name, vname, node, result, list(sub.records), list(dict.fromkeys(sub.uses)),
-                              frozenset(sub.index_names & params), frozenset(sub.key_names & params))
+                              frozenset(sub.index_names & params), frozenset(sub.key_names & params),
+                              frozenset(sub.static_reads), tuple(sub.pinned_reads.items()))
         registry.versions[key] = spec
         registry.names.add(vname)
     _mark_arguments(rw, call, fn, spec)
     rw.uses.extend([*spec.uses, spec.name])
+    rw.static_reads |= spec.static_reads
+    rw.pinned_reads.update(spec.pinned_reads)
     rw.records.extend(replace(r, loops=(*rw._loops, *r.loops)) for r in spec.records)
     return spec.result, call.rebuild(rw, {}).with_changes(func=cst.Name(spec.name))
+
+
+def _context_key(rw) -> tuple:
+    """What a version depends on beyond its arguments: the caller's mesh, rules and dim sizes
+    (two @mesh functions of one module on different meshes never share a version)."""
+    return (rw.mesh, repr(rw.rules), tuple(sorted(rw.sizes.items())), rw.assume_defaults)
 
 
 def _mark_arguments(rw, call, fn: cst.FunctionDef, spec: Specialization) -> None:

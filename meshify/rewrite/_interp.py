@@ -6,7 +6,7 @@ and to its rewritten CST node.  Op rules (``_ops.py``) decide what each operand 
 look like; :meth:`FunctionRewriter.convert` inserts the collectives that make it so.
 
 A deferred partial sum held in a variable is materialised by a statement of its own,
-``h = jax.lax.psum(h, "model")``, placed right before the first statement that needs
+``h = mr.psum(h, "model")``, placed right before the first statement that needs
 it whole; the statement is then walked again with ``h`` whole.  Every other conversion
 wraps the operand inline.  After this pass: every value's layout is known, every
 statement of the body is either unchanged (byte-identical) or carries a ``# meshify:``
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
@@ -81,6 +81,9 @@ class FunctionPlan:
     index_params: set[str] = field(default_factory=set)
     #: Parameters used as jax.random keys.
     key_params: set[str] = field(default_factory=set)
+    #: Static parameter -> attribute the body reads off it (``self.w``) -> the dims a hint pins it to
+    #: (``w: Tensor["d", "f"] = self.w``) or None: at call time an array there is passed in as an input.
+    static_reads: dict[str, dict[str, tuple[str, ...] | None]] = field(default_factory=dict)
     #: Names of the helper versions this function calls, directly or not, in emission order.
     helpers: list[str] = field(default_factory=list)
     #: Array parameters in order; pytree ones map to their StructHint (their leaves are in ``params``
@@ -137,6 +140,9 @@ class FunctionRewriter:
         self.bindings: list[Binding] = []
         self.index_names: set[str] = set()
         self.key_names: set[str] = set()
+        #: (static parameter, attribute) pairs read, e.g. ("self", "w"), and the dims of those a hint pins.
+        self.static_reads: set[tuple[str, str]] = set()
+        self.pinned_reads: dict[tuple[str, str], tuple[str, ...]] = {}
         self._loops: list[int | str | None] = []
         #: Names bound by a lambda being walked: their partial sums are reduced inline, never hoisted.
         self.lambda_names: set[str] = set()
@@ -157,6 +163,8 @@ class FunctionRewriter:
         plan.node = node
         plan.index_params = self.index_names & set(params)
         plan.key_params = self.key_names & set(params)
+        for param, attr in sorted(self.static_reads):
+            plan.static_reads.setdefault(param, {})[attr] = self.pinned_reads.get((param, attr))
         plan.helpers = list(dict.fromkeys(self.uses))
         plan.args = self._args
         return plan
@@ -195,6 +203,7 @@ class FunctionRewriter:
         node, _ = again.run_helper(bound)
         self.records, self.bindings, self.uses = again.records, again.bindings, again.uses
         self.index_names, self.key_names = again.index_names, again.key_names
+        self.static_reads, self.pinned_reads = again.static_reads, again.pinned_reads
         return node, Array(target)
 
     def _all_params(self) -> list[cst.Param]:
@@ -248,7 +257,7 @@ class FunctionRewriter:
                 self._args[name] = struct
                 continue
             if dims is None:
-                self.env[name] = self.default_of(param)
+                self.env[name] = replace(self.default_of(param), param=name)
                 continue
             layout = self._rule_layout(dims, hint)
             params[name] = dims
@@ -275,6 +284,8 @@ class FunctionRewriter:
             else:
                 params[leaf] = field_hint
                 fields.append((field_name, Array(self._rule_layout(field_hint, hint))))
+        if struct.kind == "tuple":  # indexed and unpacked like any tuple of arrays
+            return TupleValue(tuple(v for _, v in fields))  # type: ignore[return-value]
         return StructValue(struct.cls, tuple(fields), struct.kind)
 
     def _rule_layout(self, dims: tuple[str, ...], node: cst.CSTNode) -> Layout:
@@ -476,7 +487,7 @@ class FunctionRewriter:
         self.env[r.name] = Array(layout)
         self.records.append(Record(self._line, "psum", r.axes, "", r.reason, value.layout, tuple(self._loops)))
         self.bindings.append(Binding(self._line, r.name, layout))
-        line = psum_statement(r.name, r.axes)
+        line = psum_statement(r.name, r.axes, self.ctx.mr)
         return line.with_changes(leading_lines=[comment_line(r.reason)])
 
     def _small(self, s: cst.BaseSmallStatement) -> cst.BaseSmallStatement:
@@ -543,6 +554,10 @@ class FunctionRewriter:
         target = self._rule_layout(dims, s.annotation)
         name = s.target.value
         value = op.value
+        if isinstance(s.value, cst.Attribute) and isinstance(s.value.value, cst.Name):
+            read = self.env.get(s.value.value.value)
+            if isinstance(read, Static) and read.param is not None:  # w: Tensor[...] = self.w
+                self.pinned_reads[(read.param, s.value.attr.value)] = dims
         if isinstance(value, Array) and value.layout.rank == len(dims) and value.dims != dims:
             # An annotated assignment names the value's dims (Mesh-TF's rename_dimension):
             # the data stays put, the new names bring their own layout rules.
@@ -697,7 +712,7 @@ class FunctionRewriter:
             return self.env[node.value]
         if node.value in ("True", "False", "None"):
             return Static.of({"True": True, "False": False, "None": None}[node.value])
-        return Static()
+        return self.ctx.global_value(node.value)
 
     def error(self, cls: type[MeshifyError], node: cst.CSTNode, headline: str, fix: str = "") -> MeshifyError:
         return self.ctx.error(cls, node, headline, fix)

@@ -55,6 +55,15 @@ class Call:
             func = func.with_changes(value=self.receiver.node)
         return self.node.with_changes(func=func, args=new_args)
 
+    def position(self, operand) -> int:
+        """The index in the call's arguments of ``operand`` (positional or keyword), for :meth:`rebuild`."""
+        for i, arg in enumerate(self.node.args):
+            if arg.keyword is None and i < len(self.args) and self.args[i] is operand:
+                return i
+            if arg.keyword is not None and self.kwargs.get(arg.keyword.value) is operand:
+                return i
+        raise ValueError("not an operand of this call")
+
     def _operand_node(self, i: int) -> cst.BaseExpression:
         arg = self.node.args[i]
         if arg.keyword is None and i < len(self.args):
@@ -230,6 +239,8 @@ def _attribute(rw, node: cst.Attribute):
             raise rw.error(LayoutError, node, f"{base.value.cls} has no field {attr!r}",
                            f"its fields are {', '.join(k for k, _ in base.value.fields)}")
         return Operand(value, node, new)
+    if isinstance(base.value, Static) and base.value.param is not None:
+        rw.static_reads.add((base.value.param, attr))
     if isinstance(base.value, Array):
         layout = base.value.layout
         if attr == "shape":
@@ -262,7 +273,7 @@ def _is_module_path(rw, node: cst.Attribute) -> bool:
     root = node
     while isinstance(root, cst.Attribute):
         root = root.value
-    return isinstance(root, cst.Name) and root.value not in rw.env
+    return isinstance(root, cst.Name) and root.value not in rw.env and root.value not in rw.ctx.assignments
 
 
 def _transpose_attr(rw, base, node, new):
@@ -295,6 +306,18 @@ def _subscript(rw, node: cst.Subscript):
         size = Static(size_of=shape_of[index]) if index is not None and -len(shape_of) <= index < len(shape_of) \
             else Static()
         return Operand(size, node, node.with_changes(value=base.node))
+    if isinstance(base.value, StructValue):
+        element = node.slice[0].slice if len(node.slice) == 1 else None
+        key = rw.expr(element.value).value if isinstance(element, cst.Index) else None
+        if base.value.kind != "dict" or not (isinstance(key, Static) and isinstance(key.literal, str)):
+            raise rw.error(UnsupportedError, node, f"indexing {base.value.cls} {rw.ctx.code(node.value)!r}",
+                           "read a field by its literal name: p[\"w\"] for a TypedDict, p.w for a NamedTuple or "
+                           "dataclass")
+        value = base.value.field(key.literal)
+        if value is None:
+            raise rw.error(LayoutError, node, f"{base.value.cls} has no field {key.literal!r}",
+                           f"its fields are {', '.join(k for k, _ in base.value.fields)}")
+        return Operand(value, node, node.with_changes(value=base.node))
     if isinstance(base.value, TupleValue):
         index = _literal_int(rw, node.slice[0]) if len(node.slice) == 1 else None
         if index is None:
@@ -360,7 +383,8 @@ def _call(rw, node: cst.Call):
     if rule_name is not None:
         value, new = REGISTRY[rule_name](rw, call)
         return Operand(value, node, new)
-    return _unknown_call(rw, call)
+    value, new = _unknown_call(rw, call)
+    return Operand(value, node, new)
 
 
 def _evaluate_args(rw, node: cst.Call, name: str, receiver) -> Call:
@@ -382,26 +406,50 @@ def _evaluate_args(rw, node: cst.Call, name: str, receiver) -> Call:
 def _unknown_call(rw, call: Call):
     """A function meshify has no rule for: fine on replicated values, an error on split ones."""
     operands = [*call.args, *call.kwargs.values()]
+    if call.receiver is not None:
+        operands.append(call.receiver)
     for operand in operands:
-        value = operand.value
-        if isinstance(value, Array) and (value.layout.is_split or value.layout.partial):
-            raise rw.error(
-                UnsupportedError, call.node,
-                f"{call.name} is not supported on {rw.ctx.code(operand.original)!r}, which has layout "
-                f"{value.layout.describe()}", _unsplit_fix(rw, value.layout))
+        for path, value in _arrays_in(operand.value, rw.ctx.code(operand.original), operand.original):
+            if value.layout.is_split or value.layout.partial:
+                raise rw.error(
+                    UnsupportedError, call.node,
+                    f"{call.name} has no meshify rule and {path!r} reaches it with layout "
+                    f"{value.layout.describe()}", _unsplit_fix(rw, value.layout))
     new = call.rebuild(rw, {})
     if all(isinstance(o.value, Static) for o in operands):
-        return Operand(Static(), call.node, new)
-    return Operand(Opaque(), call.node, new)
+        return Static(), new
+    return Opaque(), new
+
+
+def _arrays_in(value: Value, path: str, node: cst.CSTNode | None = None):
+    """``(path, array)`` for every array inside ``value`` (through tuples, lists and structs);
+    a literal ``[a, b]`` names its items by their own text."""
+    if isinstance(value, Array):
+        yield path, value
+    elif isinstance(value, TupleValue):
+        literal = isinstance(node, cst.List | cst.Tuple) and len(node.elements) == len(value.items)
+        for i, item in enumerate(value.items):
+            element = node.elements[i].value if literal else None  # type: ignore[union-attr]
+            yield from _arrays_in(item, cst.Module([]).code_for_node(element) if literal else f"{path}[{i}]",
+                                  element)
+    elif isinstance(value, StructValue):
+        for name, item in value.fields:
+            yield from _arrays_in(item, f"{path}.{name}")
 
 
 def _unsplit_fix(rw, layout: Layout) -> str:
+    """What would let a function with no rule see this value: each split dim named, or the pin that
+    reduces a partial sum."""
     split = [(d, a) for d, a in zip(layout.dims, layout.axes) if a]
     if split:
-        dim = split[0][0]
-        return (f"map {dim!r} to no mesh axis (rules={{{dim!r}: None}}), or compute this before sharding; "
-                "meshify never gathers silently")
-    return "reduce the partial sum first, e.g. annotate the value with a Tensor hint"
+        named = ", ".join(f"{d!r} (over {' x '.join(map(repr, a))})" for d, a in split)
+        unmapped = ", ".join(f"{d!r}: None" for d, _ in split)
+        return (f"it is split along {named}: map {'that dim' if len(split) == 1 else 'those dims'} to no mesh "
+                f"axis (rules={{{unmapped}}}), or call it outside the @mesh function; meshify never gathers "
+                "silently")
+    dims = ", ".join(repr(d) for d in layout.dims)
+    return (f"it is a partial sum over {' x '.join(map(repr, sorted(layout.partial)))}: reduce it first by "
+            f"naming it, v: Tensor[{dims}] = ..., then pass v")
 
 
 # -- elementwise ------------------------------------------------------------------------------
@@ -409,6 +457,7 @@ def _unsplit_fix(rw, layout: Layout) -> str:
 
 def elementwise(rw, operands: Sequence, linear: str, node, what: str) -> tuple[Value, list[cst.BaseExpression]]:
     """numpy-broadcast elementwise op: merge splits, keep partial sums where linearity allows."""
+    operands = _name_by_position(operands)
     arrays = [o for o in operands if isinstance(o.value, Array)]
     opaque = [o for o in operands if isinstance(o.value, Opaque)]
     for o in operands:
@@ -467,6 +516,31 @@ def elementwise(rw, operands: Sequence, linear: str, node, what: str) -> tuple[V
         nodes.append(rw.convert(o, Layout(layout.dims, axes, partial), f"{what}"))
     result_axes = tuple(() if n == BROADCAST else chosen[l] for l, n in zip(letters, names))
     return Array(Layout(tuple(names), result_axes, frozenset(keep)), origin), nodes
+
+
+def _name_by_position(operands: Sequence) -> list:
+    """Opaque operands of a known shape (``jnp.zeros((4, 8))``) as whole arrays, each entry named by
+    the dim it lines up with under broadcasting (size 1: broadcast); the others stay opaque."""
+    arrays = [o for o in operands if isinstance(o.value, Array)]
+    if not arrays:
+        return list(operands)
+    rank = max(o.value.layout.rank for o in arrays)
+    names: list[str | None] = [None] * rank
+    for o in arrays:
+        offset = rank - o.value.layout.rank
+        for i, dim in enumerate(o.value.dims):
+            if dim != BROADCAST and names[offset + i] is None:
+                names[offset + i] = dim
+    out = []
+    for o in operands:
+        shape = o.value.shape if isinstance(o.value, Opaque) else None
+        if shape is not None and len(shape) <= rank:
+            offset = rank - len(shape)
+            dims = tuple(BROADCAST if n == 1 else names[offset + i] for i, n in enumerate(shape))
+            if None not in dims:
+                o = Operand(Array(Layout.replicated(dims)), o.original, o.node)  # type: ignore[arg-type]
+        out.append(o)
+    return out
 
 
 def _kept_partial(operands: Sequence, linear: str) -> frozenset[str]:

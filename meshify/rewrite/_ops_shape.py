@@ -17,10 +17,10 @@ import libcst as cst
 
 from meshify.annotate._types import BROADCAST, Axes, Layout
 from meshify.errors import LayoutError, UnsupportedError
-from meshify.rewrite._ops import ADD, Call, _kept_partial, _unknown_call, op
+from meshify.rewrite._ops import ADD, NONLINEAR, Call, _kept_partial, _unknown_call, elementwise, op
 from meshify.rewrite._plan import choose_splits
 from meshify.rewrite._templates import axes_node, call_template, int_node
-from meshify.rewrite._values import Array, Opaque, Operand, Static, TupleValue
+from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TupleValue
 
 __all__ = ["reshape_named", "index_array", "is_reshape", "lookup"]
 
@@ -230,8 +230,9 @@ def _local_size(rw, size: Operand, node: cst.BaseExpression, shards: int, dim: s
             raise rw.error(LayoutError, node, f"reshape size {literal} of dim {dim!r} is not divisible by its "
                            f"{shards} shards", f"choose a size of {dim!r} that is a multiple of {shards}")
         return int_node(literal // shards)
-    return cst.BinaryOperation(size.node, cst.FloorDivide(), int_node(shards), lpar=[cst.LeftParen()],
-                               rpar=[cst.RightParen()])
+    # Known only when the function runs: checked then (a size the shards do not divide is an error).
+    return call_template("{mr}.shard_size({size}, {shards}, {dim})", mr=cst.Name(rw.ctx.mr), size=size.node,
+                         shards=int_node(shards), dim=cst.SimpleString(f'"{dim}"'))
 
 
 def _with_sizes(rw, call: Call, x: Operand, sizes: list[cst.BaseExpression]) -> cst.Call:
@@ -324,30 +325,72 @@ def _shape_dims(operand) -> tuple[str, ...] | None:
     return None
 
 
+def _literal_shape(operand) -> tuple[int, ...] | None:
+    """The shape an operand spells out as int literals (``8``, ``(4, 8)``), else None."""
+    lit = _literal(operand)
+    if isinstance(lit, int) and not isinstance(lit, bool):
+        return (lit,)
+    if isinstance(lit, tuple | list) and all(isinstance(n, int) and not isinstance(n, bool) for n in lit):
+        return tuple(lit)
+    return None
+
+
+def _built(dims: tuple[str, ...] | None, shape_operand) -> Array | Opaque:
+    """A freshly built whole array: named by the dims its shape came from, else opaque with the
+    shape the code spells out (``jnp.zeros((4, 8))``)."""
+    if dims is not None:
+        return Array(Layout.replicated(dims))
+    return Opaque(_literal_shape(shape_operand))
+
+
 @op("jax.numpy.zeros", "jax.numpy.ones", "jax.numpy.empty", "jax.numpy.full")
 def _filled(rw, call: Call):
-    dims = _shape_dims(call.arg(0, "shape"))
+    shape = call.arg(0, "shape")
     fill = call.arg(1, "fill_value") if call.name.endswith("full") else None
-    if dims is None or (fill is not None and not isinstance(fill.value, Static)):
+    replaced = {}
+    if fill is not None and isinstance(fill.value, Array):
+        if fill.value.layout.rank:
+            raise rw.error(UnsupportedError, fill.original,
+                           f"jnp.full with an array fill value {rw.ctx.code(fill.original)!r} of dims "
+                           f"{list(fill.value.dims)}", "broadcast it instead: jnp.broadcast_to(v, shape), or "
+                           "jnp.zeros(shape) + v")
+        # Every device must fill with the whole value: a partial sum is reduced first.
+        replaced[call.position(fill)] = rw.convert(fill, fill.value.layout.with_partial(()), "jnp.full's fill value")
+    elif fill is not None and isinstance(fill.value, Opaque | TupleValue | StructValue):
         return _unknown_call(rw, call)
-    return Array(Layout.replicated(dims)), call.rebuild(rw, {})
+    return _built(_shape_dims(shape), shape), call.rebuild(rw, replaced)
 
 
 @op("jax.numpy.arange")
 def _arange(rw, call: Call):
     dims = _shape_dims(call.arg(0, "start"))
-    if dims is None or len(call.args) > 1 or "stop" in call.kwargs:
+    if set(call.kwargs) - {"dtype"}:
         return _unknown_call(rw, call)
-    return Array(Layout.replicated(dims)), call.rebuild(rw, {})
+    if dims is not None and len(call.args) == 1:
+        return Array(Layout.replicated(dims)), call.rebuild(rw, {})
+    bounds = [_literal(o) for o in call.args[:3]]
+    if not bounds or not all(isinstance(b, int) and not isinstance(b, bool) for b in bounds):
+        return _unknown_call(rw, call)
+    return Opaque((len(range(*bounds)),)), call.rebuild(rw, {})
 
 
 @op("jax.numpy.zeros_like", "jax.numpy.ones_like", "jax.numpy.empty_like", "jax.numpy.full_like")
 def _like(rw, call: Call):
     x = call.arg(0, "a")
-    if not isinstance(x.value, Array) or "shape" in call.kwargs:
+    if not isinstance(x.value, Array) or "shape" in call.kwargs or len(call.args) > 3:
         return _unknown_call(rw, call)
     # Only the shape matters: the result is the same on every device of a partial axis.
-    return Array(x.value.layout.with_partial(())), call.rebuild(rw, {})
+    shape = Operand(Array(x.value.layout.with_partial(())), x.original, x.node)
+    fill = call.arg(1, "fill_value") if call.name.endswith("full_like") else None
+    if fill is None or isinstance(fill.value, Static):
+        return shape.value, call.rebuild(rw, {})
+    # An array fill broadcasts into the shape: aligned like an elementwise op (a partial sum reduced).
+    value, (x_node, fill_node) = elementwise(rw, [shape, fill], NONLINEAR, call.node, "full_like")
+    if value.dims != shape.value.dims:
+        raise rw.error(LayoutError, fill.original, f"full_like's fill value {rw.ctx.code(fill.original)!r} "
+                       f"has more dims than {rw.ctx.code(x.original)!r}", "fill with a value that broadcasts "
+                       "into the array's shape")
+    return value, call.rebuild(rw, {call.position(x): x_node, call.position(fill): fill_node})
 
 
 @op("jax.numpy.tril", "jax.numpy.triu")
@@ -381,9 +424,9 @@ def index_array(rw, node: cst.Subscript, base: Operand) -> Operand:
     layout = base.value.layout
     dims, axes = [], []
     pos = 0
-    explicit = sum(1 for e in elements if not _is_none(e) and not _is_ellipsis(e))
+    explicit = sum(1 for e in elements if not _is_none(rw, e) and not _is_ellipsis(e))
     for element in elements:
-        if _is_none(element):
+        if _is_none(rw, element):
             dims.append(BROADCAST)
             axes.append(())
             continue
@@ -415,9 +458,17 @@ def index_array(rw, node: cst.Subscript, base: Operand) -> Operand:
     return Operand(value, node, node.with_changes(value=base.node))
 
 
-def _is_none(element: cst.SubscriptElement) -> bool:
-    return isinstance(element.slice, cst.Index) and isinstance(element.slice.value, cst.Name) and \
-        element.slice.value.value == "None"
+_NEWAXIS = frozenset({"jax.numpy.newaxis", "numpy.newaxis"})
+
+
+def _is_none(rw, element: cst.SubscriptElement) -> bool:
+    """``None`` or ``jnp.newaxis``/``np.newaxis`` (which is None)."""
+    if not isinstance(element.slice, cst.Index):
+        return False
+    value = element.slice.value
+    if isinstance(value, cst.Name) and value.value == "None":
+        return True
+    return isinstance(value, cst.Attribute) and bool(rw.ctx.qualified_names(value) & _NEWAXIS)
 
 
 def _is_ellipsis(element: cst.SubscriptElement) -> bool:
@@ -439,8 +490,8 @@ def _index_kind(rw, element: cst.SubscriptElement) -> str:
 # -- lookups ------------------------------------------------------------------------------------------
 
 
-def lookup(rw, table: Operand, ids: Operand, axis: int,
-           node) -> tuple[Array, cst.BaseExpression | None, cst.BaseExpression, cst.BaseExpression]:
+def lookup(rw, table: Operand, ids: Operand, axis: int, node, mode: str = "index", fill=None,
+           ) -> tuple[Array, cst.BaseExpression | None, cst.BaseExpression, cst.BaseExpression]:
     """``table`` indexed by ``ids`` along ``axis``: a masked local lookup where that dim is split.
 
     Returns the result, the replacement expression (None: keep the user's), the ids' node and
@@ -467,8 +518,10 @@ def lookup(rw, table: Operand, ids: Operand, axis: int,
         return Array(Layout(dims, axes, t.partial)), None, ids_node, table_node
     partial = t.partial | set(split)
     value = Array(Layout(dims, axes, frozenset(partial)), f"lookup in split '{t.dims[axis]}'")
-    new = call_template("{mr}.take({t}, {i}, axis={axis}, axis_name={axes})", mr=cst.Name(rw.ctx.mr),
-                        t=table_node, i=ids_node, axis=int_node(axis), axes=axes_node(split))
+    new = call_template("{mr}.take({t}, {i}, axis={axis}, axis_name={axes}, mode={mode}%s)"
+                        % (", fill_value={fill}" if fill is not None else ""), mr=cst.Name(rw.ctx.mr),
+                        t=table_node, i=ids_node, axis=int_node(axis), axes=axes_node(split),
+                        mode=cst.SimpleString(f'"{mode}"'), **({"fill": fill.node} if fill is not None else {}))
     rw._comments.append(f"masked local lookup in split '{t.dims[axis]}' of {rw.ctx.code(table.original)}; "
                         f"the result is a partial sum over {_axes(split)}")
     return value, new, ids_node, table_node
@@ -487,6 +540,24 @@ def _axes(axes) -> str:
     return " x ".join(f"'{a}'" for a in axes)
 
 
+#: jnp.take's modes, and what a missing or None mode means.
+_MODES = ("fill", "clip", "wrap")
+
+
+def _lookup_mode(rw, call: Call, mode_op, fill_op) -> tuple[str, Operand | None]:
+    """The ``mode=`` of a take (a literal, default ``fill``) and its ``fill_value=`` operand, if any."""
+    mode = "fill" if mode_op is None or _literal(mode_op) is None else _literal(mode_op)
+    if mode not in _MODES:
+        raise rw.error(UnsupportedError, mode_op.original, f"{call.name}(mode={rw.ctx.code(mode_op.original)})",
+                       "write the mode as a literal: mode=\"fill\", \"clip\" or \"wrap\"")
+    if fill_op is not None and _literal(fill_op) is None:
+        fill_op = None
+    if fill_op is not None and not isinstance(fill_op.value, Static):
+        raise rw.error(UnsupportedError, fill_op.original, f"{call.name}(fill_value=...) with an array",
+                       "fill with a Python scalar")
+    return mode, fill_op
+
+
 @op("jax.numpy.take")
 def _take(rw, call: Call):
     table, ids = call.arg(0, "a"), call.arg(1, "indices")
@@ -495,20 +566,22 @@ def _take(rw, call: Call):
         return _unknown_call(rw, call)
     if not isinstance(axis, int):
         raise rw.error(UnsupportedError, call.node, "jnp.take needs a literal axis=", "write axis=0")
-    for extra in ("mode", "fill_value", "unique_indices", "indices_are_sorted"):
-        if extra in call.kwargs and table.value.layout.axes[axis % table.value.layout.rank]:
-            raise rw.error(UnsupportedError, call.kwargs[extra].original, f"jnp.take({extra}=...) on a split dim",
-                           f"drop {extra}= (ids must be in range), or map the table's dim to no mesh axis")
-    value, new, ids_node, table_node = lookup(rw, table, ids, axis % table.value.layout.rank, call.node)
+    out = call.arg(3, "out")
+    if out is not None and _literal(out) is not None:
+        raise rw.error(UnsupportedError, out.original, "jnp.take(out=...)", "drop out=; JAX arrays are immutable")
+    # unique_indices= and indices_are_sorted= are promises about ids: the masked local lookup keeps the
+    # user's call where the table is whole, and needs neither where it is split.
+    mode, fill = _lookup_mode(rw, call, call.arg(4, "mode"), call.arg(7, "fill_value"))
+    value, new, ids_node, table_node = lookup(rw, table, ids, axis % table.value.layout.rank, call.node, mode, fill)
     if new is None:
-        return value, call.rebuild(rw, {0: table_node, 1: ids_node})
+        return value, call.rebuild(rw, {call.position(table): table_node, call.position(ids): ids_node})
     return value, new
 
 
 @op("jax.numpy.take_along_axis")
 def _take_along_axis(rw, call: Call):
     arr, idx = call.arg(0, "arr"), call.arg(1, "indices")
-    axis = _literal(call.arg(2, "axis"))
+    axis = _literal(call.arg(2, "axis")) if call.arg(2, "axis") is not None else -1
     if not isinstance(arr.value, Array) or not isinstance(idx.value, Array):
         return _unknown_call(rw, call)
     if not isinstance(axis, int):
@@ -544,9 +617,17 @@ def _take_along_axis(rw, call: Call):
                  for d in range(a.rank))
     axes = tuple(() if d == axis else chosen[letters[d]] for d in range(a.rank))
     if not split:
-        return Array(Layout(dims, axes, partial)), call.rebuild(rw, {0: arr_node, 1: idx_node})
-    new = call_template("{mr}.take_along_axis({a}, {i}, axis={axis}, axis_name={axes})", mr=cst.Name(rw.ctx.mr),
-                        a=arr_node, i=idx_node, axis=int_node(axis), axes=axes_node(split))
+        return Array(Layout(dims, axes, partial)), call.rebuild(rw, {call.position(arr): arr_node,
+                                                                     call.position(idx): idx_node})
+    mode, fill = _lookup_mode(rw, call, call.arg(3, "mode"), call.arg(4, "fill_value"))
+    wrap = call.kwargs.get("wrap_negative_indices")
+    if wrap is not None and _literal(wrap) not in (None, True):
+        raise rw.error(UnsupportedError, wrap.original, "take_along_axis(wrap_negative_indices=False) over a "
+                       f"split dim {a.dims[axis]!r}", "drop it (negative ids then wrap), or map the dim to no mesh axis")
+    new = call_template("{mr}.take_along_axis({a}, {i}, axis={axis}, axis_name={axes}, mode={mode}%s)"
+                        % (", fill_value={fill}" if fill is not None else ""), mr=cst.Name(rw.ctx.mr),
+                        a=arr_node, i=idx_node, axis=int_node(axis), axes=axes_node(split),
+                        mode=cst.SimpleString(f'"{mode}"'), **({"fill": fill.node} if fill is not None else {}))
     rw._comments.append(f"masked local take_along_axis over split '{a.dims[axis]}'; the result is a partial sum "
                         f"over {_axes(split)}")
     return Array(Layout(dims, axes, partial | frozenset(split)), f"lookup in split '{a.dims[axis]}'"), new
@@ -602,10 +683,8 @@ def _sampler(rw, call: Call, kind: str):
                            f"jax.random.{kind} with {rw.ctx.code(operand.original)!r} of layout "
                            f"{operand.value.layout.describe()}: a draw must not depend on how arrays are split",
                            "pass replicated keys and parameters, and the global shape (shape=x.shape)")
-    dims = _shape_dims(call.arg(position, keyword))
-    if dims is None:
-        return _unknown_call(rw, call)
-    return Array(Layout.replicated(dims)), call.rebuild(rw, {})
+    shape = call.arg(position, keyword)
+    return _built(_shape_dims(shape), shape), call.rebuild(rw, {})
 
 
 for _kind in _SAMPLERS:

@@ -18,8 +18,8 @@ from meshify.rewrite._plan import Step
 __all__ = ["axes_node", "apply_step", "call_template", "psum_statement", "comment_line", "int_node"]
 
 _STEP_TEMPLATES = {
-    "psum": "jax.lax.psum({x}, {axes})",
-    "psum_scatter": "jax.lax.psum_scatter({x}, {axes}, scatter_dimension={dim}, tiled=True)",
+    "psum": "{mr}.psum({x}, {axes})",
+    "psum_scatter": "{mr}.psum_scatter({x}, {axes}, scatter_dimension={dim})",
     "all_gather": "{mr}.all_gather({x}, {axes}, axis={dim})",
     "slice": "{mr}.local_block({x}, axis={dim}, axis_name={axes})",
     "all_to_all": "jax.lax.all_to_all({x}, {axes}, split_axis={to_dim}, concat_axis={dim}, tiled=True)",
@@ -87,9 +87,9 @@ def call_template(template: str, **nodes: cst.CSTNode) -> cst.BaseExpression:
     return parse_template_expression(template, **nodes)
 
 
-def psum_statement(name: str, axes: Sequence[str]) -> cst.BaseStatement:
-    """``name = jax.lax.psum(name, axes)``: a deferred partial sum materialised in place."""
-    return parse_template_statement("{name} = jax.lax.psum({name}, {axes})", name=cst.Name(name),
+def psum_statement(name: str, axes: Sequence[str], mr: str) -> cst.BaseStatement:
+    """``name = mr.psum(name, axes)``: a deferred partial sum materialised in place."""
+    return parse_template_statement("{name} = {mr}.psum({name}, {axes})", name=cst.Name(name), mr=cst.Name(mr),
                                     axes=axes_node(axes))
 
 

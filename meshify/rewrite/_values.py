@@ -37,6 +37,9 @@ class Static:
     size_of: str | None = None
     #: The dims whose global sizes this tuple holds, when it came from ``x.shape``.
     shape_of: tuple[str, ...] | None = None
+    #: The @mesh function's static parameter this value is (``self``, ``cfg``): the attributes read
+    #: off it are checked at call time (an array there would be baked in as a constant).
+    param: str | None = None
 
     @classmethod
     def of(cls, value: object) -> Static:
@@ -45,7 +48,13 @@ class Static:
 
 @dataclass(frozen=True, slots=True)
 class Opaque:
-    """An array whose dims meshify cannot infer; it is replicated (never split or partial)."""
+    """An array whose dims meshify cannot infer; it is replicated (never split or partial).
+
+    ``shape`` is its global shape where the code spells it out (``jnp.zeros((4, 8))``):
+    broadcast against named arrays, each entry takes the dim it lines up with.
+    """
+
+    shape: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)

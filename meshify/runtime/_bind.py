@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import jax
+import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 
 from meshify._bound import BoundMethod
@@ -53,7 +54,7 @@ class TreeSpec:
     """A pytree argument (NamedTuple, dataclass or dict): each field's ArgSpec or TreeSpec."""
 
     cls: type
-    kind: str  # "namedtuple", "dataclass" or "dict"
+    kind: str  # "namedtuple", "dataclass", "dict" or "tuple"
     fields: Mapping[str, ArgSpec | TreeSpec]
 
     def leaves(self, path: str) -> list[tuple[str, ArgSpec]]:
@@ -67,8 +68,14 @@ class TreeSpec:
         out = []
         for name, spec in self.fields.items():
             try:
-                field = value[name] if self.kind == "dict" else getattr(value, name)
-            except (KeyError, AttributeError, TypeError):
+                if self.kind == "tuple" and len(value) != len(self.fields):
+                    raise TypeError
+                field = value[name] if self.kind == "dict" else value[int(name)] if self.kind == "tuple" \
+                    else getattr(value, name)
+            except (KeyError, AttributeError, TypeError, IndexError):
+                if self.kind == "tuple":
+                    raise CallError(f"argument {path!r} should be a tuple of {len(self.fields)} arrays, got "
+                                    f"{type(value).__name__}", fix=f"pass {len(self.fields)} arrays") from None
                 raise CallError(f"argument {path!r} should be a {self.cls.__name__} with field {name!r}, "
                                 f"got {type(value).__name__}",
                                 fix=f"pass a {self.cls.__name__}(...)") from None
@@ -78,6 +85,8 @@ class TreeSpec:
     def unflatten(self, leaves: Iterator[Any]) -> Any:
         values = {name: spec.unflatten(leaves) if isinstance(spec, TreeSpec) else next(leaves)
                   for name, spec in self.fields.items()}
+        if self.kind == "tuple":
+            return tuple(values.values())
         return dict(values) if self.kind == "dict" else self.cls(**values)
 
 
@@ -104,8 +113,12 @@ class Sharded:
     """
 
     def __init__(self, local: Callable[..., Any], mesh_spec: MeshSpec, args: Mapping[str, ArgSpec],
-                 out_specs: Any, *, devices: Sequence[jax.Device] | None = None) -> None:
+                 out_specs: Any, *, devices: Sequence[jax.Device] | None = None,
+                 reads: Mapping[str, Mapping[str, tuple[str, ...] | None]] | None = None) -> None:
         self.local = local
+        #: Static parameter -> attribute the body reads off it (``self.w``) -> the dims a hint pins it to,
+        #: or None (then it must not be an array of rank > 0).  Arrays there are inputs of every call.
+        self.reads = {name: dict(attrs) for name, attrs in (reads or {}).items()}
         self.mesh_spec = mesh_spec
         self.args = dict(args)
         self.leaf_specs: dict[str, ArgSpec] = dict(
@@ -158,11 +171,55 @@ class Sharded:
         bound.apply_defaults()
         arrays = self._flatten(bound)
         statics = tuple((n, v) for n, v in bound.arguments.items() if n not in self.args)
-        if any(isinstance(a, jax.core.Tracer) for a in jax.tree.leaves(arrays)):
+        reads = self._check_statics(statics)
+        names = tuple((param, attr) for param, attr, _ in reads)
+        extra = [value for _, _, value in reads]
+        if any(isinstance(a, jax.core.Tracer) for a in jax.tree.leaves([arrays, extra])):
             self._check(arrays)
-            return self._program(statics)[0](*arrays)
-        placed = self._place(arrays)
-        return self._program(statics)[1](*placed)
+            return self._program(statics, names)[0](*arrays, *extra)
+        placed = self._place(arrays) + [from_host(v, NamedSharding(self.mesh, PartitionSpec())) for v in extra]
+        return self._program(statics, names)[1](*placed)
+
+    def _check_statics(self, statics: tuple[tuple[str, Any], ...]) -> list[tuple[str, str, Any]]:
+        """A parameter without a Tensor hint is a static Python value: an array there (or inside a
+        tuple, list or dict there) would be closed over whole on every device, which is wrong as
+        soon as it meets a split one; it is refused, pointing at the parameter.
+
+        Returns ``(param, attribute, array)`` for each array the body reads off a static argument
+        (``self.w``): those are inputs of this call, so a later ``self.w = ...`` is seen."""
+        reads = []
+        for name, value in statics:
+            for attr, dims in self.reads.get(name, {}).items():
+                read = getattr(value, attr, None)
+                if not isinstance(read, jax.Array | np.ndarray):
+                    if any(isinstance(leaf, jax.Array | np.ndarray) for leaf in jax.tree.leaves(read)):
+                        raise self._placed(CallError(
+                            f"{self.__name__}(): {name}.{attr} is a {type(read).__name__} holding arrays, read off "
+                            f"static argument {name!r}", fix=f"pass its arrays as arguments with Tensor hints"),
+                            name) from None
+                    continue
+                if dims is None and read.ndim:
+                    raise self._placed(CallError(
+                        f"{self.__name__}(): {name}.{attr} is an array of shape {tuple(read.shape)}, read off static "
+                        f"argument {name!r} without a Tensor hint, so meshify cannot tell how it lines up with "
+                        "split arrays", fix=f"name its dims where it is read: {attr}: Tensor[...] = {name}.{attr}"),
+                        name) from None
+                if dims is not None and read.ndim != len(dims):
+                    raise self._placed(CallError(
+                        f"{self.__name__}(): {name}.{attr} has shape {tuple(read.shape)} but its hint names "
+                        f"{len(dims)} dims {list(dims)}", fix="fix the hint where it is read"), name) from None
+                reads.append((name, attr, read))
+            leaves = jax.tree.leaves(value)
+            found = next((leaf for leaf in leaves if isinstance(leaf, jax.Array | np.ndarray)), None)
+            if found is None:
+                continue
+            where = "" if found is value else f" (an array of shape {tuple(found.shape)} inside it)"
+            raise self._placed(CallError(
+                f"{self.__name__}(): argument {name!r} is {type(value).__name__}{where} but has no Tensor hint, "
+                "so meshify takes it as a static Python value",
+                fix=f"name its dims: {name}: Tensor[...] (a tuple or dict of arrays: a NamedTuple or dataclass "
+                    "with a Tensor hint per field), or pass a Python number"), name) from None
+        return reads
 
     def __get__(self, instance: Any, owner: type | None = None) -> Any:
         """On a class, ``obj.method`` passes ``obj`` as the first (static) argument."""
@@ -181,16 +238,19 @@ class Sharded:
         it = iter(leaves)
         return {name: spec.unflatten(it) if isinstance(spec, TreeSpec) else next(it) for name, spec in self.args.items()}
 
-    def _program(self, statics: tuple[tuple[str, Any], ...]) -> tuple[Callable, Callable]:
-        """The shard_map (and its jit) for these static values, cached when they are hashable."""
+    def _program(self, statics: tuple[tuple[str, Any], ...],
+                 reads: tuple[tuple[str, str], ...] = ()) -> tuple[Callable, Callable]:
+        """The shard_map (and its jit) for these static values, cached when they are hashable;
+        ``reads`` names the arrays read off statics that come in after the arguments' leaves."""
         try:
             hash(statics)
         except TypeError:  # unhashable static values (a dict config): build afresh each call
             self._warn_unhashable(statics)
-            return self._build_program(statics)
-        if statics not in self._programs:
-            self._programs[statics] = self._build_program(statics)
-        return self._programs[statics]
+            return self._build_program(statics, reads)
+        key = (statics, reads)
+        if key not in self._programs:
+            self._programs[key] = self._build_program(statics, reads)
+        return self._programs[key]
 
     def _warn_unhashable(self, statics: tuple[tuple[str, Any], ...]) -> None:
         """Once per function: an unhashable static value means a new program (and an XLA compile)
@@ -209,14 +269,22 @@ class Sharded:
                       "NamedTuple, a frozen dataclass), or call it inside jax.jit", RuntimeWarning,
                       stacklevel=_user_stacklevel())
 
-    def _build_program(self, statics: tuple[tuple[str, Any], ...]) -> tuple[Callable, Callable]:
+    def _build_program(self, statics: tuple[tuple[str, Any], ...],
+                       reads: tuple[tuple[str, str], ...] = ()) -> tuple[Callable, Callable]:
         static_kwargs = dict(statics)
+        n = len(self.leaf_specs)
 
         def local(*leaves: Any) -> Any:
-            return self.local(**self._unflatten(leaves), **static_kwargs)
+            kwargs = dict(static_kwargs)
+            attrs: dict[str, dict[str, Any]] = {}
+            for (param, attr), leaf in zip(reads, leaves[n:]):
+                attrs.setdefault(param, {})[attr] = leaf
+            for param, arrays in attrs.items():
+                kwargs[param] = _WithArrays(static_kwargs[param], arrays)
+            return self.local(**self._unflatten(leaves[:n]), **kwargs)
 
-        mapped = jax.shard_map(local, mesh=self.mesh, in_specs=tuple(s.spec for s in self.leaf_specs.values()),
-                               out_specs=self.out_specs, check_vma=True)
+        in_specs = (*(s.spec for s in self.leaf_specs.values()), *(PartitionSpec() for _ in reads))
+        mapped = jax.shard_map(local, mesh=self.mesh, in_specs=in_specs, out_specs=self.out_specs, check_vma=True)
         return mapped, jax.jit(mapped)
 
     @property
@@ -246,8 +314,10 @@ class Sharded:
         bound = self._signature.bind(*args, **kwargs)
         bound.apply_defaults()
         statics = tuple((n, v) for n, v in bound.arguments.items() if n not in self.args)
+        reads = self._check_statics(statics)
         placed = self._place(self._flatten(bound))
-        return self._program(statics)[1].lower(*placed)
+        extra = [from_host(v, NamedSharding(self.mesh, PartitionSpec())) for _, _, v in reads]
+        return self._program(statics, tuple((p, a) for p, a, _ in reads))[1].lower(*placed, *extra)
 
     def _place(self, arrays: Sequence[Any]) -> list[jax.Array]:
         """Checks the arrays, then puts each on the mesh in its sharding (see ``from_host``).
@@ -311,12 +381,32 @@ class Sharded:
                     "or change the mesh or the layout rules"), culprit.split(".")[0] or None)
 
 
+class _WithArrays:
+    """A static argument as the program sees it: the array attributes it reads (``self.w``) are the
+    program's inputs of this call; every other attribute is the object's own."""
+
+    __slots__ = ("_obj", "_arrays")
+
+    def __init__(self, obj: Any, arrays: dict[str, Any]) -> None:
+        object.__setattr__(self, "_obj", obj)
+        object.__setattr__(self, "_arrays", arrays)
+
+    def __getattr__(self, name: str) -> Any:
+        arrays = object.__getattribute__(self, "_arrays")
+        if name in arrays:
+            return arrays[name]
+        return getattr(object.__getattribute__(self, "_obj"), name)
+
+
 def bind(local: Callable[..., Any], mesh: MeshSpec, args: Mapping[str, ArgSpec], out_specs: Any,
-         *, devices: Sequence[jax.Device] | None = None) -> Sharded:
+         *, devices: Sequence[jax.Device] | None = None,
+         reads: Mapping[str, Mapping[str, tuple[str, ...] | None]] | None = None) -> Sharded:
     """Wraps a per-device function as a global sharded callable (see :class:`Sharded`)."""
-    return Sharded(local, mesh, args, out_specs, devices=devices)
+    return Sharded(local, mesh, args, out_specs, devices=devices, reads=reads)
 
 
-def sharded(mesh: MeshSpec, args: Mapping[str, ArgSpec], out_specs: Any) -> Callable[[Callable], Sharded]:
-    """Decorator form of :func:`bind`, used by generated code."""
-    return lambda local: bind(local, mesh, args, out_specs)
+def sharded(mesh: MeshSpec, args: Mapping[str, ArgSpec], out_specs: Any,
+            reads: Mapping[str, Mapping[str, tuple[str, ...] | None]] | None = None) -> Callable[[Callable], Sharded]:
+    """Decorator form of :func:`bind`, used by generated code; ``reads`` names the attributes the
+    function reads off its static arguments, checked at each call to hold no array."""
+    return lambda local: bind(local, mesh, args, out_specs, reads=reads)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import jax
 import jax.numpy as jnp
 
-__all__ = ["all_gather", "local_block", "take", "take_along_axis", "one_hot", "pmax", "pmin", "max", "min", "softmax",
+__all__ = ["shard_size", "psum", "psum_scatter", "all_gather", "local_block", "take", "take_along_axis", "one_hot", "pmax", "pmin", "max", "min", "softmax",
            "log_softmax", "logsumexp", "global_shape"]
 
 AxisName = str | tuple[str, ...]
@@ -21,9 +21,48 @@ AxisName = str | tuple[str, ...]
 def local_block(x: jax.Array, axis: int, axis_name: AxisName) -> jax.Array:
     """This device's block of ``x`` along ``axis``, split over ``axis_name``: a free local slice."""
     n = jax.lax.axis_size(axis_name)
+    if x.shape[axis] % n:
+        from meshify.errors import CallError
+
+        raise CallError(f"cannot split axis {axis} of a {list(x.shape)} array over mesh axis {axis_name!r}: its size "
+                        f"{x.shape[axis]} is not a multiple of the {n} devices",
+                        fix="make that dim's size a multiple of the mesh axis (a head count, a reshape size), or map "
+                            "the dim to a smaller mesh axis in the layout rules")
     size = x.shape[axis] // n
     start = jax.lax.axis_index(axis_name) * size
     return jax.lax.dynamic_slice_in_dim(x, start, size, axis)
+
+
+#: Float types whose partial sums are added in float32, as ``jnp.sum`` accumulates them.
+_LOW_PRECISION = (jnp.float16, jnp.bfloat16)
+
+
+def shard_size(size: int, shards: int, dim: str) -> int:
+    """The per-device size of ``dim`` in a reshape, whose global ``size`` is known only at trace time."""
+    if not isinstance(size, int) or size % shards:
+        from meshify.errors import CallError
+
+        raise CallError(f"reshape size {size!r} of dim {dim!r} is not divisible by the {shards} shards it is split "
+                        "into", fix=f"choose a size of {dim!r} that is a multiple of {shards}, or map {dim!r} to "
+                                    "fewer devices (layout rules)")
+    return size // shards
+
+
+def psum(x: jax.Array, axis_name: AxisName) -> jax.Array:
+    """``jax.lax.psum``; float16/bfloat16 partial sums are added in float32 and cast back, as
+    ``jnp.sum`` does on one device (so a sum that fits is not lost to an overflow on the way)."""
+    if x.dtype in _LOW_PRECISION:
+        return jax.lax.psum(x.astype(jnp.float32), axis_name).astype(x.dtype)
+    return jax.lax.psum(x, axis_name)
+
+
+def psum_scatter(x: jax.Array, axis_name: AxisName, scatter_dimension: int) -> jax.Array:
+    """``jax.lax.psum_scatter(..., tiled=True)``, accumulating low-precision floats like :func:`psum`."""
+    if x.dtype in _LOW_PRECISION:
+        summed = jax.lax.psum_scatter(x.astype(jnp.float32), axis_name, scatter_dimension=scatter_dimension,
+                                      tiled=True)
+        return summed.astype(x.dtype)
+    return jax.lax.psum_scatter(x, axis_name, scatter_dimension=scatter_dimension, tiled=True)
 
 
 def all_gather(x: jax.Array, axis_name: AxisName, axis: int) -> jax.Array:
@@ -149,27 +188,75 @@ def _block_offset(axis_name: AxisName, local_size: int) -> jax.Array:
     return jax.lax.axis_index(axis_name) * local_size
 
 
-def take(table: jax.Array, ids: jax.Array, axis: int, axis_name: AxisName) -> jax.Array:
-    """``jnp.take(table, ids, axis)`` where ``table``'s ``axis`` is split over ``axis_name``.
+def _lookup_ids(ids: jax.Array, size: int, mode: str) -> tuple[jax.Array, jax.Array | None]:
+    """Global ids as jnp would read them for a dim of ``size``, and which are in range (None: all).
+
+    ``index``: ``x[ids]`` (negatives wrap, then clamped); ``fill``: ``jnp.take``'s default
+    (negatives from -size wrap, the rest out of range); ``clip``: clamped, negatives too;
+    ``wrap``: modulo ``size``.
+    """
+    if mode == "clip":
+        return jnp.clip(ids, 0, size - 1), None
+    if mode == "wrap":
+        return jnp.mod(ids, size), None
+    ids = jnp.where(ids < 0, ids + size, ids)
+    if mode == "index":
+        return jnp.clip(ids, 0, size - 1), None
+    return ids, (ids >= 0) & (ids < size)
+
+
+def _fill(dtype, fill_value):
+    """``jnp.take``'s fill for out-of-range ids: NaN for inexact types, the lowest (signed), highest
+    (unsigned) or True (bool) value otherwise, unless given."""
+    if fill_value is not None:
+        return jnp.asarray(fill_value, dtype)
+    if jnp.issubdtype(dtype, jnp.inexact):
+        return jnp.asarray(jnp.nan, dtype)
+    if jnp.issubdtype(dtype, jnp.bool_):
+        return jnp.asarray(True, dtype)
+    info = jnp.iinfo(dtype)
+    return jnp.asarray(info.min if jnp.issubdtype(dtype, jnp.signedinteger) else info.max, dtype)
+
+
+def _masked(found: jax.Array, mine: jax.Array, valid: jax.Array | None, axis_name: AxisName,
+            fill_value) -> jax.Array:
+    """This device's share of a lookup's partial sum: its own rows, zeros elsewhere, and (on the first
+    device of ``axis_name`` only) the fill value where an id is out of range."""
+    out = jnp.where(mine, found, jnp.zeros((), found.dtype))
+    if valid is None:
+        return out
+    first = jax.lax.axis_index(axis_name) == 0
+    return jnp.where(valid | ~first, out, _fill(found.dtype, fill_value))
+
+
+def take(table: jax.Array, ids: jax.Array, axis: int, axis_name: AxisName, mode: str = "fill",
+         fill_value=None) -> jax.Array:
+    """``jnp.take(table, ids, axis, mode=mode)`` (``mode="index"``: ``table[ids]``) where ``table``'s
+    ``axis`` is split over ``axis_name``.
 
     Each device looks up the ids that fall in its block and writes zeros elsewhere; the
     result is a partial sum over ``axis_name`` (the caller psums it, as late as it can).
+    Out-of-range ids follow ``mode`` exactly as on one device.
     """
     local = table.shape[axis]
+    ids, valid = _lookup_ids(ids, local * jax.lax.axis_size(axis_name), mode)
     shifted = ids - _block_offset(axis_name, local)
     mine = (shifted >= 0) & (shifted < local)
     found = jnp.take(table, jnp.where(mine, shifted, 0), axis=axis)
-    mask = jnp.expand_dims(mine, tuple(range(axis + ids.ndim, found.ndim)) + tuple(range(axis)))
-    return jnp.where(mask, found, jnp.zeros((), found.dtype))
+    expand = tuple(range(axis + ids.ndim, found.ndim)) + tuple(range(axis))
+    valid = None if valid is None else jnp.expand_dims(valid, expand)
+    return _masked(found, jnp.expand_dims(mine, expand), valid, axis_name, fill_value)
 
 
-def take_along_axis(arr: jax.Array, ids: jax.Array, axis: int, axis_name: AxisName) -> jax.Array:
+def take_along_axis(arr: jax.Array, ids: jax.Array, axis: int, axis_name: AxisName, mode: str = "fill",
+                    fill_value=None) -> jax.Array:
     """``jnp.take_along_axis`` over a dim split over ``axis_name``: masked, a partial sum."""
     local = arr.shape[axis]
+    ids, valid = _lookup_ids(ids, local * jax.lax.axis_size(axis_name), mode)
     shifted = ids - _block_offset(axis_name, local)
     mine = (shifted >= 0) & (shifted < local)
     found = jnp.take_along_axis(arr, jnp.where(mine, shifted, 0), axis=axis)
-    return jnp.where(mine, found, jnp.zeros((), found.dtype))
+    return _masked(found, mine, valid, axis_name, fill_value)
 
 
 def one_hot(x: jax.Array, num_classes: int, axis_name: AxisName, dtype=jnp.float32) -> jax.Array:

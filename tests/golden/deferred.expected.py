@@ -24,7 +24,7 @@ def two_heads(x: Tensor["batch", "d_in"],
     b = jnp.dot(x, wb)
     s = 0.5 * (a + b)
     # meshify: psum over 'model': s is a partial sum (contracted 'd_in' split); gelu needs it whole
-    s = jax.lax.psum(s, "model")
+    s = mr.psum(s, "model")
     return jax.nn.gelu(s)
 
 
@@ -40,7 +40,7 @@ def scatter_out(x: Tensor["batch", "d_in"],
                 w: Tensor["d_in", "d_hidden"]) -> Tensor["batch", "d_hidden"]:
     # The output wants no split, so psum.
     # meshify: psum over 'model': x @ w is a partial sum (contracted 'd_in' split); the return hint needs it whole
-    return jax.lax.psum(x @ w, "model")
+    return mr.psum(x @ w, "model")
 
 
 @mr.sharded(
@@ -55,5 +55,5 @@ def sequence_parallel(x: Tensor["batch", "length", "d_in"],
                       w: Tensor["d_in", "d_out"]) -> Tensor["batch", "seq", "d_out"]:
     # Renaming 'length' to 'seq' (split over 'model') turns the psum into a psum_scatter.
     # meshify: psum_scatter over 'model': jnp.einsum("bli,io->blo", x, w) is a partial sum (contracted 'd_in' split); y's hint [batch, seq, d_out] wants dim 'seq' split, so reduce and split in one step
-    y: Tensor["batch", "seq", "d_out"] = jax.lax.psum_scatter(jnp.einsum("bli,io->blo", x, w), "model", scatter_dimension=1, tiled=True)
+    y: Tensor["batch", "seq", "d_out"] = mr.psum_scatter(jnp.einsum("bli,io->blo", x, w), "model", scatter_dimension=1)
     return y

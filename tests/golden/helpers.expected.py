@@ -28,11 +28,11 @@ def layer_norm__x_model__model(x, g, eps=1e-5):
     # meshify: mean over split 'd_model': local mean / 4 shards, summed later
     mu = (x.mean(-1, keepdims=True) / 4)
     # meshify: psum over 'model': mu is a partial sum (reduced 'd_model' split); '-' needs it whole
-    mu = jax.lax.psum(mu, "model")
+    mu = mr.psum(mu, "model")
     # meshify: mean over split 'd_model': local mean / 4 shards, summed later
     var = (((x - mu) ** 2).mean(-1, keepdims=True) / 4)
     # meshify: psum over 'model': var is a partial sum (reduced 'd_model' split); '+' needs it whole
-    var = jax.lax.psum(var, "model")
+    var = mr.psum(var, "model")
     return (x - mu) / jnp.sqrt(var + eps) * g
 
 
@@ -65,9 +65,9 @@ def block(x: Tensor["batch", "d_model"], g: Tensor["d_model"],
           w1: Tensor["d_model", "d_ff"], w2: Tensor["d_ff", "d_model"]) -> Tensor["batch", "d_model"]:
     # The partial sum leaves mlp() and is reduced once, at the residual add.
     # meshify: psum over 'model': mlp(layer_norm(x, g), w1, w2) is a partial sum (contracted 'd_ff' split); '+' needs it whole
-    x = x + jax.lax.psum(mlp__batch_x__x_model__model_x(layer_norm__batch_x__x(x, g), w1, w2), "model")
+    x = x + mr.psum(mlp__batch_x__x_model__model_x(layer_norm__batch_x__x(x, g), w1, w2), "model")
     # meshify: psum over 'model': mlp(layer_norm(x, g), w1, w2) is a partial sum (contracted 'd_ff' split); '+' needs it whole
-    return x + jax.lax.psum(mlp__batch_x__x_model__model_x(layer_norm__batch_x__x(x, g), w1, w2), "model")
+    return x + mr.psum(mlp__batch_x__x_model__model_x(layer_norm__batch_x__x(x, g), w1, w2), "model")
 
 
 @mr.sharded(

@@ -23,7 +23,7 @@ def stats(logits: Tensor["batch", "vocab"]) -> tuple[Tensor["batch"], Tensor["ba
     # meshify: softmax over split 'vocab': local max, pmax, local sum of exp, psum over 'model'
     p = mr.softmax(logits, axis=1, axis_name="model")
     # meshify: psum over 'model': mu is a partial sum (reduced 'vocab' split); '-' needs it whole
-    mu = jax.lax.psum(mu, "model")
+    mu = mr.psum(mu, "model")
     # meshify: logsumexp over split 'vocab': local max, pmax, local sum of exp, psum over 'model'
     return m, mu - mr.logsumexp(logits, axis=1, axis_name="model"), p
 
@@ -40,5 +40,5 @@ def scaled(x: Tensor["batch", "model"], w: Tensor["model", "d"]) -> Tensor["batc
     n = (x.shape[1] * 4)
     y = es("bm,md->bd", x, w) / n
     # meshify: psum over 'model': y is a partial sum (contracted 'model' split); the return hint needs it whole
-    y = jax.lax.psum(y, "model")
+    y = mr.psum(y, "model")
     return y
