@@ -194,12 +194,15 @@ class StructHint:
     """A pytree argument's class and its fields' hints (dims, or a nested StructHint)."""
 
     cls: str
-    kind: str  # "namedtuple", "dataclass" or "dict"
+    kind: str  # "namedtuple", "dataclass", "dict" or "tuple"
     fields: tuple[tuple[str, tuple[str, ...] | StructHint], ...]
 
 
 def read_struct(ctx: ModuleContext, node: cst.BaseExpression, seen: tuple[str, ...] = ()) -> StructHint | None:
-    """The fields of a hint naming a module-level NamedTuple, dataclass or TypedDict, else None."""
+    """The fields of a hint naming a module-level NamedTuple, dataclass or TypedDict, or of a
+    ``tuple[Tensor[...], ...]`` of a fixed length (fields "0", "1", ...), else None."""
+    if isinstance(node, cst.Subscript) and ctx.qualified_names(node.value) & _TUPLE:
+        return _tuple_struct(ctx, node, seen)
     if not isinstance(node, cst.Name):
         return None
     cls = ctx.classes.get(node.value)
@@ -228,6 +231,27 @@ def read_struct(ctx: ModuleContext, node: cst.BaseExpression, seen: tuple[str, .
                             "every field of a pytree argument needs a Tensor[...] hint (or a nested "
                             "NamedTuple/dataclass); keep static values in a separate config argument")
     return StructHint(node.value, kind, tuple(fields))  # type: ignore[arg-type]
+
+
+_TUPLE = frozenset({"tuple", "typing.Tuple"})
+
+
+def _tuple_struct(ctx: ModuleContext, node: cst.Subscript, seen: tuple[str, ...]) -> StructHint | None:
+    """``tuple[Tensor["b", "d"], Tensor["b", "d"]]``: each item an array (or a nested pytree)."""
+    fields: list[tuple[str, tuple[str, ...] | StructHint]] = []
+    for i, element in enumerate(node.slice):
+        if not isinstance(element.slice, cst.Index):
+            return None
+        hint = element.slice.value
+        if isinstance(hint, cst.Ellipsis):
+            raise ctx.error(AnnotationError, hint, "a tuple hint of any length (tuple[X, ...])",
+                            "name each item: tuple[Tensor[...], Tensor[...]], or use a NamedTuple")
+        dims = read_dims(ctx, hint)
+        inner = None if dims is not None else read_struct(ctx, hint, seen)
+        if dims is None and inner is None:
+            return None  # a tuple of static values
+        fields.append((str(i), dims if dims is not None else inner))
+    return StructHint("tuple", "tuple", tuple(fields)) if fields else None
 
 
 def _struct_kind(ctx: ModuleContext, cls: cst.ClassDef) -> str | None:
