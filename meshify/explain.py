@@ -21,6 +21,7 @@ import libcst as cst
 
 from meshify.annotate._types import BROADCAST, Layout, MeshSpec
 from meshify.errors import AnnotationError, LayoutError, MeshifyError, SourceSpan
+from meshify.rewrite._collectives import collective
 from meshify.rewrite._context import ModuleContext, parse_context
 from meshify.rewrite._driver import mesh_functions
 from meshify.rewrite._hints import is_integer_hint, read_mesh_decorator, read_mesh_dims
@@ -29,10 +30,6 @@ from meshify.rewrite._values import TracedLoop
 
 __all__ = ["ArgReport", "CollectiveReport", "FunctionReport", "ValueReport", "explain_source", "parse_dims"]
 
-_ALL_REDUCES = {"psum": 1, "pmax": 1, "pmin": 1, "softmax": 2, "log_softmax": 2, "logsumexp": 2}
-_HLO_KIND = {"psum": "all-reduce", "pmax": "all-reduce", "pmin": "all-reduce", "softmax": "all-reduce",
-             "log_softmax": "all-reduce", "logsumexp": "all-reduce", "psum_scatter": "reduce-scatter",
-             "all_gather": "all-gather", "all_to_all": "all-to-all"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,13 +158,8 @@ class _Sizer:
 
 
 def _collective_bytes(kind: str, axes: tuple[str, ...], layout: Layout, sizer: _Sizer) -> int:
-    local = sizer.bytes(layout)
-    shards = sizer.mesh.size(axes)
-    if kind == "psum_scatter":
-        return local // shards
-    if kind == "all_gather":
-        return local * shards
-    return local * _ALL_REDUCES.get(kind, 1)
+    c = collective(kind)
+    return c.result_bytes(sizer.bytes(layout), sizer.mesh.size(axes)) * c.instructions
 
 
 def _trips(loops, sizes: dict[str, int], where: str, line: int, traced: bool = True) -> int:
@@ -237,15 +229,15 @@ def _report(ctx: ModuleContext, fn: cst.FunctionDef, plan: FunctionPlan, sizes: 
         report.values.append(ValueReport(binding.line, binding.name, binding.layout.describe(),
                                          sizer.local_shape(binding.layout), sizer.bytes(binding.layout)))
     for record in plan.records:
-        if record.kind == "slice":
+        c = collective(record.kind)
+        if not c.communicates:
             continue
         repeat = _trips(record.loops, sizes, sizer.where, record.line)
         copies = _trips(record.loops, sizes, sizer.where, record.line, traced=False)
-        count = _ALL_REDUCES.get(record.kind, 1) * repeat
         size = _collective_bytes(record.kind, record.axes, record.layout, sizer)
         report.collectives.append(CollectiveReport(
-            record.line, record.kind, _HLO_KIND[record.kind], count, record.axes, record.dim,
-            size * repeat, record.reason, _ALL_REDUCES.get(record.kind, 1) * copies, size * copies))
+            record.line, record.kind, c.hlo, c.instructions * repeat, record.axes, record.dim,  # type: ignore[arg-type]
+            size * repeat, record.reason, c.instructions * copies, size * copies))
     return report
 
 

@@ -24,6 +24,7 @@ import libcst as cst
 
 from meshify.annotate._types import BROADCAST, Layout, MeshSpec, Rules
 from meshify.errors import LayoutError, MeshifyError, UnsupportedError
+from meshify.rewrite._collectives import collective
 from meshify.rewrite._context import ModuleContext
 from meshify.rewrite._hints import StructHint, read_dims, read_return_dims, read_struct
 from meshify.rewrite._ops import binary_operator, evaluate
@@ -680,20 +681,11 @@ class FunctionRewriter:
         self.records.append(Record(self._line, kind, axes, dim, reason, layout, tuple(self._loops)))
 
     def _reason(self, step: Step, op: Operand, source: Layout, purpose: str) -> str:
-        what = _short(self.ctx.code(op.original))
-        axes = _axes_text(step.axes)
-        if step.kind == "psum":
-            return f"psum over {axes}: {what} is a partial sum{_origin(op)}; {purpose} needs it whole"
-        dim = source.dims[step.dim]
-        if step.kind == "psum_scatter":
-            return (f"psum_scatter over {axes}: {what} is a partial sum{_origin(op)}; {purpose} "
-                    f"wants dim '{dim}' split, so reduce and split in one step")
-        if step.kind == "all_gather":
-            return f"all_gather over {axes}: {purpose} needs dim '{dim}' of {what} whole"
-        if step.kind == "slice":
-            return f"local slice over {axes} (no communication): {purpose} wants dim '{dim}' of {what} split"
-        to = source.dims[step.to_dim]
-        return f"all_to_all over {axes}: {purpose} wants {what} split along '{to}' instead of '{dim}'"
+        reason = collective(step.kind).reason
+        assert reason is not None, step
+        dim = source.dims[step.dim] if step.dim >= 0 else ""
+        to = source.dims[step.to_dim] if step.to_dim >= 0 else ""
+        return reason(_short(self.ctx.code(op.original)), step.axes, dim, to, purpose, _origin(op))
 
     # -- expressions ------------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from meshify.annotate._types import Axes, Layout, MeshSpec
+from meshify.rewrite._collectives import collective
 
 __all__ = ["Step", "plan_conversion", "choose_splits", "step_result"]
 
@@ -22,7 +23,7 @@ __all__ = ["Step", "plan_conversion", "choose_splits", "step_result"]
 class Step:
     """One collective (or local slice) on one value.
 
-    kind: ``psum``, ``psum_scatter``, ``all_gather``, ``slice`` or ``all_to_all``.
+    kind: one of :data:`meshify.rewrite._collectives.STEP_KINDS`.
     axes: the mesh axes it runs over (major first).
     dim: the dim it acts on (for ``all_to_all``: the dim that is gathered).
     to_dim: for ``all_to_all``, the dim that becomes split.
@@ -35,7 +36,7 @@ class Step:
 
     @property
     def is_communication(self) -> bool:
-        return self.kind != "slice"
+        return collective(self.kind).communicates
 
 
 def plan_conversion(src: Layout, dst: Layout, mesh: MeshSpec) -> list[Step]:
@@ -148,18 +149,6 @@ def choose_splits(letters: Sequence[str], candidates: dict[str, list[Axes]],
 
 def step_result(step: Step, layout: Layout) -> Layout:
     """The layout a value has after ``step``."""
-    axes = list(layout.axes)
-    partial = set(layout.partial)
-    if step.kind == "psum":
-        partial -= set(step.axes)
-    elif step.kind == "psum_scatter":
-        partial -= set(step.axes)
-        axes[step.dim] = axes[step.dim] + step.axes
-    elif step.kind == "all_gather":
-        axes[step.dim] = axes[step.dim][: len(axes[step.dim]) - len(step.axes)]
-    elif step.kind == "slice":
-        axes[step.dim] = axes[step.dim] + step.axes
-    elif step.kind == "all_to_all":
-        axes[step.dim] = axes[step.dim][:-1]
-        axes[step.to_dim] = axes[step.to_dim] + step.axes
-    return Layout(layout.dims, tuple(axes), frozenset(partial))
+    effect = collective(step.kind).effect
+    assert effect is not None, step
+    return effect(layout, step.axes, step.dim, step.to_dim)

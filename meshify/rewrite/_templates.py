@@ -1,8 +1,8 @@
 """The code meshify inserts, written once each as a template.
 
 Placeholders in braces are CST nodes; ``axes`` renders a mesh axis as ``"model"`` and
-several as ``("batch", "model")``.  Every inserted call goes through this module, so a
-reviewer finds the whole vocabulary of generated code here.
+several as ``("batch", "model")``.  Planner steps take their template from their
+:class:`~meshify.rewrite._collectives.Collective`; op rules pass theirs to :func:`call_template`.
 """
 
 from __future__ import annotations
@@ -13,18 +13,10 @@ from collections.abc import Sequence
 
 import libcst as cst
 
+from meshify.rewrite._collectives import collective
 from meshify.rewrite._plan import Step
 
 __all__ = ["axes_node", "apply_step", "call_template", "psum_statement", "comment_line", "int_node"]
-
-_STEP_TEMPLATES = {
-    "psum": "{mr}.psum({x}, {axes})",
-    "psum_scatter": "{mr}.psum_scatter({x}, {axes}, scatter_dimension={dim})",
-    "all_gather": "{mr}.all_gather({x}, {axes}, axis={dim})",
-    "slice": "{mr}.local_block({x}, axis={dim}, axis_name={axes})",
-    "all_to_all": "jax.lax.all_to_all({x}, {axes}, split_axis={to_dim}, concat_axis={dim}, tiled=True)",
-}
-
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 _FILLED = re.compile(r"__meshify_(\w+)__")
@@ -76,7 +68,8 @@ def int_node(value: int) -> cst.BaseExpression:
 
 def apply_step(step: Step, x: cst.BaseExpression, mr: str) -> cst.BaseExpression:
     """``x`` wrapped in the collective (or local slice) that ``step`` describes."""
-    template = _STEP_TEMPLATES[step.kind]
+    template = collective(step.kind).template
+    assert template is not None, step
     nodes = {"x": x, "axes": axes_node(step.axes), "dim": int_node(step.dim), "to_dim": int_node(step.to_dim),
              "mr": cst.Name(mr)}
     return parse_template_expression(template, **nodes)

@@ -1,0 +1,153 @@
+"""Every collective meshify emits, described once.
+
+A :class:`Collective` owns all that the passes need to know of one kind: its layout
+effect (for planner steps), the code it emits, the reason text of its ``# meshify:``
+comment, the HLO instruction it compiles to, how many of them, and the bytes each
+returns per device.  The planner, the emitter, the interpreter's comments, ``explain``
+and ``verify`` read these entries and nothing else, so a new kind of collective is one
+entry here (plus its runtime function, if it needs one).
+
+Two sorts of kind: *steps* convert one value between two layouts of the same dims
+(``psum``, ``psum_scatter``, ``all_gather``, ``all_to_all`` and the free local ``slice``;
+:mod:`_plan` chooses them); *rule collectives* run inside a replacement an op rule emits
+(``pmax`` for a max over a split dim, the two all-reduces of a sharded softmax).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from meshify.annotate._types import Layout
+
+__all__ = ["Collective", "COLLECTIVES", "STEP_KINDS", "collective"]
+
+
+def _axes_text(axes) -> str:
+    return " x ".join(f"'{a}'" for a in axes)
+
+
+@dataclass(frozen=True, slots=True)
+class Collective:
+    """One kind of collective (or local slice).
+
+    Attributes:
+        kind: its name in plans, comments and ``explain`` (``psum``).
+        hlo: the HLO instruction it compiles to (``all-reduce``); None for local work.
+        instructions: HLO instructions per emission (a sharded softmax runs 2 all-reduces).
+        template: for steps, the code wrapped around the value ``{x}`` (placeholders ``{mr}``,
+            ``{axes}``, ``{dim}``, ``{to_dim}``); None for rule collectives.
+        result_bytes: ``(local bytes of the operand, shards) -> bytes`` the instruction returns
+            per device, the measure :mod:`meshify.runtime.hlo` counts.
+        effect: ``(layout, axes, dim, to_dim) -> layout`` after a step.
+        reason: ``(what, axes, dim, to, purpose, origin) -> text`` of a step's comment.
+    """
+
+    kind: str
+    hlo: str | None
+    instructions: int = 1
+    template: str | None = None
+    result_bytes: Callable[[int, int], int] = lambda local, shards: local
+    effect: Callable[..., Layout] | None = None
+    reason: Callable[..., str] | None = None
+
+    @property
+    def communicates(self) -> bool:
+        return self.hlo is not None
+
+
+def _with_axes(layout: Layout, axes: list, partial: set) -> Layout:
+    return Layout(layout.dims, tuple(axes), frozenset(partial))
+
+
+def _psum_effect(layout: Layout, axes, dim: int, to_dim: int) -> Layout:
+    return _with_axes(layout, list(layout.axes), set(layout.partial) - set(axes))
+
+
+def _psum_scatter_effect(layout: Layout, axes, dim: int, to_dim: int) -> Layout:
+    new = list(layout.axes)
+    new[dim] = new[dim] + tuple(axes)
+    return _with_axes(layout, new, set(layout.partial) - set(axes))
+
+
+def _all_gather_effect(layout: Layout, axes, dim: int, to_dim: int) -> Layout:
+    new = list(layout.axes)
+    new[dim] = new[dim][: len(new[dim]) - len(axes)]
+    return _with_axes(layout, new, set(layout.partial))
+
+
+def _slice_effect(layout: Layout, axes, dim: int, to_dim: int) -> Layout:
+    new = list(layout.axes)
+    new[dim] = new[dim] + tuple(axes)
+    return _with_axes(layout, new, set(layout.partial))
+
+
+def _all_to_all_effect(layout: Layout, axes, dim: int, to_dim: int) -> Layout:
+    new = list(layout.axes)
+    new[dim] = new[dim][:-1]
+    new[to_dim] = new[to_dim] + tuple(axes)
+    return _with_axes(layout, new, set(layout.partial))
+
+
+_STEPS = [
+    Collective(
+        "psum", "all-reduce", template="{mr}.psum({x}, {axes})", effect=_psum_effect,
+        reason=lambda what, axes, dim, to, purpose, origin:
+            f"psum over {_axes_text(axes)}: {what} is a partial sum{origin}; {purpose} needs it whole"),
+    Collective(
+        "psum_scatter", "reduce-scatter", template="{mr}.psum_scatter({x}, {axes}, scatter_dimension={dim})",
+        result_bytes=lambda local, shards: local // shards, effect=_psum_scatter_effect,
+        reason=lambda what, axes, dim, to, purpose, origin:
+            f"psum_scatter over {_axes_text(axes)}: {what} is a partial sum{origin}; {purpose} wants dim "
+            f"'{dim}' split, so reduce and split in one step"),
+    Collective(
+        "all_gather", "all-gather", template="{mr}.all_gather({x}, {axes}, axis={dim})",
+        result_bytes=lambda local, shards: local * shards, effect=_all_gather_effect,
+        reason=lambda what, axes, dim, to, purpose, origin:
+            f"all_gather over {_axes_text(axes)}: {purpose} needs dim '{dim}' of {what} whole"),
+    Collective(
+        "slice", None, template="{mr}.local_block({x}, axis={dim}, axis_name={axes})", effect=_slice_effect,
+        reason=lambda what, axes, dim, to, purpose, origin:
+            f"local slice over {_axes_text(axes)} (no communication): {purpose} wants dim '{dim}' of {what} split"),
+    Collective(
+        "all_to_all", "all-to-all",
+        template="jax.lax.all_to_all({x}, {axes}, split_axis={to_dim}, concat_axis={dim}, tiled=True)",
+        effect=_all_to_all_effect,
+        reason=lambda what, axes, dim, to, purpose, origin:
+            f"all_to_all over {_axes_text(axes)}: {purpose} wants {what} split along '{to}' instead of '{dim}'"),
+]
+
+_RULE_COLLECTIVES = [
+    Collective("pmax", "all-reduce"),
+    Collective("pmin", "all-reduce"),
+    # local max, pmax, local sum of exp, psum: two all-reduces of the statistic.
+    Collective("softmax", "all-reduce", instructions=2),
+    Collective("log_softmax", "all-reduce", instructions=2),
+    Collective("logsumexp", "all-reduce", instructions=2),
+]
+
+#: Every kind, by name.
+COLLECTIVES: dict[str, Collective] = {c.kind: c for c in (*_STEPS, *_RULE_COLLECTIVES)}
+#: The kinds the layout planner chooses between.
+STEP_KINDS = tuple(c.kind for c in _STEPS)
+
+_PLACEHOLDERS = {"x", "mr", "axes", "dim", "to_dim"}
+
+
+def _check() -> None:
+    """Templates name only known placeholders; steps have an effect and a reason (at import, not at
+    rewrite time)."""
+    for c in COLLECTIVES.values():
+        if c.template is not None:
+            unknown = set(re.findall(r"\{(\w+)\}", c.template)) - _PLACEHOLDERS
+            assert not unknown and "{x}" in c.template, (c.kind, unknown)
+            assert c.effect is not None and c.reason is not None, c.kind
+
+
+_check()
+
+
+def collective(kind: str) -> Collective:
+    """The descriptor of ``kind`` (a KeyError names an undescribed kind: add it above)."""
+    return COLLECTIVES[kind]
