@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import codecs
 from functools import cached_property
 
 import libcst as cst
@@ -12,6 +13,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from meshify.errors import MeshifyError, SourceError, SourceSpan
 from meshify.rewrite._names import ImportTable, dotted_name
+from meshify.rewrite._nesting import check_nesting, too_deep_for_python
 
 __all__ = ["ModuleContext", "parse_context", "parse_module"]
 
@@ -19,13 +21,12 @@ _BUILTINS = frozenset(dir(builtins))
 
 
 def parse_module(source: str | bytes, path: str) -> cst.Module:
-    """Parses ``source``; unreadable or invalid input becomes a :class:`SourceError`."""
-    if isinstance(source, bytes):
-        try:
-            source = source.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise SourceError(f"{path} is not UTF-8 text (byte {e.start}: {source[e.start:e.start + 1]!r})",
-                              span=_byte_span(path, source, e.start), fix="save the file as UTF-8") from None
+    """Parses ``source``; unreadable or invalid input becomes a :class:`SourceError`.
+
+    A UTF-8 byte-order mark is dropped, as CPython does; code nested too deeply for
+    libcst and meshify's passes is refused at its place (``_nesting``).
+    """
+    source = source_text(source, path)
     if not source.strip():
         first = source.splitlines()[0] if source.splitlines() else ""
         raise SourceError(f"{path} is empty", span=SourceSpan(path, 1, 1, first + "\n"),
@@ -33,23 +34,37 @@ def parse_module(source: str | bytes, path: str) -> cst.Module:
     if "\x00" in source:
         raise SourceError(f"{path} contains a null byte", span=_char_span(path, source, source.index("\x00")),
                           fix="remove the null byte; the file must be Python source text")
+    try:  # CPython's parser first: it names a syntax error and its place more precisely than libcst
+        tree = compile(source, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as py:
+        raise _syntax_error(path, source, py.lineno or 1, py.offset or 1, py.msg) from None
+    except (RecursionError, MemoryError):  # MemoryError: the parser's own stack overflowed
+        raise too_deep_for_python(source, path, "parser") from None
+    check_nesting(tree, source, path)
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as e:
-        line, col, headline = e.raw_line, e.raw_column + 1, str(e.message).strip().splitlines()[0]
-        try:  # CPython's parser names the problem and its place more precisely
-            compile(source, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-        except SyntaxError as py:
-            line, col, headline = py.lineno or line, py.offset or col, py.msg
-        raise _syntax_error(path, source, line, col, headline) from None
+        raise _syntax_error(path, source, e.raw_line, e.raw_column + 1,
+                            str(e.message).strip().splitlines()[0]) from None
     try:  # what only the compiler sees: def f(x, x), 'return' outside a function, a stray nonlocal...
-        compile(source, path, "exec", dont_inherit=True)  # compiles, never runs
+        compile(tree, path, "exec", dont_inherit=True)  # compiles, never runs
     except SyntaxError as py:
         raise _syntax_error(path, source, py.lineno or 1, py.offset or 1, py.msg) from None
-    except RecursionError:
-        raise SourceError(f"{path} is nested too deeply for Python's compiler", span=SourceSpan(path, 1, 1, ""),
-                          fix="split the deeply nested expression into several statements") from None
+    except (RecursionError, MemoryError):
+        raise too_deep_for_python(source, path, "compiler") from None
     return module
+
+
+def source_text(source: str | bytes, path: str) -> str:
+    """``source`` as text: UTF-8 without its byte-order mark, else a :class:`SourceError` at the bad byte."""
+    if isinstance(source, str):
+        return source.removeprefix("\ufeff")
+    source = source.removeprefix(codecs.BOM_UTF8)
+    try:
+        return source.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise SourceError(f"{path} is not UTF-8 text (byte {e.start}: {source[e.start:e.start + 1]!r})",
+                          span=_byte_span(path, source, e.start), fix="save the file as UTF-8") from None
 
 
 def _syntax_error(path: str, source: str, line: int, col: int, headline: str) -> SourceError:
@@ -78,9 +93,8 @@ def _char_span(path: str, text: str, offset: int) -> SourceSpan:
 
 def parse_context(source: str | bytes, path: str) -> ModuleContext:
     """Parses ``source`` into a :class:`ModuleContext` (see :func:`parse_module` for errors)."""
-    module = parse_module(source, path)
-    text = source.decode("utf-8") if isinstance(source, bytes) else source
-    return ModuleContext(module, path, code=text)
+    text = source_text(source, path)
+    return ModuleContext(parse_module(text, path), path, code=text)
 
 
 class ModuleContext:
