@@ -1,9 +1,10 @@
 """``.reference`` of a converted file's function: the original ``@mesh`` function's, on demand.
 
 A file written by ``meshify convert`` keeps only the sharded program; its header says
-which file it came from (``# Regenerate: meshify convert SRC -o OUT``).  Asking a
-function of it for ``.reference`` imports that original file (running its top level, as
-any import does) and returns the untouched function of the same qualified name.
+which file it came from (``# Regenerate: meshify convert SRC -o OUT``, both paths relative
+to the converted file's folder).  Asking a function of it for ``.reference`` imports that
+original file (running its top level, as any import does) and returns the untouched
+function of the same qualified name.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import inspect
 import linecache
 import os
 import re
+import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -22,7 +24,7 @@ from meshify.errors import CallError
 
 __all__ = ["original_reference"]
 
-_REGENERATE = re.compile(r"# Regenerate: meshify convert (?P<src>.+?)(?: -o (?P<out>.+))?$")
+_REGENERATE = re.compile(r"# Regenerate: meshify convert (?P<args>(?P<src>.+?)(?: -o (?P<out>.+))?)$")
 _HEADER_LINES = 6
 
 _originals: dict[Path, ModuleType] = {}
@@ -36,9 +38,10 @@ def original_reference(local: Callable) -> Callable:
     if generated is None or found is None:
         raise CallError(f"{local.__qualname__} has no .reference: it was not written by meshify convert",
                         fix="call .reference on the original @mesh function")
-    path = _source_file(Path(generated).resolve().parent, found["src"], found["out"])
+    src, out = _paths(found)
+    path = _source_file(Path(generated).resolve().parent, src, out)
     if path is None:
-        raise CallError(f"cannot find {found['src']}, which {Path(generated).name} was converted from, "
+        raise CallError(f"cannot find {src}, which {Path(generated).name} was converted from, "
                         f"for {local.__qualname__}.reference",
                         fix="keep the original file where it was converted from (or beside the converted file), "
                             "or use the original module's function directly")
@@ -50,6 +53,17 @@ def original_reference(local: Callable) -> Callable:
         raise CallError(f"{path} has no @mesh function {local.__qualname__} any more",
                         fix=f"regenerate the converted file: {found.group(0)[len('# Regenerate: '):]}")
     return reference
+
+
+def _paths(found: re.Match) -> tuple[str, str | None]:
+    """SRC and OUT of ``meshify convert SRC [-o OUT]``: shell-quoted, or as older headers wrote them."""
+    try:
+        words = shlex.split(found["args"])
+    except ValueError:
+        words = []
+    if len(words) == 1 or len(words) == 3 and words[1] == "-o":
+        return words[0], words[2] if len(words) == 3 else None
+    return found["src"], found["out"]
 
 
 def _source_file(here: Path, src: str, out: str | None) -> Path | None:
