@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import functools
 import os
+import re
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -231,6 +232,40 @@ def _split_target(target: str) -> tuple[Path, str | None]:
     return Path(path), (func or None) if sep else None
 
 
+def _parse_dims(text: str) -> dict[str, int]:
+    """``--dims batch=8,length=1024``: each NAME a dim name, each SIZE 1 or more in ASCII digits."""
+    sizes: dict[str, int] = {}
+    for item in text.replace(";", ",").split(","):
+        entry = item.strip()
+        if not entry:
+            continue
+        name, sep, value = (part.strip() for part in entry.partition("="))
+        problem = _dims_problem(name, sep, value, sizes)
+        if problem:
+            raise _Exit(2, f"error: --dims entry {entry!r} {problem}\n"
+                           f"  fix: write --dims NAME=SIZE,... with sizes of 1 or more: --dims batch=8,length=1024")
+        sizes[name] = int(value)
+    return sizes
+
+
+def _dims_problem(name: str, sep: str, value: str, sizes: dict[str, int]) -> str:
+    if not sep:
+        return "is not NAME=SIZE"
+    if not name:
+        return "has no dim name before '='"
+    if not name.isidentifier():
+        return f"names {name!r}, which is not a dim name"
+    if not value:
+        return f"gives no size for {name!r}"
+    if re.fullmatch(r"-?[0-9]+", value) and int(value) < 1:  # not \d: int() also reads '٣', but not '²'
+        return f"gives {name!r} size {value}, below 1"
+    if not re.fullmatch(r"[0-9]+", value):
+        return f"gives {name!r} size {value!r}, which is not a whole number in ASCII digits 0-9"
+    if name in sizes:
+        return f"gives {name!r} a second size"
+    return ""
+
+
 def _human(n: int) -> str:
     for unit in ("B", "KiB", "MiB", "GiB"):
         if n < 1024 or unit == "GiB":
@@ -248,12 +283,12 @@ def explain(
     itemsize: Annotated[int, typer.Option("--itemsize", help="Bytes per element (4: f32, 2: bf16).")] = 4,
 ) -> None:
     """Show each value's layout and each collective's bytes per device, without running anything."""
-    from meshify.explain import explain_source, parse_dims
+    from meshify.explain import explain_source
 
     if fmt not in ("table", "json"):
         raise _Exit(2, f"error: --format {fmt!r}: choose table or json")
     path, func = _split_target(target)
-    reports = explain_source(_read(path), str(path), parse_dims(dims), func, itemsize)
+    reports = explain_source(_read(path), str(path), _parse_dims(dims), func, itemsize)
     if fmt == "json":
         import json
 

@@ -1,10 +1,12 @@
-"""The command line on hostile sources: a byte-order mark, an expression nested 900 deep."""
+"""The command line on hostile sources and values: a byte-order mark, an expression nested 900
+deep, malformed --dims."""
 
 from __future__ import annotations
 
 import ast
 import importlib.util
 import itertools
+import json
 import subprocess
 import sys
 import textwrap
@@ -157,3 +159,28 @@ def _import(path: Path):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+# -- --dims --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("dims", "says"), [
+    ("batch=²", "'batch' size '²', which is not a whole number in ASCII digits"),
+    ("batch=٣", "'batch' size '٣', which is not a whole number in ASCII digits"),
+    ("batch", "'batch' is not NAME=SIZE"),
+    ("batch=", "gives no size for 'batch'"),
+    ("=4", "has no dim name before '='"),
+    ("batch=-1", "gives 'batch' size -1, below 1"),
+    ("batch=0", "gives 'batch' size 0, below 1"),
+    ("2batch=4", "names '2batch', which is not a dim name"),
+    ("batch=4,batch=8", "gives 'batch' a second size"),
+])
+def test_malformed_dims_are_named(source: Path, dims: str, says: str) -> None:
+    result = _run("explain", str(source), "--dims", dims)
+    _assert_refused(result, "--dims entry", says)
+
+
+def test_well_formed_dims(source: Path) -> None:
+    result = _run("explain", str(source), "--dims", " batch = 8 ; ,", "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert [a["global_shape"] for a in json.loads(result.output)[0]["args"]] == [[8]]
