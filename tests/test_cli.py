@@ -1,12 +1,20 @@
-"""The command line on hostile sources and values: a byte-order mark, an expression nested 900
-deep, malformed --dims."""
+"""The command line on hostile paths and values: exit 2 with a message and a fix, nothing half-written.
+
+Each bad invocation must name the offending path or value, give a ``fix:``, print no
+traceback and leave the disk as it was; what is written keeps a normal file mode and a
+header that names no absolute path (so ``--check`` agrees from any directory).
+"""
 
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib.util
 import itertools
 import json
+import os
+import shutil
+import stat
 import subprocess
 import sys
 import textwrap
@@ -58,6 +66,243 @@ def source(tmp_path: Path) -> Path:
     path = tmp_path / "model.py"
     path.write_text(SOURCE)
     return path
+
+
+# -- where the output goes ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("check", [False, True], ids=["write", "check"])
+def test_output_that_is_a_directory(source: Path, tmp_path: Path, check: bool) -> None:
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "keep.py").write_text("keep = 1\n")
+    before = _files(tmp_path)
+    result = _run("convert", str(source), "-o", str(tmp_path / "out"), *(["--check"] if check else []))
+    _assert_refused(result, f"{tmp_path / 'out'}: it is a directory", "--out-dir")
+    assert _files(tmp_path) == before
+
+
+@pytest.mark.parametrize("below", ["a/b.py", "a/deeper/still/b.py"])
+def test_output_below_a_regular_file(source: Path, tmp_path: Path, below: str) -> None:
+    (tmp_path / "a").write_text("i am a file\n")
+    before = _files(tmp_path)
+    for extra in ([], ["--force"], ["--check"]):
+        result = _run("convert", str(source), "-o", str(tmp_path / below), *extra)
+        _assert_refused(result, str(tmp_path / below), f"below {tmp_path / 'a'}, which is a regular file")
+    assert _files(tmp_path) == before
+
+
+def _unwritable_directory(tmp_path: Path) -> Path:
+    """A directory this process really cannot create files in, or skip.
+
+    A read-only directory does it for anyone but root; as root, sysfs still refuses new files.
+    """
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o555)
+    for candidate in (locked, Path("/sys/kernel"), Path("/sys")):
+        probe = candidate / f"meshify-probe-{os.getpid()}"
+        try:
+            probe.write_bytes(b"")
+        except OSError:
+            return candidate
+        probe.unlink()
+    pytest.skip("no directory here refuses new files to this process")
+
+
+@pytest.mark.parametrize("below", ["out.py", "new/sub/out.py"])
+def test_output_in_an_unwritable_directory(source: Path, tmp_path: Path, below: str) -> None:
+    directory = _unwritable_directory(tmp_path)
+    target = directory / below
+    before, listing = _files(tmp_path), sorted(os.listdir(directory))
+    try:
+        result = _run("convert", str(source), "-o", str(target))
+        after = _files(tmp_path)
+    finally:
+        (tmp_path / "locked").chmod(0o755)
+    _assert_refused(result, f"cannot write {target}")
+    assert "Permission denied" in result.output or "not permitted" in result.output, result.output
+    assert sorted(os.listdir(directory)) == listing
+    assert after == before
+
+
+def test_a_failed_write_removes_what_it_made(source: Path, tmp_path: Path) -> None:
+    """The directories are made and the new file is written, then renaming it fails: all of it goes."""
+    out = tmp_path / "new" / "sub" / ("x" * 300 + ".py")  # longer than any file system allows
+    before = _files(tmp_path)
+    _assert_refused(_run("convert", str(source), "-o", str(out)), "cannot write", "File name too long")
+    assert _files(tmp_path) == before
+    (tmp_path / "new").mkdir()  # now the name itself is checked before converting
+    _assert_refused(_run("convert", str(source), "-o", str(out)), "cannot write", "File name too long")
+    assert [p.name for p in (tmp_path / "new").iterdir()] == []
+
+
+def test_several_outputs_are_written_all_or_none(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    for name in ("one", "two"):
+        (tmp_path / "src" / f"{name}.py").write_text(SOURCE)
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "two.py").mkdir()  # the second output cannot be written
+    before = _files(tmp_path)
+    result = _run("convert", str(tmp_path / "src"), "--out-dir", str(tmp_path / "out"))
+    _assert_refused(result, f"{tmp_path / 'out' / 'two.py'}: it is a directory")
+    assert _files(tmp_path) == before
+
+
+def test_a_rename_that_fails_midway_says_what_was_written(tmp_path: Path, monkeypatch) -> None:
+    """Renaming into place fails only in a race (here: the target turns into a directory)."""
+    from meshify import cli
+
+    stage = cli._stage
+
+    def racing(path: Path, text: str) -> Path:
+        new = stage(path, text)
+        if path.name == "b.py":
+            path.mkdir()
+        return new
+
+    monkeypatch.setattr(cli, "_stage", racing)
+    with pytest.raises(cli._Exit) as info:
+        cli._write_all([(tmp_path / "new" / "a.py", "a = 1\n"), (tmp_path / "new" / "b.py", "b = 1\n")])
+    assert info.value.code == 2 and "1 of 2 outputs were written" in info.value.message
+    assert sorted(p.name for p in (tmp_path / "new").iterdir()) == ["a.py", "b.py"]  # no temporary file
+
+
+def test_a_fifo_is_not_an_output(source: Path, tmp_path: Path) -> None:
+    """Not replaced by a regular file, even with --force (think of -o /dev/null)."""
+    fifo = tmp_path / "pipe.py"
+    os.mkfifo(fifo)
+    _assert_refused(_run("convert", str(source), "-o", str(fifo), "--force"), f"{fifo}: it is not a regular file")
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.py", "pipe.py"]
+
+
+# -- file modes --------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _umask(mask: int):
+    old = os.umask(mask)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o027], ids=["umask022", "umask027"])
+def test_a_new_output_gets_the_usual_mode(source: Path, tmp_path: Path, mask: int) -> None:
+    with _umask(mask):
+        assert _run("convert", str(source), "-o", str(tmp_path / "out.py")).exit_code == 0
+        assert _run("convert", str(source), "--out-dir", str(tmp_path / "dir")).exit_code == 0
+    for path in (tmp_path / "out.py", tmp_path / "dir" / "model.py"):
+        assert oct(path.stat().st_mode & 0o777) == oct(0o666 & ~mask), path
+
+
+def test_a_regenerated_output_keeps_its_mode(source: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out.py"
+    assert _run("convert", str(source), "-o", str(out)).exit_code == 0
+    out.chmod(0o755)
+    source.write_text(SOURCE.replace("* 3", "* 4"))
+    with _umask(0o077):
+        assert _run("convert", str(source), "-o", str(out)).exit_code == 0
+    assert "* 4" in out.read_text()
+    assert oct(out.stat().st_mode & 0o777) == oct(0o755)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.py", "out.py"]  # no temporary file left
+
+
+# -- the header --------------------------------------------------------------------------
+
+
+def test_the_header_is_the_same_from_any_directory_and_spelling(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "model.py").write_text(SOURCE)
+    (tmp_path / "gen").mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out = tmp_path / "gen" / "model_sharded.py"
+    monkeypatch.chdir(tmp_path)
+    assert _run("convert", "src/model.py", "-o", "gen/model_sharded.py").exit_code == 0
+    text = out.read_text()
+    header = text.splitlines()[:3]
+    assert header[:2] == ["# Generated by meshify from model.py; do not edit.",
+                          "# Regenerate: meshify convert ../src/model.py -o model_sharded.py"]
+    assert str(tmp_path) not in text and "/tmp" not in text
+    spellings = [(tmp_path, "./src/model.py", "gen/./model_sharded.py"),
+                 (tmp_path / "gen", "../src/model.py", "model_sharded.py"),
+                 (tmp_path / "src", "model.py", "../gen/model_sharded.py"),
+                 (elsewhere, str(tmp_path / "src" / "model.py"), str(out)),
+                 (elsewhere, "../src/../src/model.py", "../gen/model_sharded.py")]
+    for cwd, src, dst in spellings:
+        monkeypatch.chdir(cwd)
+        result = _run("convert", "--check", src, "-o", dst)
+        assert result.exit_code == 0, (cwd, src, dst, result.output)
+        assert _run("convert", src, "-o", dst).exit_code == 0
+        assert out.read_text() == text, (cwd, src, dst)
+    monkeypatch.chdir(elsewhere)
+    result = _run("convert", str(tmp_path / "src" / "model.py"), "--out-dir", str(tmp_path / "gen2"))
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "gen2" / "model.py").read_text().splitlines()[1] == \
+        "# Regenerate: meshify convert ../src/model.py -o model.py"
+
+
+def test_stdout_names_the_source_relative_to_the_working_directory(source: Path, tmp_path: Path,
+                                                                     monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = _run("convert", str(source))
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[1] == "# Regenerate: meshify convert model.py"
+    assert str(tmp_path) not in result.output
+
+
+def test_a_header_path_with_spaces_is_quoted_and_found_again(tmp_path: Path) -> None:
+    (tmp_path / "my src").mkdir()
+    source = tmp_path / "my src" / "the model.py"
+    source.write_text(SOURCE)
+    out = tmp_path / "out dir" / "it's sharded.py"
+    assert _run("convert", str(source), "-o", str(out)).exit_code == 0
+    assert out.read_text().splitlines()[1] == \
+        "# Regenerate: meshify convert '../my src/the model.py' -o 'it'\"'\"'s sharded.py'"
+    moved = tmp_path / "moved"
+    moved.mkdir()
+    shutil.move(tmp_path / "my src", moved / "my src")
+    shutil.move(tmp_path / "out dir", moved / "out dir")  # the two move together: still found
+    converted = _import(moved / "out dir" / "it's sharded.py")
+    x = np.linspace(-1, 1, 4, dtype=np.float32)
+    np.testing.assert_allclose(np.asarray(converted.f.reference(x)), np.tanh(x) * 3, rtol=1e-6)
+
+
+def _import(path: Path):
+    spec = importlib.util.spec_from_file_location(f"meshify_test_cli_{next(_names)}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("where", ["input", "output", "folder"])
+def test_a_file_name_with_a_line_break(tmp_path: Path, where: str) -> None:
+    source = tmp_path / ("new\nline.py" if where == "input" else "model.py")
+    out = tmp_path / ("o\nut.py" if where == "output" else "out.py")
+    if where == "folder":
+        source = tmp_path / "a\u2028b" / "model.py"
+        source.parent.mkdir()
+    source.write_text(SOURCE)
+    before = _files(tmp_path)
+    bad = {"input": source, "output": out, "folder": source}[where]
+    for command in (["convert", str(source), "-o", str(out)], ["convert", str(source)], ["diff", str(source)]):
+        if where == "output" and "-o" not in command:
+            continue
+        result = _run(*command)
+        _assert_refused(result, repr(str(bad)), "contains a line break")
+    assert _files(tmp_path) == before
+
+
+def test_a_file_name_that_is_not_utf8(tmp_path: Path) -> None:
+    name = os.fsdecode(b"caf\xe9.py")
+    try:
+        (tmp_path / name).write_text(SOURCE)
+    except (OSError, UnicodeEncodeError):
+        pytest.skip("this file system takes no such name")
+    _assert_refused(_run("convert", str(tmp_path / name), "-o", str(tmp_path / "out.py")), "not valid UTF-8")
+    assert not (tmp_path / "out.py").exists()
 
 
 # -- the source --------------------------------------------------------------------------
@@ -152,13 +397,6 @@ def test_whatever_parsing_accepts_never_exhausts_the_stack(build) -> None:
         convert_source(build(n), "m.py")
     except MeshifyError:
         pass
-
-
-def _import(path: Path):
-    spec = importlib.util.spec_from_file_location(f"meshify_test_cli_{next(_names)}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 # -- --dims --------------------------------------------------------------------------------
