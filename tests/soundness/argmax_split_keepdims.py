@@ -1,0 +1,18 @@
+"""jnp.argmax(x, axis=1, keepdims=True) over a split dim."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from meshify import Tensor, mesh
+
+EXPECT = "match"
+
+
+@mesh(batch=2, model=4, rules={"d": "model"})
+def f(x: Tensor["batch", "d"]) -> Tensor["batch", "one"]:
+    return jnp.argmax(x, axis=1, keepdims=True)
+
+
+def inputs():
+    rng = np.random.default_rng(129)
+    return (rng.standard_normal((4, 8)).astype(np.float32),)

@@ -1,0 +1,16 @@
+"""x + jnp.zeros((4, 8)): a literal-shape constant beside a split array."""
+import jax.numpy as jnp
+import numpy as np
+
+from meshify import Tensor, mesh
+
+EXPECT = "match"
+
+
+@mesh(batch=2, model=4, rules={"d": "model"})
+def f(x: Tensor["batch", "d"]) -> Tensor["batch", "d"]:
+    return x + jnp.zeros((4, 8)) + 1.0
+
+
+def inputs():
+    return (np.random.default_rng(90).standard_normal((4, 8)).astype(np.float32),)

@@ -1,0 +1,18 @@
+"""jnp.max(x, axis=1, initial=0.0) (a relu-max) over a split dim."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from meshify import Tensor, mesh
+
+EXPECT = "match"
+
+
+@mesh(batch=2, model=4, rules={"d": "model"})
+def f(x: Tensor["batch", "d"]) -> Tensor["batch"]:
+    return jnp.max(x, axis=1, initial=0.0)
+
+
+def inputs():
+    rng = np.random.default_rng(740)
+    return (rng.standard_normal((4, 8)).astype(np.float32),)

@@ -1,0 +1,19 @@
+"""jnp.sum(x, 1, None, None, False, None, mask): where passed positionally over a split dim."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from meshify import Tensor, mesh
+
+EXPECT = "match"
+
+
+@mesh(batch=2, model=4, rules={"d": "model"})
+def f(x: Tensor["batch", "d"], mask: Tensor["batch", "d"]) -> Tensor["batch"]:
+    return jnp.sum(x, 1, None, None, False, None, mask)
+
+
+def inputs():
+    rng = np.random.default_rng(416)
+    x = rng.standard_normal((4, 8)).astype(np.float32)
+    return x, x > -0.3

@@ -1,0 +1,19 @@
+"""jnp.sum(x, axis=1, where=mask) over a split dim."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from meshify import Tensor, mesh
+
+EXPECT = "match"
+
+
+@mesh(batch=2, model=4, rules={"d": "model"})
+def f(x: Tensor["batch", "d"], mask: Tensor["batch", "d"]) -> Tensor["batch"]:
+    return jnp.sum(x, axis=1, where=mask)
+
+
+def inputs():
+    rng = np.random.default_rng(710)
+    x = rng.standard_normal((4, 8)).astype(np.float32)
+    return x, x > -0.3

@@ -1,0 +1,445 @@
+"""The soundness promise, attacked with programs written the way users write them.
+
+Promise: a sharded program never silently differs from ``.reference``.  Every program
+either matches ``.reference`` (allclose, same shape, same dtype, same NaN/inf positions,
+gradients included) or is refused with a :class:`meshify.errors.MeshifyError` (at rewrite
+time or at call time); never a wrong number, a wrong shape, a crash inside meshify
+(TypeError, KeyError, ...) or a raw JAX error from generated code.
+
+Each case is one module under ``tests/soundness/`` (files starting with ``_`` are not
+cases).  A case module holds its ``@mesh`` function(s) and:
+
+- ``EXPECT = "match"`` or ``"error"``: what a correct meshify must do.  ``"match"`` for
+  every meaningful program meshify ought to support; ``"error"`` only where refusing is
+  the right behaviour (the program cannot be sharded as written).
+- ``inputs()``: the example arguments of ``f`` (a tuple), or ``{name: args}`` for several
+  ``@mesh`` functions of the module.
+- optionally ``scenario(mod, pick)``: a custom run (methods, closures, several calls)
+  returning a pytree of outputs; ``pick(fn)`` is ``fn.reference`` for the reference run
+  and ``fn`` itself for the sharded run.  ``mod`` is the module the program comes from.
+- optionally ``GRAD = False`` (no gradient check) and ``TOL`` (an absolute tolerance
+  relative to the magnitude of the reference, for low-precision cases).
+
+Each case runs through two paths: ``decorator`` (the case file imported as it is, its
+``@mesh`` functions rewritten on first call) and ``converted`` (the file converted with
+:func:`meshify.rewrite.convert_source`, the generated module imported from ``tmp_path``).
+The reference is always the original module's ``.reference``.  Where the program is
+differentiable (float array arguments with a hint), ``jax.grad`` of the sum of its float
+outputs is compared too.
+
+Cases that break the promise today (or refuse a program they ought to run) are listed in
+:data:`XFAIL` with what goes wrong, and run as ``xfail(strict=True)``: when meshify is fixed
+the test flips and the entry must go.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import itertools
+import sys
+import traceback
+import warnings
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from meshify.errors import MeshifyError
+from meshify.rewrite import convert_source
+
+HERE = Path(__file__).resolve().parent / "soundness"
+CASES = sorted(p.stem for p in HERE.glob("*.py") if not p.name.startswith("_"))
+PATHS = ("decorator", "converted")
+PACKAGE = str(Path(__file__).resolve().parent.parent / "meshify")
+
+#: case -> why it fails today on both paths, or "case:path" -> why it fails on that path.
+#: Kept in sync with reality by xfail(strict=True).
+XFAIL: dict[str, str] = {
+    # -- the promise broken: wrong numbers, wrong shapes, crashes --------------------------------------
+    "bf16_sum_cancellation": (
+        "WRONG NUMBERS: row sums 0 instead of 4; each device's partial sum (257) is rounded to bfloat16 (256) by "
+        "the local jnp.sum before mr.psum upcasts it (runtime/ops.py psum), while jnp.sum accumulates the whole "
+        "row in float32 and rounds once"),
+    "fp16_sum_overflow": (
+        "WRONG NUMBERS: NaN instead of 0..3; the local jnp.sum(x, axis=1) returns float16, so each device's "
+        "partial sum of +-80000 is already inf before mr.psum's float32 upcast (runtime/ops.py psum); inf + -inf"),
+    "fp16_matmul_overflow": (
+        "WRONG NUMBERS: NaN instead of 0; the local x @ w partial products (+-80000) are float16 inf before "
+        "mr.psum upcasts them"),
+    "closure_unnamed": (
+        "WRONG SHAPE (64, 4) instead of (8, 4): closure variable W is classified Static, not Opaque, because "
+        "ImportTable.rebound records every name bound anywhere in the module (here make()'s parameter W) and "
+        "ModuleContext.global_value returns Static for any such name (rewrite/_context.py global_value: "
+        "imports.bound(name)); the [8, 1] array is passed through unconverted and broadcasts against the "
+        "[1, 4] local block on each of 8 devices"),
+    "closure_shadows_constant": (
+        "WRONG SHAPE (64, 4) instead of (8, 4): the closure parameter SCALE (an [8, 1] array) shadows the module "
+        "literal SCALE = 2.0, and ModuleContext.global_value reads the module's literal (Static.of(2.0)), so "
+        "the array is passed through as a scalar and broadcasts against each device's [1, 4] block"),
+    "global_array_tuple_unpacked": (
+        "WRONG SHAPE (64, 4) instead of (8, 4): a module array bound by tuple unpacking (W, S = init()) is "
+        "not in ModuleContext.assignments (plain-name targets only) but is in ImportTable.rebound, so "
+        "global_value says Static; S ([8, 1]) broadcasts against each device's [1, 4] block"),
+    "literal_eye_add": (
+        "CRASH: raw JAX TypeError 'add got incompatible shapes (2, 4), (4, 4)' from the generated code: "
+        "jnp.eye has no rule and _unknown_call (rewrite/_ops.py) returns Static() for a call of static "
+        "arguments, so elementwise() passes the global [4, 4] constant next to the local [2, 4] block"),
+    "literal_eye_broadcast": (
+        "WRONG SHAPE (64, 4) instead of (8, 4): jnp.eye(8, 4) is Static (no rule, _unknown_call), passed "
+        "through unconverted; it broadcasts against each device's [1, 4] block"),
+    "literal_array_weights": (
+        "WRONG SHAPE (2, 16) instead of (2, 4): jnp.array([1., 2., 3., 4.]) of static items is Static "
+        "(_asarray in rewrite/_ops.py), so the global [4] vector broadcasts against each device's [2, 1] block"),
+    "literal_linspace": (
+        "CRASH: raw JAX ValueError 'Incompatible shapes for broadcasting: (2, 2), (8,)' from the generated "
+        "code: jnp.linspace has no rule and _unknown_call returns Static() for static arguments"),
+    "global_config_array_attr": (
+        "WRONG SHAPE (64, 4) instead of (8, 4): CFG = Config(...) is an instance of a module class, which "
+        "ModuleContext.global_value (rewrite/_context.py) calls a static config; CFG.scale, an [8, 1] array, is "
+        "then a Static attribute passed through unconverted, broadcasting against each device's [1, 4] block"),
+    "imported_array_unnamed": (
+        "WRONG SHAPE (64, 4) instead of (8, 4): a name imported from another module (from ... import ROW_SCALE) "
+        "is Static for ModuleContext.global_value (imports.bound), though it is an [8, 1] array; it is passed "
+        "through unconverted and broadcasts against each device's [1, 4] block"),
+    "helper_default_array": (
+        "WRONG SHAPE (2, 64) instead of (2, 8): a helper parameter left to its array default "
+        "(b=jnp.arange(8.0)) is bound to rw.default_of(param) = Static() (rewrite/_helpers.py _bind_arguments), "
+        "so x + b passes the global [8] vector next to each device's [2, 1] block"),
+    "helper_custom_vjp_clip": (
+        "WRONG GRADIENT (d/dx 2.66 instead of 0.089): the helper's specialised version drops its decorators "
+        "(rewrite/_helpers.py call_helper: decorators=[]), so @jax.custom_vjp and its clipping backward are lost"),
+    "helper_custom_jvp": (
+        "WRONG GRADIENT (d/dx 2.99 instead of 1.50): the specialised helper drops @jax.custom_jvp "
+        "(rewrite/_helpers.py call_helper: decorators=[]); the .defjvp rule applies only to the original"),
+    "helper_vmap": (
+        "WRONG NUMBERS (0.0212 instead of 0.0552): the specialised helper drops @jax.vmap "
+        "(rewrite/_helpers.py call_helper: decorators=[]), so each row is divided by the sum of the whole array"),
+    "lookup_take_along_axis_clip": (
+        "WRONG NUMBERS (label -1: -0.392 instead of -0.831): take_along_axis wraps negative indices before "
+        "mode='clip' (wrap_negative_indices defaults to True), but runtime/ops.py _lookup_ids clips -1 to 0 as "
+        "jnp.take's clip mode does"),
+    "lookup_index_out_of_range": (
+        "WRONG GRADIENT (row 15: 5 instead of 1): emb[ids] with ids >= vocab; the forward matches (clamped), "
+        "but meshify clamps the ids explicitly (runtime/ops.py _lookup_ids 'index'), so the clamped ids also "
+        "receive gradient, while JAX's gather transposes to a scatter that drops out-of-range ids"),
+    "method_scale_update": (
+        "WRONG NUMBERS (1.463 instead of 0.366 after block.scale = 0.25): a float attribute read off self is "
+        "traced into the program cached per instance (runtime/_bind.py _program keyed by hash(self)); "
+        "_check_statics re-reads only array attributes"),
+    "static_config_mutated": (
+        "WRONG NUMBERS (0.897 instead of 0.349 after cfg.temperature = 4.0): a static argument hashed by "
+        "identity keeps its first program (runtime/_bind.py _program cache), which traced the old field value"),
+    "global_literal_mutated": (
+        "WRONG NUMBERS (-1.141 instead of -2.852 after SCALE = 5.0): the module global is read when the "
+        "program is first traced and the jitted program is cached (as jax.jit(f) would do), while "
+        ".reference reads the current value"),
+    # -- refused with a MeshifyError: the promise is kept, but these programs ought to run ------------
+    "argmax_split_keepdims": "REFUSED MSH030: jnp.argmax has no rule",
+    "argmax_unsplit": "REFUSED MSH030: jnp.argmax has no rule, even over an unsplit dim (batch split only)",
+    "column_stack_split": "REFUSED MSH030: jnp.column_stack has no rule",
+    "hstack_split": "REFUSED MSH030: jnp.hstack has no rule",
+    "vstack_split": "REFUSED MSH030: jnp.vstack has no rule",
+    "cumsum_unsplit": "REFUSED MSH030: jnp.cumsum has no rule, even over an unsplit dim",
+    "einsum_diagonal": "REFUSED MSH020: dim 'd' appears twice in ['d', 'd'] and both copies would be split",
+    "square_same_dim_matmul": "REFUSED MSH020: dim 'd' appears twice in ['d', 'd'] and both copies would be split",
+    "global_array_scalar_use": "REFUSED MSH040: cannot infer the dims of jnp.sum(W) (a scalar whatever W's dims)",
+    "helper_checkpoint_call": "REFUSED MSH030: jax.checkpoint(block)(...) at the call site has no rule",
+    "helper_vmap_call": "REFUSED MSH030: jax.vmap(normalize)(...) at the call site has no rule",
+    "linalg_norm_split": "REFUSED MSH030: jnp.linalg.norm has no rule",
+    "linalg_norm_unsplit": "REFUSED MSH030: jnp.linalg.norm has no rule, even over an unsplit dim",
+    "literal_arange_local_batch": "REFUSED MSH040: cannot infer the dims of jnp.arange(8)[:, None]",
+    "literal_equal_sizes": "REFUSED MSH040: cannot infer the dims of jnp.arange(8) beside x [8, 8]",
+    "literal_eye": "REFUSED MSH040: cannot infer the dims of jnp.eye(8), an operand of @",
+    "literal_random_normal": "REFUSED MSH040: cannot infer the dims of jax.random.normal(key, (8,))",
+    "model_attention_literal_mask": "REFUSED MSH040: cannot infer the dims of jnp.tril(jnp.ones((6, 6))) > 0",
+    "shape_slice_zeros": "REFUSED MSH040: cannot infer the dims of jnp.zeros(x.shape[:1])",
+    "softmax_where_positional": (
+        "REFUSED MSH030: jax.nn.softmax(x, -1, mask), where= passed positionally, over a split dim (until the "
+        "positional binding in the uncommitted rewrite/_signatures.py, the mask was silently dropped by the "
+        "mr.softmax template: wrong numbers, 0.0763 instead of 0.0873)"),
+    "logsumexp_b_positional": (
+        "REFUSED MSH030: jax.nn.logsumexp(x, -1, w), b= passed positionally, over a split dim (before "
+        "rewrite/_signatures.py the weights were silently dropped: wrong numbers, 2.883 instead of 2.957)"),
+    "log_softmax_where_split": "REFUSED MSH030: jax.nn.log_softmax(where=...) over a split dim",
+    "softmax_where_split": "REFUSED MSH030: jax.nn.softmax(where=...) over a split dim",
+    "logsumexp_b_split": "REFUSED MSH030: jax.nn.logsumexp(b=...) over a split dim",
+    "logsumexp_return_sign": "REFUSED MSH030: 'lse, sign = logsumexp(..., return_sign=True)' (assignment to a tuple)",
+    "logsumexp_return_sign_split": "REFUSED MSH030: jax.nn.logsumexp(return_sign=...) over a split dim",
+    "lookup_index_with_colon": "REFUSED MSH030: emb[ids, :] (advanced indexing with an array beside other indices)",
+    "max_initial_split": "REFUSED MSH030: jnp.max(initial=...) over a split dim",
+    "max_where_split": "REFUSED MSH030: jnp.max(where=...) over a split dim",
+    "mean_where_split": "REFUSED MSH030: jnp.mean(where=...) over a split dim",
+    "sum_initial_split": "REFUSED MSH030: jnp.sum(initial=...) over a split dim",
+    "sum_where_split": "REFUSED MSH030: jnp.sum(where=...) over a split dim",
+    "sum_where_positional": "REFUSED MSH030: jnp.sum(..., where) over a split dim",
+    "sum_where_broadcast_mask": "REFUSED MSH030: jnp.sum(where=mask[None, :]) (a broadcast mask) of a batch-split x",
+    "method_calls_method": "REFUSED MSH030: self.norm(x), a plain method of the class, has no rule",
+    "python_sum_of_partial_scalars": "REFUSED MSH030: builtin sum() of a list of partial sums",
+    "python_sum_of_partials": "REFUSED MSH030: builtin sum([a, b]) of partial sums",
+    "reduce_of_partial_list": "REFUSED MSH030: functools.reduce(jnp.add, [partial sums])",
+    "repeat_then_reduce": "REFUSED MSH030: jnp.repeat has no rule",
+    "std_split": "REFUSED MSH030: jnp.std has no rule",
+    "var_ddof_split": "REFUSED MSH030: jnp.var has no rule",
+    "var_ddof_unsplit": "REFUSED MSH030: jnp.var has no rule, even over an unsplit dim",
+}
+
+#: Cases whose converted-path variant is marked slow (compile-heavy); see tests/conftest.py.
+SLOW_CONVERTED: set[str] = set()
+
+_names = itertools.count()
+
+
+# -- loading ---------------------------------------------------------------------------------------
+
+
+def _import(path: Path) -> Any:
+    name = f"meshify_soundness_{path.stem}_{next(_names)}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # TypedDict/dataclass machinery looks modules up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+def _calls(case: Any) -> dict[str, tuple]:
+    """``inputs()`` by function name; numpy arrays become jax arrays, so that the reference has
+    jax's semantics (indexing clamps, where numpy would raise), as users call it."""
+    args = case.inputs()
+    calls = dict(args) if isinstance(args, dict) else {"f": tuple(args)}
+    return jax.tree.map(lambda a: jnp.asarray(a) if isinstance(a, np.ndarray) else a, calls)
+
+
+def _run(case: Any, mod: Any, reference: bool, calls: dict[str, tuple]) -> Any:
+    def pick(fn):
+        return fn.reference if reference else fn
+
+    if hasattr(case, "scenario"):
+        return case.scenario(mod, pick)
+    return {name: pick(getattr(mod, name))(*args) for name, args in calls.items()}
+
+
+# -- comparing -------------------------------------------------------------------------------------
+
+
+class Mismatch(AssertionError):
+    pass
+
+
+def _is_float(x: Any) -> bool:
+    return hasattr(x, "dtype") and jnp.issubdtype(x.dtype, jnp.inexact)
+
+
+def _compare(actual: Any, expected: Any, what: str, tol: float | None) -> None:
+    a_leaves, a_tree = jax.tree.flatten(actual)
+    e_leaves, e_tree = jax.tree.flatten(expected)
+    if a_tree != e_tree:
+        raise Mismatch(f"{what}: structure {a_tree} != {e_tree}")
+    for path, a, e in zip(jax.tree_util.tree_flatten_with_path(expected)[0], a_leaves, e_leaves):
+        label = f"{what}{jax.tree_util.keystr(path[0])}"
+        a, e = np.asarray(a), np.asarray(e)
+        if a.shape != e.shape:
+            raise Mismatch(f"{label}: shape {a.shape} != reference {e.shape}")
+        if a.dtype != e.dtype:
+            raise Mismatch(f"{label}: dtype {a.dtype} != reference {e.dtype}")
+        if not jnp.issubdtype(e.dtype, jnp.inexact):  # (bfloat16 is not np.inexact)
+            if not np.array_equal(a, e):
+                bad = np.argwhere(a != e)[:3].tolist()
+                raise Mismatch(f"{label}: integer values differ at {bad}: got {a[tuple(np.array(bad).T)]} "
+                               f"want {e[tuple(np.array(bad).T)]}")
+            continue
+        a64, e64 = a.astype(np.float64), e.astype(np.float64)
+        if not np.array_equal(np.isnan(a64), np.isnan(e64)):
+            raise Mismatch(f"{label}: NaN positions differ: got {int(np.isnan(a64).sum())} NaNs, reference "
+                           f"{int(np.isnan(e64).sum())}; got {_sample(a64)} want {_sample(e64)}")
+        finite = np.isfinite(e64)
+        if not np.array_equal(a64[~finite & ~np.isnan(e64)], e64[~finite & ~np.isnan(e64)]) \
+                or not np.array_equal(np.isinf(a64), np.isinf(e64)):
+            raise Mismatch(f"{label}: inf positions differ: got {_sample(a64)} want {_sample(e64)}")
+        rtol = max(1e-5, 2 * float(jnp.finfo(e.dtype).eps))
+        scale = max(1.0, float(np.max(np.abs(e64[finite]), initial=0.0)))
+        atol = (tol if tol is not None else rtol) * scale
+        diff = np.abs(a64 - e64)
+        bad = finite & (diff > atol + rtol * np.abs(e64))
+        if bad.any():
+            i = tuple(np.argwhere(bad)[0])
+            raise Mismatch(f"{label}: {int(bad.sum())} of {bad.size} values differ (max abs diff "
+                           f"{float(diff[finite].max()):.4g}); e.g. at {list(i)}: got {a64[i]:.6g} want {e64[i]:.6g}")
+
+
+def _sample(x: np.ndarray) -> str:
+    return np.array2string(x.reshape(-1)[:6], precision=4)
+
+
+def _differentiable(case: Any, mod: Any, name: str, args: tuple) -> list[int]:
+    """Positional arguments to differentiate: hinted parameters holding float arrays (or pytrees of them)."""
+    params = list(inspect.signature(getattr(mod, name).reference).parameters.values())
+    out = []
+    for i, (p, a) in enumerate(zip(params, args)):
+        leaves = jax.tree.leaves(a)
+        if p.annotation is not inspect.Parameter.empty and leaves and all(_is_float(x) for x in leaves) \
+                and all(not isinstance(x, (float, int)) for x in leaves):
+            out.append(i)
+    return out
+
+
+def _grads(fn: Any, args: tuple, wrt: list[int], jit: bool) -> Any:
+    def loss(*varied):
+        full = list(args)
+        for i, v in zip(wrt, varied):
+            full[i] = v
+        leaves = [y for y in jax.tree.leaves(fn(*full)) if _is_float(y)]
+        return sum(jnp.sum(y.astype(jnp.float32)) for y in leaves)
+
+    g = jax.grad(loss, argnums=tuple(range(len(wrt))))
+    return (jax.jit(g) if jit else g)(*(args[i] for i in wrt))
+
+
+# -- outcomes --------------------------------------------------------------------------------------
+
+
+def _where(error: BaseException) -> str:
+    """The innermost frame in meshify (file:line) and in generated code, for a crash."""
+    frames = traceback.extract_tb(error.__traceback__)
+    ours = [f for f in frames if f.filename.startswith(PACKAGE)]
+    generated = [f for f in frames if f.filename.startswith("<meshify") or f.filename.endswith("_sharded.py")
+                 or Path(f.filename).parent == HERE]
+    parts = []
+    if ours:
+        f = ours[-1]
+        parts.append(f"meshify/{f.filename[len(PACKAGE) + 1:]}:{f.lineno} in {f.name}")
+    if generated:
+        f = generated[-1]
+        parts.append(f"user/generated {Path(f.filename).name}:{f.lineno}: {f.line}")
+    return "; ".join(parts) or "no meshify frame"
+
+
+def _outcome(error: BaseException) -> tuple[str, str]:
+    if isinstance(error, MeshifyError):
+        return "error", f"{error.code}: {error.headline}"
+    if isinstance(error, Mismatch):
+        return "mismatch", str(error)
+    first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    return "crash", f"{type(error).__name__}: {first[:300]} [{_where(error)}]"
+
+
+def _check(case: Any, program_mod: Any, original: Any) -> tuple[str, str]:
+    """Runs the case's program (from ``program_mod``) against ``original``'s references."""
+    calls = _calls(case)
+    tol = getattr(case, "TOL", None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # unhashable statics: rebuilt per call, by design
+        expected = _run(case, original, True, calls)
+        try:
+            actual = _run(case, program_mod, False, calls)
+            _compare(actual, expected, "output", tol)
+        except Exception as e:  # noqa: BLE001 - classified below
+            return _outcome(e)
+        if hasattr(case, "scenario") or not getattr(case, "GRAD", True):
+            return "match", ""
+        for name, args in calls.items():
+            wrt = _differentiable(case, original, name, args)
+            if not wrt or not any(_is_float(y) for y in jax.tree.leaves(expected[name])):
+                continue
+            want = _grads(getattr(original, name).reference, args, wrt, jit=False)
+            try:
+                got = _grads(getattr(program_mod, name), args, wrt, jit=True)
+                _compare(got, want, f"grad of {name} in args {wrt}", tol)
+            except Exception as e:  # noqa: BLE001
+                kind, detail = _outcome(e)
+                return kind, f"(gradient) {detail}"
+    return "match", ""
+
+
+def _case_outcome(name: str, path: str, tmp_path: Path) -> tuple[Any, str, str]:
+    source = HERE / f"{name}.py"
+    original = _import(source)
+    if path == "decorator":
+        return original, *_check(original, _import(source), original)
+    try:
+        text = convert_source(source.read_text(), str(source)).text
+    except Exception as e:  # noqa: BLE001
+        kind, detail = _outcome(e)
+        return original, kind, f"(convert) {detail}"
+    generated = tmp_path / f"{name}_sharded.py"
+    generated.write_text(text)
+    try:
+        converted = _import(generated)
+    except Exception as e:  # noqa: BLE001
+        kind, detail = _outcome(e)
+        return original, kind, f"(import of the converted file) {detail}"
+    if not hasattr(original, "scenario"):
+        # A converted function's .reference imports the original file again: the same untouched code.
+        try:
+            for function in _calls(original):
+                ref = getattr(converted, function).reference
+                assert ref.__code__.co_code == getattr(original, function).reference.__code__.co_code, function
+        except Exception as e:  # noqa: BLE001
+            kind, detail = _outcome(e)
+            return original, kind, f"(.reference of the converted file) {detail}"
+    return original, *_check(original, converted, original)
+
+
+class Unexpected(AssertionError):
+    """The case's outcome is not its EXPECT; the subclass says which outcome it was instead."""
+
+
+class GotMatch(Unexpected):
+    pass
+
+
+class GotError(Unexpected):
+    pass
+
+
+class GotMismatch(Unexpected):
+    pass
+
+
+class GotCrash(Unexpected):
+    pass
+
+
+_RAISED = {"match": GotMatch, "error": GotError, "mismatch": GotMismatch, "crash": GotCrash}
+
+#: An XFAIL reason's first word -> the failure it pins: a case failing another way fails loudly.
+_PINNED = {"REFUSED": GotError, "WRONG": GotMismatch, "CRASH": GotCrash}
+
+
+def _pinned(reason: str) -> type[Unexpected] | None:
+    return _PINNED.get(reason.split()[0].rstrip(":"))
+
+
+def _param(name: str, path: str):
+    marks = []
+    reason = XFAIL.get(f"{name}:{path}") or XFAIL.get(name)
+    if reason:
+        marks.append(pytest.mark.xfail(strict=True, reason=reason, raises=_pinned(reason)))
+    if path == "converted" and name in SLOW_CONVERTED:
+        marks.append(pytest.mark.slow)
+    return pytest.param(name, path, marks=marks, id=f"{name}-{path}")
+
+
+@pytest.mark.parametrize("name,path", [_param(n, p) for n in CASES for p in PATHS])
+def test_soundness(name: str, path: str, tmp_path: Path) -> None:
+    case, kind, detail = _case_outcome(name, path, tmp_path)
+    expect = case.EXPECT
+    assert expect in ("match", "error"), f"{name}: EXPECT must be 'match' or 'error', not {expect!r}"
+    if kind != expect:
+        raise _RAISED[kind](f"{name} ({path}): expected {expect}, got {kind}: {detail}")
+
+
+def test_cases_are_well_formed() -> None:
+    assert len(CASES) >= 40
+    for name in CASES:
+        text = (HERE / f"{name}.py").read_text()
+        assert "@mesh(" in text and "EXPECT = " in text and "def inputs(" in text, name
+    for key, reason in XFAIL.items():
+        assert _pinned(reason), f"XFAIL reason of {key!r} must start with one of {list(_PINNED)}"
+        assert key.split(":")[0] in CASES, f"XFAIL entry {key!r} names no case"
+        assert ":" not in key or key.split(":")[1] in PATHS, key
+    assert SLOW_CONVERTED <= set(CASES)
