@@ -26,6 +26,11 @@ def parse_module(source: str | bytes, path: str) -> cst.Module:
     A UTF-8 byte-order mark is dropped, as CPython does; code nested too deeply for
     libcst and meshify's passes is refused at its place (``_nesting``).
     """
+    return _parse(source, path)[0]
+
+
+def _parse(source: str | bytes, path: str) -> tuple[cst.Module, ast.Module]:
+    """libcst's tree and CPython's (which measured the nesting; statement lines reuse it)."""
     source = source_text(source, path)
     if not source.strip():
         first = source.splitlines()[0] if source.splitlines() else ""
@@ -52,7 +57,7 @@ def parse_module(source: str | bytes, path: str) -> cst.Module:
         raise _syntax_error(path, source, py.lineno or 1, py.offset or 1, py.msg) from None
     except (RecursionError, MemoryError):
         raise too_deep_for_python(source, path, "compiler") from None
-    return module
+    return module, tree
 
 
 def source_text(source: str | bytes, path: str) -> str:
@@ -94,14 +99,17 @@ def _char_span(path: str, text: str, offset: int) -> SourceSpan:
 def parse_context(source: str | bytes, path: str) -> ModuleContext:
     """Parses ``source`` into a :class:`ModuleContext` (see :func:`parse_module` for errors)."""
     text = source_text(source, path)
-    return ModuleContext(parse_module(text, path), path, code=text)
+    module, tree = _parse(text, path)
+    return ModuleContext(module, path, code=text, tree=tree)
 
 
 class ModuleContext:
     """One module under rewrite: metadata looked up by *original* node."""
 
-    def __init__(self, module: cst.Module, path: str, line_offset: int = 0, code: str | None = None) -> None:
+    def __init__(self, module: cst.Module, path: str, line_offset: int = 0, code: str | None = None,
+                 tree: ast.Module | None = None) -> None:
         self.module = module
+        self._tree = tree  # CPython's parse of the same text, if the caller has one
         self.path = path
         self.line_offset = line_offset
         # The text the module was parsed from (rendering it again costs about as much as parsing).
@@ -191,9 +199,10 @@ class ModuleContext:
         """Statement -> line, from CPython's parser (fast); libcst positions only for error spans."""
         lines: dict[cst.CSTNode, int] = {}
         try:
-            tree = ast.parse(self.text)
+            tree = self._tree or ast.parse(self.text)
         except SyntaxError:  # pragma: no cover - libcst parsed it
             return lines
+        self._tree = None  # not needed any more
         _pair_statements(list(self.module.body), tree.body, lines)
         return lines
 
