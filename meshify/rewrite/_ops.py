@@ -9,15 +9,17 @@ their layouts must change.  A new op is one entry here plus its tests.
 
 from __future__ import annotations
 
+import inspect
 import string
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import libcst as cst
 
 from meshify.annotate._types import BROADCAST, Axes, Layout
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._plan import choose_splits
+from meshify.rewrite._signatures import BINARY, UNARY, signature
 from meshify.rewrite._templates import axes_node, call_template, int_node
 from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TupleValue, Value
 
@@ -36,6 +38,8 @@ class Call:
     args: tuple  # tuple[Operand, ...]
     kwargs: dict  # dict[str, Operand]
     receiver: object = None  # the Operand a method is called on
+    #: Parameter name -> operand (a tuple for ``*args``), bound by :func:`closed_world`.
+    params: dict = field(default_factory=dict)
 
     def arg(self, index: int, keyword: str, default: object = None):
         if index < len(self.args):
@@ -81,14 +85,99 @@ METHODS: dict[str, Rule] = {}
 BODY_OPS: set[str] = set()
 
 
-def op(*names: str, method: str | None = None, **bound):
+@dataclass(frozen=True, slots=True)
+class Models:
+    """Which parameters of a JAX function a rule models (its declared signature is in
+    :mod:`_signatures`).  ``reads`` None: every one; ``passthrough``: the others may be any
+    static value (they keep an elementwise op elementwise: ``gelu(approximate=...)``)."""
+
+    reads: frozenset[str] | None
+    passthrough: bool = False
+    #: ``reads`` as the registration wrote it (a test checks each name is a real parameter).
+    declared: tuple[str, ...] = ()
+
+
+#: Qualified name (``jax.numpy.take``; methods as ``jax.Array.sum``) -> what its rule models.
+MODELS: dict[str, Models] = {}
+#: ``reads=REQUIRED``: the parameters without a default (``x``; ``x1, x2``; ``*args``), whatever their names.
+REQUIRED = "<required>"
+
+
+def op(*names: str, method: str | None = None, reads: tuple[str, ...] | None = None, passthrough: bool = False,
+       **bound):
+    """Registers a rule for ``names`` (and ``x.method(...)``), modelling the parameters ``reads``."""
     def register(fn):
+        for name in (*names, *([f"jax.Array.{method}"] if method else [])):
+            declared = signature(name)
+            assert declared is not None, f"{name}: declare its signature in _signatures.py"
+            required = [p.name for p in declared.params
+                        if p.kind == "varargs" or p.default is inspect.Parameter.empty]
+            names_read = None if reads is None else frozenset(
+                n for r in reads for n in (required if r == REQUIRED else [r]) if declared.get(n) is not None)
+            MODELS[name] = Models(names_read, passthrough, tuple(reads or ()))
         for name in names:
             REGISTRY[name] = (lambda rw, call, _fn=fn: _fn(rw, call, **bound))
         if method:
             METHODS[method] = (lambda rw, call, _fn=fn: _fn(rw, call, **bound))
         return fn
     return register
+
+
+def closed_world(rw, call: Call, qualified: str) -> dict[str, object]:
+    """Binds ``call``'s arguments to the declared signature of ``qualified`` as Python would;
+    an argument the rule does not model must be at its default (or static, for a passthrough
+    rule), else this is a positioned error: never an argument dropped or passed through unseen.
+
+    Returns parameter -> operand (a tuple of operands for ``*args``)."""
+    declared = signature(qualified)
+    models = MODELS[qualified]
+    bound = _bind(rw, call, qualified, declared)
+    call.params.update(bound)
+    for name, operand in bound.items():
+        if models.reads is None or name in models.reads:
+            continue
+        param = declared.get(name)
+        for o in operand if isinstance(operand, tuple) else (operand,):
+            if _at_default(o, param.default) or (models.passthrough and isinstance(o.value, Static)):
+                continue
+            default = "" if param.default in (inspect.Parameter.empty, ...) else f" (default {param.default!r})"
+            raise rw.error(UnsupportedError, o.original,
+                           f"{call.name.rsplit('.', 1)[-1]}({name}={rw.ctx.code(o.original)}): meshify's rule for "
+                           f"{qualified} does not model {name}=",
+                           f"drop {name}={default}, or compute this outside the @mesh function")
+    return bound
+
+
+def _at_default(operand, default: object) -> bool:
+    value = operand.value
+    if default in (inspect.Parameter.empty, ...) or not (isinstance(value, Static) and value.known):
+        return False
+    return type(value.literal) is type(default) and value.literal == default
+
+
+def _bind(rw, call: Call, qualified: str, declared) -> dict[str, object]:
+    bound: dict[str, object] = {}
+    positional = [p for p in declared.params if p.kind in ("positional", "either")]
+    varargs = next((p for p in declared.params if p.kind == "varargs"), None)
+    short = call.name.rsplit(".", 1)[-1]
+    for i, operand in enumerate(call.args):
+        if i < len(positional):
+            bound[positional[i].name] = operand
+        elif varargs is not None:
+            bound[varargs.name] = (*bound.get(varargs.name, ()), operand)  # type: ignore[misc]
+        else:
+            raise rw.error(UnsupportedError, operand.original, f"{short}() takes {len(positional)} positional "
+                           f"arguments but {len(call.args)} were given ({qualified})", "pass the others by keyword")
+    for keyword, operand in call.kwargs.items():
+        param = declared.get(keyword)
+        if param is None or param.kind in ("positional", "varargs"):
+            raise rw.error(UnsupportedError, operand.original, f"{short}() has no keyword parameter {keyword!r} "
+                           f"({qualified} takes {', '.join(declared.names())})", f"drop {keyword}=")
+        if keyword in bound:
+            raise rw.error(UnsupportedError, operand.original, f"{short}() got {keyword!r} twice",
+                           f"pass {keyword} once")
+        bound[keyword] = operand
+    return bound
 
 
 # -- evaluation -----------------------------------------------------------------------------
@@ -364,6 +453,7 @@ def _call(rw, node: cst.Call):
             method = func.attr.value
             if method in METHODS and isinstance(receiver.value, Array):
                 call = _evaluate_args(rw, node, method, receiver)
+                closed_world(rw, call, f"jax.Array.{method}")
                 value, new = METHODS[method](rw, call)
                 return Operand(value, node, new)
             if isinstance(receiver.value, Array) and (receiver.value.layout.is_split or receiver.value.layout.partial):
@@ -381,6 +471,7 @@ def _call(rw, node: cst.Call):
         return Operand(value, node, new)
     call = _evaluate_args(rw, node, rule_name or (sorted(names)[0] if names else rw.ctx.code(func)), receiver)
     if rule_name is not None:
+        closed_world(rw, call, rule_name)
         value, new = REGISTRY[rule_name](rw, call)
         return Operand(value, node, new)
     value, new = _unknown_call(rw, call)
@@ -575,17 +666,12 @@ def _unary_rule(rw, call: Call, linear: str = NONLINEAR):
     return value, call.rebuild(rw, {0: node})
 
 
-for _name in ["exp", "log", "tanh", "sqrt", "abs", "absolute", "square", "sin", "cos", "log1p", "expm1",
-              "sign", "reciprocal", "rsqrt", "floor", "ceil", "round", "logical_not", "isnan", "isfinite",
-              "exp2", "log2", "cbrt", "erf"]:
-    op(f"jax.numpy.{_name}", f"jax.lax.{_name}")(_unary_rule)
-for _name in ["relu", "gelu", "silu", "swish", "sigmoid", "softplus", "tanh", "relu6", "elu", "leaky_relu",
-              "log_sigmoid", "hard_tanh", "mish", "celu", "selu"]:
-    op(f"jax.nn.{_name}")(_unary_rule)
-op("jax.numpy.negative", linear=NEG)(_unary_rule)
+for _name in UNARY:  # a new elementwise function is one line in _signatures.UNARY
+    op(_name, reads=(REQUIRED,), passthrough=True, linear=NEG if _name == "jax.numpy.negative" else NONLINEAR)(
+        _unary_rule)
 
 
-@op("jax.numpy.asarray", "jax.numpy.array")
+@op("jax.numpy.asarray", "jax.numpy.array", reads=("a", "object", "dtype", "copy"))
 def _asarray(rw, call: Call):
     x = call.arg(0, "a")
     if isinstance(x.value, Static):
@@ -593,7 +679,7 @@ def _asarray(rw, call: Call):
     return _unary_rule(rw, call)
 
 
-@op(method="astype")
+@op(method="astype", reads=("dtype", "copy"))
 def _astype(rw, call: Call):
     # Casting a partial sum changes where rounding happens: materialise it first.
     return _unary_rule(rw, call)
@@ -610,19 +696,16 @@ def _binary_rule(rw, call: Call, linear: str = NONLINEAR, arity: int = 2):
     return value, call.rebuild(rw, dict(enumerate(nodes)))
 
 
-for _name, _linear in [("maximum", NONLINEAR), ("minimum", NONLINEAR), ("power", NONLINEAR),
-                       ("add", ADD), ("subtract", ADD), ("multiply", MUL), ("divide", DIV),
-                       ("true_divide", DIV), ("greater", NONLINEAR), ("less", NONLINEAR),
-                       ("equal", NONLINEAR), ("not_equal", NONLINEAR), ("greater_equal", NONLINEAR),
-                       ("less_equal", NONLINEAR), ("logical_and", NONLINEAR), ("logical_or", NONLINEAR)]:
-    op(f"jax.numpy.{_name}", linear=_linear)(_binary_rule)
-op("jax.numpy.where", arity=3)(_binary_rule)
+_LINEARITY = {"add": ADD, "subtract": ADD, "multiply": MUL, "divide": DIV, "true_divide": DIV}
+for _name in BINARY:  # likewise, one line in _signatures.BINARY
+    op(_name, reads=(REQUIRED,), linear=_LINEARITY.get(_name.rpartition(".")[2], NONLINEAR))(_binary_rule)
+op("jax.numpy.where", reads=("condition", "x", "y"), arity=3)(_binary_rule)
 
 
 # -- contractions ---------------------------------------------------------------------------------
 
 
-@op("jax.numpy.einsum")
+@op("jax.numpy.einsum", reads=("subscripts", "operands", "optimize", "precision", "preferred_element_type"))
 def _einsum(rw, call: Call):
     spec = call.arg(0, "subscripts")
     if spec is None or not (isinstance(spec.value, Static) and isinstance(spec.value.literal, str)):
@@ -777,13 +860,13 @@ def matmul(rw, operands: Sequence, node, what: str, dot: bool = False):
     return contract(rw, operands, [a, b], out, node, what)
 
 
-@op("jax.numpy.matmul")
+@op("jax.numpy.matmul", reads=("a", "b", "precision", "preferred_element_type"))
 def _matmul(rw, call: Call):
     value, nodes = matmul(rw, [call.arg(0, "a"), call.arg(1, "b")], call.node, "matmul")
     return value, call.rebuild(rw, dict(enumerate(nodes)))
 
 
-@op("jax.numpy.dot")
+@op("jax.numpy.dot", reads=("a", "b", "precision", "preferred_element_type"))
 def _dot(rw, call: Call):
     value, nodes = matmul(rw, [call.arg(0, "a"), call.arg(1, "b")], call.node, "dot", dot=True)
     return value, call.rebuild(rw, dict(enumerate(nodes)))
@@ -909,10 +992,11 @@ def _axes_text(axes) -> str:
     return " x ".join(f"'{a}'" for a in axes)
 
 
+_REDUCE_READS = ("a", "axis", "dtype", "out", "keepdims", "initial", "where")  # promote_integers: static, passed
 for _kind in ("sum", "mean", "max", "min"):
-    op(f"jax.numpy.{_kind}", method=_kind, kind=_kind)(_reduce_rule)
-op("jax.numpy.amax", kind="max")(_reduce_rule)
-op("jax.numpy.amin", kind="min")(_reduce_rule)
+    op(f"jax.numpy.{_kind}", method=_kind, kind=_kind, reads=_REDUCE_READS, passthrough=True)(_reduce_rule)
+op("jax.numpy.amax", kind="max", reads=_REDUCE_READS)(_reduce_rule)
+op("jax.numpy.amin", kind="min", reads=_REDUCE_READS)(_reduce_rule)
 
 
 # -- softmax family ---------------------------------------------------------------------------
@@ -943,12 +1027,23 @@ def _softmax_rule(rw, call: Call, kind: str):
         result = Array(Layout(dims, axes))
     else:
         result = Array(layout.with_partial(()))
+    extras = [(name, o) for name in ("where", "b") if (o := call.params.get(name)) is not None and not _is_none(o)]
     if not split:
-        return result, call.rebuild(rw, {0: x_node})
-    for bad in ("where", "b", "initial", "return_sign"):
-        if bad in call.kwargs:
-            raise rw.error(UnsupportedError, call.kwargs[bad].original, f"{call.name}({bad}=...) over a split dim",
-                           f"drop {bad}=, or map the reduced dim to no mesh axis")
+        replaced = {call.position(x): x_node}
+        for name, o in extras:  # a mask or weights: elementwise with x, so in x's layout
+            if isinstance(o.value, Array) and o.value.dims != layout.dims:
+                raise rw.error(UnsupportedError, o.original,
+                               f"{call.name}({name}=...) with dims {list(o.value.dims)} beside {list(layout.dims)}",
+                               f"give {name}= the dims of the array it weighs, in the same order")
+            if isinstance(o.value, Array):
+                replaced[call.position(o)] = rw.convert(o, layout.with_partial(()), f"{kind}'s {name}=")
+            elif not isinstance(o.value, Static):
+                raise rw.error(UnsupportedError, o.original, f"{call.name}({name}=...) of unknown dims",
+                               f"name its dims first: {name}: Tensor[...] = ...")
+        return result, call.rebuild(rw, replaced)
+    for name, o in extras:
+        raise rw.error(UnsupportedError, o.original, f"{call.name}({name}=...) over a split dim "
+                       f"{layout.dims[split[0]]!r}", f"drop {name}=, or map {layout.dims[split[0]]!r} to no mesh axis")
     split_axes = rw.mesh.order(a for i in split for a in layout.axes[i])
     axis_value = reduced[0] if len(reduced) == 1 else tuple(reduced)
     template = "{mr}.%s({x}, axis={axis}, axis_name={axes}%s)" % (kind, ", keepdims=True" if keepdims else "")
@@ -965,6 +1060,8 @@ def _softmax_rule(rw, call: Call, kind: str):
     return result, new
 
 
-op("jax.nn.softmax", kind="softmax")(_softmax_rule)
-op("jax.nn.log_softmax", kind="log_softmax")(_softmax_rule)
-op("jax.nn.logsumexp", "jax.scipy.special.logsumexp", kind="logsumexp")(_softmax_rule)
+op("jax.nn.softmax", kind="softmax", reads=("x", "axis", "where"))(_softmax_rule)
+op("jax.nn.log_softmax", kind="log_softmax", reads=("x", "axis", "where"))(_softmax_rule)
+# return_sign=True returns a pair: not modelled (closed world: it must stay False).
+op("jax.nn.logsumexp", "jax.scipy.special.logsumexp", kind="logsumexp",
+   reads=("a", "axis", "b", "keepdims", "where"))(_softmax_rule)

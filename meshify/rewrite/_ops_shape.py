@@ -66,7 +66,7 @@ def _rebuilt(rw, call: Call, x_node) -> cst.BaseExpression:
 # -- transpose family ------------------------------------------------------------------------
 
 
-@op("jax.numpy.transpose", method="transpose")
+@op("jax.numpy.transpose", method="transpose", reads=("a", "axes", "args"))
 def _transpose(rw, call: Call):
     x = _x(call)
     if not isinstance(x.value, Array):
@@ -126,7 +126,7 @@ def is_reshape(rw, node: cst.BaseExpression) -> bool:
     return isinstance(func, cst.Attribute) and func.attr.value == "reshape" and not _is_module_path(rw, func)
 
 
-@op("jax.numpy.reshape", method="reshape")
+@op("jax.numpy.reshape", method="reshape", reads=("a", "shape", "args", "copy"))
 def _reshape_unnamed(rw, call: Call):
     x = _x(call)
     if isinstance(x.value, Array) and (x.value.layout.is_split or x.value.layout.partial):
@@ -267,8 +267,8 @@ def _sequence(rw, call: Call, keyword: str):
     return seq, [Operand(v, e.value, n.value) for v, e, n in zip(values, node.elements, seq.node.elements)]
 
 
-@op("jax.numpy.concatenate", kind="concatenate")
-@op("jax.numpy.stack", kind="stack")
+@op("jax.numpy.concatenate", kind="concatenate", reads=("arrays", "axis", "dtype"))
+@op("jax.numpy.stack", kind="stack", reads=("arrays", "axis", "dtype"))
 def _join(rw, call: Call, kind: str):
     seq, items = _sequence(rw, call, "arrays")
     arrays = [i for i in items if isinstance(i.value, Array)]
@@ -343,7 +343,7 @@ def _built(dims: tuple[str, ...] | None, shape_operand) -> Array | Opaque:
     return Opaque(_literal_shape(shape_operand))
 
 
-@op("jax.numpy.zeros", "jax.numpy.ones", "jax.numpy.empty", "jax.numpy.full")
+@op("jax.numpy.zeros", "jax.numpy.ones", "jax.numpy.empty", "jax.numpy.full", reads=("shape", "fill_value", "dtype"))
 def _filled(rw, call: Call):
     shape = call.arg(0, "shape")
     fill = call.arg(1, "fill_value") if call.name.endswith("full") else None
@@ -361,7 +361,7 @@ def _filled(rw, call: Call):
     return _built(_shape_dims(shape), shape), call.rebuild(rw, replaced)
 
 
-@op("jax.numpy.arange")
+@op("jax.numpy.arange", reads=("start", "stop", "step", "dtype"))
 def _arange(rw, call: Call):
     dims = _shape_dims(call.arg(0, "start"))
     if set(call.kwargs) - {"dtype"}:
@@ -374,7 +374,8 @@ def _arange(rw, call: Call):
     return Opaque((len(range(*bounds)),)), call.rebuild(rw, {})
 
 
-@op("jax.numpy.zeros_like", "jax.numpy.ones_like", "jax.numpy.empty_like", "jax.numpy.full_like")
+@op("jax.numpy.zeros_like", "jax.numpy.ones_like", "jax.numpy.empty_like", "jax.numpy.full_like",
+    reads=("a", "prototype", "fill_value", "dtype", "shape"))
 def _like(rw, call: Call):
     x = call.arg(0, "a")
     if not isinstance(x.value, Array) or "shape" in call.kwargs or len(call.args) > 3:
@@ -633,7 +634,7 @@ def _take_along_axis(rw, call: Call):
     return Array(Layout(dims, axes, partial | frozenset(split)), f"lookup in split '{a.dims[axis]}'"), new
 
 
-@op("jax.nn.one_hot")
+@op("jax.nn.one_hot", reads=("x", "num_classes", "dtype", "axis"))
 def _one_hot(rw, call: Call):
     x, depth = call.arg(0, "x"), call.arg(1, "num_classes")
     if not isinstance(x.value, Array) or depth is None:

@@ -1,0 +1,277 @@
+"""The whole signature of every JAX function meshify has a rule for, as the installed JAX has it.
+
+An op rule declares which of these parameters it models (:func:`meshify.rewrite._ops.op`);
+:func:`bind` maps a call's arguments onto the declared parameters by Python's own rules,
+so an argument meshify does not model can never be dropped or passed through unseen: it is
+either modelled, at its default, or (for elementwise families) a static value that keeps
+the op elementwise; anything else is a positioned error.
+
+The table is written out here, not read from JAX at rewrite time (``explain`` imports no
+JAX); ``tests/test_signatures.py`` checks it against ``inspect.signature`` of the installed
+JAX, and ``python -m meshify.rewrite._signatures NAME...`` prints the entries to paste
+after a JAX upgrade.  A default that is not a literal is written ``...``.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+
+__all__ = ["UNARY", "BINARY", "SIGNATURES", "Param", "Signature", "signature", "describe", "resolve"]
+
+#: Elementwise functions of one array: each is registered with the elementwise rule by being here.
+UNARY: dict[str, str] = {
+    "jax.numpy.exp": "x, /",
+    "jax.numpy.log": "x, /",
+    "jax.numpy.tanh": "x, /",
+    "jax.numpy.sqrt": "x, /",
+    "jax.numpy.abs": "x, /",
+    "jax.numpy.absolute": "x, /",
+    "jax.numpy.square": "x, /",
+    "jax.numpy.sin": "x, /",
+    "jax.numpy.cos": "x, /",
+    "jax.numpy.log1p": "x, /",
+    "jax.numpy.expm1": "x, /",
+    "jax.numpy.sign": "x, /",
+    "jax.numpy.reciprocal": "x, /",
+    "jax.numpy.floor": "x, /",
+    "jax.numpy.ceil": "x, /",
+    "jax.numpy.logical_not": "x, /",
+    "jax.numpy.isnan": "x, /",
+    "jax.numpy.isfinite": "x, /",
+    "jax.numpy.exp2": "x, /",
+    "jax.numpy.log2": "x, /",
+    "jax.numpy.cbrt": "x, /",
+    "jax.numpy.negative": "*args, out=None, where=None",
+    "jax.numpy.round": "a, decimals=0, out=None",
+    "jax.lax.exp": "x, *, accuracy=None",
+    "jax.lax.log": "x, *, accuracy=None",
+    "jax.lax.tanh": "x, *, accuracy=None",
+    "jax.lax.sqrt": "x, *, accuracy=None",
+    "jax.lax.log1p": "x, *, accuracy=None",
+    "jax.lax.expm1": "x, *, accuracy=None",
+    "jax.lax.sin": "x, *, accuracy=None",
+    "jax.lax.cos": "x, *, accuracy=None",
+    "jax.lax.rsqrt": "x, *, accuracy=None",
+    "jax.lax.cbrt": "x, *, accuracy=None",
+    "jax.lax.exp2": "x, *, accuracy=None",
+    "jax.lax.abs": "x",
+    "jax.lax.square": "x",
+    "jax.lax.sign": "x",
+    "jax.lax.reciprocal": "x",
+    "jax.lax.floor": "x",
+    "jax.lax.ceil": "x",
+    "jax.lax.erf": "x",
+    "jax.lax.is_finite": "x",
+    "jax.lax.round": "x, rounding_method=...",
+    "jax.scipy.special.erf": "x",
+    "jax.nn.relu": "x",
+    "jax.nn.silu": "x",
+    "jax.nn.swish": "x",
+    "jax.nn.sigmoid": "x",
+    "jax.nn.softplus": "x",
+    "jax.nn.relu6": "x",
+    "jax.nn.log_sigmoid": "x",
+    "jax.nn.hard_tanh": "x",
+    "jax.nn.mish": "x",
+    "jax.nn.selu": "x",
+    "jax.nn.tanh": "x, /",
+    "jax.nn.gelu": "x, approximate=True",
+    "jax.nn.elu": "x, alpha=1.0",
+    "jax.nn.celu": "x, alpha=1.0",
+    "jax.nn.leaky_relu": "x, negative_slope=0.01",
+}
+
+#: Elementwise functions of two arrays (numpy broadcasting), registered the same way.
+BINARY: dict[str, str] = {
+    "jax.numpy.maximum": "*args, out=None, where=None",
+    "jax.numpy.minimum": "*args, out=None, where=None",
+    "jax.numpy.power": "x1, x2, /",
+    "jax.numpy.add": "*args, out=None, where=None",
+    "jax.numpy.subtract": "*args, out=None, where=None",
+    "jax.numpy.multiply": "*args, out=None, where=None",
+    "jax.numpy.divide": "x1, x2, /",
+    "jax.numpy.true_divide": "x1, x2, /",
+    "jax.numpy.greater": "x, y, /",
+    "jax.numpy.less": "x, y, /",
+    "jax.numpy.equal": "x, y, /",
+    "jax.numpy.not_equal": "x, y, /",
+    "jax.numpy.greater_equal": "x, y, /",
+    "jax.numpy.less_equal": "x, y, /",
+    "jax.numpy.logical_and": "*args, out=None, where=None",
+    "jax.numpy.logical_or": "*args, out=None, where=None",
+}
+
+SIGNATURES: dict[str, str] = {
+    **UNARY,
+    **BINARY,
+    # -- elementwise, other
+    "jax.numpy.where": "condition, x=None, y=None, /, *, size=None, fill_value=None",
+    "jax.numpy.asarray": "a, dtype=None, order=None, *, copy=None, device=None, out_sharding=None",
+    "jax.numpy.array": "object, dtype=None, *args, copy=True, order='K', ndmin=0, device=None, out_sharding=None",
+    # -- reductions and the softmax family ---------------------------------------------------------
+    "jax.numpy.sum": "a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None, "
+                     "promote_integers=True",
+    "jax.numpy.mean": "a, axis=None, dtype=None, out=None, keepdims=False, *, where=None",
+    "jax.numpy.max": "a, axis=None, out=None, keepdims=False, initial=None, where=None",
+    "jax.numpy.min": "a, axis=None, out=None, keepdims=False, initial=None, where=None",
+    "jax.numpy.amax": "a, axis=None, out=None, keepdims=False, initial=None, where=None",
+    "jax.numpy.amin": "a, axis=None, out=None, keepdims=False, initial=None, where=None",
+    "jax.nn.softmax": "x, axis=-1, where=None",
+    "jax.nn.log_softmax": "x, axis=-1, where=None",
+    "jax.nn.logsumexp": "a, axis=None, b=None, keepdims=False, return_sign=False, where=None",
+    "jax.scipy.special.logsumexp": "a, axis=None, b=None, keepdims=False, return_sign=False, where=None",
+    # -- contractions --------------------------------------------------------------------------------
+    "jax.numpy.einsum": "subscripts, /, *operands, out=None, optimize='auto', precision=None, "
+                        "preferred_element_type=None, _dot_general=..., out_sharding=None",
+    "jax.numpy.matmul": "a, b, *, precision=None, preferred_element_type=None, out_sharding=None",
+    "jax.numpy.dot": "a, b, *, precision=None, preferred_element_type=None, out_sharding=None",
+    # -- shapes ----------------------------------------------------------------------------------------
+    "jax.numpy.transpose": "a, axes=None",
+    "jax.numpy.swapaxes": "a, axis1, axis2",
+    "jax.numpy.moveaxis": "a, source, destination",
+    "jax.numpy.reshape": "a, shape, order='C', *, copy=None, out_sharding=None",
+    "jax.numpy.concatenate": "arrays, axis=0, dtype=None",
+    "jax.numpy.stack": "arrays, axis=0, out=None, dtype=None",
+    "jax.numpy.split": "ary, indices_or_sections, axis=0",
+    "jax.numpy.array_split": "ary, indices_or_sections, axis=0",
+    # -- constructors and masks ------------------------------------------------------------------------
+    "jax.numpy.zeros": "shape, dtype=None, *, device=None, out_sharding=None",
+    "jax.numpy.ones": "shape, dtype=None, *, device=None, out_sharding=None",
+    "jax.numpy.empty": "shape, dtype=None, *, device=None, out_sharding=None",
+    "jax.numpy.full": "shape, fill_value, dtype=None, *, device=None, out_sharding=None",
+    "jax.numpy.arange": "start, stop=None, step=None, dtype=None, *, device=None, out_sharding=None",
+    "jax.numpy.zeros_like": "a, dtype=None, shape=None, *, device=None, out_sharding=None",
+    "jax.numpy.ones_like": "a, dtype=None, shape=None, *, device=None, out_sharding=None",
+    "jax.numpy.empty_like": "prototype, dtype=None, shape=None, *, device=None",
+    "jax.numpy.full_like": "a, fill_value, dtype=None, shape=None, *, device=None, out_sharding=None",
+    "jax.numpy.tril": "m, k=0",
+    "jax.numpy.triu": "m, k=0",
+    # -- lookups ---------------------------------------------------------------------------------------
+    "jax.numpy.take": "a, indices, axis=None, out=None, mode=None, unique_indices=False, indices_are_sorted=False, "
+                      "fill_value=None",
+    "jax.numpy.take_along_axis": "arr, indices, axis=-1, mode=None, fill_value=None, *, wrap_negative_indices=None",
+    "jax.nn.one_hot": "x, num_classes, *, dtype=None, axis=-1",
+    # -- randomness --------------------------------------------------------------------------------------
+    "jax.random.normal": "key, shape=(), dtype=None, *, out_sharding=None",
+    "jax.random.uniform": "key, shape=(), dtype=None, minval=0.0, maxval=1.0, *, out_sharding=None",
+    "jax.random.bernoulli": "key, p=0.5, shape=None, mode='low', *, out_sharding=None",
+    "jax.random.truncated_normal": "key, lower, upper, shape=None, dtype=None, *, out_sharding=None",
+    "jax.random.randint": "key, shape, minval, maxval, dtype=None, *, out_sharding=None",
+    "jax.random.gumbel": "key, shape=(), dtype=None, mode=None, *, out_sharding=None",
+    "jax.random.laplace": "key, shape=(), dtype=None, *, out_sharding=None",
+    "jax.random.exponential": "key, shape=(), dtype=None, *, out_sharding=None",
+    "jax.random.rademacher": "key, shape=(), dtype=None, *, out_sharding=None",
+    # -- control flow ------------------------------------------------------------------------------------
+    "jax.lax.scan": "f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpose=False",
+    "jax.lax.fori_loop": "lower, upper, body_fun, init_val, *, unroll=None",
+    # -- array methods (x.sum(...)): the method's parameters after self ------------------------------------
+    "jax.Array.sum": "axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None, promote_integers=True",
+    "jax.Array.mean": "axis=None, dtype=None, out=None, keepdims=False, *, where=None",
+    "jax.Array.max": "axis=None, out=None, keepdims=False, initial=None, where=None",
+    "jax.Array.min": "axis=None, out=None, keepdims=False, initial=None, where=None",
+    "jax.Array.reshape": "*args, order='C', out_sharding=None",
+    "jax.Array.transpose": "*args",
+    "jax.Array.swapaxes": "axis1, axis2",
+    "jax.Array.astype": "dtype, copy=False, device=None",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    name: str
+    kind: str  # "positional" (positional-only), "either", "varargs", "keyword"
+    default: object = inspect.Parameter.empty  # ``...`` where the default is not a literal
+
+
+@dataclass(frozen=True, slots=True)
+class Signature:
+    params: tuple[Param, ...]
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.params)
+
+    def get(self, name: str) -> Param | None:
+        return next((p for p in self.params if p.name == name), None)
+
+
+@functools.cache
+def signature(name: str) -> Signature | None:
+    """The declared signature of a qualified name (``jax.numpy.take``), or None."""
+    text = SIGNATURES.get(name)
+    return None if text is None else _parse(text)
+
+
+def _parse(text: str) -> Signature:
+    args = ast.parse(f"def f({text}): pass").body[0].args  # type: ignore[attr-defined]
+    params: list[Param] = []
+    positional = [*args.posonlyargs, *args.args]
+    defaults = [inspect.Parameter.empty] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    for i, (arg, default) in enumerate(zip(positional, defaults)):
+        kind = "positional" if i < len(args.posonlyargs) else "either"
+        params.append(Param(arg.arg, kind, _literal(default)))
+    if args.vararg is not None:
+        params.append(Param(args.vararg.arg, "varargs"))
+    for arg, default in zip(args.kwonlyargs, args.kw_defaults):
+        params.append(Param(arg.arg, "keyword", inspect.Parameter.empty if default is None else _literal(default)))
+    return Signature(tuple(params))
+
+
+def _literal(node) -> object:
+    if node is inspect.Parameter.empty:
+        return node
+    return ast.literal_eval(node)
+
+
+# -- checking against JAX (tests and maintainers; never at rewrite time) ----------------------------------
+
+
+def resolve(name: str) -> Callable:
+    """The installed JAX object a qualified name denotes (``jax.Array.sum``: the method of an array)."""
+    import importlib
+
+    if name.startswith("jax.Array."):
+        import jax.numpy as jnp
+
+        return getattr(jnp.zeros(1), name.rpartition(".")[2])
+    module, _, attr = name.rpartition(".")
+    return getattr(importlib.import_module(module), attr)
+
+
+def describe(fn: Callable) -> str:
+    """``fn``'s parameters written as a :data:`SIGNATURES` entry."""
+    parts: list[str] = []
+    params = list(inspect.signature(fn).parameters.values())
+    for i, p in enumerate(params):
+        if p.kind is p.KEYWORD_ONLY and (i == 0 or params[i - 1].kind not in (p.KEYWORD_ONLY, p.VAR_POSITIONAL)):
+            parts.append("*")
+        if p.kind is p.VAR_POSITIONAL:
+            parts.append(f"*{p.name}")
+        elif p.kind is p.VAR_KEYWORD:
+            parts.append(f"**{p.name}")
+        elif p.default is p.empty:
+            parts.append(p.name)
+        else:
+            parts.append(f"{p.name}={_default_text(p.default)}")
+        if p.kind is p.POSITIONAL_ONLY and (i + 1 == len(params) or params[i + 1].kind is not p.POSITIONAL_ONLY):
+            parts.append("/")
+    return ", ".join(parts)
+
+
+def _default_text(value: object) -> str:
+    try:
+        text = repr(value)
+        ast.literal_eval(text)
+        return text
+    except (ValueError, SyntaxError, TypeError):
+        return "..."
+
+
+if __name__ == "__main__":  # python -m meshify.rewrite._signatures jax.numpy.take ...
+    import sys
+
+    for qualified in sys.argv[1:] or sorted(SIGNATURES):
+        print(f'    "{qualified}": "{describe(resolve(qualified))}",')
