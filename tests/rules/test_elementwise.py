@@ -1,0 +1,48 @@
+"""The elementwise family: functions of one or two arrays, registered from _signatures.UNARY/BINARY."""
+
+from __future__ import annotations
+
+import pytest
+
+from meshify.errors import UnsupportedError
+from tests.rules._rewrite import assert_rewrite
+
+X = 'x: Tensor["batch", "model"]'
+XY = 'x: Tensor["batch", "model"], y: Tensor["batch", "model"]'
+OUT = 'Tensor["batch", "model"]'
+
+
+@pytest.mark.parametrize("fn", ["jnp.exp", "jax.nn.gelu", "jax.lax.rsqrt", "jax.scipy.special.erf"])
+def test_a_function_of_one_array_runs_locally_on_any_layout(fn: str) -> None:
+    assert_rewrite(f"return {fn}(x)", f"return {fn}(x)", X, OUT)
+
+
+def test_a_partial_sum_is_reduced_before_a_nonlinear_function() -> None:
+    assert_rewrite(
+        'h = jnp.einsum("bm,bm->b", x, x)\nreturn jnp.tanh(h)',
+        """
+        h = jnp.einsum("bm,bm->b", x, x)
+        # meshify: psum over 'model': h is a partial sum (contracted 'model' split); tanh needs it whole
+        h = mr.psum(h, "model")
+        return jnp.tanh(h)
+        """, X, 'Tensor["batch"]')
+
+
+def test_negative_keeps_a_partial_sum_pending() -> None:
+    assert_rewrite(
+        'return jnp.negative(jnp.einsum("bm,bm->b", x, x))',
+        """
+        # meshify: psum over 'model': jnp.negative(jnp.einsum("bm,bm->b", x, x)) is a partial sum (contracted 'model' split); the return hint needs it whole
+        return mr.psum(jnp.negative(jnp.einsum("bm,bm->b", x, x)), "model")
+        """, X, 'Tensor["batch"]')
+
+
+def test_two_arrays_broadcast_and_keep_their_splits() -> None:
+    assert_rewrite("return jnp.maximum(x, y)", "return jnp.maximum(x, y)", XY, OUT)
+
+
+def test_a_static_parameter_passes_and_an_array_one_is_refused() -> None:
+    assert_rewrite("return jax.nn.leaky_relu(x, negative_slope=0.2)",
+                   "return jax.nn.leaky_relu(x, negative_slope=0.2)", X, OUT)
+    with pytest.raises(UnsupportedError, match="does not model where="):
+        assert_rewrite("return jnp.add(x, y, where=y > 0)", "", XY, OUT)
