@@ -65,6 +65,7 @@ UNARY: dict[str, str] = {
     "jax.lax.floor": "x",
     "jax.lax.ceil": "x",
     "jax.lax.erf": "x",
+    "jax.lax.erfc": "x",
     "jax.lax.is_finite": "x",
     "jax.lax.round": "x, rounding_method=...",
     "jax.scipy.special.erf": "x",
