@@ -69,6 +69,7 @@ UNARY: dict[str, str] = {
     "jax.lax.is_finite": "x",
     "jax.lax.round": "x, rounding_method=...",
     "jax.scipy.special.erf": "x",
+    "jax.scipy.special.erfc": "x",
     "jax.nn.relu": "x",
     "jax.nn.silu": "x",
     "jax.nn.swish": "x",

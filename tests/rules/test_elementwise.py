@@ -12,7 +12,8 @@ XY = 'x: Tensor["batch", "model"], y: Tensor["batch", "model"]'
 OUT = 'Tensor["batch", "model"]'
 
 
-@pytest.mark.parametrize("fn", ["jnp.exp", "jax.nn.gelu", "jax.lax.rsqrt", "jax.scipy.special.erf", "jax.lax.erfc"])
+@pytest.mark.parametrize("fn", ["jnp.exp", "jax.nn.gelu", "jax.lax.rsqrt", "jax.scipy.special.erf", "jax.lax.erfc",
+                                "jax.scipy.special.erfc"])
 def test_a_function_of_one_array_runs_locally_on_any_layout(fn: str) -> None:
     assert_rewrite(f"return {fn}(x)", f"return {fn}(x)", X, OUT)
 
