@@ -105,6 +105,7 @@ BINARY: dict[str, str] = {
     "jax.numpy.less_equal": "x, y, /",
     "jax.numpy.logical_and": "*args, out=None, where=None",
     "jax.numpy.logical_or": "*args, out=None, where=None",
+    "jax.numpy.logaddexp": "*args, out=None, where=None",
 }
 
 SIGNATURES: dict[str, str] = {

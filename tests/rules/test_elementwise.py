@@ -38,8 +38,9 @@ def test_negative_keeps_a_partial_sum_pending() -> None:
         """, X, 'Tensor["batch"]')
 
 
-def test_two_arrays_broadcast_and_keep_their_splits() -> None:
-    assert_rewrite("return jnp.maximum(x, y)", "return jnp.maximum(x, y)", XY, OUT)
+@pytest.mark.parametrize("fn", ["jnp.maximum", "jnp.logaddexp"])
+def test_two_arrays_broadcast_and_keep_their_splits(fn: str) -> None:
+    assert_rewrite(f"return {fn}(x, y)", f"return {fn}(x, y)", XY, OUT)
 
 
 def test_a_static_parameter_passes_and_an_array_one_is_refused() -> None:
