@@ -166,16 +166,16 @@ XFAIL: dict[str, str] = {
     "model_attention_literal_mask": "REFUSED MSH040: cannot infer the dims of jnp.tril(jnp.ones((6, 6))) > 0",
     "shape_slice_zeros": "REFUSED MSH040: cannot infer the dims of jnp.zeros(x.shape[:1])",
     "softmax_where_positional": (
-        "REFUSED MSH030: jax.nn.softmax(x, -1, mask), where= passed positionally, over a split dim (until the "
-        "positional binding in the uncommitted rewrite/_signatures.py, the mask was silently dropped by the "
-        "mr.softmax template: wrong numbers, 0.0763 instead of 0.0873)"),
+        "REFUSED MSH030: jax.nn.softmax(x, -1, mask), where= passed positionally, over a split dim (before "
+        "rewrite/_signatures.py bound positional arguments, the mask was silently dropped by the mr.softmax "
+        "template: wrong numbers, 0.0763 instead of 0.0873)"),
     "logsumexp_b_positional": (
         "REFUSED MSH030: jax.nn.logsumexp(x, -1, w), b= passed positionally, over a split dim (before "
         "rewrite/_signatures.py the weights were silently dropped: wrong numbers, 2.883 instead of 2.957)"),
     "log_softmax_where_split": "REFUSED MSH030: jax.nn.log_softmax(where=...) over a split dim",
     "softmax_where_split": "REFUSED MSH030: jax.nn.softmax(where=...) over a split dim",
     "logsumexp_b_split": "REFUSED MSH030: jax.nn.logsumexp(b=...) over a split dim",
-    "logsumexp_return_sign": "REFUSED MSH030: 'lse, sign = logsumexp(..., return_sign=True)' (assignment to a tuple)",
+    "logsumexp_return_sign": "REFUSED MSH030: logsumexp(return_sign=True) (its rule does not model return_sign=)",
     "logsumexp_return_sign_split": "REFUSED MSH030: jax.nn.logsumexp(return_sign=...) over a split dim",
     "lookup_index_with_colon": "REFUSED MSH030: emb[ids, :] (advanced indexing with an array beside other indices)",
     "max_initial_split": "REFUSED MSH030: jnp.max(initial=...) over a split dim",
