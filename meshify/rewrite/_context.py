@@ -18,6 +18,78 @@ from meshify.rewrite._nesting import check_nesting, too_deep_for_python
 __all__ = ["ModuleContext", "parse_context", "parse_module"]
 
 _BUILTINS = frozenset(dir(builtins))
+#: Packages whose module-level names are functions, modules, dtypes and constants, never arrays a
+#: @mesh function could mistake for a scalar.
+_STATIC_MODULES = frozenset({"jax", "jaxlib", "numpy", "math", "functools", "typing", "dataclasses", "meshify",
+                             "optax", "operator", "itertools", "collections", "einops"})
+
+
+def _function_names(fn: cst.FunctionDef) -> set[str]:
+    """Parameters and names assigned in ``fn``'s own body (not in functions nested in it)."""
+    p = fn.params
+    names = {param.name.value for param in (*p.posonly_params, *p.params, *p.kwonly_params)}
+    names |= {star.name.value for star in (p.star_arg, p.star_kwarg) if isinstance(star, cst.Param)}
+
+    class _Gather(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            names.add(node.name.value)
+            return False  # its own scope
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            names.add(node.name.value)
+            return False
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            names.update(_bound_names(node.target))
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            names.update(_bound_names(node.target))
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            names.update(_bound_names(node.target))
+
+        def visit_For(self, node: cst.For) -> None:
+            names.update(_bound_names(node.target))
+
+    fn.body.visit(_Gather())
+    return names
+
+
+def _enclosing_names(module: cst.Module) -> dict[cst.FunctionDef, frozenset[str]]:
+    """Every nested function -> the names the functions around it bind."""
+    out: dict[cst.FunctionDef, frozenset[str]] = {}
+
+    class _Walk(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.stack: list[set[str]] = []
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            if self.stack:
+                out[node] = frozenset(set().union(*self.stack))
+            self.stack.append(_function_names(node))
+
+        def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+            self.stack.pop()
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> None:
+            self.stack.append(set())  # a class body's names are not visible to its methods
+
+        def leave_ClassDef(self, node: cst.ClassDef) -> None:
+            self.stack.pop()
+
+    module.visit(_Walk())
+    return out
+
+
+def _bound_names(target: cst.CSTNode) -> list[str]:
+    """The names an assignment target binds (``a``, ``a, (b, c)``, ``*rest``)."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, cst.Tuple | cst.List):
+        return [n for e in target.elements for n in _bound_names(e.value)]
+    if isinstance(target, cst.StarredElement):
+        return _bound_names(target.value)
+    return []
 
 
 def parse_module(source: str | bytes, path: str) -> cst.Module:
@@ -135,43 +207,54 @@ class ModuleContext:
         return {stmt.name.value: stmt for stmt in self.module.body if isinstance(stmt, cst.ClassDef)}
 
     @cached_property
-    def assignments(self) -> dict[str, cst.BaseExpression]:
-        """Module-level ``NAME = value`` (the last one), read to tell constants from arrays."""
-        found: dict[str, cst.BaseExpression] = {}
+    def assignments(self) -> dict[str, cst.BaseExpression | None]:
+        """Module-level names bound by assignment: ``NAME = value`` (the last one), or None where the
+        value cannot be read off (``W, S = init()``, an augmented or repeated binding)."""
+        found: dict[str, cst.BaseExpression | None] = {}
         for stmt in self.module.body:
             if not isinstance(stmt, cst.SimpleStatementLine):
                 continue
             for small in stmt.body:
-                if isinstance(small, cst.Assign):
-                    for target in small.targets:
-                        if isinstance(target.target, cst.Name):
-                            found[target.target.value] = small.value
-                elif isinstance(small, cst.AnnAssign) and small.value is not None \
-                        and isinstance(small.target, cst.Name):
-                    found[small.target.value] = small.value
+                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else \
+                    [small.target] if isinstance(small, cst.AnnAssign | cst.AugAssign) else []
+                value = small.value if isinstance(small, cst.Assign | cst.AnnAssign) else None
+                for target in targets:
+                    for name in _bound_names(target):
+                        found[name] = value if isinstance(target, cst.Name) and name not in found else None
         return found
 
-    def global_value(self, name: str):
-        """What a name the function does not bind holds, as far as the module says.
+    def enclosing_names(self, fn: cst.FunctionDef) -> frozenset[str]:
+        """The names the functions around a nested ``fn`` bind (parameters, locals): ``fn`` may close
+        over any of them, whatever the module binds under the same name."""
+        return self._enclosing.get(fn, frozenset())
 
-        A literal constant (``EPS = 1e-6``, ``SHAPE = (4, 8)``) is a known static; an instance of
-        a class of the module (a config) is a static; a function, class or import is a static;
-        anything else, an array for all meshify knows (``W = jnp.ones(...)``, a closure's
-        variable), is opaque: a whole replicated array whose dims must be named before it meets a
-        split one.
+    @cached_property
+    def _enclosing(self) -> dict[cst.FunctionDef, frozenset[str]]:
+        return _enclosing_names(self.module)
+
+    def global_value(self, name: str):
+        """What a name the function does not bind holds, as far as the module proves.
+
+        Only what is proven is static: a literal constant (``EPS = 1e-6``, ``SHAPE = (4, 8)``:
+        a known value), a function or class of the module, an imported module or a name from
+        jax, numpy, math, functools or typing, a builtin.  Anything else (``W = jnp.ones(...)``,
+        ``W, S = init()``, an instance of a class, a name imported from elsewhere, a variable of an
+        enclosing function) may be an array: opaque, a whole replicated array whose dims must be
+        named before it meets a split one.  (Names of enclosing functions: see ``enclosing_names``.)
         """
         from meshify.rewrite._values import Opaque, Static
 
-        value = self.assignments.get(name)
-        if value is not None:
-            try:
-                return Static.of(ast.literal_eval(self.code(value)))
-            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-                pass
-            if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self.classes:
-                return Static()
+        if name in self.assignments:
+            value = self.assignments[name]
+            if value is not None and name not in self.imports.imports:
+                try:
+                    return Static.of(ast.literal_eval(self.code(value)))
+                except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                    pass
             return Opaque()
-        if name in self.functions or name in self.classes or self.imports.bound(name) or name in _BUILTINS:
+        if name in self.imports.imports:
+            return Static() if self.imports.imports[name].split(".")[0] in _STATIC_MODULES else Opaque()
+        if name in self.functions or name in self.classes or name in _BUILTINS:
             return Static()
         return Opaque()
 

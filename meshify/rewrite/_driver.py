@@ -172,6 +172,28 @@ def _context_for(fn: Callable) -> ModuleContext:
     return _module_cache[key]
 
 
+def _closure_values(fn: Callable) -> dict:
+    """What a live function's closure variables hold, as far as a layout depends on it: an array is a
+    whole replicated array of its shape, a Python literal a known static, anything else opaque."""
+    from meshify.rewrite._values import Opaque, Static
+
+    found: dict = {}
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        try:
+            value = cell.cell_contents
+        except ValueError:  # not yet bound
+            continue
+        if hasattr(value, "shape") and hasattr(value, "dtype"):
+            found[name] = Opaque(tuple(int(n) for n in value.shape))
+        elif value is None or isinstance(value, bool | int | float | str):
+            found[name] = Static.of(value)
+        elif callable(value) or isinstance(value, type):
+            found[name] = Static()
+        else:
+            found[name] = Opaque()
+    return found
+
+
 def rewrite_function(fn: Callable, mesh: MeshSpec, rules: Rules,
                      sizes: dict[str, int] | None = None) -> GeneratedFunction:
     """Rewrites one live function (the decorator path); ``mesh`` and ``rules`` come from the call."""
@@ -181,7 +203,7 @@ def rewrite_function(fn: Callable, mesh: MeshSpec, rules: Rules,
         start = ctx.line(node.decorators[0] if node.decorators else node)
         def_line = ctx.line(node.name)
         if node.name.value == fn.__name__ and start <= first <= def_line:
-            plan = FunctionRewriter(ctx, node, mesh, rules, sizes=sizes).run()
+            plan = FunctionRewriter(ctx, node, mesh, rules, sizes=sizes, free=_closure_values(fn)).run()
             decorators = Decorators()
             new = plan.node.with_changes(decorators=[decorators.add(plan, ctx.mr)], leading_lines=[])
             helpers = [ctx.specializations.by_name(n).node.with_changes(leading_lines=[]) for n in plan.helpers]

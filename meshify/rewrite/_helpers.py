@@ -110,6 +110,10 @@ def call_helper(rw, call, fn: cst.FunctionDef) -> tuple[Value, cst.BaseExpressio
         cycle = " -> ".join((*rw.stack[rw.stack.index(name):], name))
         raise rw.error(UnsupportedError, call.node, f"recursive call {cycle}",
                        "meshify specialises helpers per call and cannot recurse; unroll it, or use jax.lax.scan")
+    if name in rw.ctx.assignments or name in rw.ctx.imports.imports:
+        raise rw.error(UnsupportedError, call.node, f"{name!r} is a def and is also rebound at module level, so "
+                       f"meshify cannot tell which function {name}() calls", f"give the def and the rebinding "
+                       "different names")
     bound = _bind_arguments(rw, call, fn)
     key = (name, _context_key(rw), tuple((p, signature_of(v)) for p, v in bound.items()))
     registry: Specializations = rw.ctx.specializations
@@ -123,7 +127,7 @@ def call_helper(rw, call, fn: cst.FunctionDef) -> tuple[Value, cst.BaseExpressio
         described = [f"{path}: {layout}" for p, v in bound.items() for path, layout in _described(p, v)]
         header = [cst.EmptyLine(), cst.EmptyLine(),
                   comment_line(f"{name} specialised for " + ("; ".join(described) or "replicated arguments"))]
-        node = node.with_changes(name=cst.Name(vname), decorators=[], leading_lines=header)
+        node = node.with_changes(name=cst.Name(vname), decorators=_kept_decorators(rw, call, fn), leading_lines=header)
         params = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
         spec = Specialization(name, vname, node, result, list(sub.records), list(dict.fromkeys(sub.uses)),
                               frozenset(sub.index_names & params), frozenset(sub.key_names & params),
@@ -180,8 +184,52 @@ def _bind_arguments(rw, call, fn: cst.FunctionDef) -> dict[str, Value]:
                 raise rw.error(UnsupportedError, call.node,
                                f"{fn.name.value}() is missing argument {param.name.value!r}",
                                f"pass {param.name.value!r}, or give it a default")
-            bound[param.name.value] = rw.default_of(param)
+            bound[param.name.value] = _default(rw, param)
     return {p.name.value: bound[p.name.value] for p in [*positional, *params.kwonly_params]}
+
+
+def _default(rw, param: cst.Param) -> Value:
+    """A helper parameter left to its default: a literal is a known static; anything else
+    (``b=jnp.arange(8.0)``) may be an array: opaque, never a scalar passed through."""
+    import ast
+
+    from meshify.rewrite._values import Static
+
+    try:
+        return Static.of(ast.literal_eval(rw.ctx.code(param.default)))
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return Opaque()
+
+
+#: Decorators a helper version keeps as they are: they change how JAX runs the function, not
+#: what it computes (``jax.jit`` may take static_argnums through functools.partial).
+_KEPT_DECORATORS = frozenset({"jax.jit", "jax.checkpoint", "jax.remat", "jax.named_call"})
+
+
+def _kept_decorators(rw, call, fn: cst.FunctionDef) -> list[cst.Decorator]:
+    """The decorators the helper's version keeps; one that changes what the helper computes
+    (``jax.custom_vjp``, ``jax.vmap``, a user's wrapper) is an error: the version would drop it."""
+    from meshify.errors import UnsupportedError
+    from meshify.rewrite._hints import MESH_NAMES
+
+    kept = []
+    for decorator in fn.decorators:
+        target = decorator.decorator
+        names = rw.ctx.qualified_names(target.func if isinstance(target, cst.Call) else target)
+        if isinstance(target, cst.Call) and names & {"functools.partial"} and target.args:
+            names = rw.ctx.qualified_names(target.args[0].value)
+        if names & MESH_NAMES:
+            continue  # a @mesh function called from another runs on the caller's mesh
+        if names & _KEPT_DECORATORS:
+            kept.append(decorator)
+            continue
+        text = rw.ctx.code(target)
+        raise rw.error(UnsupportedError, call.node,
+                       f"{fn.name.value}() is decorated with @{text}, which meshify cannot carry into the version "
+                       f"it specialises for these layouts (it would be dropped)",
+                       f"call {fn.name.value}() outside the @mesh function, or remove @{text} (meshify keeps "
+                       "@jax.jit and @jax.checkpoint)")
+    return kept
 
 
 def _described(path: str, value: Value) -> list[tuple[str, str]]:

@@ -120,8 +120,10 @@ class FunctionRewriter:
 
     def __init__(self, ctx: ModuleContext, fn: cst.FunctionDef, mesh: MeshSpec, rules: Rules,
                  stack: tuple[str, ...] = (), sizes: dict[str, int] | None = None,
-                 assume_defaults: bool = False) -> None:
+                 assume_defaults: bool = False, free: dict[str, Value] | None = None) -> None:
         self.ctx = ctx
+        #: What the live function's closure variables hold (the decorator path knows them).
+        self.free = dict(free or {})
         #: explain's mode: static parameters take their literal defaults, so that an ``if`` on
         #: one follows the branch a default call takes (the generated code keeps both).
         self.assume_defaults = assume_defaults
@@ -704,6 +706,10 @@ class FunctionRewriter:
             return self.env[node.value]
         if node.value in ("True", "False", "None"):
             return Static.of({"True": True, "False": False, "None": None}[node.value])
+        if node.value in self.free:
+            return self.free[node.value]
+        if node.value in self.ctx.enclosing_names(self.fn):  # a closure's variable: may be an array
+            return Opaque()
         return self.ctx.global_value(node.value)
 
     def error(self, cls: type[MeshifyError], node: cst.CSTNode, headline: str, fix: str = "") -> MeshifyError:

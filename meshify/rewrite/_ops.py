@@ -362,7 +362,9 @@ def _is_module_path(rw, node: cst.Attribute) -> bool:
     root = node
     while isinstance(root, cst.Attribute):
         root = root.value
-    return isinstance(root, cst.Name) and root.value not in rw.env and root.value not in rw.ctx.assignments
+    # jnp.einsum, math.pi: a path from an import; anything else (CFG.scale, a closure's cfg.w) is evaluated.
+    return isinstance(root, cst.Name) and root.value not in rw.env and root.value in rw.ctx.imports.imports \
+        and root.value not in rw.ctx.enclosing_names(rw.fn)
 
 
 def _transpose_attr(rw, base, node, new):
@@ -507,9 +509,39 @@ def _unknown_call(rw, call: Call):
                     f"{call.name} has no meshify rule and {path!r} reaches it with layout "
                     f"{value.layout.describe()}", _unsplit_fix(rw, value.layout))
     new = call.rebuild(rw, {})
-    if all(isinstance(o.value, Static) for o in operands):
+    if all(isinstance(o.value, Static) for o in operands) and _returns_static(rw, call):
         return Static(), new
-    return Opaque(), new
+    return Opaque(_known_shape(call)), new
+
+
+#: Functions of static values that return static values (never an array): what Python code
+#: computes sizes and flags with.
+_STATIC_FUNCTIONS = frozenset({"int", "float", "bool", "str", "len", "min", "max", "abs", "round", "range", "tuple",
+                               "list", "sum", "divmod", "pow", "isinstance", "getattr", "hasattr", "type"})
+_STATIC_MODULES = ("math.", "operator.", "numpy.dtype", "jax.numpy.dtype", "jax.random.split", "jax.random.key",
+                   "jax.random.PRNGKey", "jax.random.fold_in", "numpy.prod", "math.prod")
+
+
+def _returns_static(rw, call: Call) -> bool:
+    """Whether a call without a rule, on static arguments only, returns a static value: builtins and
+    ``math``; anything else (``jnp.eye(4)``, a user function) may return an array."""
+    if call.name in _STATIC_FUNCTIONS and call.name not in rw.env:
+        return True
+    return call.name.startswith(_STATIC_MODULES) and not call.name.startswith(("jax.random.",))
+
+
+def _known_shape(call: Call) -> tuple[int, ...] | None:
+    """The shape of ``jnp.eye(n, m)`` / ``jnp.linspace(a, b, num)`` / ``jnp.identity(n)`` from literals."""
+    ints = [o.value.literal if isinstance(o.value, Static) and o.value.known else None for o in call.args]
+    name = call.name
+    if name in ("jax.numpy.eye", "jax.numpy.identity") and ints and isinstance(ints[0], int) and not call.kwargs.get("k"):
+        m = ints[1] if len(ints) > 1 and isinstance(ints[1], int) else ints[0]
+        return (ints[0], m)
+    if name == "jax.numpy.linspace" and len(ints) >= 2:
+        num = ints[2] if len(ints) > 2 else (call.kwargs["num"].value.literal if "num" in call.kwargs
+                                             and isinstance(call.kwargs["num"].value, Static) else 50)
+        return (num,) if isinstance(num, int) else None
+    return None
 
 
 def _arrays_in(value: Value, path: str, node: cst.CSTNode | None = None):
@@ -673,10 +705,22 @@ for _name in UNARY:  # a new elementwise function is one line in _signatures.UNA
 
 @op("jax.numpy.asarray", "jax.numpy.array", reads=("a", "object", "dtype", "copy"))
 def _asarray(rw, call: Call):
-    x = call.arg(0, "a")
-    if isinstance(x.value, Static):
-        return Static(), call.rebuild(rw, {})
+    x = call.arg(0, "a") or call.arg(0, "object")
+    if isinstance(x.value, Static):  # jnp.array([1., 2.]): a whole array of the literal's shape
+        shape = _literal_shape(x.value.literal) if x.value.known else None
+        return (Static() if shape == () else Opaque(shape)), call.rebuild(rw, {})
     return _unary_rule(rw, call)
+
+
+def _literal_shape(value: object) -> tuple[int, ...] | None:
+    """numpy's shape of a nested list/tuple of numbers, or None if it is ragged or not numbers."""
+    if isinstance(value, bool | int | float | complex):
+        return ()
+    if isinstance(value, list | tuple) and value:
+        inner = {_literal_shape(v) for v in value}
+        if len(inner) == 1 and None not in inner:
+            return (len(value), *inner.pop())
+    return None
 
 
 @op(method="astype", reads=("dtype", "copy"))

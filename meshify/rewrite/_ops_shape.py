@@ -13,6 +13,8 @@
 
 from __future__ import annotations
 
+import math
+
 import libcst as cst
 
 from meshify.annotate._types import BROADCAST, Axes, Layout
@@ -369,9 +371,10 @@ def _arange(rw, call: Call):
     if dims is not None and len(call.args) == 1:
         return Array(Layout.replicated(dims)), call.rebuild(rw, {})
     bounds = [_literal(o) for o in call.args[:3]]
-    if not bounds or not all(isinstance(b, int) and not isinstance(b, bool) for b in bounds):
+    if not bounds or not all(isinstance(b, int | float) and not isinstance(b, bool) for b in bounds):
         return _unknown_call(rw, call)
-    return Opaque((len(range(*bounds)),)), call.rebuild(rw, {})
+    start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (*bounds, 1)[:3]
+    return Opaque((max(0, math.ceil((stop - start) / step)),)), call.rebuild(rw, {})
 
 
 @op("jax.numpy.zeros_like", "jax.numpy.ones_like", "jax.numpy.empty_like", "jax.numpy.full_like",
@@ -621,6 +624,7 @@ def _take_along_axis(rw, call: Call):
         return Array(Layout(dims, axes, partial)), call.rebuild(rw, {call.position(arr): arr_node,
                                                                      call.position(idx): idx_node})
     mode, fill = _lookup_mode(rw, call, call.arg(3, "mode"), call.arg(4, "fill_value"))
+    mode = "clip_wrapped" if mode == "clip" else mode  # take_along_axis wraps negative ids before clipping
     wrap = call.kwargs.get("wrap_negative_indices")
     if wrap is not None and _literal(wrap) not in (None, True):
         raise rw.error(UnsupportedError, wrap.original, "take_along_axis(wrap_negative_indices=False) over a "

@@ -172,8 +172,9 @@ class Sharded:
         arrays = self._flatten(bound)
         statics = tuple((n, v) for n, v in bound.arguments.items() if n not in self.args)
         reads = self._check_statics(statics)
-        names = tuple((param, attr) for param, attr, _ in reads)
-        extra = [value for _, _, value in reads]
+        names = tuple((param, attr, _key(value)) for param, attr, value in reads if not _is_array(value))
+        extra = [value for _, _, value in reads if _is_array(value)]
+        names = (*names, *((param, attr) for param, attr, value in reads if _is_array(value)))
         if any(isinstance(a, jax.core.Tracer) for a in jax.tree.leaves([arrays, extra])):
             self._check(arrays)
             return self._program(statics, names)[0](*arrays, *extra)
@@ -185,8 +186,9 @@ class Sharded:
         tuple, list or dict there) would be closed over whole on every device, which is wrong as
         soon as it meets a split one; it is refused, pointing at the parameter.
 
-        Returns ``(param, attribute, array)`` for each array the body reads off a static argument
-        (``self.w``): those are inputs of this call, so a later ``self.w = ...`` is seen."""
+        Returns ``(param, attribute, value)`` for each attribute the body reads off a static argument
+        (``self.w``, ``cfg.scale``): arrays are inputs of this call and other values part of the
+        program's key, so a later ``self.w = ...`` or ``cfg.scale = ...`` is seen."""
         reads = []
         for name, value in statics:
             for attr, dims in self.reads.get(name, {}).items():
@@ -197,6 +199,7 @@ class Sharded:
                             f"{self.__name__}(): {name}.{attr} is a {type(read).__name__} holding arrays, read off "
                             f"static argument {name!r}", fix=f"pass its arrays as arguments with Tensor hints"),
                             name) from None
+                    reads.append((name, attr, read))  # a Python value: part of the program's key
                     continue
                 if dims is None and read.ndim:
                     raise self._placed(CallError(
@@ -239,7 +242,7 @@ class Sharded:
         return {name: spec.unflatten(it) if isinstance(spec, TreeSpec) else next(it) for name, spec in self.args.items()}
 
     def _program(self, statics: tuple[tuple[str, Any], ...],
-                 reads: tuple[tuple[str, str], ...] = ()) -> tuple[Callable, Callable]:
+                 reads: tuple[tuple, ...] = ()) -> tuple[Callable, Callable]:
         """The shard_map (and its jit) for these static values, cached when they are hashable;
         ``reads`` names the arrays read off statics that come in after the arguments' leaves."""
         try:
@@ -270,20 +273,22 @@ class Sharded:
                       stacklevel=_user_stacklevel())
 
     def _build_program(self, statics: tuple[tuple[str, Any], ...],
-                       reads: tuple[tuple[str, str], ...] = ()) -> tuple[Callable, Callable]:
+                       reads: tuple[tuple, ...] = ()) -> tuple[Callable, Callable]:
         static_kwargs = dict(statics)
         n = len(self.leaf_specs)
+
+        arrays_read = [r for r in reads if len(r) == 2]  # (param, attr): an input; 3-tuples only key the cache
 
         def local(*leaves: Any) -> Any:
             kwargs = dict(static_kwargs)
             attrs: dict[str, dict[str, Any]] = {}
-            for (param, attr), leaf in zip(reads, leaves[n:]):
+            for (param, attr), leaf in zip(arrays_read, leaves[n:]):
                 attrs.setdefault(param, {})[attr] = leaf
             for param, arrays in attrs.items():
                 kwargs[param] = _WithArrays(static_kwargs[param], arrays)
             return self.local(**self._unflatten(leaves[:n]), **kwargs)
 
-        in_specs = (*(s.spec for s in self.leaf_specs.values()), *(PartitionSpec() for _ in reads))
+        in_specs = (*(s.spec for s in self.leaf_specs.values()), *(PartitionSpec() for _ in arrays_read))
         mapped = jax.shard_map(local, mesh=self.mesh, in_specs=in_specs, out_specs=self.out_specs, check_vma=True)
         return mapped, jax.jit(mapped)
 
@@ -315,9 +320,11 @@ class Sharded:
         bound.apply_defaults()
         statics = tuple((n, v) for n, v in bound.arguments.items() if n not in self.args)
         reads = self._check_statics(statics)
+        names = tuple((param, attr, _key(value)) for param, attr, value in reads if not _is_array(value))
+        names = (*names, *((param, attr) for param, attr, value in reads if _is_array(value)))
         placed = self._place(self._flatten(bound))
-        extra = [from_host(v, NamedSharding(self.mesh, PartitionSpec())) for _, _, v in reads]
-        return self._program(statics, tuple((p, a) for p, a, _ in reads))[1].lower(*placed, *extra)
+        extra = [from_host(v, NamedSharding(self.mesh, PartitionSpec())) for _, _, v in reads if _is_array(v)]
+        return self._program(statics, names)[1].lower(*placed, *extra)
 
     def _place(self, arrays: Sequence[Any]) -> list[jax.Array]:
         """Checks the arrays, then puts each on the mesh in its sharding (see ``from_host``).
@@ -379,6 +386,20 @@ class Sharded:
                 + ("; ".join(problems) if len(problems) == 1 else "\n  - " + "\n  - ".join(problems)),
                 fix="pass arrays whose split dims are multiples of their mesh axes' sizes, "
                     "or change the mesh or the layout rules"), culprit.split(".")[0] or None)
+
+
+def _is_array(value: Any) -> bool:
+    return isinstance(value, jax.Array | np.ndarray)
+
+
+def _key(value: Any) -> Any:
+    """A Python value read off a static argument, as part of a cache key: a later ``cfg.scale = 4.0``
+    then builds the program again (the first trace baked the old value in)."""
+    try:
+        hash(value)
+        return value
+    except TypeError:
+        return ("unhashable", type(value).__name__, repr(value))
 
 
 class _WithArrays:

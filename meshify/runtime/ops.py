@@ -191,16 +191,17 @@ def _block_offset(axis_name: AxisName, local_size: int) -> jax.Array:
 def _lookup_ids(ids: jax.Array, size: int, mode: str) -> tuple[jax.Array, jax.Array | None]:
     """Global ids as jnp would read them for a dim of ``size``, and which are in range (None: all).
 
-    ``index``: ``x[ids]`` (negatives wrap, then clamped); ``fill``: ``jnp.take``'s default
-    (negatives from -size wrap, the rest out of range); ``clip``: clamped, negatives too;
-    ``wrap``: modulo ``size``.
+    ``index``: ``x[ids]`` (negatives from -size wrap; out of range: clamped, without gradient);
+    ``fill``: ``jnp.take``'s default (negatives from -size wrap, the rest out of range);
+    ``clip``: clamped, negatives too; ``clip_wrapped``: ``take_along_axis``'s clip (negatives wrap
+    first); ``wrap``: modulo ``size``.
     """
     if mode == "clip":
         return jnp.clip(ids, 0, size - 1), None
     if mode == "wrap":
         return jnp.mod(ids, size), None
     ids = jnp.where(ids < 0, ids + size, ids)
-    if mode == "index":
+    if mode == "clip_wrapped":  # take_along_axis's clip: negative ids wrap first
         return jnp.clip(ids, 0, size - 1), None
     return ids, (ids >= 0) & (ids < size)
 
@@ -225,8 +226,13 @@ def _masked(found: jax.Array, mine: jax.Array, valid: jax.Array | None, axis_nam
     out = jnp.where(mine, found, jnp.zeros((), found.dtype))
     if valid is None:
         return out
+    if fill_value is _CLAMP:  # x[ids]: out of range reads the clamped row, and its gradient goes nowhere
+        return jnp.where(valid, out, jax.lax.stop_gradient(out))
     first = jax.lax.axis_index(axis_name) == 0
     return jnp.where(valid | ~first, out, _fill(found.dtype, fill_value))
+
+
+_CLAMP = object()
 
 
 def take(table: jax.Array, ids: jax.Array, axis: int, axis_name: AxisName, mode: str = "fill",
@@ -239,7 +245,10 @@ def take(table: jax.Array, ids: jax.Array, axis: int, axis_name: AxisName, mode:
     Out-of-range ids follow ``mode`` exactly as on one device.
     """
     local = table.shape[axis]
-    ids, valid = _lookup_ids(ids, local * jax.lax.axis_size(axis_name), mode)
+    size = local * jax.lax.axis_size(axis_name)
+    ids, valid = _lookup_ids(ids, size, "fill" if mode == "index" else mode)
+    if mode == "index":  # as JAX indexes: clamped, and the backward scatter drops out-of-range ids
+        ids, fill_value = jnp.clip(ids, 0, size - 1), _CLAMP
     shifted = ids - _block_offset(axis_name, local)
     mine = (shifted >= 0) & (shifted < local)
     found = jnp.take(table, jnp.where(mine, shifted, 0), axis=axis)

@@ -3,7 +3,7 @@ import numpy as np
 
 from meshify import Tensor, mesh
 
-EXPECT = "error"
+EXPECT = "match"  # the decorator knows the closure's array; a converted file refuses it
 
 
 def make(W):
