@@ -507,7 +507,7 @@ def _unknown_call(rw, call: Call):
                 raise rw.error(
                     UnsupportedError, call.node,
                     f"{call.name} has no meshify rule and {path!r} reaches it with layout "
-                    f"{value.layout.describe()}", _unsplit_fix(rw, value.layout))
+                    f"{value.layout.describe()}", _unsplit_fix(rw, value.layout, _axis_dim(call, value.layout)))
     new = call.rebuild(rw, {})
     if all(isinstance(o.value, Static) for o in operands) and _returns_static(rw, call):
         return Static(), new
@@ -560,10 +560,29 @@ def _arrays_in(value: Value, path: str, node: cst.CSTNode | None = None):
             yield from _arrays_in(item, f"{path}.{name}")
 
 
-def _unsplit_fix(rw, layout: Layout) -> str:
-    """What would let a function with no rule see this value: each split dim named, or the pin that
-    reduces a partial sum."""
+def _axis_dim(call: Call, layout: Layout) -> int | None:
+    """The dim a call without a rule works along, where its ``axis`` says (``jnp.cumsum(x, axis=1)``,
+    ``jnp.sort(x, -1)``), so that a fix names that dim and no other."""
+    axis = call.kwargs.get("axis")
+    if axis is None and call.name.rpartition(".")[2] in _ALONG_AXIS and len(call.args) > 1:
+        axis = call.args[1]
+    literal = axis.value.literal if axis is not None and isinstance(axis.value, Static) and axis.value.known else None
+    if isinstance(literal, int) and -layout.rank <= literal < layout.rank:
+        return literal % layout.rank
+    return None
+
+
+#: Functions of numpy's ``f(a, axis, ...)`` form.
+_ALONG_AXIS = frozenset({"cumsum", "cumprod", "sort", "argsort", "argmax", "argmin", "flip", "diff", "median",
+                         "cummax", "cummin", "cumlogsumexp", "nanmax", "nanmin", "nansum", "ptp", "any", "all"})
+
+
+def _unsplit_fix(rw, layout: Layout, along: int | None = None) -> str:
+    """What would let a function with no rule see this value: the split dim it works along (when its
+    ``axis`` says which), else each split dim named; or the pin that reduces a partial sum."""
     split = [(d, a) for d, a in zip(layout.dims, layout.axes) if a]
+    if along is not None and layout.axes[along]:
+        split = [(layout.dims[along], layout.axes[along])]
     if split:
         named = ", ".join(f"{d!r} (over {' x '.join(map(repr, a))})" for d, a in split)
         unmapped = ", ".join(f"{d!r}: None" for d, _ in split)
@@ -982,9 +1001,18 @@ def _reduce_rule(rw, call: Call, kind: str):
     for extra in ("where", "initial", "out"):
         operand = _reduce_arg(call, kind, extra)
         if operand is not None and not _is_none(operand) and not _local_extra(layout, reduced, operand, extra):
+            split = [layout.dims[i] for i in reduced if layout.axes[i]]
+            why = (f"it reduces split dim{'s' if len(split) > 1 else ''} {', '.join(map(repr, split))}" if split
+                   else f"{rw.ctx.code(x.original)!r} is a partial sum over "
+                        f"{', '.join(map(repr, sorted(layout.partial)))}" if layout.partial
+                   else f"{extra}= must have the layout of {rw.ctx.code(x.original)!r} ({layout.describe()})")
+            fix = (f"map {', '.join(map(repr, split))} to no mesh axis (rules={{{', '.join(f'{d!r}: None' for d in split)}}})"
+                   f", or drop {extra}=" if split else f"drop {extra}=, or name the value first so it is reduced "
+                   f"(v: Tensor[{', '.join(map(repr, layout.dims))}] = ...)" if layout.partial
+                   else f"give {extra}= the dims {list(layout.dims)}")
             raise rw.error(UnsupportedError, operand.original,
-                           f"{call.name}({extra}=...) on {rw.ctx.code(x.original)!r} of layout {layout.describe()}",
-                           "drop it, or reduce a value whose reduced dims are not split (and not a partial sum)")
+                           f"{call.name}({extra}=...) on {rw.ctx.code(x.original)!r} of layout {layout.describe()}: "
+                           f"{why}", fix)
     keepdims_op = _reduce_arg(call, kind, "keepdims")
     if keepdims_op is not None and not (isinstance(keepdims_op.value, Static) and keepdims_op.value.known):
         raise rw.error(UnsupportedError, keepdims_op.original, "keepdims must be a literal True/False",
