@@ -522,11 +522,20 @@ _STATIC_MODULES = ("math.", "operator.", "numpy.dtype", "jax.numpy.dtype", "jax.
                    "jax.random.PRNGKey", "jax.random.fold_in", "numpy.prod", "math.prod")
 
 
+_DTYPES = frozenset({"float16", "float32", "float64", "bfloat16", "int8", "int16", "int32", "int64", "uint8",
+                     "uint32", "bool_", "complex64"})
+
+
 def _returns_static(rw, call: Call) -> bool:
-    """Whether a call without a rule, on static arguments only, returns a static value: builtins and
-    ``math``; anything else (``jnp.eye(4)``, a user function) may return an array."""
+    """Whether a call without a rule, on static arguments only, returns a static value: builtins,
+    ``math``, a dtype of a scalar (``np.float32(0.25)``) and numpy's elementwise math on scalars
+    (``np.sqrt(d_head)``); anything else (``jnp.eye(4)``, a user function) may return an array."""
     if call.name in _STATIC_FUNCTIONS and call.name not in rw.env:
         return True
+    module, _, attr = call.name.rpartition(".")
+    if module in ("numpy", "jax.numpy") and (attr in _DTYPES or f"jax.numpy.{attr}" in UNARY
+                                             or f"jax.numpy.{attr}" in BINARY):
+        return all(not isinstance(o.value.literal, list | tuple) for o in call.args if o.value.known)
     return call.name.startswith(_STATIC_MODULES) and not call.name.startswith(("jax.random.",))
 
 
