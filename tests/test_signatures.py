@@ -9,7 +9,7 @@ import pytest
 
 from meshify.errors import UnsupportedError
 from meshify.rewrite import convert_source
-from meshify.rewrite._ops import METHODS, MODELS, REGISTRY, REQUIRED
+from meshify.rewrite.rules import METHODS, MODELS, REGISTRY, REQUIRED
 from meshify.rewrite._signatures import SIGNATURES, describe, resolve, signature
 
 

@@ -2,7 +2,7 @@
 
 1. parse (``_context.parse_module``): syntax and encoding errors become SourceError;
 2. find ``@mesh`` functions and read their mesh and rules (``_hints``);
-3. per function, infer dims and layouts and plan collectives (``_interp`` + ``_ops``),
+3. per function, infer dims and layouts and plan collectives (``_interp`` + ``_evaluate`` + ``rules``),
    which also fences unsupported constructs with positioned errors;
 4. emit: the ``@mr.sharded(...)`` decorator (``_emit``);
 5. fix imports and add the generated-file header (``_emit``).

@@ -112,7 +112,7 @@ def call_helper(rw, call, fn: cst.FunctionDef) -> tuple[Value, cst.BaseExpressio
                        "meshify specialises helpers per call and cannot recurse; unroll it, or use jax.lax.scan")
     if name in rw.ctx.assignments or name in rw.ctx.imports.imports:
         raise rw.error(UnsupportedError, call.node, f"{name!r} is a def and is also rebound at module level, so "
-                       f"meshify cannot tell which function {name}() calls", f"give the def and the rebinding "
+                       f"meshify cannot tell which function {name}() calls", "give the def and the rebinding "
                        "different names")
     bound = _bind_arguments(rw, call, fn)
     key = (name, _context_key(rw), tuple((p, signature_of(v)) for p, v in bound.items()))
@@ -151,7 +151,7 @@ def _context_key(rw) -> tuple:
 def _mark_arguments(rw, call, fn: cst.FunctionDef, spec: Specialization) -> None:
     """The caller's names passed where the helper wants indices or keys are indices or keys too
     (so that ``meshify verify`` feeds the caller's parameters integers and keys)."""
-    from meshify.rewrite._ops_shape import mark_index
+    from meshify.rewrite.rules.lookups import mark_index
 
     positional = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
     passed = {**dict(zip(positional, call.args)), **call.kwargs}

@@ -27,9 +27,9 @@ from meshify.errors import LayoutError, MeshifyError, UnsupportedError
 from meshify.rewrite._collectives import collective
 from meshify.rewrite._context import ModuleContext
 from meshify.rewrite._hints import StructHint, read_dims, read_return_dims, read_struct
-from meshify.rewrite._ops import binary_operator, evaluate
-from meshify.rewrite import _ops_control  # noqa: F401  (registers scan and fori_loop)
-from meshify.rewrite._ops_shape import is_reshape, reshape_named
+from meshify.rewrite import rules as _rules  # noqa: F401  (registers every op rule)
+from meshify.rewrite._evaluate import binary_operator, evaluate
+from meshify.rewrite.rules.shapes import is_reshape, reshape_named
 from meshify.rewrite._plan import Step, plan_conversion, step_result
 from meshify.rewrite._templates import apply_step, comment_line, psum_statement
 from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TracedLoop, TupleValue, Value

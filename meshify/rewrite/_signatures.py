@@ -1,6 +1,6 @@
 """The whole signature of every JAX function meshify has a rule for, as the installed JAX has it.
 
-An op rule declares which of these parameters it models (:func:`meshify.rewrite._ops.op`);
+An op rule declares which of these parameters it models (:func:`meshify.rewrite.rules.op`);
 :func:`bind` maps a call's arguments onto the declared parameters by Python's own rules,
 so an argument meshify does not model can never be dropped or passed through unseen: it is
 either modelled, at its default, or (for elementwise families) a static value that keeps

@@ -14,7 +14,7 @@ import libcst as cst
 from meshify.annotate._types import Layout
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._helpers import call_helper, signature_of
-from meshify.rewrite._ops import BODY_OPS, Call, _unknown_call, op
+from meshify.rewrite.rules._api import BODY_OPS, Call, op, unknown_call
 from meshify.rewrite._values import Array, Operand, Static, StructValue, TracedLoop, TupleValue, Value
 
 __all__: list[str] = []
@@ -115,7 +115,7 @@ BODY_OPS.update({"jax.lax.scan", "jax.lax.fori_loop"})
 def _scan(rw, call: Call):
     f, init, xs = call.arg(0, "f"), call.arg(1, "init"), call.arg(2, "xs")
     if f is None or init is None:
-        return _unknown_call(rw, call)
+        return unknown_call(rw, call)
     if "length" in call.kwargs and (xs is None or isinstance(xs.value, Static)):
         trips = call.kwargs["length"].value.literal if isinstance(call.kwargs["length"].value, Static) else None
         x_value, dim = Static(), None
@@ -163,7 +163,7 @@ def _enter_as(rw, init: Operand, carry: Array, what: str) -> tuple[Array, cst.Ba
 def _fori_loop(rw, call: Call):
     lower, upper, f, init = (call.arg(i, k) for i, k in enumerate(["lower", "upper", "body_fun", "init_val"]))
     if init is None or f is None:
-        return _unknown_call(rw, call)
+        return unknown_call(rw, call)
     lo, hi = lower.value, upper.value
     trips = None
     if isinstance(lo, Static) and isinstance(hi, Static):

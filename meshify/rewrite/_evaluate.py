@@ -1,0 +1,338 @@
+"""Expression evaluation: each sub-expression to its value (dims and layout, or a static) and
+its rewritten node; calls go to the op rules (:mod:`meshify.rewrite.rules`).
+"""
+
+from __future__ import annotations
+
+
+import libcst as cst
+
+from meshify.annotate._types import Layout
+from meshify.errors import LayoutError, UnsupportedError
+from meshify.rewrite._templates import call_template, int_node
+from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TupleValue, Value
+from meshify.rewrite.rules._api import BODY_OPS, METHODS, REGISTRY, Call, closed_world, unknown_call, unsplit_fix
+
+from meshify.rewrite.rules.contractions import matmul
+from meshify.rewrite.rules._api import ADD, DIV, MUL, NEG, NONLINEAR
+from meshify.rewrite.rules.elementwise import elementwise
+
+__all__ = ["evaluate", "binary_operator"]
+
+
+# -- evaluation -----------------------------------------------------------------------------
+
+
+def evaluate(rw, node: cst.BaseExpression):
+    if isinstance(node, cst.Name):
+        return Operand(rw.lookup(node), node, node)
+    if isinstance(node, cst.Integer | cst.Float | cst.Imaginary):
+        return Operand(Static.of(_number(node)), node, node)
+    if isinstance(node, cst.SimpleString):
+        return Operand(Static.of(_string(node)), node, node)
+    if isinstance(node, cst.ConcatenatedString | cst.FormattedString):
+        return Operand(Static(), node, node)
+    if isinstance(node, cst.UnaryOperation):
+        return _unary(rw, node)
+    if isinstance(node, cst.BinaryOperation):
+        left, right = rw.expr(node.left), rw.expr(node.right)
+        value, (l, r) = binary_operator(rw, type(node.operator), left, right, node)
+        return Operand(value, node, node.with_changes(left=l, right=r))
+    if isinstance(node, cst.Comparison):
+        return _comparison(rw, node)
+    if isinstance(node, cst.Call):
+        return _call(rw, node)
+    if isinstance(node, cst.Attribute):
+        return _attribute(rw, node)
+    if isinstance(node, cst.Subscript):
+        return _subscript(rw, node)
+    if isinstance(node, cst.Tuple | cst.List):
+        items = [rw.expr(e.value) for e in node.elements]
+        new = node.with_changes(elements=[e.with_changes(value=i.node) for e, i in zip(node.elements, items)])
+        if all(isinstance(i.value, Static) for i in items):
+            known = all(i.value.known for i in items)
+            sizes = tuple(i.value.size_of for i in items)
+            shape_of = sizes if items and all(sizes) else None
+            return Operand(Static(tuple(i.value.literal for i in items), known, shape_of=shape_of), node, new)
+        return Operand(TupleValue(tuple(i.value for i in items)), node, new)
+    if isinstance(node, cst.IfExp):
+        return _if_exp(rw, node)
+    if isinstance(node, cst.Ellipsis):
+        return Operand(Static.of(...), node, node)
+    return _opaque_construct(rw, node)
+
+
+def _number(node: cst.Integer | cst.Float | cst.Imaginary) -> object:
+    """A numeric literal's value, without libcst's evaluated_value (which compiles each one)."""
+    text = node.value
+    try:
+        if isinstance(node, cst.Integer):
+            return int(text, 0)
+        if isinstance(node, cst.Float):
+            return float(text)
+    except ValueError:
+        pass
+    return node.evaluated_value
+
+
+def _string(node: cst.SimpleString) -> object:
+    text = node.value
+    if text[:1] in "\"'" and "\\" not in text:  # no prefix, no escapes: strip the quotes
+        quote = 3 if text[:3] in ('"""', "'''") else 1
+        return text[quote:-quote]
+    return node.evaluated_value
+
+
+def _opaque_construct(rw, node):
+    """Lambdas, comprehensions, ...: fine on static values, refused near arrays."""
+    names = _names_in(node)
+    arrays = [n for n in names if isinstance(rw.env.get(n), Array)]
+    if arrays:
+        raise rw.error(UnsupportedError, node, f"{type(node).__name__} over array {arrays[0]!r} is not supported "
+                       "in a @mesh function", "compute it with jax.numpy operations on whole arrays")
+    return Operand(Static(), node, node)
+
+
+def _names_in(node: cst.CSTNode) -> list[str]:
+    found: list[str] = []
+
+    class _Gather(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            found.append(n.value)
+
+    node.visit(_Gather())
+    return found
+
+
+def _unary(rw, node: cst.UnaryOperation):
+    operand = rw.expr(node.expression)
+    if isinstance(operand.value, Static):
+        literal = operand.value
+        if isinstance(node.operator, cst.Minus) and literal.known and isinstance(literal.literal, int | float):
+            return Operand(Static.of(-literal.literal), node, node.with_changes(expression=operand.node))
+        if isinstance(node.operator, cst.Not) and literal.known:
+            return Operand(Static.of(not literal.literal), node, node.with_changes(expression=operand.node))
+        return Operand(Static(), node, node.with_changes(expression=operand.node))
+    linear = NEG if isinstance(node.operator, cst.Minus | cst.Plus) else NONLINEAR
+    value, nodes = elementwise(rw, [operand], linear, node, "unary " + rw.ctx.code(node.operator).strip())
+    return Operand(value, node, node.with_changes(expression=nodes[0]))
+
+
+def binary_operator(rw, operator: type, left, right, node) -> tuple[Value, list[cst.BaseExpression]]:
+    """Value and rewritten operands of ``left <op> right``."""
+    if operator is cst.MatrixMultiply:
+        return matmul(rw, [left, right], node, "@")
+    linear = {cst.Add: ADD, cst.Subtract: ADD, cst.Multiply: MUL, cst.Divide: DIV}.get(operator, NONLINEAR)
+    symbol = {cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Divide: "/", cst.Power: "**",
+              cst.FloorDivide: "//", cst.Modulo: "%"}.get(operator, operator.__name__)
+    return elementwise(rw, [left, right], linear, node, f"'{symbol}'")
+
+
+def _comparison(rw, node: cst.Comparison):
+    if len(node.comparisons) != 1:
+        left = rw.expr(node.left)
+        if isinstance(left.value, Static):
+            return Operand(Static(), node, node)
+        raise rw.error(UnsupportedError, node, "chained comparison of arrays", "compare two arrays at a time")
+    target = node.comparisons[0]
+    left, right = rw.expr(node.left), rw.expr(target.comparator)
+    value, (l, r) = elementwise(rw, [left, right], NONLINEAR, node, "comparison")
+    new = node.with_changes(left=l, comparisons=[target.with_changes(comparator=r)])
+    return Operand(value, node, new)
+
+
+def _if_exp(rw, node: cst.IfExp):
+    test = rw.expr(node.test)
+    if not isinstance(test.value, Static):
+        raise rw.error(UnsupportedError, node.test, "a conditional expression on a traced array",
+                       "use jnp.where(cond, a, b)")
+    body, orelse = rw.expr(node.body), rw.expr(node.orelse)
+    if body.value != orelse.value:
+        raise rw.error(LayoutError, node, "the branches of this conditional expression have different layouts",
+                       "give both branches the same dims, or annotate the result")
+    return Operand(body.value, node, node.with_changes(body=body.node, orelse=orelse.node))
+
+
+# -- attributes and subscripts ----------------------------------------------------------------
+
+
+def _attribute(rw, node: cst.Attribute):
+    if _is_module_path(rw, node):
+        return Operand(Static(), node, node)
+    base = rw.expr(node.value)
+    attr = node.attr.value
+    new = node.with_changes(value=base.node)
+    if isinstance(base.value, StructValue):
+        value = base.value.field(attr)
+        if value is None:
+            raise rw.error(LayoutError, node, f"{base.value.cls} has no field {attr!r}",
+                           f"its fields are {', '.join(k for k, _ in base.value.fields)}")
+        return Operand(value, node, new)
+    if isinstance(base.value, Static) and base.value.param is not None:
+        rw.static_reads.add((base.value.param, attr))
+    if isinstance(base.value, Array):
+        layout = base.value.layout
+        if attr == "shape":
+            factors = [rw.mesh.size(a) for a in layout.axes]
+            if any(f != 1 for f in factors):
+                # The user's .shape means the global shape; the local array holds a block.
+                factors_node = cst.Tuple([cst.Element(int_node(f)) for f in factors])
+                return Operand(Static(shape_of=layout.dims), node,
+                               call_template("{mr}.global_shape({x}, {f})", mr=cst.Name(rw.ctx.mr),
+                                             x=base.node, f=factors_node))
+            return Operand(Static(shape_of=layout.dims), node, new)
+        if attr == "size":
+            total = rw.mesh.size(layout.split_axes)
+            if total != 1:
+                return Operand(Static(), node, cst.BinaryOperation(new, cst.Multiply(), int_node(total),
+                                                                   lpar=[cst.LeftParen()], rpar=[cst.RightParen()]))
+            return Operand(Static(), node, new)
+        if attr in ("ndim", "dtype"):
+            return Operand(Static(), node, new)
+        if attr == "T":
+            return _transpose_attr(rw, base, node, new)
+        raise rw.error(UnsupportedError, node, f"attribute .{attr} of array {rw.ctx.code(node.value)!r}",
+                       "use jax.numpy functions")
+    if isinstance(base.value, Opaque):
+        return Operand(Static() if attr in ("shape", "ndim", "dtype", "size") else Opaque(), node, new)
+    return Operand(Static(), node, new)
+
+
+def _is_module_path(rw, node: cst.Attribute) -> bool:
+    root = node
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    # jnp.einsum, math.pi: a path from an import; anything else (CFG.scale, a closure's cfg.w) is evaluated.
+    return isinstance(root, cst.Name) and root.value not in rw.env and root.value in rw.ctx.imports.imports \
+        and root.value not in rw.ctx.enclosing_names(rw.fn)
+
+
+def _transpose_attr(rw, base, node, new):
+    """``x.T``: a local transpose; splits and a pending partial sum move with the dims."""
+    layout = base.value.layout
+    perm = Layout(tuple(reversed(layout.dims)), tuple(reversed(layout.axes)), layout.partial)
+    return Operand(Array(perm, base.value.origin), node, new)
+
+
+def _subscript(rw, node: cst.Subscript):
+    # x.shape[i]: the global size of dim i.
+    if isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape":
+        base = rw.expr(node.value.value)
+        if isinstance(base.value, Array) and len(node.slice) == 1:
+            index = _literal_int(rw, node.slice[0])
+            layout = base.value.layout
+            if index is not None and -layout.rank <= index < layout.rank:
+                shards = rw.mesh.size(layout.axes[index])
+                shape = node.value.with_changes(value=base.node)
+                local = node.with_changes(value=shape)
+                size = Static(size_of=layout.dims[index])
+                if shards == 1:
+                    return Operand(size, node, local)
+                return Operand(size, node, cst.BinaryOperation(local, cst.Multiply(), int_node(shards),
+                                                               lpar=[cst.LeftParen()], rpar=[cst.RightParen()]))
+    base = rw.expr(node.value)
+    if isinstance(base.value, Static):
+        shape_of = base.value.shape_of
+        index = _literal_int(rw, node.slice[0]) if shape_of and len(node.slice) == 1 else None
+        size = Static(size_of=shape_of[index]) if index is not None and -len(shape_of) <= index < len(shape_of) \
+            else Static()
+        return Operand(size, node, node.with_changes(value=base.node))
+    if isinstance(base.value, StructValue):
+        element = node.slice[0].slice if len(node.slice) == 1 else None
+        key = rw.expr(element.value).value if isinstance(element, cst.Index) else None
+        if base.value.kind != "dict" or not (isinstance(key, Static) and isinstance(key.literal, str)):
+            raise rw.error(UnsupportedError, node, f"indexing {base.value.cls} {rw.ctx.code(node.value)!r}",
+                           "read a field by its literal name: p[\"w\"] for a TypedDict, p.w for a NamedTuple or "
+                           "dataclass")
+        value = base.value.field(key.literal)
+        if value is None:
+            raise rw.error(LayoutError, node, f"{base.value.cls} has no field {key.literal!r}",
+                           f"its fields are {', '.join(k for k, _ in base.value.fields)}")
+        return Operand(value, node, node.with_changes(value=base.node))
+    if isinstance(base.value, TupleValue):
+        index = _literal_int(rw, node.slice[0]) if len(node.slice) == 1 else None
+        if index is None:
+            raise rw.error(UnsupportedError, node, "indexing a tuple of arrays with a non-literal index",
+                           "index it with an int literal, or unpack it: a, b = pair")
+        return Operand(base.value.items[index], node, node.with_changes(value=base.node))
+    if isinstance(base.value, Array):
+        from meshify.rewrite.rules.lookups import index_array
+
+        return index_array(rw, node, base)
+    return Operand(Opaque(), node, node.with_changes(value=base.node))
+
+
+def _literal_int(rw, element: cst.SubscriptElement) -> int | None:
+    index = element.slice
+    if not isinstance(index, cst.Index):
+        return None
+    value = rw.expr(index.value).value
+    if isinstance(value, Static) and value.known and isinstance(value.literal, int):
+        return value.literal
+    return None
+
+
+# -- calls ----------------------------------------------------------------------------------------
+
+
+def _call(rw, node: cst.Call):
+    func = node.func
+    names = rw.ctx.qualified_names(func) if isinstance(func, cst.Name | cst.Attribute) else set()
+    rule_name = next((n for n in sorted(names) if n in REGISTRY), None)
+    if node.args and isinstance(node.args[0].value, cst.Name) and any(n.startswith("jax.random.") for n in names):
+        rw.key_names.add(node.args[0].value.value)  # a key: verify feeds it jax.random.key(...)
+    shadow = rw.ctx.shadowed(func) if isinstance(func, cst.Name | cst.Attribute) else None
+    if shadow is not None and not (isinstance(func, cst.Name) and func.value in rw.env):
+        root = rw.ctx.code(func).split(".")[0]
+        raise rw.error(UnsupportedError, node,
+                       f"{root!r} is imported and also reassigned in this module (line {rw.ctx.line(shadow)}), "
+                       f"so meshify cannot tell what {rw.ctx.code(func)} is",
+                       f"keep {root!r} bound to one import (e.g. import jax.numpy as jnp) and rename the other")
+    receiver = None
+    if rule_name is None and isinstance(func, cst.Attribute) and not _is_module_path(rw, func):
+        receiver = rw.expr(func.value)
+        if isinstance(receiver.value, Array | Opaque):
+            method = func.attr.value
+            if method in METHODS and isinstance(receiver.value, Array):
+                call = _evaluate_args(rw, node, method, receiver)
+                closed_world(rw, call, f"jax.Array.{method}")
+                value, new = METHODS[method](rw, call)
+                return Operand(value, node, new)
+            if isinstance(receiver.value, Array) and (receiver.value.layout.is_split or receiver.value.layout.partial):
+                raise rw.error(UnsupportedError, node,
+                               f"method .{method}() on {rw.ctx.code(func.value)!r}, which has layout "
+                               f"{receiver.value.layout.describe()}", unsplit_fix(rw, receiver.value.layout))
+    if isinstance(func, cst.Name) and func.value in rw.env and rule_name is None:
+        raise rw.error(UnsupportedError, node, f"calling local value {func.value!r}",
+                       "call the function by its module name (jnp.exp(x)), or define it at module level")
+    if isinstance(func, cst.Name) and rule_name is None and func.value in rw.ctx.functions \
+            and func.value not in rw.ctx.imports.imports:
+        from meshify.rewrite._helpers import call_helper
+
+        value, new = call_helper(rw, _evaluate_args(rw, node, func.value, None), rw.ctx.functions[func.value])
+        return Operand(value, node, new)
+    call = _evaluate_args(rw, node, rule_name or (sorted(names)[0] if names else rw.ctx.code(func)), receiver)
+    if rule_name is not None:
+        closed_world(rw, call, rule_name)
+        value, new = REGISTRY[rule_name](rw, call)
+        return Operand(value, node, new)
+    value, new = unknown_call(rw, call)
+    return Operand(value, node, new)
+
+
+def _evaluate_args(rw, node: cst.Call, name: str, receiver) -> Call:
+    args, kwargs = [], {}
+    for arg in node.args:
+        if arg.star:
+            raise rw.error(UnsupportedError, arg, f"*args/**kwargs in a call to {name}", "pass arguments one by one")
+        if isinstance(arg.value, cst.Lambda) and name in BODY_OPS:
+            operand = Operand(Static(), arg.value, arg.value)  # the rule walks it
+        else:
+            operand = rw.expr(arg.value)
+        if arg.keyword is None:
+            args.append(operand)
+        else:
+            kwargs[arg.keyword.value] = operand
+    return Call(node, name, tuple(args), kwargs, receiver)
+
+

@@ -1,0 +1,288 @@
+"""The op-rule interface: an evaluated call, the registry, and the closed world.
+
+Ops are keyed by qualified name (``jax.numpy.einsum`` whether the user wrote
+``jnp.einsum``, ``jax.numpy.einsum`` or ``from jax.numpy import einsum as es``); array
+methods (``x.sum()``) by method name (``jax.Array.sum`` for their signatures).  A rule
+receives the evaluated :class:`Call`, bound to the function's declared signature by
+:func:`closed_world` (an argument it does not model is refused first), and returns the
+result's value and rewritten node.  A call no rule handles goes to :func:`unknown_call`:
+allowed only where every array reaching it is whole and not a partial sum.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from meshify.annotate._types import Layout
+from meshify.errors import UnsupportedError
+from meshify.rewrite._signatures import BINARY, UNARY, signature
+from meshify.rewrite._values import Array, Opaque, Static, StructValue, TupleValue, Value
+
+
+# Linearity of an elementwise op in its operands decides whether partial sums may pass.
+ADD, MUL, DIV, NEG, NONLINEAR = "add", "mul", "div", "neg", "nonlinear"
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """An evaluated call: positional and keyword operands, and the original node."""
+
+    node: cst.Call
+    name: str
+    args: tuple  # tuple[Operand, ...]
+    kwargs: dict  # dict[str, Operand]
+    receiver: object = None  # the Operand a method is called on
+    #: Parameter name -> operand (a tuple for ``*args``), bound by :func:`closed_world`.
+    params: dict = field(default_factory=dict)
+
+    def arg(self, index: int, keyword: str, default: object = None):
+        if index < len(self.args):
+            return self.args[index]
+        return self.kwargs.get(keyword, default)
+
+    def rebuild(self, rw, replaced: dict[int, cst.BaseExpression]) -> cst.Call:
+        """The call with operand ``i`` (positional index; keywords after them) replaced."""
+        new_args = []
+        for i, arg in enumerate(self.node.args):
+            node = replaced.get(i, self._operand_node(i))
+            new_args.append(arg.with_changes(value=node))
+        func = self.node.func
+        if self.receiver is not None and "receiver" in replaced:
+            func = func.with_changes(value=replaced["receiver"])
+        elif self.receiver is not None:
+            func = func.with_changes(value=self.receiver.node)
+        return self.node.with_changes(func=func, args=new_args)
+
+    def position(self, operand) -> int:
+        """The index in the call's arguments of ``operand`` (positional or keyword), for :meth:`rebuild`."""
+        for i, arg in enumerate(self.node.args):
+            if arg.keyword is None and i < len(self.args) and self.args[i] is operand:
+                return i
+            if arg.keyword is not None and self.kwargs.get(arg.keyword.value) is operand:
+                return i
+        raise ValueError("not an operand of this call")
+
+    def _operand_node(self, i: int) -> cst.BaseExpression:
+        arg = self.node.args[i]
+        if arg.keyword is None and i < len(self.args):
+            return self.args[i].node
+        if arg.keyword is not None:
+            return self.kwargs[arg.keyword.value].node
+        return arg.value
+
+
+Rule = Callable[..., tuple[Value, cst.BaseExpression]]
+REGISTRY: dict[str, Rule] = {}
+METHODS: dict[str, Rule] = {}
+#: Ops whose rule walks its lambda arguments itself (loop bodies), in the caller's scope:
+#: their lambdas may read the caller's arrays.
+BODY_OPS: set[str] = set()
+
+
+@dataclass(frozen=True, slots=True)
+class Models:
+    """Which parameters of a JAX function a rule models (its declared signature is in
+    :mod:`_signatures`).  ``reads`` None: every one; ``passthrough``: the others may be any
+    static value (they keep an elementwise op elementwise: ``gelu(approximate=...)``)."""
+
+    reads: frozenset[str] | None
+    passthrough: bool = False
+    #: ``reads`` as the registration wrote it (a test checks each name is a real parameter).
+    declared: tuple[str, ...] = ()
+
+
+#: Qualified name (``jax.numpy.take``; methods as ``jax.Array.sum``) -> what its rule models.
+MODELS: dict[str, Models] = {}
+#: ``reads=REQUIRED``: the parameters without a default (``x``; ``x1, x2``; ``*args``), whatever their names.
+REQUIRED = "<required>"
+
+
+def op(*names: str, method: str | None = None, reads: tuple[str, ...] | None = None, passthrough: bool = False,
+       **bound):
+    """Registers a rule for ``names`` (and ``x.method(...)``), modelling the parameters ``reads``."""
+    def register(fn):
+        for name in (*names, *([f"jax.Array.{method}"] if method else [])):
+            declared = signature(name)
+            assert declared is not None, f"{name}: declare its signature in _signatures.py"
+            required = [p.name for p in declared.params
+                        if p.kind == "varargs" or p.default is inspect.Parameter.empty]
+            names_read = None if reads is None else frozenset(
+                n for r in reads for n in (required if r == REQUIRED else [r]) if declared.get(n) is not None)
+            MODELS[name] = Models(names_read, passthrough, tuple(reads or ()))
+        for name in names:
+            REGISTRY[name] = (lambda rw, call, _fn=fn: _fn(rw, call, **bound))
+        if method:
+            METHODS[method] = (lambda rw, call, _fn=fn: _fn(rw, call, **bound))
+        return fn
+    return register
+
+
+def closed_world(rw, call: Call, qualified: str) -> dict[str, object]:
+    """Binds ``call``'s arguments to the declared signature of ``qualified`` as Python would;
+    an argument the rule does not model must be at its default (or static, for a passthrough
+    rule), else this is a positioned error: never an argument dropped or passed through unseen.
+
+    Returns parameter -> operand (a tuple of operands for ``*args``)."""
+    declared = signature(qualified)
+    models = MODELS[qualified]
+    bound = _bind(rw, call, qualified, declared)
+    call.params.update(bound)
+    for name, operand in bound.items():
+        if models.reads is None or name in models.reads:
+            continue
+        param = declared.get(name)
+        for o in operand if isinstance(operand, tuple) else (operand,):
+            if _at_default(o, param.default) or (models.passthrough and isinstance(o.value, Static)):
+                continue
+            default = "" if param.default in (inspect.Parameter.empty, ...) else f" (default {param.default!r})"
+            raise rw.error(UnsupportedError, o.original,
+                           f"{call.name.rsplit('.', 1)[-1]}({name}={rw.ctx.code(o.original)}): meshify's rule for "
+                           f"{qualified} does not model {name}=",
+                           f"drop {name}={default}, or compute this outside the @mesh function")
+    return bound
+
+
+def _at_default(operand, default: object) -> bool:
+    value = operand.value
+    if default in (inspect.Parameter.empty, ...) or not (isinstance(value, Static) and value.known):
+        return False
+    return type(value.literal) is type(default) and value.literal == default
+
+
+def _bind(rw, call: Call, qualified: str, declared) -> dict[str, object]:
+    bound: dict[str, object] = {}
+    positional = [p for p in declared.params if p.kind in ("positional", "either")]
+    varargs = next((p for p in declared.params if p.kind == "varargs"), None)
+    short = call.name.rsplit(".", 1)[-1]
+    for i, operand in enumerate(call.args):
+        if i < len(positional):
+            bound[positional[i].name] = operand
+        elif varargs is not None:
+            bound[varargs.name] = (*bound.get(varargs.name, ()), operand)  # type: ignore[misc]
+        else:
+            raise rw.error(UnsupportedError, operand.original, f"{short}() takes {len(positional)} positional "
+                           f"arguments but {len(call.args)} were given ({qualified})", "pass the others by keyword")
+    for keyword, operand in call.kwargs.items():
+        param = declared.get(keyword)
+        if param is None or param.kind in ("positional", "varargs"):
+            raise rw.error(UnsupportedError, operand.original, f"{short}() has no keyword parameter {keyword!r} "
+                           f"({qualified} takes {', '.join(declared.names())})", f"drop {keyword}=")
+        if keyword in bound:
+            raise rw.error(UnsupportedError, operand.original, f"{short}() got {keyword!r} twice",
+                           f"pass {keyword} once")
+        bound[keyword] = operand
+    return bound
+
+
+
+def unknown_call(rw, call: Call):
+    """A function meshify has no rule for: fine on replicated values, an error on split ones."""
+    operands = [*call.args, *call.kwargs.values()]
+    if call.receiver is not None:
+        operands.append(call.receiver)
+    for operand in operands:
+        for path, value in _arrays_in(operand.value, rw.ctx.code(operand.original), operand.original):
+            if value.layout.is_split or value.layout.partial:
+                raise rw.error(
+                    UnsupportedError, call.node,
+                    f"{call.name} has no meshify rule and {path!r} reaches it with layout "
+                    f"{value.layout.describe()}", unsplit_fix(rw, value.layout, _axis_dim(call, value.layout)))
+    new = call.rebuild(rw, {})
+    if all(isinstance(o.value, Static) for o in operands) and _returns_static(rw, call):
+        return Static(), new
+    return Opaque(_known_shape(call)), new
+
+
+#: Functions of static values that return static values (never an array): what Python code
+#: computes sizes and flags with.
+_STATIC_FUNCTIONS = frozenset({"int", "float", "bool", "str", "len", "min", "max", "abs", "round", "range", "tuple",
+                               "list", "sum", "divmod", "pow", "isinstance", "getattr", "hasattr", "type"})
+_STATIC_MODULES = ("math.", "operator.", "numpy.dtype", "jax.numpy.dtype", "jax.random.split", "jax.random.key",
+                   "jax.random.PRNGKey", "jax.random.fold_in", "numpy.prod", "math.prod")
+
+
+_DTYPES = frozenset({"float16", "float32", "float64", "bfloat16", "int8", "int16", "int32", "int64", "uint8",
+                     "uint32", "bool_", "complex64"})
+
+
+def _returns_static(rw, call: Call) -> bool:
+    """Whether a call without a rule, on static arguments only, returns a static value: builtins,
+    ``math``, a dtype of a scalar (``np.float32(0.25)``) and numpy's elementwise math on scalars
+    (``np.sqrt(d_head)``); anything else (``jnp.eye(4)``, a user function) may return an array."""
+    if call.name in _STATIC_FUNCTIONS and call.name not in rw.env:
+        return True
+    module, _, attr = call.name.rpartition(".")
+    if module in ("numpy", "jax.numpy") and (attr in _DTYPES or f"jax.numpy.{attr}" in UNARY
+                                             or f"jax.numpy.{attr}" in BINARY):
+        return all(not isinstance(o.value.literal, list | tuple) for o in call.args if o.value.known)
+    return call.name.startswith(_STATIC_MODULES) and not call.name.startswith(("jax.random.",))
+
+
+def _known_shape(call: Call) -> tuple[int, ...] | None:
+    """The shape of ``jnp.eye(n, m)`` / ``jnp.linspace(a, b, num)`` / ``jnp.identity(n)`` from literals."""
+    ints = [o.value.literal if isinstance(o.value, Static) and o.value.known else None for o in call.args]
+    name = call.name
+    if name in ("jax.numpy.eye", "jax.numpy.identity") and ints and isinstance(ints[0], int) and not call.kwargs.get("k"):
+        m = ints[1] if len(ints) > 1 and isinstance(ints[1], int) else ints[0]
+        return (ints[0], m)
+    if name == "jax.numpy.linspace" and len(ints) >= 2:
+        num = ints[2] if len(ints) > 2 else (call.kwargs["num"].value.literal if "num" in call.kwargs
+                                             and isinstance(call.kwargs["num"].value, Static) else 50)
+        return (num,) if isinstance(num, int) else None
+    return None
+
+
+def _arrays_in(value: Value, path: str, node: cst.CSTNode | None = None):
+    """``(path, array)`` for every array inside ``value`` (through tuples, lists and structs);
+    a literal ``[a, b]`` names its items by their own text."""
+    if isinstance(value, Array):
+        yield path, value
+    elif isinstance(value, TupleValue):
+        literal = isinstance(node, cst.List | cst.Tuple) and len(node.elements) == len(value.items)
+        for i, item in enumerate(value.items):
+            element = node.elements[i].value if literal else None  # type: ignore[union-attr]
+            yield from _arrays_in(item, cst.Module([]).code_for_node(element) if literal else f"{path}[{i}]",
+                                  element)
+    elif isinstance(value, StructValue):
+        for name, item in value.fields:
+            yield from _arrays_in(item, f"{path}.{name}")
+
+
+def _axis_dim(call: Call, layout: Layout) -> int | None:
+    """The dim a call without a rule works along, where its ``axis`` says (``jnp.cumsum(x, axis=1)``,
+    ``jnp.sort(x, -1)``), so that a fix names that dim and no other."""
+    axis = call.kwargs.get("axis")
+    if axis is None and call.name.rpartition(".")[2] in _ALONG_AXIS and len(call.args) > 1:
+        axis = call.args[1]
+    literal = axis.value.literal if axis is not None and isinstance(axis.value, Static) and axis.value.known else None
+    if isinstance(literal, int) and -layout.rank <= literal < layout.rank:
+        return literal % layout.rank
+    return None
+
+
+#: Functions of numpy's ``f(a, axis, ...)`` form.
+_ALONG_AXIS = frozenset({"cumsum", "cumprod", "sort", "argsort", "argmax", "argmin", "flip", "diff", "median",
+                         "cummax", "cummin", "cumlogsumexp", "nanmax", "nanmin", "nansum", "ptp", "any", "all"})
+
+
+def unsplit_fix(rw, layout: Layout, along: int | None = None) -> str:
+    """What would let a function with no rule see this value: the split dim it works along (when its
+    ``axis`` says which), else each split dim named; or the pin that reduces a partial sum."""
+    split = [(d, a) for d, a in zip(layout.dims, layout.axes) if a]
+    if along is not None and layout.axes[along]:
+        split = [(layout.dims[along], layout.axes[along])]
+    if split:
+        named = ", ".join(f"{d!r} (over {' x '.join(map(repr, a))})" for d, a in split)
+        unmapped = ", ".join(f"{d!r}: None" for d, _ in split)
+        return (f"it is split along {named}: map {'that dim' if len(split) == 1 else 'those dims'} to no mesh "
+                f"axis (rules={{{unmapped}}}), or call it outside the @mesh function; meshify never gathers "
+                "silently")
+    dims = ", ".join(repr(d) for d in layout.dims)
+    return (f"it is a partial sum over {' x '.join(map(repr, sorted(layout.partial)))}: reduce it first by "
+            f"naming it, v: Tensor[{dims}] = ..., then pass v")
+
+

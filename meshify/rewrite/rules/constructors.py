@@ -1,0 +1,145 @@
+"""Arrays built inside the function: from dim sizes (``zeros``, ``full``, ``arange``, ``*_like``)
+or literal shapes, masks (``tril``, ``triu``) and ``jax.random`` draws: built whole on every
+device, so positions are global and draws equal one device's, then sliced where needed.
+"""
+
+from __future__ import annotations
+
+import math
+
+
+from meshify.annotate._types import Layout
+from meshify.errors import LayoutError, UnsupportedError
+from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TupleValue
+from meshify.rewrite.rules._api import NONLINEAR, Call, op, unknown_call
+from meshify.rewrite.rules.elementwise import elementwise
+
+
+from meshify.rewrite.rules.shapes import _literal
+
+# -- constructors and masks ---------------------------------------------------------------------------
+
+
+def _shape_dims(operand) -> tuple[str, ...] | None:
+    if operand is None or not isinstance(operand.value, Static):
+        return None
+    if operand.value.shape_of:
+        return operand.value.shape_of
+    if operand.value.size_of:
+        return (operand.value.size_of,)
+    return None
+
+
+def _literal_shape(operand) -> tuple[int, ...] | None:
+    """The shape an operand spells out as int literals (``8``, ``(4, 8)``), else None."""
+    lit = _literal(operand)
+    if isinstance(lit, int) and not isinstance(lit, bool):
+        return (lit,)
+    if isinstance(lit, tuple | list) and all(isinstance(n, int) and not isinstance(n, bool) for n in lit):
+        return tuple(lit)
+    return None
+
+
+def _built(dims: tuple[str, ...] | None, shape_operand) -> Array | Opaque:
+    """A freshly built whole array: named by the dims its shape came from, else opaque with the
+    shape the code spells out (``jnp.zeros((4, 8))``)."""
+    if dims is not None:
+        return Array(Layout.replicated(dims))
+    return Opaque(_literal_shape(shape_operand))
+
+
+@op("jax.numpy.zeros", "jax.numpy.ones", "jax.numpy.empty", "jax.numpy.full", reads=("shape", "fill_value", "dtype"))
+def _filled(rw, call: Call):
+    shape = call.arg(0, "shape")
+    fill = call.arg(1, "fill_value") if call.name.endswith("full") else None
+    replaced = {}
+    if fill is not None and isinstance(fill.value, Array):
+        if fill.value.layout.rank:
+            raise rw.error(UnsupportedError, fill.original,
+                           f"jnp.full with an array fill value {rw.ctx.code(fill.original)!r} of dims "
+                           f"{list(fill.value.dims)}", "broadcast it instead: jnp.broadcast_to(v, shape), or "
+                           "jnp.zeros(shape) + v")
+        # Every device must fill with the whole value: a partial sum is reduced first.
+        replaced[call.position(fill)] = rw.convert(fill, fill.value.layout.with_partial(()), "jnp.full's fill value")
+    elif fill is not None and isinstance(fill.value, Opaque | TupleValue | StructValue):
+        return unknown_call(rw, call)
+    return _built(_shape_dims(shape), shape), call.rebuild(rw, replaced)
+
+
+@op("jax.numpy.arange", reads=("start", "stop", "step", "dtype"))
+def _arange(rw, call: Call):
+    dims = _shape_dims(call.arg(0, "start"))
+    if set(call.kwargs) - {"dtype"}:
+        return unknown_call(rw, call)
+    if dims is not None and len(call.args) == 1:
+        return Array(Layout.replicated(dims)), call.rebuild(rw, {})
+    bounds = [_literal(o) for o in call.args[:3]]
+    if not bounds or not all(isinstance(b, int | float) and not isinstance(b, bool) for b in bounds):
+        return unknown_call(rw, call)
+    start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (*bounds, 1)[:3]
+    return Opaque((max(0, math.ceil((stop - start) / step)),)), call.rebuild(rw, {})
+
+
+@op("jax.numpy.zeros_like", "jax.numpy.ones_like", "jax.numpy.empty_like", "jax.numpy.full_like",
+    reads=("a", "prototype", "fill_value", "dtype", "shape"))
+def _like(rw, call: Call):
+    x = call.arg(0, "a")
+    if not isinstance(x.value, Array) or "shape" in call.kwargs or len(call.args) > 3:
+        return unknown_call(rw, call)
+    # Only the shape matters: the result is the same on every device of a partial axis.
+    shape = Operand(Array(x.value.layout.with_partial(())), x.original, x.node)
+    fill = call.arg(1, "fill_value") if call.name.endswith("full_like") else None
+    if fill is None or isinstance(fill.value, Static):
+        return shape.value, call.rebuild(rw, {})
+    # An array fill broadcasts into the shape: aligned like an elementwise op (a partial sum reduced).
+    value, (x_node, fill_node) = elementwise(rw, [shape, fill], NONLINEAR, call.node, "full_like")
+    if value.dims != shape.value.dims:
+        raise rw.error(LayoutError, fill.original, f"full_like's fill value {rw.ctx.code(fill.original)!r} "
+                       f"has more dims than {rw.ctx.code(x.original)!r}", "fill with a value that broadcasts "
+                       "into the array's shape")
+    return value, call.rebuild(rw, {call.position(x): x_node, call.position(fill): fill_node})
+
+
+@op("jax.numpy.tril", "jax.numpy.triu")
+def _triangle(rw, call: Call):
+    m = call.arg(0, "m")
+    if not isinstance(m.value, Array):
+        return unknown_call(rw, call)
+    layout = m.value.layout
+    if layout.rank < 2:
+        raise rw.error(LayoutError, call.node, f"{call.name} needs at least 2 dims",
+                       "pass a matrix (or a stack of them)")
+    target = Layout(layout.dims, (*layout.axes[:-2], (), ()))
+    node = rw.convert(m, target, call.name.rsplit(".", 1)[-1] + " (positions must be global)")
+    return Array(target), call.rebuild(rw, {0: node})
+
+
+
+# -- randomness and splitting -------------------------------------------------------------------------
+
+
+#: jax.random samplers -> (position, keyword) of their shape argument.
+_SAMPLERS = {"normal": (1, "shape"), "uniform": (1, "shape"), "bernoulli": (2, "shape"),
+             "truncated_normal": (3, "shape"), "randint": (1, "shape"), "gumbel": (1, "shape"),
+             "laplace": (1, "shape"), "exponential": (1, "shape"), "rademacher": (1, "shape")}
+
+
+def _sampler(rw, call: Call, kind: str):
+    """A draw for the *global* shape, the same on every device; consumers slice their block.
+
+    So the sharded program draws bit-identical values to the single-device one.
+    """
+    position, keyword = _SAMPLERS[kind]
+    for operand in [*call.args, *call.kwargs.values()]:
+        if isinstance(operand.value, Array) and (operand.value.layout.is_split or operand.value.layout.partial):
+            raise rw.error(UnsupportedError, operand.original,
+                           f"jax.random.{kind} with {rw.ctx.code(operand.original)!r} of layout "
+                           f"{operand.value.layout.describe()}: a draw must not depend on how arrays are split",
+                           "pass replicated keys and parameters, and the global shape (shape=x.shape)")
+    shape = call.arg(position, keyword)
+    return _built(_shape_dims(shape), shape), call.rebuild(rw, {})
+
+
+for _kind in _SAMPLERS:
+    op(f"jax.random.{_kind}", kind=_kind)(_sampler)
+

@@ -1,0 +1,191 @@
+"""Contractions: ``einsum``, ``matmul``/``@``, ``dot``.
+
+A contracted dim split the same way in every operand is contracted locally and the result
+is a partial sum over its axes (deferred); split in some operands only, the others are
+sliced locally.  Output dims keep their splits.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Sequence
+
+import libcst as cst
+
+from meshify.annotate._types import BROADCAST, Axes, Layout
+from meshify.errors import LayoutError, UnsupportedError
+from meshify.rewrite._plan import choose_splits
+from meshify.rewrite._values import Array, Opaque, Operand, Static, TupleValue
+from meshify.rewrite.rules._api import Call, op
+
+
+# -- contractions ---------------------------------------------------------------------------------
+
+
+@op("jax.numpy.einsum", reads=("subscripts", "operands", "optimize", "precision", "preferred_element_type"))
+def _einsum(rw, call: Call):
+    spec = call.arg(0, "subscripts")
+    if spec is None or not (isinstance(spec.value, Static) and isinstance(spec.value.literal, str)):
+        raise rw.error(UnsupportedError, call.node, "einsum without literal subscripts",
+                       'write the subscripts as a string literal: jnp.einsum("bd,df->bf", x, w)')
+    operands = list(call.args[1:])
+    inputs, output = _parse_subscripts(rw, spec.value.literal, operands, spec.original)
+    value, nodes = contract(rw, operands, inputs, output, call.node, "einsum")
+    return value, call.rebuild(rw, {i + 1: n for i, n in enumerate(nodes)})
+
+
+def _parse_subscripts(rw, text: str, operands, where) -> tuple[list[str], str]:
+    text = text.replace(" ", "")
+    lhs, arrow, output = text.partition("->")
+    inputs = lhs.split(",")
+    if len(inputs) != len(operands):
+        raise rw.error(LayoutError, where, f"einsum subscripts {text!r} name {len(inputs)} operands but "
+                       f"{len(operands)} are given", "give one subscript group per operand")
+    spare = iter(c for c in string.ascii_uppercase + string.ascii_lowercase if c not in text)
+    ellipsis_letters = ""
+    if "..." in text:
+        width = max((_rank(o) - (len(s) - 3) for s, o in zip(inputs, operands) if "..." in s and _rank(o) is not None),
+                    default=0)
+        ellipsis_letters = "".join(next(spare) for _ in range(width))
+    expanded = []
+    for s, o in zip(inputs, operands):
+        if "..." in s:
+            rank = _rank(o)
+            n = (rank - (len(s) - 3)) if rank is not None else 0
+            s = s.replace("...", ellipsis_letters[len(ellipsis_letters) - n:] if n else "")
+        rank = _rank(o)
+        if rank is not None and len(s) != rank:
+            raise rw.error(LayoutError, where,
+                           f"einsum subscripts {s!r} name {len(s)} dims but operand "
+                           f"{rw.ctx.code(o.original)!r} has {rank} dims {list(o.value.dims)}",
+                           "make each subscript group as long as its operand's rank")
+        expanded.append(s)
+    if arrow:
+        output = output.replace("...", ellipsis_letters)
+    else:
+        counts = {c: "".join(expanded).count(c) for c in "".join(expanded)}
+        output = ellipsis_letters + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ellipsis_letters))
+    for c in output:
+        if c not in "".join(expanded):
+            raise rw.error(LayoutError, where, f"einsum output letter {c!r} appears in no operand",
+                           "every output letter must name a dim of some operand")
+    return expanded, output
+
+
+def _rank(o) -> int | None:
+    return o.value.layout.rank if isinstance(o.value, Array) else None
+
+
+def contract(rw, operands: Sequence, inputs: Sequence[str], output: str, node, what: str):
+    """Plans an einsum-like contraction; returns the result value and converted operand nodes.
+
+    A contracted dim split the same way in every operand is contracted locally and the
+    result is a partial sum over its axes; split in some operands only, the others are
+    sliced locally (free).  Output dims keep their splits.  Where one axis would split two
+    dims, the larger operand (by rank) keeps its split and the smaller is gathered.
+    """
+    names: dict[str, str] = {}
+    for o, letters in zip(operands, inputs):
+        if isinstance(o.value, TupleValue):
+            raise rw.error(UnsupportedError, o.original, f"{what} of a tuple", "unpack the tuple and use one array")
+        if not isinstance(o.value, Array):
+            continue
+        for letter, dim in zip(letters, o.value.dims):
+            if dim == BROADCAST:
+                continue
+            if names.get(letter, dim) != dim:
+                raise rw.error(LayoutError, node,
+                               f"{what} letter {letter!r} is dim {names[letter]!r} in one operand and {dim!r} in "
+                               f"{rw.ctx.code(o.original)!r}",
+                               "contracted and shared dims must have the same name in every hint")
+            names[letter] = dim
+    for letters in inputs:
+        for letter in letters:
+            names.setdefault(letter, f"{what}_{letter}")
+    order = sorted(range(len(operands)), key=lambda i: -rw.elements(
+        operands[i].value.dims if isinstance(operands[i].value, Array) else [""] * len(inputs[i])))
+    candidates: dict[str, list[Axes]] = {}
+    weights: dict[str, int] = {}
+    for i in order:
+        o = operands[i]
+        if isinstance(o.value, Array):
+            for letter, axes in zip(inputs[i], o.value.layout.axes):
+                if axes and axes not in candidates.setdefault(letter, []):
+                    candidates[letter].append(axes)
+                    weights[letter] = max(weights.get(letter, 0), rw.elements(o.value.dims))
+    all_letters = list(dict.fromkeys("".join(inputs)))
+    preferred = {l: rw.rules.axes(names[l]) for l in all_letters}
+    chosen = choose_splits(all_letters, candidates, preferred, weights)
+    used = {a for axes in chosen.values() for a in axes}
+    partial_ops = [o for o in operands if isinstance(o.value, Array) and o.value.layout.partial]
+    keep = (partial_ops[0].value.layout.partial - used) if partial_ops else frozenset()
+    nodes = []
+    origin = partial_ops[0].value.origin if partial_ops else ""
+    for i, (o, letters) in enumerate(zip(operands, inputs)):
+        dims = tuple(names[l] for l in letters)
+        axes = tuple(chosen[l] for l in letters)
+        if isinstance(o.value, Array):
+            partial = o.value.layout.partial & keep if (partial_ops and o is partial_ops[0]) else frozenset()
+            nodes.append(rw.convert(o, Layout(dims, axes, partial), what))
+        elif isinstance(o.value, Opaque):
+            replicated = Operand(Array(Layout.replicated(dims)), o.original, o.node)
+            nodes.append(rw.convert(replicated, Layout(dims, axes), what))
+        else:
+            nodes.append(o.node)
+    contracted = [l for l in all_letters if l not in output and chosen[l]]
+    summed_axes = {a for l in contracted for a in chosen[l]}
+    if contracted:
+        origin = "contracted " + ", ".join(f"'{names[l]}'" for l in contracted) + " split"
+    out_layout = Layout(tuple(names[l] for l in output), tuple(chosen[l] for l in output),
+                        frozenset(keep | summed_axes))
+    return Array(out_layout, origin), nodes
+
+
+def matmul(rw, operands: Sequence, node, what: str, dot: bool = False):
+    """``a @ b`` / ``jnp.matmul`` / ``jnp.dot`` as a contraction."""
+    ranks = [_rank(o) for o in operands]
+    if any(isinstance(o.value, Static) for o in operands) or None in ranks:
+        if all(not (isinstance(o.value, Array) and (o.value.layout.is_split or o.value.layout.partial))
+               for o in operands):
+            kind = Opaque() if any(isinstance(o.value, Array | Opaque) for o in operands) else Static()
+            return kind, [o.node for o in operands]
+        unknown = next(o for o, r in zip(operands, ranks) if isinstance(o.value, Static) or r is None)
+        text = rw.ctx.code(unknown.node) if isinstance(unknown.node, cst.CSTNode) else "an operand"
+        raise rw.error(LayoutError, node, f"cannot infer the dims of {text!r}, an operand of {what}",
+                       f"make it a parameter with a Tensor hint, or name its dims first: "
+                       f"'w: Tensor[\"d_in\", \"d_out\"] = {text}' (a whole copy on every device)")
+    ra, rb = ranks
+    if ra == 0 or rb == 0:
+        raise rw.error(LayoutError, node, f"{what} of a scalar", "use * for scalars")
+    if dot and rb > 2:
+        a = string.ascii_letters[:ra]
+        b = string.ascii_letters[ra:ra + rb - 2] + a[-1] + string.ascii_letters[ra + rb - 2]
+        out = a[:-1] + b[:-2] + b[-1]
+    elif ra == 1 and rb == 1:
+        a, b, out = "k", "k", ""
+    elif ra == 1:
+        batch = "abcdefgh"[: rb - 2]
+        a, b, out = "k", batch + "kj", batch + "j"
+    elif rb == 1:
+        batch = "abcdefgh"[: ra - 2]
+        a, b, out = batch + "ik", "k", batch + "i"
+    else:
+        batch = "abcdefgh"[: max(ra, rb) - 2]
+        a = batch[len(batch) - (ra - 2):] + "ik"
+        b = batch[len(batch) - (rb - 2):] + "kj"
+        out = batch + "ij"
+    return contract(rw, operands, [a, b], out, node, what)
+
+
+@op("jax.numpy.matmul", reads=("a", "b", "precision", "preferred_element_type"))
+def _matmul(rw, call: Call):
+    value, nodes = matmul(rw, [call.arg(0, "a"), call.arg(1, "b")], call.node, "matmul")
+    return value, call.rebuild(rw, dict(enumerate(nodes)))
+
+
+@op("jax.numpy.dot", reads=("a", "b", "precision", "preferred_element_type"))
+def _dot(rw, call: Call):
+    value, nodes = matmul(rw, [call.arg(0, "a"), call.arg(1, "b")], call.node, "dot", dot=True)
+    return value, call.rebuild(rw, dict(enumerate(nodes)))
+
+

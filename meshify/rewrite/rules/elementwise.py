@@ -1,0 +1,192 @@
+"""Elementwise ops: numpy broadcasting over named dims; linearity decides which partial sums pass.
+
+Every function of ``_signatures.UNARY`` and ``_signatures.BINARY`` is registered here by
+being in that table; ``+ - * / **`` and comparisons come through :func:`elementwise` too.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Sequence
+
+import libcst as cst
+
+from meshify.annotate._types import BROADCAST, Axes, Layout
+from meshify.errors import LayoutError, UnsupportedError
+from meshify.rewrite._plan import choose_splits
+from meshify.rewrite._signatures import BINARY, UNARY
+from meshify.rewrite._values import Array, Opaque, Operand, Static, TupleValue, Value
+from meshify.rewrite.rules._api import ADD, DIV, MUL, NEG, NONLINEAR, REQUIRED, Call, op
+
+
+# -- elementwise ------------------------------------------------------------------------------
+
+
+def elementwise(rw, operands: Sequence, linear: str, node, what: str) -> tuple[Value, list[cst.BaseExpression]]:
+    """numpy-broadcast elementwise op: merge splits, keep partial sums where linearity allows."""
+    operands = _name_by_position(operands)
+    arrays = [o for o in operands if isinstance(o.value, Array)]
+    opaque = [o for o in operands if isinstance(o.value, Opaque)]
+    for o in operands:
+        if isinstance(o.value, TupleValue):
+            raise rw.error(UnsupportedError, o.original, f"{what} on a tuple", "unpack the tuple and use one array")
+    if not arrays:
+        return (Opaque() if opaque else Static()), [o.node for o in operands]
+    if opaque:
+        for o in arrays:
+            if o.value.layout.is_split or o.value.layout.partial:
+                raise rw.error(LayoutError, opaque[0].original,
+                               f"cannot infer the dims of {rw.ctx.code(opaque[0].original)!r}, used with "
+                               f"{rw.ctx.code(o.original)!r} of layout {o.value.layout.describe()}",
+                               f'annotate it: v: Tensor[...] = {rw.ctx.code(opaque[0].original)}')
+        return Opaque(), [o.node for o in operands]
+    rank = max(o.value.layout.rank for o in arrays)
+    letters = list(string.ascii_letters[:rank])
+    names: list[str] = [BROADCAST] * rank
+    for o in arrays:
+        offset = rank - o.value.layout.rank
+        for i, dim in enumerate(o.value.dims):
+            pos = offset + i
+            if dim == BROADCAST:
+                continue
+            if names[pos] not in (BROADCAST, dim):
+                raise rw.error(LayoutError, node,
+                               f"{what} lines up dim {dim!r} of {rw.ctx.code(o.original)!r} with dim "
+                               f"{names[pos]!r}", "transpose or rename so that the dims match by position "
+                               "(numpy broadcasting aligns trailing dims)")
+            names[pos] = dim
+    arrays_by_size = sorted(arrays, key=lambda o: -rw.elements(o.value.dims))
+    candidates: dict[str, list[Axes]] = {}
+    weights: dict[str, int] = {}
+    for o in arrays_by_size:
+        offset = rank - o.value.layout.rank
+        for i, axes in enumerate(o.value.layout.axes):
+            letter = letters[offset + i]
+            if axes and axes not in candidates.setdefault(letter, []):
+                candidates[letter].append(axes)
+                weights[letter] = max(weights.get(letter, 0), rw.elements(o.value.dims))
+    preferred = {l: rw.rules.axes(n) for l, n in zip(letters, names) if n != BROADCAST}
+    chosen = choose_splits(letters, candidates, preferred, weights)
+    used = {a for axes in chosen.values() for a in axes}
+    keep = _kept_partial(operands, linear) - used
+    nodes = []
+    origin = ""
+    for o in operands:
+        if not isinstance(o.value, Array):
+            nodes.append(o.node)
+            continue
+        layout = o.value.layout
+        offset = rank - layout.rank
+        axes = tuple(() if d == BROADCAST else chosen[letters[offset + i]] for i, d in enumerate(layout.dims))
+        partial = layout.partial & keep
+        origin = origin or (o.value.origin if partial else "")
+        nodes.append(rw.convert(o, Layout(layout.dims, axes, partial), f"{what}"))
+    result_axes = tuple(() if n == BROADCAST else chosen[l] for l, n in zip(letters, names))
+    return Array(Layout(tuple(names), result_axes, frozenset(keep)), origin), nodes
+
+
+def _name_by_position(operands: Sequence) -> list:
+    """Opaque operands of a known shape (``jnp.zeros((4, 8))``) as whole arrays, each entry named by
+    the dim it lines up with under broadcasting (size 1: broadcast); the others stay opaque."""
+    arrays = [o for o in operands if isinstance(o.value, Array)]
+    if not arrays:
+        return list(operands)
+    rank = max(o.value.layout.rank for o in arrays)
+    names: list[str | None] = [None] * rank
+    for o in arrays:
+        offset = rank - o.value.layout.rank
+        for i, dim in enumerate(o.value.dims):
+            if dim != BROADCAST and names[offset + i] is None:
+                names[offset + i] = dim
+    out = []
+    for o in operands:
+        shape = o.value.shape if isinstance(o.value, Opaque) else None
+        if shape is not None and len(shape) <= rank:
+            offset = rank - len(shape)
+            dims = tuple(BROADCAST if n == 1 else names[offset + i] for i, n in enumerate(shape))
+            if None not in dims:
+                o = Operand(Array(Layout.replicated(dims)), o.original, o.node)  # type: ignore[arg-type]
+        out.append(o)
+    return out
+
+
+def _kept_partial(operands: Sequence, linear: str) -> frozenset[str]:
+    """The partial-sum axes an elementwise op may carry through (deferred all-reduce)."""
+    partials = [o.value.layout.partial if isinstance(o.value, Array) else frozenset() for o in operands]
+    if linear == NEG:
+        return partials[0]
+    if linear == ADD:
+        # Sums of partial sums stay partial over the axes they share (the rest is reduced first).
+        if all(isinstance(o.value, Array) for o in operands):
+            return frozenset.intersection(*partials)
+        return frozenset()
+    if linear == MUL:
+        carriers = [p for p in partials if p]
+        return carriers[0] if len(carriers) == 1 else frozenset()
+    if linear == DIV:
+        return partials[0] if not partials[1] else frozenset()
+    return frozenset()
+
+
+def _unary_rule(rw, call: Call, linear: str = NONLINEAR):
+    x = call.receiver if call.receiver is not None else call.arg(0, "x")
+    if x is None:
+        raise rw.error(UnsupportedError, call.node, f"{call.name} needs an array argument", "pass the array first")
+    for name, extra in call.kwargs.items():
+        if isinstance(extra.value, Array):
+            raise rw.error(UnsupportedError, extra.original, f"array keyword {name}= of {call.name}",
+                           f"apply {name}= with jnp.where or an elementwise op instead")
+    value, (node,) = elementwise(rw, [x], linear, call.node, call.name.rsplit(".", 1)[-1])
+    if call.receiver is not None:
+        return value, call.rebuild(rw, {"receiver": node})
+    return value, call.rebuild(rw, {0: node})
+
+
+for _name in UNARY:  # a new elementwise function is one line in _signatures.UNARY
+    op(_name, reads=(REQUIRED,), passthrough=True, linear=NEG if _name == "jax.numpy.negative" else NONLINEAR)(
+        _unary_rule)
+
+
+@op("jax.numpy.asarray", "jax.numpy.array", reads=("a", "object", "dtype", "copy"))
+def _asarray(rw, call: Call):
+    x = call.arg(0, "a") or call.arg(0, "object")
+    if isinstance(x.value, Static):  # jnp.array([1., 2.]): a whole array of the literal's shape
+        shape = _literal_shape(x.value.literal) if x.value.known else None
+        return (Static() if shape == () else Opaque(shape)), call.rebuild(rw, {})
+    return _unary_rule(rw, call)
+
+
+def _literal_shape(value: object) -> tuple[int, ...] | None:
+    """numpy's shape of a nested list/tuple of numbers, or None if it is ragged or not numbers."""
+    if isinstance(value, bool | int | float | complex):
+        return ()
+    if isinstance(value, list | tuple) and value:
+        inner = {_literal_shape(v) for v in value}
+        if len(inner) == 1 and None not in inner:
+            return (len(value), *inner.pop())
+    return None
+
+
+@op(method="astype", reads=("dtype", "copy"))
+def _astype(rw, call: Call):
+    # Casting a partial sum changes where rounding happens: materialise it first.
+    return _unary_rule(rw, call)
+
+
+def _binary_rule(rw, call: Call, linear: str = NONLINEAR, arity: int = 2):
+    operands = [call.arg(i, k) for i, k in enumerate(["x1", "x2", "x3"][:arity])]
+    if arity == 3:
+        operands = [call.arg(0, "condition"), call.arg(1, "x"), call.arg(2, "y")]
+    if any(o is None for o in operands):
+        raise rw.error(UnsupportedError, call.node, f"{call.name} needs {arity} array arguments",
+                       f"pass {arity} arrays (or scalars)")
+    value, nodes = elementwise(rw, operands, linear, call.node, call.name.rsplit(".", 1)[-1])
+    return value, call.rebuild(rw, dict(enumerate(nodes)))
+
+
+_LINEARITY = {"add": ADD, "subtract": ADD, "multiply": MUL, "divide": DIV, "true_divide": DIV}
+for _name in BINARY:  # likewise, one line in _signatures.BINARY
+    op(_name, reads=(REQUIRED,), linear=_LINEARITY.get(_name.rpartition(".")[2], NONLINEAR))(_binary_rule)
+op("jax.numpy.where", reads=("condition", "x", "y"), arity=3)(_binary_rule)
+
+

@@ -1,0 +1,277 @@
+"""Indexing and lookups: basic indexing (``None``, ``...``, ``:``, ints and slices on unsplit
+dims), and lookups on a split table (``emb[ids]``, ``jnp.take``, ``take_along_axis``) as a
+masked local lookup plus a deferred psum, with jnp's modes for negative and out-of-range
+ids; ``one_hot`` with a split depth.
+"""
+
+from __future__ import annotations
+
+
+import libcst as cst
+
+from meshify.annotate._types import BROADCAST, Axes, Layout
+from meshify.errors import LayoutError, UnsupportedError
+from meshify.rewrite._plan import choose_splits
+from meshify.rewrite._templates import axes_node, call_template, int_node
+from meshify.rewrite._values import Array, Operand, Static
+from meshify.rewrite.rules._api import Call, op, unknown_call
+
+
+from meshify.rewrite.rules.shapes import _literal
+
+# -- indexing --------------------------------------------------------------------------------------------
+
+
+def index_array(rw, node: cst.Subscript, base: Operand) -> Operand:
+    """``x[...]`` on an array: basic indexing, or a lookup when the index is an array."""
+    elements = list(node.slice)
+    if len(elements) == 1 and isinstance(elements[0].slice, cst.Index):
+        index = rw.expr(elements[0].slice.value)
+        if isinstance(index.value, Array):
+            value, new, ids, table = lookup(rw, base, index, 0, node)
+            new_index = elements[0].with_changes(slice=elements[0].slice.with_changes(value=ids))
+            if new is None:
+                return Operand(value, node, node.with_changes(value=table, slice=[new_index]))
+            return Operand(value, node, new)
+    layout = base.value.layout
+    dims, axes = [], []
+    pos = 0
+    explicit = sum(1 for e in elements if not _is_none(rw, e) and not _is_ellipsis(e))
+    for element in elements:
+        if _is_none(rw, element):
+            dims.append(BROADCAST)
+            axes.append(())
+            continue
+        if _is_ellipsis(element):
+            skip = layout.rank - explicit
+            dims.extend(layout.dims[pos:pos + skip])
+            axes.extend(layout.axes[pos:pos + skip])
+            pos += skip
+            continue
+        if pos >= layout.rank:
+            raise rw.error(LayoutError, node, f"too many indices for {rw.ctx.code(node.value)!r} with dims "
+                           f"{list(layout.dims)}", "give at most one index per dim")
+        kind = _index_kind(rw, element)
+        if kind == "full":
+            dims.append(layout.dims[pos])
+            axes.append(layout.axes[pos])
+        elif layout.axes[pos]:
+            raise rw.error(UnsupportedError, element,
+                           f"indexing split dim {layout.dims[pos]!r} of {rw.ctx.code(node.value)!r} "
+                           f"(layout {layout.describe()})",
+                           f"index before sharding, or map {layout.dims[pos]!r} to no mesh axis")
+        elif kind == "slice":
+            dims.append(layout.dims[pos])
+            axes.append(())
+        pos += 1
+    dims.extend(layout.dims[pos:])
+    axes.extend(layout.axes[pos:])
+    value = Array(Layout(tuple(dims), tuple(axes), layout.partial), base.value.origin)
+    return Operand(value, node, node.with_changes(value=base.node))
+
+
+_NEWAXIS = frozenset({"jax.numpy.newaxis", "numpy.newaxis"})
+
+
+def _is_none(rw, element: cst.SubscriptElement) -> bool:
+    """``None`` or ``jnp.newaxis``/``np.newaxis`` (which is None)."""
+    if not isinstance(element.slice, cst.Index):
+        return False
+    value = element.slice.value
+    if isinstance(value, cst.Name) and value.value == "None":
+        return True
+    return isinstance(value, cst.Attribute) and bool(rw.ctx.qualified_names(value) & _NEWAXIS)
+
+
+def _is_ellipsis(element: cst.SubscriptElement) -> bool:
+    return isinstance(element.slice, cst.Index) and isinstance(element.slice.value, cst.Ellipsis)
+
+
+def _index_kind(rw, element: cst.SubscriptElement) -> str:
+    """``full`` for ``:``, ``slice`` for other slices, ``int`` for a static index."""
+    if isinstance(element.slice, cst.Slice):
+        s = element.slice
+        return "full" if s.lower is None and s.upper is None and s.step is None else "slice"
+    value = rw.expr(element.slice.value).value
+    if isinstance(value, Static):
+        return "int"
+    raise rw.error(UnsupportedError, element, "advanced indexing with an array beside other indices",
+                   "use jnp.take or jnp.take_along_axis")
+
+
+# -- lookups ------------------------------------------------------------------------------------------
+
+
+def lookup(rw, table: Operand, ids: Operand, axis: int, node, mode: str = "index", fill=None,
+           ) -> tuple[Array, cst.BaseExpression | None, cst.BaseExpression, cst.BaseExpression]:
+    """``table`` indexed by ``ids`` along ``axis``: a masked local lookup where that dim is split.
+
+    Returns the result, the replacement expression (None: keep the user's), the ids' node and
+    the table's node (reduced first over the axes the ids are split on, where it is partial).
+    """
+    t = table.value.layout
+    mark_index(rw, ids)
+    ids_node = rw.convert(ids, ids.value.layout.with_partial(()), "lookup index")
+    i = ids.value.layout
+    # The result is split like the ids: it cannot stay a partial sum over those axes.
+    t = t.with_partial(t.partial - i.split_axes)
+    table_node = rw.convert(table, t, "a lookup with an index split over the same axes")
+    rest_dims = t.dims[:axis] + t.dims[axis + 1:]
+    rest_axes = t.axes[:axis] + t.axes[axis + 1:]
+    clash = set(a for ax in i.axes for a in ax) & (set(a for ax in rest_axes for a in ax) | set(t.axes[axis]))
+    if clash:
+        raise rw.error(UnsupportedError, node, f"lookup whose index {rw.ctx.code(ids.original)!r} and table "
+                       f"{rw.ctx.code(table.original)!r} are split over the same axis {sorted(clash)[0]!r}",
+                       "split the index and the table over different mesh axes")
+    dims = rest_dims[:axis] + i.dims + rest_dims[axis:]
+    axes = rest_axes[:axis] + i.axes + rest_axes[axis:]
+    split = t.axes[axis]
+    if not split:
+        return Array(Layout(dims, axes, t.partial)), None, ids_node, table_node
+    partial = t.partial | set(split)
+    value = Array(Layout(dims, axes, frozenset(partial)), f"lookup in split '{t.dims[axis]}'")
+    new = call_template("{mr}.take({t}, {i}, axis={axis}, axis_name={axes}, mode={mode}%s)"
+                        % (", fill_value={fill}" if fill is not None else ""), mr=cst.Name(rw.ctx.mr),
+                        t=table_node, i=ids_node, axis=int_node(axis), axes=axes_node(split),
+                        mode=cst.SimpleString(f'"{mode}"'), **({"fill": fill.node} if fill is not None else {}))
+    rw._comments.append(f"masked local lookup in split '{t.dims[axis]}' of {rw.ctx.code(table.original)}; "
+                        f"the result is a partial sum over {_axes(split)}")
+    return value, new, ids_node, table_node
+
+
+def mark_index(rw, operand: Operand) -> None:
+    """Remembers the names an index expression reads: parameters among them hold integers."""
+    class _Names(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            rw.index_names.add(node.value)
+
+    operand.original.visit(_Names())
+
+
+def _axes(axes) -> str:
+    return " x ".join(f"'{a}'" for a in axes)
+
+
+#: jnp.take's modes, and what a missing or None mode means.
+_MODES = ("fill", "clip", "wrap")
+
+
+def _lookup_mode(rw, call: Call, mode_op, fill_op) -> tuple[str, Operand | None]:
+    """The ``mode=`` of a take (a literal, default ``fill``) and its ``fill_value=`` operand, if any."""
+    mode = "fill" if mode_op is None or _literal(mode_op) is None else _literal(mode_op)
+    if mode not in _MODES:
+        raise rw.error(UnsupportedError, mode_op.original, f"{call.name}(mode={rw.ctx.code(mode_op.original)})",
+                       "write the mode as a literal: mode=\"fill\", \"clip\" or \"wrap\"")
+    if fill_op is not None and _literal(fill_op) is None:
+        fill_op = None
+    if fill_op is not None and not isinstance(fill_op.value, Static):
+        raise rw.error(UnsupportedError, fill_op.original, f"{call.name}(fill_value=...) with an array",
+                       "fill with a Python scalar")
+    return mode, fill_op
+
+
+@op("jax.numpy.take")
+def _take(rw, call: Call):
+    table, ids = call.arg(0, "a"), call.arg(1, "indices")
+    axis = _literal(call.arg(2, "axis")) if call.arg(2, "axis") is not None else None
+    if not isinstance(table.value, Array) or not isinstance(ids.value, Array):
+        return unknown_call(rw, call)
+    if not isinstance(axis, int):
+        raise rw.error(UnsupportedError, call.node, "jnp.take needs a literal axis=", "write axis=0")
+    out = call.arg(3, "out")
+    if out is not None and _literal(out) is not None:
+        raise rw.error(UnsupportedError, out.original, "jnp.take(out=...)", "drop out=; JAX arrays are immutable")
+    # unique_indices= and indices_are_sorted= are promises about ids: the masked local lookup keeps the
+    # user's call where the table is whole, and needs neither where it is split.
+    mode, fill = _lookup_mode(rw, call, call.arg(4, "mode"), call.arg(7, "fill_value"))
+    value, new, ids_node, table_node = lookup(rw, table, ids, axis % table.value.layout.rank, call.node, mode, fill)
+    if new is None:
+        return value, call.rebuild(rw, {call.position(table): table_node, call.position(ids): ids_node})
+    return value, new
+
+
+@op("jax.numpy.take_along_axis")
+def _take_along_axis(rw, call: Call):
+    arr, idx = call.arg(0, "arr"), call.arg(1, "indices")
+    axis = _literal(call.arg(2, "axis")) if call.arg(2, "axis") is not None else -1
+    if not isinstance(arr.value, Array) or not isinstance(idx.value, Array):
+        return unknown_call(rw, call)
+    if not isinstance(axis, int):
+        raise rw.error(UnsupportedError, call.node, "take_along_axis needs a literal axis", "write axis=-1")
+    a, i = arr.value.layout, idx.value.layout
+    mark_index(rw, idx)
+    if a.rank != i.rank:
+        raise rw.error(LayoutError, call.node, "take_along_axis needs index and array of the same rank",
+                       "give the index one dim per dim of the array")
+    axis %= a.rank
+    split = a.axes[axis]
+    # The other dims broadcast like an elementwise op; the taken dim comes from the index.
+    others = [d for d in range(a.rank) if d != axis]
+    letters = {d: chr(ord("a") + d) for d in range(a.rank)}
+    candidates: dict[str, list[Axes]] = {}
+    for layout in (a, i):
+        for d in others:
+            if layout.axes[d] and layout.axes[d] not in candidates.setdefault(letters[d], []):
+                candidates[letters[d]].append(layout.axes[d])
+    chosen = choose_splits([letters[d] for d in others], candidates, {})
+    if set(a for ax in chosen.values() for a in ax) & set(split):
+        raise rw.error(UnsupportedError, call.node, "take_along_axis whose taken dim shares a mesh axis with "
+                       "another dim", "map the taken dim and the other dims to different mesh axes")
+    # A partial sum is reduced first over the axes the result is split on (like an elementwise op).
+    partial = a.partial - {x for ax in chosen.values() for x in ax}
+    a_target = Layout(a.dims, tuple(split if d == axis else (() if a.dims[d] == BROADCAST else chosen[letters[d]])
+                                    for d in range(a.rank)), partial)
+    i_target = Layout(i.dims, tuple(() if d == axis or i.dims[d] == BROADCAST else chosen[letters[d]]
+                                    for d in range(a.rank)))
+    arr_node = rw.convert(arr, a_target, "take_along_axis")
+    idx_node = rw.convert(idx, i_target, "take_along_axis index")
+    dims = tuple(i.dims[d] if d == axis else (a.dims[d] if a.dims[d] != BROADCAST else i.dims[d])
+                 for d in range(a.rank))
+    axes = tuple(() if d == axis else chosen[letters[d]] for d in range(a.rank))
+    if not split:
+        return Array(Layout(dims, axes, partial)), call.rebuild(rw, {call.position(arr): arr_node,
+                                                                     call.position(idx): idx_node})
+    mode, fill = _lookup_mode(rw, call, call.arg(3, "mode"), call.arg(4, "fill_value"))
+    mode = "clip_wrapped" if mode == "clip" else mode  # take_along_axis wraps negative ids before clipping
+    wrap = call.kwargs.get("wrap_negative_indices")
+    if wrap is not None and _literal(wrap) not in (None, True):
+        raise rw.error(UnsupportedError, wrap.original, "take_along_axis(wrap_negative_indices=False) over a "
+                       f"split dim {a.dims[axis]!r}", "drop it (negative ids then wrap), or map the dim to no mesh axis")
+    new = call_template("{mr}.take_along_axis({a}, {i}, axis={axis}, axis_name={axes}, mode={mode}%s)"
+                        % (", fill_value={fill}" if fill is not None else ""), mr=cst.Name(rw.ctx.mr),
+                        a=arr_node, i=idx_node, axis=int_node(axis), axes=axes_node(split),
+                        mode=cst.SimpleString(f'"{mode}"'), **({"fill": fill.node} if fill is not None else {}))
+    rw._comments.append(f"masked local take_along_axis over split '{a.dims[axis]}'; the result is a partial sum "
+                        f"over {_axes(split)}")
+    return Array(Layout(dims, axes, partial | frozenset(split)), f"lookup in split '{a.dims[axis]}'"), new
+
+
+@op("jax.nn.one_hot", reads=("x", "num_classes", "dtype", "axis"))
+def _one_hot(rw, call: Call):
+    x, depth = call.arg(0, "x"), call.arg(1, "num_classes")
+    if not isinstance(x.value, Array) or depth is None:
+        return unknown_call(rw, call)
+    name = depth.value.size_of if isinstance(depth.value, Static) else None
+    if name is None:
+        raise rw.error(UnsupportedError, call.node, "one_hot depth whose dim meshify cannot name",
+                       "pass the size of a named dim, e.g. jax.nn.one_hot(labels, logits.shape[-1])")
+    mark_index(rw, x)
+    x_node = rw.convert(x, x.value.layout.with_partial(()), "one_hot")
+    used = x.value.layout.split_axes
+    axes = rw.rules.axes(name)
+    if set(axes) & used:
+        axes = ()
+    dims = (*x.value.dims, name)
+    layout = Layout(dims, (*x.value.layout.axes, axes))
+    if "axis" in call.kwargs:
+        raise rw.error(UnsupportedError, call.kwargs["axis"].original, "one_hot(axis=...)", "one-hot the last dim")
+    if not axes:
+        return Array(layout), call.rebuild(rw, {0: x_node})
+    extra = {k: v.node for k, v in call.kwargs.items() if k == "dtype"}
+    template = "{mr}.one_hot({x}, {n}, axis_name={axes}" + (", dtype={dtype})" if extra else ")")
+    new = call_template(template, mr=cst.Name(rw.ctx.mr), x=x_node, n=depth.node, axes=axes_node(axes), **extra)
+    rw._comments.append(f"local one_hot: this device's block of '{name}', split over {_axes(axes)}")
+    return Array(layout), new
+
+
+

@@ -1,0 +1,221 @@
+"""Reductions and the softmax family over named dims.
+
+sum/mean over a split dim: local + deferred psum (mean divided by the shard count);
+max/min: one runtime call (pmax/pmin, ties sharing the gradient across devices);
+softmax/log_softmax/logsumexp over a split dim: local max, pmax, local sum of exp, psum.
+"""
+
+from __future__ import annotations
+
+
+import libcst as cst
+
+from meshify.annotate._types import BROADCAST, Layout
+from meshify.errors import LayoutError, UnsupportedError
+from meshify.rewrite._templates import axes_node, call_template, int_node
+from meshify.rewrite._values import Array, Static
+from meshify.rewrite.rules._api import Call, op, unknown_call
+
+
+# -- reductions -------------------------------------------------------------------------------
+
+
+def _reduced_dims(rw, call: Call, layout: Layout, axis_operand, default_all: bool = True) -> list[int]:
+    if axis_operand is None or (isinstance(axis_operand.value, Static) and axis_operand.value.known
+                                and axis_operand.value.literal is None):
+        return list(range(layout.rank)) if default_all else [layout.rank - 1]
+    value = axis_operand.value
+    if not (isinstance(value, Static) and value.known):
+        raise rw.error(UnsupportedError, axis_operand.original,
+                       f"axis={rw.ctx.code(axis_operand.original)} of {call.name} is not a literal",
+                       "write the axis as an int literal, e.g. axis=-1, so that meshify knows which dim it reduces")
+    axes = value.literal if isinstance(value.literal, tuple) else (value.literal,)
+    out = []
+    for a in axes:
+        if not isinstance(a, int) or not -layout.rank <= a < layout.rank:
+            raise rw.error(LayoutError, axis_operand.original,
+                           f"axis {a!r} is out of range for a value of dims {list(layout.dims)}",
+                           f"use an axis from {-layout.rank} to {layout.rank - 1}")
+        out.append(a % layout.rank)
+    return sorted(set(out))
+
+
+#: The parameters of ``jnp.sum``/``mean``/``max``/``min`` after the array, in positional order
+#: (the method forms ``x.sum(...)`` take the same ones).
+_REDUCE_PARAMS = {
+    "sum": ("axis", "dtype", "out", "keepdims", "initial", "where"),
+    "mean": ("axis", "dtype", "out", "keepdims"),
+    "max": ("axis", "out", "keepdims", "initial", "where"),
+    "min": ("axis", "out", "keepdims", "initial", "where"),
+}
+
+
+def _reduce_arg(call: Call, kind: str, name: str):
+    """The operand a reduction got for parameter ``name``, positionally or by keyword (or None)."""
+    params = _REDUCE_PARAMS[kind]
+    if name not in params:
+        return call.kwargs.get(name)
+    offset = 0 if call.receiver is not None else 1
+    return call.arg(offset + params.index(name), name)
+
+
+def _is_none(operand) -> bool:
+    return isinstance(operand.value, Static) and operand.value.known and operand.value.literal is None
+
+
+def _local_extra(layout: Layout, reduced: list[int], operand, extra: str) -> bool:
+    """Whether ``where=``/``initial=`` can run locally: nothing reduced is split or partial,
+    and a ``where`` mask has the reduced value's own layout (so its local shape matches)."""
+    if extra == "out" or layout.partial or any(layout.axes[i] for i in reduced):
+        return False
+    value = operand.value
+    if extra == "where":
+        return isinstance(value, Static) or (isinstance(value, Array) and value.layout == layout)
+    return isinstance(value, Static)
+
+
+def _reduce_rule(rw, call: Call, kind: str):
+    x = call.receiver if call.receiver is not None else call.arg(0, "a")
+    if not isinstance(x.value, Array):
+        return unknown_call(rw, call)
+    layout = x.value.layout
+    reduced = _reduced_dims(rw, call, layout, _reduce_arg(call, kind, "axis"))
+    for extra in ("where", "initial", "out"):
+        operand = _reduce_arg(call, kind, extra)
+        if operand is not None and not _is_none(operand) and not _local_extra(layout, reduced, operand, extra):
+            split = [layout.dims[i] for i in reduced if layout.axes[i]]
+            why = (f"it reduces split dim{'s' if len(split) > 1 else ''} {', '.join(map(repr, split))}" if split
+                   else f"{rw.ctx.code(x.original)!r} is a partial sum over "
+                        f"{', '.join(map(repr, sorted(layout.partial)))}" if layout.partial
+                   else f"{extra}= must have the layout of {rw.ctx.code(x.original)!r} ({layout.describe()})")
+            fix = (f"map {', '.join(map(repr, split))} to no mesh axis (rules={{{', '.join(f'{d!r}: None' for d in split)}}})"
+                   f", or drop {extra}=" if split else f"drop {extra}=, or name the value first so it is reduced "
+                   f"(v: Tensor[{', '.join(map(repr, layout.dims))}] = ...)" if layout.partial
+                   else f"give {extra}= the dims {list(layout.dims)}")
+            raise rw.error(UnsupportedError, operand.original,
+                           f"{call.name}({extra}=...) on {rw.ctx.code(x.original)!r} of layout {layout.describe()}: "
+                           f"{why}", fix)
+    keepdims_op = _reduce_arg(call, kind, "keepdims")
+    if keepdims_op is not None and not (isinstance(keepdims_op.value, Static) and keepdims_op.value.known):
+        raise rw.error(UnsupportedError, keepdims_op.original, "keepdims must be a literal True/False",
+                       "write keepdims=True or keepdims=False")
+    keepdims = bool(keepdims_op.value.literal) if keepdims_op is not None else False
+    split = [i for i in reduced if layout.axes[i]]
+    split_axes = tuple(a for i in split for a in layout.axes[i])
+    linear = kind in ("sum", "mean")
+    source = layout if linear else layout.with_partial(())
+    x_node = rw.convert(x, source, call.name.rsplit(".", 1)[-1])
+    dims, axes = [], []
+    for i, (d, a) in enumerate(zip(layout.dims, layout.axes)):
+        if i in reduced:
+            if keepdims:
+                dims.append(BROADCAST)
+                axes.append(())
+        else:
+            dims.append(d)
+            axes.append(a)
+    replaced = {"receiver": x_node} if call.receiver is not None else {0: x_node}
+    new = call.rebuild(rw, replaced)
+    origin = x.value.origin
+    partial = set(source.partial)
+    if split and linear:
+        partial |= set(split_axes)
+        names = ", ".join(f"'{layout.dims[i]}'" for i in split)
+        origin = f"reduced {names} split"
+        if kind == "mean":
+            shards = rw.mesh.size(split_axes)
+            new = cst.BinaryOperation(new, cst.Divide(), int_node(shards), lpar=[cst.LeftParen()],
+                                      rpar=[cst.RightParen()])
+            rw._comments.append(f"mean over split {names}: local mean / {shards} shards, summed later")
+    elif split:
+        # One runtime call rather than pmax(local max): its derivative shares ties across devices.
+        fn = "pmax" if kind == "max" else "pmin"
+        template = "{mr}.%s({x}, axis={axis}, axis_name={axes}%s)" % (kind, ", keepdims=True" if keepdims else "")
+        axis_node = int_node(reduced[0]) if len(reduced) == 1 else cst.Tuple([cst.Element(int_node(i))
+                                                                               for i in reduced])
+        new = call_template(template, mr=cst.Name(rw.ctx.mr), x=x_node, axis=axis_node,
+                            axes=axes_node(rw.mesh.order(split_axes)))
+        rw.note_custom(fn, rw.mesh.order(split_axes), Layout(tuple(dims), tuple(axes)), layout.dims[split[0]],
+                       f"{fn} over {_axes_text(split_axes)}: {kind} over split dim "
+                       f"'{layout.dims[split[0]]}' of {rw.ctx.code(x.original)!r}")
+    result = Array(Layout(tuple(dims), tuple(axes), frozenset(partial)), origin)
+    return result, new
+
+
+def _axes_text(axes) -> str:
+    return " x ".join(f"'{a}'" for a in axes)
+
+
+_REDUCE_READS = ("a", "axis", "dtype", "out", "keepdims", "initial", "where")  # promote_integers: static, passed
+for _kind in ("sum", "mean", "max", "min"):
+    op(f"jax.numpy.{_kind}", method=_kind, kind=_kind, reads=_REDUCE_READS, passthrough=True)(_reduce_rule)
+op("jax.numpy.amax", kind="max", reads=_REDUCE_READS)(_reduce_rule)
+op("jax.numpy.amin", kind="min", reads=_REDUCE_READS)(_reduce_rule)
+
+
+# -- softmax family ---------------------------------------------------------------------------
+
+
+def _softmax_rule(rw, call: Call, kind: str):
+    x = call.arg(0, "x") if kind != "logsumexp" else call.arg(0, "a")
+    if x is None or not isinstance(x.value, Array):
+        return unknown_call(rw, call)
+    layout = x.value.layout
+    default_all = kind == "logsumexp"
+    axis_op = call.arg(1, "axis")
+    reduced = _reduced_dims(rw, call, layout, axis_op, default_all=default_all)
+    if axis_op is None and not default_all:
+        reduced = [layout.rank - 1]
+    x_node = rw.convert(x, layout.with_partial(()), kind)
+    split = [i for i in reduced if layout.axes[i]]
+    keepdims = False
+    if kind == "logsumexp":
+        keep_op = call.arg(3, "keepdims")
+        if keep_op is not None:
+            if not (isinstance(keep_op.value, Static) and keep_op.value.known):
+                raise rw.error(UnsupportedError, keep_op.original, "keepdims must be a literal True/False",
+                               "write keepdims=True or keepdims=False")
+            keepdims = bool(keep_op.value.literal)
+        dims = tuple(BROADCAST if i in reduced else d for i, d in enumerate(layout.dims) if keepdims or i not in reduced)
+        axes = tuple(() if i in reduced else a for i, a in enumerate(layout.axes) if keepdims or i not in reduced)
+        result = Array(Layout(dims, axes))
+    else:
+        result = Array(layout.with_partial(()))
+    extras = [(name, o) for name in ("where", "b") if (o := call.params.get(name)) is not None and not _is_none(o)]
+    if not split:
+        replaced = {call.position(x): x_node}
+        for name, o in extras:  # a mask or weights: elementwise with x, so in x's layout
+            if isinstance(o.value, Array) and o.value.dims != layout.dims:
+                raise rw.error(UnsupportedError, o.original,
+                               f"{call.name}({name}=...) with dims {list(o.value.dims)} beside {list(layout.dims)}",
+                               f"give {name}= the dims of the array it weighs, in the same order")
+            if isinstance(o.value, Array):
+                replaced[call.position(o)] = rw.convert(o, layout.with_partial(()), f"{kind}'s {name}=")
+            elif not isinstance(o.value, Static):
+                raise rw.error(UnsupportedError, o.original, f"{call.name}({name}=...) of unknown dims",
+                               f"name its dims first: {name}: Tensor[...] = ...")
+        return result, call.rebuild(rw, replaced)
+    for name, o in extras:
+        raise rw.error(UnsupportedError, o.original, f"{call.name}({name}=...) over a split dim "
+                       f"{layout.dims[split[0]]!r}", f"drop {name}=, or map {layout.dims[split[0]]!r} to no mesh axis")
+    split_axes = rw.mesh.order(a for i in split for a in layout.axes[i])
+    axis_value = reduced[0] if len(reduced) == 1 else tuple(reduced)
+    template = "{mr}.%s({x}, axis={axis}, axis_name={axes}%s)" % (kind, ", keepdims=True" if keepdims else "")
+    axis_node = int_node(axis_value) if isinstance(axis_value, int) else \
+        cst.Tuple([cst.Element(int_node(a)) for a in axis_value])
+    new = call_template(template, mr=cst.Name(rw.ctx.mr), x=x_node, axis=axis_node,
+                        axes=axes_node(split_axes))
+    names = ", ".join(f"'{layout.dims[i]}'" for i in split)
+    statistic = Layout(tuple(BROADCAST if i in reduced else d for i, d in enumerate(layout.dims)),
+                       tuple(() if i in reduced else a for i, a in enumerate(layout.axes)))
+    rw.note_custom(kind, split_axes, statistic, layout.dims[split[0]],
+                   f"{kind} over split {names}: local max, pmax, local sum of exp, psum over "
+                   f"{_axes_text(split_axes)}")
+    return result, new
+
+
+op("jax.nn.softmax", kind="softmax", reads=("x", "axis", "where"))(_softmax_rule)
+op("jax.nn.log_softmax", kind="log_softmax", reads=("x", "axis", "where"))(_softmax_rule)
+# return_sign=True returns a pair: not modelled (closed world: it must stay False).
+op("jax.nn.logsumexp", "jax.scipy.special.logsumexp", kind="logsumexp",
+   reads=("a", "axis", "b", "keepdims", "where"))(_softmax_rule)

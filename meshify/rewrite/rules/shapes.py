@@ -1,0 +1,334 @@
+"""Shape ops: the transpose family (local, linear), reshapes (sizes become per-shard sizes; a
+split dim must be the major part of a merge), ``concatenate``/``stack`` on unsplit dims and
+``split``.
+"""
+
+from __future__ import annotations
+
+
+import libcst as cst
+
+from meshify.annotate._types import BROADCAST, Axes, Layout
+from meshify.errors import LayoutError, UnsupportedError
+from meshify.rewrite._plan import choose_splits
+from meshify.rewrite._templates import call_template, int_node
+from meshify.rewrite._values import Array, Opaque, Operand, Static, TupleValue
+from meshify.rewrite.rules._api import ADD, Call, op, unknown_call
+from meshify.rewrite.rules.elementwise import _kept_partial
+
+
+def _axes(axes) -> str:
+    return " x ".join(f"'{a}'" for a in axes)
+
+
+def _literal(operand) -> object:
+    if operand is None:
+        return None
+    value = operand.value
+    return value.literal if isinstance(value, Static) and value.known else _UNKNOWN
+
+
+_UNKNOWN = object()
+
+
+def _ints(rw, operands, what: str, where) -> list[int]:
+    out = []
+    for o in operands:
+        lit = _literal(o)
+        if isinstance(lit, tuple | list):
+            out.extend(lit)
+        elif isinstance(lit, int):
+            out.append(lit)
+        else:
+            raise rw.error(UnsupportedError, where, f"{what} needs literal int axes",
+                           "write the axes as int literals so that meshify knows which dims move")
+    return out
+
+
+def _permuted(x: Operand, perm: list[int]) -> Array:
+    layout = x.value.layout
+    return Array(Layout(tuple(layout.dims[p] for p in perm), tuple(layout.axes[p] for p in perm), layout.partial),
+                 x.value.origin)
+
+
+def _x(call: Call, keyword: str = "a"):
+    return call.receiver if call.receiver is not None else call.arg(0, keyword)
+
+
+def _rebuilt(rw, call: Call, x_node) -> cst.BaseExpression:
+    return call.rebuild(rw, {"receiver": x_node} if call.receiver is not None else {0: x_node})
+
+
+
+# -- transpose family ------------------------------------------------------------------------
+
+
+@op("jax.numpy.transpose", method="transpose", reads=("a", "axes", "args"))
+def _transpose(rw, call: Call):
+    x = _x(call)
+    if not isinstance(x.value, Array):
+        return unknown_call(rw, call)
+    rank = x.value.layout.rank
+    if call.receiver is not None:
+        given = list(call.args) or ([call.kwargs["axes"]] if "axes" in call.kwargs else [])
+    else:
+        given = [o for o in [call.arg(1, "axes")] if o is not None]
+    given = [o for o in given if _literal(o) is not None]
+    perm = _ints(rw, given, "transpose", call.node) if given else list(reversed(range(rank)))
+    if sorted(p % rank for p in perm) != list(range(rank)):
+        raise rw.error(LayoutError, call.node, f"transpose axes {perm} are not a permutation of {rank} dims",
+                       f"list each of the {rank} axes once")
+    return _permuted(x, [p % rank for p in perm]), call.rebuild(rw, {})
+
+
+@op("jax.numpy.swapaxes", method="swapaxes")
+def _swapaxes(rw, call: Call):
+    x = _x(call)
+    if not isinstance(x.value, Array):
+        return unknown_call(rw, call)
+    offset = 0 if call.receiver is not None else 1
+    a, b = _ints(rw, [call.arg(offset, "axis1"), call.arg(offset + 1, "axis2")], "swapaxes", call.node)
+    rank = x.value.layout.rank
+    perm = list(range(rank))
+    perm[a % rank], perm[b % rank] = perm[b % rank], perm[a % rank]
+    return _permuted(x, perm), call.rebuild(rw, {})
+
+
+@op("jax.numpy.moveaxis")
+def _moveaxis(rw, call: Call):
+    x = call.arg(0, "a")
+    if not isinstance(x.value, Array):
+        return unknown_call(rw, call)
+    rank = x.value.layout.rank
+    src = [s % rank for s in _ints(rw, [call.arg(1, "source")], "moveaxis", call.node)]
+    dst = [d % rank for d in _ints(rw, [call.arg(2, "destination")], "moveaxis", call.node)]
+    order = [n for n in range(rank) if n not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return _permuted(x, order), call.rebuild(rw, {})
+
+
+# -- reshape ----------------------------------------------------------------------------------------
+
+
+def is_reshape(rw, node: cst.BaseExpression) -> bool:
+    """Whether ``node`` is ``x.reshape(...)`` or ``jnp.reshape(x, ...)``."""
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func
+    if rw.ctx.qualified_names(func) & {"jax.numpy.reshape"}:
+        return True
+    from meshify.rewrite._evaluate import _is_module_path
+
+    return isinstance(func, cst.Attribute) and func.attr.value == "reshape" and not _is_module_path(rw, func)
+
+
+@op("jax.numpy.reshape", method="reshape", reads=("a", "shape", "args", "copy"))
+def _reshape_unnamed(rw, call: Call):
+    x = _x(call)
+    if isinstance(x.value, Array) and (x.value.layout.is_split or x.value.layout.partial):
+        raise rw.error(UnsupportedError, call.node,
+                       f"reshape of {rw.ctx.code(x.original)!r} (layout {x.value.layout.describe()}) without "
+                       "names for the new dims",
+                       "name them with an annotated assignment: h: Tensor[\"batch\", \"heads\", \"d_head\"] = "
+                       + rw.ctx.code(call.node))
+    return unknown_call(rw, call)
+
+
+def reshape_named(rw, node: cst.Call, dims: tuple[str, ...]) -> Operand:
+    """``h: Tensor[dims] = x.reshape(...)``: the result's layout, with per-shard sizes in the call."""
+    call = _evaluate(rw, node)
+    x = _x(call)
+    if not isinstance(x.value, Array):
+        return Operand(Opaque(), node, call.rebuild(rw, {}))
+    sizes, size_nodes = _shape_operands(rw, call)
+    if len(size_nodes) != len(dims):
+        raise rw.error(LayoutError, node, f"reshape to {len(size_nodes)} sizes but the hint names {len(dims)} "
+                       f"dims {list(dims)}", "give the hint one name per size")
+    layout = x.value.layout.with_partial(x.value.layout.partial)
+    out_axes = _reshape_axes(rw, node, layout, dims)
+    new_sizes = [_local_size(rw, s, n, rw.mesh.size(a), d) for s, n, a, d in zip(sizes, size_nodes, out_axes, dims)]
+    value = Array(Layout(dims, tuple(out_axes), layout.partial), x.value.origin)
+    return Operand(value, node, _with_sizes(rw, call, x, new_sizes))
+
+
+def _evaluate(rw, node: cst.Call) -> Call:
+    from meshify.rewrite._evaluate import _evaluate_args
+
+    func = node.func
+    receiver = None
+    if isinstance(func, cst.Attribute) and func.attr.value == "reshape" and \
+            not rw.ctx.qualified_names(func) & {"jax.numpy.reshape"}:
+        receiver = rw.expr(func.value)
+    return _evaluate_args(rw, node, "reshape", receiver)
+
+
+def _shape_operands(rw, call: Call) -> tuple[list, list[cst.BaseExpression]]:
+    """The size operands of a reshape, unpacking a tuple literal: (evaluated, original nodes)."""
+    if call.receiver is not None:
+        args = list(call.node.args)
+    else:
+        args = [a for a in call.node.args[1:]]
+        if not args and ("newshape" in call.kwargs or "shape" in call.kwargs):
+            args = [a for a in call.node.args if a.keyword and a.keyword.value in ("shape", "newshape")]
+    if len(args) == 1 and isinstance(args[0].value, cst.Tuple | cst.List):
+        nodes = [e.value for e in args[0].value.elements]
+    else:
+        if len(args) == 1 and not isinstance(args[0].value, cst.Tuple | cst.List):
+            single = rw.expr(args[0].value).value
+            if isinstance(single, Static) and single.shape_of:
+                raise rw.error(UnsupportedError, args[0].value, "reshape to a whole shape variable",
+                               "spell the sizes out: x.reshape(b, l, heads, d_head)")
+        nodes = [a.value for a in args]
+    return [rw.expr(n) for n in nodes], nodes
+
+
+def _reshape_axes(rw, node, layout: Layout, out: tuple[str, ...]) -> list[Axes]:
+    """Maps input dims to output dims through names they share; splits follow the major part."""
+    ins = layout.dims
+    shared = [d for d in ins if d != BROADCAST and ins.count(d) == 1 and out.count(d) == 1]
+    anchors = [(ins.index(d), out.index(d)) for d in shared]
+    if [j for _, j in anchors] != sorted(j for _, j in anchors):
+        raise rw.error(LayoutError, node, f"reshape from {list(ins)} to {list(out)} reorders dims",
+                       "reshape keeps the order of elements: transpose first")
+    axes: list[Axes] = [()] * len(out)
+    bounds = [(-1, -1), *anchors, (len(ins), len(out))]
+    for (i0, j0), (i1, j1) in zip(bounds, bounds[1:]):
+        group_in = list(range(i0 + 1, i1))
+        group_out = list(range(j0 + 1, j1))
+        _group(rw, node, layout, out, group_in, group_out, axes)
+        if i1 < len(ins):
+            axes[j1] = layout.axes[i1]
+    return axes
+
+
+def _group(rw, node, layout: Layout, out, group_in: list[int], group_out: list[int], axes: list[Axes]) -> None:
+    split = [i for i in group_in if layout.axes[i]]
+    if not split:
+        return
+    if split != [group_in[0]] or not group_out:
+        names = [layout.dims[i] for i in group_in]
+        raise rw.error(UnsupportedError, node,
+                       f"reshape merges {names} into {[out[j] for j in group_out]} but split dim "
+                       f"{layout.dims[split[-1]]!r} is not the major (first) part",
+                       "split only the first dim of a merge (e.g. merge [heads, d_head] with heads split), "
+                       "or transpose so that the split dim comes first")
+    axes[group_out[0]] = layout.axes[group_in[0]]
+
+
+def _local_size(rw, size: Operand, node: cst.BaseExpression, shards: int, dim: str) -> cst.BaseExpression:
+    if shards == 1:
+        return size.node
+    literal = _literal(size)
+    if isinstance(literal, int):
+        if literal == -1:
+            return size.node
+        if literal % shards:
+            raise rw.error(LayoutError, node, f"reshape size {literal} of dim {dim!r} is not divisible by its "
+                           f"{shards} shards", f"choose a size of {dim!r} that is a multiple of {shards}")
+        return int_node(literal // shards)
+    # Known only when the function runs: checked then (a size the shards do not divide is an error).
+    return call_template("{mr}.shard_size({size}, {shards}, {dim})", mr=cst.Name(rw.ctx.mr), size=size.node,
+                         shards=int_node(shards), dim=cst.SimpleString(f'"{dim}"'))
+
+
+def _with_sizes(rw, call: Call, x: Operand, sizes: list[cst.BaseExpression]) -> cst.Call:
+    node = call.node
+    func = node.func.with_changes(value=x.node) if call.receiver is not None else node.func
+    if call.receiver is not None:
+        args = list(node.args)
+    else:
+        args = list(node.args[1:])
+    if len(args) == 1 and isinstance(args[0].value, cst.Tuple | cst.List):
+        inner = args[0].value
+        args = [args[0].with_changes(value=inner.with_changes(
+            elements=[e.with_changes(value=s) for e, s in zip(inner.elements, sizes)]))]
+    else:
+        args = [a.with_changes(value=s) for a, s in zip(args, sizes)]
+    if call.receiver is None:
+        args = [node.args[0].with_changes(value=x.node), *args]
+    return node.with_changes(func=func, args=args)
+
+
+# -- concatenate / stack ------------------------------------------------------------------------------
+
+
+def _sequence(rw, call: Call, keyword: str):
+    seq = call.arg(0, keyword)
+    node = seq.original if seq is not None else None
+    if not isinstance(node, cst.List | cst.Tuple):
+        raise rw.error(UnsupportedError, call.node, f"{call.name} of something other than a list literal",
+                       f"write {call.name.rsplit('.', 1)[-1]}([a, b], axis=...)")
+    # The elements were evaluated with the call's arguments; walking them again would repeat their comments.
+    values = seq.value.items if isinstance(seq.value, TupleValue) else [seq.value] * len(node.elements)
+    return seq, [Operand(v, e.value, n.value) for v, e, n in zip(values, node.elements, seq.node.elements)]
+
+
+@op("jax.numpy.concatenate", kind="concatenate", reads=("arrays", "axis", "dtype"))
+@op("jax.numpy.stack", kind="stack", reads=("arrays", "axis", "dtype"))
+def _join(rw, call: Call, kind: str):
+    seq, items = _sequence(rw, call, "arrays")
+    arrays = [i for i in items if isinstance(i.value, Array)]
+    if not arrays:
+        return unknown_call(rw, call)
+    if len(arrays) != len(items):
+        raise rw.error(LayoutError, call.node, f"{kind} of arrays whose dims meshify cannot infer",
+                       "annotate each operand with a Tensor hint")
+    rank = arrays[0].value.layout.rank
+    axis_op = call.arg(1, "axis")
+    axis = _literal(axis_op) if axis_op is not None else 0
+    if not isinstance(axis, int):
+        raise rw.error(UnsupportedError, call.node, f"{kind} needs a literal axis", "write axis=<int literal>")
+    axis %= rank + (1 if kind == "stack" else 0)
+    if any(a.value.layout.rank != rank for a in arrays):
+        raise rw.error(LayoutError, call.node, f"{kind} of arrays of different ranks",
+                       "give every array the same dims (expand with x[None] where needed)")
+    dims = arrays[0].value.dims
+    candidates: dict[int, list[Axes]] = {}
+    for a in arrays:
+        if a.value.dims != dims and kind == "stack":
+            raise rw.error(LayoutError, call.node, f"stack of arrays with dims {list(a.value.dims)} and {list(dims)}",
+                           "stack arrays with the same dims in the same order")
+        for i, ax in enumerate(a.value.layout.axes):
+            if ax and (kind == "stack" or i != axis) and ax not in candidates.setdefault(i, []):
+                candidates[i].append(ax)
+    chosen = choose_splits(list(range(rank)), candidates, {i: rw.rules.axes(d) for i, d in enumerate(dims)})
+    if kind == "concatenate":
+        chosen[axis] = ()
+    keep = _kept_partial(items, ADD) - {x for ax in chosen.values() for x in ax}
+    nodes = [rw.convert(a, Layout(a.value.dims, tuple(chosen[i] for i in range(rank)), a.value.layout.partial & keep),
+                        kind) for a in arrays]
+    elements = [e.with_changes(value=n) for e, n in zip(seq.original.elements, nodes)]
+    new_seq = seq.original.with_changes(elements=elements)
+    new = call.rebuild(rw, {0: new_seq})
+    out_axes = [chosen[i] for i in range(rank)]
+    out_dims = list(dims)
+    if kind == "stack":
+        out_dims.insert(axis, "stacked")
+        out_axes.insert(axis, ())
+    return Array(Layout(tuple(out_dims), tuple(out_axes), frozenset(keep))), new
+
+
+
+
+@op("jax.numpy.split", "jax.numpy.array_split")
+def _split(rw, call: Call):
+    x, sections = call.arg(0, "ary"), call.arg(1, "indices_or_sections")
+    if not isinstance(x.value, Array):
+        return unknown_call(rw, call)
+    layout = x.value.layout
+    axis = _literal(call.arg(2, "axis")) if call.arg(2, "axis") is not None else 0
+    count = _literal(sections)
+    if not isinstance(axis, int) or not (isinstance(count, int) or isinstance(count, tuple | list)):
+        raise rw.error(UnsupportedError, call.node, "jnp.split needs a literal number of sections and axis",
+                       "write jnp.split(x, 3, axis=-1)")
+    axis %= layout.rank
+    if layout.axes[axis]:
+        dim = layout.dims[axis]
+        raise rw.error(UnsupportedError, call.node,
+                       f"jnp.split along dim {dim!r}, which is split over {_axes(layout.axes[axis])}: each device "
+                       "holds one block of the fused dim, not a piece of every section",
+                       f"give the sections their own dim instead of fusing them into {dim!r}, e.g. a "
+                       "[d_model, 3, heads, d_head] QKV weight with heads split, indexed w[:, 0], w[:, 1], w[:, 2]")
+    n = count if isinstance(count, int) else len(count) + 1
+    return TupleValue(tuple(Array(layout, x.value.origin) for _ in range(n))), call.rebuild(rw, {})
