@@ -2,7 +2,7 @@
 
 The walk is an abstract interpretation of the body, statement by statement: each
 expression is evaluated to a :class:`Value` (dims + layout, or a static Python value)
-and to its rewritten CST node.  Op rules (``_ops.py``) decide what each operand must
+and to its rewritten CST node.  Op rules (``rules/``, one module per family) decide what each operand must
 look like; :meth:`FunctionRewriter.convert` inserts the collectives that make it so.
 
 A deferred partial sum held in a variable is materialised by a statement of its own,
@@ -111,7 +111,7 @@ _MAX_RESTARTS = 64
 _MAX_LOOP_ENTRIES = 8  # conversions of a Python loop's variables before the body settles
 
 
-#: Dims of operands without hints get placeholder names like ``einsum_e`` (see ``_ops.contract``).
+#: Dims of operands without hints get placeholder names like ``einsum_e`` (see ``rules.contractions.contract``).
 _PLACEHOLDER_PREFIXES = ("einsum_", "matmul_", "dot_")
 
 

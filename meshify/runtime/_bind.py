@@ -197,7 +197,7 @@ class Sharded:
                     if any(isinstance(leaf, jax.Array | np.ndarray) for leaf in jax.tree.leaves(read)):
                         raise self._placed(CallError(
                             f"{self.__name__}(): {name}.{attr} is a {type(read).__name__} holding arrays, read off "
-                            f"static argument {name!r}", fix=f"pass its arrays as arguments with Tensor hints"),
+                            f"static argument {name!r}", fix="pass its arrays as arguments with Tensor hints"),
                             name) from None
                     reads.append((name, attr, read))  # a Python value: part of the program's key
                     continue
