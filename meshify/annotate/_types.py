@@ -210,15 +210,8 @@ class Layout:
     def is_split(self) -> bool:
         return any(self.axes)
 
-    def axes_of(self, dim: str) -> Axes:
-        return self.axes[self.dims.index(dim)]
-
     def with_partial(self, partial: Iterable[str]) -> Layout:
         return Layout(self.dims, self.axes, frozenset(partial))
-
-    def spec(self) -> tuple[str | tuple[str, ...] | None, ...]:
-        """The PartitionSpec entries of this layout."""
-        return tuple(None if not a else a[0] if len(a) == 1 else a for a in self.axes)
 
     def describe(self) -> str:
         """Human form: ``[batch/'batch', length, d_ff/'model'] partial over 'model'``."""

@@ -346,12 +346,6 @@ class _LazyPositions:
             self._known[node] = CodeRange(CodePosition(r.start.line + offset, r.start.column),
                                           CodePosition(r.end.line + offset, r.end.column))
 
-    def resolve_statement(self, stmt: cst.CSTNode) -> None:
-        for i, top in enumerate(self.module.body):
-            if top is stmt:
-                self.resolve(i)
-                return
-
     def get(self, node: cst.CSTNode, default=None):
         if node not in self._known:
             for i in range(len(self.module.body)):  # an unusual node: look statement by statement

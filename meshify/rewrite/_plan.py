@@ -34,10 +34,6 @@ class Step:
     dim: int = -1
     to_dim: int = -1
 
-    @property
-    def is_communication(self) -> bool:
-        return collective(self.kind).communicates
-
 
 def plan_conversion(src: Layout, dst: Layout, mesh: MeshSpec) -> list[Step]:
     """The steps that take ``src`` to ``dst`` (same dims; ``dst.partial`` within ``src.partial``)."""

@@ -55,10 +55,6 @@ def _x(call: Call, keyword: str = "a"):
     return call.receiver if call.receiver is not None else call.arg(0, keyword)
 
 
-def _rebuilt(rw, call: Call, x_node) -> cst.BaseExpression:
-    return call.rebuild(rw, {"receiver": x_node} if call.receiver is not None else {0: x_node})
-
-
 
 # -- transpose family ------------------------------------------------------------------------
 
