@@ -92,6 +92,22 @@ class FunctionPlan:
     args: dict[str, StructHint | None] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class WalkState:
+    """A snapshot of the walk (:meth:`FunctionRewriter.mark`): the environment and how far each
+    record, binding, use and comment list had grown, and the names learnt so far."""
+
+    env: dict[str, Value]
+    records: int
+    bindings: int
+    uses: int
+    comments: int
+    index_names: frozenset[str]
+    key_names: frozenset[str]
+    static_reads: frozenset[tuple[str, str]]
+    pinned_reads: dict[tuple[str, str], tuple[str, ...]]
+
+
 class _Restart(Exception):
     """Raised to materialise a variable's partial sum before the current statement."""
 
@@ -356,14 +372,18 @@ class FunctionRewriter:
         raise self.ctx.error(UnsupportedError, stmt, "loop needs too many conversions before it",
                              "pin the loop's arrays with Tensor hints before it")
 
-    def mark(self) -> tuple:
-        """What walking code changes, to :meth:`rollback` to before walking it again."""
-        return dict(self.env), len(self.records), len(self.bindings), len(self.uses), len(self._comments)
+    def mark(self) -> WalkState:
+        """Everything walking code changes, to :meth:`rollback` to before walking it again."""
+        return WalkState(dict(self.env), len(self.records), len(self.bindings), len(self.uses), len(self._comments),
+                         frozenset(self.index_names), frozenset(self.key_names), frozenset(self.static_reads),
+                         dict(self.pinned_reads))
 
-    def rollback(self, mark: tuple) -> None:
-        env, records, bindings, uses, comments = mark
-        self.env = env
-        del self.records[records:], self.bindings[bindings:], self.uses[uses:], self._comments[comments:]
+    def rollback(self, mark: WalkState) -> None:
+        self.env = dict(mark.env)
+        del self.records[mark.records:], self.bindings[mark.bindings:], self.uses[mark.uses:]
+        del self._comments[mark.comments:]
+        self.index_names, self.key_names = set(mark.index_names), set(mark.key_names)
+        self.static_reads, self.pinned_reads = set(mark.static_reads), dict(mark.pinned_reads)
 
     def _enter_loop(self, name: str, target: Layout) -> cst.BaseStatement:
         """``name = <name converted to target>``, before a loop whose body returns it in ``target``."""
