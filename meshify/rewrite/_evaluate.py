@@ -11,7 +11,8 @@ from meshify.annotate._types import Layout
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._templates import call_template, int_node
 from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TupleValue, Value
-from meshify.rewrite.rules._api import BODY_OPS, METHODS, REGISTRY, Call, closed_world, unknown_call, unsplit_fix
+from meshify.rewrite.rules._api import (BODY_OPS, METHODS, REGISTRY, Call, Lowering, closed_world, unknown_call,
+                                        unsplit_fix)
 
 from meshify.rewrite.rules.contractions import matmul
 from meshify.rewrite.rules._api import ADD, DIV, MUL, NEG, NONLINEAR
@@ -114,18 +115,21 @@ def _unary(rw, node: cst.UnaryOperation):
             return Operand(Static.of(not literal.literal), node, node.with_changes(expression=operand.node))
         return Operand(Static(), node, node.with_changes(expression=operand.node))
     linear = NEG if isinstance(node.operator, cst.Minus | cst.Plus) else NONLINEAR
-    value, nodes = elementwise(rw, [operand], linear, node, "unary " + rw.ctx.code(node.operator).strip())
+    value, converts = elementwise(rw, [operand], linear, node, "unary " + rw.ctx.code(node.operator).strip())
+    nodes = rw.converted([operand], converts)
     return Operand(value, node, node.with_changes(expression=nodes[0]))
 
 
 def binary_operator(rw, operator: type, left, right, node) -> tuple[Value, list[cst.BaseExpression]]:
     """Value and rewritten operands of ``left <op> right``."""
     if operator is cst.MatrixMultiply:
-        return matmul(rw, [left, right], node, "@")
+        value, converts = matmul(rw, [left, right], node, "@")
+        return value, rw.converted([left, right], converts)
     linear = {cst.Add: ADD, cst.Subtract: ADD, cst.Multiply: MUL, cst.Divide: DIV}.get(operator, NONLINEAR)
     symbol = {cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Divide: "/", cst.Power: "**",
               cst.FloorDivide: "//", cst.Modulo: "%"}.get(operator, operator.__name__)
-    return elementwise(rw, [left, right], linear, node, f"'{symbol}'")
+    value, converts = elementwise(rw, [left, right], linear, node, f"'{symbol}'")
+    return value, rw.converted([left, right], converts)
 
 
 def _comparison(rw, node: cst.Comparison):
@@ -136,7 +140,8 @@ def _comparison(rw, node: cst.Comparison):
         raise rw.error(UnsupportedError, node, "chained comparison of arrays", "compare two arrays at a time")
     target = node.comparisons[0]
     left, right = rw.expr(node.left), rw.expr(target.comparator)
-    value, (l, r) = elementwise(rw, [left, right], NONLINEAR, node, "comparison")
+    value, converts = elementwise(rw, [left, right], NONLINEAR, node, "comparison")
+    l, r = rw.converted([left, right], converts)
     new = node.with_changes(left=l, comparisons=[target.with_changes(comparator=r)])
     return Operand(value, node, new)
 
@@ -296,7 +301,7 @@ def _call(rw, node: cst.Call):
             if method in METHODS and isinstance(receiver.value, Array):
                 call = _evaluate_args(rw, node, method, receiver)
                 closed_world(rw, call, f"jax.Array.{method}")
-                value, new = METHODS[method](rw, call)
+                value, new = _carried_out(rw, call, METHODS[method](rw, call))
                 return Operand(value, node, new)
             if isinstance(receiver.value, Array) and (receiver.value.layout.is_split or receiver.value.layout.partial):
                 raise rw.error(UnsupportedError, node,
@@ -314,10 +319,18 @@ def _call(rw, node: cst.Call):
     call = _evaluate_args(rw, node, rule_name or (sorted(names)[0] if names else rw.ctx.code(func)), receiver)
     if rule_name is not None:
         closed_world(rw, call, rule_name)
-        value, new = REGISTRY[rule_name](rw, call)
+        value, new = _carried_out(rw, call, REGISTRY[rule_name](rw, call))
         return Operand(value, node, new)
-    value, new = unknown_call(rw, call)
+    value, new = rw.lower(call, unknown_call(rw, call))
     return Operand(value, node, new)
+
+
+def _carried_out(rw, call: Call, decided) -> tuple[Value, cst.BaseExpression]:
+    """A rule's :class:`Lowering` carried out by the interpreter (loop rules, which walk their
+    bodies, return the value and node themselves)."""
+    if isinstance(decided, Lowering):
+        return rw.lower(call, decided)
+    return decided
 
 
 def _evaluate_args(rw, node: cst.Call, name: str, receiver) -> Call:

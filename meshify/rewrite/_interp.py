@@ -17,6 +17,7 @@ the return hint.
 from __future__ import annotations
 
 import ast
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
@@ -31,7 +32,7 @@ from meshify.rewrite import rules as _rules  # noqa: F401  (registers every op r
 from meshify.rewrite._evaluate import binary_operator, evaluate
 from meshify.rewrite.rules.shapes import is_reshape, reshape_named
 from meshify.rewrite._plan import Step, plan_conversion, step_result
-from meshify.rewrite._templates import apply_step, comment_line, psum_statement
+from meshify.rewrite._templates import apply_step, axes_node, call_template, comment_line, int_node, psum_statement
 from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TracedLoop, TupleValue, Value
 
 __all__ = ["FunctionRewriter", "Operand", "Record", "FunctionPlan", "TracedLoop"]
@@ -688,6 +689,71 @@ class FunctionRewriter:
             layout = step_result(step, layout)
         return node
 
+    def lower(self, call, lowering) -> tuple[Value, cst.BaseExpression]:
+        """Carries out a rule's :class:`~meshify.rewrite.rules.Lowering` for ``call``: converts its
+        operands, builds the replacement (the user's call with converted operands, or the rule's
+        template), records and comments each collective, marks index operands."""
+        nodes = self.carry_out(lowering)
+        replaced: dict = {}
+        nested: dict[cst.CSTNode, cst.BaseExpression] = {}  # an item of a list argument: [a, b]
+        for c, node in zip(lowering.converts, nodes):
+            if call.receiver is not None and c.operand.original is call.receiver.original:
+                replaced["receiver"] = node
+                continue
+            try:
+                replaced[call.position(c.operand)] = node
+            except ValueError:
+                nested[c.operand.node] = node
+        rebuilt = call.rebuild(self, replaced)
+        if nested:
+            rebuilt = rebuilt.visit(_Swap(nested))
+        if lowering.template is None:
+            return lowering.result, rebuilt
+        return lowering.result, self.replacement(lowering, nodes, call=rebuilt)
+
+    def carry_out(self, lowering) -> list[cst.BaseExpression]:
+        """A lowering's conversions (their nodes, in order), index marks, collectives and notes."""
+        from meshify.rewrite.rules.lookups import mark_index
+
+        nodes = [self.convert(c.operand, c.layout, c.purpose) for c in lowering.converts]
+        for operand in lowering.indices:
+            mark_index(self, operand)
+        for e in lowering.emitted:
+            self.note_custom(e.kind, e.axes, e.layout, e.dim, e.reason)
+        self._comments.extend(lowering.notes)
+        return nodes
+
+    def replacement(self, lowering, nodes: list, call: cst.BaseExpression | None = None) -> cst.BaseExpression:
+        """A lowering's template filled (``{call}``: the user's call with converted operands)."""
+        fill = {name: self._filled(value, nodes) for name, value in lowering.fill}
+        if call is not None:
+            fill["call"] = call
+        return call_template(lowering.template, mr=cst.Name(self.ctx.mr), **fill)
+
+    def converted(self, operands, converts) -> list[cst.BaseExpression]:
+        """Each operand's node after the conversion a rule asked for (None: as it is)."""
+        return [o.node if c is None else self.convert(c.operand, c.layout, c.purpose)
+                for o, c in zip(operands, converts)]
+
+    @staticmethod
+    def _filled(value: object, nodes: list) -> cst.CSTNode:
+        from meshify.rewrite.rules._api import MeshAxes, Ref
+
+        if isinstance(value, Ref):
+            return nodes[value.index]
+        if isinstance(value, MeshAxes):
+            return axes_node(value.axes)
+        if isinstance(value, bool):
+            return cst.Name(str(value))
+        if isinstance(value, int):
+            return int_node(value)
+        if isinstance(value, tuple):
+            return cst.Tuple([cst.Element(int_node(v)) for v in value])
+        if isinstance(value, str):
+            return cst.SimpleString(json.dumps(value))
+        assert isinstance(value, cst.CSTNode), value
+        return value
+
     def note(self, step: Step, op: Operand, layout: Layout, purpose: str) -> None:
         reason = self._reason(step, op, layout, purpose)
         self._comments.append(reason)
@@ -734,6 +800,17 @@ class FunctionRewriter:
 
     def error(self, cls: type[MeshifyError], node: cst.CSTNode, headline: str, fix: str = "") -> MeshifyError:
         return self.ctx.error(cls, node, headline, fix)
+
+
+class _Swap(cst.CSTTransformer):
+    """Replaces given nodes (by identity) wherever they sit in a tree."""
+
+    def __init__(self, nodes: dict[cst.CSTNode, cst.BaseExpression]) -> None:
+        super().__init__()
+        self.nodes = nodes
+
+    def on_leave(self, original, updated):
+        return self.nodes.get(original, updated)
 
 
 _AUG_TO_BINARY = {

@@ -1,12 +1,17 @@
-"""The op-rule interface: an evaluated call, the registry, and the closed world.
+"""The op-rule interface: an evaluated call, the registry, the closed world, the lowering.
 
 Ops are keyed by qualified name (``jax.numpy.einsum`` whether the user wrote
 ``jnp.einsum``, ``jax.numpy.einsum`` or ``from jax.numpy import einsum as es``); array
 methods (``x.sum()``) by method name (``jax.Array.sum`` for their signatures).  A rule
 receives the evaluated :class:`Call`, bound to the function's declared signature by
-:func:`closed_world` (an argument it does not model is refused first), and returns the
-result's value and rewritten node.  A call no rule handles goes to :func:`unknown_call`:
-allowed only where every array reaching it is whole and not a partial sum.
+:func:`closed_world` (an argument it does not model is refused first), and returns a
+:class:`Lowering`: data saying which operand goes to which layout, the result's value,
+the replacement code as a template, and the collectives it runs itself.  It builds no
+CST and changes no state; the interpreter (``FunctionRewriter.lower``) converts, emits,
+comments and records.  Two kinds of rule still act themselves: loops (``control``: their
+bodies are walked by the interpreter) and named reshapes (called from an annotated
+assignment).  A call no rule handles goes to :func:`unknown_call`: allowed only where
+every array reaching it is whole and not a partial sum.
 """
 
 from __future__ import annotations
@@ -17,10 +22,10 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from meshify.annotate._types import Layout
+from meshify.annotate._types import Axes, Layout
 from meshify.errors import UnsupportedError
 from meshify.rewrite._signatures import BINARY, UNARY, signature
-from meshify.rewrite._values import Array, Opaque, Static, StructValue, TupleValue, Value
+from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TupleValue, Value
 
 
 # Linearity of an elementwise op in its operands decides whether partial sums may pass.
@@ -60,9 +65,10 @@ class Call:
     def position(self, operand) -> int:
         """The index in the call's arguments of ``operand`` (positional or keyword), for :meth:`rebuild`."""
         for i, arg in enumerate(self.node.args):
-            if arg.keyword is None and i < len(self.args) and self.args[i] is operand:
+            if arg.keyword is None and i < len(self.args) and self.args[i].original is operand.original:
                 return i
-            if arg.keyword is not None and self.kwargs.get(arg.keyword.value) is operand:
+            if arg.keyword is not None and arg.keyword.value in self.kwargs \
+                    and self.kwargs[arg.keyword.value].original is operand.original:
                 return i
         raise ValueError("not an operand of this call")
 
@@ -75,7 +81,75 @@ class Call:
         return arg.value
 
 
-Rule = Callable[..., tuple[Value, cst.BaseExpression]]
+@dataclass(frozen=True, slots=True)
+class Convert:
+    """An operand the interpreter converts to ``layout`` before the call (inserting the collectives
+    the planner chooses, each with a comment saying it serves ``purpose``)."""
+
+    operand: Operand
+    layout: Layout
+    purpose: str
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    """In a :class:`Lowering`'s ``fill``: the node of ``converts[index]`` after its conversion."""
+
+    index: int
+
+
+@dataclass(frozen=True, slots=True)
+class MeshAxes:
+    """In a :class:`Lowering`'s ``fill``: mesh axes, rendered ``"model"`` or ``("data", "model")``."""
+
+    axes: Axes
+
+
+@dataclass(frozen=True, slots=True)
+class Emitted:
+    """A collective the replacement runs itself (``mr.max`` runs a pmax): a kind of
+    :data:`meshify.rewrite._collectives.COLLECTIVES`, over ``axes``, on a value of ``layout``."""
+
+    kind: str
+    axes: Axes
+    layout: Layout
+    dim: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Lowering:
+    """What a rule decides for one call, as data; the interpreter carries it out
+    (``FunctionRewriter.lower``): converts the operands, builds the code, records and comments
+    the collectives.  Rules build no CST and change no state.
+
+    Attributes:
+        result: the value the call returns (dims, layout, pending partial sums).
+        converts: operands to convert first, in order.
+        template: None keeps the user's call, each converted operand's node replaced; else the
+            replacement expression, its ``{name}`` placeholders filled from ``fill`` (``{mr}`` is
+            the runtime module): a :class:`Ref`, :class:`MeshAxes`, an int, a tuple of ints, a str
+            (a string literal) or a node of the user's code.
+        emitted: collectives the replacement runs itself.
+        notes: comments for work with no collective (a masked local lookup).
+        indices: operands read as integer indices (``meshify verify`` feeds their names integers).
+    """
+
+    result: Value
+    converts: tuple[Convert, ...] = ()
+    template: str | None = None
+    fill: tuple[tuple[str, object], ...] = ()
+    emitted: tuple[Emitted, ...] = ()
+    notes: tuple[str, ...] = ()
+    indices: tuple[Operand, ...] = ()
+
+
+def keep(value: Value) -> Lowering:
+    """The call as the user wrote it, returning ``value`` (operands used as they are)."""
+    return Lowering(value)
+
+
+Rule = Callable[..., Lowering | tuple[Value, cst.BaseExpression]]
 REGISTRY: dict[str, Rule] = {}
 METHODS: dict[str, Rule] = {}
 #: Ops whose rule walks its lambda arguments itself (loop bodies), in the caller's scope:
@@ -191,10 +265,9 @@ def unknown_call(rw, call: Call):
                     UnsupportedError, call.node,
                     f"{call.name} has no meshify rule and {path!r} reaches it with layout "
                     f"{value.layout.describe()}", unsplit_fix(rw, value.layout, _axis_dim(call, value.layout)))
-    new = call.rebuild(rw, {})
     if all(isinstance(o.value, Static) for o in operands) and _returns_static(rw, call):
-        return Static(), new
-    return Opaque(_known_shape(call)), new
+        return keep(Static())
+    return keep(Opaque(_known_shape(call)))
 
 
 #: Functions of static values that return static values (never an array): what Python code

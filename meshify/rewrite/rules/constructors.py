@@ -11,7 +11,7 @@ import math
 from meshify.annotate._types import Layout
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TupleValue
-from meshify.rewrite.rules._api import NONLINEAR, Call, op, unknown_call
+from meshify.rewrite.rules._api import NONLINEAR, Call, Convert, Lowering, keep, op, unknown_call
 from meshify.rewrite.rules.elementwise import elementwise
 
 
@@ -52,7 +52,7 @@ def _built(dims: tuple[str, ...] | None, shape_operand) -> Array | Opaque:
 def _filled(rw, call: Call):
     shape = call.arg(0, "shape")
     fill = call.arg(1, "fill_value") if call.name.endswith("full") else None
-    replaced = {}
+    converts: tuple[Convert, ...] = ()
     if fill is not None and isinstance(fill.value, Array):
         if fill.value.layout.rank:
             raise rw.error(UnsupportedError, fill.original,
@@ -60,10 +60,10 @@ def _filled(rw, call: Call):
                            f"{list(fill.value.dims)}", "broadcast it instead: jnp.broadcast_to(v, shape), or "
                            "jnp.zeros(shape) + v")
         # Every device must fill with the whole value: a partial sum is reduced first.
-        replaced[call.position(fill)] = rw.convert(fill, fill.value.layout.with_partial(()), "jnp.full's fill value")
+        converts = (Convert(fill, fill.value.layout.with_partial(()), "jnp.full's fill value"),)
     elif fill is not None and isinstance(fill.value, Opaque | TupleValue | StructValue):
         return unknown_call(rw, call)
-    return _built(_shape_dims(shape), shape), call.rebuild(rw, replaced)
+    return Lowering(_built(_shape_dims(shape), shape), converts)
 
 
 @op("jax.numpy.arange", reads=("start", "stop", "step", "dtype"))
@@ -72,12 +72,12 @@ def _arange(rw, call: Call):
     if set(call.kwargs) - {"dtype"}:
         return unknown_call(rw, call)
     if dims is not None and len(call.args) == 1:
-        return Array(Layout.replicated(dims)), call.rebuild(rw, {})
+        return keep(Array(Layout.replicated(dims)))
     bounds = [_literal(o) for o in call.args[:3]]
     if not bounds or not all(isinstance(b, int | float) and not isinstance(b, bool) for b in bounds):
         return unknown_call(rw, call)
     start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (*bounds, 1)[:3]
-    return Opaque((max(0, math.ceil((stop - start) / step)),)), call.rebuild(rw, {})
+    return keep(Opaque((max(0, math.ceil((stop - start) / step)),)))
 
 
 @op("jax.numpy.zeros_like", "jax.numpy.ones_like", "jax.numpy.empty_like", "jax.numpy.full_like",
@@ -90,14 +90,14 @@ def _like(rw, call: Call):
     shape = Operand(Array(x.value.layout.with_partial(())), x.original, x.node)
     fill = call.arg(1, "fill_value") if call.name.endswith("full_like") else None
     if fill is None or isinstance(fill.value, Static):
-        return shape.value, call.rebuild(rw, {})
+        return keep(shape.value)
     # An array fill broadcasts into the shape: aligned like an elementwise op (a partial sum reduced).
-    value, (x_node, fill_node) = elementwise(rw, [shape, fill], NONLINEAR, call.node, "full_like")
+    value, converts = elementwise(rw, [shape, fill], NONLINEAR, call.node, "full_like")
     if value.dims != shape.value.dims:
         raise rw.error(LayoutError, fill.original, f"full_like's fill value {rw.ctx.code(fill.original)!r} "
                        f"has more dims than {rw.ctx.code(x.original)!r}", "fill with a value that broadcasts "
                        "into the array's shape")
-    return value, call.rebuild(rw, {call.position(x): x_node, call.position(fill): fill_node})
+    return Lowering(value, tuple(c for c in converts if c is not None))
 
 
 @op("jax.numpy.tril", "jax.numpy.triu")
@@ -110,8 +110,7 @@ def _triangle(rw, call: Call):
         raise rw.error(LayoutError, call.node, f"{call.name} needs at least 2 dims",
                        "pass a matrix (or a stack of them)")
     target = Layout(layout.dims, (*layout.axes[:-2], (), ()))
-    node = rw.convert(m, target, call.name.rsplit(".", 1)[-1] + " (positions must be global)")
-    return Array(target), call.rebuild(rw, {0: node})
+    return Lowering(Array(target), (Convert(m, target, call.name.rsplit(".", 1)[-1] + " (positions must be global)"),))
 
 
 
@@ -137,7 +136,7 @@ def _sampler(rw, call: Call, kind: str):
                            f"{operand.value.layout.describe()}: a draw must not depend on how arrays are split",
                            "pass replicated keys and parameters, and the global shape (shape=x.shape)")
     shape = call.arg(position, keyword)
-    return _built(_shape_dims(shape), shape), call.rebuild(rw, {})
+    return keep(_built(_shape_dims(shape), shape))
 
 
 for _kind in _SAMPLERS:

@@ -16,7 +16,7 @@ from meshify.annotate._types import BROADCAST, Axes, Layout
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._plan import choose_splits
 from meshify.rewrite._values import Array, Opaque, Operand, Static, TupleValue
-from meshify.rewrite.rules._api import Call, op
+from meshify.rewrite.rules._api import Call, Convert, Lowering, op
 
 
 # -- contractions ---------------------------------------------------------------------------------
@@ -30,8 +30,8 @@ def _einsum(rw, call: Call):
                        'write the subscripts as a string literal: jnp.einsum("bd,df->bf", x, w)')
     operands = list(call.args[1:])
     inputs, output = _parse_subscripts(rw, spec.value.literal, operands, spec.original)
-    value, nodes = contract(rw, operands, inputs, output, call.node, "einsum")
-    return value, call.rebuild(rw, {i + 1: n for i, n in enumerate(nodes)})
+    value, converts = contract(rw, operands, inputs, output, call.node, "einsum")
+    return Lowering(value, tuple(c for c in converts if c is not None))
 
 
 def _parse_subscripts(rw, text: str, operands, where) -> tuple[list[str], str]:
@@ -77,7 +77,7 @@ def _rank(o) -> int | None:
 
 
 def contract(rw, operands: Sequence, inputs: Sequence[str], output: str, node, what: str):
-    """Plans an einsum-like contraction; returns the result value and converted operand nodes.
+    """Plans an einsum-like contraction; returns the result value and each operand's conversion.
 
     A contracted dim split the same way in every operand is contracted locally and the
     result is a partial sum over its axes; split in some operands only, the others are
@@ -119,26 +119,26 @@ def contract(rw, operands: Sequence, inputs: Sequence[str], output: str, node, w
     used = {a for axes in chosen.values() for a in axes}
     partial_ops = [o for o in operands if isinstance(o.value, Array) and o.value.layout.partial]
     keep = (partial_ops[0].value.layout.partial - used) if partial_ops else frozenset()
-    nodes = []
+    converts: list[Convert | None] = []
     origin = partial_ops[0].value.origin if partial_ops else ""
     for i, (o, letters) in enumerate(zip(operands, inputs)):
         dims = tuple(names[l] for l in letters)
         axes = tuple(chosen[l] for l in letters)
         if isinstance(o.value, Array):
             partial = o.value.layout.partial & keep if (partial_ops and o is partial_ops[0]) else frozenset()
-            nodes.append(rw.convert(o, Layout(dims, axes, partial), what))
+            converts.append(Convert(o, Layout(dims, axes, partial), what))
         elif isinstance(o.value, Opaque):
             replicated = Operand(Array(Layout.replicated(dims)), o.original, o.node)
-            nodes.append(rw.convert(replicated, Layout(dims, axes), what))
+            converts.append(Convert(replicated, Layout(dims, axes), what))
         else:
-            nodes.append(o.node)
+            converts.append(None)
     contracted = [l for l in all_letters if l not in output and chosen[l]]
     summed_axes = {a for l in contracted for a in chosen[l]}
     if contracted:
         origin = "contracted " + ", ".join(f"'{names[l]}'" for l in contracted) + " split"
     out_layout = Layout(tuple(names[l] for l in output), tuple(chosen[l] for l in output),
                         frozenset(keep | summed_axes))
-    return Array(out_layout, origin), nodes
+    return Array(out_layout, origin), converts
 
 
 def matmul(rw, operands: Sequence, node, what: str, dot: bool = False):
@@ -148,7 +148,7 @@ def matmul(rw, operands: Sequence, node, what: str, dot: bool = False):
         if all(not (isinstance(o.value, Array) and (o.value.layout.is_split or o.value.layout.partial))
                for o in operands):
             kind = Opaque() if any(isinstance(o.value, Array | Opaque) for o in operands) else Static()
-            return kind, [o.node for o in operands]
+            return kind, [None] * len(operands)
         unknown = next(o for o, r in zip(operands, ranks) if isinstance(o.value, Static) or r is None)
         text = rw.ctx.code(unknown.node) if isinstance(unknown.node, cst.CSTNode) else "an operand"
         raise rw.error(LayoutError, node, f"cannot infer the dims of {text!r}, an operand of {what}",
@@ -179,13 +179,13 @@ def matmul(rw, operands: Sequence, node, what: str, dot: bool = False):
 
 @op("jax.numpy.matmul", reads=("a", "b", "precision", "preferred_element_type"))
 def _matmul(rw, call: Call):
-    value, nodes = matmul(rw, [call.arg(0, "a"), call.arg(1, "b")], call.node, "matmul")
-    return value, call.rebuild(rw, dict(enumerate(nodes)))
+    value, converts = matmul(rw, [call.arg(0, "a"), call.arg(1, "b")], call.node, "matmul")
+    return Lowering(value, tuple(c for c in converts if c is not None))
 
 
 @op("jax.numpy.dot", reads=("a", "b", "precision", "preferred_element_type"))
 def _dot(rw, call: Call):
-    value, nodes = matmul(rw, [call.arg(0, "a"), call.arg(1, "b")], call.node, "dot", dot=True)
-    return value, call.rebuild(rw, dict(enumerate(nodes)))
+    value, converts = matmul(rw, [call.arg(0, "a"), call.arg(1, "b")], call.node, "dot", dot=True)
+    return Lowering(value, tuple(c for c in converts if c is not None))
 
 

@@ -9,21 +9,22 @@ from __future__ import annotations
 import string
 from collections.abc import Sequence
 
-import libcst as cst
 
 from meshify.annotate._types import BROADCAST, Axes, Layout
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._plan import choose_splits
 from meshify.rewrite._signatures import BINARY, UNARY
 from meshify.rewrite._values import Array, Opaque, Operand, Static, TupleValue, Value
-from meshify.rewrite.rules._api import ADD, DIV, MUL, NEG, NONLINEAR, REQUIRED, Call, op
+from meshify.rewrite.rules._api import ADD, DIV, MUL, NEG, NONLINEAR, REQUIRED, Call, Convert, Lowering, keep, op
 
 
 # -- elementwise ------------------------------------------------------------------------------
 
 
-def elementwise(rw, operands: Sequence, linear: str, node, what: str) -> tuple[Value, list[cst.BaseExpression]]:
-    """numpy-broadcast elementwise op: merge splits, keep partial sums where linearity allows."""
+def elementwise(rw, operands: Sequence, linear: str, node, what: str) -> tuple[Value, list[Convert | None]]:
+    """numpy-broadcast elementwise op: merge splits, keep partial sums where linearity allows.
+
+    Returns the result and, per operand, the layout it must be converted to (None: used as it is)."""
     operands = _name_by_position(operands)
     arrays = [o for o in operands if isinstance(o.value, Array)]
     opaque = [o for o in operands if isinstance(o.value, Opaque)]
@@ -31,7 +32,7 @@ def elementwise(rw, operands: Sequence, linear: str, node, what: str) -> tuple[V
         if isinstance(o.value, TupleValue):
             raise rw.error(UnsupportedError, o.original, f"{what} on a tuple", "unpack the tuple and use one array")
     if not arrays:
-        return (Opaque() if opaque else Static()), [o.node for o in operands]
+        return (Opaque() if opaque else Static()), [None] * len(operands)
     if opaque:
         for o in arrays:
             if o.value.layout.is_split or o.value.layout.partial:
@@ -39,7 +40,7 @@ def elementwise(rw, operands: Sequence, linear: str, node, what: str) -> tuple[V
                                f"cannot infer the dims of {rw.ctx.code(opaque[0].original)!r}, used with "
                                f"{rw.ctx.code(o.original)!r} of layout {o.value.layout.describe()}",
                                f'annotate it: v: Tensor[...] = {rw.ctx.code(opaque[0].original)}')
-        return Opaque(), [o.node for o in operands]
+        return Opaque(), [None] * len(operands)
     rank = max(o.value.layout.rank for o in arrays)
     letters = list(string.ascii_letters[:rank])
     names: list[str] = [BROADCAST] * rank
@@ -69,20 +70,20 @@ def elementwise(rw, operands: Sequence, linear: str, node, what: str) -> tuple[V
     chosen = choose_splits(letters, candidates, preferred, weights)
     used = {a for axes in chosen.values() for a in axes}
     keep = _kept_partial(operands, linear) - used
-    nodes = []
+    converts: list[Convert | None] = []
     origin = ""
     for o in operands:
         if not isinstance(o.value, Array):
-            nodes.append(o.node)
+            converts.append(None)
             continue
         layout = o.value.layout
         offset = rank - layout.rank
         axes = tuple(() if d == BROADCAST else chosen[letters[offset + i]] for i, d in enumerate(layout.dims))
         partial = layout.partial & keep
         origin = origin or (o.value.origin if partial else "")
-        nodes.append(rw.convert(o, Layout(layout.dims, axes, partial), f"{what}"))
+        converts.append(Convert(o, Layout(layout.dims, axes, partial), what))
     result_axes = tuple(() if n == BROADCAST else chosen[l] for l, n in zip(letters, names))
-    return Array(Layout(tuple(names), result_axes, frozenset(keep)), origin), nodes
+    return Array(Layout(tuple(names), result_axes, frozenset(keep)), origin), converts
 
 
 def _name_by_position(operands: Sequence) -> list:
@@ -136,10 +137,8 @@ def _unary_rule(rw, call: Call, linear: str = NONLINEAR):
         if isinstance(extra.value, Array):
             raise rw.error(UnsupportedError, extra.original, f"array keyword {name}= of {call.name}",
                            f"apply {name}= with jnp.where or an elementwise op instead")
-    value, (node,) = elementwise(rw, [x], linear, call.node, call.name.rsplit(".", 1)[-1])
-    if call.receiver is not None:
-        return value, call.rebuild(rw, {"receiver": node})
-    return value, call.rebuild(rw, {0: node})
+    value, converts = elementwise(rw, [x], linear, call.node, call.name.rsplit(".", 1)[-1])
+    return Lowering(value, tuple(c for c in converts if c is not None))
 
 
 for _name in UNARY:  # a new elementwise function is one line in _signatures.UNARY
@@ -152,7 +151,7 @@ def _asarray(rw, call: Call):
     x = call.arg(0, "a") or call.arg(0, "object")
     if isinstance(x.value, Static):  # jnp.array([1., 2.]): a whole array of the literal's shape
         shape = _literal_shape(x.value.literal) if x.value.known else None
-        return (Static() if shape == () else Opaque(shape)), call.rebuild(rw, {})
+        return keep(Static() if shape == () else Opaque(shape))
     return _unary_rule(rw, call)
 
 
@@ -180,8 +179,8 @@ def _binary_rule(rw, call: Call, linear: str = NONLINEAR, arity: int = 2):
     if any(o is None for o in operands):
         raise rw.error(UnsupportedError, call.node, f"{call.name} needs {arity} array arguments",
                        f"pass {arity} arrays (or scalars)")
-    value, nodes = elementwise(rw, operands, linear, call.node, call.name.rsplit(".", 1)[-1])
-    return value, call.rebuild(rw, dict(enumerate(nodes)))
+    value, converts = elementwise(rw, operands, linear, call.node, call.name.rsplit(".", 1)[-1])
+    return Lowering(value, tuple(c for c in converts if c is not None))
 
 
 _LINEARITY = {"add": ADD, "subtract": ADD, "multiply": MUL, "divide": DIV, "true_divide": DIV}

@@ -12,9 +12,8 @@ import libcst as cst
 from meshify.annotate._types import BROADCAST, Axes, Layout
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._plan import choose_splits
-from meshify.rewrite._templates import axes_node, call_template, int_node
 from meshify.rewrite._values import Array, Operand, Static
-from meshify.rewrite.rules._api import Call, op, unknown_call
+from meshify.rewrite.rules._api import Call, Convert, Lowering, MeshAxes, Ref, op, unknown_call
 
 
 from meshify.rewrite.rules.shapes import _literal
@@ -28,11 +27,12 @@ def index_array(rw, node: cst.Subscript, base: Operand) -> Operand:
     if len(elements) == 1 and isinstance(elements[0].slice, cst.Index):
         index = rw.expr(elements[0].slice.value)
         if isinstance(index.value, Array):
-            value, new, ids, table = lookup(rw, base, index, 0, node)
-            new_index = elements[0].with_changes(slice=elements[0].slice.with_changes(value=ids))
-            if new is None:
-                return Operand(value, node, node.with_changes(value=table, slice=[new_index]))
-            return Operand(value, node, new)
+            lowering = lookup(rw, base, index, 0, node)
+            ids, table = rw.carry_out(lowering)
+            if lowering.template is None:
+                new_index = elements[0].with_changes(slice=elements[0].slice.with_changes(value=ids))
+                return Operand(lowering.result, node, node.with_changes(value=table, slice=[new_index]))
+            return Operand(lowering.result, node, rw.replacement(lowering, [ids, table]))
     layout = base.value.layout
     dims, axes = [], []
     pos = 0
@@ -102,20 +102,18 @@ def _index_kind(rw, element: cst.SubscriptElement) -> str:
 # -- lookups ------------------------------------------------------------------------------------------
 
 
-def lookup(rw, table: Operand, ids: Operand, axis: int, node, mode: str = "index", fill=None,
-           ) -> tuple[Array, cst.BaseExpression | None, cst.BaseExpression, cst.BaseExpression]:
+def lookup(rw, table: Operand, ids: Operand, axis: int, node, mode: str = "index", fill=None) -> Lowering:
     """``table`` indexed by ``ids`` along ``axis``: a masked local lookup where that dim is split.
 
-    Returns the result, the replacement expression (None: keep the user's), the ids' node and
-    the table's node (reduced first over the axes the ids are split on, where it is partial).
+    Converts the ids (whole) then the table (reduced first over the axes the ids are split on,
+    where it is partial); the template is None where the user's lookup runs as it is.
     """
     t = table.value.layout
-    mark_index(rw, ids)
-    ids_node = rw.convert(ids, ids.value.layout.with_partial(()), "lookup index")
     i = ids.value.layout
     # The result is split like the ids: it cannot stay a partial sum over those axes.
     t = t.with_partial(t.partial - i.split_axes)
-    table_node = rw.convert(table, t, "a lookup with an index split over the same axes")
+    converts = (Convert(ids, i.with_partial(()), "lookup index"),
+                Convert(table, t, "a lookup with an index split over the same axes"))
     rest_dims = t.dims[:axis] + t.dims[axis + 1:]
     rest_axes = t.axes[:axis] + t.axes[axis + 1:]
     clash = set(a for ax in i.axes for a in ax) & (set(a for ax in rest_axes for a in ax) | set(t.axes[axis]))
@@ -127,16 +125,16 @@ def lookup(rw, table: Operand, ids: Operand, axis: int, node, mode: str = "index
     axes = rest_axes[:axis] + i.axes + rest_axes[axis:]
     split = t.axes[axis]
     if not split:
-        return Array(Layout(dims, axes, t.partial)), None, ids_node, table_node
+        return Lowering(Array(Layout(dims, axes, t.partial)), converts, indices=(ids,))
     partial = t.partial | set(split)
     value = Array(Layout(dims, axes, frozenset(partial)), f"lookup in split '{t.dims[axis]}'")
-    new = call_template("{mr}.take({t}, {i}, axis={axis}, axis_name={axes}, mode={mode}%s)"
-                        % (", fill_value={fill}" if fill is not None else ""), mr=cst.Name(rw.ctx.mr),
-                        t=table_node, i=ids_node, axis=int_node(axis), axes=axes_node(split),
-                        mode=cst.SimpleString(f'"{mode}"'), **({"fill": fill.node} if fill is not None else {}))
-    rw._comments.append(f"masked local lookup in split '{t.dims[axis]}' of {rw.ctx.code(table.original)}; "
-                        f"the result is a partial sum over {_axes(split)}")
-    return value, new, ids_node, table_node
+    template = "{mr}.take({t}, {i}, axis={axis}, axis_name={axes}, mode={mode}%s)" % (
+        ", fill_value={fill}" if fill is not None else "")
+    fills = (("t", Ref(1)), ("i", Ref(0)), ("axis", axis), ("axes", MeshAxes(split)), ("mode", mode),
+             *((("fill", fill.node),) if fill is not None else ()))
+    note = (f"masked local lookup in split '{t.dims[axis]}' of {rw.ctx.code(table.original)}; "
+            f"the result is a partial sum over {_axes(split)}")
+    return Lowering(value, converts, template, fills, notes=(note,), indices=(ids,))
 
 
 def mark_index(rw, operand: Operand) -> None:
@@ -184,10 +182,7 @@ def _take(rw, call: Call):
     # unique_indices= and indices_are_sorted= are promises about ids: the masked local lookup keeps the
     # user's call where the table is whole, and needs neither where it is split.
     mode, fill = _lookup_mode(rw, call, call.arg(4, "mode"), call.arg(7, "fill_value"))
-    value, new, ids_node, table_node = lookup(rw, table, ids, axis % table.value.layout.rank, call.node, mode, fill)
-    if new is None:
-        return value, call.rebuild(rw, {call.position(table): table_node, call.position(ids): ids_node})
-    return value, new
+    return lookup(rw, table, ids, axis % table.value.layout.rank, call.node, mode, fill)
 
 
 @op("jax.numpy.take_along_axis")
@@ -199,7 +194,6 @@ def _take_along_axis(rw, call: Call):
     if not isinstance(axis, int):
         raise rw.error(UnsupportedError, call.node, "take_along_axis needs a literal axis", "write axis=-1")
     a, i = arr.value.layout, idx.value.layout
-    mark_index(rw, idx)
     if a.rank != i.rank:
         raise rw.error(LayoutError, call.node, "take_along_axis needs index and array of the same rank",
                        "give the index one dim per dim of the array")
@@ -223,27 +217,26 @@ def _take_along_axis(rw, call: Call):
                                     for d in range(a.rank)), partial)
     i_target = Layout(i.dims, tuple(() if d == axis or i.dims[d] == BROADCAST else chosen[letters[d]]
                                     for d in range(a.rank)))
-    arr_node = rw.convert(arr, a_target, "take_along_axis")
-    idx_node = rw.convert(idx, i_target, "take_along_axis index")
+    converts = (Convert(arr, a_target, "take_along_axis"), Convert(idx, i_target, "take_along_axis index"))
     dims = tuple(i.dims[d] if d == axis else (a.dims[d] if a.dims[d] != BROADCAST else i.dims[d])
                  for d in range(a.rank))
     axes = tuple(() if d == axis else chosen[letters[d]] for d in range(a.rank))
     if not split:
-        return Array(Layout(dims, axes, partial)), call.rebuild(rw, {call.position(arr): arr_node,
-                                                                     call.position(idx): idx_node})
+        return Lowering(Array(Layout(dims, axes, partial)), converts, indices=(idx,))
     mode, fill = _lookup_mode(rw, call, call.arg(3, "mode"), call.arg(4, "fill_value"))
     mode = "clip_wrapped" if mode == "clip" else mode  # take_along_axis wraps negative ids before clipping
     wrap = call.kwargs.get("wrap_negative_indices")
     if wrap is not None and _literal(wrap) not in (None, True):
         raise rw.error(UnsupportedError, wrap.original, "take_along_axis(wrap_negative_indices=False) over a "
                        f"split dim {a.dims[axis]!r}", "drop it (negative ids then wrap), or map the dim to no mesh axis")
-    new = call_template("{mr}.take_along_axis({a}, {i}, axis={axis}, axis_name={axes}, mode={mode}%s)"
-                        % (", fill_value={fill}" if fill is not None else ""), mr=cst.Name(rw.ctx.mr),
-                        a=arr_node, i=idx_node, axis=int_node(axis), axes=axes_node(split),
-                        mode=cst.SimpleString(f'"{mode}"'), **({"fill": fill.node} if fill is not None else {}))
-    rw._comments.append(f"masked local take_along_axis over split '{a.dims[axis]}'; the result is a partial sum "
-                        f"over {_axes(split)}")
-    return Array(Layout(dims, axes, partial | frozenset(split)), f"lookup in split '{a.dims[axis]}'"), new
+    template = "{mr}.take_along_axis({a}, {i}, axis={axis}, axis_name={axes}, mode={mode}%s)" % (
+        ", fill_value={fill}" if fill is not None else "")
+    fills = (("a", Ref(0)), ("i", Ref(1)), ("axis", axis), ("axes", MeshAxes(split)), ("mode", mode),
+             *((("fill", fill.node),) if fill is not None else ()))
+    note = (f"masked local take_along_axis over split '{a.dims[axis]}'; the result is a partial sum over "
+            f"{_axes(split)}")
+    value = Array(Layout(dims, axes, partial | frozenset(split)), f"lookup in split '{a.dims[axis]}'")
+    return Lowering(value, converts, template, fills, notes=(note,), indices=(idx,))
 
 
 @op("jax.nn.one_hot", reads=("x", "num_classes", "dtype", "axis"))
@@ -255,23 +248,24 @@ def _one_hot(rw, call: Call):
     if name is None:
         raise rw.error(UnsupportedError, call.node, "one_hot depth whose dim meshify cannot name",
                        "pass the size of a named dim, e.g. jax.nn.one_hot(labels, logits.shape[-1])")
-    mark_index(rw, x)
-    x_node = rw.convert(x, x.value.layout.with_partial(()), "one_hot")
+    converts = (Convert(x, x.value.layout.with_partial(()), "one_hot"),)
     used = x.value.layout.split_axes
     axes = rw.rules.axes(name)
     if set(axes) & used:
         axes = ()
     dims = (*x.value.dims, name)
     layout = Layout(dims, (*x.value.layout.axes, axes))
-    if "axis" in call.kwargs:
-        raise rw.error(UnsupportedError, call.kwargs["axis"].original, "one_hot(axis=...)", "one-hot the last dim")
+    axis = call.kwargs.get("axis")
+    if axis is not None and _literal(axis) != -1:
+        raise rw.error(UnsupportedError, axis.original, "one_hot(axis=...)", "one-hot the last dim (axis=-1)")
     if not axes:
-        return Array(layout), call.rebuild(rw, {0: x_node})
-    extra = {k: v.node for k, v in call.kwargs.items() if k == "dtype"}
-    template = "{mr}.one_hot({x}, {n}, axis_name={axes}" + (", dtype={dtype})" if extra else ")")
-    new = call_template(template, mr=cst.Name(rw.ctx.mr), x=x_node, n=depth.node, axes=axes_node(axes), **extra)
-    rw._comments.append(f"local one_hot: this device's block of '{name}', split over {_axes(axes)}")
-    return Array(layout), new
+        return Lowering(Array(layout), converts, indices=(x,))
+    dtype = call.kwargs.get("dtype")
+    template = "{mr}.one_hot({x}, {n}, axis_name={axes}" + (", dtype={dtype})" if dtype is not None else ")")
+    fills = (("x", Ref(0)), ("n", depth.node), ("axes", MeshAxes(axes)),
+             *((("dtype", dtype.node),) if dtype is not None else ()))
+    note = f"local one_hot: this device's block of '{name}', split over {_axes(axes)}"
+    return Lowering(Array(layout), converts, template, fills, notes=(note,), indices=(x,))
 
 
 

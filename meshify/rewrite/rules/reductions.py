@@ -7,14 +7,14 @@ softmax/log_softmax/logsumexp over a split dim: local max, pmax, local sum of ex
 
 from __future__ import annotations
 
+from dataclasses import replace
 
-import libcst as cst
+
 
 from meshify.annotate._types import BROADCAST, Layout
 from meshify.errors import LayoutError, UnsupportedError
-from meshify.rewrite._templates import axes_node, call_template, int_node
 from meshify.rewrite._values import Array, Static
-from meshify.rewrite.rules._api import Call, op, unknown_call
+from meshify.rewrite.rules._api import Call, Convert, Emitted, Lowering, MeshAxes, Ref, op, unknown_call
 
 
 # -- reductions -------------------------------------------------------------------------------
@@ -104,7 +104,7 @@ def _reduce_rule(rw, call: Call, kind: str):
     split_axes = tuple(a for i in split for a in layout.axes[i])
     linear = kind in ("sum", "mean")
     source = layout if linear else layout.with_partial(())
-    x_node = rw.convert(x, source, call.name.rsplit(".", 1)[-1])
+    converts = (Convert(x, source, call.name.rsplit(".", 1)[-1]),)
     dims, axes = [], []
     for i, (d, a) in enumerate(zip(layout.dims, layout.axes)):
         if i in reduced:
@@ -114,8 +114,7 @@ def _reduce_rule(rw, call: Call, kind: str):
         else:
             dims.append(d)
             axes.append(a)
-    replaced = {"receiver": x_node} if call.receiver is not None else {0: x_node}
-    new = call.rebuild(rw, replaced)
+    lowering = Lowering(Array(Layout(tuple(dims), tuple(axes)), x.value.origin), converts)
     origin = x.value.origin
     partial = set(source.partial)
     if split and linear:
@@ -124,22 +123,19 @@ def _reduce_rule(rw, call: Call, kind: str):
         origin = f"reduced {names} split"
         if kind == "mean":
             shards = rw.mesh.size(split_axes)
-            new = cst.BinaryOperation(new, cst.Divide(), int_node(shards), lpar=[cst.LeftParen()],
-                                      rpar=[cst.RightParen()])
-            rw._comments.append(f"mean over split {names}: local mean / {shards} shards, summed later")
+            lowering = replace(lowering, template="({call} / {shards})", fill=(("shards", shards),),
+                               notes=(f"mean over split {names}: local mean / {shards} shards, summed later",))
     elif split:
         # One runtime call rather than pmax(local max): its derivative shares ties across devices.
         fn = "pmax" if kind == "max" else "pmin"
         template = "{mr}.%s({x}, axis={axis}, axis_name={axes}%s)" % (kind, ", keepdims=True" if keepdims else "")
-        axis_node = int_node(reduced[0]) if len(reduced) == 1 else cst.Tuple([cst.Element(int_node(i))
-                                                                               for i in reduced])
-        new = call_template(template, mr=cst.Name(rw.ctx.mr), x=x_node, axis=axis_node,
-                            axes=axes_node(rw.mesh.order(split_axes)))
-        rw.note_custom(fn, rw.mesh.order(split_axes), Layout(tuple(dims), tuple(axes)), layout.dims[split[0]],
-                       f"{fn} over {_axes_text(split_axes)}: {kind} over split dim "
-                       f"'{layout.dims[split[0]]}' of {rw.ctx.code(x.original)!r}")
-    result = Array(Layout(tuple(dims), tuple(axes), frozenset(partial)), origin)
-    return result, new
+        emitted = Emitted(fn, rw.mesh.order(split_axes), Layout(tuple(dims), tuple(axes)), layout.dims[split[0]],
+                          f"{fn} over {_axes_text(split_axes)}: {kind} over split dim "
+                          f"'{layout.dims[split[0]]}' of {rw.ctx.code(x.original)!r}")
+        axis = reduced[0] if len(reduced) == 1 else tuple(reduced)
+        lowering = replace(lowering, template=template, emitted=(emitted,),
+                           fill=(("x", Ref(0)), ("axis", axis), ("axes", MeshAxes(rw.mesh.order(split_axes)))))
+    return replace(lowering, result=Array(Layout(tuple(dims), tuple(axes), frozenset(partial)), origin))
 
 
 def _axes_text(axes) -> str:
@@ -166,7 +162,7 @@ def _softmax_rule(rw, call: Call, kind: str):
     reduced = _reduced_dims(rw, call, layout, axis_op, default_all=default_all)
     if axis_op is None and not default_all:
         reduced = [layout.rank - 1]
-    x_node = rw.convert(x, layout.with_partial(()), kind)
+    converts = [Convert(x, layout.with_partial(()), kind)]
     split = [i for i in reduced if layout.axes[i]]
     keepdims = False
     if kind == "logsumexp":
@@ -183,35 +179,31 @@ def _softmax_rule(rw, call: Call, kind: str):
         result = Array(layout.with_partial(()))
     extras = [(name, o) for name in ("where", "b") if (o := call.params.get(name)) is not None and not _is_none(o)]
     if not split:
-        replaced = {call.position(x): x_node}
         for name, o in extras:  # a mask or weights: elementwise with x, so in x's layout
             if isinstance(o.value, Array) and o.value.dims != layout.dims:
                 raise rw.error(UnsupportedError, o.original,
                                f"{call.name}({name}=...) with dims {list(o.value.dims)} beside {list(layout.dims)}",
                                f"give {name}= the dims of the array it weighs, in the same order")
             if isinstance(o.value, Array):
-                replaced[call.position(o)] = rw.convert(o, layout.with_partial(()), f"{kind}'s {name}=")
+                converts.append(Convert(o, layout.with_partial(()), f"{kind}'s {name}="))
             elif not isinstance(o.value, Static):
                 raise rw.error(UnsupportedError, o.original, f"{call.name}({name}=...) of unknown dims",
                                f"name its dims first: {name}: Tensor[...] = ...")
-        return result, call.rebuild(rw, replaced)
+        return Lowering(result, tuple(converts))
     for name, o in extras:
         raise rw.error(UnsupportedError, o.original, f"{call.name}({name}=...) over a split dim "
                        f"{layout.dims[split[0]]!r}", f"drop {name}=, or map {layout.dims[split[0]]!r} to no mesh axis")
     split_axes = rw.mesh.order(a for i in split for a in layout.axes[i])
     axis_value = reduced[0] if len(reduced) == 1 else tuple(reduced)
     template = "{mr}.%s({x}, axis={axis}, axis_name={axes}%s)" % (kind, ", keepdims=True" if keepdims else "")
-    axis_node = int_node(axis_value) if isinstance(axis_value, int) else \
-        cst.Tuple([cst.Element(int_node(a)) for a in axis_value])
-    new = call_template(template, mr=cst.Name(rw.ctx.mr), x=x_node, axis=axis_node,
-                        axes=axes_node(split_axes))
     names = ", ".join(f"'{layout.dims[i]}'" for i in split)
     statistic = Layout(tuple(BROADCAST if i in reduced else d for i, d in enumerate(layout.dims)),
                        tuple(() if i in reduced else a for i, a in enumerate(layout.axes)))
-    rw.note_custom(kind, split_axes, statistic, layout.dims[split[0]],
-                   f"{kind} over split {names}: local max, pmax, local sum of exp, psum over "
-                   f"{_axes_text(split_axes)}")
-    return result, new
+    emitted = Emitted(kind, split_axes, statistic, layout.dims[split[0]],
+                      f"{kind} over split {names}: local max, pmax, local sum of exp, psum over "
+                      f"{_axes_text(split_axes)}")
+    return Lowering(result, tuple(converts), template,
+                    (("x", Ref(0)), ("axis", axis_value), ("axes", MeshAxes(split_axes))), (emitted,))
 
 
 op("jax.nn.softmax", kind="softmax", reads=("x", "axis", "where"))(_softmax_rule)

@@ -13,7 +13,7 @@ from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._plan import choose_splits
 from meshify.rewrite._templates import call_template, int_node
 from meshify.rewrite._values import Array, Opaque, Operand, Static, TupleValue
-from meshify.rewrite.rules._api import ADD, Call, op, unknown_call
+from meshify.rewrite.rules._api import ADD, Call, Convert, Lowering, keep, op, unknown_call
 from meshify.rewrite.rules.elementwise import _kept_partial
 
 
@@ -74,7 +74,7 @@ def _transpose(rw, call: Call):
     if sorted(p % rank for p in perm) != list(range(rank)):
         raise rw.error(LayoutError, call.node, f"transpose axes {perm} are not a permutation of {rank} dims",
                        f"list each of the {rank} axes once")
-    return _permuted(x, [p % rank for p in perm]), call.rebuild(rw, {})
+    return keep(_permuted(x, [p % rank for p in perm]))
 
 
 @op("jax.numpy.swapaxes", method="swapaxes")
@@ -87,7 +87,7 @@ def _swapaxes(rw, call: Call):
     rank = x.value.layout.rank
     perm = list(range(rank))
     perm[a % rank], perm[b % rank] = perm[b % rank], perm[a % rank]
-    return _permuted(x, perm), call.rebuild(rw, {})
+    return keep(_permuted(x, perm))
 
 
 @op("jax.numpy.moveaxis")
@@ -101,7 +101,7 @@ def _moveaxis(rw, call: Call):
     order = [n for n in range(rank) if n not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
-    return _permuted(x, order), call.rebuild(rw, {})
+    return keep(_permuted(x, order))
 
 
 # -- reshape ----------------------------------------------------------------------------------------
@@ -291,18 +291,15 @@ def _join(rw, call: Call, kind: str):
     chosen = choose_splits(list(range(rank)), candidates, {i: rw.rules.axes(d) for i, d in enumerate(dims)})
     if kind == "concatenate":
         chosen[axis] = ()
-    keep = _kept_partial(items, ADD) - {x for ax in chosen.values() for x in ax}
-    nodes = [rw.convert(a, Layout(a.value.dims, tuple(chosen[i] for i in range(rank)), a.value.layout.partial & keep),
-                        kind) for a in arrays]
-    elements = [e.with_changes(value=n) for e, n in zip(seq.original.elements, nodes)]
-    new_seq = seq.original.with_changes(elements=elements)
-    new = call.rebuild(rw, {0: new_seq})
+    kept = _kept_partial(items, ADD) - {x for ax in chosen.values() for x in ax}
+    converts = tuple(Convert(a, Layout(a.value.dims, tuple(chosen[i] for i in range(rank)),
+                                       a.value.layout.partial & kept), kind) for a in arrays)
     out_axes = [chosen[i] for i in range(rank)]
     out_dims = list(dims)
     if kind == "stack":
         out_dims.insert(axis, "stacked")
         out_axes.insert(axis, ())
-    return Array(Layout(tuple(out_dims), tuple(out_axes), frozenset(keep))), new
+    return Lowering(Array(Layout(tuple(out_dims), tuple(out_axes), frozenset(kept))), converts)
 
 
 
@@ -327,4 +324,4 @@ def _split(rw, call: Call):
                        f"give the sections their own dim instead of fusing them into {dim!r}, e.g. a "
                        "[d_model, 3, heads, d_head] QKV weight with heads split, indexed w[:, 0], w[:, 1], w[:, 2]")
     n = count if isinstance(count, int) else len(count) + 1
-    return TupleValue(tuple(Array(layout, x.value.origin) for _ in range(n))), call.rebuild(rw, {})
+    return keep(TupleValue(tuple(Array(layout, x.value.origin) for _ in range(n))))
