@@ -123,8 +123,6 @@ XFAIL: dict[str, str] = {
     "max_where_split": "REFUSED MSH030: jnp.max(where=...) over a split dim",
     "mean_where_split": "REFUSED MSH030: jnp.mean(where=...) over a split dim",
     "sum_initial_split": "REFUSED MSH030: jnp.sum(initial=...) over a split dim",
-    "sum_where_split": "REFUSED MSH030: jnp.sum(where=...) over a split dim",
-    "sum_where_positional": "REFUSED MSH030: jnp.sum(..., where) over a split dim",
     "sum_where_broadcast_mask": "REFUSED MSH030: jnp.sum(where=mask[None, :]) (a broadcast mask) of a batch-split x",
     "method_calls_method": "REFUSED MSH030: self.norm(x), a plain method of the class, has no rule",
     "python_sum_of_partial_scalars": "REFUSED MSH030: builtin sum() of a list of partial sums",

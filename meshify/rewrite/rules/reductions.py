@@ -74,14 +74,30 @@ def _local_extra(layout: Layout, reduced: list[int], operand, extra: str) -> boo
     return isinstance(value, Static)
 
 
+def _mask_follows(layout: Layout, reduced: list[int], operand, kind: str) -> bool:
+    """Whether a ``where=`` array can take x's layout: it has x's dims, and the reduction stays
+    right with masked local blocks (a sum always; mean, max and min only where nothing reduced is
+    split and x is whole)."""
+    value = operand.value
+    if not (isinstance(value, Array) and value.dims == layout.dims and not value.layout.partial):
+        return False
+    return kind == "sum" or not (layout.partial or any(layout.axes[i] for i in reduced))
+
+
 def _reduce_rule(rw, call: Call, kind: str):
     x = call.receiver if call.receiver is not None else call.arg(0, "a")
     if not isinstance(x.value, Array):
         return unknown_call(rw, call)
     layout = x.value.layout
     reduced = _reduced_dims(rw, call, layout, _reduce_arg(call, kind, "axis"))
+    masks: list[Convert] = []
     for extra in ("where", "initial", "out"):
         operand = _reduce_arg(call, kind, extra)
+        if extra == "where" and operand is not None and _mask_follows(layout, reduced, operand, kind):
+            # A mask of x's own dims, in x's layout: a masked sum of local blocks is a partial sum of the
+            # masked sum (so over split dims too), and where nothing reduced is split it runs as written.
+            masks.append(Convert(operand, Layout(layout.dims, layout.axes), f"{kind}'s where="))
+            continue
         if operand is not None and not _is_none(operand) and not _local_extra(layout, reduced, operand, extra):
             split = [layout.dims[i] for i in reduced if layout.axes[i]]
             why = (f"it reduces split dim{'s' if len(split) > 1 else ''} {', '.join(map(repr, split))}" if split
@@ -104,7 +120,7 @@ def _reduce_rule(rw, call: Call, kind: str):
     split_axes = tuple(a for i in split for a in layout.axes[i])
     linear = kind in ("sum", "mean")
     source = layout if linear else layout.with_partial(())
-    converts = (Convert(x, source, call.name.rsplit(".", 1)[-1]),)
+    converts = (Convert(x, source, call.name.rsplit(".", 1)[-1]), *masks)
     dims, axes = [], []
     for i, (d, a) in enumerate(zip(layout.dims, layout.axes)):
         if i in reduced:
