@@ -139,6 +139,8 @@ SIGNATURES: dict[str, str] = {
     "jax.numpy.reshape": "a, shape, order='C', *, copy=None, out_sharding=None",
     "jax.numpy.concatenate": "arrays, axis=0, dtype=None",
     "jax.numpy.stack": "arrays, axis=0, out=None, dtype=None",
+    "jax.numpy.hstack": "tup, dtype=None",
+    "jax.numpy.vstack": "tup, dtype=None",
     "jax.numpy.split": "ary, indices_or_sections, axis=0",
     "jax.numpy.array_split": "ary, indices_or_sections, axis=0",
     # -- constructors and masks ------------------------------------------------------------------------

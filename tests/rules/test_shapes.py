@@ -21,3 +21,15 @@ def test_a_named_reshape_checks_variable_sizes_and_slices_a_new_split() -> None:
         h: Tensor["batch", "model", "dh"] = mr.local_block(x.reshape(mr.shard_size(b, 2, "batch"), 8, -1), axis=1, axis_name="model")
         return h
         """, 'x: Tensor["batch", "hd"]', 'Tensor["batch", "model", "dh"]')
+
+
+def test_hstack_and_vstack_are_concatenates_along_their_axis() -> None:
+    params = 'x: Tensor["batch", "d"], y: Tensor["batch", "d"]'
+    assert_rewrite('z: Tensor["batch", "d2"] = jnp.hstack([x, y])\nreturn z',
+                   'z: Tensor["batch", "d2"] = jnp.hstack([x, y])\nreturn z', params, 'Tensor["batch", "d2"]')
+    assert_rewrite('z: Tensor["rows", "d"] = jnp.vstack([x, y])\nreturn z', """
+        # meshify: all_gather over 'batch': vstack needs dim 'batch' of x whole
+        # meshify: all_gather over 'batch': vstack needs dim 'batch' of y whole
+        z: Tensor["rows", "d"] = jnp.vstack([mr.all_gather(x, "batch", axis=0), mr.all_gather(y, "batch", axis=0)])
+        return z
+        """, params, 'Tensor["rows", "d"]')

@@ -260,10 +260,23 @@ def _sequence(rw, call: Call, keyword: str):
     return seq, [Operand(v, e.value, n.value) for v, e, n in zip(values, node.elements, seq.node.elements)]
 
 
+@op("jax.numpy.hstack", kind="hstack", reads=("tup", "dtype"))
+@op("jax.numpy.vstack", kind="vstack", reads=("tup", "dtype"))
 @op("jax.numpy.concatenate", kind="concatenate", reads=("arrays", "axis", "dtype"))
 @op("jax.numpy.stack", kind="stack", reads=("arrays", "axis", "dtype"))
 def _join(rw, call: Call, kind: str):
-    seq, items = _sequence(rw, call, "arrays")
+    seq, items = _sequence(rw, call, "tup" if kind in ("hstack", "vstack") else "arrays")
+    if kind in ("hstack", "vstack"):  # numpy's: a concatenate along a fixed axis (vstack of vectors: a stack)
+        rank = next((i.value.layout.rank for i in items if isinstance(i.value, Array)), 2)
+        if kind == "vstack" and rank == 1:
+            return _joined(rw, call, seq, items, "stack", 0, kind)
+        return _joined(rw, call, seq, items, "concatenate", 1 if kind == "hstack" and rank > 1 else 0, kind)
+    axis_op = call.arg(1, "axis")
+    axis = _literal(axis_op) if axis_op is not None else 0
+    return _joined(rw, call, seq, items, kind, axis)
+
+
+def _joined(rw, call: Call, seq, items, kind: str, axis, what: str | None = None):
     arrays = [i for i in items if isinstance(i.value, Array)]
     if not arrays:
         return unknown_call(rw, call)
@@ -271,8 +284,6 @@ def _join(rw, call: Call, kind: str):
         raise rw.error(LayoutError, call.node, f"{kind} of arrays whose dims meshify cannot infer",
                        "annotate each operand with a Tensor hint")
     rank = arrays[0].value.layout.rank
-    axis_op = call.arg(1, "axis")
-    axis = _literal(axis_op) if axis_op is not None else 0
     if not isinstance(axis, int):
         raise rw.error(UnsupportedError, call.node, f"{kind} needs a literal axis", "write axis=<int literal>")
     axis %= rank + (1 if kind == "stack" else 0)
@@ -293,7 +304,7 @@ def _join(rw, call: Call, kind: str):
         chosen[axis] = ()
     kept = _kept_partial(items, ADD) - {x for ax in chosen.values() for x in ax}
     converts = tuple(Convert(a, Layout(a.value.dims, tuple(chosen[i] for i in range(rank)),
-                                       a.value.layout.partial & kept), kind) for a in arrays)
+                                       a.value.layout.partial & kept), what or kind) for a in arrays)
     out_axes = [chosen[i] for i in range(rank)]
     out_dims = list(dims)
     if kind == "stack":
