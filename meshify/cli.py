@@ -504,12 +504,11 @@ def verify(
                                                      "(a Python literal: train=True); repeatable.")] = None,
 ) -> None:
     """Run the sharded program against .reference on random inputs (imports and runs FILE)."""
-    from meshify.explain import parse_dims
     from meshify.verify import parse_statics, verify_file
 
     path, func = _split_target(target)
     statics = parse_statics(static or [])
-    reports = verify_file(path, func, parse_dims(dims), generated, seed, rtol, statics)
+    reports = verify_file(path, func, _parse_dims(dims), generated, seed, rtol, statics)
     failed = False
     for r in reports:
         verdict = "ok" if r.ok else "FAILED"

@@ -223,6 +223,8 @@ def _build(module, path: str, struct, leaves: dict):
         return leaves[path]
     fields = {name: _build(module, f"{path}.{name}", hint if not isinstance(hint, tuple) else None, leaves)
               for name, hint in struct.fields}
+    if struct.kind == "tuple":
+        return tuple(fields.values())
     return fields if struct.kind == "dict" else getattr(module, struct.cls)(**fields)
 
 
