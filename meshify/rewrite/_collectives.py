@@ -119,8 +119,9 @@ _STEPS = [
 ]
 
 _RULE_COLLECTIVES = [
-    Collective("pmax", "all-reduce"),
-    Collective("pmin", "all-reduce"),
+    # The max (min) and whether any device saw a NaN (an all-reduce max drops NaNs; jnp.max keeps them).
+    Collective("pmax", "all-reduce", instructions=2),
+    Collective("pmin", "all-reduce", instructions=2),
     # local max, pmax, local sum of exp, psum: two all-reduces of the statistic.
     Collective("softmax", "all-reduce", instructions=2),
     Collective("log_softmax", "all-reduce", instructions=2),

@@ -146,7 +146,13 @@ _ACROSS = {"max": jax.lax.pmax, "min": jax.lax.pmin}
 
 @functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2, 3, 4))
 def _reduce(x, axis, axis_name, keepdims, kind):
-    return _ACROSS[kind](_LOCAL[kind](x, axis=axis, keepdims=keepdims), axis_name)
+    local = _LOCAL[kind](x, axis=axis, keepdims=keepdims)
+    whole = _ACROSS[kind](local, axis_name)
+    if not jnp.issubdtype(local.dtype, jnp.inexact):
+        return whole
+    # jnp.max is NaN if any element is; an all-reduce max/min drops NaNs: carry them apart.
+    nan = jax.lax.pmax(jnp.isnan(local).astype(local.dtype), axis_name)
+    return jnp.where(nan > 0, jnp.asarray(jnp.nan, local.dtype), whole)
 
 
 @_reduce.defjvp
