@@ -166,7 +166,7 @@ def _literal_shape(value: object) -> tuple[int, ...] | None:
     return None
 
 
-@op(method="astype", reads=("dtype", "copy"))
+@op("jax.numpy.astype", method="astype", reads=("x", "dtype", "copy"))
 def _astype(rw, call: Call):
     # Casting a partial sum changes where rounding happens: materialise it first.
     return _unary_rule(rw, call)
