@@ -1,22 +1,32 @@
-"""Checks one program: convert it, import the result, run it on 8 simulated devices, compare.
+"""Checks one program: convert it, run every ``@mesh`` function of it on 8 simulated devices, compare.
 
-:func:`check` returns an :class:`Outcome`:
+Each function (:meth:`Program.calls`: ``f``, and ``g``, ``f2`` or a method's class when the
+program has them) runs through both paths, each against the original module's
+``.reference`` on one device: ``converted`` (the module converted with ``convert_source``,
+the generated file imported) and ``decorator`` (the original module's ``@mesh`` functions,
+rewritten on first call).  A method is called, then ``self.w`` is changed, then called
+again: both results are compared.  :func:`check` returns an :class:`Outcome`:
 
-- ``accepted``: converted, ran, and matched the decorated function's ``.reference`` on one
-  device (and, for scalar losses, so did ``jax.grad`` in every float argument);
-- ``rejected``: ``convert_source`` raised a :class:`MeshifyError` with a place
-  (``path:line:col`` inside the file), the source line with a caret, and a fix;
-- ``mismatch``: it ran but a value or gradient differs beyond the tolerance;
+- ``accepted``: converted, ran, and matched ``.reference`` on both paths (and, for scalar
+  losses, so did ``jax.grad`` in every float argument);
+- ``rejected``: a :class:`MeshifyError`, from ``convert_source`` (with a place
+  ``path:line:col`` inside the file, the source line with a caret, and a fix) or from a call
+  (with a fix).  ``Outcome.provoked`` says whether it was built to be: the program is meant to
+  be rejected, or the error's line holds the fragment of one of the program's triggers (an
+  option meshify may legitimately refuse, see ``programs.py``);
+- ``mismatch``: it ran but a value or gradient differs beyond the tolerance, or its NaN/inf
+  positions differ from the reference's (equal NaN positions are fine);
 - ``crash``: any other exception, at conversion, import or run time, or a rejection
   without a place or a fix;
 - ``invalid``: the reference itself failed: the generator wrote a program JAX rejects;
-- ``xla``: the converted program differs under ``jax.jit`` but, run op by op
+- ``xla``: the sharded program differs under ``jax.jit`` but, run op by op
   (``jax.disable_jit``), equals the reference: what meshify wrote computes the right
   function, and XLA's compilation of it gives other numbers (a miscompile, or rounding that
   moves a max/min tie and so its gradient).  Counted and saved apart, not as a failure.
 
 Values are compared with ``rtol=1e-4`` and ``atol=1e-4`` times the magnitude of the
 reference (at least 1): a sharded sum reassociates, and its round-off scales with its terms.
+Programs computing in float16 or bfloat16 (``Program.precision``) get 8 ulps of that dtype.
 
 Failing programs are written with :func:`save` as regression files (the program's source plus
 a ``FUZZ = {...}`` literal with its sizes, arguments and seed); :func:`load` reads them back.
@@ -25,30 +35,42 @@ a ``FUZZ = {...}`` literal with its sizes, arguments and seed); :func:`load` rea
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib.util
 import itertools
 import pprint
+import sys
 import traceback
 import zlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from meshify.errors import MeshifyError
 from meshify.rewrite import convert_source
-from tests.fuzz.programs import Arg, Program
+from tests.fuzz.programs import Arg, Entry, Program
 
 __all__ = ["FAILURES", "KINDS", "Outcome", "check", "inputs", "load", "save"]
 
+_PACKAGE = str(Path(__file__).resolve().parents[2] / "meshify")
+
 RTOL = 1e-4
 ATOL = 1e-4
+#: Tolerances (rtol, atol factor) of programs computing in a low-precision dtype: 8 ulps.
+LOW_PRECISION = {"bfloat16": (8 * 2.0 ** -7, 8 * 2.0 ** -7), "float16": (8 * 2.0 ** -10, 8 * 2.0 ** -10)}
+
+#: The magnitude of ``cancel`` inputs: 2 of them overflow float16; 2 of them leave bfloat16 an ulp of 16.
+CANCEL = {"float16": 40000.0, "bfloat16": 1024.0, "float32": 2.0 ** 24}
 
 KINDS = ("accepted", "rejected", "mismatch", "crash", "invalid", "xla")
 FAILURES = ("mismatch", "crash", "invalid")
+PATHS = ("converted", "decorator")
 
 
 @dataclass(frozen=True)
@@ -59,6 +81,7 @@ class Outcome:
     detail: str = ""
     code: str = ""  # the error code of a rejection
     grad: bool = False  # gradients were compared too
+    provoked: bool = False  # a rejection the program was built to provoke (a trigger's line)
 
     @property
     def failed(self) -> bool:
@@ -79,19 +102,44 @@ def _import(path: Path, name: str) -> ModuleType:
     return module
 
 
-def inputs(program: Program) -> tuple[np.ndarray, ...]:
-    """Seeded inputs: float32 normals with each argument's std (or a few steps of it), int32 ids."""
-    rng = np.random.default_rng(program.seed)
-    out = []
-    for arg in program.args:
-        shape = tuple(program.sizes[d] for d in arg.dims)
-        if arg.kind == "ids":
-            out.append(rng.integers(0, arg.high, shape).astype(np.int32))
-        elif arg.kind == "steps":
-            out.append((arg.std / 2 * rng.integers(-2, 3, shape)).astype(np.float32))
-        else:
-            out.append((arg.std * rng.standard_normal(shape)).astype(np.float32))
-    return tuple(out)
+def _value(arg: Arg, shape: tuple[int, ...], rng: np.random.Generator) -> Any:
+    if arg.kind == "ids":
+        return rng.integers(arg.low, arg.high, shape).astype(np.int32)
+    if arg.kind == "key":
+        return jax.random.key(int(rng.integers(0, 2 ** 31)))
+    if arg.kind == "cancel":  # +big in the first half of `axis`, -big in the second, plus noise
+        n = shape[arg.axis]
+        index = np.arange(n).reshape([n if k == arg.axis else 1 for k in range(len(shape))])
+        sign = np.where(index < n // 2, 1.0, np.where(index >= n - n // 2, -1.0, 0.0))
+        x = (CANCEL[arg.dtype] * sign + rng.standard_normal(shape)).astype(np.float32)
+    elif arg.kind == "steps":
+        x = (arg.std / 2 * rng.integers(-2, 3, shape)).astype(np.float32)
+    else:
+        x = (arg.std * rng.standard_normal(shape)).astype(np.float32)
+    return x if arg.dtype == "float32" else x.astype(jnp.dtype(arg.dtype))
+
+
+def _draw(args: tuple[Arg, ...], sizes: dict[str, int], rng: np.random.Generator) -> tuple[Any, ...]:
+    return tuple(_value(a, tuple(sizes[d] for d in a.dims), rng) for a in args)
+
+
+def inputs(program: Program) -> tuple[Any, ...]:
+    """The main function's seeded inputs: float normals with each argument's std (or a few steps of it)
+    in the argument's dtype, int32 ids in ``[low, high)``, ``jax.random.key``s."""
+    return _draw(program.args, program.sizes, np.random.default_rng(program.seed))
+
+
+def _entry_inputs(program: Program, index: int, entry: Entry) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """An entry's arguments, and (for a method) ``self.w``'s two values."""
+    if index == 0:
+        args = inputs(program)
+    else:
+        args = _draw(entry.args, entry.sizes, np.random.default_rng(program.seed + 7919 * index))
+    attrs: tuple[Any, ...] = ()
+    if entry.attr is not None:
+        rng = np.random.default_rng(program.seed + 104_729 + index)
+        attrs = tuple(jnp.asarray(a) for a in _draw((entry.attr, entry.attr), entry.sizes, rng))
+    return args, attrs
 
 
 def _numpy(tree: Any) -> Any:
@@ -99,84 +147,200 @@ def _numpy(tree: Any) -> Any:
 
 
 def _trace() -> str:
-    return traceback.format_exc(limit=-8)
+    """The exception being handled: a first line naming it and the innermost meshify frame, then the trace."""
+    error = sys.exc_info()[1]
+    frames = traceback.extract_tb(error.__traceback__) if error is not None else []
+    ours = [f for f in frames if f.filename.startswith(_PACKAGE)]
+    where = f" [meshify/{ours[-1].filename[len(_PACKAGE) + 1:]}:{ours[-1].lineno} in {ours[-1].name}]" if ours else ""
+    first = str(error).strip().splitlines()[0][:300] if error is not None and str(error).strip() else ""
+    return f"{type(error).__name__}: {first}{where}\n" + traceback.format_exc(limit=-8)
+
+
+def _argnums(entry: Entry) -> tuple[int, ...]:
+    return tuple(i for i, a in enumerate(entry.args) if a.differentiable)
+
+
+def _scenario(entry: Entry, module: ModuleType, attrs: tuple[Any, ...]) -> Iterator[Any]:
+    """The callables to call, in order: the function; or a method, before and after ``self.w`` and
+    ``self.scale`` change."""
+    if not entry.method:
+        yield getattr(module, entry.name)
+        return
+    obj = getattr(module, entry.name)(attrs[0])
+    yield getattr(obj, entry.method)
+    obj.w = attrs[1]
+    obj.scale = 0.5
+    yield getattr(obj, entry.method)
+
+
+def _plain(fn: Any) -> Callable[..., Any]:
+    return lambda *a: fn(*a)
+
+
+@contextlib.contextmanager
+def _single_device(module: ModuleType) -> Iterator[None]:
+    """Within: every ``@mesh`` function of ``module`` is its ``.reference``, so that a reference calling
+    another ``@mesh`` function (``f`` calling ``g``) runs on one device all the way down."""
+    saved = {k: v for k, v in vars(module).items() if hasattr(v, "reference") and hasattr(v, "mesh_spec")}
+    try:
+        for k, v in saved.items():
+            setattr(module, k, v.reference)
+        yield
+    finally:
+        for k, v in saved.items():
+            setattr(module, k, v)
+
+
+def _reference(entry: Entry, module: ModuleType, args, attrs) -> list[Any]:
+    """The reference's outputs (values, or value and gradients for losses) per call; one XLA program each."""
+    with _single_device(module):
+        return _reference_calls(entry, module, args, attrs)
+
+
+def _reference_calls(entry: Entry, module: ModuleType, args, attrs) -> list[Any]:
+    out = []
+    for fn in _scenario(entry, module, attrs):
+        ref = _plain(getattr(fn, "reference", fn))  # (a module-level @mesh function is its reference already)
+        if entry.grad:
+            out.append(_numpy(jax.jit(jax.value_and_grad(ref, _argnums(entry)))(*args)))
+        else:
+            out.append(_numpy(jax.jit(ref)(*args)))
+    return out
+
+
+def _eager(entry: Entry, module: ModuleType, args, attrs, reference: bool) -> list[Any]:
+    out = []
+    with jax.disable_jit(), (_single_device(module) if reference else contextlib.nullcontext()):
+        for fn in _scenario(entry, module, attrs):
+            f = _plain(getattr(fn, "reference", fn) if reference else fn)
+            out.append(_numpy(jax.value_and_grad(f, _argnums(entry))(*args) if entry.grad else f(*args)))
+    return out
 
 
 def check(program: Program, workdir: Path) -> Outcome:
-    """Converts, runs and compares ``program`` (files go to ``workdir``); never raises."""
+    """Converts, runs and compares every ``@mesh`` function of ``program`` on both paths; never raises."""
     stem = f"fuzz_{zlib.crc32(program.text.encode()):08x}_{next(_counter)}"
     path = workdir / f"{stem}.py"
     path.write_text(program.text)
-    args = inputs(program)
-    argnums = tuple(i for i, a in enumerate(program.args) if a.kind != "ids")
+    entries = program.calls()
     try:
+        data = [_entry_inputs(program, i, e) for i, e in enumerate(entries)]
         original = _import(path, stem)
-        # One XLA program each: the reference, and (for losses) its value and gradients.
-        if program.grad:
-            expected, expected_grads = _numpy(jax.jit(jax.value_and_grad(original.f.reference, argnums))(*args))
-        else:
-            expected = _numpy(jax.jit(original.f.reference)(*args))
+        expected = [_reference(e, original, args, attrs) for e, (args, attrs) in zip(entries, data)]
     except Exception:
-        return Outcome("invalid", "the reference (plain JAX) failed:\n" + _trace())
+        return Outcome("invalid", "the reference (plain JAX) failed: " + _trace())
     try:
         text = convert_source(program.text, str(path)).text
     except MeshifyError as e:
         problem = rejection_problem(e, str(path), program.text)
         if problem:
             return Outcome("crash", f"{problem}:\n{e}")
-        return Outcome("rejected", str(e), e.code)
+        return Outcome("rejected", str(e), e.code, provoked=provoked_by(program, e, str(path)))
     except Exception:
-        return Outcome("crash", "convert_source raised:\n" + _trace())
+        return Outcome("crash", "convert_source raised: " + _trace())
     try:
         generated = workdir / f"{stem}_sharded.py"
         generated.write_text(text)
         converted = _import(generated, stem + "_sharded")
-        actual = _numpy(converted.f(*args))
+    except MeshifyError as e:
+        return _call_rejection(program, e, str(path), "importing the converted module")
     except Exception:
-        return Outcome("crash", "running the converted module raised:\n" + _trace() + "\n" + _excerpt(text))
-    problem = compare(actual, expected, "output")
-    if problem:
-        return _mismatch(program, original.f.reference, converted.f, args, argnums, problem + "\n" + _excerpt(text))
-    if not program.grad:
-        return Outcome("accepted")
-    outcome = _check_grads(program, converted.f, args, argnums, expected_grads, text)
-    if outcome.kind == "mismatch":
-        return _mismatch(program, original.f.reference, converted.f, args, argnums, outcome.detail, grad=True)
-    return outcome
+        return Outcome("crash", "importing the converted module raised: " + _trace() + "\n" + _excerpt(text))
+    modules = {"converted": converted, "decorator": original}
+    grads = False
+    for entry, (args, attrs), want in zip(entries, data, expected):
+        for kind in PATHS:
+            outcome = _check_entry(program, entry, modules[kind], original, args, attrs, want, kind, text, str(path))
+            if outcome.kind != "accepted":
+                return outcome
+            grads |= outcome.grad
+    return Outcome("accepted", grad=grads)
 
 
-def _mismatch(program: Program, reference, sharded, args, argnums, detail: str, grad: bool = False) -> Outcome:
-    """A mismatch, or ``xla`` when, run op by op (``jax.disable_jit``), the converted program
+def _label(entry: Entry, path: str) -> str:
+    name = f"{entry.name}.{entry.method}" if entry.method else entry.name
+    return f"{name} ({path} path)"
+
+
+def _check_entry(program: Program, entry: Entry, module: ModuleType, original: ModuleType, args, attrs,
+                 expected: list[Any], path: str, text: str, source_path: str) -> Outcome:
+    """One function on one path: each call's output, then its gradients, against the reference's."""
+    label = _label(entry, path)
+    tol = LOW_PRECISION.get(program.precision, (RTOL, ATOL))
+    argnums = _argnums(entry)
+    calls = _scenario(entry, module, attrs)
+    for i, (fn, want) in enumerate(zip(calls, expected)):
+        what = f"{label}, call {i + 1}" if entry.method else label
+        try:
+            actual = _numpy(fn(*args))
+        except MeshifyError as e:
+            return _call_rejection(program, e, source_path, f"calling {what}")
+        except Exception:
+            return Outcome("crash", f"calling {what} raised: " + _trace() + "\n" + _excerpt(text))
+        problem = compare(actual, want[0] if entry.grad else want, f"{what}: output", tol)
+        if problem:
+            return _mismatch(program, entry, module, original, args, attrs, problem + "\n" + _excerpt(text))
+        if not entry.grad:
+            continue
+        try:
+            grads = _numpy(jax.jit(jax.grad(_plain(fn), argnums))(*args))
+        except MeshifyError as e:
+            return _call_rejection(program, e, source_path, f"jax.grad of {what}")
+        except Exception:
+            return Outcome("crash", f"jax.grad of {what} raised: " + _trace() + "\n" + _excerpt(text))
+        for j, a, e in zip(argnums, grads, want[1]):
+            problem = compare(a, e, f"{what}: d/d{entry.args[j].name}", tol)
+            if problem:
+                return _mismatch(program, entry, module, original, args, attrs, problem + "\n" + _excerpt(text),
+                                 grad=True)
+    return Outcome("accepted", grad=entry.grad)
+
+
+def _call_rejection(program: Program, e: MeshifyError, path: str, when: str) -> Outcome:
+    """A :class:`MeshifyError` at call time: a rejection if it carries a fix."""
+    if not e.fix:
+        return Outcome("crash", f"rejection without a fix ({when}):\n{e}")
+    return Outcome("rejected", f"({when}) {e}", e.code, provoked=provoked_by(program, e, path))
+
+
+def _mismatch(program: Program, entry: Entry, module: ModuleType, original: ModuleType, args, attrs, detail: str,
+              grad: bool = False) -> Outcome:
+    """A mismatch, or ``xla`` when, run op by op (``jax.disable_jit``), the sharded program
     agrees with the reference: then only XLA's compilation of it differs, not what meshify wrote."""
-    def run(fn):
-        with jax.disable_jit():
-            return _numpy(jax.value_and_grad(fn, argnums)(*args) if program.grad else fn(*args))
+    tol = LOW_PRECISION.get(program.precision, (RTOL, ATOL))
+    if entry.method:  # a second call may differ for a cached program, which op by op would not show
+        return Outcome("mismatch", detail, grad=grad)
     try:
-        eager_reference, eager_sharded = run(reference), run(sharded)
+        eager_reference = _eager(entry, original, args, attrs, reference=True)
+        eager_sharded = _eager(entry, module, args, attrs, reference=False)
     except Exception:  # op by op fails somewhere JAX's jit does not: no evidence either way
         return Outcome("mismatch", detail, grad=grad)
-    if compare(eager_sharded, eager_reference, "op by op"):
+    if compare(eager_sharded, eager_reference, "op by op", tol):
         return Outcome("mismatch", detail, grad=grad)
-    return Outcome("xla", "run op by op (no jit), the converted program equals the reference; under jit XLA "
+    return Outcome("xla", "run op by op (no jit), the sharded program equals the reference; under jit XLA "
                           "computes it differently (a miscompile, or rounding that moves a max/min tie): "
                           f"{detail}", grad=grad)
-
-
-def _check_grads(program: Program, sharded, args, argnums, expected, text: str) -> Outcome:
-    try:
-        actual = _numpy(jax.jit(jax.grad(sharded, argnums))(*args))
-    except Exception:
-        return Outcome("crash", "jax.grad of the converted function raised:\n" + _trace() + "\n" + _excerpt(text))
-    for i, a, e in zip(argnums, actual, expected):
-        problem = compare(a, e, f"d/d{program.args[i].name}")
-        if problem:
-            return Outcome("mismatch", problem + "\n" + _excerpt(text), grad=True)
-    return Outcome("accepted", grad=True)
 
 
 def _excerpt(text: str) -> str:
     body = text[text.find("@mr.sharded"):] if "@mr.sharded" in text else text
     return "generated:\n" + body
+
+
+def provoked_by(program: Program, e: MeshifyError, path: str) -> bool:
+    """Whether a rejection is one the program was built to provoke: the whole program is (``provoked``),
+    or the error's line holds a fragment of one of the program's triggers."""
+    if program.provoked:
+        return True
+    span, lines = e.span, program.text.splitlines()
+    if span is None:
+        line = ""
+    elif span.path == path and 1 <= span.line <= len(lines):
+        line = lines[span.line - 1]
+    else:  # a call-time error pointing into the generated file
+        line = span.source_line
+    fragments = [fragment for _, group in program.triggers for fragment in group]
+    return any(fragment in line or fragment in e.headline for fragment in fragments)
 
 
 def rejection_problem(e: MeshifyError, path: str, text: str) -> str:
@@ -199,24 +363,35 @@ def rejection_problem(e: MeshifyError, path: str, text: str) -> str:
     return ""
 
 
-def compare(actual: Any, expected: Any, what: str) -> str:
-    """Why ``actual`` differs from ``expected`` (structure, shape, dtype, values), or ``""``."""
+def compare(actual: Any, expected: Any, what: str, tol: tuple[float, float] = (RTOL, ATOL)) -> str:
+    """Why ``actual`` differs from ``expected`` (structure, shape, dtype, NaN/inf positions, values), or ``""``.
+
+    ``tol`` is (rtol, atol factor); the absolute tolerance is the factor times the reference's magnitude."""
+    rtol, atol = tol
     a_leaves, a_tree = jax.tree.flatten(actual)
     e_leaves, e_tree = jax.tree.flatten(expected)
     if a_tree != e_tree:
         return f"{what}: structure {a_tree} != {e_tree}"
     for i, (a, e) in enumerate(zip(a_leaves, e_leaves)):
+        a, e = np.asarray(a), np.asarray(e)
         label = f"{what}[{i}]" if len(e_leaves) > 1 else what
         if a.shape != e.shape or a.dtype != e.dtype:
             return f"{label}: {a.dtype}{list(a.shape)} != reference {e.dtype}{list(e.shape)}"
         e64, a64 = e.astype(np.float64), a.astype(np.float64)
+        a_nan, e_nan = np.isnan(a64), np.isnan(e64)
+        if not np.array_equal(a_nan, e_nan):
+            where = tuple(int(j) for j in np.argwhere(a_nan != e_nan)[0])
+            return (f"{label}: NaN positions differ ({int(a_nan.sum())} NaNs, reference {int(e_nan.sum())}); "
+                    f"first at {where}: {a64[where]!r} != reference {e64[where]!r}")
         finite = np.isfinite(e64)
         scale = max(1.0, float(np.max(np.abs(e64[finite]), initial=0.0)))
-        close = np.isclose(a64, e64, rtol=RTOL, atol=ATOL * scale, equal_nan=True)
+        close = np.isclose(a64, e64, rtol=rtol, atol=atol * scale, equal_nan=True)
         if not close.all():
             bad = np.argwhere(~close)
             where = tuple(int(j) for j in bad[0])
-            worst = float(np.nanmax(np.abs(a64 - e64)))
+            with np.errstate(invalid="ignore"):
+                diff = np.abs(a64 - e64)
+            worst = float(np.max(diff[np.isfinite(diff)], initial=0.0))
             return (f"{label}: {len(bad)} of {e.size} values differ (max abs error {worst:.3g}, reference "
                     f"magnitude {scale:.3g}); first at {where}: {a64[where]!r} != reference {e64[where]!r}")
     return ""
@@ -249,5 +424,8 @@ def load(path: Path) -> Program:
     if meta is None:
         raise ValueError(f"{path} has no FUZZ = {{...}} literal")
     args = tuple(Arg.from_json(a) for a in meta["args"])
+    entries = tuple(Entry.from_json(e) for e in meta.get("entries", ()))
+    triggers = tuple((reason, tuple(fragments)) for reason, fragments in meta.get("triggers", ()))
     return Program(text, meta["mesh"], dict(meta["sizes"]), args, meta["grad"], meta["seed"],
-                   meta.get("provoked", ""), meta.get("expect", ""), meta.get("xfail", ""))
+                   meta.get("provoked", ""), meta.get("expect", ""), meta.get("xfail", ""), entries,
+                   meta.get("precision", ""), triggers)

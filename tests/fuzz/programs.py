@@ -1,16 +1,42 @@
 """Random annotated programs for differential fuzzing, as source text.
 
-A program is one ``@mesh`` function ``f`` of 2 to 10 statements drawn from every op family
-meshify supports (einsum, matmul, broadcasting elementwise ops, unary functions, reductions
-with ``axis``/``keepdims``, the softmax family, transposes, reshapes and renames named by
-annotated assignments, lookups), over a pool of named dims whose sizes the mesh divides,
-with random layout rules on a random mesh.  Generation tracks each value's dims and a rough
-magnitude, so every program is valid JAX and most are within what meshify accepts; a few
-are built to be rejected (a return hint with permuted dims), which ``Program.provoked`` says.
-Now and then a run of statements moves into a module-level ``helper`` that ``f`` calls, so
-helper specialisation (layouts and pending partial sums crossing the call) is fuzzed too;
-loops (``jax.lax.scan`` over a stacked parameter, ``jax.lax.fori_loop``, ``for`` over a
-range) carry a value through a few steps.
+A program is a module with one ``@mesh`` function ``f`` of 2 to 10 statements drawn from every
+op family meshify supports (einsum, matmul, broadcasting elementwise ops, unary functions,
+reductions with ``axis``/``keepdims``, the softmax family, transposes, reshapes and renames
+named by annotated assignments, lookups), over a pool of named dims whose sizes the mesh
+divides, with random layout rules on a random mesh.  Generation tracks each value's dims and
+a rough magnitude, so every program is valid JAX and most are within what meshify accepts; a
+few are built to be rejected (a return hint with permuted dims), which ``Program.provoked``
+says.  Now and then a run of statements moves into a module-level ``helper`` that ``f`` calls,
+so helper specialisation (layouts and pending partial sums crossing the call) is fuzzed too;
+loops (``jax.lax.scan`` over a stacked parameter, ``jax.lax.fori_loop``, ``for`` over a range)
+carry a value through a few steps.
+
+Beyond that one function, each drawn as an option (so that shrinking turns it off):
+
+- several ``@mesh`` functions per module: ``g`` on its own mesh, rules and dim sizes, which
+  ``f`` may call (a ``@mesh`` function calling a ``@mesh`` function), sharing a module-level
+  helper with ``f``; ``f2``, a copy of ``f`` on another mesh or other rules (so that ``f``'s
+  helpers are specialised for two layouts); every one of them is checked;
+- the optional parameters of the ops, drawn from each JAX function's real signature and
+  passed positionally or by keyword (``where=``, ``initial=``, ``dtype=``, ``keepdims``,
+  ``b=``, ``return_sign=``, ``mode=``, ``fill_value=``, ``precision=``, ...), and ``astype``;
+- lists and tuples of arrays passed to functions (``sum([a, b])``, ``jnp.hstack``,
+  ``jnp.vstack``, ``jnp.stack`` then a reduction, a helper taking a tuple);
+- module-level arrays and scalar constants, an array default argument, a closure over an
+  array (``f`` made by a factory) and a method reading ``self.w`` that changes between two
+  calls; each used named (``w: Tensor[...] = W``) or, now and then, unnamed;
+- helpers under ``jax.jit``, ``jax.checkpoint``, ``functools.partial(jax.jit,
+  static_argnums=...)``, ``jax.custom_vjp``/``custom_jvp`` (with a different backward);
+- literal-shape constructors (``jnp.ones((4, 8))``, ``jnp.arange(8)``, ``jax.random.normal(key,
+  (8,))``, ``jnp.full(x.shape, s)``, ``jnp.full_like(x, partial_sum)``);
+- lookup ids that are negative or out of range (``emb[ids]``, ``jnp.take``,
+  ``take_along_axis``, ``jax.nn.one_hot``), whatever the mode;
+- float16 and bfloat16 inputs (compared with tolerances for that dtype).
+
+Options meshify may legitimately refuse are recorded as *triggers* (a reason and the source
+fragments that carry it): a rejection pointing at a line holding a trigger's fragment counts
+as provoked; any other rejection is reported as unprovoked.
 
 Every random decision goes through a :class:`Chooser` (``integer(lo, hi)``), so a program
 is a pure function of its choice sequence: hypothesis drives it in the tests (and shrinks
@@ -24,11 +50,12 @@ from __future__ import annotations
 import ast
 import math
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
-__all__ = ["MESHES", "Arg", "Chooser", "Program", "RandomChooser", "generate"]
+__all__ = ["MESHES", "Arg", "Chooser", "Entry", "Program", "RandomChooser", "generate"]
 
 T = TypeVar("T")
 
@@ -55,8 +82,14 @@ from meshify import Tensor, mesh
 
 MAX_RANK = 4
 MAX_ELEMENTS = 4096
+#: float16/bfloat16 programs stay smaller, so that no sum overflows float16.
+LOW_MAX_ELEMENTS = 1024
 #: Values are kept at about this magnitude or below (rms), so float32 round-off stays small.
 MAX_SCALE = 8.0
+FLOATS = ("float", "steps", "cancel")
+#: What meshify's errors say about a value whose dims it cannot name (a trigger's fragments when the
+#: option may leave one: the error then points where the value is used, not where it was made).
+UNNAMED = ("einsum_", "opaque", "Opaque", "placeholder", "cannot infer the dims")
 
 
 class Chooser(Protocol):
@@ -88,21 +121,75 @@ class RandomChooser:
 
 @dataclass(frozen=True)
 class Arg:
-    """One parameter of ``f``: ``float`` normals with a standard deviation, ``steps`` (floats taking a
-    few values, multiples of ``std / 2``, so that ties are common), or integer ``ids`` below ``high``."""
+    """One parameter: ``float`` normals with a standard deviation, ``steps`` (floats taking a few
+    values, multiples of ``std / 2``, so that ties are common), integer ``ids`` in ``[low, high)``
+    (``low`` < 0 or ``high`` past the table's size for negative and out-of-range ids), or a
+    ``key`` (``jax.random.key``), or (low-precision programs) ``cancel``: large values of one sign
+    in the first half of dim ``axis`` and of the other in the second, plus normal noise, so that a sum
+    over ``axis`` cancels to a small total while each device's partial sum of a split ``axis`` is
+    large (overflowing float16, or losing the noise to bfloat16's rounding).  Float arguments have
+    ``dtype``."""
 
     name: str
     dims: tuple[str, ...]
     kind: str = "float"
     high: int = 0
     std: float = 1.0
+    low: int = 0
+    dtype: str = "float32"
+    axis: int = 0
+
+    @property
+    def differentiable(self) -> bool:
+        return self.kind in FLOATS
 
     def to_json(self) -> dict:
-        return {"name": self.name, "dims": list(self.dims), "kind": self.kind, "high": self.high, "std": self.std}
+        d = {"name": self.name, "dims": list(self.dims), "kind": self.kind, "high": self.high, "std": self.std}
+        if self.low:
+            d["low"] = self.low
+        if self.dtype != "float32":
+            d["dtype"] = self.dtype
+        if self.kind == "cancel":
+            d["axis"] = self.axis
+        return d
 
     @classmethod
     def from_json(cls, d: dict) -> Arg:
-        return cls(d["name"], tuple(d["dims"]), d["kind"], d["high"], d["std"])
+        return cls(d["name"], tuple(d["dims"]), d["kind"], d["high"], d["std"], d.get("low", 0),
+                   d.get("dtype", "float32"), d.get("axis", 0))
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One ``@mesh`` function of the module to check against its ``.reference``.
+
+    ``name`` is the module attribute: the function, or (``method`` set) a class whose
+    ``__init__(self, w)`` stores ``w`` as ``self.w`` (and 1.0 as ``self.scale``); a method is called
+    once with ``attr``'s first draw as ``self.w``, then ``self.w`` is changed to a second draw and
+    ``self.scale`` to 0.5, and it is called again.
+    """
+
+    name: str
+    mesh: str
+    sizes: dict[str, int]
+    args: tuple[Arg, ...]
+    grad: bool
+    method: str = ""
+    attr: Arg | None = None
+
+    def to_json(self) -> dict:
+        d = {"name": self.name, "mesh": self.mesh, "sizes": dict(self.sizes), "args": [a.to_json() for a in self.args],
+             "grad": self.grad}
+        if self.method:
+            d["method"] = self.method
+            d["attr"] = self.attr.to_json() if self.attr else None
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict) -> Entry:
+        attr = d.get("attr")
+        return cls(d["name"], d["mesh"], dict(d["sizes"]), tuple(Arg.from_json(a) for a in d["args"]), d["grad"],
+                   d.get("method", ""), Arg.from_json(attr) if attr else None)
 
 
 @dataclass(frozen=True)
@@ -110,13 +197,18 @@ class Program:
     """A generated program and what running it needs.
 
     Attributes:
-        text: the module's source (imports and ``@mesh`` function ``f``).
-        mesh: the mesh's name in :data:`MESHES` (for reports).
-        sizes: dim name -> global size.
-        args: ``f``'s parameters, in order.
-        grad: whether ``f`` returns a scalar loss whose gradients are compared too.
+        text: the module's source (imports, module-level values and helpers, ``@mesh`` functions).
+        mesh: the main function's mesh, a name in :data:`MESHES`.
+        sizes: dim name -> global size (the main function's).
+        args: the main function's parameters, in order (those a call passes).
+        grad: whether the main function returns a scalar loss whose gradients are compared too.
         seed: seeds the inputs.
         provoked: why the program was built to be rejected ("" for most).
+        entries: every ``@mesh`` function to check, the main one first; ``()`` means ``f`` alone,
+            described by ``mesh``, ``sizes``, ``args`` and ``grad``.
+        precision: "" (float32 tolerances), or "bfloat16"/"float16": the program computes in that
+            dtype somewhere, so values are compared with that dtype's tolerances.
+        triggers: options meshify may refuse: (reason, source fragments carrying it).
     """
 
     text: str
@@ -129,11 +221,25 @@ class Program:
     #: Filled for saved regressions: the outcome the test requires, and a strict-xfail reason.
     expect: str = ""
     xfail: str = ""
+    entries: tuple[Entry, ...] = ()
+    precision: str = ""
+    triggers: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def calls(self) -> tuple[Entry, ...]:
+        """Every ``@mesh`` function to check, the main one first."""
+        return self.entries or (Entry("f", self.mesh, dict(self.sizes), self.args, self.grad),)
 
     def metadata(self) -> dict:
         """What a saved regression file stores besides the source (see :func:`check.save`)."""
-        return {"mesh": self.mesh, "sizes": dict(self.sizes), "args": [a.to_json() for a in self.args],
+        meta = {"mesh": self.mesh, "sizes": dict(self.sizes), "args": [a.to_json() for a in self.args],
                 "grad": self.grad, "seed": self.seed, "provoked": self.provoked}
+        if self.entries:
+            meta["entries"] = [e.to_json() for e in self.entries]
+        if self.precision:
+            meta["precision"] = self.precision
+        if self.triggers:
+            meta["triggers"] = [[reason, list(fragments)] for reason, fragments in self.triggers]
+        return meta
 
 
 @dataclass
@@ -143,18 +249,242 @@ class _Value:
     scale: float  # rough rms magnitude
 
 
+# -- module-level pieces shared by every function of a program ---------------------------------------
+
+
+@dataclass(frozen=True)
+class _Template:
+    """A module-level helper generic in its operand's dims (so that functions on other meshes,
+    rules and sizes can share it): ``{k}`` is where a static factor goes."""
+
+    name: str
+    body: str
+    kind: str  # same | pair | droplast | project | stats
+
+
+TEMPLATES = (
+    _Template("center", "return (x0 - jnp.mean(x0, axis=0)){k}", "same"),
+    _Template("rms_norm", "return (x0 / jnp.sqrt(jnp.mean(x0 * x0, axis=-1, keepdims=True) + 1.0)){k}", "same"),
+    _Template("per_count", "return (x0 * (2.0 / x0.shape[0]) - jnp.sum(x0, axis=0) / x0.shape[0]){k}", "same"),
+    _Template("normalize", "return jax.nn.softmax(x0, axis=-1){k}", "same"),
+    _Template("row_mean", "return jnp.mean(x0, axis=-1){k}", "droplast"),
+    _Template("gate", "return (jnp.tanh(x0) * jax.nn.sigmoid(x1)){k}", "pair"),
+    _Template("project", "return jnp.tanh(x0 @ x1){k}", "project"),
+    _Template("stats", "return jnp.mean(x0, axis=0), jnp.max(x0, axis=0)", "stats"),
+)
+
+#: Helpers with a custom derivative: (name, definition, scale of the result or None for the operand's).
+CUSTOM = {
+    "scale_grad": ("""
+@jax.custom_vjp
+def scale_grad(x):
+    return x
+
+
+def _scale_grad_fwd(x):
+    return x, None
+
+
+def _scale_grad_bwd(_, g):
+    return (g * 0.5,)
+
+
+scale_grad.defvjp(_scale_grad_fwd, _scale_grad_bwd)
+""", None),
+    "soft_tanh": ("""
+@jax.custom_vjp
+def soft_tanh(x):
+    return jnp.tanh(x)
+
+
+def _soft_tanh_fwd(x):
+    y = jnp.tanh(x)
+    return y, y
+
+
+def _soft_tanh_bwd(y, g):
+    return (0.5 * g * (1.0 - y * y),)
+
+
+soft_tanh.defvjp(_soft_tanh_fwd, _soft_tanh_bwd)
+""", 1.0),
+    "soft_clip": ("""
+@jax.custom_jvp
+def soft_clip(x):
+    return 2.0 * jnp.tanh(x / 2.0)
+
+
+@soft_clip.defjvp
+def _soft_clip_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return soft_clip(x), 0.5 * t
+""", 2.0),
+}
+
+#: Helpers taking a tuple or list of arrays of the same dims.
+TUPLE_HELPERS = {
+    "combine": "def combine(xs):\n    a, b = xs\n    return a * 0.5 + jnp.tanh(b)\n",
+    "first_minus_second": "def first_minus_second(xs):\n    return xs[0] - xs[1] * 0.5\n",
+    "mean_of": "def mean_of(xs):\n    return sum(xs) / len(xs)\n",
+}
+
+
+@dataclass
+class _Module:
+    ch: Chooser
+    seed: int
+    dtype: str = "float32"
+    precision: str = ""
+    imports: set[str] = field(default_factory=set)
+    consts: dict[str, str] = field(default_factory=dict)
+    arrays: dict[str, str] = field(default_factory=dict)
+    defs: dict[str, str] = field(default_factory=dict)  # name -> definition, in order
+    shared: tuple[_Template, str, bool] | None = None  # template, decorator line, static factor
+    triggers: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+    provoked: str = ""
+
+    def trigger(self, reason: str, *fragments: str, unnamed: bool = False) -> None:
+        """Records an option meshify may refuse; ``unnamed``: it may leave a value whose dims meshify
+        cannot name, refused where that value is used (the error then says so, in words of :data:`UNNAMED`)."""
+        self.triggers.append((reason, tuple(f for f in fragments if f) + (UNNAMED if unnamed else ())))
+
+    def const(self, value: str) -> str:
+        name = f"C{len(self.consts)}"
+        self.consts[name] = value
+        return name
+
+    def array(self, shape: Sequence[int], std: float, dtype: str) -> str:
+        """A module-level array ``G<n>`` of seeded normals (the same in the converted file)."""
+        self.imports.add("numpy")
+        name = f"G{len(self.arrays)}"
+        rng_seed = (self.seed * 31 + len(self.arrays)) % 100_003
+        self.arrays[name] = (f"jnp.asarray(np.random.default_rng({rng_seed}).standard_normal({tuple(shape)!r}) * "
+                             f"{round(std, 4)}, dtype=jnp.{dtype})")
+        return name
+
+    def decorator(self, static_index: int) -> tuple[str, bool]:
+        """A random decorator for a helper: (the decorator line or "", whether it takes a static factor)."""
+        kind = _weighted(self.ch, [("none", 60), ("jit", 10), ("checkpoint", 8), ("remat", 3), ("partial_jit", 13),
+                                   ("partial_checkpoint", 4)])
+        if kind == "none":
+            return "", False
+        if kind in ("jit", "checkpoint", "remat"):
+            return f"@jax.{kind}", False
+        self.imports.add("functools")
+        nums = _pick(self.ch, [f"({static_index},)", str(static_index)])
+        return f"@functools.partial(jax.{kind.split('_')[1]}, static_argnums={nums})", True
+
+
+def _pick(ch: Chooser, options: Sequence[T]) -> T:
+    return options[ch.integer(0, len(options) - 1)]
+
+
+def _weighted(ch: Chooser, options: Sequence[tuple[T, int]]) -> T:
+    total = sum(w for _, w in options)
+    n = ch.integer(0, total - 1)
+    for item, w in options:
+        if n < w:
+            return item
+        n -= w
+    raise AssertionError
+
+
+# -- signatures ---------------------------------------------------------------------------------------
+
+_SIGNATURES: dict[str, list[tuple[str, str, object]]] = {}
+_NO_DEFAULT = object()
+
+
+def _signature(qualname: str) -> list[tuple[str, str, object]]:
+    """``qualname``'s parameters as (name, kind, default), read from the installed JAX."""
+    if qualname not in _SIGNATURES:
+        import importlib
+        import inspect
+
+        module, _, attr = qualname.rpartition(".")
+        fn = getattr(importlib.import_module(module), attr)
+        _SIGNATURES[qualname] = [(p.name, p.kind.name, _NO_DEFAULT if p.default is p.empty else p.default)
+                                 for p in inspect.signature(fn).parameters.values()]
+    return _SIGNATURES[qualname]
+
+
+def _literal(value: object) -> bool:
+    return value is None or isinstance(value, (bool, int, float, str))
+
+
+@dataclass
+class _Function:
+    """A built ``@mesh`` function, before it is placed in the module."""
+
+    name: str
+    mesh: str
+    axes: dict[str, int]
+    rules: dict[str, tuple[str, ...] | None]
+    rules_text: str
+    sizes: dict[str, int]
+    args: list[Arg]
+    lines: list[str]
+    ret: str
+    grad: bool
+    final_dims: tuple[str, ...]
+    helper: str
+    constraints: list[tuple[str, ...]]
+    fixed: set[str]
+
+    def decorator(self) -> str:
+        axes = ", ".join(f"{n}={s}" for n, s in self.axes.items())
+        return f"@mesh({axes}{self.rules_text})"
+
+    def params(self, args: Sequence[Arg] | None = None) -> list[str]:
+        return [f"{a.name}: {hint(a.dims)}" for a in (self.args if args is None else args)]
+
+    def text(self, *, name: str = "", params: Sequence[str] | None = None, first: Sequence[str] = (),
+             lines: Sequence[str] | None = None, indent: str = "", decorator: str = "") -> str:
+        body = "".join(_indent(line, indent + "    ") + "\n" for line in [*first, *(self.lines if lines is None
+                                                                                    else lines)])
+        params = self.params() if params is None else params
+        return (f"{indent}{decorator or self.decorator()}\n{indent}def {name or self.name}({', '.join(params)}) -> "
+                f"{self.ret}:\n{body}")
+
+    def entry(self, name: str = "") -> Entry:
+        return Entry(name or self.name, self.mesh, dict(self.sizes), tuple(self.args), self.grad)
+
+
+def _indent(line: str, prefix: str) -> str:
+    return "\n".join(prefix + part for part in line.split("\n"))
+
+
 @dataclass
 class _Builder:
     ch: Chooser
     mesh: str
     seed: int
+    module: _Module = None  # type: ignore[assignment]
+    name: str = "f"
+    callee: _Function | None = None
+    preset: dict[str, int] | None = None
+    single: bool = False  # one output (a function other functions call)
     axes: dict[str, int] = field(default_factory=dict)
     rules: dict[str, tuple[str, ...] | None] = field(default_factory=dict)
     sizes: dict[str, int] = field(default_factory=dict)
     args: list[Arg] = field(default_factory=list)
     values: list[_Value] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
+    constraints: list[tuple[str, ...]] = field(default_factory=list)
+    fixed: set[str] = field(default_factory=set)
     provoked: str = ""
+
+    def __post_init__(self) -> None:
+        if self.module is None:
+            self.module = _Module(self.ch, self.seed)
+
+    @property
+    def dtype(self) -> str:
+        return self.module.dtype
+
+    @property
+    def max_elements(self) -> int:
+        return MAX_ELEMENTS if self.dtype == "float32" else LOW_MAX_ELEMENTS
 
     # -- choices -------------------------------------------------------------------------------
 
@@ -166,19 +496,40 @@ class _Builder:
         return self.ch.integer(0, 99) >= 100 - percent
 
     def weighted(self, options: Sequence[tuple[T, int]]) -> T:
-        total = sum(w for _, w in options)
-        n = self.ch.integer(0, total - 1)
-        for item, w in options:
-            if n < w:
-                return item
-            n -= w
-        raise AssertionError
+        return _weighted(self.ch, options)
 
     def shuffled(self, items: Sequence[T]) -> list[T]:
         rest, out = list(items), []
         while rest:
             out.append(rest.pop(self.ch.integer(0, len(rest) - 1)))
         return out
+
+    def trigger(self, reason: str, *fragments: str, unnamed: bool = False) -> None:
+        self.module.trigger(reason, *fragments, unnamed=unnamed)
+
+    def call(self, spelled: str, qualname: str, required: Sequence[str], options: dict[str, str]) -> str:
+        """``spelled(required..., options...)``: each option by keyword or positionally (earlier optional
+        parameters then spelled with their defaults), as ``qualname``'s real signature allows."""
+        params = _signature(qualname)
+        if any(kind == "VAR_POSITIONAL" for _, kind, _ in params):
+            positional: list[tuple[str, object]] = []
+        else:
+            positional = [(n, d) for n, kind, d in params if kind in ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD")]
+        n_req = len(required)
+        reach = n_req
+        for name, default in positional[n_req:]:
+            if name not in options and not _literal(default):
+                break
+            reach += 1
+        last = max([i + 1 for i, (name, _) in enumerate(positional[:reach]) if name in options], default=n_req)
+        cut = self.ch.integer(n_req, last) if last > n_req else n_req
+        items = list(required)
+        used = set()
+        for name, default in positional[n_req:cut]:
+            items.append(options[name] if name in options else repr(default))
+            used.add(name)
+        items += [f"{k}={v}" for k, v in options.items() if k not in used]
+        return f"{spelled}({', '.join(items)})"
 
     # -- dims and rules --------------------------------------------------------------------------
 
@@ -216,6 +567,14 @@ class _Builder:
         if kind < 90 or not pairs:
             return self.pick(single) if single else ()
         return self.pick(pairs)
+
+    def set_rule(self, name: str, size: int) -> None:
+        """A random rule for an existing dim of ``size`` (a dim named like an axis that does not divide it: None)."""
+        rule = self._rule(size)
+        if rule != ():
+            self.rules[name] = rule
+        elif name in self.axes and size % self.axes[name]:
+            self.rules[name] = None
 
     def new_dim(self, size: int | None = None, base: str = "", split: bool = True) -> str:
         """A dim not used yet, with a random rule (if ``split``) and a size its shards divide (unless given)."""
@@ -255,7 +614,7 @@ class _Builder:
         return math.prod(1 if d is None else self.sizes[d] for d in dims)
 
     def fits(self, dims: Sequence[str | None]) -> bool:
-        return len(dims) <= MAX_RANK and self.elements(dims) <= MAX_ELEMENTS and len(set(dims) - {None}) == len(
+        return len(dims) <= MAX_RANK and self.elements(dims) <= self.max_elements and len(set(dims) - {None}) == len(
             [d for d in dims if d is not None])
 
     # -- values ------------------------------------------------------------------------------------
@@ -264,13 +623,39 @@ class _Builder:
         name = f"x{len(self.args)}"
         # Some inputs take few values, so that reductions meet exact ties (their gradients must still match).
         kind = "steps" if self.flag(12) else "float"
-        self.args.append(Arg(name, tuple(dims), kind=kind, std=round(std, 4)))
+        self.args.append(Arg(name, tuple(dims), kind=kind, std=round(std, 4), dtype=self.dtype))
+        self.constraints.append(tuple(dims))
         value = _Value(name, tuple(dims), std)
         return value
 
-    def ids(self, dims: Sequence[str], high: int) -> str:
+    def cancelling(self, dims: Sequence[str], axis: int) -> _Value:
+        """A new low-precision parameter whose sum over ``axis`` cancels (see :class:`Arg`)."""
+        name = f"x{len(self.args)}"
+        self.args.append(Arg(name, tuple(dims), kind="cancel", dtype=self.dtype, axis=axis))
+        self.constraints.append(tuple(dims))
+        return _Value(name, tuple(dims), 1.0)
+
+    def ids(self, dims: Sequence[str], high: int, low: int = 0) -> str:
         name = f"ids{len(self.args)}"
-        self.args.append(Arg(name, tuple(dims), kind="ids", high=high))
+        self.args.append(Arg(name, tuple(dims), kind="ids", high=high, low=low))
+        self.constraints.append(tuple(dims))
+        return name
+
+    def id_range(self, size: int) -> tuple[int, int]:
+        """Ids for a table of ``size`` rows: in range mostly, else negative ones too, or out of range both ways."""
+        kind = self.weighted([("in", 70), ("negative", 15), ("out", 15)])
+        if kind == "in":
+            return 0, size
+        if kind == "negative":
+            return -size, size
+        return -2 * size, 2 * size
+
+    def key(self) -> str:
+        existing = [a for a in self.args if a.kind == "key"]
+        if existing:
+            return existing[0].name
+        name = f"key{len(self.args)}"
+        self.args.append(Arg(name, (), kind="key"))
         return name
 
     def operand(self, dims: Sequence[str], std: float = 1.0, any_order: bool = False) -> _Value:
@@ -283,17 +668,21 @@ class _Builder:
 
     def emit(self, expr: str, dims: Sequence[str | None], scale: float, pin: bool | None = None) -> _Value:
         """``v = expr``, or ``v: Tensor[dims] = expr`` (pinning the rules' layout) when valid."""
-        name = f"v{len([v for v in self.values if v.name.startswith('v')])}"
+        name = self.fresh()
         dims = tuple(dims)
         if pin is None:
             pin = None not in dims and self.disjoint(dims) and self.flag(25)
         if pin:
             self.lines.append(f"{name}: {hint(dims)} = {expr}")  # type: ignore[arg-type]
+            self.constraints.append(dims)  # type: ignore[arg-type]
         else:
             self.lines.append(f"{name} = {expr}")
         value = _Value(name, dims, min(scale, 1e6))
         self.values.append(value)
         return value
+
+    def fresh(self) -> str:
+        return f"v{len([v for v in self.values if v.name.startswith('v')])}"
 
     def pick_value(self) -> _Value:
         """The latest value mostly (so programs are chains), sometimes an earlier one."""
@@ -301,22 +690,52 @@ class _Builder:
             return self.values[-1]
         return self.pick(self.values)
 
+    def full_values(self, dims: Sequence[str | None]) -> list[_Value]:
+        return [v for v in self.values if v.dims == tuple(dims) and v.scale <= MAX_SCALE]
+
+    def mask(self, a: _Value) -> str:
+        """A boolean mask broadcasting against ``a`` (mostly true, so that few slices are empty)."""
+        kind = self.weighted([("self", 3), ("other", 2)])
+        if kind == "other" and a.dims and None not in a.dims:
+            k = self.ch.integer(0, len(a.dims) - 1)
+            b = self.operand(a.dims[k:])  # type: ignore[arg-type]
+            return f"{b.name} > {self.pick(['-1.0', '-0.5', '0'])}"
+        return f"{a.name} > {self.pick(['-1.0', '0', '-0.5'])}"
+
     # -- program ----------------------------------------------------------------------------------
 
-    def build(self) -> Program:
+    def build(self, statements: tuple[int, int] = (2, 10), force: str = "") -> _Function:
         self.axes = dict(MESHES[self.mesh])
-        first = [self.some_dim() for _ in range(self.ch.integer(1, 3))]
-        first = list(dict.fromkeys(first))
-        while not self.disjoint(first):
-            first.pop()
+        for d, size in (self.preset or {}).items():
+            self.sizes[d] = size
+            if self.callee is not None and d in self.callee.fixed:  # a scan's layers, a reshaped dim: unsplit
+                if d in self.axes:
+                    self.rules[d] = None
+            else:
+                self.set_rule(d, size)
+        if self.callee is not None:  # the callee's hints stay valid under this function's rules too
+            _settle(self, self.callee.constraints)
+        first: list[str] = []
+        if self.callee is not None and self.flag(60):  # f's first parameter fits the callee's
+            first = [d for d in self.callee.args[0].dims]
+        if not first or not self.disjoint(first):
+            first = [self.some_dim() for _ in range(self.ch.integer(1, 3))]
+            first = list(dict.fromkeys(first))
+            while not self.disjoint(first):
+                first.pop()
         self.values.append(self.param(first))
-        for _ in range(self.ch.integer(2, 10)):
+        for step in range(self.ch.integer(*statements)):
             a = self.pick_value()
             if a.scale > MAX_SCALE:
                 self.squash(a)
                 continue
+            if step == 0 and force:
+                op, _, sub = force.partition(":")
+                if getattr(self, f"op_{op}")(a, sub):
+                    continue
             op = self.weighted([("unary", 14), ("binary", 18), ("einsum", 18), ("matmul", 9), ("reduce", 12),
-                                ("softmax", 8), ("shape", 11), ("lookup", 8), ("loop", 6)])
+                                ("softmax", 8), ("shape", 11), ("lookup", 8), ("loop", 6), ("literal", 5),
+                                ("listy", 4), ("call", 5), ("const", 4)])
             if not getattr(self, f"op_{op}")(a):
                 self.op_unary(a)
         return self.finish()
@@ -326,7 +745,7 @@ class _Builder:
         c = 2 ** math.ceil(math.log2(a.scale))
         self.emit(self.pick([f"jnp.tanh({a.name} / {c})", f"{a.name} / {c}", f"{a.name} * {1 / c}"]), a.dims, 1.0)
 
-    def finish(self) -> Program:
+    def finish(self) -> _Function:
         final = self.values[-1]
         if None in final.dims:
             final = self.broadcast_full(final)
@@ -335,10 +754,12 @@ class _Builder:
             final = self.loss(final)
         outputs = [final]
         other = [v for v in self.values[:-1] if None not in v.dims and self.disjoint(v.dims) and v is not final]
-        if not grad and other and self.flag(10):
+        if not grad and other and self.flag(10) and not self.single:
             outputs.insert(0, self.pick(other))
         hints = [hint(v.dims) for v in outputs]  # type: ignore[arg-type]
-        if self.flag(5):
+        for v in outputs:
+            self.constraints.append(v.dims)  # type: ignore[arg-type]
+        if self.flag(5) and not self.single:
             hints[-1] = self.provoke(outputs[-1]) or hints[-1]
         returned = ", ".join(v.name for v in outputs)
         last = self.lines[-1]
@@ -348,12 +769,14 @@ class _Builder:
             self.lines.append(f"return {returned}")
         ret = hints[0] if len(hints) == 1 else f"tuple[{', '.join(hints)}]"
         helper = self.extract_helper() if len(self.lines) >= 3 and self.flag(20) else ""
-        return Program(self.source(ret, helper), self.mesh, dict(self.sizes), tuple(self.args), grad, self.seed,
-                       self.provoked)
+        self.module.provoked = self.module.provoked or self.provoked
+        return _Function(self.name, self.mesh, self.axes, self.rules, self.rules_text(), self.sizes, self.args,
+                         self.lines, ret, grad, tuple(final.dims), helper, self.constraints,  # type: ignore[arg-type]
+                         self.fixed)
 
     def extract_helper(self) -> str:
-        """Moves a run of ``f``'s statements into a module-level ``helper`` (unhinted parameters: the
-        caller's layouts specialise it) and calls it instead; "" when the run defines nothing used later."""
+        """Moves a run of statements into a module-level helper (unhinted parameters: the caller's layouts
+        specialise it), now and then decorated, and calls it instead; "" when the run defines nothing used later."""
         body = self.lines[:-1]  # the last line returns
         i = self.ch.integer(0, len(body) - 1)
         j = self.ch.integer(i + 1, len(body))
@@ -366,9 +789,38 @@ class _Builder:
         if not outputs:
             return ""
         free = list(dict.fromkeys(free))
-        self.lines[i:j] = [f"{', '.join(outputs)} = helper({', '.join(free)})"]
-        lines = "".join(f"    {line}\n" for line in inside)
-        return f"\n\ndef helper({', '.join(free)}):\n{lines}    return {', '.join(outputs)}\n"
+        name = "helper" if self.name == "f" else f"helper_{self.name}"
+        decorator, static = self.module.decorator(len(free))
+        params, args = list(free), list(free)
+        inside = list(inside)
+        if static:
+            params.append("k")
+            args.append(self.pick(["0.5", "1.0"]))
+            inside.append(f"{outputs[0]} = {outputs[0]} * k")
+        first = next((v for v in reversed(self.values) if v.name == outputs[0]), None)
+        if first is not None and first.dims and None not in first.dims and self.flag(10):
+            # an array default argument the call leaves out, broadcasting against the first output
+            dims = first.dims[-self.ch.integer(1, len(first.dims)):]
+            g = self.module.array([self.sizes[d] for d in dims], 1.0, self.dtype)  # type: ignore[index]
+            params.append(f"b={g}")
+            inside.append(f"{outputs[0]} = {outputs[0]} + 0.5 * b")
+            self.trigger("a helper's array default argument", f"b={g}", "0.5 * b", unnamed=True)
+        called = name if static else self.wrapped(name)  # a traced static argument would be an error
+        self.lines[i:j] = [f"{', '.join(outputs)} = {called}({', '.join(args)})"]
+        if decorator:
+            self.trigger(f"helper under {decorator}", decorator, f"def {name}(", unnamed=True)
+        lines = "".join(_indent(line, "    ") + "\n" for line in inside)
+        head = f"{decorator}\n" if decorator else ""
+        return f"\n\n{head}def {name}({', '.join(params)}):\n{lines}    return {', '.join(outputs)}\n"
+
+    def wrapped(self, name: str) -> str:
+        """``name``, or now and then ``jax.jit(name)`` / ``jax.checkpoint(name)`` at the call site."""
+        form = self.weighted([("plain", 92), ("jit", 4), ("checkpoint", 4)])
+        if form == "plain":
+            return name
+        spelled = f"jax.{form}({name})"
+        self.trigger(f"{spelled}(...) at the call site", spelled, unnamed=True)
+        return spelled
 
     def provoke(self, value: _Value) -> str:
         """A return hint naming ``value``'s dims permuted (or one renamed): meshify must reject it."""
@@ -389,13 +841,6 @@ class _Builder:
             self.provoked = ""
             return ""
         return hint(tuple(dims))  # type: ignore[arg-type]
-
-    def source(self, ret: str, helper: str = "") -> str:
-        axes = ", ".join(f"{n}={s}" for n, s in self.axes.items())
-        rules = self.rules_text()
-        params = ", ".join(f"{a.name}: {hint(a.dims)}" for a in self.args)
-        body = "".join(f"    {line}\n" for line in self.lines)
-        return f"{HEADER}{helper}\n\n@mesh({axes}{rules})\ndef f({params}) -> {ret}:\n{body}"
 
     def rules_text(self) -> str:
         if not self.rules:
@@ -420,8 +865,27 @@ class _Builder:
                ("jax.nn.relu6({})", 6.0), ("jnp.maximum({}, 0.0)", None)]
         if a.scale <= 1.5:
             fns += [("jnp.exp({})", math.exp(a.scale) * 2), ("jnp.square({})", a.scale ** 2 * 2)]
+        if self.flag(8):
+            return self.unary_cast(a)
         template, scale = self.pick(fns)
         self.emit(template.format(a.name), a.dims, scale if scale is not None else a.scale)
+        return True
+
+    def unary_cast(self, a: _Value) -> bool:
+        """``astype`` and ``jnp.asarray(dtype=)`` spellings; a round trip through a narrower dtype only on an
+        input (exact, so both programs round the same values) or in a low-precision program."""
+        is_input = any(arg.name == a.name for arg in self.args)
+        forms = ["{}.astype(jnp.float32)", "{}.astype('float32')", "jnp.asarray({}, dtype=jnp.float32)",
+                 "jnp.astype({}, jnp.float32)", "{}.astype(float)"]
+        narrow = ["{}.astype(jnp.bfloat16).astype(jnp.float32)", "{}.astype(jnp.float16).astype(jnp.float32)"]
+        if is_input or self.dtype != "float32":
+            forms += narrow
+        if self.dtype != "float32":
+            forms += [f"{{}}.astype(jnp.{self.dtype})", f"jnp.asarray({{}}, dtype=jnp.{self.dtype})"]
+        template = self.pick(forms)
+        expr = template.format(a.name)
+        self.trigger("astype", expr, unnamed=True)
+        self.emit(expr, a.dims, a.scale)
         return True
 
     def op_binary(self, a: _Value) -> bool:
@@ -554,22 +1018,60 @@ class _Builder:
         kind = self.pick(["sum", "mean", "max", "min"])
         axis = self.axis_text(len(a.dims))
         keepdims = self.flag(20)
+        if self.dtype != "float32" and kind in ("sum", "mean") and None not in a.dims and self.flag(40) \
+                and axis.lstrip("-").isdigit() and self.disjoint(a.dims):
+            split = [i for i, d in enumerate(a.dims) if self.axes_of(d)]
+            if split:  # where each device holds a partial sum
+                axis = str(self.pick(split))
+            a = self.cancelling(a.dims, int(axis) % len(a.dims))
         reduced = self.axes_from(axis, len(a.dims))
         n = math.prod(self.sizes[a.dims[i]] for i in reduced if a.dims[i] is not None)
         if kind == "sum" and a.scale * n > MAX_SCALE:
             kind = "mean"
-        extra = ", keepdims=True" if keepdims else ""
+        options: dict[str, str] = {"axis": axis}
+        if keepdims:
+            options["keepdims"] = "True"
+        extra = self.reduce_options(a, kind) if self.flag(18) else {}
+        options |= extra
+        scale = a.scale * n if kind == "sum" else a.scale
+        if "initial" in extra:
+            scale += 1.0
         form = self.ch.integer(0, 2)
-        if form == 0:
-            expr = f"jnp.{kind}({a.name}, axis={axis}{extra})"
-        elif form == 1:
-            expr = f"{a.name}.{kind}(axis={axis}{extra})"
+        if form == 1 and "out" not in options:
+            expr = f"{a.name}.{kind}({', '.join(f'{k}={v}' for k, v in options.items())})"
+        elif form == 2 and not extra:  # the original positional form: jnp.max(x, 1, keepdims=True)
+            expr = f"jnp.{kind}({a.name}, {axis}{', keepdims=True' if keepdims else ''})"
         else:
-            expr = f"jnp.{kind}({a.name}, {axis}{extra})"
+            if axis == "None" and self.flag(30):
+                del options["axis"]
+            expr = self.call(f"jnp.{kind}", f"jax.numpy.{kind}", [a.name], options)
+        if extra:
+            self.trigger(f"jnp.{kind} with {', '.join(extra)}", expr)
         dims = [None if i in reduced else d for i, d in enumerate(a.dims)] if keepdims else \
             [d for i, d in enumerate(a.dims) if i not in reduced]
-        self.emit(expr, dims, a.scale * n if kind == "sum" else a.scale)
+        self.emit(expr, dims, scale)
         return True
+
+    def reduce_options(self, a: _Value, kind: str) -> dict[str, str]:
+        """Some of ``where=``, ``initial=``, ``dtype=`` (as ``kind``'s signature has them)."""
+        names = [n for n, _, _ in _signature(f"jax.numpy.{kind}")]
+        options: dict[str, str] = {}
+        if "dtype" in names and self.flag(35):
+            dtypes = ["jnp.float32"] + (["jnp.bfloat16"] if kind == "sum" and self.flag(20) else [])
+            options["dtype"] = self.pick(dtypes)
+            if options["dtype"] != "jnp.float32":
+                self.module.precision = self.module.precision or "bfloat16"
+        if "initial" in names and self.flag(40):
+            options["initial"] = self.pick(["0.5", "1.0", "-1.0", "0.0"])
+        if self.flag(60):
+            options["where"] = self.mask(a)
+            if kind in ("max", "min") and "initial" not in options:
+                options["initial"] = self.pick(["0.0", "-1.0" if kind == "max" else "1.0"])
+        if not options:
+            options["where"] = self.mask(a)
+            if kind in ("max", "min"):
+                options["initial"] = "0.0"
+        return options
 
     def op_softmax(self, a: _Value) -> bool:
         if not a.dims or None in a.dims:
@@ -581,15 +1083,47 @@ class _Builder:
             self.axis_text(rank, allow_none=kind == "logsumexp")
         reduced = self.axes_from(axis, rank)
         log_n = math.log(math.prod(self.sizes[a.dims[i]] for i in reduced))  # type: ignore[index]
-        axis_part = "" if omit else f", axis={axis}"
+        options: dict[str, str] = {} if omit else {"axis": axis}
+        extras: list[str] = []
+        if self.flag(20):
+            mask = self.mask(a)
+            options["where"] = mask
+            extras.append("where")
+        qualname = f"jax.nn.{kind}"
         if kind != "logsumexp":
             scale = 1.0 if kind == "softmax" else a.scale + log_n
-            return bool(self.emit(f"jax.nn.{kind}({a.name}{axis_part})", a.dims, scale))
+            expr = self.call(f"jax.nn.{kind}", qualname, [a.name], options) if options else f"jax.nn.{kind}({a.name})"
+            if extras:
+                self.trigger(f"jax.nn.{kind} with where", expr)
+                if kind == "log_softmax":  # masked entries are -inf: keep them out of what follows
+                    expr = f"jnp.where({options['where']}, {expr}, 0.0)"
+            return bool(self.emit(expr, a.dims, scale))
         keepdims = self.flag(15)
+        if keepdims:
+            options["keepdims"] = "True"
+        if self.flag(15):
+            k = self.ch.integer(0, rank - 1)
+            w = self.operand(a.dims[k:])  # type: ignore[arg-type]
+            options["b"] = self.pick([f"jnp.abs({w.name})", f"jnp.abs({w.name}) + 0.5", f"{w.name} * {w.name}"])
+            extras.append("b")
+        sign = self.flag(6)
+        if sign:
+            options["return_sign"] = "True"
+            extras.append("return_sign")
         dims = [None if i in reduced else d for i, d in enumerate(a.dims)] if keepdims else \
             [d for i, d in enumerate(a.dims) if i not in reduced]
-        extra = ", keepdims=True" if keepdims else ""
-        self.emit(f"jax.nn.logsumexp({a.name}{axis_part}{extra})", dims, a.scale + log_n)
+        expr = self.call("jax.nn.logsumexp", qualname, [a.name], options) if options else \
+            f"jax.nn.logsumexp({a.name})"
+        if extras:
+            self.trigger(f"jax.nn.logsumexp with {', '.join(extras)}", expr)
+        if not sign:
+            self.emit(expr, dims, a.scale + log_n + 2)
+            return True
+        lse, sgn = self.fresh(), f"v{len([v for v in self.values if v.name.startswith('v')]) + 1}"
+        self.lines.append(f"{lse}, {sgn} = {expr}")
+        self.values.append(_Value(lse, tuple(dims), a.scale + log_n + 2))
+        self.values.append(_Value(sgn, tuple(dims), 1.0))
+        self.emit(f"{lse} * {sgn}", dims, a.scale + log_n + 2)
         return True
 
     def op_einsum(self, a: _Value) -> bool:
@@ -637,8 +1171,20 @@ class _Builder:
         fn = self.pick(["jnp.einsum", "es", "jax.numpy.einsum"])
         n = math.prod(self.sizes[d] for d in union if d not in out)
         scale = math.prod(o.scale for o in operands) * math.sqrt(n)
-        self.emit(f"{fn}({spec!r}, {', '.join(o.name for o in operands)})".replace("'", '"'), out, scale)
+        options = self.dot_options()
+        expr = self.call(fn, "jax.numpy.einsum", [f"{spec!r}".replace("'", '"'), *(o.name for o in operands)], options)
+        if options:
+            self.trigger(f"einsum with {', '.join(options)}", expr)
+        self.emit(expr, out, scale)
         return True
+
+    def dot_options(self) -> dict[str, str]:
+        if not self.flag(10):
+            return {}
+        kind = self.pick(["precision", "preferred_element_type"])
+        if kind == "precision":
+            return {"precision": self.pick(["jax.lax.Precision.HIGHEST", '"highest"', "jax.lax.Precision.DEFAULT"])}
+        return {"preferred_element_type": "jnp.float32"}
 
     def letters(self, dims: Sequence[str]) -> dict[str, str]:
         free = list("abcdefghijklmnopqrstuvwxyz")
@@ -673,7 +1219,14 @@ class _Builder:
         if spell.startswith("jnp.dot") and len(right.dims) > 2:
             spell = "jnp.matmul({}, {})"
         k = self.sizes[left.dims[-1]]
-        self.emit(spell.format(left.name, right.name), out, left.scale * right.scale * math.sqrt(k))
+        expr = spell.format(left.name, right.name)
+        if spell.startswith("jnp."):
+            options = self.dot_options()
+            if options:
+                fn = spell.split("(")[0]
+                expr = self.call(fn, "jax.numpy." + fn[4:], [left.name, right.name], options)
+                self.trigger(f"{fn} with {', '.join(options)}", expr)
+        self.emit(expr, out, left.scale * right.scale * math.sqrt(k))
         return True
 
     def op_shape(self, a: _Value) -> bool:
@@ -721,6 +1274,7 @@ class _Builder:
         out = (*a.dims[:i], merged, *a.dims[i + 2:])
         if not self.disjoint(out):
             return False
+        self.fixed |= {major, minor, merged}  # type: ignore[arg-type]
         self.reshape(a, out)
         return True
 
@@ -738,6 +1292,7 @@ class _Builder:
         out = (*a.dims[:i], hi, lo, *a.dims[i + 1:])
         if not self.disjoint(out):
             return False
+        self.fixed |= {d, hi, lo}  # type: ignore[arg-type]
         self.reshape(a, out)
         return True
 
@@ -781,9 +1336,15 @@ class _Builder:
         out = (*a.dims[:k], joined, *a.dims[k + 1:])
         if not self.disjoint(out) or not self.fits(out):
             return False
+        self.fixed |= {a.dims[k], joined}  # type: ignore[arg-type]
         items = ", ".join(p.name for p in parts)
-        self.emit(f"jnp.concatenate([{items}], axis={self.pick([k, k - len(a.dims)])})", out,
-                  max(p.scale for p in parts), pin=True)
+        seq = self.pick([f"[{items}]", f"({items})"])
+        axis = str(self.pick([k, k - len(a.dims)]))
+        if k == 0 and self.flag(20):
+            expr = f"jnp.concatenate({seq})"
+        else:
+            expr = self.call("jnp.concatenate", "jax.numpy.concatenate", [seq], {"axis": axis})
+        self.emit(expr, out, max(p.scale for p in parts), pin=True)
         return True
 
     def shape_stack(self, a: _Value) -> bool:
@@ -796,8 +1357,11 @@ class _Builder:
         out = (*a.dims[:k], new, *a.dims[k:])
         if not self.disjoint(out) or not self.fits(out):
             return False
+        self.fixed.add(new)
         items = ", ".join(p.name for p in parts)
-        self.emit(f"jnp.stack(({items}), axis={k})", out, max(p.scale for p in parts), pin=True)
+        seq = self.pick([f"({items})", f"[{items}]"])
+        expr = self.call("jnp.stack", "jax.numpy.stack", [seq], {"axis": str(k)})
+        self.emit(expr, out, max(p.scale for p in parts), pin=True)
         return True
 
     def op_loop(self, a: _Value) -> bool:
@@ -812,10 +1376,11 @@ class _Builder:
         scale = max(a.scale, 1.0) + 1.5
         if kind == "scan":
             layer = self.new_dim(size=self.pick((2, 3)), base="layer", split=False)
+            self.fixed.add(layer)
             w = self.param((layer, *w_dims), std=0.5)
-            carry = f"v{len([v for v in self.values if v.name.startswith('v')])}"
+            carry = self.fresh()
             self.values.append(_Value(carry, a.dims, scale))
-            ys = f"v{len([v for v in self.values if v.name.startswith('v')])}"
+            ys = self.fresh()
             step = self.pick(["jnp.tanh(h * w)", "h + 0.5 * jnp.sin(w)", "h * 0.5 + jnp.cos(h * w)"])
             out = self.pick(["None", "h", "jnp.tanh(h)"])
             if out == "None":
@@ -830,26 +1395,38 @@ class _Builder:
         if kind == "fori":
             body = step.format(h="h", w=w.name if w else "")
             self.emit(f"jax.lax.fori_loop(0, {n}, lambda i, h: {body}, {a.name})", a.dims, scale)
-        else:  # the carried name is rebound in the loop body (8 spaces: the body's own indent)
-            self.lines.append(f"for _ in range({n}):\n        {a.name} = {step.format(h=a.name, w=w.name if w else '')}")
+        else:  # the carried name is rebound in the loop body (indented relative to the for)
+            self.lines.append(f"for _ in range({n}):\n    {a.name} = {step.format(h=a.name, w=w.name if w else '')}")
             a.scale = scale
         return True
 
     def op_lookup(self, a: _Value) -> bool:
         if not a.dims or None in a.dims or not self.disjoint(a.dims):
             return False
-        kind = self.weighted([("index", 4), ("take", 3), ("along", 4)])
+        kind = self.weighted([("index", 4), ("take", 3), ("along", 4), ("one_hot", 2)])
+        if kind == "one_hot":
+            return self.lookup_one_hot(a)
         rank = len(a.dims)
         k = 0 if kind == "index" else self.ch.integer(0, rank - 1)
         high = self.sizes[a.dims[k]]  # type: ignore[index]
+        low, high = self.id_range(high)
         if kind == "along":
             sel = a.dims[k] if self.flag(40) else self.some_dim(exclude=a.dims, compatible=a.dims)
             idx_dims = (*a.dims[:k], sel, *a.dims[k + 1:])
-            if not self.disjoint(idx_dims) or not self.fits(idx_dims):
+            union = tuple(dict.fromkeys([*a.dims, sel]))
+            if not self.disjoint(idx_dims) or not self.fits(idx_dims) or not self.disjoint(union):
                 return False
-            ids = self.ids(idx_dims, high)  # type: ignore[arg-type]
-            axis = self.pick([k, k - rank])
-            self.emit(f"jnp.take_along_axis({a.name}, {ids}, axis={axis})", idx_dims, a.scale)
+            self.constraints.append(union)  # type: ignore[arg-type]
+            ids = self.ids(idx_dims, high, low)  # type: ignore[arg-type]
+            options = {"axis": str(self.pick([k, k - rank]))}
+            if k == rank - 1 and self.flag(15):
+                del options["axis"]
+            extra = self.lookup_options(along=True)
+            options |= extra
+            expr = self.call("jnp.take_along_axis", "jax.numpy.take_along_axis", [a.name, ids], options)
+            if extra:
+                self.trigger(f"take_along_axis with {', '.join(extra)}", expr)
+            self.emit(expr, idx_dims, a.scale)
             return True
         rest = [d for j, d in enumerate(a.dims) if j != k]
         id_dims: list[str] = []
@@ -861,19 +1438,331 @@ class _Builder:
         out = (*rest[:k], *id_dims, *rest[k:])
         if not id_dims or not self.fits(out) or not self.disjoint(out):
             return False
-        ids = self.ids(id_dims, high)
+        self.constraints.append((*a.dims, *id_dims))  # type: ignore[arg-type]
+        ids = self.ids(id_dims, high, low)
         if kind == "index":
             self.emit(f"{a.name}[{ids}]", out, a.scale)
         else:
-            self.emit(f"jnp.take({a.name}, {ids}, axis={self.pick([k, k - rank])})", out, a.scale)
+            extra = self.lookup_options(along=False)
+            expr = self.call("jnp.take", "jax.numpy.take", [a.name, ids],
+                             {"axis": str(self.pick([k, k - rank]))} | extra)
+            if extra:
+                self.trigger(f"jnp.take with {', '.join(extra)}", expr)
+            self.emit(expr, out, a.scale)
+        return True
+
+    def lookup_options(self, along: bool) -> dict[str, str]:
+        """``mode=`` and ``fill_value=`` (and ``wrap_negative_indices=`` for take_along_axis), now and then."""
+        options: dict[str, str] = {}
+        if self.flag(35):
+            options["mode"] = self.pick(['"fill"', '"clip"', '"wrap"', "None"] if not along else
+                                        ['"fill"', '"clip"', "None"])
+        if options.get("mode", "None") in ('"fill"', "None") and self.flag(25):
+            options["fill_value"] = self.pick(["0.0", "-1.0", "1.0"])
+        if along and self.flag(5):
+            options["wrap_negative_indices"] = self.pick(["True", "False"])
+        return options
+
+    def lookup_one_hot(self, a: _Value) -> bool:
+        """``o: Tensor[ids..., "depth"] = jax.nn.one_hot(ids, n)``, contracted with ``a`` over its first dim."""
+        depth = a.dims[0]
+        id_dims: list[str] = []
+        for _ in range(self.ch.integer(1, 2)):
+            d = self.some_dim(exclude=list(a.dims) + id_dims, compatible=list(a.dims) + id_dims)
+            if d not in a.dims and d not in id_dims:
+                id_dims.append(d)
+        first = self.flag(20)  # axis=0: the classes come first
+        o_dims = (depth, *id_dims) if first else (*id_dims, depth)
+        out = (*id_dims, *a.dims[1:])
+        if not id_dims or not self.fits(o_dims) or not self.fits(out) or not self.disjoint(o_dims) \
+                or not self.disjoint(out):
+            return False
+        low, high = self.id_range(self.sizes[depth])  # type: ignore[index]
+        ids = self.ids(id_dims, high, low)
+        n = self.pick([str(self.sizes[depth]), f"{a.name}.shape[0]"])
+        options: dict[str, str] = {}
+        if first:
+            options["axis"] = "0"
+        if self.flag(20):
+            options["dtype"] = f"jnp.{self.dtype}"
+        expr = self.call("jax.nn.one_hot", "jax.nn.one_hot", [ids, n], options)
+        pinned = self.flag(85)
+        if n.isdigit():
+            self.trigger("one_hot with a literal depth", expr, unnamed=True)
+        if not pinned:
+            self.trigger("one_hot without a hint", expr, unnamed=True)
+        if options:
+            self.trigger(f"one_hot with {', '.join(options)}", expr)
+        o = self.emit(expr, o_dims, 1.0, pin=pinned)
+        letters = self.letters(list(dict.fromkeys([*o_dims, *a.dims])))
+        spec = f"{''.join(letters[d] for d in o_dims)},{''.join(letters[d] for d in a.dims)}->" \
+               f"{''.join(letters[d] for d in out)}"  # type: ignore[index]
+        if len(a.dims) == 2 and not first and self.flag(40):
+            expr = f"{o.name} @ {a.name}"
+        else:
+            expr = f'jnp.einsum("{spec}", {o.name}, {a.name})'
+        self.emit(expr, out, a.scale)
+        return True
+
+    # -- the newer families: literal shapes, lists, calls, module-level values -----------------------
+
+    def op_literal(self, a: _Value) -> bool:
+        """Arrays of literal shape (``jnp.ones((4, 8))``, ``jnp.arange(8)``, ``jax.random.normal(key, (8,))``)
+        broadcasting against ``a``, and ``jnp.full``/``full_like`` with a value meshify may hold partial."""
+        if not a.dims or None in a.dims:
+            return False
+        kind = self.weighted([("ctor", 6), ("full", 3), ("full_like", 3), ("random", 2)])
+        if kind in ("full", "full_like"):
+            return self.literal_full(a, kind)
+        k = self.ch.integer(1, min(2, len(a.dims)))
+        sub = a.dims[-k:]
+        sizes = [self.sizes[d] for d in sub]  # type: ignore[index]
+        shape = self.shape_text(a, sub, sizes)
+        if kind == "random":
+            key = self.key()
+            fn = self.pick(["normal", "uniform"])
+            ctor = f"jax.random.{fn}({key}, {shape})"
+            if self.dtype != "float32" and self.flag(50):
+                ctor = f"jax.random.{fn}({key}, {shape}, dtype=jnp.{self.dtype})"
+        elif k == 1:
+            n = sizes[0]
+            ctor = self.pick([f"jnp.arange({n}) / {n}", f"jnp.arange({n}, dtype=jnp.float32) * {1 / n!r}",
+                              f"jnp.linspace(-1.0, 1.0, {n})", f"jnp.ones({shape})", f"jnp.zeros({shape}) + 0.5",
+                              f"jnp.full({shape}, 0.25)", f"jnp.ones({shape}, dtype=jnp.{self.dtype})"])
+        else:
+            n, m = sizes
+            ctor = self.pick([f"jnp.ones({shape})", f"jnp.full({shape}, 0.5)", f"jnp.eye({n}, {m})",
+                              f"jnp.tri({n}, {m})", f"jnp.arange({n * m}).reshape({n}, {m}) / {n * m}",
+                              f"jnp.zeros({shape}) - 0.25"])
+        self.trigger("an array of literal shape", ctor, unnamed=True)
+        if self.flag(30) and self.disjoint(sub):  # named first, then used
+            c = self.emit(ctor, sub, 1.0, pin=True)
+            ctor = c.name
+        op = self.pick(["*", "+", "-"])
+        self.emit(f"{a.name} {op} {ctor}", a.dims, a.scale + 1.0)
+        return True
+
+    def shape_text(self, a: _Value, sub: Sequence[str | None], sizes: Sequence[int]) -> str:
+        """A literal shape ``(4, 8)`` / ``8`` / ``(8,)``, or read off ``a.shape``."""
+        rank, k = len(a.dims), len(sub)
+        form = self.weighted([("literal", 7), ("shape", 2), ("slice", 1)])
+        if form == "shape":
+            return "(" + ", ".join(f"{a.name}.shape[{rank - k + i}]" for i in range(k)) + ("," if k == 1 else "") + ")"
+        if form == "slice":
+            return f"{a.name}.shape[{rank - k}:]"
+        if k == 1:
+            return self.pick([str(sizes[0]), f"({sizes[0]},)"])
+        return f"({', '.join(map(str, sizes))})"
+
+    def literal_full(self, a: _Value, kind: str) -> bool:
+        scalars = self.full_values(())
+        vectors = [v for i in range(1, len(a.dims)) for v in self.full_values(a.dims[i:])] if kind == "full_like" \
+            else []
+        source = self.weighted([("literal", 2), ("scalar", 3 if scalars else 0), ("vector", 2 if vectors else 0),
+                                ("inline", 3)])
+        if source == "literal":
+            fill, scale = self.pick(["0.5", "2.0", "-1.0"]), 2.0
+        elif source == "scalar":
+            v = self.pick(scalars)
+            fill, scale = v.name, v.scale
+        elif source == "vector":
+            v = self.pick(vectors)
+            fill, scale = v.name, v.scale
+        else:  # a reduction of a live value, often a partial sum where a split dim is summed
+            b = self.pick([v for v in self.values if None not in v.dims and v.dims and v.scale <= MAX_SCALE] or [a])
+            fill, scale = f"jnp.{self.pick(['sum', 'mean', 'max'])}({b.name})", b.scale * self.elements(b.dims)
+            if fill.startswith("jnp.mean") or fill.startswith("jnp.max"):
+                scale = b.scale
+            if scale > MAX_SCALE:
+                fill, scale = f"jnp.mean({b.name})", b.scale
+        if kind == "full":
+            sizes = [str(self.sizes[d]) for d in a.dims]  # type: ignore[index]
+            shape = self.pick([f"{a.name}.shape", f"({', '.join(sizes)}{',' if len(sizes) == 1 else ''})"])
+            expr = f"jnp.full({shape}, {fill})"
+        else:
+            expr = f"jnp.full_like({a.name}, {fill})"
+        self.trigger(f"jnp.{kind}", expr, unnamed=True)
+        if self.flag(50):
+            self.emit(expr, a.dims, scale)
+        else:
+            self.emit(f"{a.name} + {expr}", a.dims, a.scale + scale)
+        return True
+
+    def op_listy(self, a: _Value) -> bool:
+        """Lists and tuples of arrays passed to functions."""
+        if not a.dims or None in a.dims or not self.disjoint(a.dims):
+            return False
+        kind = self.weighted([("sum", 4), ("tuple_helper", 3), ("hstack", 2), ("vstack", 2), ("stack_reduce", 2)])
+        parts = [a, *(self.operand(a.dims) for _ in range(self.ch.integer(1, 2)))]  # type: ignore[arg-type]
+        items = ", ".join(p.name for p in parts)
+        seq = self.pick([f"[{items}]", f"({items})"])
+        scale = sum(p.scale for p in parts)
+        if kind == "sum":
+            expr = f"sum({seq})"
+            self.trigger("builtin sum of a list", expr, unnamed=True)
+            self.emit(expr, a.dims, scale)
+            return True
+        if kind == "tuple_helper":
+            name = self.pick(list(TUPLE_HELPERS))
+            if name == "combine":
+                parts, seq = parts[:2], self.pick([f"({a.name}, {parts[1].name})", f"[{a.name}, {parts[1].name}]"])
+            self.module.defs.setdefault(name, TUPLE_HELPERS[name])
+            expr = f"{self.wrapped(name)}({seq})"
+            body = [line.strip() for line in TUPLE_HELPERS[name].splitlines()[1:]]
+            self.trigger("a helper taking a tuple", expr, f"def {name}(", *body, unnamed=True)
+            self.emit(expr, a.dims, scale)
+            return True
+        if kind == "stack_reduce":
+            fn = self.pick(["sum", "mean", "max"])
+            expr = self.pick([f"jnp.{fn}(jnp.stack({seq}), axis=0)", f"jnp.{fn}(jnp.stack({seq}, axis=-1), axis=-1)"])
+            self.trigger("a reduction of a stack", expr, unnamed=True)
+            self.emit(expr, a.dims, scale if fn == "sum" else max(p.scale for p in parts))
+            return True
+        if not self.disjoint(a.dims):
+            return False
+        rank = len(a.dims)
+        if kind == "hstack" or rank >= 2:
+            k = 0 if (kind == "vstack" or rank == 1) else 1
+            joined = self.new_dim(self.sizes[a.dims[k]] * len(parts), base=f"{a.dims[k]}_cat")  # type: ignore[index]
+            out: tuple[str | None, ...] = (*a.dims[:k], joined, *a.dims[k + 1:])
+            self.fixed |= {a.dims[k], joined}  # type: ignore[arg-type]
+        else:  # vstack of vectors: a new leading dim
+            new = self.new_dim(len(parts), base="stacked")
+            out = (new, *a.dims)
+            self.fixed.add(new)
+        if not self.disjoint(out) or not self.fits(out):
+            return False
+        expr = f"jnp.{kind}({seq})"
+        self.trigger(f"jnp.{kind}", expr)
+        self.emit(expr, out, max(p.scale for p in parts), pin=True)
+        return True
+
+    def op_call(self, a: _Value, sub: str = "") -> bool:
+        """A call: the module's shared helper, a helper with a custom derivative, or another ``@mesh`` function."""
+        kind = sub or self.weighted([("shared", 5), ("custom", 2), ("mesh", 6 if self.callee else 0)])
+        return getattr(self, f"call_{kind}")(a)
+
+    def call_shared(self, a: _Value) -> bool:
+        if not a.dims or None in a.dims or not self.disjoint(a.dims):
+            return False
+        m = self.module
+        if m.shared is None:
+            template = self.pick(TEMPLATES)
+            decorator, static = m.decorator(2 if template.kind in ("pair", "project") else 1)
+            params = ["x0", "x1"][:2 if template.kind in ("pair", "project") else 1] + (["k"] if static else [])
+            body = template.body.replace("{k}", " * k" if static else "")
+            head = f"{decorator}\n" if decorator else ""
+            m.defs[template.name] = f"{head}def {template.name}({', '.join(params)}):\n    {body}\n"
+            m.shared = (template, decorator, static)
+            if decorator:
+                m.trigger(f"shared helper under {decorator}", decorator, f"def {template.name}(", unnamed=True)
+        template, _, static = m.shared
+        args = [a.name]
+        dims: tuple[str | None, ...] = a.dims
+        scale = a.scale
+        if template.kind == "pair":
+            args.append(self.operand(a.dims).name)  # type: ignore[arg-type]
+            scale = 1.0
+        elif template.kind == "project":
+            n = self.some_dim(exclude=a.dims, compatible=[a.dims[-1]])
+            w = self.operand([a.dims[-1], n], std=self.sizes[a.dims[-1]] ** -0.5)  # type: ignore[list-item]
+            args.append(w.name)
+            dims, scale = (*a.dims[:-1], n), 1.0
+            if not self.fits(dims):
+                return False
+        elif template.kind == "droplast":
+            dims = a.dims[:-1]
+        elif template.kind == "stats":
+            if len(a.dims) < 1:
+                return False
+            dims = a.dims[1:]
+        elif template.name == "per_count":
+            scale = 2 * a.scale
+        elif template.name == "normalize":
+            scale = 1.0
+        if static:
+            args.append(self.pick(["0.5", "1.0"]))
+        call = f"{template.name if static else self.wrapped(template.name)}({', '.join(args)})"
+        if template.kind != "stats":
+            self.emit(call, dims, scale)
+            return True
+        mean, top = self.fresh(), f"v{len([v for v in self.values if v.name.startswith('v')]) + 1}"
+        self.lines.append(f"{mean}, {top} = {call}")
+        self.values.append(_Value(mean, dims, a.scale))
+        self.values.append(_Value(top, dims, a.scale * 3))
+        return True
+
+    def call_custom(self, a: _Value) -> bool:
+        name = self.pick(list(CUSTOM))
+        text, scale = CUSTOM[name]
+        self.module.defs.setdefault(name, text.lstrip("\n"))
+        body = [line.strip() for line in text.splitlines() if line.startswith("    ")]
+        self.trigger(f"{name}: a helper with a custom derivative", f"{name}(", *body, unnamed=True)
+        self.emit(f"{name}({a.name})", a.dims, a.scale if scale is None else scale)
+        return True
+
+    def call_mesh(self, a: _Value) -> bool:
+        """``v = g(...)``: a call of another ``@mesh`` function, its arguments live values or new parameters."""
+        g = self.callee
+        if g is None:
+            return False
+        args = []
+        for arg in g.args:
+            if any(d not in self.sizes for d in arg.dims) or not self.disjoint(arg.dims):
+                return False
+            if arg.kind == "ids":
+                args.append(self.ids(arg.dims, arg.high, arg.low))
+            elif arg.kind == "key":
+                args.append(self.key())
+            else:
+                args.append(self.operand(arg.dims, std=arg.std).name)
+        dims = g.final_dims
+        self.emit(f"{g.name}({', '.join(args)})", dims, MAX_SCALE if dims else MAX_SCALE * 4)
+        return True
+
+    def op_const(self, a: _Value) -> bool:
+        """Module-level values: a scalar constant, or an array of the module used named or unnamed."""
+        if not a.dims or None in a.dims:
+            return False
+        kind = self.weighted([("scalar", 5), ("array", 3), ("matmul", 2)])
+        if kind == "scalar":
+            c = self.module.const(self.pick(["0.5", "2.0", "0.25", "3"]))
+            expr = self.pick([f"{a.name} * {c}", f"{a.name} / {c}", f"{a.name} + {c}", f"jnp.maximum({a.name}, {c})",
+                              f"{c} * {a.name}"])
+            self.emit(expr, a.dims, a.scale * 3 + 3)
+            return True
+        if kind == "array":
+            k = self.ch.integer(1, len(a.dims))
+            dims = a.dims[-k:]
+        else:
+            n = self.some_dim(exclude=a.dims, compatible=[a.dims[-1]])
+            dims = (a.dims[-1], n)
+        if not self.disjoint(dims) or not self.fits(dims):
+            return False
+        std = 1.0 if kind == "array" else self.sizes[dims[0]] ** -0.5  # type: ignore[index]
+        g = self.module.array([self.sizes[d] for d in dims], std, self.dtype)  # type: ignore[index]
+        if self.flag(70):  # named first: the contract for arrays meshify does not receive as arguments
+            ref = self.emit(g, dims, std, pin=True).name
+        else:
+            ref = g
+            self.trigger("a module-level array used unnamed", g, unnamed=True)
+        if kind == "array":
+            self.emit(f"{a.name} {self.pick(['*', '+', '-'])} {ref}", a.dims, a.scale * 3 + 3)
+            return True
+        out = (*a.dims[:-1], dims[1])
+        if not self.fits(out):
+            return False
+        self.emit(f"{a.name} @ {ref}", out, a.scale * math.sqrt(self.sizes[dims[0]]) * std)  # type: ignore[index]
         return True
 
     def loss(self, a: _Value) -> _Value:
         """A scalar loss of ``a`` (gradients are compared for these programs)."""
-        expr = self.pick([f"jnp.sum({a.name} * {a.name})", f"jnp.mean(jnp.square({a.name}))", f"jnp.sum({a.name})",
-                          f"jax.nn.logsumexp({a.name})", f"{a.name}.mean()", f"jnp.max({a.name})",
-                          f"jnp.mean(jax.nn.log_softmax({a.name}, axis=-1))"])
-        return self.emit(expr, (), a.scale ** 2)
+        options = [f"jnp.sum({a.name} * {a.name})", f"jnp.mean(jnp.square({a.name}))", f"jnp.sum({a.name})",
+                   f"jax.nn.logsumexp({a.name})", f"{a.name}.mean()", f"jnp.max({a.name})",
+                   f"jnp.mean(jax.nn.log_softmax({a.name}, axis=-1))"]
+        if self.dtype == "float16":  # a sum of squares could overflow float16
+            options = options[1:]
+        return self.emit(self.pick(options), (), a.scale ** 2)
 
 
 def _names(line: str) -> tuple[list[str], list[str]]:
@@ -890,8 +1779,166 @@ def hint(dims: Sequence[str]) -> str:
     return "Tensor[()]" if not dims else "Tensor[" + ", ".join(f'"{d}"' for d in dims) + "]"
 
 
+# -- several functions ------------------------------------------------------------------------------
+
+
+def _twin(f: _Function, ch: Chooser, mesh: str, module: _Module) -> _Function:
+    """``f2``: ``f``'s body and signature on ``mesh`` with other rules (sizes the same), so that ``f``'s
+    helpers are specialised twice.  Dims a reshape, concatenation or scan involves keep ``f``'s rule on
+    ``f``'s mesh and are unsplit elsewhere; every hint stays valid (no axis splits two of its dims)."""
+    b = _Builder(ch, mesh, 0, module=module, name="f2")
+    b.axes = dict(MESHES[mesh])
+    b.sizes = dict(f.sizes)
+    for d, size in f.sizes.items():
+        if d in f.fixed:
+            if mesh == f.mesh:
+                if d in f.rules:
+                    b.rules[d] = f.rules[d]
+            elif d in b.axes or f.rules.get(d):
+                b.rules[d] = None
+        else:
+            b.set_rule(d, size)
+    _settle(b, f.constraints)
+    return _Function("f2", mesh, b.axes, b.rules, b.rules_text(), f.sizes, f.args, f.lines, f.ret, f.grad,
+                     f.final_dims, "", f.constraints, f.fixed)
+
+
+def _settle(b: _Builder, constraints: Sequence[tuple[str, ...]]) -> None:
+    """Unsplits dims until no axis splits two dims of any of ``constraints`` under ``b``'s rules."""
+    for _ in range(8):
+        bad = [dims for dims in constraints if not b.disjoint(dims)]
+        if not bad:
+            return
+        for dims in bad:
+            seen: set[str] = set()
+            for d in dims:
+                if set(b.axes_of(d)) & seen:
+                    b.rules[d] = None
+                seen |= set(b.axes_of(d))
+
+
+def _lift(f: _Function, ch: Chooser, module: _Module, mode: str) -> tuple[str, Entry, str] | None:
+    """``f`` reading one of its array parameters another way: a module-level array, an array default
+    argument, a closure over an array (``f`` made by a factory), or ``self.w`` in a method.
+
+    Returns ``f``'s text, its entry and text to place after it; None when no parameter fits."""
+    stored = {n for line in f.lines for n in _names(line)[1]}
+    floats = [a for a in f.args if a.differentiable]
+    candidates = [a for a in floats if a.name not in stored]
+    if len(floats) < 2 or not candidates:
+        return None
+    lifted = _pick(ch, candidates)
+    rest = [a for a in f.args if a is not lifted]
+    named = mode in ("method", "default") or _weighted(ch, [(True, 80), (False, 20)])
+    source = {"global": "", "closure": "W", "method": "self.w", "default": ""}[mode]
+    if mode in ("global", "default"):
+        source = module.array([f.sizes[d] for d in lifted.dims], lifted.std, lifted.dtype)
+    if mode == "method" and _weighted(ch, [(False, 90), (True, 10)]):
+        named = False  # self.w used without a hint
+    if mode != "default":
+        if named:
+            first, lines = [f"{lifted.name}: {hint(lifted.dims)} = {source}"], f.lines
+        else:
+            pattern = re.compile(rf"\b{lifted.name}\b")
+            first, lines = [], [pattern.sub(source, line) for line in f.lines]
+            module.trigger(f"an array read unnamed ({mode})", source, unnamed=True)
+    entry = Entry("f", f.mesh, dict(f.sizes), tuple(rest), f.grad)
+    if mode == "global":
+        return f.text(params=f.params(rest), first=first, lines=lines), entry, ""
+    if mode == "default":
+        params = f.params(rest) + [f"{lifted.name}: {hint(lifted.dims)} = {source}"]
+        module.trigger("an array default argument", f"= {source}")
+        return f.text(params=params), entry, ""
+    if mode == "method":
+        scaled = [a for a in rest if a.differentiable]
+        if scaled and _weighted(ch, [(False, 60), (True, 40)]):  # a float attribute, changed with self.w
+            first = [*first, f"{scaled[0].name} = {scaled[0].name} * self.scale"]
+            lines = [*lines]
+        text = (f"class Model:\n    def __init__(self, w):\n        self.w = w\n        self.scale = 1.0\n\n"
+                + f.text(params=["self", *f.params(rest)], first=first, lines=lines, indent="    "))
+        attr = Arg("w", lifted.dims, lifted.kind, std=lifted.std, dtype=lifted.dtype)
+        return text, Entry("Model", f.mesh, dict(f.sizes), tuple(rest), f.grad, method="f", attr=attr), ""
+    # closure: scalar constants f reads may be the factory's parameters too, shadowing the module's
+    used = [c for c in module.consts if any(re.search(rf"\b{c}\b", line) for line in lines)]
+    in_helper = {c for c in used if re.search(rf"\b{c}\b", f.helper)}
+    params, values = ["W"], [module.array([f.sizes[d] for d in lifted.dims], lifted.std, lifted.dtype)]
+    for c in used:
+        if not _weighted(ch, [(False, 50), (True, 50)]):
+            continue
+        params.append(c)
+        values.append(_pick(ch, ["0.75", "-1.5", "4.0"]))
+        if c not in in_helper and not _weighted(ch, [(False, 50), (True, 50)]):
+            del module.consts[c]  # only the factory's parameter is left
+        module.trigger(f"closure parameter {c} shadows a module constant", c)
+    text = (f"def make_f({', '.join(params)}):\n" + f.text(params=f.params(rest), first=first, lines=lines,
+                                                         indent="    ") + "\n    return f\n")
+    return text, entry, f"\n\nf = make_f({', '.join(values)})\n"
+
+
 def generate(ch: Chooser, seed: int = 0, mesh: str | None = None) -> Program:
-    """One random program; ``mesh`` fixes the mesh (else it is drawn too)."""
+    """One random program; ``mesh`` fixes the main function's mesh (else it is drawn too)."""
     names = list(MESHES)
     chosen = mesh if mesh is not None else names[ch.integer(0, len(names) - 1)]
-    return _Builder(ch, chosen, seed).build()
+    module = _Module(ch, seed)
+    module.dtype = _weighted(ch, [("float32", 90), ("bfloat16", 5), ("float16", 5)])
+    if module.dtype != "float32":
+        module.precision = module.dtype
+    extra = _weighted(ch, [("none", 80), ("callee", 10), ("independent", 10)])
+    lift = _weighted(ch, [("none", 80), ("method", 6), ("closure", 5), ("global", 5), ("default", 4)])
+    other: _Function | None = None
+    if extra != "none":
+        other_mesh = names[ch.integer(0, len(names) - 1)]
+        force = "call:shared" if extra == "independent" or _weighted(ch, [(False, 70), (True, 30)]) else ""
+        other = _Builder(ch, other_mesh, seed, module=module, name="g", single=True).build((1, 4), force=force)
+    force = ""
+    if extra == "callee":
+        force = "call:mesh"
+    elif module.shared is not None and _weighted(ch, [(False, 30), (True, 70)]):
+        force = "call:shared"
+    main = _Builder(ch, chosen, seed, module=module, callee=other if extra == "callee" else None,
+                    preset=dict(other.sizes) if extra == "callee" and other else None).build(force=force)
+    twin = None
+    if lift in ("none", "global", "default") and _weighted(ch, [(False, 92), (True, 8)]):
+        twin_mesh = chosen if _weighted(ch, [(True, 50), (False, 50)]) else names[ch.integer(0, len(names) - 1)]
+        twin = _twin(main, ch, twin_mesh, module)
+    lifted = _lift(main, ch, module, lift) if lift != "none" else None
+    if lifted is None:
+        main_text, main_entry, after = main.text(), main.entry(), ""
+    else:
+        main_text, main_entry, after = lifted
+    twin_text = ""
+    if twin is not None:  # f's text (its parameters, defaults and body) under another decorator
+        twin_text = main_text.replace(main.decorator(), twin.decorator(), 1).replace("def f(", "def f2(", 1)
+    entries = [main_entry]
+    if other is not None:
+        entries.append(other.entry())
+    if twin is not None:
+        entries.append(Entry("f2", twin.mesh, dict(twin.sizes), main_entry.args, twin.grad))
+    parts = [_imports(module)]
+    if module.consts or module.arrays:
+        parts.append("\n" + "".join(f"{k} = {v}\n" for k, v in {**module.consts, **module.arrays}.items()))
+    for text in module.defs.values():
+        parts.append("\n\n" + text)
+    for fn in (other, main):
+        if fn is not None and fn.helper:
+            parts.append(fn.helper)
+    if other is not None:
+        parts.append("\n\n" + other.text())
+    parts.append("\n\n" + main_text)
+    if twin is not None:
+        parts.append("\n\n" + twin_text)
+    parts.append(after)
+    text = "".join(parts)
+    simple = len(entries) == 1 and main_entry == main.entry() and main_entry.name == "f"
+    return Program(text, chosen, dict(main.sizes), main_entry.args, main_entry.grad, seed, module.provoked,
+                   entries=() if simple else tuple(entries), precision=module.precision,
+                   triggers=tuple(module.triggers))
+
+
+def _imports(module: _Module) -> str:
+    text = HEADER
+    if "functools" in module.imports:
+        text = "import functools\n\n" + text
+    if "numpy" in module.imports:
+        text = text.replace("import jax.numpy as jnp\n", "import jax.numpy as jnp\nimport numpy as np\n")
+    return text

@@ -9,9 +9,12 @@ Program ``i`` of seed ``S`` is generated from ``random.Random(S * 1_000_003 + i)
 shrunk (``shrink.py``) and saved to ``--out`` as a regression file, to move to
 ``tests/regressions/`` once fixed (or to mark ``xfail`` there).  Programs that XLA itself
 compiles inconsistently (``check.py``'s ``xla`` outcome) are saved unshrunk and counted
-apart.  At the end it prints the
-programs tried, accepted, rejected cleanly, mismatches, crashes and seconds, and exits 1
-if there was any failure.
+apart.  Rejections are provoked (the program was built to be rejected, or the error points at
+one of its triggers: an option meshify may refuse) or unprovoked; each unprovoked rejection is
+reported, and the first of each error code and message is shrunk and saved too
+(``unprovoked_*.py``, not a failure).  At the end it prints the programs tried, accepted,
+rejected cleanly (provoked and unprovoked), mismatches, crashes and seconds, and exits 1 if
+there was any failure.
 """
 
 from __future__ import annotations
@@ -19,11 +22,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+import zlib
 from collections import Counter
 from pathlib import Path
 
@@ -53,6 +58,8 @@ def worker(args: argparse.Namespace) -> int:
     from tests.fuzz.programs import RandomChooser, generate
     from tests.fuzz.shrink import shrink
 
+    seen_rejections: set[str] = set()
+
     workdir = Path(tempfile.mkdtemp(prefix="meshify-fuzz-"))
     indices = [args.only] if args.only is not None else range(args.worker, args.n, args.jobs)
     deadline = time.monotonic() + args.minutes * 60 if args.minutes else None
@@ -64,14 +71,23 @@ def worker(args: argparse.Namespace) -> int:
         program = generate(chooser, seed=seed)
         outcome = check(program, workdir)
         record = {"i": i, "kind": outcome.kind, "code": outcome.code, "grad": outcome.grad,
-                  "provoked": bool(program.provoked), "mesh": program.mesh}
-        if outcome.failed or outcome.kind == "xla":
+                  "provoked": outcome.provoked, "mesh": program.mesh, "functions": len(program.calls())}
+        unprovoked = outcome.kind == "rejected" and not outcome.provoked
+        if outcome.failed or outcome.kind == "xla" or unprovoked:
             record["detail"] = outcome.detail
             record["source"] = program.text
             note = f"Found by: python tests/fuzz/run.py --seed {args.seed} --only {i}"
+        if outcome.failed or outcome.kind == "xla":
             if outcome.failed:
                 program, outcome = shrink(chooser.choices, program, outcome, workdir, seconds=args.shrink_seconds)
             record["saved"] = str(save(program, outcome, Path(args.out), note))
+        elif unprovoked and _signature(outcome) not in seen_rejections:
+            seen_rejections.add(_signature(outcome))
+            program, shrunk = shrink(chooser.choices, program, outcome, workdir,
+                                     seconds=min(args.shrink_seconds, 60.0))
+            name = f"unprovoked_{outcome.code}_{zlib.crc32(program.text.encode()):08x}"
+            record["saved"] = str(save(program, shrunk, Path(args.out), note + "\nAn unprovoked rejection, not a "
+                                       "failure: support the program, or refuse it where the cause is", name=name))
         print(json.dumps(record), flush=True)
         for path in workdir.iterdir():
             path.unlink()
@@ -80,13 +96,26 @@ def worker(args: argparse.Namespace) -> int:
     return 0
 
 
-def _summary(counts: Counter, grads: int, provoked: int, codes: Counter, seconds: float, args) -> str:
+def _signature(outcome) -> str:
+    """An unprovoked rejection's error code and message, names and numbers left out."""
+    match = re.search(r"error\[(MSH\d+)\]: (.*)", outcome.detail)
+    headline = match.group(2) if match else outcome.detail.strip().splitlines()[0]
+    return outcome.code + " " + re.sub(r"'[^']*'|\[[^]]*\]|\d+", "_", headline)[:60]
+
+
+def _codes(codes: Counter) -> str:
+    return ", ".join(f"{c} x{n}" for c, n in sorted(codes.items())) or "none"
+
+
+def _summary(counts: Counter, grads: int, provoked: int, codes: Counter, unprovoked: Counter, seconds: float,
+             args) -> str:
     tried = sum(counts.values())
     lines = [
         f"programs tried:    {tried}",
         f"accepted:          {counts['accepted']}  (gradients compared on {grads})",
-        f"rejected cleanly:  {counts['rejected']}  ({provoked} built to be rejected; by code: "
-        + (", ".join(f"{c} x{n}" for c, n in sorted(codes.items())) or "none") + ")",
+        f"rejected cleanly:  {counts['rejected']}  (by code: {_codes(codes)})",
+        f"  provoked:        {provoked}  (built to be rejected, or refused where a trigger is)",
+        f"  unprovoked:      {sum(unprovoked.values())}  (by code: {_codes(unprovoked)})",
         f"mismatches:        {counts['mismatch']}",
         f"crashes:           {counts['crash']}",
     ]
@@ -128,6 +157,7 @@ def main(argv: list[str] | None = None) -> int:
              for k in range(args.jobs)]
     counts: Counter = Counter()
     codes: Counter = Counter()
+    unprovoked: Counter = Counter()
     grads = provoked = 0
     lock = threading.Lock()
     failures: list[dict] = []
@@ -142,10 +172,13 @@ def main(argv: list[str] | None = None) -> int:
                 if record["kind"] == "rejected":
                     codes[record["code"]] += 1
                     provoked += record["provoked"]
-                if "saved" in record:
+                    if not record["provoked"]:
+                        unprovoked[record["code"]] += 1
+                if "detail" in record:
                     failures.append(record)
-                    print(f"program {record['i']}: {record['kind']}: "
-                          f"{record['detail'].strip().splitlines()[0][:160]}\n  saved: {record['saved']}",
+                    kind = record["kind"] if record["kind"] != "rejected" else "unprovoked rejection"
+                    saved = f"\n  saved: {record['saved']}" if "saved" in record else ""
+                    print(f"program {record['i']}: {kind}: {record['detail'].strip().splitlines()[0][:200]}{saved}",
                           flush=True)
                     if args.verbose:
                         print(record["source"] + "\n" + record["detail"], flush=True)
@@ -160,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     for t in threads:
         t.join()
     status = max(p.wait() for p in procs)
-    print(_summary(counts, grads, provoked, codes, time.monotonic() - start, args))
+    print(_summary(counts, grads, provoked, codes, unprovoked, time.monotonic() - start, args))
     failed = sum(counts[k] for k in ("mismatch", "crash", "invalid"))
     if failed:
         print(f"{failed} failing programs saved under {args.out}; fix meshify, then move each file to "

@@ -4,9 +4,10 @@
 (as an offset from its range's low end).  Replaying an edited sequence regenerates a
 program (missing choices read as 0, the simplest option), so shrinking the sequence the
 way hypothesis does (delete runs of choices, zero them, lower single values) shrinks the
-program: fewer statements, simpler ops, smaller meshes and rules.  Passes, in order: the
-shortest failing prefix, each choice lowered, runs deleted, runs zeroed.  A candidate is kept when
-it fails the same way (same outcome kind) and its sequence is smaller in shortlex order.
+program: fewer statements, simpler ops, smaller meshes and rules, fewer module-level options.
+Passes, in order: the shortest failing prefix, each choice lowered, runs deleted, runs zeroed.  A
+candidate is kept when it fails the same way (same outcome kind; for an unprovoked rejection, one
+with the same error code, unprovoked too) and its sequence is smaller in shortlex order.
 """
 
 from __future__ import annotations
@@ -25,9 +26,17 @@ def _key(choices: list[int]) -> tuple[int, list[int]]:
     return len(choices), choices
 
 
+def same_way(outcome: Outcome) -> Callable[[Outcome], bool]:
+    """Whether another outcome is ``outcome``'s kind of failure (an unprovoked rejection: with its code)."""
+    if outcome.kind == "rejected":
+        return lambda r: r.kind == "rejected" and not r.provoked and r.code == outcome.code
+    return lambda r: r.kind == outcome.kind
+
+
 def shrink(choices: list[int], program: Program, outcome: Outcome, workdir: Path, *, seconds: float = 120.0,
            tries: int = 400) -> tuple[Program, Outcome]:
     """The smallest program found (within the budget) that fails like ``outcome``."""
+    same = same_way(outcome)
     best = (list(choices), program, outcome)
     deadline = time.monotonic() + seconds
     budget = [tries]
@@ -43,7 +52,7 @@ def shrink(choices: list[int], program: Program, outcome: Outcome, workdir: Path
         except Exception:  # a generator bug on an odd sequence: not this failure
             return False
         result = check(p, workdir)
-        if result.kind != outcome.kind or _key(chooser.choices) >= _key(best[0]):
+        if not same(result) or _key(chooser.choices) >= _key(best[0]):
             return False
         best = (chooser.choices, p, result)
         return True
