@@ -716,6 +716,8 @@ class FunctionRewriter:
         from meshify.rewrite.rules.lookups import mark_index
 
         nodes = [self.convert(c.operand, c.layout, c.purpose) for c in lowering.converts]
+        nodes = [n if c.wrap is None else call_template(c.wrap, mr=cst.Name(self.ctx.mr), x=n)
+                 for c, n in zip(lowering.converts, nodes)]
         for operand in lowering.indices:
             mark_index(self, operand)
         for e in lowering.emitted:

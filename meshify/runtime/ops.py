@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import jax
 import jax.numpy as jnp
 
-__all__ = ["shard_size", "psum", "psum_scatter", "all_gather", "local_block", "take", "take_along_axis", "one_hot", "pmax", "pmin", "max", "min", "softmax",
+__all__ = ["like", "shard_size", "psum", "psum_scatter", "all_gather", "local_block", "take", "take_along_axis", "one_hot", "pmax", "pmin", "max", "min", "softmax",
            "log_softmax", "logsumexp", "global_shape"]
 
 AxisName = str | tuple[str, ...]
@@ -35,6 +35,12 @@ def local_block(x: jax.Array, axis: int, axis_name: AxisName) -> jax.Array:
 
 #: Float types whose partial sums are added in float32, as ``jnp.sum`` accumulates them.
 _LOW_PRECISION = (jnp.float16, jnp.bfloat16)
+
+
+def like(x: jax.Array) -> jax.ShapeDtypeStruct:
+    """``x``'s shape and dtype only, for ``jnp.zeros_like``/``full_like``: the result does not vary
+    over the mesh axes ``x`` is a partial sum over (JAX's replication check sees that)."""
+    return jax.ShapeDtypeStruct(x.shape, x.dtype)
 
 
 def shard_size(size: int, shards: int, dim: str) -> int:

@@ -5,6 +5,7 @@
 # table split over 'model' is a pending partial sum (masked local lookup), and the generated
 # jnp.full_like(v0, 0.5) inherits v0's varying-over-'model' type, so the replicated out_specs fail
 # shard_map's check.  (The decorator path, rewritten in-process, runs the same program without error.)
+# Fixed in meshify/rewrite/rules/constructors.py (_like).
 # Rerun: python -m pytest tests/test_regressions.py -k crash_full_like_of_a_partial_sum_lookup
 import jax
 import jax.numpy as jnp
@@ -27,6 +28,4 @@ FUZZ = {'mesh': '8',
  'grad': False,
  'seed': 14000615,
  'provoked': '',
- 'expect': 'accepted',
- 'xfail': "CRASH: raw JAX ValueError from shard_map's out_specs check at call time: jnp.full_like of a "
-          "pending partial sum (a lookup in a split table) keeps its varying type"}
+ 'expect': 'accepted'}

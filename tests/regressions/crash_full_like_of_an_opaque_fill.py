@@ -3,6 +3,7 @@
 # convert_source raises AttributeError "'Opaque' object has no attribute 'dims'"
 # (meshify/rewrite/rules/constructors.py _like): sum((x0, x0)) is opaque to meshify, so the fill
 # jnp.mean(v0) is opaque too, and the full_like rule reads .dims off it instead of refusing it.
+# Fixed in meshify/rewrite/rules/constructors.py (_like).
 # Rerun: python -m pytest tests/test_regressions.py -k crash_full_like_of_an_opaque_fill
 import jax
 import jax.numpy as jnp
@@ -22,6 +23,4 @@ FUZZ = {'mesh': '1x8',
  'grad': False,
  'seed': 3,
  'provoked': '',
- 'expect': 'accepted',
- 'xfail': "CRASH: AttributeError in meshify/rewrite/rules/constructors.py _like: full_like's fill is Opaque "
-          "(a builtin sum of arrays), and the rule reads .dims off it"}
+ 'expect': 'accepted'}

@@ -89,6 +89,8 @@ class Convert:
     operand: Operand
     layout: Layout
     purpose: str
+    #: A template around the converted node (``{x}``), e.g. ``{mr}.like({x})``.
+    wrap: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,6 +5,8 @@ device, so positions are global and draws equal one device's, then sliced where 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import math
 
 
@@ -86,18 +88,24 @@ def _like(rw, call: Call):
     x = call.arg(0, "a")
     if not isinstance(x.value, Array) or "shape" in call.kwargs or len(call.args) > 3:
         return unknown_call(rw, call)
-    # Only the shape matters: the result is the same on every device of a partial axis.
+    # Only the shape matters: the result is the same on every device of a partial axis (and JAX's
+    # replication check must see that: a partial x is passed as its shape and dtype, mr.like(x)).
     shape = Operand(Array(x.value.layout.with_partial(())), x.original, x.node)
+    like = (Convert(x, x.value.layout, "the shape", wrap="{mr}.like({x})"),) if x.value.layout.partial else ()
     fill = call.arg(1, "fill_value") if call.name.endswith("full_like") else None
     if fill is None or isinstance(fill.value, Static):
-        return keep(shape.value)
+        return Lowering(shape.value, like)
     # An array fill broadcasts into the shape: aligned like an elementwise op (a partial sum reduced).
     value, converts = elementwise(rw, [shape, fill], NONLINEAR, call.node, "full_like")
+    if not isinstance(value, Array):  # an opaque fill beside a whole x: the result is shaped like x
+        value = shape.value
     if value.dims != shape.value.dims:
         raise rw.error(LayoutError, fill.original, f"full_like's fill value {rw.ctx.code(fill.original)!r} "
                        f"has more dims than {rw.ctx.code(x.original)!r}", "fill with a value that broadcasts "
                        "into the array's shape")
-    return Lowering(value, tuple(c for c in converts if c is not None))
+    wrap = "{mr}.like({x})" if x.value.layout.partial else None
+    return Lowering(value, tuple(replace(c, wrap=wrap) if c.operand.original is x.original else c
+                                 for c in converts if c is not None))
 
 
 @op("jax.numpy.tril", "jax.numpy.triu")
