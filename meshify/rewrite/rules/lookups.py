@@ -111,7 +111,7 @@ def lookup(rw, table: Operand, ids: Operand, axis: int, node, mode: str = "index
     t = table.value.layout
     i = ids.value.layout
     # The result is split like the ids: it cannot stay a partial sum over those axes.
-    t = t.with_partial(t.partial - i.split_axes)
+    t = t.with_partial(t.partial - i.split_axes if fill is None else ())  # a fill is read once, not per device
     converts = (Convert(ids, i.with_partial(()), "lookup index"),
                 Convert(table, t, "a lookup with an index split over the same axes"))
     rest_dims = t.dims[:axis] + t.dims[axis + 1:]
@@ -211,8 +211,10 @@ def _take_along_axis(rw, call: Call):
     if set(a for ax in chosen.values() for a in ax) & set(split):
         raise rw.error(UnsupportedError, call.node, "take_along_axis whose taken dim shares a mesh axis with "
                        "another dim", "map the taken dim and the other dims to different mesh axes")
-    # A partial sum is reduced first over the axes the result is split on (like an elementwise op).
-    partial = a.partial - {x for ax in chosen.values() for x in ax}
+    # A partial sum is reduced first over the axes the result is split on (like an elementwise op), and
+    # wholly where out-of-range ids read a fill value (each device would add it once).
+    mode, fill = _lookup_mode(rw, call, call.arg(3, "mode"), call.arg(4, "fill_value"))
+    partial = a.partial - {x for ax in chosen.values() for x in ax} if fill is None else frozenset()
     a_target = Layout(a.dims, tuple(split if d == axis else (() if a.dims[d] == BROADCAST else chosen[letters[d]])
                                     for d in range(a.rank)), partial)
     i_target = Layout(i.dims, tuple(() if d == axis or i.dims[d] == BROADCAST else chosen[letters[d]]
@@ -223,7 +225,6 @@ def _take_along_axis(rw, call: Call):
     axes = tuple(() if d == axis else chosen[letters[d]] for d in range(a.rank))
     if not split:
         return Lowering(Array(Layout(dims, axes, partial)), converts, indices=(idx,))
-    mode, fill = _lookup_mode(rw, call, call.arg(3, "mode"), call.arg(4, "fill_value"))
     mode = "clip_wrapped" if mode == "clip" else mode  # take_along_axis wraps negative ids before clipping
     wrap = call.kwargs.get("wrap_negative_indices")
     if wrap is not None and _literal(wrap) not in (None, True):
