@@ -8,8 +8,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from meshify.annotate._types import MeshSpec, Rules
 from meshify._bound import BoundMethod
+from meshify.annotate._types import MeshSpec, Rules
 from meshify.errors import AnnotationError, MeshifyError, SourceSpan
 
 __all__ = ["mesh", "MeshFunction"]

@@ -21,10 +21,11 @@ from dataclasses import dataclass
 
 from meshify.annotate._types import Layout
 
-__all__ = ["Collective", "COLLECTIVES", "STEP_KINDS", "collective"]
+__all__ = ["Collective", "COLLECTIVES", "STEP_KINDS", "axes_text", "collective"]
 
 
-def _axes_text(axes) -> str:
+def axes_text(axes) -> str:
+    """Mesh axes as comments name them: 'data' x 'model'."""
     return " x ".join(f"'{a}'" for a in axes)
 
 
@@ -94,28 +95,28 @@ _STEPS = [
     Collective(
         "psum", "all-reduce", template="{mr}.psum({x}, {axes})", effect=_psum_effect,
         reason=lambda what, axes, dim, to, purpose, origin:
-            f"psum over {_axes_text(axes)}: {what} is a partial sum{origin}; {purpose} needs it whole"),
+            f"psum over {axes_text(axes)}: {what} is a partial sum{origin}; {purpose} needs it whole"),
     Collective(
         "psum_scatter", "reduce-scatter", template="{mr}.psum_scatter({x}, {axes}, scatter_dimension={dim})",
         result_bytes=lambda local, shards: local // shards, effect=_psum_scatter_effect,
         reason=lambda what, axes, dim, to, purpose, origin:
-            f"psum_scatter over {_axes_text(axes)}: {what} is a partial sum{origin}; {purpose} wants dim "
+            f"psum_scatter over {axes_text(axes)}: {what} is a partial sum{origin}; {purpose} wants dim "
             f"'{dim}' split, so reduce and split in one step"),
     Collective(
         "all_gather", "all-gather", template="{mr}.all_gather({x}, {axes}, axis={dim})",
         result_bytes=lambda local, shards: local * shards, effect=_all_gather_effect,
         reason=lambda what, axes, dim, to, purpose, origin:
-            f"all_gather over {_axes_text(axes)}: {purpose} needs dim '{dim}' of {what} whole"),
+            f"all_gather over {axes_text(axes)}: {purpose} needs dim '{dim}' of {what} whole"),
     Collective(
         "slice", None, template="{mr}.local_block({x}, axis={dim}, axis_name={axes})", effect=_slice_effect,
         reason=lambda what, axes, dim, to, purpose, origin:
-            f"local slice over {_axes_text(axes)} (no communication): {purpose} wants dim '{dim}' of {what} split"),
+            f"local slice over {axes_text(axes)} (no communication): {purpose} wants dim '{dim}' of {what} split"),
     Collective(
         "all_to_all", "all-to-all",
         template="jax.lax.all_to_all({x}, {axes}, split_axis={to_dim}, concat_axis={dim}, tiled=True)",
         effect=_all_to_all_effect,
         reason=lambda what, axes, dim, to, purpose, origin:
-            f"all_to_all over {_axes_text(axes)}: {purpose} wants {what} split along '{to}' instead of '{dim}'"),
+            f"all_to_all over {axes_text(axes)}: {purpose} wants {what} split along '{to}' instead of '{dim}'"),
 ]
 
 _RULE_COLLECTIVES = [

@@ -4,18 +4,28 @@ its rewritten node; calls go to the op rules (:mod:`meshify.rewrite.rules`).
 
 from __future__ import annotations
 
-
 import libcst as cst
 
 from meshify.annotate._types import Layout
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._templates import call_template, int_node
 from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TupleValue, Value
-from meshify.rewrite.rules._api import (BODY_OPS, METHODS, REGISTRY, Call, Lowering, closed_world, unknown_call,
-                                        unsplit_fix)
-
+from meshify.rewrite.rules._api import (
+    ADD,
+    BODY_OPS,
+    DIV,
+    METHODS,
+    MUL,
+    NEG,
+    NONLINEAR,
+    REGISTRY,
+    Call,
+    Lowering,
+    closed_world,
+    unknown_call,
+    unsplit_fix,
+)
 from meshify.rewrite.rules.contractions import matmul
-from meshify.rewrite.rules._api import ADD, DIV, MUL, NEG, NONLINEAR
 from meshify.rewrite.rules.elementwise import elementwise
 
 __all__ = ["evaluate", "binary_operator"]

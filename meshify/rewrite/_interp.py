@@ -25,15 +25,15 @@ import libcst as cst
 
 from meshify.annotate._types import BROADCAST, Layout, MeshSpec, Rules
 from meshify.errors import LayoutError, MeshifyError, UnsupportedError
+from meshify.rewrite import rules as _rules  # noqa: F401  (registers every op rule)
 from meshify.rewrite._collectives import collective
 from meshify.rewrite._context import ModuleContext
-from meshify.rewrite._hints import StructHint, read_dims, read_return_dims, read_struct
-from meshify.rewrite import rules as _rules  # noqa: F401  (registers every op rule)
 from meshify.rewrite._evaluate import binary_operator, evaluate
-from meshify.rewrite.rules.shapes import is_reshape, reshape_named
+from meshify.rewrite._hints import StructHint, read_dims, read_return_dims, read_struct
 from meshify.rewrite._plan import Step, plan_conversion, step_result
 from meshify.rewrite._templates import apply_step, axes_node, call_template, comment_line, int_node, psum_statement
 from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TracedLoop, TupleValue, Value
+from meshify.rewrite.rules.shapes import is_reshape, reshape_named
 
 __all__ = ["FunctionRewriter", "Operand", "Record", "FunctionPlan", "TracedLoop"]
 
@@ -837,9 +837,6 @@ def _origin(op: Operand) -> str:
     origin = op.value.origin if isinstance(op.value, Array) else ""
     return f" ({origin})" if origin else ""
 
-
-def _axes_text(axes: Sequence[str]) -> str:
-    return " x ".join(f"'{a}'" for a in axes)
 
 
 def _dims_text(dims: Sequence[str]) -> str:

@@ -13,7 +13,25 @@ from meshify.runtime._bind import ArgSpec, Sharded, TreeSpec, bind, sharded
 from meshify.runtime._devices import available_devices, build_mesh, set_devices, simulate_cpu_devices
 from meshify.runtime._distributed import Topology, initialize
 from meshify.runtime._placement import ProcessLocal, from_host, process_local, process_slice, to_host
-from meshify.runtime.ops import like, shard_size, psum, psum_scatter, all_gather, global_shape, one_hot, take, take_along_axis, local_block, log_softmax, logsumexp, max, min, pmax, pmin, softmax  # noqa: A004
+from meshify.runtime.ops import (  # noqa: A004
+    all_gather,
+    global_shape,
+    like,
+    local_block,
+    log_softmax,
+    logsumexp,
+    max,
+    min,
+    one_hot,
+    pmax,
+    pmin,
+    psum,
+    psum_scatter,
+    shard_size,
+    softmax,
+    take,
+    take_along_axis,
+)
 
 __all__ = [
     "P", "Tensor", "MeshSpec", "ArgSpec", "TreeSpec", "Sharded", "bind", "sharded",

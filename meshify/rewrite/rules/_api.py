@@ -27,7 +27,6 @@ from meshify.errors import UnsupportedError
 from meshify.rewrite._signatures import BINARY, UNARY, signature
 from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TupleValue, Value
 
-
 # Linearity of an elementwise op in its operands decides whether partial sums may pass.
 ADD, MUL, DIV, NEG, NONLINEAR = "add", "mul", "div", "neg", "nonlinear"
 

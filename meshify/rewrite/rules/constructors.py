@@ -5,18 +5,14 @@ device, so positions are global and draws equal one device's, then sliced where 
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import math
-
+from dataclasses import replace
 
 from meshify.annotate._types import Layout
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TupleValue
 from meshify.rewrite.rules._api import NONLINEAR, Call, Convert, Lowering, keep, op, unknown_call
 from meshify.rewrite.rules.elementwise import elementwise
-
-
 from meshify.rewrite.rules.shapes import _literal
 
 # -- constructors and masks ---------------------------------------------------------------------------

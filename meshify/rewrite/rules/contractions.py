@@ -18,7 +18,6 @@ from meshify.rewrite._plan import choose_splits
 from meshify.rewrite._values import Array, Opaque, Operand, Static, TupleValue
 from meshify.rewrite.rules._api import Call, Convert, Lowering, op
 
-
 # -- contractions ---------------------------------------------------------------------------------
 
 

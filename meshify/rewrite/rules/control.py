@@ -14,8 +14,8 @@ import libcst as cst
 from meshify.annotate._types import Layout
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._helpers import call_helper, signature_of
-from meshify.rewrite.rules._api import BODY_OPS, Call, op, unknown_call
 from meshify.rewrite._values import Array, Operand, Static, StructValue, TracedLoop, TupleValue, Value
+from meshify.rewrite.rules._api import BODY_OPS, Call, op, unknown_call
 
 __all__: list[str] = []
 

@@ -9,14 +9,12 @@ from __future__ import annotations
 import string
 from collections.abc import Sequence
 
-
 from meshify.annotate._types import BROADCAST, Axes, Layout
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._plan import choose_splits
 from meshify.rewrite._signatures import BINARY, UNARY
 from meshify.rewrite._values import Array, Opaque, Operand, Static, TupleValue, Value
 from meshify.rewrite.rules._api import ADD, DIV, MUL, NEG, NONLINEAR, REQUIRED, Call, Convert, Lowering, keep, op
-
 
 # -- elementwise ------------------------------------------------------------------------------
 

@@ -6,16 +6,14 @@ ids; ``one_hot`` with a split depth.
 
 from __future__ import annotations
 
-
 import libcst as cst
 
 from meshify.annotate._types import BROADCAST, Axes, Layout
 from meshify.errors import LayoutError, UnsupportedError
+from meshify.rewrite._collectives import axes_text
 from meshify.rewrite._plan import choose_splits
 from meshify.rewrite._values import Array, Operand, Static
 from meshify.rewrite.rules._api import Call, Convert, Lowering, MeshAxes, Ref, op, unknown_call
-
-
 from meshify.rewrite.rules.shapes import _literal
 
 # -- indexing --------------------------------------------------------------------------------------------
@@ -133,7 +131,7 @@ def lookup(rw, table: Operand, ids: Operand, axis: int, node, mode: str = "index
     fills = (("t", Ref(1)), ("i", Ref(0)), ("axis", axis), ("axes", MeshAxes(split)), ("mode", mode),
              *((("fill", fill.node),) if fill is not None else ()))
     note = (f"masked local lookup in split '{t.dims[axis]}' of {rw.ctx.code(table.original)}; "
-            f"the result is a partial sum over {_axes(split)}")
+            f"the result is a partial sum over {axes_text(split)}")
     return Lowering(value, converts, template, fills, notes=(note,), indices=(ids,))
 
 
@@ -145,9 +143,6 @@ def mark_index(rw, operand: Operand) -> None:
 
     operand.original.visit(_Names())
 
-
-def _axes(axes) -> str:
-    return " x ".join(f"'{a}'" for a in axes)
 
 
 #: jnp.take's modes, and what a missing or None mode means.
@@ -235,7 +230,7 @@ def _take_along_axis(rw, call: Call):
     fills = (("a", Ref(0)), ("i", Ref(1)), ("axis", axis), ("axes", MeshAxes(split)), ("mode", mode),
              *((("fill", fill.node),) if fill is not None else ()))
     note = (f"masked local take_along_axis over split '{a.dims[axis]}'; the result is a partial sum over "
-            f"{_axes(split)}")
+            f"{axes_text(split)}")
     value = Array(Layout(dims, axes, partial | frozenset(split)), f"lookup in split '{a.dims[axis]}'")
     return Lowering(value, converts, template, fills, notes=(note,), indices=(idx,))
 
@@ -265,7 +260,7 @@ def _one_hot(rw, call: Call):
     template = "{mr}.one_hot({x}, {n}, axis_name={axes}" + (", dtype={dtype})" if dtype is not None else ")")
     fills = (("x", Ref(0)), ("n", depth.node), ("axes", MeshAxes(axes)),
              *((("dtype", dtype.node),) if dtype is not None else ()))
-    note = f"local one_hot: this device's block of '{name}', split over {_axes(axes)}"
+    note = f"local one_hot: this device's block of '{name}', split over {axes_text(axes)}"
     return Lowering(Array(layout), converts, template, fills, notes=(note,), indices=(x,))
 
 

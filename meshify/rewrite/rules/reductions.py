@@ -9,13 +9,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-
-
 from meshify.annotate._types import BROADCAST, Layout
 from meshify.errors import LayoutError, UnsupportedError
+from meshify.rewrite._collectives import axes_text
 from meshify.rewrite._values import Array, Static
 from meshify.rewrite.rules._api import Call, Convert, Emitted, Lowering, MeshAxes, Ref, op, unknown_call
-
 
 # -- reductions -------------------------------------------------------------------------------
 
@@ -146,16 +144,13 @@ def _reduce_rule(rw, call: Call, kind: str):
         fn = "pmax" if kind == "max" else "pmin"
         template = "{mr}.%s({x}, axis={axis}, axis_name={axes}%s)" % (kind, ", keepdims=True" if keepdims else "")
         emitted = Emitted(fn, rw.mesh.order(split_axes), Layout(tuple(dims), tuple(axes)), layout.dims[split[0]],
-                          f"{fn} over {_axes_text(split_axes)}: {kind} over split dim "
+                          f"{fn} over {axes_text(split_axes)}: {kind} over split dim "
                           f"'{layout.dims[split[0]]}' of {rw.ctx.code(x.original)!r}")
         axis = reduced[0] if len(reduced) == 1 else tuple(reduced)
         lowering = replace(lowering, template=template, emitted=(emitted,),
                            fill=(("x", Ref(0)), ("axis", axis), ("axes", MeshAxes(rw.mesh.order(split_axes)))))
     return replace(lowering, result=Array(Layout(tuple(dims), tuple(axes), frozenset(partial)), origin))
 
-
-def _axes_text(axes) -> str:
-    return " x ".join(f"'{a}'" for a in axes)
 
 
 _REDUCE_READS = ("a", "axis", "dtype", "out", "keepdims", "initial", "where")  # promote_integers: static, passed
@@ -217,7 +212,7 @@ def _softmax_rule(rw, call: Call, kind: str):
                        tuple(() if i in reduced else a for i, a in enumerate(layout.axes)))
     emitted = Emitted(kind, split_axes, statistic, layout.dims[split[0]],
                       f"{kind} over split {names}: local max, pmax, local sum of exp, psum over "
-                      f"{_axes_text(split_axes)}")
+                      f"{axes_text(split_axes)}")
     return Lowering(result, tuple(converts), template,
                     (("x", Ref(0)), ("axis", axis_value), ("axes", MeshAxes(split_axes))), (emitted,))
 

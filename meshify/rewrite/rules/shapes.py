@@ -5,20 +5,16 @@ split dim must be the major part of a merge), ``concatenate``/``stack`` on unspl
 
 from __future__ import annotations
 
-
 import libcst as cst
 
 from meshify.annotate._types import BROADCAST, Axes, Layout
 from meshify.errors import LayoutError, UnsupportedError
+from meshify.rewrite._collectives import axes_text
 from meshify.rewrite._plan import choose_splits
 from meshify.rewrite._templates import call_template, int_node
 from meshify.rewrite._values import Array, Opaque, Operand, Static, TupleValue
 from meshify.rewrite.rules._api import ADD, Call, Convert, Lowering, keep, op, unknown_call
 from meshify.rewrite.rules.elementwise import _kept_partial
-
-
-def _axes(axes) -> str:
-    return " x ".join(f"'{a}'" for a in axes)
 
 
 def _literal(operand) -> object:
@@ -330,7 +326,7 @@ def _split(rw, call: Call):
     if layout.axes[axis]:
         dim = layout.dims[axis]
         raise rw.error(UnsupportedError, call.node,
-                       f"jnp.split along dim {dim!r}, which is split over {_axes(layout.axes[axis])}: each device "
+                       f"jnp.split along dim {dim!r}, which is split over {axes_text(layout.axes[axis])}: each device "
                        "holds one block of the fused dim, not a piece of every section",
                        f"give the sections their own dim instead of fusing them into {dim!r}, e.g. a "
                        "[d_model, 3, heads, d_head] QKV weight with heads split, indexed w[:, 0], w[:, 1], w[:, 2]")
