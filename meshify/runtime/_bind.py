@@ -171,10 +171,7 @@ class Sharded:
         bound.apply_defaults()
         arrays = self._flatten(bound)
         statics = tuple((n, v) for n, v in bound.arguments.items() if n not in self.args)
-        reads = self._check_statics(statics)
-        names = tuple((param, attr, _key(value)) for param, attr, value in reads if not _is_array(value))
-        extra = [value for _, _, value in reads if _is_array(value)]
-        names = (*names, *((param, attr) for param, attr, value in reads if _is_array(value)))
+        names, extra = _split_reads(self._check_statics(statics))
         if any(isinstance(a, jax.core.Tracer) for a in jax.tree.leaves([arrays, extra])):
             self._check(arrays)
             return self._program(statics, names)[0](*arrays, *extra)
@@ -319,11 +316,9 @@ class Sharded:
         bound = self._signature.bind(*args, **kwargs)
         bound.apply_defaults()
         statics = tuple((n, v) for n, v in bound.arguments.items() if n not in self.args)
-        reads = self._check_statics(statics)
-        names = tuple((param, attr, _key(value)) for param, attr, value in reads if not _is_array(value))
-        names = (*names, *((param, attr) for param, attr, value in reads if _is_array(value)))
+        names, extra = _split_reads(self._check_statics(statics))
         placed = self._place(self._flatten(bound))
-        extra = [from_host(v, NamedSharding(self.mesh, PartitionSpec())) for _, _, v in reads if _is_array(v)]
+        extra = [from_host(v, NamedSharding(self.mesh, PartitionSpec())) for v in extra]
         return self._program(statics, names)[1].lower(*placed, *extra)
 
     def _place(self, arrays: Sequence[Any]) -> list[jax.Array]:
@@ -386,6 +381,14 @@ class Sharded:
                 + ("; ".join(problems) if len(problems) == 1 else "\n  - " + "\n  - ".join(problems)),
                 fix="pass arrays whose split dims are multiples of their mesh axes' sizes, "
                     "or change the mesh or the layout rules"), culprit.split(".")[0] or None)
+
+
+def _split_reads(reads: list[tuple[str, str, Any]]) -> tuple[tuple, list[Any]]:
+    """Attributes read off statics as the program's key (Python values by value, arrays by name, after
+    them) and the arrays, which are the program's extra inputs in that order."""
+    values = tuple((param, attr, _key(value)) for param, attr, value in reads if not _is_array(value))
+    arrays = [(param, attr, value) for param, attr, value in reads if _is_array(value)]
+    return (*values, *((param, attr) for param, attr, _ in arrays)), [value for _, _, value in arrays]
 
 
 def _is_array(value: Any) -> bool:
