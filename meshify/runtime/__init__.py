@@ -18,6 +18,7 @@ from meshify.runtime.ops import (  # noqa: A004
     global_shape,
     like,
     local_block,
+    local_draw,
     log_softmax,
     logsumexp,
     max,
@@ -37,6 +38,6 @@ __all__ = [
     "P", "Tensor", "MeshSpec", "ArgSpec", "TreeSpec", "Sharded", "bind", "sharded",
     "available_devices", "build_mesh", "set_devices", "simulate_cpu_devices",
     "initialize", "Topology", "from_host", "to_host", "process_local", "process_slice", "ProcessLocal",
-    "like", "shard_size", "psum", "psum_scatter", "all_gather", "global_shape", "one_hot", "take", "take_along_axis", "local_block", "log_softmax", "logsumexp", "pmax", "pmin", "softmax",
+    "like", "shard_size", "psum", "psum_scatter", "all_gather", "global_shape", "one_hot", "take", "take_along_axis", "local_block", "local_draw", "log_softmax", "logsumexp", "pmax", "pmin", "softmax",
     "max", "min",
 ]

@@ -284,3 +284,6 @@ def one_hot(x: jax.Array, num_classes: int, axis_name: AxisName, dtype=jnp.float
     """This device's block of ``jax.nn.one_hot(x, num_classes)`` along a depth split over ``axis_name``."""
     local = num_classes // jax.lax.axis_size(axis_name)
     return jax.nn.one_hot(x - _block_offset(axis_name, local), local, dtype=dtype)
+
+
+from meshify.runtime._random import local_draw  # noqa: E402,F401 (random draws: each device its own block)

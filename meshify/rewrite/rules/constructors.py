@@ -8,8 +8,11 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+import libcst as cst
+
 from meshify.annotate._types import Layout
 from meshify.errors import LayoutError, UnsupportedError
+from meshify.rewrite._collectives import axes_text
 from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TupleValue
 from meshify.rewrite.rules._api import NONLINEAR, Call, Convert, Lowering, keep, op, unknown_call
 from meshify.rewrite.rules.elementwise import elementwise
@@ -128,9 +131,10 @@ _SAMPLERS = {"normal": (1, "shape"), "uniform": (1, "shape"), "bernoulli": (2, "
 
 
 def _sampler(rw, call: Call, kind: str):
-    """A draw for the *global* shape, the same on every device; consumers slice their block.
-
-    So the sharded program draws bit-identical values to the single-device one.
+    """A draw named by its shape argument (``shape=x.shape``) is drawn split as ``x`` is: each
+    device computes only its own block, bit-identical to the single-device draw
+    (``mr.local_draw``).  Any other draw is made for the *global* shape, the same on every
+    device, and consumers slice their block.
     """
     position, keyword = _SAMPLERS[kind]
     for operand in [*call.args, *call.kwargs.values()]:
@@ -140,7 +144,51 @@ def _sampler(rw, call: Call, kind: str):
                            f"{operand.value.layout.describe()}: a draw must not depend on how arrays are split",
                            "pass replicated keys and parameters, and the global shape (shape=x.shape)")
     shape = call.arg(position, keyword)
-    return keep(_built(_shape_dims(shape), shape))
+    layout = _draw_layout(rw, call, shape)
+    if layout is None:
+        return keep(_built(_shape_dims(shape), shape))
+    return _local_draw(rw, call, kind, layout)
+
+
+def _draw_layout(rw, call: Call, shape) -> Layout | None:
+    """The split layout of the array whose ``.shape`` the draw takes (``x`` of ``x.shape``), where
+    the draw can be made blockwise: None for a whole draw."""
+    dims = _shape_dims(shape)
+    original = shape.original if shape is not None else None
+    if dims is None or not (isinstance(original, cst.Attribute) and original.attr.value == "shape"
+                            and isinstance(original.value, cst.Name)):
+        return None
+    source = rw.env.get(original.value.value)
+    if not isinstance(source, Array) or source.dims != dims or not source.layout.is_split:
+        return None
+    # A parameter array broadcast against the shape (bernoulli's p of x's shape) is global.
+    if any(isinstance(o.value, Array) and o.value.layout.rank for o in [*call.args, *call.kwargs.values()]):
+        return None
+    if any(arg.star for arg in call.node.args):
+        return None
+    return Layout(dims, source.layout.axes)
+
+
+def _local_draw(rw, call: Call, kind: str, layout: Layout) -> Lowering:
+    """``mr.local_draw(<sampler>, P(...), <the user's arguments>)``."""
+    keywords = [arg.keyword.value for arg in call.node.args if arg.keyword is not None]
+    arguments = ", ".join([*(f"{{a{i}}}" for i in range(len(call.args))),
+                           *(f"{k}={{k_{k}}}" for k in keywords)])
+    template = "{mr}.local_draw({fn}, %s, %s)" % (_spec_text(layout), arguments)
+    fill = (("fn", call.node.func), *((f"a{i}", o.node) for i, o in enumerate(call.args)),
+            *((f"k_{k}", call.kwargs[k].node) for k in keywords))
+    note = (f"local draw over {axes_text([a for axes in layout.axes for a in axes])} (no communication): each "
+            f"device draws only its block of {rw.ctx.code(call.node.func)}, bit-identical to one device (threefry "
+            f"bits by global position; drawn whole and sliced if jax_threefry_partitionable is off or the key is "
+            f"not threefry)")
+    return Lowering(Array(layout), template=template, fill=fill, notes=(note,))
+
+
+def _spec_text(layout: Layout) -> str:
+    """``{mr}.P("batch", None)``: the layout's split as a PartitionSpec in generated code."""
+    entries = ["None" if not axes else f'"{axes[0]}"' if len(axes) == 1
+               else "(" + ", ".join(f'"{a}"' for a in axes) + ")" for axes in layout.axes]
+    return "{mr}.P(" + ", ".join(entries) + ")"
 
 
 for _kind in _SAMPLERS:
