@@ -86,20 +86,18 @@ XFAIL: dict[str, str] = {
     "helper_user_decorator": "REFUSED MSH030: a helper under a user's decorator is not specialised",
     "helper_rebound": "REFUSED MSH030: a def rebound at module level (act = jax.nn.gelu)",
     # -- refused with a MeshifyError: the promise is kept, but these programs ought to run ------------
-    "argmax_split_keepdims": "REFUSED MSH030: jnp.argmax has no rule",
-    "argmax_unsplit": "REFUSED MSH030: jnp.argmax has no rule, even over an unsplit dim (batch split only)",
+    "argmax_split_keepdims": (
+        "REFUSED MSH040: the return hint names the keepdims size-1 dim 'one'; the value has dims [batch, 1] "
+        "(jnp.argmax itself is supported over the split dim; the same holds for jnp.max(keepdims=True))"),
     "column_stack_split": "REFUSED MSH030: jnp.column_stack has no rule",
     "hstack_split": "REFUSED MSH040: the return hint renames the joined dim d to d2 (hstack itself is supported; name it with an annotated assignment)",
     "vstack_split": "REFUSED MSH040: the return hint renames the joined dim rows to rows2 (vstack itself is supported; name it with an annotated assignment)",
-    "cumsum_unsplit": "REFUSED MSH030: jnp.cumsum has no rule, even over an unsplit dim",
     "einsum_diagonal": "REFUSED MSH020: dim 'd' appears twice in ['d', 'd'] and both copies would be split",
     "scalar_tensor_python_float": "REFUSED MSH050: a Python float for a Tensor[()] parameter (not an array)",
     "square_same_dim_matmul": "REFUSED MSH020: dim 'd' appears twice in ['d', 'd'] and both copies would be split",
     "global_array_scalar_use": "REFUSED MSH040: cannot infer the dims of jnp.sum(W) (a scalar whatever W's dims)",
     "helper_checkpoint_call": "REFUSED MSH030: jax.checkpoint(block)(...) at the call site has no rule",
     "helper_vmap_call": "REFUSED MSH030: jax.vmap(normalize)(...) at the call site has no rule",
-    "linalg_norm_split": "REFUSED MSH030: jnp.linalg.norm has no rule",
-    "linalg_norm_unsplit": "REFUSED MSH030: jnp.linalg.norm has no rule, even over an unsplit dim",
     "literal_arange_local_batch": "REFUSED MSH040: cannot infer the dims of jnp.arange(8)[:, None]",
     "literal_equal_sizes": "REFUSED MSH040: cannot infer the dims of jnp.arange(8) beside x [8, 8]",
     "literal_eye": "REFUSED MSH040: cannot infer the dims of jnp.eye(8), an operand of @",
@@ -129,9 +127,6 @@ XFAIL: dict[str, str] = {
     "python_sum_of_partials": "REFUSED MSH030: builtin sum([a, b]) of partial sums",
     "reduce_of_partial_list": "REFUSED MSH030: functools.reduce(jnp.add, [partial sums])",
     "repeat_then_reduce": "REFUSED MSH030: jnp.repeat has no rule",
-    "std_split": "REFUSED MSH030: jnp.std has no rule",
-    "var_ddof_split": "REFUSED MSH030: jnp.var has no rule",
-    "var_ddof_unsplit": "REFUSED MSH030: jnp.var has no rule, even over an unsplit dim",
 }
 
 #: Cases whose converted-path variant is marked slow (compile-heavy); see tests/conftest.py.

@@ -127,6 +127,20 @@ _RULE_COLLECTIVES = [
     Collective("softmax", "all-reduce", instructions=2),
     Collective("log_softmax", "all-reduce", instructions=2),
     Collective("logsumexp", "all-reduce", instructions=2),
+    # Statistics over split dims (rules/statistics.py, runtime/_statistics.py).
+    # var/std: psum of the local sums (the global mean), psum of the squared deviations.
+    Collective("var", "all-reduce", instructions=2),
+    Collective("std", "all-reduce", instructions=2),
+    # argmax/argmin: pmax (pmin) of the ordered key, pmin of the first global index holding it.
+    Collective("argmax", "all-reduce", instructions=2),
+    Collective("argmin", "all-reduce", instructions=2),
+    # any/all: one all-reduce max (min) of the local flags.
+    Collective("any", "all-reduce"),
+    Collective("all", "all-reduce"),
+    # prod: an all-gather of the local products; cumsum/cumprod: of each shard's total.
+    Collective("prod", "all-gather", result_bytes=lambda local, shards: local * shards),
+    Collective("cumsum", "all-gather", result_bytes=lambda local, shards: local * shards),
+    Collective("cumprod", "all-gather", result_bytes=lambda local, shards: local * shards),
 ]
 
 #: Every kind, by name.

@@ -128,6 +128,21 @@ SIGNATURES: dict[str, str] = {
     "jax.nn.log_softmax": "x, axis=-1, where=None",
     "jax.nn.logsumexp": "a, axis=None, b=None, keepdims=False, return_sign=False, where=None",
     "jax.scipy.special.logsumexp": "a, axis=None, b=None, keepdims=False, return_sign=False, where=None",
+    # -- statistics (rules/statistics.py) ----------------------------------------------------------------
+    "jax.numpy.var": "a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None, "
+                     "correction=None",
+    "jax.numpy.std": "a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None, "
+                     "correction=None",
+    "jax.numpy.linalg.norm": "x, ord=None, axis=None, keepdims=False",
+    "jax.numpy.prod": "a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None, "
+                      "promote_integers=True",
+    "jax.numpy.argmax": "a, axis=None, out=None, keepdims=None",
+    "jax.numpy.argmin": "a, axis=None, out=None, keepdims=None",
+    "jax.numpy.any": "a, axis=None, out=None, keepdims=False, *, where=None",
+    "jax.numpy.all": "a, axis=None, out=None, keepdims=False, *, where=None",
+    "jax.numpy.count_nonzero": "a, axis=None, keepdims=False",
+    "jax.numpy.cumsum": "a, axis=None, dtype=None, out=None",
+    "jax.numpy.cumprod": "a, axis=None, dtype=None, out=None",
     # -- contractions --------------------------------------------------------------------------------
     "jax.numpy.einsum": "subscripts, /, *operands, out=None, optimize='auto', precision=None, "
                         "preferred_element_type=None, _dot_general=..., out_sharding=None",
@@ -183,6 +198,16 @@ SIGNATURES: dict[str, str] = {
     "jax.Array.transpose": "*args",
     "jax.Array.swapaxes": "axis1, axis2",
     "jax.Array.astype": "dtype, copy=False, device=None",
+    "jax.Array.var": "axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, correction=None",
+    "jax.Array.std": "axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, correction=None",
+    "jax.Array.prod": "axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None, "
+                      "promote_integers=True",
+    "jax.Array.argmax": "axis=None, out=None, keepdims=None",
+    "jax.Array.argmin": "axis=None, out=None, keepdims=None",
+    "jax.Array.any": "axis=None, out=None, keepdims=False, *, where=None",
+    "jax.Array.all": "axis=None, out=None, keepdims=False, *, where=None",
+    "jax.Array.cumsum": "axis=None, dtype=None, out=None",
+    "jax.Array.cumprod": "axis=None, dtype=None, out=None",
 }
 
 

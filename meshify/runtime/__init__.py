@@ -41,3 +41,10 @@ __all__ = [
     "like", "shard_size", "psum", "psum_scatter", "all_gather", "global_shape", "one_hot", "take", "take_along_axis", "local_block", "local_draw", "log_softmax", "logsumexp", "pmax", "pmin", "softmax",
     "max", "min",
 ]
+
+# Reductions over split dims (runtime/_statistics.py, re-exported by ops).
+from meshify.runtime.ops import (  # noqa: E402,A004
+    all, any, argmax, argmin, cumprod, cumsum, matrix_norm, norm, prod, std, var,
+)
+
+__all__ += ["all", "any", "argmax", "argmin", "cumprod", "cumsum", "matrix_norm", "norm", "prod", "std", "var"]

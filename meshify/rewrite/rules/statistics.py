@@ -1,0 +1,448 @@
+"""Statistics over named dims: var/std, norms, prod, argmax/argmin, any/all, count_nonzero, cumsum/cumprod.
+
+Over unsplit dims each runs locally, as written.  Over a split dim each is one runtime call
+(:mod:`meshify.runtime._statistics`) with its collectives: var/std two all-reduces (global mean,
+then the sum of squared deviations, over the global count minus ddof); a vector norm one psum (or
+pmax/pmin for ``inf``/``-inf``); prod an all-gather of the local products; argmax/argmin a pmax of
+an ordered key and a pmin of the first global index; any/all one all-reduce of the flags;
+cumsum/cumprod an all-gather of the shard totals (an exclusive prefix per device).
+count_nonzero is linear in its counts: local counts and a deferred psum, as a sum.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import libcst as cst
+
+from meshify.annotate._types import BROADCAST, Layout
+from meshify.errors import LayoutError, UnsupportedError
+from meshify.rewrite._collectives import axes_text
+from meshify.rewrite._values import Array, Opaque, Static
+from meshify.rewrite.rules._api import Call, Convert, Emitted, Lowering, MeshAxes, Ref, op, unknown_call
+
+# -- reading the call ---------------------------------------------------------------------------------
+
+
+def _subject(call: Call, name: str = "a"):
+    """The array reduced: the receiver of a method, else the first parameter."""
+    return call.receiver if call.receiver is not None else call.params.get(name)
+
+
+def _given(call: Call, name: str):
+    """The operand passed for ``name``, or None where it was not passed or is a literal None."""
+    o = call.params.get(name)
+    if o is None or (isinstance(o.value, Static) and o.value.known and o.value.literal is None):
+        return None
+    return o
+
+
+def _literal(rw, call: Call, name: str, default: object = None) -> object:
+    """A parameter that must be a literal (an axis, keepdims), or a positioned error."""
+    o = call.params.get(name)
+    if o is None:
+        return default
+    if not (isinstance(o.value, Static) and o.value.known):
+        raise rw.error(UnsupportedError, o.original, f"{name}={rw.ctx.code(o.original)} of {call.name} is not a literal",
+                       f"write {name} as a literal (e.g. {name}=-1), so that meshify knows which dims it works along")
+    return o.value.literal
+
+
+def _dims(rw, call: Call, layout: Layout, name: str = "axis") -> list[int] | None:
+    """The dims ``axis`` names, in range and sorted (None: every dim)."""
+    axis = _literal(rw, call, name)
+    if axis is None:
+        return None
+    out = []
+    for a in axis if isinstance(axis, tuple) else (axis,):
+        if not isinstance(a, int) or isinstance(a, bool) or not -layout.rank <= a < layout.rank:
+            o = call.params[name]
+            raise rw.error(LayoutError, o.original, f"axis {a!r} is out of range for a value of dims "
+                           f"{list(layout.dims)}", f"use an axis from {-layout.rank} to {layout.rank - 1}")
+        out.append(a % layout.rank)
+    return sorted(set(out))
+
+
+def _keepdims(rw, call: Call) -> bool:
+    value = _literal(rw, call, "keepdims", False)
+    return bool(value)
+
+
+def _reduced(layout: Layout, reduced: list[int], keepdims: bool) -> Layout:
+    """The layout after reducing ``reduced`` (kept as size-1 dims with ``keepdims``)."""
+    dims, axes = [], []
+    for i, (d, a) in enumerate(zip(layout.dims, layout.axes)):
+        if i not in reduced:
+            dims.append(d)
+            axes.append(a)
+        elif keepdims:
+            dims.append(BROADCAST)
+            axes.append(())
+    return Layout(tuple(dims), tuple(axes))
+
+
+def _split(layout: Layout, reduced: list[int]) -> list[int]:
+    return [i for i in reduced if layout.axes[i]]
+
+
+def _names(layout: Layout, split: list[int]) -> str:
+    return ", ".join(f"'{layout.dims[i]}'" for i in split)
+
+
+def _fix(layout: Layout, split: list[int]) -> str:
+    dims = [layout.dims[i] for i in split]
+    return f"map {', '.join(map(repr, dims))} to no mesh axis (rules={{{', '.join(f'{d!r}: None' for d in dims)}}})"
+
+
+def _refuse(rw, call: Call, node, layout: Layout, split: list[int], what: str, fix: str = ""):
+    raise rw.error(UnsupportedError, node, f"{call.name.rsplit('.', 1)[-1]}: {what} over split dim"
+                   f"{'s' if len(split) > 1 else ''} {_names(layout, split)} is not computed by meshify",
+                   fix or f"{_fix(layout, split)}, or compute it outside the @mesh function")
+
+
+def _mask(rw, call: Call, layout: Layout, split: list[int], kind: str) -> list[Convert]:
+    """A ``where=`` mask: an array of x's own dims goes to x's layout (a masked local block is right
+    for sums, products and flags); a literal is fine; anything else is refused at its place."""
+    o = _given(call, "where")
+    if o is None or (isinstance(o.value, Static) and not split):
+        return []
+    if isinstance(o.value, Array) and o.value.dims == layout.dims and not o.value.layout.partial:
+        return [Convert(o, layout.with_partial(()), f"{kind}'s where=")]
+    raise rw.error(UnsupportedError, o.original, f"{call.name}(where={rw.ctx.code(o.original)}) beside an array of "
+                   f"dims {list(layout.dims)}", f"give where= the dims {list(layout.dims)} (named: "
+                   f"m: Tensor[{', '.join(map(repr, layout.dims))}] = ...), or drop it")
+
+
+def _static(rw, call: Call, name: str, what: str = "a Python value"):
+    """A parameter passed on as written (dtype=, ddof=): it must be static, not an array."""
+    o = _given(call, name)
+    if o is not None and not isinstance(o.value, Static):
+        raise rw.error(UnsupportedError, o.original, f"{call.name}({name}={rw.ctx.code(o.original)}): meshify passes "
+                       f"{name}= to a sharded reduction as written, so it must be {what}, not an array",
+                       f"write {name}= as a literal or a Python value")
+    return o
+
+
+def _fill(lowering_fill: list, template: list, call: Call, rw, *names: str) -> None:
+    """Appends ``, name={name}`` for each static parameter given, filled with its node."""
+    for name in names:
+        o = _static(rw, call, name)
+        if o is not None:
+            template.append(f", {name}={{{name}}}")
+            lowering_fill.append((name, o.node))
+
+
+def _statistic(rw, call: Call, x, layout: Layout, reduced: list[int], keepdims: bool, kind: str, runtime: str,
+               split: list[int], reason: str, extra: tuple = (), axes=None, params: tuple[str, ...] = (),
+               converts: tuple[Convert, ...] = ()) -> Lowering:
+    """``mr.<runtime>(x, axis=..., axis_name=..., <params>, keepdims=True)`` running collective ``kind``."""
+    axes = axes if axes is not None else rw.mesh.order(a for i in split for a in layout.axes[i])
+    axis = reduced[0] if len(reduced) == 1 else tuple(reduced)
+    template = ["{mr}.%s({x}, axis={axis}, axis_name={axes}" % runtime]
+    fill: list = [("x", Ref(0)), ("axis", axis), ("axes", MeshAxes(axes))]
+    for name, value in extra:
+        template.append(f", {name}={{{name}}}")
+        fill.append((name, value))
+    _fill(fill, template, call, rw, *params)
+    if keepdims:
+        template.append(", keepdims=True")
+    template.append(")")
+    emitted = Emitted(kind, axes, _reduced(layout, reduced, True), layout.dims[split[0]],
+                      f"{kind} over {axes_text(axes)}: {reason} over split {_names(layout, split)} of "
+                      f"{rw.ctx.code(x.original)!r}")
+    return Lowering(Array(_reduced(layout, reduced, keepdims)), (Convert(x, layout.with_partial(()), runtime),
+                                                                  *converts),
+                    "".join(template), tuple(fill), (emitted,))
+
+
+# -- var / std ------------------------------------------------------------------------------------------
+
+
+def _var_rule(rw, call: Call, kind: str):
+    x = _subject(call)
+    if not isinstance(x.value, Array):
+        return unknown_call(rw, call)
+    layout = x.value.layout
+    reduced = _dims(rw, call, layout)
+    reduced = list(range(layout.rank)) if reduced is None else reduced
+    keepdims = _keepdims(rw, call)
+    split = _split(layout, reduced)
+    whole = Convert(x, layout.with_partial(()), kind)
+    if not split:
+        return Lowering(Array(_reduced(layout, reduced, keepdims)), (whole, *_mask(rw, call, layout, split, kind)))
+    where = _given(call, "where")
+    if where is not None:
+        _refuse(rw, call, where.original, layout, split, f"{kind}(where=...)",
+                f"drop where=, or {_fix(layout, split)}")
+    ddof, correction = _static(rw, call, "ddof"), _static(rw, call, "correction")
+    if ddof is not None and correction is not None:
+        raise rw.error(UnsupportedError, correction.original, f"{call.name}: ddof= and correction= both given",
+                       "pass one of them (they mean the same)")
+    extra = () if (ddof or correction) is None else (("ddof", (ddof or correction).node),)
+    return _statistic(rw, call, x, layout, reduced, keepdims, kind, kind, split,
+                      "global mean (psum), then the sum of squared deviations (psum) over the global count",
+                      extra, params=("dtype",))
+
+
+for _kind in ("var", "std"):
+    op(f"jax.numpy.{_kind}", method=_kind, kind=_kind,
+       reads=("a", "axis", "dtype", "ddof", "keepdims", "where", "correction"))(_var_rule)
+
+
+# -- norms ------------------------------------------------------------------------------------------------
+
+_INF_NAMES = frozenset({"jax.numpy.inf", "numpy.inf", "math.inf"})
+_UNKNOWN = object()
+
+
+def _ord(rw, o) -> object:
+    """``ord``'s value: a literal, ``inf``/``-inf`` spelled ``jnp.inf``/``-np.inf``/``math.inf``, or
+    :data:`_UNKNOWN`."""
+    if o is None:
+        return None
+    if isinstance(o.value, Static) and o.value.known:
+        return o.value.literal
+    node, sign = o.original, 1.0
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        node, sign = node.expression, -1.0
+    if isinstance(node, cst.Name | cst.Attribute) and rw.ctx.qualified_names(node) & _INF_NAMES:
+        return sign * math.inf
+    return _UNKNOWN
+
+
+_VECTOR_SUM_ORDS = (None, 0, 1, 2)
+_MATRIX_ORDS = (None, "fro", "f", 1, -1, math.inf, -math.inf)
+
+
+def _norm_rule(rw, call: Call):
+    x = _subject(call, "x")
+    if not isinstance(x.value, Array):
+        return unknown_call(rw, call)
+    layout = x.value.layout
+    ord_op = _given(call, "ord")
+    order = _ord(rw, ord_op)
+    axis = _dims(rw, call, layout)
+    keepdims = _keepdims(rw, call)
+    if axis is None:
+        axis = list(range(layout.rank))
+        if order is not None and layout.rank > 2:
+            raise rw.error(UnsupportedError, ord_op.original, f"norm(ord=...) without axis= of a {layout.rank}-dim "
+                           "value (JAX computes no norm of it)", "pass axis= (one dim or two)")
+    matrix = len(axis) == 2 and not (_given(call, "axis") is None and order is None)
+    if len(axis) > 2 and _given(call, "axis") is not None:
+        raise rw.error(UnsupportedError, call.params["axis"].original, "norm over more than two axes",
+                       "pass one axis (a vector norm) or two (a matrix norm)")
+    split = _split(layout, axis)
+    whole = Convert(x, layout.with_partial(()), "norm")
+    result = Array(_reduced(layout, axis, keepdims))
+    if not split:
+        return Lowering(result, (whole,))
+    if order is _UNKNOWN or isinstance(order, str) and not matrix:
+        raise rw.error(UnsupportedError, ord_op.original, f"norm(ord={rw.ctx.code(ord_op.original)}) over split dim "
+                       f"{_names(layout, split)}: meshify needs ord as a literal to choose the collectives",
+                       "write ord as a literal (2, 1, jnp.inf, -jnp.inf, 'fro', ...)")
+    if matrix:
+        return _matrix_norm(rw, call, x, layout, axis, order, ord_op, keepdims)
+    if len(axis) > 1 and order is not None:  # ord= with axis=None of a 1-d value is a vector norm
+        raise rw.error(UnsupportedError, ord_op.original, "norm(ord=...) over several dims", "pass axis=")
+    ord_fill = ("ord", ord_op.node if ord_op is not None else cst.Name("None"))
+    kind = "psum" if order in _VECTOR_SUM_ORDS or not math.isinf(order) else ("pmax" if order > 0 else "pmin")
+    what = {"psum": "a sum of powers (psum)", "pmax": "max of |x| (pmax)", "pmin": "min of |x| (pmin)"}[kind]
+    lowering = _statistic(rw, call, x, layout, axis, keepdims, kind, "norm", split, f"norm: {what}")
+    # ord goes before axis, as jnp.linalg.norm takes it
+    template = lowering.template.replace("{x}, axis=", "{x}, {ord}, axis=", 1)
+    return replace(lowering, template=template, fill=(*lowering.fill, ord_fill))
+
+
+def _matrix_norm(rw, call: Call, x, layout: Layout, axis: list[int], order, ord_op, keepdims: bool) -> Lowering:
+    raw = _literal(rw, call, "axis")
+    row, col = (raw if isinstance(raw, tuple) else tuple(axis))
+    row, col = row % layout.rank, col % layout.rank
+    if order not in _MATRIX_ORDS:
+        raise rw.error(UnsupportedError, ord_op.original, f"the matrix norm ord={rw.ctx.code(ord_op.original)} over "
+                       f"split dims {_names(layout, _split(layout, axis))} (it needs singular values)",
+                       f"{_fix(layout, _split(layout, axis))}, or use ord='fro', 1, -1, jnp.inf or -jnp.inf")
+    row_axes, col_axes = layout.axes[row], layout.axes[col]
+    statistic = _reduced(layout, axis, True)
+    what = rw.ctx.code(x.original)
+    emitted = []
+    if order in (None, "fro", "f"):
+        both = rw.mesh.order((*row_axes, *col_axes))
+        emitted.append(Emitted("psum", both, statistic, layout.dims[row if row_axes else col],
+                               f"psum over {axes_text(both)}: Frobenius norm of {what!r} over split "
+                               f"{_names(layout, _split(layout, axis))}"))
+    else:
+        summed, along = (row, col) if order in (1, -1) else (col, row)
+        sums = _reduced(layout, [summed], True)
+        if layout.axes[summed]:
+            emitted.append(Emitted("psum", layout.axes[summed], sums, layout.dims[summed],
+                                   f"psum over {axes_text(layout.axes[summed])}: matrix norm's sums of |x| over split "
+                                   f"'{layout.dims[summed]}' of {what!r}"))
+        if layout.axes[along]:
+            kind = "pmax" if order > 0 else "pmin"
+            emitted.append(Emitted(kind, layout.axes[along], statistic, layout.dims[along],
+                                   f"{kind} over {axes_text(layout.axes[along])}: matrix norm's {kind[1:]} over split "
+                                   f"'{layout.dims[along]}' of {what!r}"))
+    template = ("{mr}.matrix_norm({x}, {ord}, axis={axis}, row_axes={rows}, col_axes={cols}%s)"
+                % (", keepdims=True" if keepdims else ""))
+    fill = (("x", Ref(0)), ("ord", ord_op.node if ord_op is not None else cst.Name("None")), ("axis", (row, col)),
+            ("rows", MeshAxes(row_axes)), ("cols", MeshAxes(col_axes)))
+    return Lowering(Array(_reduced(layout, axis, keepdims)), (Convert(x, layout.with_partial(()), "norm"),),
+                    template, fill, tuple(emitted))
+
+
+op("jax.numpy.linalg.norm", reads=("x", "ord", "axis", "keepdims"))(_norm_rule)
+
+
+# -- prod -----------------------------------------------------------------------------------------------------
+
+
+def _prod_rule(rw, call: Call):
+    x = _subject(call)
+    if not isinstance(x.value, Array):
+        return unknown_call(rw, call)
+    layout = x.value.layout
+    reduced = _dims(rw, call, layout)
+    reduced = list(range(layout.rank)) if reduced is None else reduced
+    keepdims = _keepdims(rw, call)
+    split = _split(layout, reduced)
+    masks = tuple(_mask(rw, call, layout, split, "prod"))
+    if not split:
+        return Lowering(Array(_reduced(layout, reduced, keepdims)), (Convert(x, layout.with_partial(()), "prod"),
+                                                                     *masks))
+    extra = (("where", Ref(1)),) if masks else ()
+    initial = _static(rw, call, "initial")
+    if initial is not None:
+        extra = (*extra, ("initial", initial.node))
+    return _statistic(rw, call, x, layout, reduced, keepdims, "prod", "prod", split,
+                      "all_gather of the local products", extra, params=("dtype", "promote_integers"),
+                      converts=masks)
+
+
+op("jax.numpy.prod", method="prod",
+   reads=("a", "axis", "dtype", "keepdims", "initial", "where", "promote_integers"))(_prod_rule)
+
+
+# -- argmax / argmin ---------------------------------------------------------------------------------------------
+
+
+def _arg_rule(rw, call: Call, kind: str):
+    x = _subject(call)
+    if not isinstance(x.value, Array):
+        return unknown_call(rw, call)
+    layout = x.value.layout
+    axis = _literal(rw, call, "axis")
+    if isinstance(axis, tuple):
+        raise rw.error(UnsupportedError, call.params["axis"].original, f"{kind}(axis={axis!r}): a tuple of axes",
+                       "pass one axis, or axis=None")
+    reduced = _dims(rw, call, layout)
+    keepdims = _keepdims(rw, call)
+    flat = reduced is None
+    reduced = list(range(layout.rank)) if flat else reduced
+    split = _split(layout, reduced)
+    result = Array(_reduced(layout, reduced, keepdims))
+    if not split:
+        return Lowering(result, (Convert(x, layout.with_partial(()), kind),))
+    if len(split) > 1:
+        _refuse(rw, call, call.node, layout, split, f"{kind}(axis=None) of a value split along several dims",
+                f"{_fix(layout, split[1:])}, or pass axis=")
+    names = layout.axes[split[0]]  # the dim's own order: it decides each block's offset
+    lowering = _statistic(rw, call, x, layout, reduced, keepdims, kind, kind, split,
+                          f"local {kind} of an ordered key, pmax of the key, pmin of the first global index",
+                          (("split", split[0]),), axes=names)
+    if flat:  # a flat index into the whole array
+        lowering = replace(lowering, template=lowering.template.replace("axis={axis}", "axis=None"),
+                           fill=tuple((n, v) for n, v in lowering.fill if n != "axis"))
+    return lowering
+
+
+for _kind in ("argmax", "argmin"):
+    op(f"jax.numpy.{_kind}", method=_kind, kind=_kind, reads=("a", "axis", "keepdims"))(_arg_rule)
+
+
+# -- any / all / count_nonzero -------------------------------------------------------------------------------
+
+
+def _flag_rule(rw, call: Call, kind: str):
+    x = _subject(call)
+    if not isinstance(x.value, Array):
+        return unknown_call(rw, call)
+    layout = x.value.layout
+    reduced = _dims(rw, call, layout)
+    reduced = list(range(layout.rank)) if reduced is None else reduced
+    keepdims = _keepdims(rw, call)
+    split = _split(layout, reduced)
+    masks = tuple(_mask(rw, call, layout, split, kind))
+    if not split:
+        return Lowering(Array(_reduced(layout, reduced, keepdims)), (Convert(x, layout.with_partial(()), kind),
+                                                                     *masks))
+    return _statistic(rw, call, x, layout, reduced, keepdims, kind, kind, split,
+                      f"local {kind}, an all-reduce {'max' if kind == 'any' else 'min'} of the flags",
+                      (("where", Ref(1)),) if masks else (), converts=masks)
+
+
+for _kind in ("any", "all"):
+    op(f"jax.numpy.{_kind}", method=_kind, kind=_kind, reads=("a", "axis", "keepdims", "where"))(_flag_rule)
+
+
+@op("jax.numpy.count_nonzero", reads=("a", "axis", "keepdims"))
+def _count_nonzero_rule(rw, call: Call):
+    """Counts add up: local counts, a partial sum over the split axes (psum deferred, as a sum's)."""
+    x = _subject(call)
+    if not isinstance(x.value, Array):
+        return unknown_call(rw, call)
+    layout = x.value.layout
+    reduced = _dims(rw, call, layout)
+    reduced = list(range(layout.rank)) if reduced is None else reduced
+    keepdims = _keepdims(rw, call)
+    split = _split(layout, reduced)
+    out = _reduced(layout, reduced, keepdims)
+    axes = frozenset(a for i in split for a in layout.axes[i])
+    origin = f"counted {_names(layout, split)} split" if split else ""
+    return Lowering(Array(out.with_partial(axes), origin), (Convert(x, layout.with_partial(()), "count_nonzero"),),
+                    notes=(f"count_nonzero over split {_names(layout, split)}: local counts, summed later",)
+                    if split else ())
+
+
+# -- cumsum / cumprod ------------------------------------------------------------------------------------------
+
+
+def _scan_rule(rw, call: Call, kind: str):
+    x = _subject(call)
+    if not isinstance(x.value, Array):
+        return unknown_call(rw, call)
+    layout = x.value.layout
+    axis = _dims(rw, call, layout)
+    if isinstance(_literal(rw, call, "axis"), tuple):
+        raise rw.error(UnsupportedError, call.params["axis"].original, f"{kind}(axis=...) with a tuple of axes",
+                       "pass one axis")
+    if axis is None and layout.rank != 1:
+        if layout.is_split or layout.partial:
+            raise rw.error(UnsupportedError, call.node, f"{kind} without axis= flattens {rw.ctx.code(x.original)!r}, "
+                           f"of layout {layout.describe()}", "pass axis= (the dim to scan along)")
+        return Lowering(Opaque(), (Convert(x, layout, kind),))
+    dim = 0 if axis is None else axis[0]
+    dtype = _given(call, "dtype")
+    if not layout.axes[dim]:
+        # A cumsum is linear: a pending partial sum passes through it (unless a dtype casts it).
+        linear = kind == "cumsum" and dtype is None
+        source = layout if linear else layout.with_partial(())
+        return Lowering(Array(source, x.value.origin if linear else ""), (Convert(x, source, kind),))
+    names = layout.axes[dim]
+    totals = Layout(tuple(BROADCAST if i == dim else d for i, d in enumerate(layout.dims)),
+                    tuple(() if i == dim else a for i, a in enumerate(layout.axes)))
+    template = "{mr}.%s({x}, axis={axis}, axis_name={axes}%s)" % (kind, ", dtype={dtype}" if dtype is not None else "")
+    fill = [("x", Ref(0)), ("axis", dim), ("axes", MeshAxes(names))]
+    if dtype is not None:
+        fill.append(("dtype", _static(rw, call, "dtype").node))
+    emitted = Emitted(kind, names, totals, layout.dims[dim],
+                      f"{kind} over {axes_text(names)}: local {kind} plus the {'sum' if kind == 'cumsum' else 'product'}"
+                      f" of the earlier shards' totals (all_gather) along split '{layout.dims[dim]}' of "
+                      f"{rw.ctx.code(x.original)!r}")
+    return Lowering(Array(layout.with_partial(())), (Convert(x, layout.with_partial(()), kind),), template,
+                    tuple(fill), (emitted,))
+
+
+for _kind in ("cumsum", "cumprod"):
+    op(f"jax.numpy.{_kind}", method=_kind, kind=_kind, reads=("a", "axis", "dtype"))(_scan_rule)

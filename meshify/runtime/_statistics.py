@@ -1,0 +1,277 @@
+"""Statistics over dims split across mesh axes, called by generated code inside ``jax.shard_map``.
+
+Each function takes the local block ``x``, the reduced (or scanned) ``axis`` as the user wrote it
+in global terms (the rank is the same locally), and ``axis_name``: the mesh axes splitting the
+reduced dims (major first).  Each matches its ``jax.numpy`` function on the whole array (dtype,
+NaN, ties, gradient) up to floating-point reassociation:
+
+- ``var``/``std``: two passes, a global mean (local sum, psum) then the sum of squared deviations
+  (psum), divided by the global count minus ``ddof``: two all-reduces.
+- ``norm``: vector norms (sum-like orders: one psum; ``inf``/``-inf``: the max/min of ``abs``, as
+  ``mr.max``) and matrix norms (``'fro'``; ``1``/``-1``/``inf``/``-inf``: a psum along one dim
+  and a max/min along the other).
+- ``prod``: local products, all-gathered (one small all-gather), multiplied: exact for zeros,
+  signs, infinities and NaN (no logarithms).
+- ``argmax``/``argmin``: the values as a totally ordered integer key (NaN first, as ``jnp`` has it;
+  ``-0.0 == 0.0``), local arg, pmax/pmin of the key, then the smallest global index among the
+  devices holding it (first occurrence): two all-reduces.
+- ``any``/``all``: local, then an all-reduce max/min of the flags.
+- ``cumsum``/``cumprod``: local scan plus the exclusive prefix of the shard totals (one
+  all-gather of the totals, masked by this device's position).
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+__all__ = ["var", "std", "norm", "matrix_norm", "prod", "argmax", "argmin", "any", "all", "cumsum", "cumprod"]
+
+AxisName = str | tuple[str, ...]
+Axis = int | tuple[int, ...]
+
+
+def _axes(axis: Axis | None, ndim: int) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(ndim))
+    return tuple(a % ndim for a in (axis if isinstance(axis, tuple) else (axis,)))
+
+
+def _named(axis_name: AxisName) -> bool:
+    return axis_name not in ((), None, "")
+
+
+def _psum(x: jax.Array, axis_name: AxisName) -> jax.Array:
+    from meshify.runtime.ops import psum  # ops imports this module last: import on use
+
+    return psum(x, axis_name) if _named(axis_name) else x
+
+
+def _squeeze(x: jax.Array, axes: tuple[int, ...], keepdims: bool) -> jax.Array:
+    return x if keepdims else jnp.squeeze(x, axes)
+
+
+def _shards(axis_name: AxisName) -> int:
+    return jax.lax.axis_size(axis_name) if _named(axis_name) else 1
+
+
+# -- var / std --------------------------------------------------------------------------------------
+
+
+def _var_dtypes(dtype_in, dtype) -> tuple[np.dtype, np.dtype]:
+    """(computation dtype, result dtype) as ``jnp.var`` chooses them (float16 computed in float32)."""
+    out = jax.eval_shape(lambda v: jnp.var(v, dtype=dtype), jax.ShapeDtypeStruct((1,), dtype_in)).dtype
+    if dtype is not None:
+        computation = np.dtype(dtype)
+    elif jnp.issubdtype(dtype_in, jnp.inexact):
+        computation = np.dtype(dtype_in)
+    else:
+        computation = np.dtype(out)
+    if computation in (np.dtype(jnp.float16), np.dtype(jnp.bfloat16)):
+        computation = np.dtype(jnp.float32)
+    return computation, np.dtype(out)
+
+
+def var(x: jax.Array, axis: Axis | None, axis_name: AxisName, ddof: float = 0, keepdims: bool = False,
+        dtype=None) -> jax.Array:
+    """``jnp.var(x, axis, ddof=ddof)`` where reduced dims are split over ``axis_name``."""
+    axes = _axes(axis, x.ndim)
+    computation, out = _var_dtypes(x.dtype, dtype)
+    a = x.astype(computation)
+    count = math.prod(x.shape[i] for i in axes) * _shards(axis_name)
+    mean = _psum(jnp.sum(a, axis=axes, keepdims=True), axis_name) / jnp.asarray(count, computation)
+    centered = a - mean
+    if jnp.issubdtype(computation, jnp.complexfloating):
+        centered = jnp.real(centered * jnp.conj(centered))
+        computation = centered.dtype
+    else:
+        centered = jnp.square(centered)
+    normalizer = jnp.asarray(count, computation) - jnp.asarray(ddof, computation)
+    total = _psum(jnp.sum(centered, axis=axes, keepdims=keepdims), axis_name)
+    result = (total / normalizer).astype(out)
+    return jnp.where(normalizer > 0, result, jnp.asarray(jnp.nan, out))
+
+
+def std(x: jax.Array, axis: Axis | None, axis_name: AxisName, ddof: float = 0, keepdims: bool = False,
+        dtype=None) -> jax.Array:
+    """``jnp.std(x, axis, ddof=ddof)`` where reduced dims are split over ``axis_name``."""
+    return jnp.sqrt(var(x, axis, axis_name, ddof, keepdims, dtype))
+
+
+# -- norms --------------------------------------------------------------------------------------------
+
+
+def _max(v: jax.Array, axes: tuple[int, ...], axis_name: AxisName, kind: str) -> jax.Array:
+    """max (min) over ``axes``, keeping them, across ``axis_name`` too (ties share the gradient)."""
+    from meshify.runtime import ops
+
+    if _named(axis_name):
+        return getattr(ops, kind)(v, axes, axis_name, keepdims=True)
+    return getattr(jnp, kind)(v, axis=axes, keepdims=True)
+
+
+def norm(x: jax.Array, ord, axis: Axis | None, axis_name: AxisName, keepdims: bool = False) -> jax.Array:  # noqa: A002
+    """``jnp.linalg.norm(x, ord, axis)``, a vector norm (one axis, or every axis with ``ord=None``)
+    over dims split across ``axis_name``."""
+    x = x.astype(jnp.result_type(x, 1.0))
+    axes = _axes(axis, x.ndim)
+    if ord is None or ord == 2:
+        out = jnp.sqrt(_psum(jnp.sum(jnp.real(x * jnp.conj(x)), axis=axes, keepdims=True), axis_name))
+    elif ord == np.inf:
+        out = jnp.maximum(_max(jnp.abs(x), axes, axis_name, "max"), jnp.zeros((), jnp.abs(x).dtype))
+    elif ord == -np.inf:
+        out = _max(jnp.abs(x), axes, axis_name, "min")
+    elif ord == 0:
+        out = _psum(jnp.sum(x != 0, dtype=jnp.finfo(x.dtype).dtype, axis=axes, keepdims=True), axis_name)
+    elif ord == 1:
+        out = _psum(jnp.sum(jnp.abs(x), axis=axes, keepdims=True), axis_name)
+    elif isinstance(ord, str):
+        raise ValueError(f"Invalid order '{ord}' for vector norm.")
+    else:
+        abs_x = jnp.abs(x)
+        p = jnp.asarray(ord, abs_x.dtype)
+        out = jnp.power(_psum(jnp.sum(abs_x ** p, axis=axes, keepdims=True), axis_name), 1.0 / p)
+    return _squeeze(out, axes, keepdims)
+
+
+def matrix_norm(x: jax.Array, ord, axis: tuple[int, int], row_axes: AxisName, col_axes: AxisName,  # noqa: A002
+                keepdims: bool = False) -> jax.Array:
+    """``jnp.linalg.norm(x, ord, axis=(row, col))`` for ``ord`` None/'fro'/1/-1/inf/-inf, the row dim
+    split over ``row_axes`` and the column dim over ``col_axes`` (either may be ``()``)."""
+    x = x.astype(jnp.result_type(x, 1.0))
+    row, col = _axes(axis, x.ndim)
+    both = tuple(a for names in (row_axes, col_axes) if _named(names)
+                 for a in (names if isinstance(names, tuple) else (names,)))
+    if ord is None or ord in ("f", "fro"):
+        out = jnp.sqrt(_psum(jnp.sum(jnp.real(x * jnp.conj(x)), axis=(row, col), keepdims=True), both))
+        return _squeeze(out, (row, col), keepdims)
+    if ord in (1, -1):
+        summed, along, names = (row, row_axes), col, col_axes
+    elif ord in (np.inf, -np.inf):
+        summed, along, names = (col, col_axes), row, row_axes
+    else:
+        raise ValueError(f"meshify's sharded matrix norm does not compute ord={ord!r}")
+    sums = _psum(jnp.sum(jnp.abs(x), axis=summed[0], keepdims=True), summed[1])
+    if ord in (1, np.inf):
+        out = jnp.maximum(_max(sums, (along,), names, "max"), jnp.zeros((), sums.dtype))
+    else:
+        out = _max(sums, (along,), names, "min")
+    return _squeeze(out, (row, col), keepdims)
+
+
+# -- prod -----------------------------------------------------------------------------------------------
+
+
+def prod(x: jax.Array, axis: Axis | None, axis_name: AxisName, keepdims: bool = False, dtype=None,
+         where=None, initial=None, promote_integers: bool = True) -> jax.Array:
+    """``jnp.prod(x, axis)`` over dims split across ``axis_name``: the local products of every device
+    all-gathered and multiplied (exact for zeros, signs, inf and NaN; no logarithms)."""
+    from meshify.runtime.ops import all_gather
+
+    axes = _axes(axis, x.ndim)
+    local = jnp.prod(x, axis=axes, dtype=dtype, keepdims=True, where=where, promote_integers=promote_integers)
+    gathered = all_gather(local[None], axis_name, axis=0)
+    out = jnp.prod(gathered, axis=0, dtype=local.dtype, initial=initial)
+    return _squeeze(out, axes, keepdims)
+
+
+# -- argmax / argmin ----------------------------------------------------------------------------------
+
+
+def _key(x: jax.Array, kind: str) -> jax.Array:
+    """Integers ordered as ``jnp.argmax``/``argmin`` order ``x``: NaN above (below) everything,
+    ``-0.0`` equal to ``0.0``; an integer ``x`` is its own key."""
+    if x.dtype == jnp.bool_:
+        return x.astype(jnp.int32)
+    if not jnp.issubdtype(x.dtype, jnp.floating):
+        return x
+    width = jnp.dtype(x.dtype).itemsize * 8
+    ints = {16: jnp.int16, 32: jnp.int32, 64: jnp.int64}[width]
+    zero = jnp.zeros((), x.dtype)
+    bits = jax.lax.bitcast_convert_type(jnp.where(x == zero, zero, x), ints)  # -0.0 is 0.0
+    flip = jnp.asarray((1 << (width - 1)) - 1, ints)
+    key = jnp.where(bits < 0, bits ^ flip, bits)
+    info = jnp.iinfo(ints)
+    return jnp.where(jnp.isnan(x), jnp.asarray(info.max if kind == "max" else info.min, ints), key)
+
+
+def _arg(x: jax.Array, axis: int | None, axis_name: AxisName, split: int, keepdims: bool, kind: str) -> jax.Array:
+    key = _key(x, kind)
+    local = (jnp.argmax if kind == "max" else jnp.argmin)(key, axis=axis, keepdims=True)
+    best = jnp.take_along_axis(key, local, axis=axis) if axis is not None else key.reshape(-1)[local.reshape(())]
+    offset = jax.lax.axis_index(axis_name) * x.shape[split]
+    if axis is not None:
+        index = local + offset.astype(local.dtype)
+    else:  # a flat index into the whole array: this block's multi-index, moved by its offset
+        position = list(jnp.unravel_index(local.reshape(()), x.shape))
+        position[split] = position[split] + offset
+        shape = list(x.shape)
+        shape[split] *= jax.lax.axis_size(axis_name)
+        index = jnp.ravel_multi_index(tuple(position), shape, mode="clip").astype(local.dtype).reshape(local.shape)
+    whole = (jax.lax.pmax if kind == "max" else jax.lax.pmin)(best, axis_name)
+    first = jax.lax.pmin(jnp.where(best == whole, index, jnp.iinfo(index.dtype).max), axis_name)
+    if keepdims:
+        return first
+    return first.reshape(()) if axis is None else jnp.squeeze(first, axis)
+
+
+def argmax(x: jax.Array, axis: int | None, axis_name: AxisName, split: int, keepdims: bool = False) -> jax.Array:
+    """``jnp.argmax(x, axis)`` where dim ``split`` (the reduced one, or with ``axis=None`` the only split
+    dim) is split over ``axis_name``: the first global index of the max (NaN counts as the max)."""
+    return _arg(x, axis, axis_name, split, keepdims, "max")
+
+
+def argmin(x: jax.Array, axis: int | None, axis_name: AxisName, split: int, keepdims: bool = False) -> jax.Array:
+    """``jnp.argmin``, as :func:`argmax` (NaN counts as the min)."""
+    return _arg(x, axis, axis_name, split, keepdims, "min")
+
+
+# -- any / all ----------------------------------------------------------------------------------------------
+
+
+def any(x: jax.Array, axis: Axis | None, axis_name: AxisName, keepdims: bool = False, where=None) -> jax.Array:  # noqa: A001
+    """``jnp.any(x, axis)`` over dims split across ``axis_name``: local any, an all-reduce max."""
+    axes = _axes(axis, x.ndim)
+    local = jnp.any(x, axis=axes, keepdims=keepdims, where=where)
+    return jax.lax.pmax(local.astype(jnp.int32), axis_name).astype(jnp.bool_)
+
+
+def all(x: jax.Array, axis: Axis | None, axis_name: AxisName, keepdims: bool = False, where=None) -> jax.Array:  # noqa: A001
+    """``jnp.all(x, axis)`` over dims split across ``axis_name``: local all, an all-reduce min."""
+    axes = _axes(axis, x.ndim)
+    local = jnp.all(x, axis=axes, keepdims=keepdims, where=where)
+    return jax.lax.pmin(local.astype(jnp.int32), axis_name).astype(jnp.bool_)
+
+
+# -- cumsum / cumprod ---------------------------------------------------------------------------------------
+
+
+def _scan(x: jax.Array, axis: int, axis_name: AxisName, dtype, kind: str) -> jax.Array:
+    from meshify.runtime.ops import all_gather
+
+    axis = axis % x.ndim
+    local = (jnp.cumsum if kind == "sum" else jnp.cumprod)(x, axis=axis, dtype=dtype)
+    size = local.shape[axis]
+    total = jax.lax.slice_in_dim(local, size - 1, size, axis=axis)
+    totals = all_gather(total[None], axis_name, axis=0)
+    n = totals.shape[0]
+    before = (jnp.arange(n) < jax.lax.axis_index(axis_name)).reshape((n,) + (1,) * total.ndim)
+    if kind == "sum":
+        return local + jnp.sum(jnp.where(before, totals, jnp.zeros((), local.dtype)), axis=0, dtype=local.dtype)
+    return local * jnp.prod(jnp.where(before, totals, jnp.ones((), local.dtype)), axis=0, dtype=local.dtype)
+
+
+def cumsum(x: jax.Array, axis: int, axis_name: AxisName, dtype=None) -> jax.Array:
+    """``jnp.cumsum(x, axis)`` along a dim split over ``axis_name``: the local cumsum plus the sum of
+    the totals of the devices before this one (one all-gather of the totals)."""
+    return _scan(x, axis, axis_name, dtype, "sum")
+
+
+def cumprod(x: jax.Array, axis: int, axis_name: AxisName, dtype=None) -> jax.Array:
+    """``jnp.cumprod(x, axis)`` along a dim split over ``axis_name``: the local cumprod times the
+    product of the totals of the devices before this one."""
+    return _scan(x, axis, axis_name, dtype, "prod")
+
