@@ -149,8 +149,8 @@ def _statistic(rw, call: Call, x, layout: Layout, reduced: list[int], keepdims: 
         template.append(", keepdims=True")
     template.append(")")
     emitted = Emitted(kind, axes, _reduced(layout, reduced, True), layout.dims[split[0]],
-                      f"{kind} over {axes_text(axes)}: {reason} over split {_names(layout, split)} of "
-                      f"{rw.ctx.code(x.original)!r}")
+                      f"{kind} over {axes_text(axes)}: {runtime} over split {_names(layout, split)} of "
+                      f"{rw.ctx.code(x.original)!r}: {reason}")
     return Lowering(Array(_reduced(layout, reduced, keepdims)), (Convert(x, layout.with_partial(()), runtime),
                                                                   *converts),
                     "".join(template), tuple(fill), (emitted,))
@@ -181,7 +181,7 @@ def _var_rule(rw, call: Call, kind: str):
                        "pass one of them (they mean the same)")
     extra = () if (ddof or correction) is None else (("ddof", (ddof or correction).node),)
     return _statistic(rw, call, x, layout, reduced, keepdims, kind, kind, split,
-                      "global mean (psum), then the sum of squared deviations (psum) over the global count",
+                      "global mean (psum), then squared deviations (psum), over the global count",
                       extra, params=("dtype",))
 
 
@@ -248,8 +248,8 @@ def _norm_rule(rw, call: Call):
         raise rw.error(UnsupportedError, ord_op.original, "norm(ord=...) over several dims", "pass axis=")
     ord_fill = ("ord", ord_op.node if ord_op is not None else cst.Name("None"))
     kind = "psum" if order in _VECTOR_SUM_ORDS or not math.isinf(order) else ("pmax" if order > 0 else "pmin")
-    what = {"psum": "a sum of powers (psum)", "pmax": "max of |x| (pmax)", "pmin": "min of |x| (pmin)"}[kind]
-    lowering = _statistic(rw, call, x, layout, axis, keepdims, kind, "norm", split, f"norm: {what}")
+    what = {"psum": "local sum of |x|**ord", "pmax": "local max of |x|", "pmin": "local min of |x|"}[kind]
+    lowering = _statistic(rw, call, x, layout, axis, keepdims, kind, "norm", split, what)
     # ord goes before axis, as jnp.linalg.norm takes it
     template = lowering.template.replace("{x}, axis=", "{x}, {ord}, axis=", 1)
     return replace(lowering, template=template, fill=(*lowering.fill, ord_fill))
@@ -316,7 +316,7 @@ def _prod_rule(rw, call: Call):
     if initial is not None:
         extra = (*extra, ("initial", initial.node))
     return _statistic(rw, call, x, layout, reduced, keepdims, "prod", "prod", split,
-                      "all_gather of the local products", extra, params=("dtype", "promote_integers"),
+                      "local products, all-gathered and multiplied", extra, params=("dtype", "promote_integers"),
                       converts=masks)
 
 
@@ -345,11 +345,13 @@ def _arg_rule(rw, call: Call, kind: str):
     if not split:
         return Lowering(result, (Convert(x, layout.with_partial(()), kind),))
     if len(split) > 1:
-        _refuse(rw, call, call.node, layout, split, f"{kind}(axis=None) of a value split along several dims",
-                f"{_fix(layout, split[1:])}, or pass axis=")
+        raise rw.error(UnsupportedError, call.node, f"{kind}(axis=None) of {rw.ctx.code(x.original)!r}, split "
+                       f"along several dims ({_names(layout, split)}): meshify computes a flat index over one "
+                       "split dim only", f"pass axis=, or {_fix(layout, split[1:])}")
     names = layout.axes[split[0]]  # the dim's own order: it decides each block's offset
     lowering = _statistic(rw, call, x, layout, reduced, keepdims, kind, kind, split,
-                          f"local {kind} of an ordered key, pmax of the key, pmin of the first global index",
+                          f"local {kind} of an ordered key (NaN first), p{kind[3:]} of the key, pmin of the first "
+                          "global index holding it",
                           (("split", split[0]),), axes=names)
     if flat:  # a flat index into the whole array
         lowering = replace(lowering, template=lowering.template.replace("axis={axis}", "axis=None"),
