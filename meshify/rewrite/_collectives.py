@@ -131,6 +131,8 @@ _RULE_COLLECTIVES = [
     # var/std: psum of the local sums (the global mean), psum of the squared deviations.
     Collective("var", "all-reduce", instructions=2),
     Collective("std", "all-reduce", instructions=2),
+    # var/std(where=...): first the global count of the mask (a third all-reduce).
+    Collective("masked_var", "all-reduce", instructions=3),
     # argmax/argmin: pmax (pmin) of the ordered key, pmin of the first global index holding it.
     Collective("argmax", "all-reduce", instructions=2),
     Collective("argmin", "all-reduce", instructions=2),

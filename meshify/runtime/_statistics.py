@@ -76,29 +76,34 @@ def _var_dtypes(dtype_in, dtype) -> tuple[np.dtype, np.dtype]:
 
 
 def var(x: jax.Array, axis: Axis | None, axis_name: AxisName, ddof: float = 0, keepdims: bool = False,
-        dtype=None) -> jax.Array:
-    """``jnp.var(x, axis, ddof=ddof)`` where reduced dims are split over ``axis_name``."""
+        dtype=None, where: jax.Array | None = None) -> jax.Array:
+    """``jnp.var(x, axis, ddof=ddof, where=where)`` where reduced dims are split over ``axis_name`` (a
+    ``where`` mask, of ``x``'s shape, counts its elements with one more psum)."""
     axes = _axes(axis, x.ndim)
     computation, out = _var_dtypes(x.dtype, dtype)
     a = x.astype(computation)
-    count = math.prod(x.shape[i] for i in axes) * _shards(axis_name)
-    mean = _psum(jnp.sum(a, axis=axes, keepdims=True), axis_name) / jnp.asarray(count, computation)
+    if where is None:
+        count = jnp.asarray(math.prod(x.shape[i] for i in axes) * _shards(axis_name), computation)
+    else:
+        count = _psum(jnp.sum(where, axis=axes, keepdims=True, dtype=computation), axis_name)
+    mean = _psum(jnp.sum(a, axis=axes, keepdims=True, where=where), axis_name) / count
     centered = a - mean
     if jnp.issubdtype(computation, jnp.complexfloating):
         centered = jnp.real(centered * jnp.conj(centered))
         computation = centered.dtype
     else:
         centered = jnp.square(centered)
-    normalizer = jnp.asarray(count, computation) - jnp.asarray(ddof, computation)
-    total = _psum(jnp.sum(centered, axis=axes, keepdims=keepdims), axis_name)
+    count = count if keepdims or where is None else jnp.squeeze(count, axes)
+    normalizer = count.astype(computation) - jnp.asarray(ddof, computation)
+    total = _psum(jnp.sum(centered, axis=axes, keepdims=keepdims, where=where), axis_name)
     result = (total / normalizer).astype(out)
     return jnp.where(normalizer > 0, result, jnp.asarray(jnp.nan, out))
 
 
 def std(x: jax.Array, axis: Axis | None, axis_name: AxisName, ddof: float = 0, keepdims: bool = False,
-        dtype=None) -> jax.Array:
-    """``jnp.std(x, axis, ddof=ddof)`` where reduced dims are split over ``axis_name``."""
-    return jnp.sqrt(var(x, axis, axis_name, ddof, keepdims, dtype))
+        dtype=None, where: jax.Array | None = None) -> jax.Array:
+    """``jnp.std(x, axis, ddof=ddof, where=where)`` where reduced dims are split over ``axis_name``."""
+    return jnp.sqrt(var(x, axis, axis_name, ddof, keepdims, dtype, where))
 
 
 # -- norms --------------------------------------------------------------------------------------------

@@ -44,10 +44,17 @@ def test_var_over_an_unsplit_dim_stays_as_written() -> None:
         """, X, 'Tensor["batch"]', mesh="batch=8")
 
 
-def test_var_where_over_a_split_dim_is_refused_at_the_mask() -> None:
+def test_var_where_over_a_split_dim_counts_the_mask_first() -> None:
+    assert_rewrite("return jnp.std(x, axis=1, where=m > 0)", """
+        # meshify: masked_var over 'model': std over split 'model' of 'x': global count of where= (psum), global mean (psum), then squared deviations (psum)
+        return mr.std(x, axis=1, axis_name="model", where=m > 0)
+        """, f'{X}, m: Tensor["batch", "model"]', 'Tensor["batch"]')
+
+
+def test_a_where_mask_of_other_dims_is_refused_at_the_mask() -> None:
     with pytest.raises(UnsupportedError) as info:
-        rewrite("return jnp.var(x, axis=1, where=x > 0)", X, 'Tensor["batch"]')
-    assert "case.py:9:37" in str(info.value) and "var(where=...)" in str(info.value)
+        rewrite("return jnp.var(x, axis=1, where=m > 0)", f'{X}, m: Tensor["model"]', 'Tensor["batch"]')
+    assert "case.py:9:37" in str(info.value) and "where=" in str(info.value)
 
 
 def test_var_of_a_partial_sum_reduces_it_first() -> None:
@@ -209,6 +216,7 @@ def f(x: Tensor["batch", "model"]) -> Tensor["batch"]:
 @pytest.mark.parametrize("body", [
     "jnp.var(x, axis=1, ddof=1)",
     "jnp.std(x, axis=1)",
+    "jnp.var(x, axis=1, where=x > 0)",
     "jnp.linalg.norm(x, axis=1)",
     "jnp.linalg.norm(x, jnp.inf, axis=1)",
     "jnp.prod(x, axis=1)",

@@ -171,15 +171,16 @@ def _var_rule(rw, call: Call, kind: str):
     whole = Convert(x, layout.with_partial(()), kind)
     if not split:
         return Lowering(Array(_reduced(layout, reduced, keepdims)), (whole, *_mask(rw, call, layout, split, kind)))
-    where = _given(call, "where")
-    if where is not None:
-        _refuse(rw, call, where.original, layout, split, f"{kind}(where=...)",
-                f"drop where=, or {_fix(layout, split)}")
+    masks = tuple(_mask(rw, call, layout, split, kind))
     ddof, correction = _static(rw, call, "ddof"), _static(rw, call, "correction")
     if ddof is not None and correction is not None:
         raise rw.error(UnsupportedError, correction.original, f"{call.name}: ddof= and correction= both given",
                        "pass one of them (they mean the same)")
     extra = () if (ddof or correction) is None else (("ddof", (ddof or correction).node),)
+    if masks:  # the global count of the mask is one more psum
+        return _statistic(rw, call, x, layout, reduced, keepdims, "masked_var", kind, split,
+                          "global count of where= (psum), global mean (psum), then squared deviations (psum)",
+                          (*extra, ("where", Ref(1))), params=("dtype",), converts=masks)
     return _statistic(rw, call, x, layout, reduced, keepdims, kind, kind, split,
                       "global mean (psum), then squared deviations (psum), over the global count",
                       extra, params=("dtype",))
