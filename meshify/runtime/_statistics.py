@@ -28,7 +28,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["var", "std", "norm", "matrix_norm", "prod", "argmax", "argmin", "any", "all", "cumsum", "cumprod"]
+__all__ = ["all", "any", "argmax", "argmin", "cumprod", "cumsum", "matrix_norm", "norm", "prod", "std", "var"]
 
 AxisName = str | tuple[str, ...]
 Axis = int | tuple[int, ...]
@@ -118,7 +118,7 @@ def _max(v: jax.Array, axes: tuple[int, ...], axis_name: AxisName, kind: str) ->
     return getattr(jnp, kind)(v, axis=axes, keepdims=True)
 
 
-def norm(x: jax.Array, ord, axis: Axis | None, axis_name: AxisName, keepdims: bool = False) -> jax.Array:  # noqa: A002
+def norm(x: jax.Array, ord, axis: Axis | None, axis_name: AxisName, keepdims: bool = False) -> jax.Array:
     """``jnp.linalg.norm(x, ord, axis)``, a vector norm (one axis, or every axis with ``ord=None``)
     over dims split across ``axis_name``."""
     x = x.astype(jnp.result_type(x, 1.0))
@@ -142,7 +142,7 @@ def norm(x: jax.Array, ord, axis: Axis | None, axis_name: AxisName, keepdims: bo
     return _squeeze(out, axes, keepdims)
 
 
-def matrix_norm(x: jax.Array, ord, axis: tuple[int, int], row_axes: AxisName, col_axes: AxisName,  # noqa: A002
+def matrix_norm(x: jax.Array, ord, axis: tuple[int, int], row_axes: AxisName, col_axes: AxisName,
                 keepdims: bool = False) -> jax.Array:
     """``jnp.linalg.norm(x, ord, axis=(row, col))`` for ``ord`` None/'fro'/1/-1/inf/-inf, the row dim
     split over ``row_axes`` and the column dim over ``col_axes`` (either may be ``()``)."""
@@ -237,14 +237,14 @@ def argmin(x: jax.Array, axis: int | None, axis_name: AxisName, split: int, keep
 # -- any / all ----------------------------------------------------------------------------------------------
 
 
-def any(x: jax.Array, axis: Axis | None, axis_name: AxisName, keepdims: bool = False, where=None) -> jax.Array:  # noqa: A001
+def any(x: jax.Array, axis: Axis | None, axis_name: AxisName, keepdims: bool = False, where=None) -> jax.Array:
     """``jnp.any(x, axis)`` over dims split across ``axis_name``: local any, an all-reduce max."""
     axes = _axes(axis, x.ndim)
     local = jnp.any(x, axis=axes, keepdims=keepdims, where=where)
     return jax.lax.pmax(local.astype(jnp.int32), axis_name).astype(jnp.bool_)
 
 
-def all(x: jax.Array, axis: Axis | None, axis_name: AxisName, keepdims: bool = False, where=None) -> jax.Array:  # noqa: A001
+def all(x: jax.Array, axis: Axis | None, axis_name: AxisName, keepdims: bool = False, where=None) -> jax.Array:
     """``jnp.all(x, axis)`` over dims split across ``axis_name``: local all, an all-reduce min."""
     axes = _axes(axis, x.ndim)
     local = jnp.all(x, axis=axes, keepdims=keepdims, where=where)

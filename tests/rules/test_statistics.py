@@ -61,8 +61,8 @@ def test_var_of_a_partial_sum_reduces_it_first() -> None:
     got = rewrite("return jnp.var(x @ w, axis=0)", f'{X}, w: Tensor["model", "d"]', 'Tensor["d"]').splitlines()
     assert got[:2] == [
         "# meshify: psum over 'model': x @ w is a partial sum (contracted 'model' split); var needs it whole",
-        "# meshify: var over 'batch': var over split 'batch' of 'x @ w': global mean (psum), then squared deviations "
-        "(psum), over the global count"], got
+        ("# meshify: var over 'batch': var over split 'batch' of 'x @ w': global mean (psum), then squared deviations "
+         "(psum), over the global count")], got
     assert got[2].startswith("return mr.var(mr.psum(") and got[2].endswith(', axis=0, axis_name="batch")'), got
 
 

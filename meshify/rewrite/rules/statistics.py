@@ -95,12 +95,6 @@ def _fix(layout: Layout, split: list[int]) -> str:
     return f"map {', '.join(map(repr, dims))} to no mesh axis (rules={{{', '.join(f'{d!r}: None' for d in dims)}}})"
 
 
-def _refuse(rw, call: Call, node, layout: Layout, split: list[int], what: str, fix: str = ""):
-    raise rw.error(UnsupportedError, node, f"{call.name.rsplit('.', 1)[-1]}: {what} over split dim"
-                   f"{'s' if len(split) > 1 else ''} {_names(layout, split)} is not computed by meshify",
-                   fix or f"{_fix(layout, split)}, or compute it outside the @mesh function")
-
-
 def _mask(rw, call: Call, layout: Layout, split: list[int], kind: str) -> list[Convert]:
     """A ``where=`` mask: an array of x's own dims goes to x's layout (a masked local block is right
     for sums, products and flags); a literal is fine; anything else is refused at its place."""
@@ -139,7 +133,7 @@ def _statistic(rw, call: Call, x, layout: Layout, reduced: list[int], keepdims: 
     """``mr.<runtime>(x, axis=..., axis_name=..., <params>, keepdims=True)`` running collective ``kind``."""
     axes = axes if axes is not None else rw.mesh.order(a for i in split for a in layout.axes[i])
     axis = reduced[0] if len(reduced) == 1 else tuple(reduced)
-    template = ["{mr}.%s({x}, axis={axis}, axis_name={axes}" % runtime]
+    template = ["{mr}." + runtime + "({x}, axis={axis}, axis_name={axes}"]
     fill: list = [("x", Ref(0)), ("axis", axis), ("axes", MeshAxes(axes))]
     for name, value in extra:
         template.append(f", {name}={{{name}}}")
@@ -239,7 +233,7 @@ def _norm_rule(rw, call: Call):
     result = Array(_reduced(layout, axis, keepdims))
     if not split:
         return Lowering(result, (whole,))
-    if order is _UNKNOWN or isinstance(order, str) and not matrix:
+    if order is _UNKNOWN or (isinstance(order, str) and not matrix):
         raise rw.error(UnsupportedError, ord_op.original, f"norm(ord={rw.ctx.code(ord_op.original)}) over split dim "
                        f"{_names(layout, split)}: meshify needs ord as a literal to choose the collectives",
                        "write ord as a literal (2, 1, jnp.inf, -jnp.inf, 'fro', ...)")
@@ -435,7 +429,7 @@ def _scan_rule(rw, call: Call, kind: str):
     names = layout.axes[dim]
     totals = Layout(tuple(BROADCAST if i == dim else d for i, d in enumerate(layout.dims)),
                     tuple(() if i == dim else a for i, a in enumerate(layout.axes)))
-    template = "{mr}.%s({x}, axis={axis}, axis_name={axes}%s)" % (kind, ", dtype={dtype}" if dtype is not None else "")
+    template = "{mr}." + kind + "({x}, axis={axis}, axis_name={axes}" + (", dtype={dtype})" if dtype is not None else ")")
     fill = [("x", Ref(0)), ("axis", dim), ("axes", MeshAxes(names))]
     if dtype is not None:
         fill.append(("dtype", _static(rw, call, "dtype").node))
