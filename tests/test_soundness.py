@@ -60,16 +60,6 @@ PACKAGE = str(Path(__file__).resolve().parent.parent / "meshify")
 #: Kept in sync with reality by xfail(strict=True).
 XFAIL: dict[str, str] = {
     # -- the promise broken: wrong numbers, wrong shapes, crashes --------------------------------------
-    "bf16_sum_cancellation": (
-        "WRONG NUMBERS: row sums 0 instead of 4; each device's partial sum (257) is rounded to bfloat16 (256) by "
-        "the local jnp.sum before mr.psum upcasts it (runtime/ops.py psum), while jnp.sum accumulates the whole "
-        "row in float32 and rounds once"),
-    "fp16_sum_overflow": (
-        "WRONG NUMBERS: NaN instead of 0..3; the local jnp.sum(x, axis=1) returns float16, so each device's "
-        "partial sum of +-80000 is already inf before mr.psum's float32 upcast (runtime/ops.py psum); inf + -inf"),
-    "fp16_matmul_overflow": (
-        "WRONG NUMBERS: NaN instead of 0; the local x @ w partial products (+-80000) are float16 inf before "
-        "mr.psum upcasts them"),
     "global_literal_mutated": (
         "WRONG NUMBERS (-1.141 instead of -2.852 after SCALE = 5.0): the module global is read when the "
         "program is first traced and the jitted program is cached (as jax.jit(f) does: documented in the "

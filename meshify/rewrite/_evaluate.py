@@ -25,7 +25,7 @@ from meshify.rewrite.rules._api import (
     unknown_call,
     unsplit_fix,
 )
-from meshify.rewrite.rules.contractions import matmul
+from meshify.rewrite.rules.contractions import forms_partial, matmul
 from meshify.rewrite.rules.elementwise import elementwise
 
 __all__ = ["evaluate", "binary_operator"]
@@ -48,6 +48,13 @@ def evaluate(rw, node: cst.BaseExpression):
     if isinstance(node, cst.BinaryOperation):
         left, right = rw.expr(node.left), rw.expr(node.right)
         value, (l, r) = binary_operator(rw, type(node.operator), left, right, node)
+        if isinstance(node.operator, cst.MatrixMultiply) and forms_partial(value, [left, right]):
+            # a @ b forming a partial sum: jnp.matmul, to accumulate low-precision operands in float32
+            call = cst.Call(cst.parse_expression(_numpy(rw) + ".matmul"),
+                            [cst.Arg(l, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))), cst.Arg(r)])
+            new = rw.accumulating(node, call, "preferred_element_type", [left, right])
+            if new is not call:
+                return Operand(value, node, new.with_changes(lpar=node.lpar, rpar=node.rpar))
         return Operand(value, node, node.with_changes(left=l, right=r))
     if isinstance(node, cst.Comparison):
         return _comparison(rw, node)
@@ -113,6 +120,15 @@ def _names_in(node: cst.CSTNode) -> list[str]:
 
     node.visit(_Gather())
     return found
+
+
+def _numpy(rw) -> str:
+    """How the module names ``jax.numpy`` (``jnp``, or ``jax.numpy``)."""
+    imports = rw.ctx.imports.imports
+    alias = next((name for name, target in sorted(imports.items()) if target == "jax.numpy"), None)
+    if alias is not None and alias not in rw.env:
+        return alias
+    return "jax.numpy"
 
 
 def _unary(rw, node: cst.UnaryOperation):

@@ -34,6 +34,9 @@ class Specialization:
     key_params: frozenset[str] = frozenset()  # parameters used as jax.random keys, transitively
     static_reads: frozenset[tuple[str, str]] = frozenset()  # attributes read off the caller's statics
     pinned_reads: tuple = ()  # ((param, attr), dims) of those a hint pins
+    dtype: tuple[str, ...] | None = None  # the result's dtype carriers, in the helper's names (_dtypes)
+    dtypes: object = None  # the version's Dtypes, to map those carriers into a caller's names
+    widened: bool = False  # returns a partial sum accumulated in float32
 
 
 @dataclass(slots=True)
@@ -104,6 +107,7 @@ def call_helper(rw, call, fn: cst.FunctionDef) -> tuple[Value, cst.BaseExpressio
     from meshify.errors import UnsupportedError
     from meshify.rewrite._interp import FunctionRewriter
     from meshify.rewrite._templates import comment_line
+    from meshify.rewrite._values import Static
 
     name = fn.name.value
     if name in rw.stack:
@@ -114,13 +118,16 @@ def call_helper(rw, call, fn: cst.FunctionDef) -> tuple[Value, cst.BaseExpressio
         raise rw.error(UnsupportedError, call.node, f"{name!r} is a def and is also rebound at module level, so "
                        f"meshify cannot tell which function {name}() calls", "give the def and the rebinding "
                        "different names")
+    call, replaced = _complete_widened(rw, call, fn)
     bound = _bind_arguments(rw, call, fn)
-    key = (name, _context_key(rw), tuple((p, signature_of(v)) for p, v in bound.items()))
+    passed = _passed_dtypes(rw, call, fn)
+    unknown = frozenset(p for p, v in bound.items() if not isinstance(v, Static) and passed.get(p) is None)
+    key = (name, _context_key(rw), tuple((p, signature_of(v)) for p, v in bound.items()), unknown)
     registry: Specializations = rw.ctx.specializations
     spec = registry.versions.get(key)
     if spec is None:
         sub = FunctionRewriter(rw.ctx, fn, rw.mesh, rw.rules, stack=rw.stack, sizes=rw.sizes,
-                               assume_defaults=rw.assume_defaults)
+                               assume_defaults=rw.assume_defaults, unknown_dtypes=unknown)
         node, result = sub.run_helper(bound)
         vname = version_name(name, list(bound.values()), registry.names | set(rw.ctx.functions)
                              | set(rw.ctx.imports.imports))
@@ -131,7 +138,8 @@ def call_helper(rw, call, fn: cst.FunctionDef) -> tuple[Value, cst.BaseExpressio
         params = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
         spec = Specialization(name, vname, node, result, list(sub.records), list(dict.fromkeys(sub.uses)),
                               frozenset(sub.index_names & params), frozenset(sub.key_names & params),
-                              frozenset(sub.static_reads), tuple(sub.pinned_reads.items()))
+                              frozenset(sub.static_reads), tuple(sub.pinned_reads.items()), sub.return_dtype,
+                              sub.dtypes, sub.returns_widened)
         registry.versions[key] = spec
         registry.names.add(vname)
     _mark_arguments(rw, call, fn, spec)
@@ -139,7 +147,45 @@ def call_helper(rw, call, fn: cst.FunctionDef) -> tuple[Value, cst.BaseExpressio
     rw.static_reads |= spec.static_reads
     rw.pinned_reads.update(spec.pinned_reads)
     rw.records.extend(replace(r, loops=(*rw._loops, *r.loops)) for r in spec.records)
-    return spec.result, call.rebuild(rw, {}).with_changes(func=cst.Name(spec.name))
+    rw.dtypes.calls[call.node] = spec.dtypes.in_caller(spec.dtype, passed)
+    if spec.widened:
+        rw.dtypes.widened.add(call.node)
+    return spec.result, call.rebuild(rw, replaced).with_changes(func=cst.Name(spec.name))
+
+
+def _complete_widened(rw, call, fn: cst.FunctionDef):
+    """A partial sum accumulated in float32 passed to a helper is completed first: the helper could
+    not name the dtype to cast it back to.  Returns the call with those arguments whole, and their
+    converted nodes by position (for ``Call.rebuild``)."""
+    from dataclasses import replace as _replace
+
+    from meshify.rewrite._values import Array, Operand
+
+    replaced: dict = {}
+    args, kwargs = list(call.args), dict(call.kwargs)
+    for i, operand in [*enumerate(call.args), *((k, v) for k, v in call.kwargs.items())]:
+        value = operand.value
+        if not (isinstance(value, Array) and value.layout.partial and rw.dtypes.contains_widened(operand.original)):
+            continue
+        whole = value.layout.with_partial(())
+        node = rw.convert(operand, whole, f"{fn.name.value}() (a float32-accumulated partial sum is completed "
+                                          "before a helper call)")
+        done = Operand(Array(whole, value.origin), operand.original, node)
+        replaced[call.position(operand)] = node
+        if isinstance(i, int):
+            args[i] = done
+        else:
+            kwargs[i] = done
+    if not replaced:
+        return call, replaced
+    return _replace(call, args=tuple(args), kwargs=kwargs), replaced
+
+
+def _passed_dtypes(rw, call, fn: cst.FunctionDef) -> dict:
+    """Helper parameter -> the dtype carriers of the caller's argument (see :mod:`_dtypes`)."""
+    positional = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
+    passed = {**dict(zip(positional, call.args)), **call.kwargs}
+    return {param: rw.dtypes.of(operand.original) for param, operand in passed.items()}
 
 
 def _context_key(rw) -> tuple:

@@ -28,6 +28,7 @@ from meshify.errors import LayoutError, MeshifyError, UnsupportedError
 from meshify.rewrite import rules as _rules  # noqa: F401  (registers every op rule)
 from meshify.rewrite._collectives import collective
 from meshify.rewrite._context import ModuleContext
+from meshify.rewrite._dtypes import Dtypes, like_node
 from meshify.rewrite._evaluate import binary_operator, evaluate
 from meshify.rewrite._hints import StructHint, read_dims, read_return_dims, read_struct
 from meshify.rewrite._plan import Step, plan_conversion, step_result
@@ -107,6 +108,7 @@ class WalkState:
     key_names: frozenset[str]
     static_reads: frozenset[tuple[str, str]]
     pinned_reads: dict[tuple[str, str], tuple[str, ...]]
+    dtypes: tuple[dict, frozenset[str]]
 
 
 class _Restart(Exception):
@@ -137,7 +139,8 @@ class FunctionRewriter:
 
     def __init__(self, ctx: ModuleContext, fn: cst.FunctionDef, mesh: MeshSpec, rules: Rules,
                  stack: tuple[str, ...] = (), sizes: dict[str, int] | None = None,
-                 assume_defaults: bool = False, free: dict[str, Value] | None = None) -> None:
+                 assume_defaults: bool = False, free: dict[str, Value] | None = None,
+                 unknown_dtypes: frozenset[str] = frozenset()) -> None:
         self.ctx = ctx
         #: What the live function's closure variables hold (the decorator path knows them).
         self.free = dict(free or {})
@@ -151,6 +154,10 @@ class FunctionRewriter:
         self.uses: list[str] = []
         self._helper = False
         self._results: list[Value] = []
+        #: A helper's result dtype carriers (every return's, in the helper's names), or None.
+        self.return_dtype: tuple[str, ...] | None = ()
+        #: Whether a helper returns a partial sum accumulated in float32 (its caller's psum casts back).
+        self.returns_widened = False
         self._forced_return: Layout | None = None
         self.fn = fn
         self.mesh = mesh
@@ -169,6 +176,8 @@ class FunctionRewriter:
         self._comments: list[str] = []
         self._line = 0
         self._return: tuple[tuple[str, ...], ...] | tuple[str, ...] | None = None
+        #: The dtype of each value as code, for float32 accumulation of low-precision partial sums.
+        self.dtypes = Dtypes(self, unknown=unknown_dtypes)
 
     # -- driver -------------------------------------------------------------------------
 
@@ -224,6 +233,7 @@ class FunctionRewriter:
         self.records, self.bindings, self.uses = again.records, again.bindings, again.uses
         self.index_names, self.key_names = again.index_names, again.key_names
         self.static_reads, self.pinned_reads = again.static_reads, again.pinned_reads
+        self.dtypes, self.return_dtype, self.returns_widened = again.dtypes, again.return_dtype, again.returns_widened
         return node, Array(target)
 
     def _all_params(self) -> list[cst.Param]:
@@ -240,6 +250,15 @@ class FunctionRewriter:
             raise self.ctx.error(UnsupportedError, self.fn, f"{self.fn.name.value}() is a one-line function",
                                  "put the body on its own indented lines")
         new_body = self._block(body.body)
+        captured = self.dtypes.captured(cst.Module(body=new_body).code if self.dtypes.captures else "")
+        if captured:
+            first = new_body[0]
+            docstring = isinstance(first, cst.SimpleStatementLine) and isinstance(first.body[0], cst.Expr) \
+                and isinstance(first.body[0].value, cst.SimpleString | cst.ConcatenatedString)
+            at = 1 if docstring else 0
+            captured[0] = captured[0].with_changes(leading_lines=[comment_line(
+                "the dtypes of reassigned parameters, for partial sums of float16/bfloat16 (mr.sum_dtype)")])
+            new_body = [*new_body[:at], *captured, *new_body[at:]]
         if not self._is_return(body.body[-1]):
             raise self.ctx.error(UnsupportedError, self.fn, f"{self.fn.name.value}() does not end in a return",
                                  "return the result as the last statement")
@@ -377,7 +396,7 @@ class FunctionRewriter:
         """Everything walking code changes, to :meth:`rollback` to before walking it again."""
         return WalkState(dict(self.env), len(self.records), len(self.bindings), len(self.uses), len(self._comments),
                          frozenset(self.index_names), frozenset(self.key_names), frozenset(self.static_reads),
-                         dict(self.pinned_reads))
+                         dict(self.pinned_reads), self.dtypes.snapshot())
 
     def rollback(self, mark: WalkState) -> None:
         self.env = dict(mark.env)
@@ -385,6 +404,7 @@ class FunctionRewriter:
         del self._comments[mark.comments:]
         self.index_names, self.key_names = set(mark.index_names), set(mark.key_names)
         self.static_reads, self.pinned_reads = set(mark.static_reads), dict(mark.pinned_reads)
+        self.dtypes.restore(mark.dtypes)
 
     def _enter_loop(self, name: str, target: Layout) -> cst.BaseStatement:
         """``name = <name converted to target>``, before a loop whose body returns it in ``target``."""
@@ -446,11 +466,14 @@ class FunctionRewriter:
         if test.value.known and self.assume_defaults:
             return self._taken_branch(stmt, test)
         start = dict(self.env)
+        dtypes_start = self.dtypes.snapshot()
         body = self._block(stmt.body.body) if isinstance(stmt.body, cst.IndentedBlock) else None
         if body is None:
             raise self.ctx.error(UnsupportedError, stmt, "a one-line if body", "put the body on its own lines")
         after_body, body_returns = self.env, self._is_return(stmt.body.body[-1])
+        dtypes_body = self.dtypes.snapshot()
         self.env = dict(start)
+        self.dtypes.restore(dtypes_start)
         orelse = stmt.orelse
         new_orelse = None
         else_returns = False
@@ -463,6 +486,8 @@ class FunctionRewriter:
         after_else = self.env
         self.env = self._merge(stmt, start, [] if body_returns else [after_body],
                                [] if else_returns else [after_else])
+        self.dtypes.merge([*([] if body_returns else [dtypes_body]),
+                           *([] if else_returns else [self.dtypes.snapshot()])])
         return stmt.with_changes(test=test.node, body=stmt.body.with_changes(body=body),
                                  orelse=new_orelse if new_orelse is not None else stmt.orelse)
 
@@ -511,14 +536,15 @@ class FunctionRewriter:
         self.env[r.name] = Array(layout)
         self.records.append(Record(self._line, "psum", r.axes, "", r.reason, value.layout, tuple(self._loops)))
         self.bindings.append(Binding(self._line, r.name, layout))
-        line = psum_statement(r.name, r.axes, self.ctx.mr)
+        line = psum_statement(r.name, r.axes, self.ctx.mr, self._like(cst.Name(r.name)))
+        self.dtypes.completed(r.name)
         return line.with_changes(leading_lines=[comment_line(r.reason)])
 
     def _small(self, s: cst.BaseSmallStatement) -> cst.BaseSmallStatement:
         if isinstance(s, cst.Assign):
             op = self.expr(s.value)
             for target in s.targets:
-                self._bind_target(target.target, op.value)
+                self._bind_target(target.target, op.value, s.value)
             return s.with_changes(value=op.node)
         if isinstance(s, cst.AnnAssign):
             return self._ann_assign(s)
@@ -534,8 +560,10 @@ class FunctionRewriter:
         raise self.ctx.error(UnsupportedError, s, f"'{kind}' statements are not supported in a @mesh function",
                              "move it outside the @mesh function")
 
-    def _bind_target(self, target: cst.BaseAssignTargetExpression, value: Value) -> None:
+    def _bind_target(self, target: cst.BaseAssignTargetExpression, value: Value,
+                     node: cst.BaseExpression | None = None) -> None:
         if isinstance(target, cst.Name):
+            self.dtypes.bind(target.value, node, value)
             self.env[target.value] = value
             if isinstance(value, Array):
                 self.bindings.append(Binding(self._line, target.value, value.layout))
@@ -546,8 +574,10 @@ class FunctionRewriter:
                 if len(value.items) != len(elements):
                     raise self.ctx.error(LayoutError, target, f"unpacking {len(value.items)} values into "
                                          f"{len(elements)} names", f"unpack into {len(value.items)} names")
-                for e, v in zip(elements, value.items):
-                    self._bind_target(e, v)
+                nodes = [e.value for e in node.elements] if isinstance(node, cst.Tuple | cst.List) \
+                    and len(node.elements) == len(elements) else [None] * len(elements)
+                for e, v, n in zip(elements, value.items, nodes):
+                    self._bind_target(e, v, n)
                 return
             if isinstance(value, Opaque):  # e.g. k1, k2 = jax.random.split(key)
                 for e in elements:
@@ -588,6 +618,7 @@ class FunctionRewriter:
             renamed = Layout(dims, value.layout.axes, value.layout.partial)
             op = Operand(Array(renamed, value.origin), op.original, op.node)
         node = self.convert_to_hint(op, target, s.value, f"{name}'s hint {_dims_text(dims)}")
+        self.dtypes.bind(name, s.value, Array(target))
         self.env[name] = Array(target)
         self.bindings.append(Binding(self._line, name, target))
         return s.with_changes(value=node)
@@ -603,11 +634,17 @@ class FunctionRewriter:
         left = self.expr(s.target)
         right = self.expr(s.value)
         value, nodes = binary_operator(self, operator, left, right, s)
-        self._bind_target(s.target, value)
+        self._bind_target(s.target, value, cst.BinaryOperation(s.target, operator(), s.value))
         if nodes[0] is left.node:
             return s.with_changes(value=nodes[1])
         return cst.Assign(targets=[cst.AssignTarget(s.target)],
                           value=cst.BinaryOperation(nodes[0], operator(), nodes[1]))
+
+    def _returned_dtype(self, node: cst.BaseExpression) -> tuple[str, ...] | None:
+        carriers = self.dtypes.of(node)
+        known = self.return_dtype
+        self.return_dtype = None if carriers is None or known is None else tuple(dict.fromkeys((*known, *carriers)))
+        return carriers
 
     def _return_stmt(self, s: cst.Return) -> cst.Return:
         if s.value is None:
@@ -620,7 +657,17 @@ class FunctionRewriter:
             return s.with_changes(value=node)
         if self._helper and hint is None:
             op = self.expr(s.value)
+            carriers = self._returned_dtype(s.value)
+            if isinstance(op.value, Array) and op.value.layout.partial and self.dtypes.contains_widened(s.value) \
+                    and not self.dtypes.expressible(carriers):
+                # A partial sum accumulated in float32 whose dtype the caller could not name: complete it here.
+                whole = op.value.layout.with_partial(())
+                node = self.convert(op, whole, "the caller (it cannot name the dtype to cast the sum back to)")
+                self._results.append(Array(whole))
+                return s.with_changes(value=node)
             self._results.append(op.value)
+            if isinstance(op.value, Array) and op.value.layout.partial and self.dtypes.contains_widened(s.value):
+                self.returns_widened = True
             return s.with_changes(value=op.node)
         if self._helper:
             op = self.expr(s.value)
@@ -684,7 +731,8 @@ class FunctionRewriter:
         node = op.node
         layout = source
         for step in steps:
-            node = apply_step(step, node, self.ctx.mr)
+            like = self._like(op.original) if step.kind in ("psum", "psum_scatter") else None
+            node = apply_step(step, node, self.ctx.mr, like)
             self.note(step, op, layout, purpose)
             layout = step_result(step, layout)
         return node
@@ -707,9 +755,51 @@ class FunctionRewriter:
         rebuilt = call.rebuild(self, replaced)
         if nested:
             rebuilt = rebuilt.visit(_Swap(nested))
+        if lowering.accumulate is not None:
+            keyword, operands = lowering.accumulate
+            given = call.params.get(keyword)
+            if given is None:
+                rebuilt = self.accumulating(call.node, rebuilt, keyword, operands)
+            elif isinstance(given.value, Static) and given.value.known and given.value.literal is None:
+                rebuilt = self.accumulating(call.node, rebuilt, keyword, operands, at=call.position(given))
         if lowering.template is None:
             return lowering.result, rebuilt
         return lowering.result, self.replacement(lowering, nodes, call=rebuilt)
+
+    def accumulating(self, original: cst.CSTNode, node: cst.Call, keyword: str, operands,
+                     at: int | None = None) -> cst.Call:
+        """``node`` with ``keyword=mr.sum_dtype(...)``: the partial sum it forms accumulates in float32
+        when its operands are float16/bfloat16 (the psum completing it casts back)."""
+        carriers: tuple[str, ...] | None = ()
+        for o in operands:
+            c = self.dtypes.of(o.original)
+            carriers = None if c is None or carriers is None else tuple(dict.fromkeys((*carriers, *c)))
+        if not carriers:
+            return node
+        self.dtypes.widened.add(original)
+        value = cst.parse_expression(f"{self.ctx.mr}.sum_dtype({', '.join(carriers)})")
+        args = list(node.args)
+        if at is not None:  # dtype=None written out (positionally): fill it in
+            args[at] = args[at].with_changes(value=value)
+            return node.with_changes(args=args)
+        if args:
+            args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        args.append(cst.Arg(value, keyword=cst.Name(keyword), equal=cst.AssignEqual(
+            whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))))
+        return node.with_changes(args=args)
+
+    def _like(self, original: cst.BaseExpression) -> cst.BaseExpression | None:
+        """The ``like=`` of a psum completing ``original``: the dtypes the single-device op had."""
+        if not self.dtypes.contains_widened(original):
+            return None  # formed in its own dtype (a lookup's partial sum is exact): the psum keeps it
+        carriers = self.dtypes.of(original)
+        if carriers is None:
+            raise self.error(UnsupportedError, original,
+                             f"cannot tell the dtype of {self.ctx.code(original)!r}, a partial sum accumulated in "
+                             "float32 for float16/bfloat16 operands, to cast it back after the psum",
+                             "bind the factors meshify has no rule for to names first (s = f(y)), or reduce the "
+                             "partial sum before combining it with them")
+        return like_node(carriers) if carriers else None
 
     def carry_out(self, lowering) -> list[cst.BaseExpression]:
         """A lowering's conversions (their nodes, in order), index marks, collectives and notes."""

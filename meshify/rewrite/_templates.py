@@ -66,13 +66,24 @@ def int_node(value: int) -> cst.BaseExpression:
     return cst.Integer(str(value))
 
 
-def apply_step(step: Step, x: cst.BaseExpression, mr: str) -> cst.BaseExpression:
-    """``x`` wrapped in the collective (or local slice) that ``step`` describes."""
+def apply_step(step: Step, x: cst.BaseExpression, mr: str, like: cst.BaseExpression | None = None) -> cst.BaseExpression:
+    """``x`` wrapped in the collective (or local slice) that ``step`` describes; a psum's ``like``
+    (the dtypes to cast a float32-accumulated partial sum back to) as its last argument."""
     template = collective(step.kind).template
     assert template is not None, step
     nodes = {"x": x, "axes": axes_node(step.axes), "dim": int_node(step.dim), "to_dim": int_node(step.to_dim),
              "mr": cst.Name(mr)}
-    return parse_template_expression(template, **nodes)
+    node = parse_template_expression(template, **nodes)
+    return _with_like(node, like)
+
+
+def _with_like(node: cst.BaseExpression, like: cst.BaseExpression | None) -> cst.BaseExpression:
+    if like is None:
+        return node
+    assert isinstance(node, cst.Call), node
+    args = [*node.args[:-1], node.args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))]
+    equal = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+    return node.with_changes(args=[*args, cst.Arg(like, keyword=cst.Name("like"), equal=equal)])
 
 
 def call_template(template: str, **nodes: cst.CSTNode) -> cst.BaseExpression:
@@ -80,10 +91,14 @@ def call_template(template: str, **nodes: cst.CSTNode) -> cst.BaseExpression:
     return parse_template_expression(template, **nodes)
 
 
-def psum_statement(name: str, axes: Sequence[str], mr: str) -> cst.BaseStatement:
+def psum_statement(name: str, axes: Sequence[str], mr: str, like: cst.BaseExpression | None = None) -> cst.BaseStatement:
     """``name = mr.psum(name, axes)``: a deferred partial sum materialised in place."""
-    return parse_template_statement("{name} = {mr}.psum({name}, {axes})", name=cst.Name(name), mr=cst.Name(mr),
-                                    axes=axes_node(axes))
+    statement = parse_template_statement("{name} = {mr}.psum({name}, {axes})", name=cst.Name(name), mr=cst.Name(mr),
+                                         axes=axes_node(axes))
+    if like is None:
+        return statement
+    assign = statement.body[0]  # type: ignore[attr-defined]
+    return statement.with_changes(body=[assign.with_changes(value=_with_like(assign.value, like))])
 
 
 def comment_line(text: str) -> cst.EmptyLine:

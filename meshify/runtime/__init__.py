@@ -30,6 +30,7 @@ from meshify.runtime.ops import (  # noqa: A004
     psum_scatter,
     shard_size,
     softmax,
+    sum_dtype,
     take,
     take_along_axis,
 )
@@ -38,7 +39,7 @@ __all__ = [
     "P", "Tensor", "MeshSpec", "ArgSpec", "TreeSpec", "Sharded", "bind", "sharded",
     "available_devices", "build_mesh", "set_devices", "simulate_cpu_devices",
     "initialize", "Topology", "from_host", "to_host", "process_local", "process_slice", "ProcessLocal",
-    "like", "shard_size", "psum", "psum_scatter", "all_gather", "global_shape", "one_hot", "take", "take_along_axis", "local_block", "local_draw", "log_softmax", "logsumexp", "pmax", "pmin", "softmax",
+    "like", "shard_size", "sum_dtype", "psum", "psum_scatter", "all_gather", "global_shape", "one_hot", "take", "take_along_axis", "local_block", "local_draw", "log_softmax", "logsumexp", "pmax", "pmin", "softmax",
     "max", "min",
 ]
 

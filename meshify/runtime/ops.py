@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import jax
 import jax.numpy as jnp
 
-__all__ = ["like", "shard_size", "psum", "psum_scatter", "all_gather", "local_block", "take", "take_along_axis", "one_hot", "pmax", "pmin", "max", "min", "softmax",
+__all__ = ["like", "shard_size", "sum_dtype", "psum", "psum_scatter", "all_gather", "local_block", "take", "take_along_axis", "one_hot", "pmax", "pmin", "max", "min", "softmax",
            "log_softmax", "logsumexp", "global_shape"]
 
 AxisName = str | tuple[str, ...]
@@ -54,21 +54,44 @@ def shard_size(size: int, shards: int, dim: str) -> int:
     return size // shards
 
 
-def psum(x: jax.Array, axis_name: AxisName) -> jax.Array:
+def sum_dtype(*like) -> jnp.dtype | None:
+    """The dtype a partial sum of values like these is formed in: float32 where they promote to
+    float16/bfloat16 (as ``jnp.sum`` and ``x @ w`` accumulate on one device), else None (jnp's own).
+
+    The generated code passes it as ``dtype=`` / ``preferred_element_type=`` of the local sum or
+    contraction whose result is a partial sum; the psum completing it casts back (``like=``).
+    """
+    return jnp.dtype(jnp.float32) if jnp.result_type(*like) in _LOW_PRECISION else None
+
+
+def _cast_back(summed: jax.Array, like) -> jax.Array:
+    """A completed sum formed in float32 for low-precision operands, cast to their dtype."""
+    if like is None:
+        return summed
+    target = jnp.result_type(*like) if isinstance(like, tuple) else jnp.result_type(like)
+    return summed.astype(target) if target in _LOW_PRECISION and summed.dtype != target else summed
+
+
+def psum(x: jax.Array, axis_name: AxisName, like=None) -> jax.Array:
     """``jax.lax.psum``; float16/bfloat16 partial sums are added in float32 and cast back, as
-    ``jnp.sum`` does on one device (so a sum that fits is not lost to an overflow on the way)."""
+    ``jnp.sum`` does on one device (so a sum that fits is not lost to an overflow on the way).
+
+    ``like``: the operands (or dtypes) the single-device op had; a partial sum formed in float32
+    for low-precision operands (:func:`sum_dtype`) is cast back to their dtype.
+    """
     if x.dtype in _LOW_PRECISION:
         return jax.lax.psum(x.astype(jnp.float32), axis_name).astype(x.dtype)
-    return jax.lax.psum(x, axis_name)
+    return _cast_back(jax.lax.psum(x, axis_name), like)
 
 
-def psum_scatter(x: jax.Array, axis_name: AxisName, scatter_dimension: int) -> jax.Array:
+def psum_scatter(x: jax.Array, axis_name: AxisName, scatter_dimension: int, like=None) -> jax.Array:
     """``jax.lax.psum_scatter(..., tiled=True)``, accumulating low-precision floats like :func:`psum`."""
     if x.dtype in _LOW_PRECISION:
         summed = jax.lax.psum_scatter(x.astype(jnp.float32), axis_name, scatter_dimension=scatter_dimension,
                                       tiled=True)
         return summed.astype(x.dtype)
-    return jax.lax.psum_scatter(x, axis_name, scatter_dimension=scatter_dimension, tiled=True)
+    summed = jax.lax.psum_scatter(x, axis_name, scatter_dimension=scatter_dimension, tiled=True)
+    return _cast_back(summed, like)
 
 
 def all_gather(x: jax.Array, axis_name: AxisName, axis: int) -> jax.Array:

@@ -20,11 +20,11 @@ def two_heads(x: Tensor["batch", "d_in"],
               wa: Tensor["d_in", "d_out"],
               wb: Tensor["d_in", "d_out"]) -> Tensor["batch", "d_out"]:
     # Both contractions are partial over 'model'; the sum stays partial: one psum, late.
-    a = x @ wa
-    b = jnp.dot(x, wb)
+    a = jnp.matmul(x, wa, preferred_element_type=mr.sum_dtype(x, wa))
+    b = jnp.dot(x, wb, preferred_element_type=mr.sum_dtype(x, wb))
     s = 0.5 * (a + b)
     # meshify: psum over 'model': s is a partial sum (contracted 'd_in' split); gelu needs it whole
-    s = mr.psum(s, "model")
+    s = mr.psum(s, "model", like=(x, wa, wb))
     return jax.nn.gelu(s)
 
 
@@ -40,7 +40,7 @@ def scatter_out(x: Tensor["batch", "d_in"],
                 w: Tensor["d_in", "d_hidden"]) -> Tensor["batch", "d_hidden"]:
     # The output wants no split, so psum.
     # meshify: psum over 'model': x @ w is a partial sum (contracted 'd_in' split); the return hint needs it whole
-    return mr.psum(x @ w, "model")
+    return mr.psum(jnp.matmul(x, w, preferred_element_type=mr.sum_dtype(x, w)), "model", like=(x, w))
 
 
 @mr.sharded(
@@ -55,5 +55,5 @@ def sequence_parallel(x: Tensor["batch", "length", "d_in"],
                       w: Tensor["d_in", "d_out"]) -> Tensor["batch", "seq", "d_out"]:
     # Renaming 'length' to 'seq' (split over 'model') turns the psum into a psum_scatter.
     # meshify: psum_scatter over 'model': jnp.einsum("bli,io->blo", x, w) is a partial sum (contracted 'd_in' split); y's hint [batch, seq, d_out] wants dim 'seq' split, so reduce and split in one step
-    y: Tensor["batch", "seq", "d_out"] = mr.psum_scatter(jnp.einsum("bli,io->blo", x, w), "model", scatter_dimension=1)
+    y: Tensor["batch", "seq", "d_out"] = mr.psum_scatter(jnp.einsum("bli,io->blo", x, w, preferred_element_type=mr.sum_dtype(x, w)), "model", scatter_dimension=1, like=(x, w))
     return y

@@ -26,13 +26,13 @@ def layer_norm__batch_x__x(x, g, eps=1e-5):
 def layer_norm__x_model__model(x, g, eps=1e-5):
     # Called with d_model whole (block) and with d_model split (norm_split): two versions.
     # meshify: mean over split 'd_model': local mean / 4 shards, summed later
-    mu = (x.mean(-1, keepdims=True) / 4)
+    mu = (x.mean(-1, keepdims=True, dtype=mr.sum_dtype(x)) / 4)
     # meshify: psum over 'model': mu is a partial sum (reduced 'd_model' split); '-' needs it whole
-    mu = mr.psum(mu, "model")
+    mu = mr.psum(mu, "model", like=x)
     # meshify: mean over split 'd_model': local mean / 4 shards, summed later
-    var = (((x - mu) ** 2).mean(-1, keepdims=True) / 4)
+    var = (((x - mu) ** 2).mean(-1, keepdims=True, dtype=mr.sum_dtype(x)) / 4)
     # meshify: psum over 'model': var is a partial sum (reduced 'd_model' split); '+' needs it whole
-    var = mr.psum(var, "model")
+    var = mr.psum(var, "model", like=x)
     return (x - mu) / jnp.sqrt(var + eps) * g
 
 
@@ -47,8 +47,8 @@ def mlp(x, w1, w2, train=True):
 def mlp__batch_x__x_model__model_x(x, w1, w2, train=True):
     h = jax.nn.gelu(jnp.einsum("bd,df->bf", x, w1))
     if not train:
-        return jnp.einsum("bf,fd->bd", h, w2)
-    return jnp.einsum("bf,fd->bd", h * 1.0, w2)
+        return jnp.einsum("bf,fd->bd", h, w2, preferred_element_type=mr.sum_dtype(x, w1, w2))
+    return jnp.einsum("bf,fd->bd", h * 1.0, w2, preferred_element_type=mr.sum_dtype(x, w1, w2))
 
 
 @mr.sharded(
@@ -63,11 +63,13 @@ def mlp__batch_x__x_model__model_x(x, w1, w2, train=True):
 )
 def block(x: Tensor["batch", "d_model"], g: Tensor["d_model"],
           w1: Tensor["d_model", "d_ff"], w2: Tensor["d_ff", "d_model"]) -> Tensor["batch", "d_model"]:
+    # meshify: the dtypes of reassigned parameters, for partial sums of float16/bfloat16 (mr.sum_dtype)
+    x_dtype = x.dtype
     # The partial sum leaves mlp() and is reduced once, at the residual add.
     # meshify: psum over 'model': mlp(layer_norm(x, g), w1, w2) is a partial sum (contracted 'd_ff' split); '+' needs it whole
-    x = x + mr.psum(mlp__batch_x__x_model__model_x(layer_norm__batch_x__x(x, g), w1, w2), "model")
+    x = x + mr.psum(mlp__batch_x__x_model__model_x(layer_norm__batch_x__x(x, g), w1, w2), "model", like=(x_dtype, g, w1, w2))
     # meshify: psum over 'model': mlp(layer_norm(x, g), w1, w2) is a partial sum (contracted 'd_ff' split); '+' needs it whole
-    return x + mr.psum(mlp__batch_x__x_model__model_x(layer_norm__batch_x__x(x, g), w1, w2), "model")
+    return x + mr.psum(mlp__batch_x__x_model__model_x(layer_norm__batch_x__x(x, g), w1, w2), "model", like=(x_dtype, g, w1, w2))
 
 
 @mr.sharded(

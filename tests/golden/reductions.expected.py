@@ -19,11 +19,11 @@ def stats(logits: Tensor["batch", "vocab"]) -> tuple[Tensor["batch"], Tensor["ba
     # meshify: pmax over 'model': max over split dim 'vocab' of 'logits'
     m = mr.max(logits, axis=1, axis_name="model")
     # meshify: mean over split 'vocab': local mean / 4 shards, summed later
-    mu = (jnp.mean(logits, axis=1) / 4)
+    mu = (jnp.mean(logits, axis=1, dtype=mr.sum_dtype(logits)) / 4)
     # meshify: softmax over split 'vocab': local max, pmax, local sum of exp, psum over 'model'
     p = mr.softmax(logits, axis=1, axis_name="model")
     # meshify: psum over 'model': mu is a partial sum (reduced 'vocab' split); '-' needs it whole
-    mu = mr.psum(mu, "model")
+    mu = mr.psum(mu, "model", like=logits)
     # meshify: logsumexp over split 'vocab': local max, pmax, local sum of exp, psum over 'model'
     return m, mu - mr.logsumexp(logits, axis=1, axis_name="model"), p
 
@@ -38,7 +38,7 @@ def stats(logits: Tensor["batch", "vocab"]) -> tuple[Tensor["batch"], Tensor["ba
 )
 def scaled(x: Tensor["batch", "model"], w: Tensor["model", "d"]) -> Tensor["batch", "d"]:
     n = (x.shape[1] * 4)
-    y = es("bm,md->bd", x, w) / n
+    y = es("bm,md->bd", x, w, preferred_element_type=mr.sum_dtype(x, w)) / n
     # meshify: psum over 'model': y is a partial sum (contracted 'model' split); the return hint needs it whole
-    y = mr.psum(y, "model")
+    y = mr.psum(y, "model", like=(x, w))
     return y

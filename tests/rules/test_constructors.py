@@ -18,7 +18,7 @@ def test_a_literal_shape_is_named_by_broadcasting_and_sliced() -> None:
 def test_a_partial_sum_fill_value_is_reduced_first() -> None:
     assert_rewrite("return jnp.full_like(x, jnp.sum(x))", """
         # meshify: psum over 'batch' x 'model': jnp.sum(x) is a partial sum (reduced 'batch', 'model' split); full_like needs it whole
-        return jnp.full_like(x, mr.psum(jnp.sum(x), ("batch", "model")))
+        return jnp.full_like(x, mr.psum(jnp.sum(x, dtype=mr.sum_dtype(x)), ("batch", "model"), like=x))
         """, X, 'Tensor["batch", "model"]')
 
 

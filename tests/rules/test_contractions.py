@@ -13,12 +13,12 @@ def test_an_output_dim_keeps_its_split() -> None:
 def test_a_split_contracted_dim_is_a_partial_sum() -> None:
     assert_rewrite("return x @ w", """
         # meshify: psum over 'model': x @ w is a partial sum (contracted 'model' split); the return hint needs it whole
-        return mr.psum(x @ w, "model")
+        return mr.psum(jnp.matmul(x, w, preferred_element_type=mr.sum_dtype(x, w)), "model", like=(x, w))
         """, 'x: Tensor["batch", "model"], w: Tensor["model", "f"]', 'Tensor["batch", "f"]')
 
 
 def test_a_dim_the_rules_split_is_contracted_locally() -> None:
     assert_rewrite("return x @ w", """
         # meshify: psum over 'model': x @ w is a partial sum (contracted 'k' split); the return hint needs it whole
-        return mr.psum(x @ w, "model")
+        return mr.psum(jnp.matmul(x, w, preferred_element_type=mr.sum_dtype(x, w)), "model", like=(x, w))
         """, 'x: Tensor["batch", "k"], w: Tensor["k", "f"]', 'Tensor["batch", "f"]', mesh='batch=2, model=4, rules={"k": "model"}')

@@ -22,9 +22,9 @@ def test_a_partial_sum_is_reduced_before_a_nonlinear_function() -> None:
     assert_rewrite(
         'h = jnp.einsum("bm,bm->b", x, x)\nreturn jnp.tanh(h)',
         """
-        h = jnp.einsum("bm,bm->b", x, x)
+        h = jnp.einsum("bm,bm->b", x, x, preferred_element_type=mr.sum_dtype(x))
         # meshify: psum over 'model': h is a partial sum (contracted 'model' split); tanh needs it whole
-        h = mr.psum(h, "model")
+        h = mr.psum(h, "model", like=x)
         return jnp.tanh(h)
         """, X, 'Tensor["batch"]')
 
@@ -34,7 +34,7 @@ def test_negative_keeps_a_partial_sum_pending() -> None:
         'return jnp.negative(jnp.einsum("bm,bm->b", x, x))',
         """
         # meshify: psum over 'model': jnp.negative(jnp.einsum("bm,bm->b", x, x)) is a partial sum (contracted 'model' split); the return hint needs it whole
-        return mr.psum(jnp.negative(jnp.einsum("bm,bm->b", x, x)), "model")
+        return mr.psum(jnp.negative(jnp.einsum("bm,bm->b", x, x, preferred_element_type=mr.sum_dtype(x))), "model", like=x)
         """, X, 'Tensor["batch"]')
 
 

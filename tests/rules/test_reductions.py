@@ -11,7 +11,7 @@ def test_a_mean_over_a_split_dim_is_local_then_a_deferred_psum() -> None:
     assert_rewrite("return jnp.mean(x, axis=1)", """
         # meshify: mean over split 'model': local mean / 4 shards, summed later
         # meshify: psum over 'model': jnp.mean(x, axis=1) is a partial sum (reduced 'model' split); the return hint needs it whole
-        return mr.psum((jnp.mean(x, axis=1) / 4), "model")
+        return mr.psum((jnp.mean(x, axis=1, dtype=mr.sum_dtype(x)) / 4), "model", like=x)
         """, X, 'Tensor["batch"]')
 
 
@@ -32,5 +32,5 @@ def test_softmax_over_a_split_dim() -> None:
 def test_a_reduction_over_an_unsplit_dim_stays_as_written() -> None:
     assert_rewrite("return jnp.sum(x, axis=0)", """
         # meshify: psum over 'batch': jnp.sum(x, axis=0) is a partial sum (reduced 'batch' split); the return hint needs it whole
-        return mr.psum(jnp.sum(x, axis=0), "batch")
+        return mr.psum(jnp.sum(x, axis=0, dtype=mr.sum_dtype(x)), "batch", like=x)
         """, X, 'Tensor["model"]')

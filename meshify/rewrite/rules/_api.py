@@ -134,6 +134,7 @@ class Lowering:
         emitted: collectives the replacement runs itself.
         notes: comments for work with no collective (a masked local lookup).
         indices: operands read as integer indices (``meshify verify`` feeds their names integers).
+        accumulate: the dtype keyword and operands of a partial sum this call forms.
     """
 
     result: Value
@@ -143,6 +144,10 @@ class Lowering:
     emitted: tuple[Emitted, ...] = ()
     notes: tuple[str, ...] = ()
     indices: tuple[Operand, ...] = ()
+    #: A partial sum this call forms, as ``(keyword, operands)``: the interpreter passes
+    #: ``keyword=mr.sum_dtype(<their dtypes>)`` so that low-precision operands accumulate in float32
+    #: (see :mod:`meshify.rewrite._dtypes`).
+    accumulate: tuple[str, tuple[Operand, ...]] | None = None
 
 
 def keep(value: Value) -> Lowering:

@@ -30,7 +30,20 @@ def _einsum(rw, call: Call):
     operands = list(call.args[1:])
     inputs, output = _parse_subscripts(rw, spec.value.literal, operands, spec.original)
     value, converts = contract(rw, operands, inputs, output, call.node, "einsum")
-    return Lowering(value, tuple(c for c in converts if c is not None))
+    return Lowering(value, tuple(c for c in converts if c is not None), accumulate=_accumulate(value, operands))
+
+
+def forms_partial(value, operands: Sequence) -> bool:
+    """Whether a contraction's result is a partial sum over axes none of its operands was."""
+    if not isinstance(value, Array):
+        return False
+    before = {a for o in operands if isinstance(o.value, Array) for a in o.value.layout.partial}
+    return bool(value.layout.partial - before)
+
+
+def _accumulate(value, operands: Sequence):
+    """A contraction forming a partial sum accumulates low-precision operands in float32."""
+    return ("preferred_element_type", tuple(operands)) if forms_partial(value, operands) else None
 
 
 def _parse_subscripts(rw, text: str, operands, where) -> tuple[list[str], str]:
@@ -178,13 +191,15 @@ def matmul(rw, operands: Sequence, node, what: str, dot: bool = False):
 
 @op("jax.numpy.matmul", reads=("a", "b", "precision", "preferred_element_type"))
 def _matmul(rw, call: Call):
-    value, converts = matmul(rw, [call.arg(0, "a"), call.arg(1, "b")], call.node, "matmul")
-    return Lowering(value, tuple(c for c in converts if c is not None))
+    operands = [call.arg(0, "a"), call.arg(1, "b")]
+    value, converts = matmul(rw, operands, call.node, "matmul")
+    return Lowering(value, tuple(c for c in converts if c is not None), accumulate=_accumulate(value, operands))
 
 
 @op("jax.numpy.dot", reads=("a", "b", "precision", "preferred_element_type"))
 def _dot(rw, call: Call):
-    value, converts = matmul(rw, [call.arg(0, "a"), call.arg(1, "b")], call.node, "dot", dot=True)
-    return Lowering(value, tuple(c for c in converts if c is not None))
+    operands = [call.arg(0, "a"), call.arg(1, "b")]
+    value, converts = matmul(rw, operands, call.node, "dot", dot=True)
+    return Lowering(value, tuple(c for c in converts if c is not None), accumulate=_accumulate(value, operands))
 
 

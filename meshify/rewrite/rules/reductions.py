@@ -133,6 +133,7 @@ def _reduce_rule(rw, call: Call, kind: str):
     partial = set(source.partial)
     if split and linear:
         partial |= set(split_axes)
+        lowering = replace(lowering, accumulate=("dtype", (x,)))
         names = ", ".join(f"'{layout.dims[i]}'" for i in split)
         origin = f"reduced {names} split"
         if kind == "mean":

@@ -1,0 +1,397 @@
+"""What a value's dtype is, written as code: so that float16/bfloat16 partial sums are exact.
+
+Hints name dims, not dtypes, so the rewriter cannot know whether ``x @ w`` runs in float32 or
+bfloat16.  On one device ``jnp.sum`` and ``x @ w`` of low-precision floats accumulate in float32
+and round once; a sharded program that rounds each device's partial sum to bfloat16 before the
+psum overflows (float16) or cancels (bfloat16) where the single-device program does not.  So a
+partial sum is formed in float32 when its operands are low-precision (``dtype=mr.sum_dtype(x)``,
+``preferred_element_type=mr.sum_dtype(x, w)``) and cast back by the psum that completes it
+(``mr.psum(h, "model", like=(x, w))``): both need the dtype the single-device op would have, as an
+expression valid where the code runs.
+
+A *carrier* is such an expression's text: ``jnp.result_type(*carriers)`` is the value's dtype.
+Carriers are the function's parameters (a parameter the body rebinds is read once at the top:
+``x_dtype = x.dtype``), struct fields (``p.w``), names bound once, dtypes the code spells
+(``x.astype(jnp.bfloat16)``), and ``bool`` for comparisons; a name bound to an expression of
+known carriers stands for those carriers, so they stay valid after the name is rebound.  What
+cannot be told is None: no float32 accumulation is asked for (the psum still adds in float32).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import libcst as cst
+
+from meshify.rewrite._names import dotted_name
+from meshify.rewrite._signatures import BINARY, UNARY
+from meshify.rewrite._values import Array, Opaque, Static, StructValue, TupleValue
+
+__all__ = ["Dtypes", "Carriers"]
+
+#: Sorted, unique carrier texts; () for a weakly typed Python scalar; None when unknown.
+Carriers = tuple[str, ...] | None
+
+_BOOLEAN = frozenset({"isnan", "isinf", "isfinite", "signbit", "logical_and", "logical_or", "logical_not",
+                      "logical_xor", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+                      "isclose", "isposinf", "isneginf", "isreal", "iscomplex"})
+#: Calls whose result has the dtype of their first array argument (and ``dtype=``, where given).
+_SAME_AS_FIRST = frozenset({
+    "sum", "mean", "max", "min", "amax", "amin", "prod", "cumsum", "cumprod", "var", "std", "nansum", "nanmean",
+    "reshape", "transpose", "swapaxes", "moveaxis", "expand_dims", "squeeze", "broadcast_to", "ravel", "flatten",
+    "take", "take_along_axis", "softmax", "log_softmax", "logsumexp", "tril", "triu", "zeros_like", "ones_like",
+    "empty_like", "roll", "flip", "pad", "repeat", "tile", "split", "array_split", "sort", "diff", "linalg.norm",
+    "norm", "real", "imag", "conj", "astype", "asarray", "array", "stop_gradient", "T", "mT", "clip",
+})
+#: Calls whose result has the promoted dtype of all their array arguments.
+_PROMOTED = frozenset({"matmul", "dot", "einsum", "tensordot", "inner", "outer", "vdot", "kron", "where",
+                       "concatenate", "stack", "hstack", "vstack", "column_stack", "full_like", "select"})
+#: Keywords naming the result's dtype.
+_DTYPE_KEYWORDS = ("dtype", "preferred_element_type")
+#: Keywords and positions of non-array parameters of the calls above (ignored when promoting).
+_NON_ARRAY_KEYWORDS = frozenset({"axis", "axes", "keepdims", "ddof", "shape", "newshape", "order", "mode",
+                                 "fill_value", "indices", "precision", "optimize", "approximate", "initial",
+                                 "where", "out", "k", "repeats", "reps", "pad_width", "constant_values",
+                                 "shift", "a_min", "a_max", "min", "max", "ord", "b", "return_sign"})
+
+
+class Dtypes:
+    """Carriers of the values one function binds (see the module docstring)."""
+
+    def __init__(self, rw, unknown: frozenset[str] = frozenset()) -> None:
+        self.rw = rw
+        #: Parameters whose dtypes the caller cannot express (a helper's argument of unknown dtype).
+        self.unknown = unknown
+        #: Calls (original nodes) that form a partial sum in float32 for low-precision operands, and
+        #: the names holding such a partial sum until its psum.
+        self.widened: set[cst.CSTNode] = set()
+        self.wide_names: set[str] = set()
+        fn = rw.fn
+        p = fn.params
+        self.params = [q.name.value for q in (*p.posonly_params, *p.params, *p.kwonly_params)]
+        counts = _bindings(fn.body)
+        for name in self.params:
+            counts[name] += 1
+        #: Names bound more than once in the body (a parameter reassigned counts).
+        self.rebound = {name for name, n in counts.items() if n > 1}
+        #: Name -> the carriers of what the body last bound to it.
+        self.names: dict[str, Carriers] = {}
+        #: Rebound parameter -> the name its dtype is read into at the top of the body.
+        self.captures: dict[str, str] = {}
+        #: Helper calls (by node) -> the carriers of their result, in the caller's terms.
+        self.calls: dict[cst.CSTNode, Carriers] = {}
+        self._taken = counts.keys() | set(self.params)
+
+    # -- binding ------------------------------------------------------------------------------
+
+    def bind(self, name: str, node: cst.BaseExpression | None, value: object = None) -> None:
+        """``name`` is bound to ``node`` (None: a value of no expression), whose value is ``value``."""
+        carriers = self.of(node) if node is not None else None
+        partial = isinstance(value, Array) and bool(value.layout.partial)
+        if partial and node is not None and self.contains_widened(node):
+            self.wide_names.add(name)
+        else:
+            self.wide_names.discard(name)
+        if carriers is None and name not in self.rebound and not partial:
+            carriers = (name,)  # a partial sum's own dtype may be float32 where its sum's is not
+        if isinstance(value, Static):
+            self.names.pop(name, None)
+        else:
+            self.names[name] = carriers
+
+    def completed(self, name: str) -> None:
+        """``name``'s partial sum was completed by a psum in place (its dtype is cast back)."""
+        self.wide_names.discard(name)
+
+    def contains_widened(self, node: cst.CSTNode) -> bool:
+        """Whether ``node`` holds a partial sum formed in float32 (a call or a name of one)."""
+        found = False
+        widened, names = self.widened, self.wide_names
+
+        class _Find(cst.CSTVisitor):
+            def on_visit(self, n: cst.CSTNode) -> bool:
+                nonlocal found
+                if n in widened or (isinstance(n, cst.Name) and n.value in names):
+                    found = True
+                return not found
+
+        node.visit(_Find())
+        return found
+
+    def snapshot(self) -> tuple[dict[str, Carriers], frozenset[str]]:
+        return dict(self.names), frozenset(self.wide_names)
+
+    def restore(self, state: tuple[dict[str, Carriers], frozenset[str]]) -> None:
+        self.names, self.wide_names = dict(state[0]), set(state[1])
+
+    def merge(self, branches: list[tuple[dict[str, Carriers], frozenset[str]]]) -> None:
+        """After an ``if``: a name the branches bind to different dtypes is unknown."""
+        if not branches:
+            return
+        merged = dict(branches[0][0])
+        for other, _ in branches[1:]:
+            for name in set(merged) | set(other):
+                if merged.get(name, other.get(name)) != other.get(name, merged.get(name)):
+                    merged[name] = None
+        self.names = merged
+        self.wide_names = set().union(*(wide for _, wide in branches))
+
+    # -- carriers of an expression ---------------------------------------------------------------
+
+    def of(self, node: cst.BaseExpression) -> Carriers:
+        if isinstance(node, cst.Integer | cst.Float | cst.Imaginary | cst.SimpleString):
+            return ()
+        if isinstance(node, cst.Name):
+            return self._name(node.value)
+        if isinstance(node, cst.BinaryOperation):
+            return _union(self.of(node.left), self.of(node.right))
+        if isinstance(node, cst.UnaryOperation):
+            return None if isinstance(node.operator, cst.Not) else self.of(node.expression)
+        if isinstance(node, cst.Comparison | cst.BooleanOperation):
+            return ("bool",)
+        if isinstance(node, cst.IfExp):
+            return _union(self.of(node.body), self.of(node.orelse))
+        if isinstance(node, cst.Attribute | cst.Subscript):
+            return self._access(node)
+        if isinstance(node, cst.Call):
+            return self._call(node)
+        return None
+
+    def _name(self, name: str) -> Carriers:
+        if name in ("True", "False", "None"):
+            return ()
+        if name in self.names:
+            return self.names[name]
+        value = self.rw.env.get(name)
+        if isinstance(value, Static):
+            return ()  # a Python scalar (weakly typed) or a config; arrays never come in as statics
+        if name in self.params:
+            if name in self.unknown:
+                return None
+            return (self._capture(name),) if name in self.rebound else (name,)
+        if isinstance(value, Array) and name not in self.rebound:
+            return (name,)  # a lambda's parameter
+        if value is None and name not in self.rebound:
+            return (name,)  # a module-level array or constant
+        return None
+
+    def _capture(self, param: str) -> str:
+        if param not in self.captures:
+            name = f"{param}_dtype"
+            while name in self._taken:
+                name += "_"
+            self._taken.add(name)
+            self.captures[param] = name
+        return self.captures[param]
+
+    def _access(self, node: cst.Attribute | cst.Subscript) -> Carriers:
+        if isinstance(node, cst.Attribute) and node.attr.value in ("T", "mT", "real", "imag"):
+            return self.of(node.value)
+        root = node
+        while isinstance(root, cst.Attribute | cst.Subscript):
+            root = root.value
+        if not isinstance(root, cst.Name):
+            return None
+        value = self.rw.env.get(root.value)
+        if isinstance(value, Array | Opaque):
+            return self.of(node.value) if isinstance(node, cst.Subscript) else None
+        if isinstance(value, StructValue | TupleValue | Static) and root.value not in self.rebound \
+                and self._plain(node):
+            return (self.rw.ctx.code(node),)  # p.w, params["w"], self.w, cfg.eps
+        if value is None and dotted_name(node) is not None and isinstance(node, cst.Attribute):
+            return (self.rw.ctx.code(node),)  # a module attribute: jnp.bfloat16
+        return None
+
+    @staticmethod
+    def _plain(node: cst.CSTNode) -> bool:
+        """An attribute/subscript chain with literal subscripts only (``p["w"]``, ``blocks[0].w``)."""
+        while isinstance(node, cst.Attribute | cst.Subscript):
+            if isinstance(node, cst.Subscript):
+                if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index) or not isinstance(
+                        node.slice[0].slice.value, cst.SimpleString | cst.Integer):
+                    return False
+            node = node.value
+        return isinstance(node, cst.Name)
+
+    def _call(self, node: cst.Call) -> Carriers:
+        if node in self.calls:
+            return self.calls[node]
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value in _DTYPE_KEYWORDS:
+                return self._dtype(arg.value)
+        func = node.func
+        root = func
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if isinstance(func, cst.Attribute) and not (isinstance(root, cst.Name) and root.value not in self.rw.env):
+            method = func.attr.value  # x.sum(), (a + b).astype(...), self.norm(x)
+            if method == "astype" and node.args:
+                return self._dtype(node.args[0].value)
+            return self.of(func.value) if method in _SAME_AS_FIRST else None
+        names = self.rw.ctx.qualified_names(func) if isinstance(func, cst.Name | cst.Attribute) else set()
+        for name in names:
+            short = name.rsplit(".", 1)[-1]
+            if short in _BOOLEAN or name == "jax.random.bernoulli":
+                return ("bool",)
+            if short in ("where", "select") and len(node.args) == 3:
+                return _union(self.of(node.args[1].value), self.of(node.args[2].value))  # not the condition
+            if name in UNARY or name in BINARY or short in _PROMOTED:
+                return self._promoted(node)
+            if short in _SAME_AS_FIRST or name.endswith("linalg.norm"):
+                arrays = [a for a in node.args if a.keyword is None]
+                return self.of(arrays[0].value) if arrays else None
+        return self._stable_text(node)
+
+    def _stable_text(self, node: cst.BaseExpression) -> Carriers:
+        """A call of no known dtype (``jnp.eye(3)``, ``f(y)``) as its own carrier, when every name it
+        reads means the same wherever the psum runs (module names, parameters and names bound once,
+        none a partial sum): ``jnp.result_type`` of it re-traces it for its dtype only (XLA drops it)."""
+        names: list[str] = []
+        lambdas = False
+
+        class _Names(cst.CSTVisitor):
+            def visit_Name(self, n: cst.Name) -> None:
+                names.append(n.value)
+
+            def visit_Lambda(self, n: cst.Lambda) -> bool:
+                nonlocal lambdas
+                lambdas = True
+                return False
+
+        node.visit(_Names())
+        if lambdas:
+            return None
+        for name in names:
+            value = self.rw.env.get(name)
+            if name in self.rebound or name in self.unknown or (isinstance(value, Array) and value.layout.partial):
+                return None
+        return (self.rw.ctx.code(node),)
+
+    def _promoted(self, node: cst.Call) -> Carriers:
+        out: Carriers = ()
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value in _NON_ARRAY_KEYWORDS:
+                continue
+            value = arg.value
+            items = [e.value for e in value.elements] if isinstance(value, cst.List | cst.Tuple) else [value]
+            for item in items:
+                out = _union(out, self.of(item))
+        return out
+
+    def _dtype(self, node: cst.BaseExpression) -> Carriers:
+        """A dtype written in the code (``jnp.bfloat16``, ``x.dtype``, ``cfg.dtype``, ``"bfloat16"``)."""
+        if isinstance(node, cst.Name) and node.value == "None":
+            return None
+        if isinstance(node, cst.SimpleString):
+            return (self.rw.ctx.code(node),)
+        if isinstance(node, cst.Attribute) and node.attr.value == "dtype":
+            return self.of(node.value)
+        if isinstance(node, cst.Name | cst.Attribute):
+            root = node
+            while isinstance(root, cst.Attribute):
+                root = root.value
+            if isinstance(root, cst.Name) and root.value not in self.rebound \
+                    and not isinstance(self.rw.env.get(root.value), Array):
+                return (self.rw.ctx.code(node),)
+        return None
+
+    # -- helpers' results in their caller ---------------------------------------------------------
+
+    def expressible(self, carriers: Carriers) -> bool:
+        """Whether a caller can name these carriers: parameters (whole) and module-level names only."""
+        if carriers is None:
+            return False
+        for text in carriers:
+            if text in self.params and text not in self.rebound:
+                continue
+            if any(self._local(name) for name in _names_in(text)):
+                return False
+        return True
+
+    def in_caller(self, carriers: Carriers, passed: dict[str, Carriers]) -> Carriers:
+        """A helper's result carriers (in the helper's names) in its caller's names, or None."""
+        if carriers is None:
+            return None
+        out: Carriers = ()
+        for text in carriers:
+            if text in self.params:
+                if passed.get(text) is None:
+                    return None
+                out = _union(out, passed[text])
+            elif any(self._local(name) for name in _names_in(text)):
+                return None  # a helper-local name, or a parameter inside an expression
+            else:
+                out = _union(out, (text,))
+        return out
+
+    def _local(self, name: str) -> bool:
+        return name in self.params or name in self.rw.env or name in self.names or name in self.captures.values()
+
+    # -- code ----------------------------------------------------------------------------------
+
+    def captured(self, body: str) -> list[cst.BaseStatement]:
+        """``x_dtype = x.dtype`` for each rebound parameter whose dtype the rewritten ``body`` reads,
+        for the top of the body."""
+        return [cst.parse_statement(f"{name} = {param}.dtype") for param, name in self.captures.items()
+                if re.search(rf"(?<![\w.]){name}(?!\w)", body)]
+
+
+def like_node(carriers: tuple[str, ...]) -> cst.BaseExpression:
+    """``x`` or ``(x, w)``: the ``like=`` of a psum, the arguments of ``mr.sum_dtype``."""
+    if len(carriers) == 1:
+        return cst.parse_expression(carriers[0])
+    return cst.parse_expression("(" + ", ".join(carriers) + ")")
+
+
+def _names_in(text: str) -> list[str]:
+    """The names an expression's text reads (not attributes, not keywords' names: close enough,
+    erring towards more names)."""
+    return re.findall(r"(?<![\w.'\"])([A-Za-z_]\w*)", text)
+
+
+def _union(a: Carriers, b: Carriers) -> Carriers:
+    if a is None or b is None:
+        return None
+    return tuple(dict.fromkeys((*a, *b)))
+
+
+def _bindings(body: cst.CSTNode) -> Counter:
+    """How many times the body binds each name (assignments, loop targets, with/except names)."""
+    counts: Counter = Counter()
+
+    class _Visitor(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node.body is body
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            _names(node.target)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            _names(node.target)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            _names(node.target)
+
+        def visit_For(self, node: cst.For) -> None:
+            _names(node.target)
+            _names(node.target)  # bound once per iteration: never a stable carrier
+
+        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+            _names(node.target)
+            _names(node.target)
+
+    def _names(target: cst.CSTNode) -> None:
+        if isinstance(target, cst.Name):
+            counts[target.value] += 1
+        elif isinstance(target, cst.Tuple | cst.List):
+            for e in target.elements:
+                _names(e.value)
+        elif isinstance(target, cst.StarredElement):
+            _names(target.value)
+
+    body.visit(_Visitor())
+    return counts
