@@ -21,11 +21,16 @@ def compare(got, want) -> tuple[float, bool]:
     return difference, difference <= TOLERANCE * max(1.0, float(np.abs(want).max()))
 
 
-def print_collectives(title: str, hlo_text: str) -> dict[str, tuple[int, int]]:
-    """Prints one line per collective kind: count, result shapes and bytes per device."""
+def print_collectives(title: str, hlo_text: str | None) -> dict[str, tuple[int, int]]:
+    """Prints one line per collective kind: count, result shapes and bytes per device.
+
+    ``hlo_text`` is ``Compiled.as_text()``, None where the backend cannot print its program."""
+    print(f"{title}:")
+    if hlo_text is None:
+        print("  (the backend gave no program text)")
+        return {}
     found = collectives(hlo_text)
     summary = summarize(found)
-    print(f"{title}:")
     if not found:
         print("  none")
     for kind, (count, size) in summary.items():

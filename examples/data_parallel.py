@@ -11,6 +11,7 @@ appears in the backward program, not in anything meshify writes).
 
 import os
 import sys
+from typing import Annotated
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")  # before jax is imported
 
@@ -18,17 +19,17 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from meshify import Tensor, mesh
+from meshify import mesh
 from meshify.runtime import simulate_cpu_devices
 
 simulate_cpu_devices(8)  # before any JAX operation
 
 
 @mesh(batch=8)
-def mlp(x: Tensor["batch", "d_in"],
-        w1: Tensor["d_in", "d_hidden"],
-        b1: Tensor["d_hidden"],
-        w2: Tensor["d_hidden", "d_out"]) -> Tensor["batch", "d_out"]:
+def mlp(x: Annotated[jax.Array, "batch", "d_in"],
+        w1: Annotated[jax.Array, "d_in", "d_hidden"],
+        b1: Annotated[jax.Array, "d_hidden"],
+        w2: Annotated[jax.Array, "d_hidden", "d_out"]) -> Annotated[jax.Array, "batch", "d_out"]:
     h = jax.nn.relu(x @ w1 + b1)
     return h @ w2
 

@@ -10,6 +10,7 @@ Nothing is split over the batch, so every device sees the whole (replicated) inp
 
 import os
 import sys
+from typing import Annotated
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")  # before jax is imported
 
@@ -17,17 +18,17 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from meshify import Tensor, mesh
+from meshify import mesh
 from meshify.runtime import simulate_cpu_devices
 
 simulate_cpu_devices(8)  # before any JAX operation
 
 
 @mesh(model=4, rules={"d_ff": "model"})
-def ffn(x: Tensor["tokens", "d_model"],
-        w1: Tensor["d_model", "d_ff"],
-        b1: Tensor["d_ff"],
-        w2: Tensor["d_ff", "d_model"]) -> Tensor["tokens", "d_model"]:
+def ffn(x: Annotated[jax.Array, "tokens", "d_model"],
+        w1: Annotated[jax.Array, "d_model", "d_ff"],
+        b1: Annotated[jax.Array, "d_ff"],
+        w2: Annotated[jax.Array, "d_ff", "d_model"]) -> Annotated[jax.Array, "tokens", "d_model"]:
     h = jax.nn.relu(jnp.dot(x, w1) + b1)
     return jnp.dot(h, w2)
 

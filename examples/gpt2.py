@@ -4,7 +4,8 @@ Parameters live in NamedTuples, each component is a helper function (layer_norm,
 attention, mlp, block), the 4 layers are stacked and run with ``jax.lax.scan``, a
 static config and a ``train`` flag pass through, and dropout draws from ``jax.random``.
 Compare with ``examples/gpt2_plain.py``, the single-device original: the only changes
-are ``Tensor`` hints and one ``@mesh`` (``diff examples/gpt2_plain.py examples/gpt2.py``).
+are dims hints (``jax.Array`` becomes ``Annotated[jax.Array, "batch", "length"]``) and one
+``@mesh`` (``diff examples/gpt2_plain.py examples/gpt2.py``).
 
     python examples/gpt2.py --steps 20              # train on a 2x4 mesh of simulated CPU devices
     python examples/gpt2.py --steps 20 --reference  # and compare with one-device training
@@ -16,7 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import NamedTuple
+from typing import Annotated, NamedTuple
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")  # before jax is imported
 
@@ -24,7 +25,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from meshify import Tensor, mesh
+from meshify import mesh
 from meshify.runtime import simulate_cpu_devices
 
 simulate_cpu_devices(8)  # before any JAX operation
@@ -35,21 +36,24 @@ class Config(NamedTuple):
     dropout: float = 0.1
 
 
+DEFAULT_CONFIG = Config()
+
+
 class LayerNorm(NamedTuple):
-    scale: Tensor["layers", "d_model"]
-    bias: Tensor["layers", "d_model"]
+    scale: Annotated[jax.Array, "layers", "d_model"]
+    bias: Annotated[jax.Array, "layers", "d_model"]
 
 
 class Attention(NamedTuple):
-    wqkv: Tensor["layers", "d_model", "qkv", "heads", "d_head"]
-    wo: Tensor["layers", "heads", "d_head", "d_model"]
+    wqkv: Annotated[jax.Array, "layers", "d_model", "qkv", "heads", "d_head"]
+    wo: Annotated[jax.Array, "layers", "heads", "d_head", "d_model"]
 
 
 class Mlp(NamedTuple):
-    w_in: Tensor["layers", "d_model", "d_ff"]
-    b_in: Tensor["layers", "d_ff"]
-    w_out: Tensor["layers", "d_ff", "d_model"]
-    b_out: Tensor["layers", "d_model"]
+    w_in: Annotated[jax.Array, "layers", "d_model", "d_ff"]
+    b_in: Annotated[jax.Array, "layers", "d_ff"]
+    w_out: Annotated[jax.Array, "layers", "d_ff", "d_model"]
+    b_out: Annotated[jax.Array, "layers", "d_model"]
 
 
 class Block(NamedTuple):
@@ -60,13 +64,13 @@ class Block(NamedTuple):
 
 
 class FinalNorm(NamedTuple):
-    scale: Tensor["d_model"]
-    bias: Tensor["d_model"]
+    scale: Annotated[jax.Array, "d_model"]
+    bias: Annotated[jax.Array, "d_model"]
 
 
 class GPT2(NamedTuple):
-    wte: Tensor["vocab", "d_model"]
-    wpe: Tensor["length", "d_model"]
+    wte: Annotated[jax.Array, "vocab", "d_model"]
+    wpe: Annotated[jax.Array, "length", "d_model"]
     blocks: Block
     ln_f: FinalNorm
 
@@ -109,8 +113,12 @@ def block(x, p, key, cfg, train):
 
 
 @mesh(batch=2, model=4, rules={"heads": "model", "d_ff": "model", "vocab": "model"})
-def gpt2(params: GPT2, tokens: Tensor["batch", "length"], targets: Tensor["batch", "length"],
-         key: Tensor[()], cfg: Config = Config(), train: bool = False) -> tuple[Tensor[()], Tensor["batch", "length", "vocab"]]:
+def gpt2(params: GPT2,
+         tokens: Annotated[jax.Array, "batch", "length"],
+         targets: Annotated[jax.Array, "batch", "length"],
+         key: Annotated[jax.Array, ()],
+         cfg: Config = DEFAULT_CONFIG,
+         train: bool = False) -> tuple[Annotated[jax.Array, ()], Annotated[jax.Array, "batch", "length", "vocab"]]:
     """Mean next-token cross-entropy and the logits (tied embedding head)."""
     x = params.wte[tokens] + params.wpe
     keys = jax.random.split(key, params.blocks.ln1.scale.shape[0])
@@ -123,7 +131,7 @@ def gpt2(params: GPT2, tokens: Tensor["batch", "length"], targets: Tensor["batch
     return loss, logits
 
 
-SIZES = dict(batch=8, length=16, d_model=64, heads=8, d_head=8, d_ff=256, vocab=256, layers=4)
+SIZES = {"batch": 8, "length": 16, "d_model": 64, "heads": 8, "d_head": 8, "d_ff": 256, "vocab": 256, "layers": 4}
 
 
 def init_params(seed: int = 0) -> GPT2:
@@ -131,16 +139,17 @@ def init_params(seed: int = 0) -> GPT2:
     rng = np.random.default_rng(seed)
     L, D, H, K, F, V, T = s["layers"], s["d_model"], s["heads"], s["d_head"], s["d_ff"], s["vocab"], s["length"]
 
-    def normal(*shape: int, scale: float = 0.02) -> np.ndarray:
-        return (rng.standard_normal(shape) * scale).astype(np.float32)
+    def normal(*shape: int, scale: float = 0.02) -> jax.Array:
+        return jnp.asarray(rng.standard_normal(shape) * scale, jnp.float32)
 
     def norm(*shape: int) -> LayerNorm:
-        return LayerNorm(np.ones(shape, np.float32), np.zeros(shape, np.float32))
+        return LayerNorm(jnp.ones(shape, jnp.float32), jnp.zeros(shape, jnp.float32))
 
     blocks = Block(norm(L, D), Attention(normal(L, D, 3, H, K), normal(L, H, K, D)), norm(L, D),
-                   Mlp(normal(L, D, F), np.zeros((L, F), np.float32), normal(L, F, D), np.zeros((L, D), np.float32)))
+                   Mlp(normal(L, D, F), jnp.zeros((L, F), jnp.float32), normal(L, F, D),
+                       jnp.zeros((L, D), jnp.float32)))
     return GPT2(normal(V, D), normal(T, D, scale=0.01), blocks,
-                FinalNorm(np.ones(D, np.float32), np.zeros(D, np.float32)))
+                FinalNorm(jnp.ones(D, jnp.float32), jnp.zeros(D, jnp.float32)))
 
 
 def batches(steps: int, seed: int = 1):
@@ -166,7 +175,9 @@ def train(fn, params: GPT2, steps: int, cfg: Config, sharded: bool) -> list[floa
 
     @jax.jit
     def step(params, opt_state, tokens, targets, key):
-        loss_fn = lambda p: fn(p, tokens, targets, key, cfg, True)[0]  # noqa: E731
+        def loss_fn(p):
+            return fn(p, tokens, targets, key, cfg, True)[0]
+
         loss, grads = jax.value_and_grad(loss_fn)(params)
         updates, opt_state = optimizer.update(grads, opt_state, params)
         return optax.apply_updates(params, updates), opt_state, loss
@@ -179,7 +190,7 @@ def train(fn, params: GPT2, steps: int, cfg: Config, sharded: bool) -> list[floa
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--reference", action="store_true", help="also train on one device and compare")
     args = parser.parse_args(argv)

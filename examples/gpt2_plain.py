@@ -1,6 +1,6 @@
 """The single-device GPT-2 that examples/gpt2.py shards: the same code, without hints.
 
-    diff examples/gpt2_plain.py examples/gpt2.py     # the whole change: Tensor hints and one @mesh
+    diff examples/gpt2_plain.py examples/gpt2.py     # the whole change: dims hints and one @mesh
 
 This file is the "before" picture; it runs on one device as plain JAX.
 """
@@ -16,6 +16,9 @@ import jax.numpy as jnp
 class Config(NamedTuple):
     heads: int = 8
     dropout: float = 0.1
+
+
+DEFAULT_CONFIG = Config()
 
 
 class LayerNorm(NamedTuple):
@@ -91,8 +94,12 @@ def block(x, p, key, cfg, train):
     return x + mlp(layer_norm(x, p.ln2), p.mlp, k2, cfg, train)
 
 
-def gpt2(params: GPT2, tokens: jax.Array, targets: jax.Array,
-         key: jax.Array, cfg: Config = Config(), train: bool = False) -> tuple[jax.Array, jax.Array]:
+def gpt2(params: GPT2,
+         tokens: jax.Array,
+         targets: jax.Array,
+         key: jax.Array,
+         cfg: Config = DEFAULT_CONFIG,
+         train: bool = False) -> tuple[jax.Array, jax.Array]:
     """Mean next-token cross-entropy and the logits (tied embedding head)."""
     x = params.wte[tokens] + params.wpe
     keys = jax.random.split(key, params.blocks.ln1.scale.shape[0])

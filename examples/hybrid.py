@@ -12,6 +12,7 @@ reduces once, right before the residual add: one all-reduce of the per-device
 
 import os
 import sys
+from typing import Annotated
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")  # before jax is imported
 
@@ -19,17 +20,17 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from meshify import Tensor, mesh
+from meshify import mesh
 from meshify.runtime import simulate_cpu_devices
 
 simulate_cpu_devices(8)  # before any JAX operation
 
 
 @mesh(batch=2, model=4, rules={"d_ff": "model"})
-def ffn_block(x: Tensor["batch", "length", "d_model"],
-              w1: Tensor["d_model", "d_ff"],
-              b1: Tensor["d_ff"],
-              w2: Tensor["d_ff", "d_model"]) -> Tensor["batch", "length", "d_model"]:
+def ffn_block(x: Annotated[jax.Array, "batch", "length", "d_model"],
+              w1: Annotated[jax.Array, "d_model", "d_ff"],
+              b1: Annotated[jax.Array, "d_ff"],
+              w2: Annotated[jax.Array, "d_ff", "d_model"]) -> Annotated[jax.Array, "batch", "length", "d_model"]:
     h = jax.nn.gelu(jnp.einsum("bld,df->blf", x, w1) + b1)
     return x + jnp.einsum("blf,fd->bld", h, w2)
 

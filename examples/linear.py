@@ -9,19 +9,22 @@ multiplies its own slice and holds a partial sum of ``y``; meshify inserts one p
 
 import os
 import sys
+from typing import Annotated
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")  # before jax is imported
 
+import jax
 import numpy as np
 
-from meshify import Tensor, mesh
+from meshify import mesh
 from meshify.runtime import simulate_cpu_devices
 
 simulate_cpu_devices(8)  # before any JAX operation
 
 
 @mesh(batch=2, model=4, rules={"d_in": "model"})
-def linear(x: Tensor["batch", "d_in"], w: Tensor["d_in", "d_out"]) -> Tensor["batch", "d_out"]:
+def linear(x: Annotated[jax.Array, "batch", "d_in"],
+           w: Annotated[jax.Array, "d_in", "d_out"]) -> Annotated[jax.Array, "batch", "d_out"]:
     return x @ w
 
 

@@ -1,6 +1,6 @@
 """A 2-layer decoder-only Transformer LM, written for one device, trained on a 2x4 mesh.
 
-The model below is plain single-device JAX with ``Tensor`` hints and one ``@mesh``:
+The model below is plain single-device JAX with dims hints and one ``@mesh``:
 the batch is split over ``batch`` (2); attention heads, the FFN hidden dim and the
 vocabulary over ``model`` (4) -- Megatron's layout with a vocab-parallel embedding and
 loss.  meshify inserts the collectives: two all-reduces per layer forward, a masked
@@ -24,6 +24,7 @@ import argparse
 import json
 import os
 import sys
+from typing import Annotated
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")  # before jax is imported
 
@@ -32,27 +33,27 @@ import jax.numpy as jnp
 import numpy as np
 
 import meshify.runtime as mr
-from meshify import Tensor, mesh
+from meshify import mesh
 from meshify.runtime import simulate_cpu_devices
 
 simulate_cpu_devices(8)  # before any JAX operation
 
 
 @mesh(batch=2, model=4, rules={"heads": "model", "d_ff": "model", "vocab": "model"})
-def lm_loss(tokens: Tensor["batch", "length"],
-            targets: Tensor["batch", "length"],
-            embed: Tensor["vocab", "d_model"],
-            norm1: Tensor["layers", "d_model"],
-            wq: Tensor["layers", "d_model", "heads", "d_head"],
-            wk: Tensor["layers", "d_model", "heads", "d_head"],
-            wv: Tensor["layers", "d_model", "heads", "d_head"],
-            wo: Tensor["layers", "heads", "d_head", "d_model"],
-            norm2: Tensor["layers", "d_model"],
-            w1: Tensor["layers", "d_model", "d_ff"],
-            w2: Tensor["layers", "d_ff", "d_model"],
-            norm_f: Tensor["d_model"]) -> Tensor[()]:
+def lm_loss(tokens: Annotated[jax.Array, "batch", "length"],
+            targets: Annotated[jax.Array, "batch", "length"],
+            embed: Annotated[jax.Array, "vocab", "d_model"],
+            norm1: Annotated[jax.Array, "layers", "d_model"],
+            wq: Annotated[jax.Array, "layers", "d_model", "heads", "d_head"],
+            wk: Annotated[jax.Array, "layers", "d_model", "heads", "d_head"],
+            wv: Annotated[jax.Array, "layers", "d_model", "heads", "d_head"],
+            wo: Annotated[jax.Array, "layers", "heads", "d_head", "d_model"],
+            norm2: Annotated[jax.Array, "layers", "d_model"],
+            w1: Annotated[jax.Array, "layers", "d_model", "d_ff"],
+            w2: Annotated[jax.Array, "layers", "d_ff", "d_model"],
+            norm_f: Annotated[jax.Array, "d_model"]) -> Annotated[jax.Array, ()]:
     """Mean next-token cross-entropy of a pre-norm decoder with a tied embedding."""
-    x: Tensor["batch", "length", "d_model"] = embed[tokens]
+    x: Annotated[jax.Array, "batch", "length", "d_model"] = embed[tokens]
     length = tokens.shape[1]
     causal = jnp.tril(jnp.ones((length, length), dtype=bool))
     for i in range(wq.shape[0]):
@@ -75,7 +76,7 @@ def lm_loss(tokens: Tensor["batch", "length"],
     return jnp.mean(jax.nn.logsumexp(logits, axis=-1) - picked)
 
 
-SIZES = dict(batch=8, length=16, d_model=64, heads=8, d_head=8, d_ff=256, vocab=256, layers=2)
+SIZES = {"batch": 8, "length": 16, "d_model": 64, "heads": 8, "d_head": 8, "d_ff": 256, "vocab": 256, "layers": 2}
 
 
 def init_params(seed: int = 0) -> dict[str, np.ndarray]:
@@ -166,7 +167,7 @@ def train(loss_fn, params, steps: int, sharded: bool, label: str) -> list[float]
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     parser.add_argument("--steps", type=int, default=50)
     parser.add_argument("--reference", action="store_true", help="also train on one device and compare")
     parser.add_argument("--losses-out", metavar="PATH", help="write the per-step losses as JSON (process 0)")

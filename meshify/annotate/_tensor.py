@@ -2,6 +2,12 @@
 
 meshify reads these hints from source text; at run time ``Tensor["batch", "d"]``
 evaluates to a small descriptive object so that annotated modules import fine.
+
+Type checkers and linters cannot accept this spelling: to each of them the strings in a
+hint's subscript are forward references, names to look up (ruff: ``F821 undefined name
+'batch'``). Code that is checked spells the same hint ``Annotated[jax.Array, "batch", "d"]``
+(``typing.Annotated``), whose metadata are plain values to every checker and whose type is
+``jax.Array``; the rewriter reads both (``meshify/rewrite/_hints.py``).
 """
 
 from __future__ import annotations
@@ -36,7 +42,10 @@ class _TensorMeta(type):
 
 
 class Tensor(metaclass=_TensorMeta):
-    """An array with named dims: ``Tensor["batch", "d_model"]``; ``Tensor[()]`` is a scalar."""
+    """An array with named dims: ``Tensor["batch", "d_model"]``; ``Tensor[()]`` is a scalar.
+
+    For type-checked code: ``Annotated[jax.Array, "batch", "d_model"]``, ``Annotated[jax.Array, ()]``.
+    """
 
     def __init__(self) -> None:
         raise TypeError("Tensor is a type hint: write Tensor['batch', 'd_model']")

@@ -15,11 +15,18 @@ from meshify.annotate._types import MeshSpec, Rules
 from meshify.errors import AnnotationError, MeshifyError
 from meshify.rewrite._context import ModuleContext
 
-__all__ = ["read_mesh_dims", "StructHint", "read_struct", "is_integer_hint", "read_dims", "read_return_dims", "mesh_decorator", "read_mesh_decorator", "TENSOR_NAMES", "MESH_NAMES"]
+__all__ = ["MESH_NAMES", "TENSOR_NAMES", "StructHint", "is_integer_hint", "mesh_decorator", "read_dims",
+           "read_mesh_decorator", "read_mesh_dims", "read_return_dims", "read_struct"]
 
 TENSOR_NAMES = frozenset({"meshify.Tensor", "meshify.annotate.Tensor", "meshify.runtime.Tensor"})
 MESH_NAMES = frozenset({"meshify.mesh", "meshify.annotate.mesh"})
 _TUPLE_NAMES = frozenset({"tuple", "typing.Tuple", "builtins.tuple"})
+
+
+#: PEP 593's ``Annotated``, whose metadata name an array's dims: ``Annotated[jax.Array, "batch", "d_model"]``.
+ANNOTATED_NAMES = frozenset({"typing.Annotated", "typing_extensions.Annotated"})
+#: The array types an ``Annotated[...]`` dims hint may annotate (``jnp.ndarray`` is ``jax.Array``).
+ARRAY_NAMES = frozenset({"jax.Array", "jax.numpy.ndarray", "jaxtyping.Array"})
 
 
 def _is_tensor(ctx: ModuleContext, node: cst.BaseExpression) -> bool:
@@ -40,33 +47,58 @@ def is_integer_hint(ctx: ModuleContext, node: cst.BaseExpression) -> bool:
 
 
 def read_dims(ctx: ModuleContext, node: cst.BaseExpression) -> tuple[str, ...] | None:
-    """The dims of a ``Tensor[...]`` or jaxtyping hint, or None when ``node`` is another kind of hint."""
-    if isinstance(node, cst.Subscript) and ctx.qualified_names(node.value) & JAXTYPING_NAMES:
+    """The dims of a ``Tensor[...]``, ``Annotated[jax.Array, ...]`` or jaxtyping hint, or None when
+    ``node`` is another kind of hint."""
+    names = ctx.qualified_names(node.value) if isinstance(node, cst.Subscript) else set()
+    if isinstance(node, cst.Subscript) and names & JAXTYPING_NAMES:
         return _read_jaxtyping(ctx, node)
-    if not (isinstance(node, cst.Subscript) and _is_tensor(ctx, node.value)):
+    if isinstance(node, cst.Subscript) and names & ANNOTATED_NAMES:
+        return _read_annotated(ctx, node)
+    if not (isinstance(node, cst.Subscript) and names & TENSOR_NAMES):
         if isinstance(node, cst.Name | cst.Attribute) and _is_tensor(ctx, node):
             raise ctx.error(AnnotationError, node, "bare Tensor hint without dims",
                             'name the dims: Tensor["batch", "d_model"], or Tensor[()] for a scalar')
         return None
-    elements = node.slice
-    if len(elements) == 1:
-        inner = elements[0].slice
-        if isinstance(inner, cst.Index) and isinstance(inner.value, cst.Tuple) and not inner.value.elements:
-            return ()
+    return _string_dims(ctx, [e.slice for e in node.slice], "Tensor[...]", 'Tensor["batch", "d_model"]')
+
+
+def _is_scalar(items: list[cst.BaseSlice]) -> bool:
+    """``[()]``: the one item is an empty tuple."""
+    return (len(items) == 1 and isinstance(items[0], cst.Index) and isinstance(items[0].value, cst.Tuple)
+            and not items[0].value.elements)
+
+
+def _string_dims(ctx: ModuleContext, items: list[cst.BaseSlice], what: str, example: str) -> tuple[str, ...]:
+    """Dims from subscript items that are each a quoted name; one item may hold them all, space-separated
+    (jaxtyping's one-string form, ``"batch d_model"``); ``()`` is a scalar."""
+    if _is_scalar(items):
+        return ()
     dims: list[str] = []
-    for element in elements:
-        index = element.slice
-        value = index.value if isinstance(index, cst.Index) else None
+    for item in items:
+        value = item.value if isinstance(item, cst.Index) else None
         if not isinstance(value, cst.SimpleString):
-            bad = ctx.code(value if value is not None else element)
-            raise ctx.error(AnnotationError, value if value is not None else element,
-                            f"Tensor[...] dim {bad} is not a string",
-                            f'quote each dim name: Tensor["batch", "d_model"] (got {bad})')
+            bad = value if value is not None else item
+            raise ctx.error(AnnotationError, bad, f"{what} dim {ctx.code(bad)} is not a string",
+                            f"quote each dim name: {example} (got {ctx.code(bad)})")
         text = value.evaluated_value
-        # Tensor["batch d_model"] is jaxtyping's one-string form.
-        for name in (text.split() if isinstance(text, str) and len(elements) == 1 else [text]):
-            dims.append(_dim_name(ctx, value, name, "Tensor[...]"))
+        for name in (text.split() if isinstance(text, str) and len(items) == 1 else [text]):
+            dims.append(_dim_name(ctx, value, name, what))
     return tuple(dims)
+
+
+def _read_annotated(ctx: ModuleContext, node: cst.Subscript) -> tuple[str, ...] | None:
+    """``Annotated[jax.Array, "batch", "d_model"]``: PEP 593 metadata naming the dims, the spelling type
+    checkers and linters accept (the array type is what they check; the strings are plain values to
+    them). None when the annotated type is not an array: ``Annotated[int, ...]`` is some other hint."""
+    base = node.slice[0].slice
+    if not (isinstance(base, cst.Index) and ctx.qualified_names(base.value) & ARRAY_NAMES):
+        return None
+    if len(node.slice) == 1:
+        raise ctx.error(AnnotationError, node, f"{ctx.code(node)} names no dims",
+                        'name them after the type: Annotated[jax.Array, "batch", "d_model"], or '
+                        "Annotated[jax.Array, ()] for a scalar")
+    return _string_dims(ctx, [e.slice for e in node.slice[1:]], "Annotated[jax.Array, ...]",
+                        'Annotated[jax.Array, "batch", "d_model"]')
 
 
 def _dim_name(ctx: ModuleContext, node: cst.CSTNode, name: object, what: str) -> str:
@@ -92,7 +124,8 @@ def read_return_dims(ctx: ModuleContext, fn: cst.FunctionDef) -> tuple[str, ...]
     """The return hint's dims, or a tuple of them for ``tuple[Tensor[...], ...]``."""
     if fn.returns is None:
         raise ctx.error(AnnotationError, fn.name, f"{fn.name.value}() has no return hint",
-                        'add one, e.g. -> Tensor["batch", "d_model"], or -> Tensor[()] for a scalar')
+                        'add one, e.g. -> Annotated[jax.Array, "batch", "d_model"] (or Tensor["batch", "d_model"]), '
+                        "or -> Annotated[jax.Array, ()] for a scalar")
     hint = fn.returns.annotation
     if isinstance(hint, cst.Subscript) and ctx.qualified_names(hint.value) & _TUPLE_NAMES:
         items = []
@@ -107,7 +140,8 @@ def read_return_dims(ctx: ModuleContext, fn: cst.FunctionDef) -> tuple[str, ...]
     dims = read_dims(ctx, hint)
     if dims is None:
         raise ctx.error(AnnotationError, hint, f"return hint {ctx.code(hint)!r} is not a Tensor hint",
-                        'write -> Tensor["batch", "d_model"] or -> tuple[Tensor[...], ...]')
+                        'write -> Annotated[jax.Array, "batch", "d_model"] (or Tensor["batch", "d_model"]), '
+                        "or a tuple[...] of them")
     return dims
 
 
