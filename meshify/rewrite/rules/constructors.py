@@ -1,6 +1,8 @@
 """Arrays built inside the function: from dim sizes (``zeros``, ``full``, ``arange``, ``*_like``)
-or literal shapes, masks (``tril``, ``triu``) and ``jax.random`` draws: built whole on every
-device, so positions are global and draws equal one device's, then sliced where needed.
+or literal shapes, and masks (``tril``, ``triu``): built whole on every device, so positions are
+global, then sliced where needed.  ``jax.random`` draws shaped like a split array
+(``shape=x.shape``) are drawn blockwise instead (``mr.local_draw``): each device computes only its
+block, bit-identical to one device's draw; other draws are whole, then sliced.
 """
 
 from __future__ import annotations
@@ -147,7 +149,7 @@ def _sampler(rw, call: Call, kind: str):
     layout = _draw_layout(rw, call, shape)
     if layout is None:
         return keep(_built(_shape_dims(shape), shape))
-    return _local_draw(rw, call, kind, layout)
+    return _local_draw(rw, call, layout)
 
 
 def _draw_layout(rw, call: Call, shape) -> Layout | None:
@@ -161,15 +163,18 @@ def _draw_layout(rw, call: Call, shape) -> Layout | None:
     source = rw.env.get(original.value.value)
     if not isinstance(source, Array) or source.dims != dims or not source.layout.is_split:
         return None
-    # A parameter array broadcast against the shape (bernoulli's p of x's shape) is global.
-    if any(isinstance(o.value, Array) and o.value.layout.rank for o in [*call.args, *call.kwargs.values()]):
+    # A parameter array broadcast against the shape (bernoulli's p of x's shape) is global; a raw
+    # key (uint32[2]) is no such parameter.
+    key = call.arg(0, "key")
+    if any(isinstance(o.value, Array) and o.value.layout.rank and o is not key
+           for o in [*call.args, *call.kwargs.values()]):
         return None
     if any(arg.star for arg in call.node.args):
         return None
     return Layout(dims, source.layout.axes)
 
 
-def _local_draw(rw, call: Call, kind: str, layout: Layout) -> Lowering:
+def _local_draw(rw, call: Call, layout: Layout) -> Lowering:
     """``mr.local_draw(<sampler>, P(...), <the user's arguments>)``."""
     keywords = [arg.keyword.value for arg in call.node.args if arg.keyword is not None]
     arguments = ", ".join([*(f"{{a{i}}}" for i in range(len(call.args))),
