@@ -50,10 +50,16 @@ def _ruff(*paths: Path) -> subprocess.CompletedProcess:
                  "--output-format", "concise", *map(str, paths)])
 
 
-def _mypy(tmp_path: Path, *paths: Path) -> subprocess.CompletedProcess:
+@pytest.fixture(scope="module")
+def mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One cache for this module's mypy runs (jax's types are read once), none in the checkout."""
+    return tmp_path_factory.mktemp("mypy_cache")
+
+
+def _mypy(cache: Path, *paths: Path) -> subprocess.CompletedProcess:
     _require("mypy")
     return _run(["mypy", "--config-file", str(ROOT / "pyproject.toml"), "--follow-imports", "silent",
-                 "--cache-dir", str(tmp_path / "mypy_cache"), "--no-error-summary", *map(str, paths)])
+                 "--cache-dir", str(cache), "--no-error-summary", *map(str, paths)])
 
 
 def _pyright(*paths: Path) -> list[dict]:
@@ -80,8 +86,8 @@ def test_ruff_default_rules_pass_on_the_examples() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def test_mypy_passes_on_the_examples(tmp_path: Path) -> None:
-    proc = _mypy(tmp_path, *TARGETS)
+def test_mypy_passes_on_the_examples(mypy_cache: Path) -> None:
+    proc = _mypy(mypy_cache, *TARGETS)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout == "", proc.stdout
 
@@ -124,14 +130,14 @@ def _spellings(tmp_path: Path) -> Path:
     return path
 
 
-def test_tensor_spelling_is_what_the_checkers_refuse(tmp_path: Path) -> None:
+def test_tensor_spelling_is_what_the_checkers_refuse(tmp_path: Path, mypy_cache: Path) -> None:
     """Each tool reports the old spelling's dims as undefined names, and nothing in the accepted one."""
     path = _spellings(tmp_path)
     ruff = _ruff(path).stdout
     assert re.findall(r":(\d+):\d+: F821 Undefined name `(\w+)`", ruff) == [
         (str(REFUSED_LINE), "batch"), (str(REFUSED_LINE), "d_model"), (str(REFUSED_LINE), "batch")], ruff
     assert set(re.findall(r"\.py:\d+:\d+: (\w+) ", ruff)) == {"F821"}, ruff  # and nothing else
-    mypy = _mypy(tmp_path, path).stdout
+    mypy = _mypy(mypy_cache, path).stdout
     assert {int(n) for n in re.findall(r"spellings\.py:(\d+): error", mypy)} == REFUSED, mypy
     assert f'spellings.py:{REFUSED_LINE}: error: Name "batch" is not defined' in mypy, mypy
     if importlib.util.find_spec("pyright") is not None:
@@ -140,13 +146,13 @@ def test_tensor_spelling_is_what_the_checkers_refuse(tmp_path: Path) -> None:
         assert any(e["range"]["start"]["line"] + 1 == REFUSED_LINE for e in errors), _pyright_text(errors)
 
 
-def test_the_checkers_see_a_jax_array(tmp_path: Path) -> None:
+def test_the_checkers_see_a_jax_array(tmp_path: Path, mypy_cache: Path) -> None:
     """The accepted hint is not Any: the checkers type the parameter as ``jax.Array``."""
     path = tmp_path / "typed.py"
     path.write_text('from typing import Annotated\n\nimport jax\n\n\n'
                     'def f(x: Annotated[jax.Array, "batch", "d_model"]) -> int:\n'
                     '    return x.no_such_attribute\n')
-    mypy = _mypy(tmp_path, path).stdout
+    mypy = _mypy(mypy_cache, path).stdout
     assert '"Array" has no attribute "no_such_attribute"' in mypy, mypy
     if importlib.util.find_spec("pyright") is not None:
         errors = _pyright(path)
