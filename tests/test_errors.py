@@ -29,10 +29,6 @@ CASES = {
         '@mesh(batch=2, model=4, rules={"d_ff": "modle"})\n'
         'def f(x: Tensor["batch", "d_ff"]) -> Tensor["batch", "d_ff"]:\n    return x\n',
         RulesError, (5, 25), "'modle'"),
-    "axis_splits_two_dims": (
-        '@mesh(model=4, rules={"d_ff": "model", "d_model": "model"})\n'
-        'def f(w: Tensor["d_model", "d_ff"]) -> Tensor["d_model", "d_ff"]:\n    return w\n',
-        RulesError, (6, 10), "'d_model' and 'd_ff'"),
     "non_string_dim": (
         '@mesh(batch=2)\ndef f(x: Tensor["batch", 3]) -> Tensor["batch"]:\n    return x\n',
         AnnotationError, (6, 26), "3"),

@@ -80,66 +80,75 @@ class MeshSpec:
 
 @dataclass(frozen=True, slots=True)
 class Rules:
-    """Layout rules: which mesh axes split each logical dim name.
+    """Layout rules: which mesh axes split each logical dim name, resolved per value in dim order.
 
-    A dim named exactly like a mesh axis goes to that axis unless a rule says
-    otherwise; a rule mapping to ``()`` (or ``None`` in the user's dict) keeps a dim
-    replicated.  Unmapped dims are replicated.
+    Each dim has candidates, tried in order (``{"d_model": ["data", None]}``): the first whose mesh
+    axes no earlier dim of the same value took splits it; if none is free the dim stays whole (as
+    logical-axis rules resolve in flax and t5x).  So ``{"batch": "data", "d_model": "data"}`` splits
+    an activation ``[batch, d_model]`` over ``batch`` only and a weight ``[d_model, d_ff]`` over
+    ``d_model``: fully sharded data parallelism.  A dim named exactly like a mesh axis goes to that
+    axis unless a rule says otherwise; a rule mapping to ``()`` (``None`` in the user's dict) keeps a
+    dim replicated.  Unmapped dims are replicated.
     """
 
     mesh: MeshSpec
-    table: tuple[tuple[str, Axes], ...] = ()
+    #: dim -> its candidates, each the mesh axes that would split it (``()``: whole).
+    table: tuple[tuple[str, tuple[Axes, ...]], ...] = ()
 
     def __post_init__(self) -> None:
-        for dim, axes in self.table:
-            for axis in axes:
-                if axis not in self.mesh:
-                    raise RulesError(
-                        f"rule {dim!r} -> {axis!r} names no mesh axis; the mesh has "
-                        f"{', '.join(repr(n) for n in self.mesh.names)}",
-                        fix=f"map {dim!r} to one of {list(self.mesh.names)} or add {axis!r} to @mesh(...)")
-            if len(set(axes)) != len(axes):
-                raise RulesError(f"rule for {dim!r} repeats a mesh axis: {axes}",
-                                 fix=f"list each axis once, e.g. rules={{{dim!r}: {tuple(dict.fromkeys(axes))!r}}}")
+        for dim, candidates in self.table:
+            for axes in candidates:
+                for axis in axes:
+                    if axis not in self.mesh:
+                        raise RulesError(
+                            f"rule {dim!r} -> {axis!r} names no mesh axis; the mesh has "
+                            f"{', '.join(repr(n) for n in self.mesh.names)}",
+                            fix=f"map {dim!r} to one of {list(self.mesh.names)} or add {axis!r} to @mesh(...)")
+                if len(set(axes)) != len(axes):
+                    raise RulesError(f"rule for {dim!r} repeats a mesh axis: {axes}",
+                                     fix=f"list each axis once, e.g. rules={{{dim!r}: {tuple(dict.fromkeys(axes))!r}}}")
 
     @classmethod
     def parse(cls, mesh: MeshSpec, rules: object) -> Rules:
         """Builds rules from the user's dict, Mesh-TF string, or ``None``."""
         return cls(mesh, tuple(sorted(_rule_pairs(rules))))
 
-    def axes(self, dim: str) -> Axes:
-        """The mesh axes that split dim ``dim`` (empty: replicated)."""
-        for name, axes in self.table:
+    def candidates(self, dim: str) -> tuple[Axes, ...]:
+        """The ways to split ``dim``, in order of preference (the last may be ``()``: whole)."""
+        for name, candidates in self.table:
             if name == dim:
-                return axes
+                return candidates
         if dim in self.mesh:
-            return (dim,)
-        return ()
+            return ((dim,),)
+        return ((),)
+
+    def axes(self, dim: str) -> Axes:
+        """The mesh axes that split dim ``dim`` when nothing else in its value takes them."""
+        return self.candidates(dim)[0]
 
     def layout(self, dims: tuple[str, ...]) -> Layout:
-        """The layout these rules give a value with these dims (raises if one axis splits two dims)."""
-        axes = tuple(self.axes(d) for d in dims)
-        seen: dict[str, str] = {}
-        for dim, dim_axes in zip(dims, axes):
-            for axis in dim_axes:
-                if axis in seen and seen[axis] != dim:
-                    raise RulesError(
-                        f"mesh axis {axis!r} would split two dims of one value, "
-                        f"{seen[axis]!r} and {dim!r} (dims {list(dims)})",
-                        fix=f"map one of {seen[axis]!r}, {dim!r} to another mesh axis or to none, "
-                            f"e.g. rules={{{dim!r}: None}}")
-                if axis in seen:
-                    raise RulesError(f"dim {dim!r} appears twice in {list(dims)} and both copies would be "
-                                     f"split over {axis!r}",
-                                     fix=f"give the two dims different names, or map {dim!r} to no axis")
-                seen[axis] = dim
-        return Layout(dims, axes)
+        """The layout these rules give a value with these dims: each dim, in order, takes its first
+        candidate whose axes no earlier dim took (else it stays whole)."""
+        taken: set[str] = set()
+        axes = []
+        for dim in dims:
+            chosen = next((c for c in self.candidates(dim) if not taken & set(c)), ())
+            taken |= set(chosen)
+            axes.append(chosen)
+        return Layout(dims, tuple(axes))
 
     def __repr__(self) -> str:
-        return f"Rules({self.mesh!r}, {dict(self.table)!r})"
+        return f"Rules({self.mesh!r}, {self.as_dict()!r})"
+
+    def as_dict(self) -> dict[str, object]:
+        """The rules as a user writes them: ``{"d_ff": "model", "d_model": ["data", None]}``."""
+        def one(axes: Axes) -> object:
+            return None if not axes else axes[0] if len(axes) == 1 else axes
+
+        return {dim: one(c[0]) if len(c) == 1 else [one(a) for a in c] for dim, c in self.table}
 
 
-def _rule_pairs(rules: object) -> Iterator[tuple[str, Axes]]:
+def _rule_pairs(rules: object) -> Iterator[tuple[str, tuple[Axes, ...]]]:
     if rules is None:
         return
     if isinstance(rules, str):
@@ -151,26 +160,35 @@ def _rule_pairs(rules: object) -> Iterator[tuple[str, Axes]]:
     for dim, target in rules.items():
         if not isinstance(dim, str) or not dim:
             raise RulesError(f"rules key {dim!r} is not a dim name", fix="keys are dim names (strings)")
-        if target is None:
-            yield dim, ()
-        elif isinstance(target, str):
-            yield dim, (target,)
-        elif isinstance(target, tuple | list) and all(isinstance(t, str) for t in target):
-            yield dim, tuple(target)
+        if isinstance(target, list) or (isinstance(target, tuple) and None in target):
+            # candidates, in order: ["data", None], ("data", None), ["model", ("data", "model")]
+            yield dim, tuple(_one_rule(dim, t) for t in target) or ((),)
         else:
-            raise RulesError(f"rule for {dim!r} maps to {target!r}; expected a mesh axis name, "
-                             "a tuple of them, or None",
-                             fix=f'write rules={{{dim!r}: "model"}}')
+            yield dim, (_one_rule(dim, target),)
 
 
-def _parse_rule_string(text: str) -> Iterator[tuple[str, Axes]]:
-    """Mesh-TF's form: ``"d_ff:model;heads:model"``; pairs split by ``;``, ``,`` or spaces."""
+def _one_rule(dim: str, target: object) -> Axes:
+    if target is None:
+        return ()
+    if isinstance(target, str):
+        return (target,)
+    if isinstance(target, tuple) and target and all(isinstance(t, str) for t in target):
+        return tuple(target)
+    raise RulesError(f"rule for {dim!r} maps to {target!r}; expected a mesh axis name, "
+                     "a tuple of them (split over several axes), None, or a list of those (candidates in order)",
+                     fix=f'write rules={{{dim!r}: "model"}} or rules={{{dim!r}: ["data", None]}}')
+
+
+def _parse_rule_string(text: str) -> Iterator[tuple[str, tuple[Axes, ...]]]:
+    """Mesh-TF's form: ``"d_ff:model;heads:model"``; pairs split by ``;``, ``,`` or spaces; several
+    axes joined by ``+`` (``batch:data+model``); candidates by ``|`` (``d_model:data|none``)."""
     for pair in text.replace(";", " ").replace(",", " ").split():
         dim, sep, axes = pair.partition(":")
         if not sep or not dim or not axes:
             raise RulesError(f"rule {pair!r} in {text!r} is not of the form dim:axis",
                              fix='write rules="d_ff:model;heads:model"')
-        yield dim, tuple(a for a in axes.split("+") if a)
+        yield dim, tuple(() if option.lower() == "none" else tuple(a for a in option.split("+") if a)
+                         for option in axes.split("|"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -188,6 +188,9 @@ class Dtypes:
     def _access(self, node: cst.Attribute | cst.Subscript) -> Carriers:
         if isinstance(node, cst.Attribute) and node.attr.value in ("T", "mT", "real", "imag"):
             return self.of(node.value)
+        base = node.value if isinstance(node, cst.Subscript) else node
+        if isinstance(base, cst.Attribute) and base.attr.value in ("shape", "ndim", "size"):
+            return ()  # Python ints (weakly typed)
         root = node
         while isinstance(root, cst.Attribute | cst.Subscript):
             root = root.value

@@ -26,7 +26,7 @@ import libcst as cst
 from meshify.annotate._types import BROADCAST, Layout, MeshSpec, Rules
 from meshify.errors import LayoutError, MeshifyError, UnsupportedError
 from meshify.rewrite import rules as _rules  # noqa: F401  (registers every op rule)
-from meshify.rewrite._collectives import collective
+from meshify.rewrite._collectives import axes_text, collective
 from meshify.rewrite._context import ModuleContext
 from meshify.rewrite._dtypes import Dtypes, like_node
 from meshify.rewrite._evaluate import binary_operator, evaluate
@@ -361,7 +361,7 @@ class FunctionRewriter:
                 small = [self._small(s) for s in stmt.body]
             except _Restart as r:
                 self.rollback(mark)
-                hoisted.append(self._materialise(r))
+                hoisted.append(self._materialise(r, stmt))
                 continue
             new = stmt.with_changes(body=small)
             if self._comments:
@@ -529,14 +529,14 @@ class FunctionRewriter:
             return value.literal
         return value.size_of if isinstance(value, Static) else None
 
-    def _materialise(self, r: _Restart) -> cst.BaseStatement:
+    def _materialise(self, r: _Restart, stmt: cst.CSTNode) -> cst.BaseStatement:
         value = self.env[r.name]
         assert isinstance(value, Array)
         layout = value.layout.with_partial(value.layout.partial - set(r.axes))
         self.env[r.name] = Array(layout)
         self.records.append(Record(self._line, "psum", r.axes, "", r.reason, value.layout, tuple(self._loops)))
         self.bindings.append(Binding(self._line, r.name, layout))
-        line = psum_statement(r.name, r.axes, self.ctx.mr, self._like(cst.Name(r.name)))
+        line = psum_statement(r.name, r.axes, self.ctx.mr, self._like(cst.Name(r.name), where=stmt))
         self.dtypes.completed(r.name)
         return line.with_changes(leading_lines=[comment_line(r.reason)])
 
@@ -715,7 +715,8 @@ class FunctionRewriter:
                 f"{_dims_text(target.dims)}", fix)
         return self.convert(op, target, purpose)
 
-    def convert(self, op: Operand, target: Layout, purpose: str) -> cst.BaseExpression:
+    def convert(self, op: Operand, target: Layout, purpose: str, varying: frozenset[str] = frozenset()
+                ) -> cst.BaseExpression:
         """``op``'s node, wrapped in the collectives that give it layout ``target``."""
         value = op.value
         if not isinstance(value, Array):
@@ -732,8 +733,9 @@ class FunctionRewriter:
         layout = source
         for step in steps:
             like = self._like(op.original) if step.kind in ("psum", "psum_scatter") else None
-            node = apply_step(step, node, self.ctx.mr, like)
-            self.note(step, op, layout, purpose)
+            fsdp = step.kind == "all_gather" and set(step.axes) <= varying
+            node = apply_step(step, node, self.ctx.mr, like, varying=fsdp)
+            self.note(step, op, layout, purpose, fsdp)
             layout = step_result(step, layout)
         return node
 
@@ -788,13 +790,13 @@ class FunctionRewriter:
             whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))))
         return node.with_changes(args=args)
 
-    def _like(self, original: cst.BaseExpression) -> cst.BaseExpression | None:
+    def _like(self, original: cst.BaseExpression, where: cst.CSTNode | None = None) -> cst.BaseExpression | None:
         """The ``like=`` of a psum completing ``original``: the dtypes the single-device op had."""
         if not self.dtypes.contains_widened(original):
             return None  # formed in its own dtype (a lookup's partial sum is exact): the psum keeps it
         carriers = self.dtypes.of(original)
         if carriers is None:
-            raise self.error(UnsupportedError, original,
+            raise self.error(UnsupportedError, original if where is None else where,
                              f"cannot tell the dtype of {self.ctx.code(original)!r}, a partial sum accumulated in "
                              "float32 for float16/bfloat16 operands, to cast it back after the psum",
                              "bind the factors meshify has no rule for to names first (s = f(y)), or reduce the "
@@ -805,7 +807,7 @@ class FunctionRewriter:
         """A lowering's conversions (their nodes, in order), index marks, collectives and notes."""
         from meshify.rewrite.rules.lookups import mark_index
 
-        nodes = [self.convert(c.operand, c.layout, c.purpose) for c in lowering.converts]
+        nodes = [self.convert(c.operand, c.layout, c.purpose, c.varying) for c in lowering.converts]
         nodes = [n if c.wrap is None else call_template(c.wrap, mr=cst.Name(self.ctx.mr), x=n)
                  for c, n in zip(lowering.converts, nodes)]
         for operand in lowering.indices:
@@ -824,7 +826,7 @@ class FunctionRewriter:
 
     def converted(self, operands, converts) -> list[cst.BaseExpression]:
         """Each operand's node after the conversion a rule asked for (None: as it is)."""
-        return [o.node if c is None else self.convert(c.operand, c.layout, c.purpose)
+        return [o.node if c is None else self.convert(c.operand, c.layout, c.purpose, c.varying)
                 for o, c in zip(operands, converts)]
 
     @staticmethod
@@ -846,8 +848,11 @@ class FunctionRewriter:
         assert isinstance(value, cst.CSTNode), value
         return value
 
-    def note(self, step: Step, op: Operand, layout: Layout, purpose: str) -> None:
+    def note(self, step: Step, op: Operand, layout: Layout, purpose: str, fsdp: bool = False) -> None:
         reason = self._reason(step, op, layout, purpose)
+        if fsdp:
+            reason += (f" (used beside values split over {axes_text(step.axes)}, so gathered as varying: its "
+                       "gradient is reduce-scattered back, as in FSDP)")
         self._comments.append(reason)
         dim = layout.dims[step.dim] if step.dim >= 0 else ""
         self.records.append(Record(self._line, step.kind, step.axes, dim, reason, layout, tuple(self._loops)))

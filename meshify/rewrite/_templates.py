@@ -66,24 +66,28 @@ def int_node(value: int) -> cst.BaseExpression:
     return cst.Integer(str(value))
 
 
-def apply_step(step: Step, x: cst.BaseExpression, mr: str, like: cst.BaseExpression | None = None) -> cst.BaseExpression:
+def apply_step(step: Step, x: cst.BaseExpression, mr: str, like: cst.BaseExpression | None = None,
+               varying: bool = False) -> cst.BaseExpression:
     """``x`` wrapped in the collective (or local slice) that ``step`` describes; a psum's ``like``
-    (the dtypes to cast a float32-accumulated partial sum back to) as its last argument."""
+    (the dtypes to cast a float32-accumulated partial sum back to) as its last argument; an
+    all_gather whose result is used beside values split over its axes gets ``varying=True``."""
     template = collective(step.kind).template
     assert template is not None, step
     nodes = {"x": x, "axes": axes_node(step.axes), "dim": int_node(step.dim), "to_dim": int_node(step.to_dim),
              "mr": cst.Name(mr)}
     node = parse_template_expression(template, **nodes)
-    return _with_like(node, like)
+    if varying and step.kind == "all_gather":
+        node = _with_keyword(node, "varying", cst.Name("True"))
+    return _with_keyword(node, "like", like)
 
 
-def _with_like(node: cst.BaseExpression, like: cst.BaseExpression | None) -> cst.BaseExpression:
-    if like is None:
+def _with_keyword(node: cst.BaseExpression, keyword: str, value: cst.BaseExpression | None) -> cst.BaseExpression:
+    if value is None:
         return node
     assert isinstance(node, cst.Call), node
     args = [*node.args[:-1], node.args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))]
     equal = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
-    return node.with_changes(args=[*args, cst.Arg(like, keyword=cst.Name("like"), equal=equal)])
+    return node.with_changes(args=[*args, cst.Arg(value, keyword=cst.Name(keyword), equal=equal)])
 
 
 def call_template(template: str, **nodes: cst.CSTNode) -> cst.BaseExpression:
@@ -98,7 +102,7 @@ def psum_statement(name: str, axes: Sequence[str], mr: str, like: cst.BaseExpres
     if like is None:
         return statement
     assign = statement.body[0]  # type: ignore[attr-defined]
-    return statement.with_changes(body=[assign.with_changes(value=_with_like(assign.value, like))])
+    return statement.with_changes(body=[assign.with_changes(value=_with_keyword(assign.value, "like", like))])
 
 
 def comment_line(text: str) -> cst.EmptyLine:

@@ -94,13 +94,20 @@ def psum_scatter(x: jax.Array, axis_name: AxisName, scatter_dimension: int, like
     return _cast_back(summed, like)
 
 
-def all_gather(x: jax.Array, axis_name: AxisName, axis: int) -> jax.Array:
+def all_gather(x: jax.Array, axis_name: AxisName, axis: int, varying: bool = False) -> jax.Array:
     """Gathers the blocks of ``x`` along ``axis`` from every device on ``axis_name``.
 
     The result is the same on every device of ``axis_name`` and JAX's type system knows
     it (varying -> invariant, as ``jax.lax.psum``), so it can be returned as replicated
     under ``check_vma=True``; its derivative is a local slice.  One HLO all-gather.
+
+    ``varying=True``: the gathered value is used beside values split over ``axis_name`` (a
+    weight gathered for activations split on the batch, FSDP), so the result varies over it
+    anyway; then ``jax.lax.all_gather``, whose transpose reduce-scatters the gradient back to
+    the blocks (an all-reduce and a slice would move twice the bytes).
     """
+    if varying:
+        return jax.lax.all_gather(x, axis_name, axis=axis, tiled=True)
     return _all_gather_invariant(x, axis_name, axis=axis, tiled=True)
 
 

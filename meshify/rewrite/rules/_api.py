@@ -90,6 +90,9 @@ class Convert:
     purpose: str
     #: A template around the converted node (``{x}``), e.g. ``{mr}.like({x})``.
     wrap: str | None = None
+    #: Mesh axes the op's other operands are split over: the result varies over them anyway, so a
+    #: gather over one of them may vary too (its gradient is then reduce-scattered: FSDP).
+    varying: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import string
 from collections.abc import Sequence
+from dataclasses import replace
 
 import libcst as cst
 
@@ -128,6 +129,9 @@ def contract(rw, operands: Sequence, inputs: Sequence[str], output: str, node, w
     all_letters = list(dict.fromkeys("".join(inputs)))
     preferred = {l: rw.rules.axes(names[l]) for l in all_letters}
     chosen = choose_splits(all_letters, candidates, preferred, weights)
+    for letters in inputs:  # a letter twice in one operand ("ii->i", a diagonal): both copies must be whole
+        for letter in {l for l in letters if letters.count(l) > 1}:
+            chosen[letter] = ()
     used = {a for axes in chosen.values() for a in axes}
     partial_ops = [o for o in operands if isinstance(o.value, Array) and o.value.layout.partial]
     keep = (partial_ops[0].value.layout.partial - used) if partial_ops else frozenset()
@@ -144,6 +148,12 @@ def contract(rw, operands: Sequence, inputs: Sequence[str], output: str, node, w
             converts.append(Convert(replicated, Layout(dims, axes), what))
         else:
             converts.append(None)
+    # An operand gathered over an axis another operand is split over (a weight split over 'data'
+    # meeting activations split over 'data' on the batch: FSDP) is gathered as varying over it, so
+    # its gradient is reduce-scattered back to the blocks.
+    splits = [c.layout.split_axes if c is not None else frozenset() for c in converts]
+    converts = [None if c is None else replace(c, varying=frozenset().union(*(s for j, s in enumerate(splits) if j != i)))
+                for i, c in enumerate(converts)]
     contracted = [l for l in all_letters if l not in output and chosen[l]]
     summed_axes = {a for l in contracted for a in chosen[l]}
     if contracted:

@@ -1,0 +1,107 @@
+"""Layout rules resolved per value in dim order, and the FSDP layouts they make possible (issue #15).
+
+``rules={"batch": "data", "d_model": "data"}``: an activation [batch, d_model] splits its batch
+over 'data' (d_model, later in the value, finds 'data' taken and stays whole); a weight
+[d_model, d_ff] splits d_model over 'data'.  The weight is gathered right before its use, as
+varying over 'data', so JAX's transpose reduce-scatters its gradient back to the blocks.
+"""
+
+from __future__ import annotations
+
+import re
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from meshify.annotate._types import Layout, MeshSpec, Rules
+from meshify.errors import RulesError
+from meshify.rewrite import convert_source
+
+MESH = MeshSpec.of(data=4, model=2)
+
+
+def test_a_later_dim_whose_axis_is_taken_stays_whole() -> None:
+    rules = Rules.parse(MESH, {"batch": "data", "d_model": "data", "d_ff": "model"})
+    assert rules.layout(("batch", "d_model")) == Layout(("batch", "d_model"), (("data",), ()))
+    assert rules.layout(("d_model", "d_ff")) == Layout(("d_model", "d_ff"), (("data",), ("model",)))
+    assert rules.layout(("d_ff", "d_model")) == Layout(("d_ff", "d_model"), (("model",), ("data",)))
+
+
+def test_candidates_are_tried_in_order() -> None:
+    for spelled in ({"heads": "model", "d_model": ["model", "data", None]},
+                    {"heads": "model", "d_model": ("model", "data", None)},
+                    "heads:model;d_model:model|data|none"):
+        rules = Rules.parse(MESH, spelled)
+        assert rules.layout(("d_model",)).axes == (("model",),)
+        assert rules.layout(("heads", "d_model")).axes == (("model",), ("data",)), spelled
+        assert rules.layout(("batch", "heads", "d_model")).axes == ((), ("model",), ("data",))
+    both = Rules.parse(MESH, {"a": "data", "b": "model", "d": ["data", "model", None]})
+    assert both.layout(("a", "b", "d")).axes == (("data",), ("model",), ())
+
+
+def test_a_dim_named_twice_splits_its_first_copy_only() -> None:
+    rules = Rules.parse(MeshSpec.of(model=4), None)
+    assert rules.layout(("model", "model")).axes == (("model",), ())
+
+
+def test_a_candidate_naming_no_mesh_axis_is_an_error() -> None:
+    with pytest.raises(RulesError, match="names no mesh axis"):
+        Rules.parse(MESH, {"d_model": ["data", "modle"]})
+    with pytest.raises(RulesError, match="expected a mesh axis name"):
+        Rules.parse(MESH, {"d_model": ["data", 3]})
+
+
+SOURCE = '''\
+import jax
+import jax.numpy as jnp
+from meshify import Tensor, mesh
+
+
+@mesh(data=4, model=2, rules={"batch": "data", "d_model": "data", "d_ff": "model"})
+def loss(x: Tensor["batch", "d_model"], w1: Tensor["d_model", "d_ff"],
+         w2: Tensor["d_ff", "d_model"]) -> Tensor[()]:
+    h = jax.nn.relu(x @ w1)
+    y = h @ w2
+    return jnp.mean((y - x) ** 2)
+'''
+
+
+def test_fsdp_gathers_each_weight_before_its_use_as_varying() -> None:
+    text = convert_source(SOURCE, "fsdp.py").text
+    assert 'mr.all_gather(w1, "data", axis=0, varying=True)' in text
+    assert 'mr.all_gather(w2, "data", axis=1, varying=True)' in text
+    assert "its gradient is reduce-scattered back" in text
+    assert '"w1": mr.ArgSpec(("d_model", "d_ff"), mr.P("data", "model"))' in text
+    assert '"x": mr.ArgSpec(("batch", "d_model"), mr.P("data", None))' in text
+
+
+def _module(tmp_path, source: str):
+    import importlib.util
+
+    path = tmp_path / "fsdp_case.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location("fsdp_case", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_fsdp_loss_and_gradients_match_one_device_and_keep_the_weights_layout(tmp_path) -> None:
+    mod = _module(tmp_path, SOURCE)
+    rng = np.random.default_rng(0)
+    x = jnp.asarray(rng.standard_normal((16, 8)), jnp.float32)
+    w1 = jnp.asarray(rng.standard_normal((8, 16)) / 4, jnp.float32)
+    w2 = jnp.asarray(rng.standard_normal((16, 8)) / 4, jnp.float32)
+    step = jax.jit(jax.value_and_grad(mod.loss, argnums=(1, 2)))
+    loss, (g1, g2) = step(x, w1, w2)
+    want, (r1, r2) = jax.value_and_grad(mod.loss.reference, argnums=(1, 2))(x, w1, w2)
+    np.testing.assert_allclose(loss, want, rtol=1e-5)
+    np.testing.assert_allclose(g1, r1, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(g2, r2, rtol=1e-4, atol=1e-6)
+    assert g1.sharding.spec == jax.sharding.PartitionSpec("data", "model")
+    assert g2.sharding.spec == jax.sharding.PartitionSpec("model", "data")
+    hlo = step.lower(x, w1, w2).compile().as_text()
+    # The backward pass reduce-scatters the weights' gradients (not an all-reduce and a slice).
+    assert len(re.findall(r" reduce-scatter(?:-start)?\(", hlo)) >= 1
