@@ -15,7 +15,6 @@ from __future__ import annotations
 import importlib.util
 import itertools
 import textwrap
-from pathlib import Path
 
 import jax
 import jax.extend
