@@ -528,6 +528,110 @@ def verify(
         raise _Exit(1)
 
 
+@app.command()
+@_guarded
+def plan(
+    target: Annotated[str, typer.Argument(help="FILE or FILE::FUNC.")],
+    devices: Annotated[int, typer.Option("--devices", help="How many devices the mesh has.")],
+    dims: Annotated[str, typer.Option("--dims", help="Dim sizes: batch=8,length=1024,...")] = "",
+    memory: Annotated[str | None, typer.Option("--memory", help="Memory per device (16GiB); default: "
+                                               "the machine's.")] = None,
+    machine: Annotated[str, typer.Option("--machine", help="h100, v5e, v5p or cpu.")] = "h100",
+    optimizer: Annotated[str, typer.Option("--optimizer", help="adam or sgd.")] = "adam",
+    top: Annotated[int, typer.Option("--top", help="How many candidates to show.")] = 5,
+    fmt: Annotated[str, typer.Option("--format", help="table or json.")] = "table",
+    apply: Annotated[bool, typer.Option("--apply", help="Rewrite the @mesh line in FILE to the best.")] = False,
+    measure: Annotated[int, typer.Option("--measure", help="Compile and time the top K here.")] = 0,
+    itemsize: Annotated[int, typer.Option("--itemsize", help="Bytes per element (4: f32, 2: bf16).")] = 4,
+    batch: Annotated[str, typer.Option("--batch", help="Batch dims (default: dims named *batch*).")] = "",
+) -> None:
+    """Search mesh shapes and layout rules and rank them by estimated step time, without compiling."""
+    from meshify.plan import apply_mesh, measure as run_measure, parse_memory, plan_source, write_atomically
+
+    if fmt not in ("table", "json"):
+        raise _Exit(2, f"error: --format {fmt!r}: choose table or json")
+    for name, value in (("--top", top), ("--itemsize", itemsize)):
+        if value < 1:
+            raise _Exit(2, f"error: {name} {value}: give 1 or more")
+    if measure < 0:
+        raise _Exit(2, f"error: --measure {measure}: give 0 (off) or more")
+    path, func = _split_target(target)
+    source = _read(path)
+    sizes = _parse_dims(dims)
+    batch_dims = tuple(b.strip() for b in batch.split(",") if b.strip()) or None
+    budget = parse_memory(memory) if memory is not None else None
+    searches = plan_source(source, str(path), devices, sizes, func, machine, budget, optimizer, itemsize, batch_dims)
+    if apply:
+        missing = [s.name for s in searches if s.best is None]
+        if missing:
+            raise _Exit(1, f"error: no candidate for {', '.join(missing)} fits the memory budget; {path} is unchanged"
+                           "\n  fix: raise --memory, add --devices, or use --optimizer sgd")
+        write_atomically(str(path), apply_mesh(source, str(path), {s.name: s.best for s in searches}))
+    measured = {s.name: run_measure(str(path), source, s, sizes, measure) for s in searches} if measure else {}
+    if fmt == "json":
+        import json
+
+        out = [{**s.to_json(top), "measured": [_measured(m) for m in measured.get(s.name, [])]} for s in searches]
+        sys.stdout.write(json.dumps(out, indent=2) + "\n")
+    else:
+        _print_searches(searches, top, measured)
+    if apply:
+        sys.stderr.write(f"applied to {path}: " + "; ".join(f"{s.name}: {s.best.decorator}" for s in searches) + "\n")
+
+
+def _measured(m) -> dict:
+    return {"decorator": m.decorator, "predicted_forward_s": m.predicted_s, "measured_forward_s": m.measured_s,
+            "predicted_hlo_bytes": m.predicted_bytes, "compiled_hlo_bytes": m.compiled_bytes}
+
+
+def _seconds(s: float) -> str:
+    return f"{s * 1e3:.3f} ms" if s < 1 else f"{s:.2f} s"
+
+
+def _print_searches(searches, top: int, measured: dict) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = Console(highlight=False, width=max(160, Console().width))
+    for s in searches:
+        console.rule(f"{s.name} (line {s.line}) on {s.devices} devices, machine {s.machine}, "
+                     f"{_human(s.memory_budget)} per device, {s.optimizer}")
+        console.print(f"  {s.search} search: {s.structures} layouts rewritten, {s.costed} candidates costed "
+                      f"({s.pruned} meshes pruned: a split dim indivisible), batch dims: "
+                      f"{', '.join(s.batch) or '(none)'}", markup=False)
+        table = Table("#", "mesh", "rules", "bytes/device", "memory/device", "est. step", "dominant",
+                      title="candidates that fit, best first", title_justify="left")
+        for i, c in enumerate(s.candidates[:top], 1):
+            table.add_row(str(i), escape(_mesh_text(c.mesh)), escape(_rules_short(c.rules)), _human(c.collective_bytes),
+                          _human(c.memory_bytes), _seconds(c.time_s), escape(c.dominant))
+        console.print(table if s.candidates else "  no candidate fits the memory budget")
+        if s.rejected:
+            rejected = Table("mesh", "rules", "memory/device", "largest part", title=f"rejected for memory "
+                             f"({len(s.rejected)}; the {min(top, len(s.rejected))} smallest)", title_justify="left")
+            for c in s.rejected[:top]:
+                part = max(c.memory, key=lambda k: c.memory[k])
+                rejected.add_row(escape(_mesh_text(c.mesh)), escape(_rules_short(c.rules)), _human(c.memory_bytes),
+                                 f"{part} {_human(c.memory[part])}")
+            console.print(rejected)
+        if s.unsupported:
+            console.print(f"  {len(s.unsupported)} layouts meshify cannot rewrite (--format json lists them)")
+        if s.best is not None:
+            console.print("  best: " + s.best.decorator, markup=False)
+        for m in measured.get(s.name, []):
+            console.print(f"  measured {m.decorator}: forward predicted {_seconds(m.predicted_s)}, measured "
+                          f"{_seconds(m.measured_s)}; collective bytes per device predicted "
+                          f"{_human(m.predicted_bytes)}, compiled HLO {_human(m.compiled_bytes)}", markup=False)
+
+
+def _mesh_text(mesh: dict[str, int]) -> str:
+    return "x".join(str(v) for v in mesh.values()) + " (" + ", ".join(f"{k}={v}" for k, v in mesh.items()) + ")"
+
+
+def _rules_short(rules: dict[str, object]) -> str:
+    return ", ".join(f"{k}:{v if v is not None else 'none'}" for k, v in rules.items()) or "(none)"
+
+
 @app.command(context_settings={"allow_interspersed_args": False, "ignore_unknown_options": True})
 @_guarded
 def launch(

@@ -1,0 +1,839 @@
+"""``plan``: choose a mesh shape and layout rules for a ``@mesh`` function, without compiling.
+
+A *structure* names the mesh's axes by role and says which dims each splits: ``data`` splits the
+batch dims (and, for FSDP, one weight dim of the parameters: ``{"batch": "data", "d_model":
+"data"}`` splits a weight's ``d_model`` over ``data`` and leaves the activations' to the batch, as
+rules resolve per value in dim order), ``model`` and ``model2`` split sets of other dims.  The
+rewriter plans each structure once (its collectives do not depend on the axes' sizes), and every
+factorisation of the device count into those axes is then costed by arithmetic:
+
+- collective bytes per device, per axis, forward and backward (the transposes: a psum pairs with
+  an all-reduce of the same block in the backward pass, as Megatron-LM's f/g operators do; an
+  all_gather with a reduce-scatter and back; an all_to_all with an all_to_all; a softmax's two
+  statistics with one), plus the gradient all-reduce of each parameter over the axes that split
+  the inputs but not it;
+- memory per device: parameters, gradients, optimizer state (adam 2x the parameters, sgd none),
+  the other inputs, activations saved for the backward pass (each contraction's result and each
+  value the body binds, times its loop trips) and the largest gathered weight;
+- FLOPs per device: 2 x the local sizes of every dim of each einsum/matmul, times its loop trips;
+  a training step is 3x the forward;
+- estimated step time: FLOPs at the machine's peak rate plus, per collective, an alpha-beta
+  time (ring bandwidth term, log2(p) latency steps) on the slowest link its axes cross.
+
+Structures are searched exhaustively when there are few, else by a beam search that grows the
+best ones a dim at a time.  Structures giving every hinted value the same layout are one (symmetry);
+factorisations that leave a split dim indivisible are pruned.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import re
+import secrets
+import stat
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from meshify.annotate._types import BROADCAST, Layout, MeshSpec, Rules
+from meshify.errors import AnnotationError, MeshifyError, SourceError, SourceSpan
+from meshify.rewrite._collectives import collective
+from meshify.rewrite._context import ModuleContext, parse_context
+from meshify.rewrite._driver import mesh_functions
+from meshify.rewrite._hints import read_mesh_decorator, read_mesh_dims
+from meshify.rewrite._interp import FunctionRewriter, Record
+
+__all__ = ["MACHINES", "Machine", "Candidate", "FunctionSearch", "Structure", "apply_mesh", "factorisations",
+           "parse_memory", "plan_source"]
+
+GiB = 1 << 30
+
+# -- machines -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Machine:
+    """A device's peak FLOP rate and memory, and the links between devices (per direction).
+
+    Axes are laid out minor-most first (the last mesh axis is the innermost); an axis whose devices
+    span more than ``domain`` devices crosses the slow link.
+    """
+
+    key: str
+    name: str
+    flops: float  # FLOP/s per device, dense bf16 peak
+    memory: int  # bytes per device
+    bandwidth: float  # bytes/s per device per direction, within the fast domain
+    latency: float  # seconds per collective step, within the fast domain
+    domain: int  # devices the fast links join
+    slow_bandwidth: float
+    slow_latency: float
+    source: str
+
+
+MACHINES: dict[str, Machine] = {m.key: m for m in (
+    Machine("h100", "8xH100 SXM (NVLink 4 + NVSwitch), InfiniBand NDR between hosts",
+            989e12, 80 * GiB, 450e9, 5e-6, 8, 50e9, 10e-6,
+            "NVIDIA H100 datasheet (SXM5): 989 TFLOPS dense BF16, 80 GB HBM3, NVLink 900 GB/s per GPU "
+            "(450 GB/s each way); one 400 Gb/s NDR port per GPU between hosts; latencies assumed"),
+    Machine("v5e", "TPU v5e slice (2-D torus ICI, up to 256 chips)",
+            197e12, 16 * 10**9, 200e9, 2e-6, 256, 25e9, 20e-6,
+            "Google Cloud TPU v5e page: 197 TFLOPS BF16 per chip, 16 GB HBM2, ICI 1,600 Gbps per chip; "
+            "256 chips per pod; DCN between slices and latencies assumed"),
+    Machine("v5p", "TPU v5p slice (3-D torus ICI, up to 8,960 chips)",
+            459e12, 95 * 10**9, 600e9, 2e-6, 8960, 25e9, 20e-6,
+            "Google Cloud TPU v5p page: 459 TFLOPS BF16 per chip, 95 GB HBM2e, ICI 4,800 Gbps per chip; "
+            "8,960 chips per pod; latencies assumed"),
+    Machine("cpu", "one CPU host running simulated XLA devices (meshify's tests)",
+            50e9, 16 * GiB, 5e9, 20e-6, 1 << 20, 5e9, 20e-6,
+            "not a spec sheet: order-of-magnitude numbers for XLA:CPU devices sharing one host "
+            "(50 GFLOP/s and 5 GB/s copies per device); --measure shows how far off they are"),
+)}
+
+
+def parse_memory(text: str) -> int:
+    """``"16GiB"``, ``"80 GB"``, ``"512MiB"``, ``"1.5TiB"`` or plain bytes -> bytes."""
+    units = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+             "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40}
+    match = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*", text)
+    if match is None or match.group(2).lower() not in units or float(match.group(1)) <= 0:
+        raise AnnotationError(f"--memory {text!r} is not a size", fix="write --memory 16GiB (or 80GB, 512MiB, bytes)")
+    return int(float(match.group(1)) * units[match.group(2).lower()])
+
+
+# -- structures -----------------------------------------------------------------------------------
+
+#: Mesh axis names by role, in mesh order (major to minor).
+DATA, MODEL_AXES = "data", ("model", "model2")
+
+
+@dataclass(frozen=True, slots=True)
+class Structure:
+    """The mesh's axes by role and the dims each splits (sizes come later)."""
+
+    data: bool
+    fsdp: str | None = None
+    model: tuple[tuple[str, ...], ...] = ()
+
+    @property
+    def axes(self) -> tuple[str, ...]:
+        return ((DATA,) if self.data else ()) + MODEL_AXES[:len(self.model)]
+
+    def rules(self, batch: tuple[str, ...], dims: tuple[str, ...]) -> dict[str, object]:
+        """The rules dict, in the order the dims first appear in the function."""
+        table: dict[str, object] = {}
+        if self.data:
+            table.update({d: DATA for d in batch})
+            if self.fsdp:
+                table[self.fsdp] = DATA
+        for axis, group in zip(MODEL_AXES, self.model):
+            table.update({d: axis for d in group})
+        for d in dims:  # a dim named like one of our axes would go to it unasked
+            if d in (DATA, *MODEL_AXES) and d not in table:
+                table[d] = None
+        order = {d: i for i, d in enumerate(dims)}
+        axes = (DATA, *MODEL_AXES, None)
+        return dict(sorted(table.items(), key=lambda kv: (axes.index(kv[1]), kv[0] not in batch,
+                                                           order.get(kv[0], len(order)))))
+
+    def moves(self, model_dims: tuple[str, ...], fsdp_dims: tuple[str, ...], batch: bool) -> Iterator[Structure]:
+        """Structures one step larger: a dim added to a model axis, a new model axis, FSDP, a data axis."""
+        used = {d for g in self.model for d in g} | ({self.fsdp} if self.fsdp else set())
+        free = [d for d in model_dims if d not in used]
+        for i, group in enumerate(self.model):
+            for d in free:
+                yield self._with_model(i, (*group, d), model_dims)
+        if len(self.axes) < 3:
+            for d in free:
+                yield Structure(self.data, self.fsdp, _canonical((*self.model, (d,)), model_dims))
+            if batch and not self.data:
+                yield Structure(True, None, self.model)
+        if self.data and self.fsdp is None:
+            for d in fsdp_dims:
+                if d not in used:
+                    yield Structure(True, d, self.model)
+
+    def _with_model(self, i: int, group: tuple[str, ...], order: tuple[str, ...]) -> Structure:
+        model = list(self.model)
+        model[i] = group
+        return Structure(self.data, self.fsdp, _canonical(tuple(model), order))
+
+
+def _canonical(model: tuple[tuple[str, ...], ...], order: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
+    """Model axes are interchangeable (the factorisations try every size order): each group in the
+    function's dim order, the groups by their first dim."""
+    groups = [tuple(sorted(g, key=order.index)) for g in model]
+    return tuple(sorted(groups, key=lambda g: order.index(g[0])))
+
+
+def all_structures(model_dims: tuple[str, ...], fsdp_dims: tuple[str, ...], batch: bool) -> Iterator[Structure]:
+    """Every structure of 1 to 3 axes: each model dim on no axis, ``model`` or ``model2``."""
+    for data in ((False, True) if batch else (False,)):
+        for assignment in _assignments(len(model_dims), len(MODEL_AXES)):
+            model = tuple(tuple(d for d, a in zip(model_dims, assignment) if a == k)
+                          for k in range(1, max(assignment, default=0) + 1))
+            if not data and not model:
+                continue
+            yield Structure(data, None, model)
+            groups = model
+            if data:
+                used = {d for g in groups for d in g}
+                for f in fsdp_dims:
+                    if f not in used:
+                        yield Structure(True, f, model)
+
+
+def _assignments(m: int, axes: int) -> Iterator[tuple[int, ...]]:
+    """Each of ``m`` dims on axis 0 (none) .. ``axes``, model axes numbered in first-use order (so
+    each set of groups comes once: the canonical order of :func:`_canonical`)."""
+    def rec(prefix: tuple[int, ...], top: int) -> Iterator[tuple[int, ...]]:
+        if len(prefix) == m:
+            yield prefix
+            return
+        for a in range(0, min(top + 1, axes) + 1):
+            yield from rec((*prefix, a), max(top, a))
+    yield from rec((), 0)
+
+
+def factorisations(n: int, parts: int) -> list[tuple[int, ...]]:
+    """Ordered ways to write ``n`` as a product of ``parts`` factors, each at least 2."""
+    if parts == 1:
+        return [(n,)] if n >= 2 else []
+    out = []
+    for f in range(2, n + 1):
+        if n % f == 0:
+            out += [(f, *rest) for rest in factorisations(n // f, parts - 1)]
+    return out
+
+
+# -- one structure, planned -----------------------------------------------------------------------
+
+_FLOPS, _SAVED = "plan:flops", "plan:saved"
+_patch_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def _counting_contractions() -> Iterator[None]:
+    """While rewriting, every einsum/matmul also leaves two records: its dims with their splits (for
+    FLOPs) and its result's layout (saved for the backward pass).  Records carry the loop trips and
+    are copied into each caller of a helper, as collectives are."""
+    from meshify.rewrite.rules import contractions
+
+    original = contractions.contract
+
+    def counted(rw, operands, inputs, output, node, what):
+        value, converts = original(rw, operands, inputs, output, node, what)
+        split: dict[str, tuple[str, tuple[str, ...]]] = {}
+        for c, letters in zip(converts, inputs):
+            if c is not None:
+                for letter, dim, axes in zip(letters, c.layout.dims, c.layout.axes):
+                    split.setdefault(letter, (dim, axes))
+        loops = tuple(rw._loops)
+        try:
+            layout = Layout(tuple(d for d, _ in split.values()), tuple(a for _, a in split.values()))
+        except ValueError:
+            layout = Layout.replicated(tuple(d for d, _ in split.values()))
+        rw.records.append(Record(rw._line, _FLOPS, (), what, "", layout, loops))
+        if hasattr(value, "layout"):
+            rw.records.append(Record(rw._line, _SAVED, (), what, "", value.layout.with_partial(()), loops))
+        return value, converts
+
+    with _patch_lock:
+        contractions.contract = counted
+        try:
+            yield
+        finally:
+            contractions.contract = original
+
+
+@dataclass(slots=True)
+class _Term:
+    """One costed thing of a planned structure: its dims, their axes, how often it runs."""
+
+    kind: str
+    axes: tuple[str, ...]
+    dims: tuple[str, ...]
+    split: tuple[tuple[str, ...], ...]
+    trips: int
+
+
+@dataclass(slots=True)
+class Planned:
+    """What the rewriter says about one structure, ready to cost for any axis sizes."""
+
+    structure: Structure
+    rules: dict[str, object]
+    leaves: list[tuple[str, Layout, bool]]  # name, layout, is a parameter (probe: is a float array)
+    terms: list[_Term]
+    values: list[Layout]
+    error: str = ""
+
+
+# -- the search -----------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Candidate:
+    """One mesh shape and rules, costed."""
+
+    mesh: dict[str, int]
+    rules: dict[str, object]
+    forward_bytes: dict[str, int]
+    backward_bytes: dict[str, int]
+    memory: dict[str, int]
+    flops: float
+    compute_s: float
+    comm_s: dict[str, float]
+    time_s: float
+    dominant: str
+    fits: bool
+    forward_s: float = 0.0  # the forward pass alone (compute and its collectives)
+    structure: Structure | None = None
+
+    @property
+    def collective_bytes(self) -> int:
+        return sum(self.forward_bytes.values()) + sum(self.backward_bytes.values())
+
+    @property
+    def memory_bytes(self) -> int:
+        return sum(self.memory.values())
+
+    @property
+    def decorator(self) -> str:
+        axes = ", ".join(f"{n}={s}" for n, s in self.mesh.items())
+        rules = "{" + ", ".join(f"{k!r}: {v!r}".replace("'", '"') for k, v in self.rules.items()) + "}"
+        return f"@mesh({axes}, rules={rules})" if self.rules else f"@mesh({axes})"
+
+    def key(self) -> tuple:
+        return (self.time_s, self.collective_bytes, self.memory_bytes, self.decorator)
+
+    def to_json(self) -> dict:
+        return {"mesh": dict(self.mesh), "rules": dict(self.rules), "decorator": self.decorator,
+                "collective_bytes_per_device": {"forward": dict(self.forward_bytes),
+                                                "backward": dict(self.backward_bytes),
+                                                "total": self.collective_bytes},
+                "memory_bytes_per_device": {**self.memory, "total": self.memory_bytes},
+                "flops_per_device": self.flops,
+                "time_s": {"compute": self.compute_s, "communication": dict(self.comm_s), "total": self.time_s,
+                           "forward": self.forward_s},
+                "dominant": self.dominant, "fits": self.fits}
+
+
+@dataclass(slots=True)
+class FunctionSearch:
+    """The ranked candidates for one function."""
+
+    name: str
+    line: int
+    devices: int
+    machine: str
+    memory_budget: int
+    optimizer: str
+    batch: tuple[str, ...]
+    search: str  # "exhaustive" or "beam"
+    structures: int  # rewritten
+    candidates: list[Candidate] = field(default_factory=list)  # costed and fitting, best first
+    rejected: list[Candidate] = field(default_factory=list)  # over the memory budget, smallest first
+    unsupported: list[tuple[str, str]] = field(default_factory=list)  # (rules, meshify's reason)
+    pruned: int = 0  # factorisations with an indivisible split dim
+
+    @property
+    def best(self) -> Candidate | None:
+        return self.candidates[0] if self.candidates else None
+
+    @property
+    def costed(self) -> int:
+        return len(self.candidates) + len(self.rejected)
+
+    def to_json(self, top: int | None = None) -> dict:
+        shown = self.candidates[:top] if top else self.candidates
+        return {"function": self.name, "line": self.line, "devices": self.devices, "machine": self.machine,
+                "memory_budget_bytes": self.memory_budget, "optimizer": self.optimizer,
+                "batch_dims": list(self.batch), "search": self.search, "structures_rewritten": self.structures,
+                "candidates_costed": self.costed, "pruned_indivisible": self.pruned,
+                "best": self.best.decorator if self.best else None,
+                "candidates": [c.to_json() for c in shown],
+                "rejected_for_memory": [c.to_json() for c in self.rejected[:top] if top] if top else
+                                       [c.to_json() for c in self.rejected],
+                "unsupported": [{"rules": r, "reason": why} for r, why in self.unsupported]}
+
+
+@dataclass(slots=True)
+class _Problem:
+    ctx: ModuleContext
+    fn: cst.FunctionDef
+    sizes: dict[str, int]
+    devices: int
+    machine: Machine
+    memory: int
+    optimizer: str
+    itemsize: int
+    where: str
+    batch: tuple[str, ...] = ()
+    dims: tuple[str, ...] = ()  # every hinted dim, in first-appearance order
+    params: frozenset[str] = frozenset()  # parameter leaves (get gradients and optimizer state)
+    dim_tuples: tuple[tuple[str, ...], ...] = ()  # for symmetry signatures
+    cache: dict = field(default_factory=dict)
+
+
+def plan_source(source: str | bytes, path: str, devices: int, sizes: dict[str, int], func: str | None = None,
+                machine: str = "h100", memory: int | None = None, optimizer: str = "adam", itemsize: int = 4,
+                batch: tuple[str, ...] | None = None, beam: int = 4) -> list[FunctionSearch]:
+    """Searches mesh shapes and rules for each ``@mesh`` function of a module (or just ``func``)."""
+    if machine not in MACHINES:
+        raise AnnotationError(f"--machine {machine!r} is not a preset",
+                              fix="choose one of: " + ", ".join(MACHINES))
+    if optimizer not in ("adam", "sgd"):
+        raise AnnotationError(f"--optimizer {optimizer!r} is not known", fix="choose adam or sgd")
+    if devices < 2:
+        raise AnnotationError(f"--devices {devices}: plan needs 2 or more devices", fix="pass --devices 8")
+    ctx = parse_context(source, path)
+    found = mesh_functions(ctx)
+    top = SourceSpan(path, 1, 1, ctx.lines[0] if ctx.lines else "")
+    if func is not None:
+        names = [fn.name.value for fn, _ in found]
+        found = [(fn, d) for fn, d in found if fn.name.value == func]
+        if not found:
+            raise MeshifyError(f"{path} has no @mesh function named {func!r}", span=top,
+                               fix="choose one of: " + (", ".join(names) or "(none)"), code="MSH060")
+    if not found:
+        raise MeshifyError(f"{path} has no @mesh functions", code="MSH060", span=top,
+                           fix="decorate a function with @mesh(...) from meshify")
+    spec = MACHINES[machine]
+    out = []
+    for fn, decorator in found:
+        read_mesh_decorator(ctx, decorator)  # the decorator must be readable (it is replaced by --apply)
+        problem = _Problem(ctx, fn, {**read_mesh_dims(ctx, decorator), **sizes}, devices, spec,
+                           memory if memory is not None else spec.memory, optimizer, itemsize,
+                           f"{path}::{fn.name.value}")
+        out.append(_search(problem, batch, beam))
+    return out
+
+
+def _search(problem: _Problem, batch: tuple[str, ...] | None, beam: int) -> FunctionSearch:
+    _describe(problem, batch)
+    n = problem.devices
+    usable = tuple(d for d in problem.dims if d not in problem.batch and d in problem.sizes
+                   and math.gcd(problem.sizes[d], n) > 1)
+    param_dims = {d for name, layout, _ in _probe(problem).leaves if name in problem.params for d in layout.dims}
+    fsdp = tuple(d for d in usable if d in param_dims)
+    has_batch = any(d in problem.sizes and math.gcd(problem.sizes[d], n) > 1 for d in problem.batch)
+    result = FunctionSearch(problem.fn.name.value, problem.ctx.line(problem.fn.name), n, problem.machine.key,
+                            problem.memory, problem.optimizer, problem.batch, "exhaustive", 0)
+    seen: dict[tuple, tuple[Planned, tuple, list[Candidate]]] = {}
+
+    def visit(s: Structure) -> tuple | None:
+        signature = _signature(problem, s)
+        if signature is None:
+            return None
+        if signature in seen:
+            return seen[signature][1]
+        planned = _plan(problem, s)
+        result.structures += 1
+        costs = [] if planned.error else _costs(problem, planned, result)
+        seen[signature] = (planned, _score(costs) if not planned.error else (2, 0.0), costs)
+        if planned.error:
+            result.unsupported.append((_rules_text(planned.rules), planned.error))
+        return seen[signature][1]
+
+    space = _space_size(len(usable), len(fsdp), has_batch)
+    if space <= 96:
+        for s in all_structures(usable, fsdp, has_batch):
+            visit(s)
+    else:
+        result.search = "beam"
+        frontier = [Structure(True)] if has_batch else []
+        frontier += [Structure(False, None, ((d,),)) for d in usable]
+        frontier += [Structure(True, None, ((d,),)) for d in usable] if has_batch else []
+        frontier += [Structure(True, f) for f in fsdp] if has_batch else []
+        scored = {s: visit(s) for s in frontier}
+        # A dim (or FSDP dim) meshify cannot split on its own is not tried in larger structures.
+        usable = tuple(d for d in usable if scored.get(Structure(True, None, ((d,),)) if has_batch
+                                                      else Structure(False, None, ((d,),))) != (2, 0.0))
+        fsdp = tuple(f for f in fsdp if scored.get(Structure(True, f)) != (2, 0.0))
+        expanded: set[Structure] = set()
+        for _ in range(2 * len(usable) + 3):
+            best = sorted((sc, repr(s), s) for s, sc in scored.items() if sc is not None)[:beam]
+            todo = [s for _, _, s in best if s not in expanded]
+            if not todo:
+                break
+            for s in todo:
+                expanded.add(s)
+                for nxt in s.moves(usable, fsdp, has_batch):
+                    if nxt not in scored:
+                        scored[nxt] = visit(nxt)
+    for _planned, _score_, costs in seen.values():
+        for c in costs:
+            (result.candidates if c.fits else result.rejected).append(c)
+    result.candidates.sort(key=Candidate.key)
+    result.rejected.sort(key=lambda c: (c.memory_bytes, c.key()))
+    result.unsupported.sort()
+    return result
+
+
+def _space_size(m: int, f: int, batch: bool) -> int:
+    """How many structures :func:`all_structures` yields, at most (FSDP counted for every model set)."""
+    one, two = 2 ** m - 1, (3 ** m - 2 ** (m + 1) + 1) // 2
+    with_data = (1 + one + two) * (1 + f) if batch else 0
+    return with_data + one + two
+
+
+def _rules_text(rules: dict[str, object]) -> str:
+    return "{" + ", ".join(f'"{k}": ' + ("None" if v is None else f'"{v}"') for k, v in rules.items()) + "}"
+
+
+def _describe(problem: _Problem, batch: tuple[str, ...] | None) -> None:
+    """The function's dims, batch dims and parameter leaves, from one rewrite with nothing split."""
+    probe = _probe(problem)
+    dims: dict[str, None] = {}
+    tuples: dict[tuple[str, ...], None] = {}
+    for name, layout, _ in probe.leaves:
+        dims.update(dict.fromkeys(layout.dims))
+        tuples[layout.dims] = None
+    for layout in probe.values:
+        tuples[layout.dims] = None
+    for t in probe.terms:
+        tuples[t.dims] = None
+    dims.pop(BROADCAST, None)
+    problem.dims = tuple(dims)
+    problem.dim_tuples = tuple(tuples)
+    if batch is None:
+        batch = tuple(d for d in problem.dims if "batch" in d.lower())
+    unknown = [b for b in batch if b not in dims]
+    if unknown:
+        raise problem.ctx.error(AnnotationError, problem.fn.name,
+                                f"{problem.where}: batch dim {unknown[0]!r} is no dim of the function's arguments",
+                                "pass --batch with some of: " + ", ".join(problem.dims))
+    problem.batch = tuple(batch)
+    missing = [d for name, layout, _ in probe.leaves for d in layout.dims
+               if d != BROADCAST and d not in problem.sizes]
+    if missing:
+        names = list(dict.fromkeys(missing))
+        raise problem.ctx.error(AnnotationError, problem.fn.name,
+                                f"{problem.where}: no size for dim{'s' if len(names) > 1 else ''} "
+                                + ", ".join(repr(d) for d in names),
+                                "pass them with --dims " + ",".join(f"{d}=N" for d in names))
+    # A parameter: a float array leaf without a batch dim (it gets a gradient and optimizer state).
+    problem.params = frozenset(name for name, layout, floating in probe.leaves
+                               if floating and not set(layout.dims) & set(problem.batch))
+
+
+def _probe(problem: _Problem) -> Planned:
+    """The function rewritten on a one-axis mesh no dim maps to (everything whole)."""
+    if "probe" not in problem.cache:
+        mesh = MeshSpec(("plan_probe",), (2,))
+        planned = _rewrite(problem, Structure(False), mesh, Rules(mesh))
+        if planned.error:
+            raise problem.ctx.error(MeshifyError, problem.fn.name, f"{problem.where}: meshify cannot rewrite it "
+                                    f"even with every dim whole: {planned.error}", "see meshify explain")
+        problem.cache["probe"] = planned
+    return problem.cache["probe"]
+
+
+def _rewrite(problem: _Problem, structure: Structure, mesh: MeshSpec, rules: Rules) -> Planned:
+    rules_dict = rules.as_dict()
+    try:
+        with _counting_contractions():
+            plan = FunctionRewriter(problem.ctx, problem.fn, mesh, rules, sizes=problem.sizes,
+                                    assume_defaults=True).run()
+    except MeshifyError as e:
+        return Planned(structure, rules_dict, [], [], [], error=e.headline)
+    integer = plan.index_params | plan.key_params
+    leaves = []
+    for name, layout in plan.in_layouts.items():
+        root = name.split(".")[0]
+        leaves.append((name, layout, name not in integer and root not in integer and bool(layout.dims)))
+    terms = []
+    for r in plan.records:
+        if r.kind not in (_FLOPS, _SAVED) and not collective(r.kind).communicates:
+            continue
+        from meshify.explain import _trips
+
+        trips = _trips(r.loops, problem.sizes, problem.where, r.line)
+        terms.append(_Term(r.kind, r.axes, r.layout.dims, r.layout.axes, trips))
+    values = [b.layout for b in plan.bindings]
+    return Planned(structure, rules_dict, leaves, terms, values)
+
+
+def _plan(problem: _Problem, structure: Structure) -> Planned:
+    axes = structure.axes
+    mesh = MeshSpec(axes, (2,) * len(axes))
+    rules_dict = structure.rules(problem.batch, problem.dims)
+    planned = _rewrite(problem, structure, mesh, Rules.parse(mesh, rules_dict))
+    planned.rules = rules_dict
+    if not planned.error:  # the leaves' roles come from the probe (a split changes no role)
+        planned.leaves = [(n, layout, n in problem.params) for n, layout, _ in planned.leaves]
+    return planned
+
+
+def _signature(problem: _Problem, s: Structure) -> tuple | None:
+    """Every hinted value's layout under ``s`` (None if an axis splits nothing: a wasted axis)."""
+    mesh = MeshSpec(s.axes, (2,) * len(s.axes))
+    rules = Rules.parse(mesh, s.rules(problem.batch, problem.dims))
+    layouts = tuple(rules.layout(t).axes for t in problem.dim_tuples)
+    used = {a for axes in layouts for dim_axes in axes for a in dim_axes}
+    if used != set(s.axes):
+        return None
+    return (s.axes, layouts)
+
+
+def _score(costs: list[Candidate]) -> tuple:
+    """For the beam: (0, best time) if some factorisation fits, else (1, least memory)."""
+    fitting = [c.time_s for c in costs if c.fits]
+    if fitting:
+        return (0, min(fitting))
+    return (1, float(min((c.memory_bytes for c in costs), default=math.inf)))
+
+
+# -- costs ----------------------------------------------------------------------------------------
+
+_BACKWARD = {"psum": "all-reduce", "psum_scatter": "all-gather", "all_gather": "reduce-scatter",
+             "all_to_all": "all-to-all", "softmax": "all-reduce", "log_softmax": "all-reduce",
+             "logsumexp": "all-reduce", "var": "all-reduce", "std": "all-reduce", "masked_var": "all-reduce",
+             "pmax": "all-reduce", "pmin": "all-reduce", "prod": "reduce-scatter", "cumsum": "reduce-scatter",
+             "cumprod": "reduce-scatter"}
+
+
+def _costs(problem: _Problem, planned: Planned, result: FunctionSearch | None) -> list[Candidate]:
+    out = []
+    axes = planned.structure.axes
+    for shape in factorisations(problem.devices, len(axes)):
+        mesh = dict(zip(axes, shape))
+        if not _divisible(problem, planned, mesh):
+            if result is not None:
+                result.pruned += 1
+            continue
+        out.append(_cost(problem, planned, mesh))
+    return out
+
+
+def _divisible(problem: _Problem, planned: Planned, mesh: dict[str, int]) -> bool:
+    layouts = [(layout.dims, layout.axes) for _, layout, _ in planned.leaves]
+    layouts += [(t.dims, t.split) for t in planned.terms] + [(v.dims, v.axes) for v in planned.values]
+    for dims, split in layouts:
+        for d, a in zip(dims, split):
+            if a and d in problem.sizes and problem.sizes[d] % math.prod(mesh[x] for x in a):
+                return False
+    return True
+
+
+def _local(problem: _Problem, mesh: dict[str, int], dims, split) -> int:
+    """Elements of the local block (dims without a size, such as einsum placeholders, count 1)."""
+    total = 1
+    for d, a in zip(dims, split):
+        if d != BROADCAST and d in problem.sizes:
+            total *= problem.sizes[d] // math.prod(mesh[x] for x in a)
+    return total
+
+
+def _link(problem: _Problem, mesh: dict[str, int], axes: tuple[str, ...]) -> tuple[float, float]:
+    """(bandwidth, latency) of the slowest link the group ``axes`` crosses (minor axes innermost)."""
+    m = problem.machine
+    inner = 1
+    span = 1
+    for name in reversed(list(mesh)):
+        inner *= mesh[name]
+        if name in axes:
+            span = inner
+    return (m.bandwidth, m.latency) if span <= m.domain else (m.slow_bandwidth, m.slow_latency)
+
+
+def _seconds(hlo: str, returned: int, p: int, link: tuple[float, float]) -> float:
+    """Alpha-beta time of one instruction returning ``returned`` bytes per device over ``p`` devices."""
+    bandwidth, latency = link
+    steps = max(1, math.ceil(math.log2(p)))
+    if hlo == "all-reduce":
+        return 2 * (p - 1) / p * returned / bandwidth + 2 * steps * latency
+    if hlo == "reduce-scatter":
+        return (p - 1) * returned / bandwidth + steps * latency
+    return (p - 1) / p * returned / bandwidth + steps * latency  # all-gather (returned = whole), all-to-all
+
+
+def _returned(hlo: str, local: int, p: int) -> int:
+    return local * p if hlo == "all-gather" else local // p if hlo == "reduce-scatter" else local
+
+
+def _cost(problem: _Problem, planned: Planned, mesh: dict[str, int]) -> Candidate:
+    item = problem.itemsize
+    fwd: dict[str, int] = {}
+    bwd: dict[str, int] = {}
+    comm: dict[str, float] = {}
+    forward_comm = 0.0
+    flops = 0.0
+    saved = 0
+    gathered = 0
+
+    def add(table: dict[str, int], hlo: str, axes: tuple[str, ...], local: int, count: int) -> None:
+        p = math.prod(mesh[a] for a in axes)
+        returned = _returned(hlo, local, p)
+        label = "+".join(axes)
+        table[label] = table.get(label, 0) + returned * count
+        comm[label] = comm.get(label, 0.0) + _seconds(hlo, returned, p, _link(problem, mesh, axes)) * count
+
+    for t in planned.terms:
+        local = _local(problem, mesh, t.dims, t.split)
+        if t.kind == _FLOPS:
+            flops += 2.0 * local * t.trips
+            continue
+        if t.kind == _SAVED:
+            saved += local * item * t.trips
+            continue
+        c = collective(t.kind)
+        before = sum(comm.values())
+        add(fwd, c.hlo, t.axes, local * item, c.instructions * t.trips)  # type: ignore[arg-type]
+        forward_comm += sum(comm.values()) - before
+        if t.kind == "all_gather":
+            gathered = max(gathered, local * item * math.prod(mesh[a] for a in t.axes))
+        if t.kind in _BACKWARD:
+            add(bwd, _BACKWARD[t.kind], t.axes, local * item, t.trips)
+    inputs_axes = {a for _, layout, is_param in planned.leaves if not is_param for a in layout.split_axes}
+    gathered_axes = {a for t in planned.terms if t.kind == "all_gather" for a in t.axes}
+    params = inputs = 0
+    for name, layout, is_param in planned.leaves:
+        size = _local(problem, mesh, layout.dims, layout.axes) * item
+        if not is_param:
+            inputs += size
+            continue
+        params += size
+        sync = tuple(a for a in mesh if a in inputs_axes and a not in layout.split_axes and a not in gathered_axes)
+        if sync:
+            add(bwd, "all-reduce", sync, size, 1)
+    saved += sum(_local(problem, mesh, v.dims, v.axes) for v in planned.values) * item
+    memory = {"parameters": params, "gradients": params, "optimizer": 2 * params if problem.optimizer == "adam" else 0,
+              "inputs": inputs, "activations": saved, "gathered": gathered}
+    flops *= 3  # forward + backward (twice the forward)
+    compute = flops / problem.machine.flops
+    total = compute + sum(comm.values())
+    parts = {"compute": compute, **{f"communication over {k}": v for k, v in comm.items()}}
+    dominant = max(parts, key=lambda k: (parts[k], k))
+    return Candidate(mesh, planned.rules, fwd, bwd, memory, flops, compute, comm, total, dominant,
+                     sum(memory.values()) <= problem.memory, compute / 3 + forward_comm, planned.structure)
+
+
+# -- --apply --------------------------------------------------------------------------------------
+
+
+def apply_mesh(source: bytes, path: str, choices: dict[str, Candidate]) -> bytes:
+    """``source`` with each named function's ``@mesh(...)`` replaced by its candidate's (libcst: every
+    other byte kept).  Keyword arguments other than the axes and ``rules`` (``dims=``) are kept."""
+    ctx = parse_context(source, path)
+    targets: dict[cst.Decorator, cst.Decorator] = {}
+    for fn, decorator in mesh_functions(ctx):
+        choice = choices.get(fn.name.value)
+        if choice is None:
+            continue
+        mesh, _rules = read_mesh_decorator(ctx, decorator)
+        call = decorator.decorator
+        assert isinstance(call, cst.Call)  # read_mesh_decorator refuses anything else
+        kept = [ctx.code(a).rstrip().rstrip(",").strip() for a in call.args
+                if a.keyword is not None and a.keyword.value not in (*mesh.names, "rules")]
+        new = choice.decorator[len("@mesh("):-1]
+        text = f"{ctx.code(call.func)}({', '.join([new, *kept])})"
+        targets[decorator] = decorator.with_changes(decorator=cst.parse_expression(text))
+
+    class _Replace(cst.CSTTransformer):
+        def leave_Decorator(self, original: cst.Decorator, updated: cst.Decorator) -> cst.Decorator:
+            return targets.get(original, updated)
+
+    module = ctx.module.visit(_Replace())
+    out = module.bytes
+    check = parse_context(out, path)  # the result must read back as the chosen meshes
+    for fn, decorator in mesh_functions(check):
+        choice = choices.get(fn.name.value)
+        if choice is not None:
+            mesh, rules = read_mesh_decorator(check, decorator)
+            if dict(zip(mesh.names, mesh.sizes)) != choice.mesh:
+                raise SourceError(f"{path}: rewriting @mesh of {fn.name.value} did not read back",
+                                  fix="report this as a meshify bug")
+    return out
+
+
+def write_atomically(path: str, data: bytes) -> None:
+    """``data`` into a new file beside ``path`` with its mode, then renamed over it (never half-written)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    tmp = os.path.join(folder, f".meshify-{secrets.token_hex(4)}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, stat.S_IMODE(os.stat(path).st_mode))
+        os.replace(tmp, path)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise SourceError(f"{path}: cannot write ({e.strerror or e}); the file is unchanged",
+                          fix="check that its folder is writable") from None
+
+
+# -- --measure ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Measured:
+    """One candidate compiled and run on the devices present (forward pass)."""
+
+    decorator: str
+    predicted_s: float
+    measured_s: float
+    predicted_bytes: int
+    compiled_bytes: int
+
+
+def measure(path: str, source: bytes, search: FunctionSearch, sizes: dict[str, int], k: int,
+            repeats: int = 5) -> list[Measured]:
+    """Compiles the top ``k`` candidates of ``search`` (each written into a copy of the file) and times
+    their forward pass on the devices present: median of ``repeats`` runs after a warm-up.  Imports and
+    runs the file, as ``meshify verify`` does."""
+    import sys
+    import tempfile
+    import time
+    from pathlib import Path
+
+    from meshify.verify import _build, _call_args, _draw, _import, _predict, _simulate
+
+    _simulate(search.devices)
+    import jax
+
+    from meshify.runtime.hlo import collectives, summarize
+
+    if jax.device_count() < search.devices:
+        raise MeshifyError(f"--measure needs {search.devices} devices; {jax.device_count()} are present",
+                           code="MSH070", fix=f"run plan --measure with --devices {jax.device_count()}, or "
+                           "start it in a fresh process (meshify simulates the CPU devices it needs)")
+    folder = str(Path(path).resolve().parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    out = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, candidate in enumerate(search.candidates[:k]):
+            text = apply_mesh(source, path, {search.name: candidate})
+            copy = Path(tmp) / f"plan_candidate_{i}.py"
+            copy.write_bytes(text)
+            (report, hints), = _predict(text, copy, sizes, search.name, {})
+            module = _import(copy, f"_meshify_plan_{i}_{secrets.token_hex(4)}")
+            leaves = _draw(report, hints, 0)
+            arrays = {name: _build(module, name, struct, leaves) for name, struct in report.structure.items()}
+            program = getattr(module, search.name)
+            args, kwargs = _call_args(program.reference, arrays)
+            try:
+                jax.block_until_ready(program(*args, **kwargs))
+                times = []
+                for _ in range(repeats):
+                    start = time.perf_counter()
+                    jax.block_until_ready(program(*args, **kwargs))
+                    times.append(time.perf_counter() - start)
+                hlo = program.lower(*args, **kwargs).compile().as_text()
+            except Exception as e:  # a candidate the runtime refuses is reported, not a crash
+                raise MeshifyError(f"{candidate.decorator} failed on the devices present: {type(e).__name__}: "
+                                   f"{str(e).splitlines()[0] if str(e) else ''}", code="MSH071",
+                                   fix="check --dims; report this as a meshify bug if they are right") from None
+            compiled = sum(size for _count, size in summarize(collectives(hlo)).values())
+            # As the HLO text shows them: a scan body's collectives once (explain's hlo_bytes).
+            predicted = sum(size for _count, size in report.predicted().values())
+            out.append(Measured(candidate.decorator, candidate.forward_s, sorted(times)[len(times) // 2],
+                                predicted, compiled))
+    return out
