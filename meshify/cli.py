@@ -549,12 +549,12 @@ def plan(
     from meshify.plan import apply_mesh, measure as run_measure, parse_memory, plan_source, write_atomically
 
     if fmt not in ("table", "json"):
-        raise _Exit(2, f"error: --format {fmt!r}: choose table or json")
+        raise _Exit(2, f"error: --format {fmt!r} is not a format\n  fix: choose --format table or --format json")
     for name, value in (("--top", top), ("--itemsize", itemsize)):
         if value < 1:
-            raise _Exit(2, f"error: {name} {value}: give 1 or more")
+            raise _Exit(2, f"error: {name} {value} is below 1\n  fix: give {name} 1 or more")
     if measure < 0:
-        raise _Exit(2, f"error: --measure {measure}: give 0 (off) or more")
+        raise _Exit(2, f"error: --measure {measure} is below 0\n  fix: give --measure 0 (off) or more")
     path, func = _split_target(target)
     source = _read(path)
     sizes = _parse_dims(dims)

@@ -688,20 +688,24 @@ def _cost(problem: _Problem, planned: Planned, mesh: dict[str, int]) -> Candidat
         forward_comm += sum(comm.values()) - before
         if t.kind == "all_gather":
             gathered = max(gathered, local * item * math.prod(mesh[a] for a in t.axes))
-        if t.kind in _BACKWARD:
-            add(bwd, _BACKWARD[t.kind], t.axes, local * item, t.trips)
+        if t.kind in _BACKWARD:  # the transpose's operand: what the forward returned
+            p = math.prod(mesh[a] for a in t.axes)
+            add(bwd, _BACKWARD[t.kind], t.axes, _returned(c.hlo, local * item, p), t.trips)  # type: ignore[arg-type]
     inputs_axes = {a for _, layout, is_param in planned.leaves if not is_param for a in layout.split_axes}
-    gathered_axes = {a for t in planned.terms if t.kind == "all_gather" for a in t.axes}
     params = inputs = 0
+    sync: dict[tuple[str, ...], int] = {}
     for name, layout, is_param in planned.leaves:
         size = _local(problem, mesh, layout.dims, layout.axes) * item
         if not is_param:
             inputs += size
             continue
         params += size
-        sync = tuple(a for a in mesh if a in inputs_axes and a not in layout.split_axes and a not in gathered_axes)
-        if sync:
-            add(bwd, "all-reduce", sync, size, 1)
+        # Each device saw its own inputs along these axes: the gradient is a partial sum there.
+        axes = tuple(a for a in mesh if a in inputs_axes and a not in layout.split_axes)
+        if axes:
+            sync[axes] = sync.get(axes, 0) + size
+    for axes, size in sync.items():  # bucketed, as data-parallel trainers do: one all-reduce per group
+        add(bwd, "all-reduce", axes, size, 1)
     saved += sum(_local(problem, mesh, v.dims, v.axes) for v in planned.values) * item
     memory = {"parameters": params, "gradients": params, "optimizer": 2 * params if problem.optimizer == "adam" else 0,
               "inputs": inputs, "activations": saved, "gathered": gathered}

@@ -1,0 +1,265 @@
+"""``meshify plan``: candidates, costs, ranking, JSON, --apply and errors (issue #16)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from meshify.cli import app
+from meshify.explain import explain_source
+from meshify.plan import (Structure, _space_size, all_structures, apply_mesh, factorisations, parse_memory,
+                          plan_source)
+
+MLP = '''\
+import jax
+import jax.numpy as jnp
+from meshify import Tensor, mesh
+
+
+# a comment that must survive --apply
+@mesh(batch=8)
+def mlp(x: Tensor["batch", "d_in"], w1: Tensor["d_in", "d_hidden"],
+        w2: Tensor["d_hidden", "d_out"]) -> Tensor[()]:
+    h = jax.nn.relu(x @ w1)   # odd  spacing kept
+    return jnp.mean((h @ w2) ** 2)
+
+
+@mesh(batch=2, model=4, rules={"d_ff": "model"})
+def ffn(x: Tensor["batch", "length", "d_model"], w1: Tensor["d_model", "d_ff"],
+        w2: Tensor["d_ff", "d_model"]) -> Tensor["batch", "length", "d_model"]:
+    h = jax.nn.gelu(jnp.einsum("bld,df->blf", x, w1))
+    return x + jnp.einsum("blf,fd->bld", h, w2)
+'''
+
+TINY_WEIGHTS = {"batch": 1 << 20, "d_in": 64, "d_hidden": 256, "d_out": 64}
+HUGE_WEIGHTS = {"batch": 64, "d_in": 16384, "d_hidden": 65536, "d_out": 16384}
+FFN = {"batch": 64, "length": 128, "d_model": 512, "d_ff": 2048}
+
+
+def _run(*args: str):
+    return CliRunner().invoke(app, [*args])
+
+
+def _file(tmp_path: Path, text: str = MLP) -> Path:
+    path = tmp_path / "model.py"
+    path.write_bytes(text.encode())
+    return path
+
+
+# -- candidates -------------------------------------------------------------------------------------
+
+
+def test_factorisations_are_ordered_products_of_factors_of_at_least_two() -> None:
+    assert factorisations(8, 1) == [(8,)]
+    assert factorisations(8, 2) == [(2, 4), (4, 2)]
+    assert factorisations(8, 3) == [(2, 2, 2)]
+    assert factorisations(12, 2) == [(2, 6), (3, 4), (4, 3), (6, 2)]
+    assert factorisations(7, 2) == []
+    assert len(factorisations(1024, 3)) == 36  # 2^10: exponents >= 1 summing to 10, C(9, 2)
+    for n, parts in ((64, 3), (96, 2), (1024, 2)):
+        assert all(a * b * (c[0] if c else 1) == n for a, b, *c in factorisations(n, parts))
+
+
+def test_structures_come_once_each_model_axes_unordered() -> None:
+    found = list(all_structures(("a", "b"), ("a", "b"), batch=True))
+    assert len(found) == len(set(found))
+    # model axes are interchangeable: {a},{b} appears once, as (("a",), ("b",))
+    assert Structure(True, None, (("a",), ("b",))) in found
+    assert Structure(True, None, (("b",), ("a",))) not in found
+    # data only, data + FSDP on each dim, and the model sets with and without data
+    assert Structure(True) in found and Structure(True, "a") in found
+    assert Structure(False) not in found  # no axis at all
+    assert Structure(True, "a", (("a",),)) not in found  # a dim on two roles
+    assert len(list(all_structures(("a", "b"), (), batch=False))) == 4  # {a}, {b}, {a,b}, {a},{b}
+    for m in range(1, 5):
+        dims = tuple("abcd"[:m])
+        assert len(list(all_structures(dims, (), True))) == _space_size(m, 0, True)
+
+
+def test_indivisible_splits_are_pruned(tmp_path) -> None:
+    sizes = {"batch": 64, "d_in": 6, "d_hidden": 12, "d_out": 64}
+    search, = plan_source(MLP, "m.py", 8, sizes, "mlp")
+    assert search.pruned > 0
+    for c in search.candidates + search.rejected:
+        for dim, axis in c.rules.items():
+            if axis is not None and dim in ("d_in", "d_hidden"):
+                # each is the first dim of a weight, so its rule always splits it: 6 and 12 must divide
+                assert sizes[dim] % c.mesh[axis] == 0, (c.decorator, dim)
+
+
+def test_a_prime_device_count_has_one_axis_meshes_only() -> None:
+    search, = plan_source(MLP, "m.py", 7, {"batch": 7, "d_in": 14, "d_hidden": 21, "d_out": 5}, "mlp")
+    assert search.candidates and all(len(c.mesh) == 1 for c in search.candidates)
+
+
+# -- costs ------------------------------------------------------------------------------------------
+
+
+def test_forward_bytes_equal_explains_for_the_same_mesh_and_rules() -> None:
+    search, = plan_source(MLP, "m.py", 8, FFN, "ffn")
+    checked = 0
+    for c in (search.candidates + search.rejected)[:12]:
+        text = apply_mesh(MLP.encode(), "m.py", {"ffn": c})
+        report, = explain_source(text, "m.py", FFN, "ffn")
+        assert sum(c.forward_bytes.values()) == report.collective_bytes, c.decorator
+        checked += 1
+    assert checked == 12
+
+
+def test_pure_data_parallel_wins_when_weights_are_tiny_and_the_batch_large() -> None:
+    search, = plan_source(MLP, "m.py", 8, TINY_WEIGHTS, "mlp", memory=parse_memory("16GiB"))
+    assert search.best.mesh == {"data": 8}
+    assert search.best.rules == {"batch": "data"}
+
+
+def test_model_parallel_wins_when_weights_are_huge_under_a_budget() -> None:
+    search, = plan_source(MLP, "m.py", 8, HUGE_WEIGHTS, "mlp", memory=parse_memory("24GiB"))
+    best = search.best
+    assert best.mesh == {"model": 8} and best.rules.get("d_hidden") == "model"
+    pure = [c for c in search.rejected if c.rules == {"batch": "data"} and c.mesh == {"data": 8}]
+    assert pure and pure[0].memory["optimizer"] == 2 * pure[0].memory["parameters"]
+    sgd, = plan_source(MLP, "m.py", 8, HUGE_WEIGHTS, "mlp", memory=parse_memory("24GiB"), optimizer="sgd")
+    assert all(c.memory["optimizer"] == 0 for c in sgd.candidates)
+
+
+def test_the_backward_pass_transposes_the_forward_collectives() -> None:
+    source = MLP.replace("@mesh(batch=8)", '@mesh(data=8, rules={"batch": "data", "d_in": "data"})')
+    search, = plan_source(source, "m.py", 8, TINY_WEIGHTS, "mlp")
+    fsdp = next(c for c in search.candidates if c.rules == {"batch": "data", "d_in": "data"} and c.mesh == {"data": 8})
+    w1 = 64 * 256 * 4
+    # forward: w1 gathered (the whole of it comes back) and the scalar loss psum; backward: w1's gradient
+    # reduce-scattered (1/8 of it), the loss's psum transposed, and w2's gradient all-reduced
+    assert fsdp.forward_bytes == {"data": w1 + 4}
+    assert fsdp.backward_bytes == {"data": w1 // 8 + 4 + 256 * 64 * 4}
+
+
+# -- output -----------------------------------------------------------------------------------------
+
+
+def test_json_has_the_documented_fields(tmp_path) -> None:
+    path = _file(tmp_path)
+    result = _run("plan", f"{path}::mlp", "--devices", "8", "--dims", "batch=1024,d_in=64,d_hidden=256,d_out=64",
+                  "--format", "json", "--top", "3")
+    assert result.exit_code == 0, result.output
+    out, = json.loads(result.stdout)
+    assert set(out) == {"function", "line", "devices", "machine", "memory_budget_bytes", "optimizer", "batch_dims",
+                        "search", "structures_rewritten", "candidates_costed", "pruned_indivisible", "best",
+                        "candidates", "rejected_for_memory", "unsupported", "measured"}
+    assert len(out["candidates"]) == 3 and out["best"] == out["candidates"][0]["decorator"]
+    c = out["candidates"][0]
+    assert set(c) == {"mesh", "rules", "decorator", "collective_bytes_per_device", "memory_bytes_per_device",
+                      "flops_per_device", "time_s", "dominant", "fits"}
+    assert set(c["collective_bytes_per_device"]) == {"forward", "backward", "total"}
+    assert set(c["memory_bytes_per_device"]) == {"parameters", "gradients", "optimizer", "inputs", "activations",
+                                                 "gathered", "total"}
+    assert set(c["time_s"]) == {"compute", "communication", "total", "forward"}
+    times = [x["time_s"]["total"] for x in out["candidates"]]
+    assert times == sorted(times)
+
+
+def test_table_names_the_best_mesh_line_and_is_deterministic(tmp_path) -> None:
+    path = _file(tmp_path)
+    args = ("plan", f"{path}::mlp", "--devices", "8", "--dims", ",".join(f"{k}={v}" for k, v in HUGE_WEIGHTS.items()),
+            "--memory", "24GiB")
+    first, second = _run(*args), _run(*args)
+    assert first.exit_code == 0, first.output
+    assert first.output == second.output
+    assert 'best: @mesh(model=8, rules={"d_hidden": "model"' in first.output
+    assert "rejected for memory" in first.output
+
+
+def test_a_whole_file_is_planned_per_function(tmp_path) -> None:
+    path = _file(tmp_path)
+    dims = "batch=64,d_in=64,d_hidden=256,d_out=64,length=128,d_model=512,d_ff=2048"
+    result = _run("plan", str(path), "--devices", "8", "--dims", dims, "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert [f["function"] for f in json.loads(result.stdout)] == ["mlp", "ffn"]
+
+
+# -- --apply ----------------------------------------------------------------------------------------
+
+
+def test_apply_rewrites_only_the_mesh_line(tmp_path) -> None:
+    text = MLP.replace("\n", "\r\n", 3)  # mixed line endings survive too
+    path = _file(tmp_path, text)
+    path.chmod(0o640)
+    dims = ",".join(f"{k}={v}" for k, v in HUGE_WEIGHTS.items())
+    result = _run("plan", f"{path}::mlp", "--devices", "8", "--dims", dims, "--memory", "24GiB", "--apply")
+    assert result.exit_code == 0, result.output
+    after = path.read_bytes()
+    before_lines, after_lines = text.encode().split(b"\n"), after.split(b"\n")
+    changed = [i for i, (a, b) in enumerate(zip(before_lines, after_lines)) if a != b]
+    assert len(before_lines) == len(after_lines) and changed == [6]
+    assert after_lines[6] == b'@mesh(model=8, rules={"d_hidden": "model", "d_out": "model"})'
+    assert oct(path.stat().st_mode & 0o777) == "0o640"
+    again = _run("plan", f"{path}::mlp", "--devices", "8", "--dims", dims, "--memory", "24GiB", "--apply")
+    assert again.exit_code == 0 and path.read_bytes() == after  # applying twice changes nothing more
+
+
+def test_apply_keeps_other_keywords(tmp_path) -> None:
+    text = MLP.replace("@mesh(batch=8)", '@mesh(batch=8, dims={"d_in": 64})')
+    chosen, = plan_source(text, "m.py", 8, TINY_WEIGHTS, "mlp")
+    out = apply_mesh(text.encode(), "m.py", {"mlp": chosen.best}).decode()
+    assert '@mesh(data=8, rules={"batch": "data"}, dims={"d_in": 64})' in out
+
+
+def test_apply_writes_nothing_when_nothing_fits(tmp_path) -> None:
+    path = _file(tmp_path)
+    dims = ",".join(f"{k}={v}" for k, v in HUGE_WEIGHTS.items())
+    result = _run("plan", f"{path}::mlp", "--devices", "8", "--dims", dims, "--memory", "1MiB", "--apply")
+    assert result.exit_code == 1
+    assert "unchanged" in result.output and path.read_bytes() == MLP.encode()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".meshify")]
+
+
+# -- errors -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--dims", "batch=8,d_in=x"), "--dims entry 'd_in=x'"),
+    (("--dims", "batch=8,d_in=4"), "no size for dims 'd_hidden', 'd_out'"),
+    (("--dims", "batch=8,d_in=4,d_hidden=4,d_out=4", "--memory", "lots"), "--memory 'lots' is not a size"),
+    (("--dims", "batch=8,d_in=4,d_hidden=4,d_out=4", "--machine", "tpu9"), "--machine 'tpu9' is not a preset"),
+    (("--dims", "batch=8,d_in=4,d_hidden=4,d_out=4", "--optimizer", "lion"), "--optimizer 'lion'"),
+    (("--dims", "batch=8,d_in=4,d_hidden=4,d_out=4", "--batch", "rows"), "batch dim 'rows'"),
+    (("--dims", "batch=8,d_in=4,d_hidden=4,d_out=4", "--format", "yaml"), "--format 'yaml' is not a format"),
+    (("--dims", "batch=8,d_in=4,d_hidden=4,d_out=4", "--top", "0"), "--top 0"),
+])
+def test_bad_input_exits_2_with_a_fix_and_no_traceback(tmp_path, args, message) -> None:
+    path = _file(tmp_path)
+    result = _run("plan", f"{path}::mlp", "--devices", "8", *args)
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+    assert "Traceback" not in result.output and "fix" in result.output
+
+
+def test_errors_name_the_file_line_and_column(tmp_path) -> None:
+    path = _file(tmp_path)
+    result = _run("plan", f"{path}::mlp", "--devices", "8", "--dims", "batch=8,d_in=4")
+    assert f"{path}:8:5: error" in result.output
+    missing = _run("plan", f"{path}::nope", "--devices", "8", "--dims", "batch=8")
+    assert missing.exit_code == 2 and "no @mesh function named 'nope'" in missing.output
+    assert "choose one of: mlp, ffn" in missing.output
+    broken = _file(tmp_path, MLP.replace("@mesh(batch=8)", "@mesh(batch=n)"))
+    result = _run("plan", f"{broken}::mlp", "--devices", "8", "--dims", "batch=8,d_in=4,d_hidden=4,d_out=4")
+    assert result.exit_code == 2 and f"{broken}:7:" in result.output and "not a literal" in result.output
+    one = _run("plan", f"{path}::mlp", "--devices", "1", "--dims", "batch=8,d_in=4,d_hidden=4,d_out=4")
+    assert one.exit_code == 2 and "2 or more devices" in one.output
+
+
+# -- --measure --------------------------------------------------------------------------------------
+
+
+def test_measure_compiles_the_top_candidates_and_their_bytes_match(tmp_path) -> None:
+    path = _file(tmp_path)
+    result = _run("plan", f"{path}::ffn", "--devices", "8", "--dims", "batch=16,length=8,d_model=32,d_ff=64",
+                  "--machine", "cpu", "--measure", "2", "--format", "json")
+    assert result.exit_code == 0, result.output
+    measured = json.loads(result.stdout)[0]["measured"]
+    assert len(measured) == 2
+    for m in measured:
+        assert m["measured_forward_s"] > 0
+        assert m["predicted_hlo_bytes"] == m["compiled_hlo_bytes"], m
