@@ -8,6 +8,7 @@ import libcst as cst
 
 from meshify.annotate._types import Layout
 from meshify.errors import LayoutError, UnsupportedError
+from meshify.rewrite._nested import call_local, local_def, refuse_value
 from meshify.rewrite._templates import call_template, int_node
 from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TupleValue, Value
 from meshify.rewrite.rules._api import (
@@ -104,6 +105,9 @@ def _string(node: cst.SimpleString) -> object:
 def _opaque_construct(rw, node):
     """Lambdas, comprehensions, ...: fine on static values, refused near arrays."""
     names = _names_in(node)
+    local = next((d for d in (local_def(rw, n) for n in names) if d is not None), None)
+    if local is not None:
+        raise refuse_value(rw, node, local)
     arrays = [n for n in names if isinstance(rw.env.get(n), Array)]
     if arrays:
         raise rw.error(UnsupportedError, node, f"{type(node).__name__} over array {arrays[0]!r} is not supported "
@@ -308,6 +312,14 @@ def _literal_int(rw, element: cst.SubscriptElement) -> int | None:
 
 def _call(rw, node: cst.Call):
     func = node.func
+    local = local_def(rw, func.value) if isinstance(func, cst.Name) else None
+    if local is not None:  # a def nested in the function: rewritten for this call (_nested)
+        value, new = call_local(rw, local, _evaluate_args(rw, node, func.value, None))
+        return Operand(value, node, new)
+    if not isinstance(func, cst.Name | cst.Attribute):  # jax.vmap(row)(x): a nested def inside is a value
+        local = next((d for d in (local_def(rw, n) for n in _names_in(func)) if d is not None), None)
+        if local is not None:
+            raise refuse_value(rw, func, local)
     names = rw.ctx.qualified_names(func) if isinstance(func, cst.Name | cst.Attribute) else set()
     rule_name = next((n for n in sorted(names) if n in REGISTRY), None)
     if node.args and isinstance(node.args[0].value, cst.Name) and any(n.startswith("jax.random.") for n in names):
@@ -364,7 +376,8 @@ def _evaluate_args(rw, node: cst.Call, name: str, receiver) -> Call:
     for arg in node.args:
         if arg.star:
             raise rw.error(UnsupportedError, arg, f"*args/**kwargs in a call to {name}", "pass arguments one by one")
-        if isinstance(arg.value, cst.Lambda) and name in BODY_OPS:
+        if name in BODY_OPS and (isinstance(arg.value, cst.Lambda) or (
+                isinstance(arg.value, cst.Name) and local_def(rw, arg.value.value) is not None)):
             operand = Operand(Static(), arg.value, arg.value)  # the rule walks it
         else:
             operand = rw.expr(arg.value)

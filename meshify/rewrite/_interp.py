@@ -31,6 +31,7 @@ from meshify.rewrite._context import ModuleContext
 from meshify.rewrite._dtypes import Dtypes, like_node
 from meshify.rewrite._evaluate import binary_operator, evaluate
 from meshify.rewrite._hints import StructHint, read_dims, read_return_dims, read_struct
+from meshify.rewrite._nested import LocalDef, define, emit_defs, local_def, refuse_value
 from meshify.rewrite._plan import Step, plan_conversion, step_result
 from meshify.rewrite._templates import apply_step, axes_node, call_template, comment_line, int_node, psum_statement
 from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TracedLoop, TupleValue, Value
@@ -173,6 +174,11 @@ class FunctionRewriter:
         self._loops: list[int | str | None] = []
         #: Names bound by a lambda being walked: their partial sums are reduced inline, never hoisted.
         self.lambda_names: set[str] = set()
+        #: The nested ``def`` statements walked so far (original node -> what each use needs; _nested).
+        self.local_defs: dict[cst.FunctionDef, LocalDef] = {}
+        #: A nested def's walk: the dtype carriers of float32-accumulated partial sums it reads from the
+        #: enclosing function (see _nested.walk_local).
+        self.closure_dtypes: dict[str, tuple[str, ...] | None] = {}
         self._comments: list[str] = []
         self._line = 0
         self._return: tuple[tuple[str, ...], ...] | tuple[str, ...] | None = None
@@ -201,6 +207,8 @@ class FunctionRewriter:
     def run_helper(self, bound: dict[str, Value]) -> tuple[cst.FunctionDef, Value]:
         """Rewrites a helper for the values its caller passes; returns it and its result's value."""
         self._helper = True
+        self.dtypes.names.update(self.closure_dtypes)
+        self.dtypes.wide_names |= set(self.closure_dtypes)
         for param in self._all_params():
             name = param.name.value
             value = bound[name]
@@ -227,8 +235,9 @@ class FunctionRewriter:
         # Return paths disagree (say, one returns a partial sum, another reduced it): walk again,
         # converting every return to one layout.
         again = FunctionRewriter(self.ctx, self.fn, self.mesh, self.rules, self.stack[:-1], self.sizes,
-                                 self.assume_defaults)
+                                 self.assume_defaults, free=self.free, unknown_dtypes=self.dtypes.unknown)
         again._forced_return = target
+        again.closure_dtypes = self.closure_dtypes
         node, _ = again.run_helper(bound)
         self.records, self.bindings, self.uses = again.records, again.bindings, again.uses
         self.index_names, self.key_names = again.index_names, again.key_names
@@ -249,7 +258,7 @@ class FunctionRewriter:
         if not isinstance(body, cst.IndentedBlock):
             raise self.ctx.error(UnsupportedError, self.fn, f"{self.fn.name.value}() is a one-line function",
                                  "put the body on its own indented lines")
-        new_body = self._block(body.body)
+        new_body = emit_defs(self, self._block(body.body))
         captured = self.dtypes.captured(cst.Module(body=new_body).code if self.dtypes.captures else "")
         if captured:
             first = new_body[0]
@@ -340,6 +349,9 @@ class FunctionRewriter:
     # -- statements ---------------------------------------------------------------------
 
     def _statement(self, stmt: cst.BaseStatement) -> list[cst.BaseStatement]:
+        if isinstance(stmt, cst.FunctionDef):
+            self._line = self.ctx.line(stmt)
+            return [define(self, stmt)]  # rewritten where it is used (see _nested)
         if isinstance(stmt, cst.For):
             return self._for_statement(stmt)
         if isinstance(stmt, cst.If):
@@ -512,6 +524,10 @@ class FunctionRewriter:
                 a, b = merged.get(name), env.get(name)
                 if a is None or b is None:
                     merged[name] = a if a is not None else b
+                elif a != b and any(isinstance(v, Static) and isinstance(v.literal, LocalDef) for v in (a, b)):
+                    raise self.ctx.error(UnsupportedError, stmt, f"{name!r} is a different function after each "
+                                         "branch", f"define {name}() once before the if, or call it only inside "
+                                         "the branch that defines it")
                 elif a != b and (isinstance(a, Array) or isinstance(b, Array)):
                     describe = lambda v: v.layout.describe() if isinstance(v, Array) else type(v).__name__  # noqa
                     raise self.ctx.error(LayoutError, stmt, f"{name!r} has layout {describe(a)} after one branch "
@@ -885,6 +901,9 @@ class FunctionRewriter:
         return total
 
     def lookup(self, node: cst.Name) -> Value:
+        local = local_def(self, node.value)
+        if local is not None:
+            raise refuse_value(self, node, local)
         if node.value in self.env:
             return self.env[node.value]
         if node.value in ("True", "False", "None"):

@@ -14,6 +14,7 @@ import libcst as cst
 from meshify.annotate._types import Layout
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._helpers import call_helper, signature_of
+from meshify.rewrite._nested import local_def, walk_local
 from meshify.rewrite._values import Array, Operand, Static, StructValue, TracedLoop, TupleValue, Value
 from meshify.rewrite.rules._api import BODY_OPS, Call, op, unknown_call
 
@@ -65,6 +66,9 @@ def _body(rw, call: Call, fn_operand: Operand, args: list[Value], trips) -> tupl
     node = fn_operand.original
     rw._loops.append(TracedLoop(trips))
     try:
+        local = local_def(rw, node.value) if isinstance(node, cst.Name) else None
+        if local is not None:  # def body(carry, x): ... in the enclosing function
+            return _local_body(rw, call, local, args)
         if isinstance(node, cst.Name) and node.value in rw.ctx.functions:
             fake = Call(cst.Call(func=node, args=[]), node.value,
                         tuple(Operand(v, cst.Name("_"), cst.Name("_")) for v in args), {})
@@ -75,7 +79,27 @@ def _body(rw, call: Call, fn_operand: Operand, args: list[Value], trips) -> tupl
     finally:
         rw._loops.pop()
     raise rw.error(UnsupportedError, node, f"{call.name.rsplit('.', 1)[-1]} body {rw.ctx.code(node)!r}",
-                   "pass a function defined at module level, or a lambda")
+                   "pass a function defined with def (here or at module level), or a lambda")
+
+
+def _local_body(rw, call: Call, local, args: list[Value]) -> tuple[Value, cst.BaseExpression]:
+    """A nested def as the loop body: rewritten where the loop traces it, in the enclosing scope."""
+    p = local.node.params
+    positional = [q.name.value for q in (*p.posonly_params, *p.params)]
+    if len(positional) < len(args):
+        raise rw.error(UnsupportedError, local.node, f"{local.name}() takes {len(positional)} arguments but "
+                       f"{call.name.rsplit('.', 1)[-1]} passes it {len(args)}",
+                       f"give {local.name}() one parameter per value the loop passes")
+    bound = dict(zip(positional, args))
+    for q in (*p.posonly_params, *p.params, *p.kwonly_params):
+        name = q.name.value
+        if name not in bound:
+            if name not in local.defaults:
+                raise rw.error(UnsupportedError, local.node, f"{local.name}() is missing argument {name!r} when "
+                               f"{call.name.rsplit('.', 1)[-1]} calls it", f"give {name!r} a default")
+            bound[name] = local.defaults[name]
+    result, _, name = walk_local(rw, local, bound, call.node)
+    return result, name
 
 
 def _lambda(rw, node: cst.Lambda, args: list[Value]) -> tuple[Value, cst.BaseExpression]:
@@ -88,7 +112,8 @@ def _lambda(rw, node: cst.Lambda, args: list[Value]) -> tuple[Value, cst.BaseExp
     rw.env.update(zip(params, args))
     rw.lambda_names |= set(params)
     try:
-        body = rw.expr(node.body)
+        body = rw.complete_widened(rw.expr(node.body), "the loop body's result (its dtype is read from the "
+                                                       "lambda's names)")
     finally:
         for p, v in saved.items():
             if v is None:
