@@ -382,7 +382,7 @@ class _Problem:
 
 def plan_source(source: str | bytes, path: str, devices: int, sizes: dict[str, int], func: str | None = None,
                 machine: str = "h100", memory: int | None = None, optimizer: str = "adam", itemsize: int = 4,
-                batch: tuple[str, ...] | None = None, beam: int = 4) -> list[FunctionSearch]:
+                batch: tuple[str, ...] | None = None, beam: int = 3) -> list[FunctionSearch]:
     """Searches mesh shapes and rules for each ``@mesh`` function of a module (or just ``func``)."""
     if machine not in MACHINES:
         raise AnnotationError(f"--machine {machine!r} is not a preset",
@@ -456,11 +456,13 @@ def _search(problem: _Problem, batch: tuple[str, ...] | None, beam: int) -> Func
                                                       else Structure(False, None, ((d,),))) != (2, 0.0))
         fsdp = tuple(f for f in fsdp if scored.get(Structure(True, f)) != (2, 0.0))
         expanded: set[Structure] = set()
+        record = None
         for _ in range(2 * len(usable) + 3):
             best = sorted((sc, repr(s), s) for s, sc in scored.items() if sc is not None)[:beam]
             todo = [s for _, _, s in best if s not in expanded]
-            if not todo:
-                break
+            if not todo or (record is not None and best[0][0] >= record):
+                break  # the last round found nothing better: stop
+            record = best[0][0]
             for s in todo:
                 expanded.add(s)
                 for nxt in s.moves(usable, fsdp, has_batch):
