@@ -546,7 +546,8 @@ def plan(
     batch: Annotated[str, typer.Option("--batch", help="Batch dims (default: dims named *batch*).")] = "",
 ) -> None:
     """Search mesh shapes and layout rules and rank them by estimated step time, without compiling."""
-    from meshify.plan import apply_mesh, measure as run_measure, parse_memory, plan_source, write_atomically
+    from meshify.plan import apply_mesh, parse_memory, plan_source, write_atomically
+    from meshify.plan import measure as run_measure
 
     if fmt not in ("table", "json"):
         raise _Exit(2, f"error: --format {fmt!r} is not a format\n  fix: choose --format table or --format json")

@@ -47,8 +47,17 @@ from meshify.rewrite._driver import mesh_functions
 from meshify.rewrite._hints import read_mesh_decorator, read_mesh_dims
 from meshify.rewrite._interp import FunctionRewriter, Record
 
-__all__ = ["MACHINES", "Machine", "Candidate", "FunctionSearch", "Structure", "apply_mesh", "factorisations",
-           "parse_memory", "plan_source"]
+__all__ = [
+    "MACHINES",
+    "Candidate",
+    "FunctionSearch",
+    "Machine",
+    "Structure",
+    "apply_mesh",
+    "factorisations",
+    "parse_memory",
+    "plan_source",
+]
 
 GiB = 1 << 30
 
@@ -194,7 +203,7 @@ def _assignments(m: int, axes: int) -> Iterator[tuple[int, ...]]:
         if len(prefix) == m:
             yield prefix
             return
-        for a in range(0, min(top + 1, axes) + 1):
+        for a in range(min(top + 1, axes) + 1):
             yield from rec((*prefix, a), max(top, a))
     yield from rec((), 0)
 
@@ -751,7 +760,7 @@ def apply_mesh(source: bytes, path: str, choices: dict[str, Candidate]) -> bytes
     for fn, decorator in mesh_functions(check):
         choice = choices.get(fn.name.value)
         if choice is not None:
-            mesh, rules = read_mesh_decorator(check, decorator)
+            mesh, _rules = read_mesh_decorator(check, decorator)
             if dict(zip(mesh.names, mesh.sizes)) != choice.mesh:
                 raise SourceError(f"{path}: rewriting @mesh of {fn.name.value} did not read back",
                                   fix="report this as a meshify bug")
@@ -833,7 +842,7 @@ def measure(path: str, source: bytes, search: FunctionSearch, sizes: dict[str, i
                     jax.block_until_ready(program(*args, **kwargs))
                     times.append(time.perf_counter() - start)
                 hlo = program.lower(*args, **kwargs).compile().as_text()
-            except Exception as e:  # a candidate the runtime refuses is reported, not a crash
+            except Exception as e:  # noqa: BLE001 - a candidate the runtime refuses is reported, not a crash
                 raise MeshifyError(f"{candidate.decorator} failed on the devices present: {type(e).__name__}: "
                                    f"{str(e).splitlines()[0] if str(e) else ''}", code="MSH071",
                                    fix="check --dims; report this as a meshify bug if they are right") from None

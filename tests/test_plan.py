@@ -10,8 +10,7 @@ from typer.testing import CliRunner
 
 from meshify.cli import app
 from meshify.explain import explain_source
-from meshify.plan import (Structure, _space_size, all_structures, apply_mesh, factorisations, parse_memory,
-                          plan_source)
+from meshify.plan import Structure, _space_size, all_structures, apply_mesh, factorisations, parse_memory, plan_source
 
 MLP = '''\
 import jax
