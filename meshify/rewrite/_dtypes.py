@@ -194,8 +194,8 @@ class Dtypes:
         root = node
         while isinstance(root, cst.Attribute | cst.Subscript):
             root = root.value
-        if not isinstance(root, cst.Name):
-            return None
+        if not isinstance(root, cst.Name):  # (x @ w)[:, 0], f(x)[..., 0]: indexing keeps the dtype
+            return self.of(node.value) if isinstance(node, cst.Subscript) else None
         value = self.rw.env.get(root.value)
         if isinstance(value, Array | Opaque):
             return self.of(node.value) if isinstance(node, cst.Subscript) else None

@@ -590,8 +590,10 @@ class FunctionRewriter:
                 if len(value.items) != len(elements):
                     raise self.ctx.error(LayoutError, target, f"unpacking {len(value.items)} values into "
                                          f"{len(elements)} names", f"unpack into {len(value.items)} names")
+                # each item's expression, or the whole right-hand side (jnp.split(x @ w, 2): its items
+                # have its dtype, and are partial sums formed like it)
                 nodes = [e.value for e in node.elements] if isinstance(node, cst.Tuple | cst.List) \
-                    and len(node.elements) == len(elements) else [None] * len(elements)
+                    and len(node.elements) == len(elements) else _items(node, len(elements))
                 for e, v, n in zip(elements, value.items, nodes):
                     self._bind_target(e, v, n)
                 return
@@ -805,6 +807,23 @@ class FunctionRewriter:
         args.append(cst.Arg(value, keyword=cst.Name(keyword), equal=cst.AssignEqual(
             whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))))
         return node.with_changes(args=args)
+
+    def complete_widened(self, op: Operand, purpose: str) -> Operand:
+        """``op`` (a lambda's result: an array or a tuple literal of them) with each partial sum formed
+        in float32 completed here, where the names its dtype is read from exist (outside the lambda
+        they do not)."""
+        value = op.value
+        if isinstance(value, Array) and value.layout.partial and self.dtypes.contains_widened(op.original):
+            whole = value.layout.with_partial(())
+            return Operand(Array(whole, value.origin), op.original, self.convert(op, whole, purpose))
+        if isinstance(value, TupleValue) and isinstance(op.original, cst.Tuple) and isinstance(op.node, cst.Tuple) \
+                and len(op.original.elements) == len(value.items):
+            items = [self.complete_widened(Operand(v, e.value, n.value), purpose)
+                     for v, e, n in zip(value.items, op.original.elements, op.node.elements)]
+            node = op.node.with_changes(elements=[e.with_changes(value=i.node)
+                                                  for e, i in zip(op.node.elements, items)])
+            return Operand(TupleValue(tuple(i.value for i in items)), op.original, node)
+        return op
 
     def _like(self, original: cst.BaseExpression, where: cst.CSTNode | None = None) -> cst.BaseExpression | None:
         """The ``like=`` of a psum completing ``original``: the dtypes the single-device op had."""

@@ -118,19 +118,24 @@ def _common_prefix(a: Axes, b: Axes) -> int:
 
 
 def choose_splits(letters: Sequence[str], candidates: dict[str, list[Axes]],
-                  preferred: dict[str, Axes], weights: dict[str, int] | None = None) -> dict[str, Axes]:
+                  preferred: dict[str, Axes], weights: dict[str, int] | None = None,
+                  kept: frozenset[str] = frozenset()) -> dict[str, Axes]:
     """Picks at most one split per letter so that no mesh axis splits two letters.
 
     ``candidates[letter]`` lists the splits the operands already have, most valuable
     operand first; ``preferred`` is what the layout rules would give; ``weights`` the
     size of the largest operand holding each letter split.  Letters whose split matches
-    the rules are served first, the larger operand's before the smaller's, so that when
-    one axis would split two letters the smaller side is the one gathered.
+    the rules are served first; then the letters in ``kept`` (a contraction's output dims:
+    keeping their split keeps the result split, where splitting a contracted dim instead would
+    leave a partial sum to reduce and the other operand to re-split; so a weight split over the
+    data axis is the side gathered, as FSDP does); then the larger operand's before the
+    smaller's, so that when one axis would split two letters the smaller side is gathered.
     """
     chosen: dict[str, Axes] = {}
     taken: set[str] = set()
     weights = weights or {}
-    order = sorted(letters, key=lambda l: (preferred.get(l, ()) not in candidates.get(l, []), -weights.get(l, 0)))
+    order = sorted(letters, key=lambda l: (preferred.get(l, ()) not in candidates.get(l, []), l not in kept,
+                                           -weights.get(l, 0)))
     for letter in order:
         options = sorted(candidates.get(letter, []), key=lambda c: c != preferred.get(letter, ()))
         for option in options:

@@ -95,6 +95,16 @@ class Convert:
     varying: frozenset[str] = frozenset()
 
 
+def beside(converts: list) -> list:
+    """Each conversion marked with the mesh axes the op's other operands are split over (see
+    :attr:`Convert.varying`); None entries (operands left as they are) stay None."""
+    from dataclasses import replace
+
+    splits = [c.layout.split_axes if c is not None else frozenset() for c in converts]
+    return [None if c is None else replace(c, varying=frozenset().union(*(s for j, s in enumerate(splits) if j != i)))
+            for i, c in enumerate(converts)]
+
+
 @dataclass(frozen=True, slots=True)
 class Ref:
     """In a :class:`Lowering`'s ``fill``: the node of ``converts[index]`` after its conversion."""

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import string
 from collections.abc import Sequence
-from dataclasses import replace
 
 import libcst as cst
 
@@ -17,7 +16,7 @@ from meshify.annotate._types import BROADCAST, Axes, Layout
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._plan import choose_splits
 from meshify.rewrite._values import Array, Opaque, Operand, Static, TupleValue
-from meshify.rewrite.rules._api import Call, Convert, Lowering, op
+from meshify.rewrite.rules._api import Call, Convert, Lowering, beside, op
 
 # -- contractions ---------------------------------------------------------------------------------
 
@@ -128,7 +127,7 @@ def contract(rw, operands: Sequence, inputs: Sequence[str], output: str, node, w
                     weights[letter] = max(weights.get(letter, 0), rw.elements(o.value.dims))
     all_letters = list(dict.fromkeys("".join(inputs)))
     preferred = {l: rw.rules.axes(names[l]) for l in all_letters}
-    chosen = choose_splits(all_letters, candidates, preferred, weights)
+    chosen = choose_splits(all_letters, candidates, preferred, weights, kept=frozenset(output))
     for letters in inputs:  # a letter twice in one operand ("ii->i", a diagonal): both copies must be whole
         for letter in {l for l in letters if letters.count(l) > 1}:
             chosen[letter] = ()
@@ -151,9 +150,7 @@ def contract(rw, operands: Sequence, inputs: Sequence[str], output: str, node, w
     # An operand gathered over an axis another operand is split over (a weight split over 'data'
     # meeting activations split over 'data' on the batch: FSDP) is gathered as varying over it, so
     # its gradient is reduce-scattered back to the blocks.
-    splits = [c.layout.split_axes if c is not None else frozenset() for c in converts]
-    converts = [None if c is None else replace(c, varying=frozenset().union(*(s for j, s in enumerate(splits) if j != i)))
-                for i, c in enumerate(converts)]
+    converts = beside(converts)
     contracted = [l for l in all_letters if l not in output and chosen[l]]
     summed_axes = {a for l in contracted for a in chosen[l]}
     if contracted:

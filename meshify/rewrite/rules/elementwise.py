@@ -14,7 +14,7 @@ from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._plan import choose_splits
 from meshify.rewrite._signatures import BINARY, UNARY
 from meshify.rewrite._values import Array, Opaque, Operand, Static, TupleValue, Value
-from meshify.rewrite.rules._api import ADD, DIV, MUL, NEG, NONLINEAR, REQUIRED, Call, Convert, Lowering, keep, op
+from meshify.rewrite.rules._api import ADD, DIV, MUL, NEG, NONLINEAR, REQUIRED, Call, Convert, Lowering, beside, keep, op
 
 # -- elementwise ------------------------------------------------------------------------------
 
@@ -81,7 +81,7 @@ def elementwise(rw, operands: Sequence, linear: str, node, what: str) -> tuple[V
         origin = origin or (o.value.origin if partial else "")
         converts.append(Convert(o, Layout(layout.dims, axes, partial), what))
     result_axes = tuple(() if n == BROADCAST else chosen[l] for l, n in zip(letters, names))
-    return Array(Layout(tuple(names), result_axes, frozenset(keep)), origin), converts
+    return Array(Layout(tuple(names), result_axes, frozenset(keep)), origin), beside(converts)
 
 
 def _name_by_position(operands: Sequence) -> list:

@@ -110,8 +110,15 @@ def lookup(rw, table: Operand, ids: Operand, axis: int, node, mode: str = "index
     i = ids.value.layout
     # The result is split like the ids: it cannot stay a partial sum over those axes.
     t = t.with_partial(t.partial - i.split_axes if fill is None else ())  # a fill is read once, not per device
+    # A table dim other than the looked-up one split over an axis the ids are split over (an
+    # embedding's d_model over 'data' beside tokens split on the batch: FSDP) is gathered before
+    # the lookup, as varying over that axis (its gradient is reduce-scattered back).
+    used = i.split_axes
+    gathered = frozenset(a for d, ax in enumerate(t.axes) if d != axis for a in ax if a in used)
+    t = Layout(t.dims, tuple(ax if d == axis else tuple(a for a in ax if a not in used) for d, ax in enumerate(t.axes)),
+               t.partial)
     converts = (Convert(ids, i.with_partial(()), "lookup index"),
-                Convert(table, t, "a lookup with an index split over the same axes"))
+                Convert(table, t, "a lookup with an index split over the same axes", varying=gathered))
     rest_dims = t.dims[:axis] + t.dims[axis + 1:]
     rest_axes = t.axes[:axis] + t.axes[axis + 1:]
     clash = set(a for ax in i.axes for a in ax) & (set(a for ax in rest_axes for a in ax) | set(t.axes[axis]))
