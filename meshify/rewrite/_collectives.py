@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from meshify.annotate._types import Layout
 
-__all__ = ["Collective", "COLLECTIVES", "STEP_KINDS", "axes_text", "collective"]
+__all__ = ["Collective", "COLLECTIVES", "STEP_KINDS", "axes_text", "collective", "halo_kind"]
 
 
 def axes_text(axes) -> str:
@@ -143,6 +143,9 @@ _RULE_COLLECTIVES = [
     Collective("prod", "all-gather", result_bytes=lambda local, shards: local * shards),
     Collective("cumsum", "all-gather", result_bytes=lambda local, shards: local * shards),
     Collective("cumprod", "all-gather", result_bytes=lambda local, shards: local * shards),
+    # Halo exchange (rules/convolution.py, runtime/_spatial.py): one collective-permute per side of a
+    # split spatial dim (and per corner of two), on a one-row slab of the value (see halo_kind).
+    Collective("halo", "collective-permute"),
 ]
 
 #: Every kind, by name.
@@ -164,6 +167,18 @@ def _check() -> None:
 
 
 _check()
+
+
+def halo_kind(rows: int) -> str:
+    """The kind of a halo of ``rows`` rows (cells, for a corner) per device: one collective-permute whose
+    result is ``rows`` times the one-row slab its record's layout describes (the split spatial dim
+    sized 1).  ``"halo"`` for one row; ``"halo_<rows>"`` described here on first use."""
+    if rows == 1:
+        return "halo"
+    kind = f"halo_{rows}"
+    if kind not in COLLECTIVES:
+        COLLECTIVES[kind] = Collective(kind, "collective-permute", result_bytes=lambda local, shards: local * rows)
+    return kind
 
 
 def collective(kind: str) -> Collective:

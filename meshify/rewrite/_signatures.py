@@ -186,6 +186,13 @@ SIGNATURES: dict[str, str] = {
     "jax.random.laplace": "key, shape=(), dtype=None, *, out_sharding=None",
     "jax.random.exponential": "key, shape=(), dtype=None, *, out_sharding=None",
     "jax.random.rademacher": "key, shape=(), dtype=None, *, out_sharding=None",
+    # -- convolution (rules/convolution.py) ------------------------------------------------------------------
+    "jax.lax.conv_general_dilated": "lhs, rhs, window_strides, padding, lhs_dilation=None, rhs_dilation=None, "
+                                    "dimension_numbers=None, feature_group_count=1, batch_group_count=1, "
+                                    "precision=None, preferred_element_type=None, out_sharding=None",
+    "jax.lax.conv": "lhs, rhs, window_strides, padding, precision=None, preferred_element_type=None",
+    "jax.lax.conv_with_general_padding": "lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation, "
+                                         "precision=None, preferred_element_type=None",
     # -- control flow ------------------------------------------------------------------------------------
     "jax.lax.scan": "f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpose=False",
     "jax.lax.fori_loop": "lower, upper, body_fun, init_val, *, unroll=None",

@@ -49,3 +49,8 @@ from meshify.runtime.ops import (  # noqa: E402,A004
 )
 
 __all__ += ["all", "any", "argmax", "argmin", "cumprod", "cumsum", "matrix_norm", "norm", "prod", "std", "var"]
+
+# Spatial parallelism: halo exchange and convolution over split spatial dims (runtime/_spatial.py).
+from meshify.runtime._spatial import conv_halos, halo_conv, halo_exchange  # noqa: E402
+
+__all__ += ["conv_halos", "halo_conv", "halo_exchange"]

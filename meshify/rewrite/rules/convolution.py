@@ -1,0 +1,332 @@
+"""Convolutions: ``jax.lax.conv_general_dilated``, ``jax.lax.conv``, ``jax.lax.conv_with_general_padding``.
+
+A convolution is a contraction over the input features and the kernel's window, batched over the
+images and mapped over their spatial dims.  So, as for einsum (:func:`contractions.contract`): a
+split batch dim stays split (no communication); an input-feature dim split in the image and the
+kernel is contracted locally and the result is a partial sum (deferred psum); a split output-feature
+dim of the kernel stays split.  The kernel's window dims are always whole.
+
+A split spatial dim of the image needs the rows of its neighbours' blocks that the window reaches
+across the shard boundary: the call becomes ``mr.halo_conv`` (:mod:`meshify.runtime._spatial`),
+which exchanges exactly that halo with ``ppermute`` (rows, columns, and the corners of two split
+dims; zeros at the image border) and convolves the extended block.  Its width follows from the
+kernel size, dilation, stride and padding; where those are known when rewriting (literals, and
+dim sizes from ``@mesh(dims=...)``) each exchange is recorded with its bytes and a convolution whose
+output cannot split at the shard boundaries is refused here, at its place; otherwise the runtime
+checks at trace time.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+
+import libcst as cst
+
+from meshify.annotate._types import BROADCAST, Layout
+from meshify.errors import LayoutError, UnsupportedError
+from meshify.rewrite._collectives import axes_text, halo_kind
+from meshify.rewrite._values import Array, Opaque, Operand, Static
+from meshify.rewrite.rules._api import Call, Emitted, Lowering, Ref, op, unknown_call
+from meshify.rewrite.rules.contractions import contract, forms_partial
+
+# Letters for contract(): batch, input features (shared with the kernel when ungrouped), output
+# features, the kernel's input features when grouped, then spatial and window dims.
+_BATCH, _FEATURE, _OUT, _GROUPED_IN = "a", "b", "c", "e"
+_SPATIAL, _WINDOW = "HWDUVX", "KLMPQR"
+_CONV_DN = frozenset({"jax.lax.ConvDimensionNumbers", "jax.lax.conv_dimension_numbers"})
+_OPTIONAL = ("lhs_dilation", "rhs_dilation", "dimension_numbers", "feature_group_count", "precision",
+             "preferred_element_type")
+
+
+@op("jax.lax.conv_general_dilated", reads=("lhs", "rhs", "window_strides", "padding", *_OPTIONAL))
+@op("jax.lax.conv", "jax.lax.conv_with_general_padding", reads=None)
+def _conv(rw, call: Call):
+    lhs, rhs = call.params.get("lhs"), call.params.get("rhs")
+    if lhs is None or rhs is None or not (isinstance(lhs.value, Array) or isinstance(rhs.value, Array)):
+        return unknown_call(rw, call)
+    rank = _rank(lhs) or _rank(rhs)
+    if _rank(lhs) is not None and _rank(rhs) is not None and _rank(lhs) != _rank(rhs):
+        raise rw.error(LayoutError, call.node, f"{_short(call)}: the image has {_rank(lhs)} dims but the kernel "
+                       f"{_rank(rhs)}", "give the kernel one dim per image dim (out and in features, then the window)")
+    specs = _dimension_numbers(rw, call, rank)
+    groups = _literal(call, "feature_group_count", 1)
+    lhs_letters, rhs_letters, out_letters = _letters(specs, rank, grouped=groups != 1)
+    whole_window = _whole_window(rhs, specs)
+    value, converts = contract(rw, [lhs, whole_window], [lhs_letters, rhs_letters], out_letters, call.node, "conv")
+    converts = [c if c is None or i == 0 else replace(c, operand=rhs) for i, c in enumerate(converts)]
+    if groups != 1:
+        _check_grouped(rw, call, groups, specs, converts, value)
+    spatial = [converts[0].layout.axes[d] if converts[0] is not None else () for d in specs[0][2:]]
+    kept = tuple(c for c in converts if c is not None)
+    accumulate = ("preferred_element_type", (lhs, rhs)) if forms_partial(value, [lhs, rhs]) else None
+    if not any(spatial):
+        return Lowering(value, kept, accumulate=accumulate)
+    return _halo_lowering(rw, call, specs, value, kept, spatial)
+
+
+def _short(call: Call) -> str:
+    return call.name.rsplit(".", 1)[-1]
+
+
+def _rank(o) -> int | None:
+    return o.value.layout.rank if isinstance(o.value, Array) else None
+
+
+def _literal(call: Call, name: str, default: object = None) -> object:
+    """A parameter's literal value, its default where not given, or ``...`` where not a literal."""
+    o = call.params.get(name)
+    if o is None:
+        return default
+    if isinstance(o.value, Static) and o.value.known:
+        return default if o.value.literal is None else o.value.literal
+    return ...
+
+
+# -- dimension numbers ------------------------------------------------------------------------------
+
+
+def _dimension_numbers(rw, call: Call, rank: int | None) -> tuple[tuple[int, ...], ...]:
+    """``(lhs_spec, rhs_spec, out_spec)``: each operand's dims as (batch or out-features, features, then
+    spatial dims in the kernel's order), as ``jax.lax.ConvDimensionNumbers`` has them."""
+    o = call.params.get("dimension_numbers")
+    given = _dn_literal(rw, o) if o is not None else None
+    if rank is None:
+        raise rw.error(LayoutError, call.node, f"{_short(call)}: cannot infer the dims of the image or the kernel",
+                       "give the image a Tensor hint (x: Tensor[\"batch\", \"h\", \"w\", \"c\"])")
+    if given is None:
+        specs = (tuple(range(rank)),) * 3
+    elif all(isinstance(s, str) for s in given):
+        specs = _permutations(rw, o, given, rank)
+    else:
+        specs = tuple(tuple(s) for s in given)
+    if any(sorted(s) != list(range(rank)) for s in specs):
+        raise rw.error(LayoutError, o.original if o is not None else call.node,
+                       f"{_short(call)}: dimension_numbers {given!r} do not name each of the {rank} dims once",
+                       f"write one letter (or index) per dim of the {rank}-dim operands")
+    return specs
+
+
+def _dn_literal(rw, o: Operand):
+    """dimension_numbers as written: None, three strings, or three index tuples (ConvDimensionNumbers)."""
+    if isinstance(o.value, Static) and o.value.known:
+        literal = o.value.literal
+        if literal is None or (isinstance(literal, tuple | list) and len(literal) == 3):
+            return literal
+    node = o.original
+    if isinstance(node, cst.Call) and rw.ctx.qualified_names(node.func) & _CONV_DN:
+        args = {a.keyword.value if a.keyword else i: a.value for i, a in enumerate(node.args)}
+        parts = ([args.get(k, args.get(i)) for i, k in enumerate(("lhs_spec", "rhs_spec", "out_spec"))]
+                 if "conv_dimension_numbers" not in rw.ctx.code(node.func) else [args.get(2, args.get("dimension_numbers"))])
+        try:
+            values = [ast.literal_eval(rw.ctx.code(p)) for p in parts if p is not None]
+        except (ValueError, SyntaxError):
+            values = []
+        if len(values) == 3:
+            return tuple(values)
+        if len(values) == 1 and isinstance(values[0], tuple | list) and len(values[0]) == 3:
+            return tuple(values[0])
+    raise rw.error(UnsupportedError, node, f"dimension_numbers={rw.ctx.code(node)} is not a literal meshify can read",
+                   'write it as a literal: dimension_numbers=("NHWC", "HWIO", "NHWC"), or '
+                   "jax.lax.ConvDimensionNumbers((0, 3, 1, 2), (3, 2, 0, 1), (0, 3, 1, 2))")
+
+
+def _permutations(rw, o: Operand, given, rank: int) -> tuple[tuple[int, ...], ...]:
+    """As ``jax.lax.conv_general_permutations``: spatial dims in the kernel spec's order."""
+    lhs, rhs, out = given
+    if not len(lhs) == len(rhs) == len(out) == rank:
+        raise rw.error(LayoutError, o.original, f"dimension_numbers {tuple(given)!r} do not have {rank} letters each",
+                       f"write {rank} letters per operand, e.g. (\"NHWC\", \"HWIO\", \"NHWC\")")
+
+    def perm(spec: str, pair: str, by_kernel: bool) -> tuple[int, ...]:
+        if any(c not in spec for c in pair) or any(c not in rhs for c in spec if c not in pair):
+            raise rw.error(LayoutError, o.original, f"dimension_numbers {tuple(given)!r}: {spec!r} must hold "
+                           f"{pair[0]!r}, {pair[1]!r} and the kernel's spatial letters", "fix the letters")
+        spatial = [i for i, c in enumerate(spec) if c not in pair]
+        if by_kernel:
+            spatial.sort(key=lambda i: rhs.index(spec[i]))
+        return (spec.index(pair[0]), spec.index(pair[1]), *spatial)
+
+    return perm(lhs, "NC", True), perm(rhs, "OI", False), perm(out, "NC", True)
+
+
+def _letters(specs, rank: int, grouped: bool) -> tuple[str, str, str]:
+    """contract()'s subscripts of the image, the kernel and the output."""
+    lhs_spec, rhs_spec, out_spec = specs
+    lhs, rhs, out = [""] * rank, [""] * rank, [""] * rank
+    lhs[lhs_spec[0]], lhs[lhs_spec[1]] = _BATCH, _FEATURE
+    rhs[rhs_spec[0]], rhs[rhs_spec[1]] = _OUT, _GROUPED_IN if grouped else _FEATURE
+    out[out_spec[0]], out[out_spec[1]] = _BATCH, _OUT
+    for i in range(rank - 2):
+        lhs[lhs_spec[2 + i]] = out[out_spec[2 + i]] = _SPATIAL[i]
+        rhs[rhs_spec[2 + i]] = _WINDOW[i]
+    return "".join(lhs), "".join(rhs), "".join(out)
+
+
+def _whole_window(rhs: Operand, specs) -> Operand:
+    """The kernel as contract() should plan it: its window dims whole (the interpreter gathers a split
+    one), so that they are never taken for a contracted dim split in both operands."""
+    if not isinstance(rhs.value, Array):
+        return rhs
+    layout = rhs.value.layout
+    axes = list(layout.axes)
+    for d in specs[1][2:]:
+        axes[d] = ()
+    return Operand(Array(Layout(layout.dims, tuple(axes), layout.partial), rhs.value.origin), rhs.original, rhs.node)
+
+
+def _check_grouped(rw, call: Call, groups, specs, converts, value) -> None:
+    """A grouped (depthwise) convolution runs locally only with its feature dims whole."""
+    checks = [(converts[0], specs[0][1], "input-feature"), (converts[1], specs[1][0], "output-feature"),
+              (converts[1], specs[1][1], "kernel input-feature")]
+    for convert, dim, what in checks:
+        if convert is not None and convert.layout.axes[dim]:
+            name = convert.layout.dims[dim]
+            raise rw.error(UnsupportedError, convert.operand.original,
+                           f"{_short(call)}(feature_group_count={rw.ctx.code(call.params['feature_group_count'].original)})"
+                           f" with the {what} dim {name!r} split over {axes_text(convert.layout.axes[dim])}: meshify "
+                           "runs a grouped convolution only with its feature dims whole",
+                           f"map {name!r} to no mesh axis (rules={{{name!r}: None}})")
+
+
+# -- split spatial dims: halo exchange ---------------------------------------------------------------
+
+
+def _halo_lowering(rw, call: Call, specs, value, converts, spatial) -> Lowering:
+    lhs = call.params["lhs"]
+    layout = converts[0].layout
+    _refuse_lhs_dilation(rw, call, spatial)
+    halos = _rewrite_time_halos(rw, call, specs, layout, spatial)
+    rhs = call.params["rhs"]
+    template = ["{mr}.halo_conv({lhs}, {rhs}, {window_strides}, {padding}"]
+    fill: list = [("lhs", Ref(0)), ("rhs", Ref(1) if len(converts) > 1 else rhs.node),
+                  ("window_strides", call.params["window_strides"].node),
+                  ("padding", call.params["padding"].node)]
+    for name in _OPTIONAL:
+        o = call.params.get(name)
+        if o is not None:
+            if isinstance(o.value, Array) or (isinstance(o.value, Opaque) and name != "dimension_numbers"):
+                raise rw.error(UnsupportedError, o.original, f"{_short(call)}({name}={rw.ctx.code(o.original)}) must "
+                               "be a Python value, not an array", f"write {name}= as a literal")
+            template.append(f", {name}={{{name}}}")
+            fill.append((name, o.node))
+    template.append(", spatial_axes={spatial_axes})")
+    fill.append(("spatial_axes", cst.parse_expression(_axes_code(spatial))))
+    emitted = _exchanges(rw, lhs, layout, specs[0][2:], spatial, halos)
+    return Lowering(value, converts, "".join(template), tuple(fill), emitted)
+
+
+def _axes_code(spatial) -> str:
+    items = ["None" if not a else (f'"{a[0]}"' if len(a) == 1 else "(" + ", ".join(f'"{x}"' for x in a) + ")")
+             for a in spatial]
+    return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
+
+def _refuse_lhs_dilation(rw, call: Call, spatial) -> None:
+    dilation = _literal(call, "lhs_dilation", None)
+    if dilation is None:
+        return
+    o = call.params["lhs_dilation"]
+    if dilation is ... or any(d != 1 for d, a in zip(dilation, spatial) if a):
+        raise rw.error(UnsupportedError, o.original, f"{_short(call)}(lhs_dilation={rw.ctx.code(o.original)}) along "
+                       "a split spatial dim (a transposed convolution)",
+                       "map that dim to no mesh axis, or upsample (jnp.repeat) and then convolve")
+
+
+def _rewrite_time_halos(rw, call: Call, specs, layout: Layout, spatial) -> list[tuple[int, int] | None]:
+    """Each spatial dim's halo ``(rows before, rows after)`` where the window, stride and padding are
+    known now (None where not, or not split); a convolution whose output cannot split at the shard
+    boundaries is refused here."""
+    rhs = call.params["rhs"]
+    strides = _literal(call, "window_strides")
+    dilation = _literal(call, "rhs_dilation", None)
+    padding = _literal(call, "padding")
+    out: list[tuple[int, int] | None] = []
+    for i, (dim, axes) in enumerate(zip(specs[0][2:], spatial)):
+        kernel = rw.sizes.get(rhs.value.dims[specs[1][2 + i]]) if isinstance(rhs.value, Array) else None
+        if not axes or kernel is None or strides is ... or dilation is ... or padding is ...:
+            out.append(None)
+            continue
+        stride = strides[i] if isinstance(strides, tuple | list) else 1
+        window = (kernel - 1) * (dilation[i] if dilation else 1) + 1
+        rows = rw.sizes.get(layout.dims[dim])
+        lo, hi = _pads(padding, i, window, stride, rows)
+        if not window - stride <= lo + hi <= window - 1 or lo < 0:
+            o = call.params["padding"]
+            raise rw.error(UnsupportedError, o.original,
+                           f"{_short(call)} over spatial dim {layout.dims[dim]!r} split over {axes_text(axes)} with "
+                           f"a window of {window}, stride {stride} and padding ({lo}, {hi}): its output does not have "
+                           f"rows / {stride} rows, so it cannot split at the shard boundaries",
+                           "use padding='SAME' (or explicit padding totalling window - stride), or map "
+                           f"{layout.dims[dim]!r} to no mesh axis (rules={{{layout.dims[dim]!r}: None}})")
+        shards = rw.mesh.size(axes)
+        if rows is not None and (rows % (shards * stride) or max(lo, window - stride - lo) > rows // shards):
+            o = call.params["window_strides"]
+            raise rw.error(UnsupportedError, o.original,
+                           f"{_short(call)} over spatial dim {layout.dims[dim]!r} ({rows} rows in {shards} blocks) "
+                           f"with stride {stride} and a halo of ({lo}, {window - stride - lo}) rows: each block must "
+                           "hold whole strides and at least its halo", f"make {layout.dims[dim]!r} a multiple of "
+                           f"{shards * stride} with blocks of at least the halo, or use fewer shards")
+        out.append((lo, max(window - stride - lo, 0)))
+    return out
+
+
+def _pads(padding, i: int, window: int, stride: int, rows: int | None) -> tuple[int, int]:
+    """The global padding of spatial dim ``i``, as ``jax.lax.padtype_to_pads``."""
+    if not isinstance(padding, str):
+        lo, hi = padding[i]
+        return lo, hi
+    if padding.upper() == "VALID":
+        return 0, 0
+    out = -(-rows // stride) if rows is not None else None
+    total = max((out - 1) * stride + window - rows, 0) if rows is not None else max(window - stride, 0)
+    return (total - total // 2, total // 2) if padding.upper() == "SAME_LOWER" else (total // 2, total - total // 2)
+
+
+def _exchanges(rw, lhs: Operand, layout: Layout, dims, spatial, halos) -> tuple[Emitted, ...]:
+    """One record per ppermute: each side of each split dim, and each corner of two."""
+    what = rw.ctx.code(lhs.original)
+    split = [i for i, a in enumerate(spatial) if a]
+    emitted = []
+    for i in split:
+        for side in (-1, 1):
+            width = None if halos[i] is None else halos[i][0 if side < 0 else 1]
+            if width == 0:
+                continue
+            line = ("row", "column", "slice")[min(i, 2)]
+            rows = f"{line}s" if width is None else f"{width} {line}{'s' * (width != 1)}"
+            where = "before" if side < 0 else "after"
+            source = "previous" if side < 0 else "next"
+            emitted.append(_emitted(rw, layout, [dims[i]], spatial[i], width,
+                                    f"halo over {axes_text(spatial[i])}: {rows} of {what!r} {where} its block along "
+                                    f"split {layout.dims[dims[i]]!r}, from the {source} device (ppermute; zeros at "
+                                    "the image border)" + _unknown(width)))
+    for a, b in ((a, b) for n, a in enumerate(split) for b in split[n + 1:]):
+        for sa in (-1, 1):
+            for sb in (-1, 1):
+                wa = None if halos[a] is None else halos[a][0 if sa < 0 else 1]
+                wb = None if halos[b] is None else halos[b][0 if sb < 0 else 1]
+                if wa == 0 or wb == 0:
+                    continue
+                cells = None if wa is None or wb is None else wa * wb
+                axes = rw.mesh.order((*spatial[a], *spatial[b]))
+                corner = f"{'top' if sa < 0 else 'bottom'}-{'left' if sb < 0 else 'right'}"
+                emitted.append(_emitted(rw, layout, [dims[a], dims[b]], axes, cells,
+                                        f"halo over {axes_text(axes)}: the {corner} corner of {what!r} along split "
+                                        f"{layout.dims[dims[a]]!r}, {layout.dims[dims[b]]!r}, from the diagonal "
+                                        "device (ppermute)" + _unknown(cells)))
+    return tuple(emitted)
+
+
+def _unknown(width) -> str:
+    return "" if width is not None else "; how many follows from the kernel's size at trace time"
+
+
+def _emitted(rw, layout: Layout, dims, axes, width, reason: str) -> Emitted:
+    """A halo exchange on a one-row slab of ``layout`` (the moving dims sized 1), ``width`` times."""
+    names = list(layout.dims)
+    split = list(layout.axes)
+    for d in dims:
+        names[d], split[d] = BROADCAST, ()
+    return Emitted(halo_kind(width or 1), tuple(axes), Layout(tuple(names), tuple(split)), layout.dims[dims[0]],
+                   reason)
