@@ -593,7 +593,7 @@ class FunctionRewriter:
                 # each item's expression, or the whole right-hand side (jnp.split(x @ w, 2): its items
                 # have its dtype, and are partial sums formed like it)
                 nodes = [e.value for e in node.elements] if isinstance(node, cst.Tuple | cst.List) \
-                    and len(node.elements) == len(elements) else _items(node, len(elements))
+                    and len(node.elements) == len(elements) else [node] * len(elements)
                 for e, v, n in zip(elements, value.items, nodes):
                     self._bind_target(e, v, n)
                 return
