@@ -29,7 +29,7 @@ from meshify.rewrite.rules._api import (
 from meshify.rewrite.rules.contractions import forms_partial, matmul
 from meshify.rewrite.rules.elementwise import elementwise
 
-__all__ = ["evaluate", "binary_operator"]
+__all__ = ["binary_operator", "evaluate", "none_test"]
 
 
 # -- evaluation -----------------------------------------------------------------------------
@@ -42,7 +42,9 @@ def evaluate(rw, node: cst.BaseExpression):
         return Operand(Static.of(_number(node)), node, node)
     if isinstance(node, cst.SimpleString):
         return Operand(Static.of(_string(node)), node, node)
-    if isinstance(node, cst.ConcatenatedString | cst.FormattedString):
+    if isinstance(node, cst.FormattedString):
+        return _formatted(rw, node)
+    if isinstance(node, cst.ConcatenatedString):
         return Operand(Static(), node, node)
     if isinstance(node, cst.UnaryOperation):
         return _unary(rw, node)
@@ -76,6 +78,8 @@ def evaluate(rw, node: cst.BaseExpression):
         return Operand(TupleValue(tuple(i.value for i in items)), node, new)
     if isinstance(node, cst.IfExp):
         return _if_exp(rw, node)
+    if isinstance(node, cst.BooleanOperation):
+        return _boolean(rw, node)
     if isinstance(node, cst.Ellipsis):
         return Operand(Static.of(...), node, node)
     return _opaque_construct(rw, node)
@@ -169,6 +173,9 @@ def _comparison(rw, node: cst.Comparison):
             return Operand(Static(), node, node)
         raise rw.error(UnsupportedError, node, "chained comparison of arrays", "compare two arrays at a time")
     target = node.comparisons[0]
+    if isinstance(target.operator, cst.Is | cst.IsNot):  # identity: a Python bool at trace time
+        known = none_test(rw, node)
+        return Operand(Static() if known is None else Static.of(known), node, node)
     left, right = rw.expr(node.left), rw.expr(target.comparator)
     value, converts = elementwise(rw, [left, right], NONLINEAR, node, "comparison")
     l, r = rw.converted([left, right], converts)
@@ -176,11 +183,68 @@ def _comparison(rw, node: cst.Comparison):
     return Operand(value, node, new)
 
 
+def _formatted(rw, node: cst.FormattedString):
+    """An f-string (an assert's or a raise's message): its fields rewritten, so that ``{x.shape[-1]}``
+    of a split dim still shows the global size."""
+    parts = []
+    quote = node.start.lstrip("rRfFbBuU")[:1]
+    for part in node.parts:
+        if isinstance(part, cst.FormattedStringExpression):
+            new = rw.expr(part.expression).node
+            if quote not in cst.Module(body=[]).code_for_node(new):  # a quote there would end the string (< 3.12)
+                part = part.with_changes(expression=new)
+        parts.append(part)
+    return Operand(Static(), node, node.with_changes(parts=parts))
+
+
+def _boolean(rw, node: cst.BooleanOperation):
+    """``a and b`` / ``a or b`` on static values (``x.shape[-1] % cfg.heads == 0 and cfg.bias``): its
+    operands rewritten (a split dim's size stays global); near an array, refused as before."""
+    left, right = rw.expr(node.left), rw.expr(node.right)
+    if isinstance(left.value, Array) or isinstance(right.value, Array):
+        return _opaque_construct(rw, node)
+    new = node.with_changes(left=left.node, right=right.node)
+    if isinstance(left.value, Static) and isinstance(right.value, Static) and left.value.known and right.value.known:
+        a, b = left.value.literal, right.value.literal
+        return Operand(Static.of((a and b) if isinstance(node.operator, cst.And) else (a or b)), node, new)
+    return Operand(Static(), node, new)
+
+
+def none_test(rw, node: cst.BaseExpression) -> bool | None:
+    """``pos is None`` / ``pos is not None`` where meshify knows the answer: an array (a hinted
+    parameter, a helper's array argument) is never None; a helper called without it (a literal None
+    default) always is.  Helper versions are specialised on it.  None where it cannot tell."""
+    if not (isinstance(node, cst.Comparison) and len(node.comparisons) == 1):
+        return None
+    target = node.comparisons[0]
+    if not isinstance(target.operator, cst.Is | cst.IsNot):
+        return None
+    sides = [node.left, target.comparator]
+    if not any(isinstance(n, cst.Name) and n.value == "None" for n in sides):
+        return None
+    other = next((n for n in sides if not (isinstance(n, cst.Name) and n.value == "None")), None)
+    if not isinstance(other, cst.Name):
+        return None
+    value = rw.env.get(other.value, rw.free.get(other.value))
+    if isinstance(value, Array | TupleValue | StructValue):
+        is_none = False
+    elif isinstance(value, Static) and value.known:
+        is_none = value.literal is None
+    else:
+        return None
+    return is_none if isinstance(target.operator, cst.Is) else not is_none
+
+
 def _if_exp(rw, node: cst.IfExp):
     test = rw.expr(node.test)
     if not isinstance(test.value, Static):
         raise rw.error(UnsupportedError, node.test, "a conditional expression on a traced array",
                        "use jnp.where(cond, a, b)")
+    known = none_test(rw, node.test)
+    if known is not None:  # b if pos is None else a + pos: only the branch Python takes runs
+        taken = rw.expr(node.body if known else node.orelse)
+        new = node.with_changes(body=taken.node) if known else node.with_changes(orelse=taken.node)
+        return Operand(taken.value, node, new)
     body, orelse = rw.expr(node.body), rw.expr(node.orelse)
     if body.value != orelse.value:
         raise rw.error(LayoutError, node, "the branches of this conditional expression have different layouts",

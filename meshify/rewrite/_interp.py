@@ -29,7 +29,7 @@ from meshify.rewrite import rules as _rules  # noqa: F401  (registers every op r
 from meshify.rewrite._collectives import axes_text, collective
 from meshify.rewrite._context import ModuleContext
 from meshify.rewrite._dtypes import Dtypes, like_node
-from meshify.rewrite._evaluate import binary_operator, evaluate
+from meshify.rewrite._evaluate import binary_operator, evaluate, none_test
 from meshify.rewrite._hints import StructHint, read_dims, read_return_dims, read_struct
 from meshify.rewrite._nested import LocalDef, define, emit_defs, local_def, refuse_value
 from meshify.rewrite._plan import Step, plan_conversion, step_result
@@ -88,6 +88,8 @@ class FunctionPlan:
     #: Static parameter -> attribute the body reads off it (``self.w``) -> the dims a hint pins it to
     #: (``w: Tensor["d", "f"] = self.w``) or None: at call time an array there is passed in as an input.
     static_reads: dict[str, dict[str, tuple[str, ...] | None]] = field(default_factory=dict)
+    #: Module variables the function and its helpers read, by name.
+    globals_read: tuple[str, ...] = ()
     #: Names of the helper versions this function calls, directly or not, in emission order.
     helpers: list[str] = field(default_factory=list)
     #: Array parameters in order; pytree ones map to their StructHint (their leaves are in ``params``
@@ -170,6 +172,8 @@ class FunctionRewriter:
         self.key_names: set[str] = set()
         #: (static parameter, attribute) pairs read, e.g. ("self", "w"), and the dims of those a hint pins.
         self.static_reads: set[tuple[str, str]] = set()
+        #: Module variables the body reads (``SCALE``): a call after one is rebound traces again.
+        self.globals_read: set[str] = set()
         self.pinned_reads: dict[tuple[str, str], tuple[str, ...]] = {}
         self._loops: list[int | str | None] = []
         #: Names bound by a lambda being walked: their partial sums are reduced inline, never hoisted.
@@ -181,6 +185,8 @@ class FunctionRewriter:
         self.closure_dtypes: dict[str, tuple[str, ...] | None] = {}
         self._comments: list[str] = []
         self._line = 0
+        #: A one-line body walked as a line of its own -> its first statement (for positions).
+        self._anchors: dict[cst.SimpleStatementLine, cst.CSTNode] = {}
         self._return: tuple[tuple[str, ...], ...] | tuple[str, ...] | None = None
         #: The dtype of each value as code, for float32 accumulation of low-precision partial sums.
         self.dtypes = Dtypes(self, unknown=unknown_dtypes)
@@ -201,6 +207,7 @@ class FunctionRewriter:
         for param, attr in sorted(self.static_reads):
             plan.static_reads.setdefault(param, {})[attr] = self.pinned_reads.get((param, attr))
         plan.helpers = list(dict.fromkeys(self.uses))
+        plan.globals_read = tuple(sorted(self.globals_read))
         plan.args = self._args
         return plan
 
@@ -255,9 +262,9 @@ class FunctionRewriter:
 
     def _walk_body(self) -> cst.FunctionDef:
         body = self.fn.body
-        if not isinstance(body, cst.IndentedBlock):
-            raise self.ctx.error(UnsupportedError, self.fn, f"{self.fn.name.value}() is a one-line function",
-                                 "put the body on its own indented lines")
+        one_line = not isinstance(body, cst.IndentedBlock)
+        if one_line:  # def f(x): return x * 2
+            body = self._indented(body)
         new_body = emit_defs(self, self._block(body.body))
         captured = self.dtypes.captured(cst.Module(body=new_body).code if self.dtypes.captures else "")
         if captured:
@@ -271,12 +278,39 @@ class FunctionRewriter:
         if not self._is_return(body.body[-1]):
             raise self.ctx.error(UnsupportedError, self.fn, f"{self.fn.name.value}() does not end in a return",
                                  "return the result as the last statement")
+        if one_line:
+            return self.fn.with_changes(body=self._one_line(self.fn.body, new_body))
         return self.fn.with_changes(body=body.with_changes(body=new_body))
+
+    def _indented(self, suite: cst.SimpleStatementSuite) -> cst.IndentedBlock:
+        """A one-line body (``if cfg.bias: x = x + b``) as a block of one line, to walk."""
+        line = cst.SimpleStatementLine(body=suite.body)
+        self._anchors[line] = suite.body[0]  # where errors and records point
+        return cst.IndentedBlock(body=[line], header=suite.trailing_whitespace)
+
+    @staticmethod
+    def _one_line(suite: cst.SimpleStatementSuite, new: list[cst.BaseStatement]) -> cst.BaseSuite:
+        """A rewritten one-line body: on its line still, unless the rewrite added comments or statements."""
+        if len(new) == 1 and isinstance(new[0], cst.SimpleStatementLine) and not new[0].leading_lines:
+            return suite.with_changes(body=new[0].body)
+        return cst.IndentedBlock(body=new, header=suite.trailing_whitespace)
+
+    def _suite(self, suite: cst.BaseSuite) -> cst.BaseSuite:
+        """A block's statements rewritten (an indented block, or a one-line body)."""
+        if isinstance(suite, cst.IndentedBlock):
+            return suite.with_changes(body=self._block(suite.body))
+        return self._one_line(suite, self._block(self._indented(suite).body))  # type: ignore[arg-type]
+
+    @staticmethod
+    def _suite_returns(suite: cst.BaseSuite) -> bool:
+        if isinstance(suite, cst.IndentedBlock):
+            return FunctionRewriter._is_exit(suite.body[-1])
+        return any(isinstance(s, cst.Return | cst.Raise) for s in suite.body)  # type: ignore[attr-defined]
 
     def _block(self, statements) -> list[cst.BaseStatement]:
         out: list[cst.BaseStatement] = []
         for i, stmt in enumerate(statements):
-            if i and self._is_return(statements[i - 1]):
+            if i and self._is_exit(statements[i - 1]):
                 raise self.ctx.error(UnsupportedError, stmt, "code after return", "remove unreachable code")
             out.extend(self._statement(stmt))
         return out
@@ -346,6 +380,12 @@ class FunctionRewriter:
     def _is_return(stmt: cst.BaseStatement) -> bool:
         return isinstance(stmt, cst.SimpleStatementLine) and any(isinstance(s, cst.Return) for s in stmt.body)
 
+    @staticmethod
+    def _is_exit(stmt: cst.BaseStatement) -> bool:
+        """A return or a raise: the statements after it never run."""
+        return isinstance(stmt, cst.SimpleStatementLine) and any(isinstance(s, cst.Return | cst.Raise)
+                                                                 for s in stmt.body)
+
     # -- statements ---------------------------------------------------------------------
 
     def _statement(self, stmt: cst.BaseStatement) -> list[cst.BaseStatement]:
@@ -368,7 +408,7 @@ class FunctionRewriter:
         for _ in range(_MAX_RESTARTS):
             self._comments = []
             mark = self.mark()
-            self._line = self.ctx.line(stmt)
+            self._line = self.ctx.line(self._anchors.get(stmt, stmt))
             try:
                 small = [self._small(s) for s in stmt.body]
             except _Restart as r:
@@ -380,7 +420,8 @@ class FunctionRewriter:
                 new = new.with_changes(leading_lines=[*stmt.leading_lines,
                                                       *(comment_line(c) for c in self._comments)])
             return [*hoisted, new]
-        raise self.ctx.error(UnsupportedError, stmt, "statement needs too many materialised partial sums",
+        raise self.ctx.error(UnsupportedError, self._anchors.get(stmt, stmt),
+                             "statement needs too many materialised partial sums",
                              "split it into several statements")
 
     def _for_statement(self, stmt: cst.For) -> list[cst.BaseStatement]:
@@ -439,18 +480,19 @@ class FunctionRewriter:
         if not isinstance(iterable.value, Static):
             raise self.ctx.error(UnsupportedError, stmt.iter, "a Python loop over an array",
                                  "loop over static values (range(n)), or use jax.lax.scan")
-        if stmt.orelse is not None or stmt.asynchronous is not None or not isinstance(stmt.body, cst.IndentedBlock):
-            raise self.ctx.error(UnsupportedError, stmt, "for/else, async for, or a one-line loop body",
-                                 "write a plain for loop with its body on indented lines")
+        if stmt.orelse is not None or stmt.asynchronous is not None:
+            raise self.ctx.error(UnsupportedError, stmt, "for/else or async for",
+                                 "write a plain for loop (move the else: block after it)")
         start = dict(self.env)
         self._bind_target(stmt.target, Static())
-        body: list[cst.BaseStatement] = []
+        block = stmt.body if isinstance(stmt.body, cst.IndentedBlock) else self._indented(stmt.body)  # type: ignore[arg-type]
         self._loops.append(self._trip_count(stmt.iter))
         try:
-            for inner in stmt.body.body:
-                body.extend(self._statement(inner))
+            statements = self._block(block.body)
+            statements.extend(self._complete_carried(start, stmt))
         finally:
             self._loops.pop()
+        body = block.with_changes(body=statements) if block is stmt.body else self._one_line(stmt.body, statements)
         for name, before in start.items():
             after = self.env.get(name)
             if isinstance(before, Array) and isinstance(after, Array) and before.layout.dims == after.layout.dims \
@@ -462,7 +504,26 @@ class FunctionRewriter:
                     LayoutError, stmt, f"the layout of {name!r} changes across iterations of this loop: "
                     f"{before.layout.describe()} before, {described} after",
                     f"pin it with a hint inside the loop: {name}: Tensor[{', '.join(map(repr, before.dims))}] = ...")
-        return stmt.with_changes(body=stmt.body.with_changes(body=body))
+        return stmt.with_changes(body=body)
+
+    def _complete_carried(self, start: dict[str, Value], stmt: cst.For) -> list[cst.BaseStatement]:
+        """``h = mr.psum(h, ...)`` at the end of a loop body that leaves ``h`` a partial sum where it
+        entered whole (or less partial): the next iteration takes it as it entered.  (Entering the loop
+        as a partial sum instead would sum each device's whole copy on the first iteration.)"""
+        out = []
+        for name, before in start.items():
+            after = self.env.get(name)
+            if not (isinstance(before, Array) and isinstance(after, Array) and before.dims == after.dims):
+                continue
+            extra = after.layout.partial - before.layout.partial
+            if not extra:
+                continue
+            self._comments = []
+            steps = plan_conversion(after.layout, after.layout.with_partial(after.layout.partial - extra), self.mesh)
+            op = Operand(after, cst.Name(name), cst.Name(name))
+            reason = self._reason(steps[0], op, after.layout, "the next iteration (it entered the loop whole)")
+            out.append(self._materialise(_Restart(name, steps[0].axes, reason), stmt))
+        return out
 
     def _if_statement(self, stmt: cst.If) -> cst.If:
         """``if flag:`` on a static value (a config field, a ``train`` flag): both branches are rewritten.
@@ -477,12 +538,13 @@ class FunctionRewriter:
                                  "branch with jnp.where(cond, a, b), or on static Python values only")
         if test.value.known and self.assume_defaults:
             return self._taken_branch(stmt, test)
+        known = none_test(self, stmt.test)
+        if known is not None:
+            return self._none_branch(stmt, known)
         start = dict(self.env)
         dtypes_start = self.dtypes.snapshot()
-        body = self._block(stmt.body.body) if isinstance(stmt.body, cst.IndentedBlock) else None
-        if body is None:
-            raise self.ctx.error(UnsupportedError, stmt, "a one-line if body", "put the body on its own lines")
-        after_body, body_returns = self.env, self._is_return(stmt.body.body[-1])
+        body = self._suite(stmt.body)
+        after_body, body_returns = self.env, self._suite_returns(stmt.body)
         dtypes_body = self.dtypes.snapshot()
         self.env = dict(start)
         self.dtypes.restore(dtypes_start)
@@ -492,26 +554,39 @@ class FunctionRewriter:
         if isinstance(orelse, cst.If):
             new_orelse = self._if_statement(orelse)
         elif isinstance(orelse, cst.Else):
-            statements = orelse.body.body
-            new_orelse = orelse.with_changes(body=orelse.body.with_changes(body=self._block(statements)))
-            else_returns = self._is_return(statements[-1])
+            new_orelse = orelse.with_changes(body=self._suite(orelse.body))
+            else_returns = self._suite_returns(orelse.body)
         after_else = self.env
         self.env = self._merge(stmt, start, [] if body_returns else [after_body],
                                [] if else_returns else [after_else])
         self.dtypes.merge([*([] if body_returns else [dtypes_body]),
                            *([] if else_returns else [self.dtypes.snapshot()])])
-        return stmt.with_changes(test=test.node, body=stmt.body.with_changes(body=body),
+        return stmt.with_changes(test=test.node, body=body,
                                  orelse=new_orelse if new_orelse is not None else stmt.orelse)
+
+    def _none_branch(self, stmt: cst.If, taken: bool) -> cst.If:
+        """``if pos is None:`` where meshify knows whether ``pos`` is None (an array never is; a helper
+        version is specialised on it): only the branch Python takes is rewritten, the other kept as
+        written (it never runs in this version), and a comment says so."""
+        note = comment_line(f"'{self.ctx.code(stmt.test)}' is {taken} in this version: only "
+                            f"{'this branch' if taken else 'the else branch'} runs, and is rewritten")
+        new = stmt.with_changes(leading_lines=[*stmt.leading_lines, note])
+        if taken:
+            return new.with_changes(body=self._suite(stmt.body))
+        if isinstance(stmt.orelse, cst.If):
+            return new.with_changes(orelse=self._if_statement(stmt.orelse))
+        if isinstance(stmt.orelse, cst.Else):
+            return new.with_changes(orelse=stmt.orelse.with_changes(body=self._suite(stmt.orelse.body)))
+        return new
 
     def _taken_branch(self, stmt: cst.If, test: Operand) -> cst.If:
         """explain's mode, a known condition: only the branch Python will take is walked."""
         if test.value.literal:
-            body = self._block(stmt.body.body)  # type: ignore[union-attr]
-            return stmt.with_changes(body=stmt.body.with_changes(body=body))
+            return stmt.with_changes(body=self._suite(stmt.body))
         if isinstance(stmt.orelse, cst.If):
             return stmt.with_changes(orelse=self._if_statement(stmt.orelse))
         if isinstance(stmt.orelse, cst.Else):
-            self._block(stmt.orelse.body.body)  # type: ignore[union-attr]
+            self._suite(stmt.orelse.body)
         return stmt
 
     def _merge(self, stmt, start, *branches) -> dict[str, Value]:
@@ -572,9 +647,34 @@ class FunctionRewriter:
             return s.with_changes(value=self.expr(s.value).node)
         if isinstance(s, cst.Pass):
             return s
+        if isinstance(s, cst.Assert):
+            return self._assert(s)
+        if isinstance(s, cst.Raise):
+            return self._raise(s)
         kind = type(s).__name__.lower()
         raise self.ctx.error(UnsupportedError, s, f"'{kind}' statements are not supported in a @mesh function",
                              "move it outside the @mesh function")
+
+    def _assert(self, s: cst.Assert) -> cst.Assert:
+        """``assert`` on static values (shapes, the config): kept, a check run when JAX traces the program
+        (``x.shape[-1]`` of a split dim still means its global size)."""
+        test = self.expr(s.test)
+        msg = self.expr(s.msg) if s.msg is not None else None
+        for op in (test, msg):
+            if op is not None and not isinstance(op.value, Static):
+                raise self.ctx.error(
+                    UnsupportedError, op.original, f"assert on {self.ctx.code(op.original)!r}, a traced array: "
+                    "its value is known only on device, when the program runs",
+                    "assert on static values only (shapes, the config); check array values outside the @mesh "
+                    "function, or with jax.experimental.checkify")
+        return s.with_changes(test=test.node, msg=msg.node if msg is not None else s.msg)
+
+    def _raise(self, s: cst.Raise) -> cst.Raise:
+        """``raise ValueError(...)``: kept (under ``if`` on static values, a check run at trace time)."""
+        exc = self.expr(s.exc) if s.exc is not None else None
+        cause = self.expr(s.cause.item) if s.cause is not None else None
+        new = s.with_changes(exc=exc.node) if exc is not None else s
+        return new.with_changes(cause=s.cause.with_changes(item=cause.node)) if cause is not None else new
 
     def _bind_target(self, target: cst.BaseAssignTargetExpression, value: Value,
                      node: cst.BaseExpression | None = None) -> None:
@@ -931,7 +1031,10 @@ class FunctionRewriter:
             return self.free[node.value]
         if node.value in self.ctx.enclosing_names(self.fn):  # a closure's variable: may be an array
             return Opaque()
-        return self.ctx.global_value(node.value)
+        value = self.ctx.global_value(node.value)
+        if node.value in self.ctx.assignments and isinstance(value, Static):
+            self.globals_read.add(node.value)  # a module constant: the program is keyed on its value
+        return value
 
     def error(self, cls: type[MeshifyError], node: cst.CSTNode, headline: str, fix: str = "") -> MeshifyError:
         return self.ctx.error(cls, node, headline, fix)

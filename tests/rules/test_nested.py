@@ -244,3 +244,144 @@ def test_a_scan_body_def_with_too_few_parameters_is_refused() -> None:
 
         return jax.lax.scan(body, x, (w1, w2))[0]
         """, LAYERS)
+
+
+# -- one-line bodies -----------------------------------------------------------------------------
+
+B = X + ', b: Tensor["d"], cfg'
+
+
+def test_one_line_bodies_stay_on_their_line_when_nothing_is_inserted() -> None:
+    assert_rewrite("""
+        def act(y): return jnp.tanh(y)
+        h = act(x)
+        if cfg.bias: h = h + b
+        else: h = h * 2
+        for i in range(3): h = h * 2; h = h + 1
+        if cfg.early: return h
+        return h
+        """, """
+        def act(y): return jnp.tanh(y)
+        h = act(x)
+        if cfg.bias: h = h + b
+        else: h = h * 2
+        for i in range(3): h = h * 2; h = h + 1
+        if cfg.early: return h
+        return h
+        """, B, OUT, MESH)
+
+
+def test_a_one_line_body_needing_a_collective_becomes_an_indented_block() -> None:
+    assert_rewrite("""
+        h = x
+        if cfg.bias: h = h + jnp.tanh(x @ w1) @ w2
+        return h
+        """, """
+        h = x
+        if cfg.bias:
+            # meshify: psum over 'model': jnp.tanh(x @ w1) @ w2 is a partial sum (contracted 'f' split); '+' needs it whole
+            h = h + mr.psum(jnp.matmul(jnp.tanh(x @ w1), w2, preferred_element_type=mr.sum_dtype(x, w1, w2)), "model", like=(x, w1, w2))
+        return h
+        """, B, OUT, MESH)
+
+
+def test_a_one_line_nested_def_is_rewritten_on_its_line() -> None:
+    assert_rewrite("""
+        def act(y): return jnp.tanh(y @ w1) @ w2
+        return act(x)
+        """, """
+        def act(y): return jnp.matmul(jnp.tanh(y @ w1), w2, preferred_element_type=mr.sum_dtype(y, w1, w2))
+        # meshify: psum over 'model': act(x) is a partial sum (contracted 'f' split); the return hint needs it whole
+        return mr.psum(act(x), "model", like=(x, w1, w2))
+        """, X, OUT, MESH)
+
+
+def test_a_one_line_mesh_function() -> None:
+    from meshify.rewrite import convert_source
+
+    text = convert_source(
+        'import jax.numpy as jnp\nfrom meshify import Tensor, mesh\n\n\n@mesh(model=4, rules={"f": "model"})\n'
+        'def f(x: Tensor["d", "f"]) -> Tensor["d"]: return jnp.sum(x, axis=1)\n', "case.py").text
+    assert 'def f(x: Tensor["d", "f"]) -> Tensor["d"]:\n    # meshify: psum over \'model\'' in text, text
+
+
+def test_a_loop_body_leaving_a_partial_sum_completes_it_each_iteration() -> None:
+    assert_rewrite("""
+        h = x
+        for i in range(3): h = jnp.tanh(h @ w1) @ w2
+        return h
+        """, """
+        h = x
+        for i in range(3):
+            h = jnp.matmul(jnp.tanh(h @ w1), w2, preferred_element_type=mr.sum_dtype(x, w1, w2))
+            # meshify: psum over 'model': h is a partial sum (contracted 'f' split); the next iteration (it entered the loop whole) needs it whole
+            h = mr.psum(h, "model", like=(x, w1, w2))
+        return h
+        """, X, OUT, MESH)
+
+
+# -- assert and raise on static values -----------------------------------------------------------
+
+H = 'x: Tensor["batch", "model"], w: Tensor["model", "d"], cfg, n'
+
+
+def test_an_assert_on_static_values_is_kept_with_global_sizes() -> None:
+    assert_rewrite("""
+        assert x.shape[-1] % cfg.heads == 0, f"{x.shape[-1]} heads"
+        assert x.shape[1] == 8 and cfg.bias
+        return x @ w
+        """, """
+        assert (x.shape[-1] * 4) % cfg.heads == 0, f"{(x.shape[-1] * 4)} heads"
+        assert (x.shape[1] * 4) == 8 and cfg.bias
+        # meshify: psum over 'model': x @ w is a partial sum (contracted 'model' split); the return hint needs it whole
+        return mr.psum(jnp.matmul(x, w, preferred_element_type=mr.sum_dtype(x, w)), "model", like=(x, w))
+        """, H, OUT)
+
+
+def test_a_raise_under_a_static_if_is_kept_and_its_branch_leaves_nothing() -> None:
+    assert_rewrite("""
+        if n < 0: raise ValueError(f"n={n}")
+        if cfg.bad:
+            h = x
+            raise NotImplementedError("no")
+        else:
+            h = x * n
+        return h @ w
+        """, """
+        if n < 0: raise ValueError(f"n={n}")
+        if cfg.bad:
+            h = x
+            raise NotImplementedError("no")
+        else:
+            h = x * n
+        # meshify: psum over 'model': h @ w is a partial sum (contracted 'model' split); the return hint needs it whole
+        return mr.psum(jnp.matmul(h, w, preferred_element_type=mr.sum_dtype(x, w)), "model", like=(x, w))
+        """, H, OUT)
+
+
+def test_an_assert_on_a_traced_array_is_refused() -> None:
+    with pytest.raises(UnsupportedError) as info:
+        rewrite("assert jnp.all(x > 0)\nreturn x @ w", H, OUT)
+    text = str(info.value)
+    assert "assert on 'jnp.all(x > 0)', a traced array" in text and "checkify" in text and "^" in text
+
+
+# -- `if x is None:` on values meshify knows ------------------------------------------------------
+
+
+def test_an_is_none_test_of_an_array_rewrites_only_the_branch_that_runs() -> None:
+    assert_rewrite("""
+        if w is None:
+            h = x
+        else:
+            h = x @ w
+        return h if w is not None else x
+        """, """
+        # meshify: 'w is None' is False in this version: only the else branch runs, and is rewritten
+        if w is None:
+            h = x
+        else:
+            h = jnp.matmul(x, w, preferred_element_type=mr.sum_dtype(x, w))
+        # meshify: psum over 'model': h if w is not None else x is a partial sum (contracted 'model' split); the return hint needs it whole
+        return mr.psum(h if w is not None else x, "model", like=(x, w))
+        """, H, OUT)
