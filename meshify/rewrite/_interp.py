@@ -693,7 +693,7 @@ class FunctionRewriter:
                 # each item's expression, or the whole right-hand side (jnp.split(x @ w, 2): its items
                 # have its dtype, and are partial sums formed like it)
                 nodes = [e.value for e in node.elements] if isinstance(node, cst.Tuple | cst.List) \
-                    and len(node.elements) == len(elements) else [node] * len(elements)
+                    and len(node.elements) == len(elements) else _items(node, len(elements))
                 for e, v, n in zip(elements, value.items, nodes):
                     self._bind_target(e, v, n)
                 return
@@ -1055,6 +1055,14 @@ _AUG_TO_BINARY = {
     cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
     cst.DivideAssign: cst.Divide, cst.PowerAssign: cst.Power, cst.MatrixMultiplyAssign: cst.MatrixMultiply,
 }
+
+
+def _items(node: cst.BaseExpression | None, n: int) -> list[cst.BaseExpression | None]:
+    """What each item of ``a, b = node`` is, for its dtype: ``node[i]`` where ``node`` names a tuple
+    (a tuple parameter, a scan's ``xs``: its items' dtypes may differ), else ``node`` itself."""
+    if isinstance(node, cst.Name | cst.Attribute | cst.Subscript):
+        return [cst.Subscript(node, [cst.SubscriptElement(cst.Index(cst.Integer(str(i))))]) for i in range(n)]
+    return [node] * n
 
 
 def _common_layout(results: list[Value]) -> Layout | None:
