@@ -60,10 +60,6 @@ PACKAGE = str(Path(__file__).resolve().parent.parent / "meshify")
 #: Kept in sync with reality by xfail(strict=True).
 XFAIL: dict[str, str] = {
     # -- the promise broken: wrong numbers, wrong shapes, crashes --------------------------------------
-    "global_literal_mutated": (
-        "WRONG NUMBERS (-1.141 instead of -2.852 after SCALE = 5.0): the module global is read when the "
-        "program is first traced and the jitted program is cached (as jax.jit(f) does: documented in the "
-        "README), while .reference reads the current value"),
     # -- refused since the soundness work (were wrong numbers or shapes); ought to run ----------------
     "closure_scalar_factory:converted": "REFUSED MSH040: a converted file cannot know what a closure's eps holds",
     "closure_unnamed:converted": "REFUSED MSH040: a converted file cannot know what a closure's W holds",

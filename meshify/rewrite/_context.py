@@ -223,6 +223,19 @@ class ModuleContext:
                         found[name] = value if isinstance(target, cst.Name) and name not in found else None
         return found
 
+    @cached_property
+    def declared_global(self) -> frozenset[str]:
+        """Names some function rebinds with a ``global`` statement: their value changes at run time,
+        so the literal the module assigns proves nothing (an ``if`` or an axis must not rely on it)."""
+        names: set[str] = set()
+
+        class _Globals(cst.CSTVisitor):
+            def visit_Global(self, node: cst.Global) -> None:
+                names.update(n.name.value for n in node.names)
+
+        self.module.visit(_Globals())
+        return frozenset(names)
+
     def enclosing_names(self, fn: cst.FunctionDef) -> frozenset[str]:
         """The names the functions around a nested ``fn`` bind (parameters, locals): ``fn`` may close
         over any of them, whatever the module binds under the same name."""
@@ -248,9 +261,13 @@ class ModuleContext:
             value = self.assignments[name]
             if value is not None and name not in self.imports.imports:
                 try:
-                    return Static.of(ast.literal_eval(self.code(value)))
+                    literal = ast.literal_eval(self.code(value))
                 except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-                    pass
+                    return Opaque()
+                if name not in self.declared_global:
+                    return Static.of(literal)
+                if isinstance(literal, int | float | bool | str):
+                    return Static()  # a scalar a function rebinds: its value is read at each call
             return Opaque()
         if name in self.imports.imports:
             return Static() if self.imports.imports[name].split(".")[0] in _STATIC_MODULES else Opaque()

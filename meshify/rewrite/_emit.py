@@ -79,6 +79,9 @@ def sharded_decorator_text(plan: FunctionPlan, mr: str) -> str:
                                                      for a, d in attrs.items()) + "}"
                             for p, attrs in plan.static_reads.items())
         reads = f"    reads={{{entries}}},\n"
+    if plan.globals_read:
+        reads += "    globals_read=(" + ", ".join(f'"{n}"' for n in plan.globals_read) + \
+            ("," if len(plan.globals_read) == 1 else "") + "),\n"
     return (f"{mr}.sharded(\n    {mr}.MeshSpec.of({mesh}),\n    {{\n{args}    }},\n"
             f"    out_specs={out},\n{reads})")
 

@@ -37,6 +37,7 @@ class Specialization:
     dtype: tuple[str, ...] | None = None  # the result's dtype carriers, in the helper's names (_dtypes)
     dtypes: object = None  # the version's Dtypes, to map those carriers into a caller's names
     widened: bool = False  # returns a partial sum accumulated in float32
+    globals_read: frozenset[str] = frozenset()  # module variables it reads, transitively
 
 
 @dataclass(slots=True)
@@ -139,12 +140,13 @@ def call_helper(rw, call, fn: cst.FunctionDef) -> tuple[Value, cst.BaseExpressio
         spec = Specialization(name, vname, node, result, list(sub.records), list(dict.fromkeys(sub.uses)),
                               frozenset(sub.index_names & params), frozenset(sub.key_names & params),
                               frozenset(sub.static_reads), tuple(sub.pinned_reads.items()), sub.return_dtype,
-                              sub.dtypes, sub.returns_widened)
+                              sub.dtypes, sub.returns_widened, frozenset(sub.globals_read))
         registry.versions[key] = spec
         registry.names.add(vname)
     _mark_arguments(rw, call, fn, spec)
     rw.uses.extend([*spec.uses, spec.name])
     rw.static_reads |= spec.static_reads
+    rw.globals_read |= spec.globals_read
     rw.pinned_reads.update(spec.pinned_reads)
     rw.records.extend(replace(r, loops=(*rw._loops, *r.loops)) for r in spec.records)
     rw.dtypes.calls[call.node] = spec.dtypes.in_caller(spec.dtype, passed)

@@ -114,8 +114,12 @@ class Sharded:
 
     def __init__(self, local: Callable[..., Any], mesh_spec: MeshSpec, args: Mapping[str, ArgSpec],
                  out_specs: Any, *, devices: Sequence[jax.Device] | None = None,
-                 reads: Mapping[str, Mapping[str, tuple[str, ...] | None]] | None = None) -> None:
+                 reads: Mapping[str, Mapping[str, tuple[str, ...] | None]] | None = None,
+                 globals_read: Sequence[str] = ()) -> None:
         self.local = local
+        #: Module variables the body reads (``SCALE``): the program is keyed on their current values,
+        #: so a call after one is rebound traces again (``.reference`` reads the current value too).
+        self.globals_read = tuple(globals_read)
         #: Static parameter -> attribute the body reads off it (``self.w``) -> the dims a hint pins it to,
         #: or None (then it must not be an array of rank > 0).  Arrays there are inputs of every call.
         self.reads = {name: dict(attrs) for name, attrs in (reads or {}).items()}
@@ -242,15 +246,38 @@ class Sharded:
                  reads: tuple[tuple, ...] = ()) -> tuple[Callable, Callable]:
         """The shard_map (and its jit) for these static values, cached when they are hashable;
         ``reads`` names the arrays read off statics that come in after the arguments' leaves."""
+        current = self._current_globals()
         try:
             hash(statics)
         except TypeError:  # unhashable static values (a dict config): build afresh each call
             self._warn_unhashable(statics)
             return self._build_program(statics, reads)
-        key = (statics, reads)
+        key = (statics, reads, current)
         if key not in self._programs:
             self._programs[key] = self._build_program(statics, reads)
         return self._programs[key]
+
+    def _current_globals(self) -> tuple:
+        """The module variables the body reads, as a cache key; the generated code's namespace (a copy
+        of the module's, for ``@mesh``) is brought up to date first, so the trace reads the same."""
+        if not self.globals_read:
+            return ()
+        source = getattr(self.origin, "__globals__", None) or self.local.__globals__
+        target = self.local.__globals__
+        key = []
+        for name in self.globals_read:
+            if name not in source:
+                continue
+            value = source[name]
+            if _is_array(value) and value.ndim:
+                raise self._placed(CallError(
+                    f"{self.__name__}(): module variable {name!r} is now an array of shape {tuple(value.shape)}; "
+                    "meshify rewrote the function taking it as a Python scalar",
+                    fix=f"pass it as an argument with a Tensor hint, or keep {name!r} a Python number")) from None
+            if target is not source:
+                target[name] = value
+            key.append((name, _Identity(value) if _is_array(value) else _key(value)))
+        return tuple(key)
 
     def _warn_unhashable(self, statics: tuple[tuple[str, Any], ...]) -> None:
         """Once per function: an unhashable static value means a new program (and an XLA compile)
@@ -391,6 +418,21 @@ def _split_reads(reads: list[tuple[str, str, Any]]) -> tuple[tuple, list[Any]]:
     return (*values, *((param, attr) for param, attr, _ in arrays)), [value for _, _, value in arrays]
 
 
+class _Identity:
+    """An array in a cache key, by identity (arrays are not hashable; rebinding makes a new one)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __hash__(self) -> int:
+        return id(self.value)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Identity) and other.value is self.value
+
+
 def _is_array(value: Any) -> bool:
     return isinstance(value, jax.Array | np.ndarray)
 
@@ -424,13 +466,16 @@ class _WithArrays:
 
 def bind(local: Callable[..., Any], mesh: MeshSpec, args: Mapping[str, ArgSpec], out_specs: Any,
          *, devices: Sequence[jax.Device] | None = None,
-         reads: Mapping[str, Mapping[str, tuple[str, ...] | None]] | None = None) -> Sharded:
+         reads: Mapping[str, Mapping[str, tuple[str, ...] | None]] | None = None,
+         globals_read: Sequence[str] = ()) -> Sharded:
     """Wraps a per-device function as a global sharded callable (see :class:`Sharded`)."""
-    return Sharded(local, mesh, args, out_specs, devices=devices, reads=reads)
+    return Sharded(local, mesh, args, out_specs, devices=devices, reads=reads, globals_read=globals_read)
 
 
 def sharded(mesh: MeshSpec, args: Mapping[str, ArgSpec], out_specs: Any,
-            reads: Mapping[str, Mapping[str, tuple[str, ...] | None]] | None = None) -> Callable[[Callable], Sharded]:
+            reads: Mapping[str, Mapping[str, tuple[str, ...] | None]] | None = None,
+            globals_read: Sequence[str] = ()) -> Callable[[Callable], Sharded]:
     """Decorator form of :func:`bind`, used by generated code; ``reads`` names the attributes the
-    function reads off its static arguments, checked at each call to hold no array."""
-    return lambda local: bind(local, mesh, args, out_specs, reads=reads)
+    function reads off its static arguments, checked at each call to hold no array; ``globals_read``
+    the module variables it reads, whose current values key the program."""
+    return lambda local: bind(local, mesh, args, out_specs, reads=reads, globals_read=globals_read)
