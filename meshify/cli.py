@@ -482,10 +482,11 @@ def _print_reports(reports) -> None:
         for v in report.values:
             values.add_row(str(v.line), v.name, escape(v.layout), str(list(v.local_shape)), _human(v.bytes))
         console.print(values)
-        coll = Table("line", "collective", "axes", "bytes/device", "why", title="collectives", title_justify="left")
+        coll = Table("line", "collective", "axes", "bytes/device", "dtype", "why", title="collectives",
+                     title_justify="left")
         for c in report.collectives:
             kind = c.kind + (f" ({c.count}x {c.hlo_kind})" if c.count > 1 else f" ({c.hlo_kind})")
-            coll.add_row(str(c.line), kind, " x ".join(c.axes), _human(c.bytes), escape(c.reason))
+            coll.add_row(str(c.line), kind, " x ".join(c.axes), _human(c.bytes), escape(c.dtype), escape(c.reason))
         console.print(coll if report.collectives else "  no collectives")
         console.print(f"  per call, per device: collectives {_human(report.collective_bytes)}, "
                       f"parameters {_human(report.parameter_bytes)}, activations {_human(report.activation_bytes)}")

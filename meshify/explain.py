@@ -66,6 +66,9 @@ class CollectiveReport:
     #: Instructions and bytes as the compiled HLO text shows them (a scan body once).
     hlo_count: int = 0
     hlo_bytes: int = 0
+    #: The element type on the wire: ``float32`` where float16/bfloat16 partial sums accumulate in
+    #: float32 (``itemsize`` 2), ``@mesh(reduce_dtype=...)``'s where set; else the values' own.
+    dtype: str = ""
 
 
 @dataclass(slots=True)
@@ -162,6 +165,19 @@ def _collective_bytes(kind: str, axes: tuple[str, ...], layout: Layout, sizer: _
     return c.result_bytes(sizer.bytes(layout), sizer.mesh.size(axes)) * c.instructions
 
 
+_NAMES = {8: "float64", 4: "float32", 2: "bfloat16/float16", 1: "int8"}
+
+
+def _wire(kind: str, itemsize: int, reduce_dtype: str | None) -> tuple[int, str]:
+    """Bytes per element a collective moves, and its dtype: a psum (or psum_scatter) of 2-byte floats
+    adds them in float32 (as ``jnp.sum`` accumulates on one device), or in ``reduce_dtype``."""
+    if kind in ("psum", "psum_scatter") and itemsize == 2:
+        if reduce_dtype is not None:
+            return 2, f"{reduce_dtype} (reduce_dtype)"
+        return 4, "float32 (2-byte floats accumulate in float32)"
+    return itemsize, _NAMES.get(itemsize, f"{itemsize}-byte")
+
+
 def _trips(loops, sizes: dict[str, int], where: str, line: int, traced: bool = True) -> int:
     """How many times a statement inside ``loops`` runs per call (``traced=False``: how many
     copies of it the compiled program holds: Python loops unroll, scan bodies appear once)."""
@@ -234,10 +250,11 @@ def _report(ctx: ModuleContext, fn: cst.FunctionDef, plan: FunctionPlan, sizes: 
             continue
         repeat = _trips(record.loops, sizes, sizer.where, record.line)
         copies = _trips(record.loops, sizes, sizer.where, record.line, traced=False)
-        size = _collective_bytes(record.kind, record.axes, record.layout, sizer)
+        wire, dtype = _wire(record.kind, itemsize, plan.reduce_dtype)
+        size = _collective_bytes(record.kind, record.axes, record.layout, sizer) * wire // itemsize
         report.collectives.append(CollectiveReport(
             record.line, record.kind, c.hlo, c.instructions * repeat, record.axes, record.dim,  # type: ignore[arg-type]
-            size * repeat, record.reason, c.instructions * copies, size * copies))
+            size * repeat, record.reason, c.instructions * copies, size * copies, dtype))
     return report
 
 

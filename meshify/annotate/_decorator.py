@@ -15,7 +15,8 @@ from meshify.errors import AnnotationError, MeshifyError, SourceSpan
 __all__ = ["mesh", "MeshFunction"]
 
 
-def mesh(*, rules: object = None, dims: dict[str, int] | None = None, **axes: int) -> Callable[[Callable], MeshFunction]:
+def mesh(*, rules: object = None, dims: dict[str, int] | None = None, reduce_dtype: str | None = None,
+         **axes: int) -> Callable[[Callable], MeshFunction]:
     """Declares a device mesh and layout rules for a function with ``Tensor`` hints.
 
     Args:
@@ -23,6 +24,9 @@ def mesh(*, rules: object = None, dims: dict[str, int] | None = None, **axes: in
             Mesh-TensorFlow's string form ``"d_ff:model;heads:model"``.  A dim named
             like a mesh axis goes to that axis unless a rule says otherwise.
         dims: optional dim sizes, used by ``meshify explain``.
+        reduce_dtype: ``"bfloat16"`` (or ``"float16"``): float16/bfloat16 partial sums are
+            all-reduced in that dtype, half the bytes of the default (float32, as ``jnp.sum``
+            accumulates on one device) at a low-precision sum's accuracy.
         **axes: mesh axis names and sizes, in order, e.g. ``batch=2, model=4``.
 
     Returns:

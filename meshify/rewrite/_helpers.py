@@ -128,7 +128,8 @@ def call_helper(rw, call, fn: cst.FunctionDef) -> tuple[Value, cst.BaseExpressio
     spec = registry.versions.get(key)
     if spec is None:
         sub = FunctionRewriter(rw.ctx, fn, rw.mesh, rw.rules, stack=rw.stack, sizes=rw.sizes,
-                               assume_defaults=rw.assume_defaults, unknown_dtypes=unknown)
+                               assume_defaults=rw.assume_defaults, unknown_dtypes=unknown,
+                               reduce_dtype=rw.reduce_dtype)
         node, result = sub.run_helper(bound)
         vname = version_name(name, list(bound.values()), registry.names | set(rw.ctx.functions)
                              | set(rw.ctx.imports.imports))
@@ -193,7 +194,7 @@ def _passed_dtypes(rw, call, fn: cst.FunctionDef) -> dict:
 def _context_key(rw) -> tuple:
     """What a version depends on beyond its arguments: the caller's mesh, rules and dim sizes
     (two @mesh functions of one module on different meshes never share a version)."""
-    return (rw.mesh, repr(rw.rules), tuple(sorted(rw.sizes.items())), rw.assume_defaults)
+    return (rw.mesh, repr(rw.rules), tuple(sorted(rw.sizes.items())), rw.assume_defaults, rw.reduce_dtype)
 
 
 def _mark_arguments(rw, call, fn: cst.FunctionDef, spec: Specialization) -> None:

@@ -181,7 +181,7 @@ def read_mesh_decorator(ctx: ModuleContext, decorator: cst.Decorator) -> tuple[M
         where[name] = arg
         if name == "rules":
             rules = value
-        elif name == "dims":
+        elif name in ("dims", "reduce_dtype"):
             continue
         else:
             axes[name] = value
@@ -194,6 +194,31 @@ def read_mesh_decorator(ctx: ModuleContext, decorator: cst.Decorator) -> tuple[M
         return spec, Rules.parse(spec, rules)
     except MeshifyError as e:
         raise e.with_span(ctx.span(where.get("rules", call))) from None
+
+
+#: What ``@mesh(reduce_dtype=...)`` may name: the dtype low-precision partial sums are all-reduced in.
+REDUCE_DTYPES = ("float32", "bfloat16", "float16")
+
+
+def read_reduce_dtype(ctx: ModuleContext, decorator: cst.Decorator | None) -> str | None:
+    """``@mesh(..., reduce_dtype="bfloat16")``: float16/bfloat16 partial sums are all-reduced in this
+    dtype instead of float32 (half the bytes, the precision of a low-precision sum); None: float32."""
+    call = decorator.decorator if decorator is not None else None
+    if not isinstance(call, cst.Call):
+        return None
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "reduce_dtype":
+            try:
+                value = ast.literal_eval(ctx.code(arg.value))
+            except (ValueError, SyntaxError):
+                value = ctx.code(arg.value)
+            if value is None:
+                return None
+            if value not in REDUCE_DTYPES:
+                raise ctx.error(AnnotationError, arg.value, f"@mesh(reduce_dtype={ctx.code(arg.value)}) is not one of "
+                                f"{', '.join(map(repr, REDUCE_DTYPES))}", 'write reduce_dtype="bfloat16" (a string)')
+            return None if value == "float32" else value
+    return None
 
 
 def read_mesh_dims(ctx: ModuleContext, decorator: cst.Decorator) -> dict[str, int]:

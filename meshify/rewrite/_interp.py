@@ -30,7 +30,8 @@ from meshify.rewrite._collectives import axes_text, collective
 from meshify.rewrite._context import ModuleContext
 from meshify.rewrite._dtypes import Dtypes, like_node
 from meshify.rewrite._evaluate import binary_operator, evaluate, none_test
-from meshify.rewrite._hints import StructHint, read_dims, read_return_dims, read_struct
+from meshify.rewrite._hints import (StructHint, mesh_decorator, read_dims, read_reduce_dtype, read_return_dims,
+                                   read_struct)
 from meshify.rewrite._nested import LocalDef, define, emit_defs, local_def, refuse_value
 from meshify.rewrite._plan import Step, plan_conversion, step_result
 from meshify.rewrite._templates import apply_step, axes_node, call_template, comment_line, int_node, psum_statement
@@ -90,6 +91,8 @@ class FunctionPlan:
     static_reads: dict[str, dict[str, tuple[str, ...] | None]] = field(default_factory=dict)
     #: Module variables the function and its helpers read, by name.
     globals_read: tuple[str, ...] = ()
+    #: ``@mesh(reduce_dtype=...)``: low-precision partial sums are all-reduced in it (None: float32).
+    reduce_dtype: str | None = None
     #: Names of the helper versions this function calls, directly or not, in emission order.
     helpers: list[str] = field(default_factory=list)
     #: Array parameters in order; pytree ones map to their StructHint (their leaves are in ``params``
@@ -143,7 +146,7 @@ class FunctionRewriter:
     def __init__(self, ctx: ModuleContext, fn: cst.FunctionDef, mesh: MeshSpec, rules: Rules,
                  stack: tuple[str, ...] = (), sizes: dict[str, int] | None = None,
                  assume_defaults: bool = False, free: dict[str, Value] | None = None,
-                 unknown_dtypes: frozenset[str] = frozenset()) -> None:
+                 unknown_dtypes: frozenset[str] = frozenset(), reduce_dtype: str | None = None) -> None:
         self.ctx = ctx
         #: What the live function's closure variables hold (the decorator path knows them).
         self.free = dict(free or {})
@@ -190,6 +193,10 @@ class FunctionRewriter:
         self._return: tuple[tuple[str, ...], ...] | tuple[str, ...] | None = None
         #: The dtype of each value as code, for float32 accumulation of low-precision partial sums.
         self.dtypes = Dtypes(self, unknown=unknown_dtypes)
+        #: ``@mesh(reduce_dtype=...)``: the dtype low-precision partial sums are all-reduced in (None: float32);
+        #: a helper takes its caller's.
+        self.reduce_dtype = reduce_dtype if reduce_dtype is not None or stack else \
+            read_reduce_dtype(ctx, mesh_decorator(ctx, fn))
 
     # -- driver -------------------------------------------------------------------------
 
@@ -208,6 +215,7 @@ class FunctionRewriter:
             plan.static_reads.setdefault(param, {})[attr] = self.pinned_reads.get((param, attr))
         plan.helpers = list(dict.fromkeys(self.uses))
         plan.globals_read = tuple(sorted(self.globals_read))
+        plan.reduce_dtype = self.reduce_dtype
         plan.args = self._args
         return plan
 
@@ -242,7 +250,8 @@ class FunctionRewriter:
         # Return paths disagree (say, one returns a partial sum, another reduced it): walk again,
         # converting every return to one layout.
         again = FunctionRewriter(self.ctx, self.fn, self.mesh, self.rules, self.stack[:-1], self.sizes,
-                                 self.assume_defaults, free=self.free, unknown_dtypes=self.dtypes.unknown)
+                                 self.assume_defaults, free=self.free, unknown_dtypes=self.dtypes.unknown,
+                                 reduce_dtype=self.reduce_dtype)
         again._forced_return = target
         again.closure_dtypes = self.closure_dtypes
         node, _ = again.run_helper(bound)
@@ -627,7 +636,8 @@ class FunctionRewriter:
         self.env[r.name] = Array(layout)
         self.records.append(Record(self._line, "psum", r.axes, "", r.reason, value.layout, tuple(self._loops)))
         self.bindings.append(Binding(self._line, r.name, layout))
-        line = psum_statement(r.name, r.axes, self.ctx.mr, self._like(cst.Name(r.name), where=stmt))
+        line = psum_statement(r.name, r.axes, self.ctx.mr, self._like(cst.Name(r.name), where=stmt),
+                              self.reduce_dtype)
         self.dtypes.completed(r.name)
         return line.with_changes(leading_lines=[comment_line(r.reason)])
 
@@ -852,7 +862,8 @@ class FunctionRewriter:
         for step in steps:
             like = self._like(op.original) if step.kind in ("psum", "psum_scatter") else None
             fsdp = step.kind == "all_gather" and set(step.axes) <= varying
-            node = apply_step(step, node, self.ctx.mr, like, varying=fsdp)
+            node = apply_step(step, node, self.ctx.mr, like, varying=fsdp,
+                              reduce_dtype=self.reduce_dtype if step.kind in ("psum", "psum_scatter") else None)
             self.note(step, op, layout, purpose, fsdp)
             layout = step_result(step, layout)
         return node

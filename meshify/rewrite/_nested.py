@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
+from meshify.annotate._types import Layout
 from meshify.errors import UnsupportedError
 from meshify.rewrite._templates import comment_line
 from meshify.rewrite._values import Static, Value
@@ -203,8 +204,11 @@ def call_local(rw, local: LocalDef, call) -> tuple[Value, cst.BaseExpression]:
 
 
 def walk_local(rw, local: LocalDef, bound: dict[str, Value], site: cst.CSTNode,
-               carriers: dict[str, tuple[str, ...] | None] | None = None) -> tuple[Value, object, cst.Name]:
+               carriers: dict[str, tuple[str, ...] | None] | None = None,
+               forced: Layout | None = None) -> tuple[Value, object, cst.Name]:
     """Rewrites ``local``'s body for ``bound`` where ``site`` uses it, in ``rw``'s scope as it is now.
+
+    ``forced``: the layout every return converts its value to (the common layout of a cond's branches).
 
     Returns the result's value, the sub-rewriter (what it learnt: indices, keys, dtypes) and the
     Name the use calls (renamed when the def ends up with several versions)."""
@@ -219,8 +223,10 @@ def walk_local(rw, local: LocalDef, bound: dict[str, Value], site: cst.CSTNode,
     unknown = frozenset(p for p, v in bound.items()
                         if not isinstance(v, Static) and (carriers or {}).get(p, (p,)) is None)
     sub = FunctionRewriter(rw.ctx, local.node, rw.mesh, rw.rules, stack=rw.stack, sizes=rw.sizes,
-                           assume_defaults=rw.assume_defaults, free=free, unknown_dtypes=unknown)
+                           assume_defaults=rw.assume_defaults, free=free, unknown_dtypes=unknown,
+                           reduce_dtype=rw.reduce_dtype)
     sub.closure_dtypes = {n: _closure_carriers(rw, n, own) for n in rw.dtypes.wide_names if n in free}
+    sub._forced_return = forced
     local.active = True
     try:
         node, result = sub.run_helper(bound)

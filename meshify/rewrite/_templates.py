@@ -67,7 +67,7 @@ def int_node(value: int) -> cst.BaseExpression:
 
 
 def apply_step(step: Step, x: cst.BaseExpression, mr: str, like: cst.BaseExpression | None = None,
-               varying: bool = False) -> cst.BaseExpression:
+               varying: bool = False, reduce_dtype: str | None = None) -> cst.BaseExpression:
     """``x`` wrapped in the collective (or local slice) that ``step`` describes; a psum's ``like``
     (the dtypes to cast a float32-accumulated partial sum back to) as its last argument; an
     all_gather whose result is used beside values split over its axes gets ``varying=True``."""
@@ -78,7 +78,8 @@ def apply_step(step: Step, x: cst.BaseExpression, mr: str, like: cst.BaseExpress
     node = parse_template_expression(template, **nodes)
     if varying and step.kind == "all_gather":
         node = _with_keyword(node, "varying", cst.Name("True"))
-    return _with_keyword(node, "like", like)
+    node = _with_keyword(node, "like", like)
+    return _with_keyword(node, "reduce_dtype", cst.SimpleString(f'"{reduce_dtype}"') if reduce_dtype else None)
 
 
 def _with_keyword(node: cst.BaseExpression, keyword: str, value: cst.BaseExpression | None) -> cst.BaseExpression:
@@ -95,14 +96,17 @@ def call_template(template: str, **nodes: cst.CSTNode) -> cst.BaseExpression:
     return parse_template_expression(template, **nodes)
 
 
-def psum_statement(name: str, axes: Sequence[str], mr: str, like: cst.BaseExpression | None = None) -> cst.BaseStatement:
+def psum_statement(name: str, axes: Sequence[str], mr: str, like: cst.BaseExpression | None = None,
+                   reduce_dtype: str | None = None) -> cst.BaseStatement:
     """``name = mr.psum(name, axes)``: a deferred partial sum materialised in place."""
     statement = parse_template_statement("{name} = {mr}.psum({name}, {axes})", name=cst.Name(name), mr=cst.Name(mr),
                                          axes=axes_node(axes))
-    if like is None:
+    if like is None and reduce_dtype is None:
         return statement
     assign = statement.body[0]  # type: ignore[attr-defined]
-    return statement.with_changes(body=[assign.with_changes(value=_with_keyword(assign.value, "like", like))])
+    value = _with_keyword(assign.value, "like", like)
+    value = _with_keyword(value, "reduce_dtype", cst.SimpleString(f'"{reduce_dtype}"') if reduce_dtype else None)
+    return statement.with_changes(body=[assign.with_changes(value=value)])
 
 
 def comment_line(text: str) -> cst.EmptyLine:

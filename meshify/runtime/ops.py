@@ -72,25 +72,40 @@ def _cast_back(summed: jax.Array, like) -> jax.Array:
     return summed.astype(target) if target in _LOW_PRECISION and summed.dtype != target else summed
 
 
-def psum(x: jax.Array, axis_name: AxisName, like=None) -> jax.Array:
+def _wire_dtype(x: jax.Array, like, reduce_dtype) -> jnp.dtype:
+    """The dtype a partial sum crosses the network in: float32 for float16/bfloat16 sums (as
+    ``jnp.sum`` accumulates), or ``@mesh(reduce_dtype=...)``'s for those (half the bytes)."""
+    target = x.dtype
+    if like is not None and x.dtype == jnp.float32:
+        target = jnp.result_type(*like) if isinstance(like, tuple) else jnp.result_type(like)
+    if target not in _LOW_PRECISION:
+        return x.dtype
+    return jnp.dtype(reduce_dtype) if reduce_dtype is not None else jnp.dtype(jnp.float32)
+
+
+def psum(x: jax.Array, axis_name: AxisName, like=None, reduce_dtype=None) -> jax.Array:
     """``jax.lax.psum``; float16/bfloat16 partial sums are added in float32 and cast back, as
     ``jnp.sum`` does on one device (so a sum that fits is not lost to an overflow on the way).
 
     ``like``: the operands (or dtypes) the single-device op had; a partial sum formed in float32
     for low-precision operands (:func:`sum_dtype`) is cast back to their dtype.
+    ``reduce_dtype``: ``@mesh(reduce_dtype="bfloat16")``: such sums are all-reduced in it instead.
     """
+    wire = _wire_dtype(x, like, reduce_dtype)
     if x.dtype in _LOW_PRECISION:
-        return jax.lax.psum(x.astype(jnp.float32), axis_name).astype(x.dtype)
+        return jax.lax.psum(x.astype(wire), axis_name).astype(x.dtype)
+    if wire != x.dtype:
+        return _cast_back(jax.lax.psum(x.astype(wire), axis_name), like)
     return _cast_back(jax.lax.psum(x, axis_name), like)
 
 
-def psum_scatter(x: jax.Array, axis_name: AxisName, scatter_dimension: int, like=None) -> jax.Array:
+def psum_scatter(x: jax.Array, axis_name: AxisName, scatter_dimension: int, like=None,
+                 reduce_dtype=None) -> jax.Array:
     """``jax.lax.psum_scatter(..., tiled=True)``, accumulating low-precision floats like :func:`psum`."""
+    wire = _wire_dtype(x, like, reduce_dtype)
+    summed = jax.lax.psum_scatter(x.astype(wire), axis_name, scatter_dimension=scatter_dimension, tiled=True)
     if x.dtype in _LOW_PRECISION:
-        summed = jax.lax.psum_scatter(x.astype(jnp.float32), axis_name, scatter_dimension=scatter_dimension,
-                                      tiled=True)
         return summed.astype(x.dtype)
-    summed = jax.lax.psum_scatter(x, axis_name, scatter_dimension=scatter_dimension, tiled=True)
     return _cast_back(summed, like)
 
 
