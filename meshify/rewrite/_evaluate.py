@@ -440,9 +440,9 @@ def _evaluate_args(rw, node: cst.Call, name: str, receiver) -> Call:
     for arg in node.args:
         if arg.star:
             raise rw.error(UnsupportedError, arg, f"*args/**kwargs in a call to {name}", "pass arguments one by one")
-        if name in BODY_OPS and (isinstance(arg.value, cst.Lambda) or (
-                isinstance(arg.value, cst.Name) and local_def(rw, arg.value.value) is not None)):
-            operand = Operand(Static(), arg.value, arg.value)  # the rule walks it
+        if name in BODY_OPS and (_walked(rw, arg.value) or (isinstance(arg.value, cst.List | cst.Tuple) and any(
+                _walked(rw, e.value) for e in arg.value.elements))):
+            operand = Operand(Static(), arg.value, arg.value)  # the rule walks it (a switch: each branch)
         else:
             operand = rw.expr(arg.value)
         if arg.keyword is None:
@@ -452,3 +452,8 @@ def _evaluate_args(rw, node: cst.Call, name: str, receiver) -> Call:
     return Call(node, name, tuple(args), kwargs, receiver)
 
 
+
+
+def _walked(rw, node: cst.BaseExpression) -> bool:
+    """A lambda or nested def passed to a loop or branch op, which walks it in this scope."""
+    return isinstance(node, cst.Lambda) or (isinstance(node, cst.Name) and local_def(rw, node.value) is not None)

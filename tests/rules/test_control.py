@@ -1,0 +1,160 @@
+"""Control flow with traced conditions: ``jax.lax.cond`` and ``jax.lax.switch``, as text."""
+
+from __future__ import annotations
+
+import pytest
+
+from meshify.errors import LayoutError, UnsupportedError
+from tests.rules._rewrite import assert_rewrite, rewrite
+
+X = 'x: Tensor["batch", "d"], w1: Tensor["d", "f"], w2: Tensor["f", "d"]'
+OUT = 'Tensor["batch", "d"]'
+MESH = 'batch=2, model=4, rules={"f": "model"}'
+
+
+def _error(body: str, cls: type = UnsupportedError) -> str:
+    with pytest.raises(cls) as info:
+        rewrite(body, X, OUT, MESH)
+    text = str(info.value)
+    assert "fix:" in text and "^" in text, text  # positioned, with a fix
+    return text
+
+
+def test_a_partial_sum_predicate_is_reduced_and_a_partial_branch_completed_inside_it() -> None:
+    assert_rewrite("""
+        return jax.lax.cond(jnp.sum(x) > 0, lambda h: h @ w1 @ w2, lambda h: h, x)
+        """, """
+        # meshify: psum over 'batch': jnp.sum(x) is a partial sum (reduced 'batch' split); comparison needs it whole
+        # meshify: psum over 'model': h @ w1 @ w2 is a partial sum (contracted 'f' split); the cond branch's result (its dtype is read from the lambda's names) needs it whole
+        return jax.lax.cond(mr.psum(jnp.sum(x, dtype=mr.sum_dtype(x)), "batch", like=x) > 0, lambda h: mr.psum(jnp.matmul(h @ w1, w2, preferred_element_type=mr.sum_dtype(h, w1, w2)), "model", like=(h, w1, w2)), lambda h: h, x)
+        """, X, OUT, MESH)
+
+
+def test_a_predicate_left_a_partial_sum_is_completed_before_the_cond() -> None:
+    assert_rewrite("""
+        s = jnp.sum(x)
+        return jax.lax.cond(s, lambda h: h, lambda h: -h, x)
+        """, """
+        s = jnp.sum(x, dtype=mr.sum_dtype(x))
+        # meshify: psum over 'batch': s is a partial sum (reduced 'batch' split); the cond predicate (every device must take the same branch) needs it whole
+        s = mr.psum(s, "batch", like=x)
+        return jax.lax.cond(s, lambda h: h, lambda h: -h, x)
+        """, X, OUT, MESH)
+
+
+def test_nested_def_branches_close_over_split_weights_and_convert_their_return() -> None:
+    assert_rewrite("""
+        def mlp(h):
+            return jnp.tanh(h @ w1) @ w2
+
+        def skip(h):
+            return h
+
+        return jax.lax.cond(jnp.mean(x) > 0, mlp, skip, x)
+        """, """
+        def mlp(h):
+            # meshify: psum over 'model': jnp.tanh(h @ w1) @ w2 is a partial sum (contracted 'f' split); every return path needs it whole
+            return mr.psum(jnp.matmul(jnp.tanh(h @ w1), w2, preferred_element_type=mr.sum_dtype(h, w1, w2)), "model", like=(h, w1, w2))
+
+        def skip(h):
+            return h
+
+        # meshify: mean over split 'batch': local mean / 2 shards, summed later
+        # meshify: psum over 'batch': jnp.mean(x) is a partial sum (reduced 'batch' split); comparison needs it whole
+        return jax.lax.cond(mr.psum((jnp.mean(x, dtype=mr.sum_dtype(x)) / 2), "batch", like=x) > 0, mlp, skip, x)
+        """, X, OUT, MESH)
+
+
+def test_a_switch_over_a_list_keeps_the_list_with_each_branch_rewritten() -> None:
+    assert_rewrite("""
+        i = jnp.argmax(jnp.sum(x, axis=0)) % 2
+        return jax.lax.switch(i, [lambda h: jnp.tanh(h @ w1) @ w2, lambda h: 2.0 * h], x)
+        """, """
+        # meshify: psum over 'batch': jnp.sum(x, axis=0) is a partial sum (reduced 'batch' split); argmax needs it whole
+        i = jnp.argmax(mr.psum(jnp.sum(x, axis=0, dtype=mr.sum_dtype(x)), "batch", like=x)) % 2
+        # meshify: psum over 'model': jnp.tanh(h @ w1) @ w2 is a partial sum (contracted 'f' split); the switch branch's result (its dtype is read from the lambda's names) needs it whole
+        return jax.lax.switch(i, [lambda h: mr.psum(jnp.matmul(jnp.tanh(h @ w1), w2, preferred_element_type=mr.sum_dtype(h, w1, w2)), "model", like=(h, w1, w2)), lambda h: 2.0 * h], x)
+        """, X, OUT, MESH)
+
+
+def test_a_cond_result_keeps_its_dtype_for_a_partial_sum_formed_from_it() -> None:
+    assert_rewrite("""
+        h = jnp.tanh(x @ w1)
+        return jax.lax.cond(jnp.sum(x) > 0, lambda a: a, lambda a: -a, h) @ w2
+        """, """
+        h = jnp.tanh(x @ w1)
+        # meshify: psum over 'batch': jnp.sum(x) is a partial sum (reduced 'batch' split); comparison needs it whole
+        # meshify: psum over 'model': jax.lax.cond(jnp.sum(x) > 0, lambda a: a, lam... is a partial sum (contracted 'f' split); the return hint needs it whole
+        return mr.psum(jnp.matmul(jax.lax.cond(mr.psum(jnp.sum(x, dtype=mr.sum_dtype(x)), "batch", like=x) > 0, lambda a: a, lambda a: -a, h), w2, preferred_element_type=mr.sum_dtype(x, w1, w2)), "model", like=(x, w1, w2))
+        """, X, OUT, MESH)
+
+
+HELPERS = '''\
+import jax
+import jax.numpy as jnp
+from meshify import Tensor, mesh
+
+
+def block(x, w1, w2):
+    return jax.nn.relu(x @ w1) @ w2
+
+
+def keep(x, w1, w2):
+    return x
+
+
+@mesh(batch=2, model=4, rules={"f": "model"})
+def f(x: Tensor["batch", "d"], w1: Tensor["d", "f"], w2: Tensor["f", "d"]) -> Tensor["batch", "d"]:
+    return jax.lax.cond(jnp.sum(x) > 0, block, keep, x, w1, w2)
+'''
+
+
+def test_a_helper_branch_returning_a_partial_sum_is_wrapped_to_complete_it() -> None:
+    from meshify.rewrite import convert_source
+
+    text = convert_source(HELPERS, "case.py").text
+    assert ('return jax.lax.cond(mr.psum(jnp.sum(x, dtype=mr.sum_dtype(x)), "batch", like=x) > 0, '
+            'lambda *branch_args: mr.psum(block__batch_x__x_model__model_x(*branch_args), "model", '
+            'like=(x, w1, w2)), keep__batch_x__x_model__model_x, x, w1, w2)') in text, text
+
+
+def test_a_nested_def_branch_returning_a_tuple_of_another_layout_is_refused() -> None:
+    text = _error("""
+        def a(h):
+            return h @ w1 @ w2, h
+
+        def b(h):
+            return h, h
+
+        return jax.lax.cond(jnp.sum(x) > 0, a, b, x)[0]
+        """, LayoutError)
+    assert "this cond branch returns ([batch/'batch', d] partial over 'model', [batch/'batch', d])" in text
+
+
+def test_branches_of_different_dims_are_refused() -> None:
+    text = _error("""
+        return jax.lax.cond(jnp.sum(x) > 0, lambda h: h, lambda h: h @ w1, x)
+        """, LayoutError)
+    assert "the branches of this cond return different dims" in text
+
+
+def test_a_switch_over_a_name_is_refused() -> None:
+    text = _error("""
+        fs = [lambda h: h, lambda h: -h]
+        return jax.lax.switch(0, fs, x)
+        """)
+    assert "write the branches as a list literal" in text
+
+
+def test_the_deprecated_operand_keyword_is_refused() -> None:
+    text = _error("""
+        return jax.lax.cond(jnp.sum(x) > 0, lambda h: h, lambda h: -h, operand=x)
+        """)
+    assert "does not model operand=" in text
+
+
+def test_a_predicate_that_is_not_a_scalar_is_refused() -> None:
+    text = _error("""
+        return jax.lax.cond(x > 0, lambda h: h, lambda h: -h, x)
+        """, LayoutError)
+    assert "not a scalar" in text
