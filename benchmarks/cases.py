@@ -35,6 +35,24 @@ def block(x: Tensor["batch", "length", "d_model"],
           w1: Tensor["d_model", "d_ff"],
           w2: Tensor["d_ff", "d_model"]) -> Tensor["batch", "length", "d_model"]:
     """A pre-norm Transformer block: causal attention and a GELU feed-forward."""
+    return _pre_norm_block(x, norm1, wq, wk, wv, wo, norm2, w1, w2)
+
+
+@mesh(batch=4, model=2, rules={"heads": "model", "d_ff": "model", "d_model": "batch"})
+def fsdp_block(x: Tensor["batch", "length", "d_model"],
+               norm1: Tensor["d_model"],
+               wq: Tensor["d_model", "heads", "d_head"],
+               wk: Tensor["d_model", "heads", "d_head"],
+               wv: Tensor["d_model", "heads", "d_head"],
+               wo: Tensor["heads", "d_head", "d_model"],
+               norm2: Tensor["d_model"],
+               w1: Tensor["d_model", "d_ff"],
+               w2: Tensor["d_ff", "d_model"]) -> Tensor["batch", "length", "d_model"]:
+    """The same block under FSDP over 'batch' (weights split on d_model, gathered before use) x TP over 'model'."""
+    return _pre_norm_block(x, norm1, wq, wk, wv, wo, norm2, w1, w2)
+
+
+def _pre_norm_block(x, norm1, wq, wk, wv, wo, norm2, w1, w2):
     length = x.shape[1]
     causal = jnp.arange(length)[:, None] >= jnp.arange(length)[None, :]
     h = x * jax.lax.rsqrt((x * x).mean(-1, keepdims=True) + 1e-6) * norm1

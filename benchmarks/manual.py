@@ -24,7 +24,7 @@ import jax.numpy as jnp
 from jax.sharding import Mesh
 from jax.sharding import PartitionSpec as P
 
-__all__ = ["FLOOR", "LAX", "Comm", "ffn", "block", "vocab_ce", "dp_mlp", "lm_loss"]
+__all__ = ["FLOOR", "LAX", "Comm", "ffn", "block", "fsdp_block", "vocab_ce", "dp_mlp", "lm_loss"]
 
 
 @dataclass(frozen=True)
@@ -34,14 +34,26 @@ class Comm:
     psum: Callable
     pmax: Callable
     pmean: Callable
+    all_gather: Callable  # (x, axis_name, axis): tiled
 
 
 def _none(x, axis_name):
     return x
 
 
-LAX = Comm(jax.lax.psum, jax.lax.pmax, jax.lax.pmean)
-FLOOR = Comm(_none, _none, _none)
+def _gather(x, axis_name, axis):
+    """A weight gathered for its use beside activations split over ``axis_name`` (FSDP): varying, so
+    its transpose reduce-scatters the gradient."""
+    return jax.lax.all_gather(x, axis_name, axis=axis, tiled=True)
+
+
+def _copies(x, axis_name, axis):
+    """The floor's gather: the same shape, no communication."""
+    return jnp.concatenate([x] * jax.lax.axis_size(axis_name), axis=axis)
+
+
+LAX = Comm(jax.lax.psum, jax.lax.pmax, jax.lax.pmean, _gather)
+FLOOR = Comm(_none, _none, _none, _copies)
 
 
 def _shard(mesh: Mesh, in_specs: tuple, out_specs: P, comm: Comm):
@@ -89,6 +101,23 @@ def block(mesh: Mesh, comm: Comm = LAX):
     def local(x, norm1, wq, wk, wv, wo, norm2, w1, w2):
         x = x + comm.psum(_attention(x, norm1, wq, wk, wv, wo), "model")
         return x + comm.psum(_layer_norm_ffn(x, norm2, w1, w2), "model")
+
+    return local
+
+
+def fsdp_block(mesh: Mesh, comm: Comm = LAX):
+    """``block`` with every weight's d_model split over 'batch' too (FSDP x TP): each weight is
+    gathered over 'batch' right before its use; activations stay split on the batch."""
+    norm, proj = P("batch"), P("batch", "model", None)
+    specs = (P("batch"), norm, proj, proj, proj, P("model", None, "batch"), norm, P("batch", "model"),
+             P("model", "batch"))
+
+    @_shard(mesh, specs, P("batch"), comm)
+    def local(x, norm1, wq, wk, wv, wo, norm2, w1, w2):
+        g = comm.all_gather
+        wq, wk, wv = (g(w, "batch", 0) for w in (wq, wk, wv))
+        x = x + comm.psum(_attention(x, g(norm1, "batch", 0), wq, wk, wv, g(wo, "batch", 2)), "model")
+        return x + comm.psum(_layer_norm_ffn(x, g(norm2, "batch", 0), g(w1, "batch", 0), g(w2, "batch", 1)), "model")
 
     return local
 

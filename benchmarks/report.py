@@ -283,7 +283,7 @@ def chart(results: dict, path: Path, machine_text: str | None = None, extras: di
     bottom.axhline(1.0, color="black", linewidth=0.8)
     bottom.set_ylabel("median step time / gspmd's")
     bottom.set_xticks(range(len(groups)), labels, fontsize=8)
-    title = "meshify vs gspmd vs manual shard_map, 2x4 simulated CPU mesh (dp_mlp: 8)"
+    title = "meshify vs gspmd vs manual shard_map, 2x4 simulated CPU mesh (fsdp_block: 4x2, dp_mlp: 8)"
     fig.suptitle(title + (f"\n{machine_text}" if machine_text else ""), fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

@@ -47,12 +47,13 @@ from meshify.runtime.hlo import collectives, summarize  # noqa: E402
 
 VARIANTS = ("meshify", "gspmd", "manual")
 MODES = ("fwd", "fwd_bwd")
-CASES = ("ffn", "block", "vocab_ce", "dp_mlp", "lm_step")
+CASES = ("ffn", "block", "fsdp_block", "vocab_ce", "dp_mlp", "lm_step")
 
 SIZES = {
     "full": {
         "ffn": dict(B=16, L=128, D=512, F=2048),
         "block": dict(B=16, L=128, D=512, H=8, K=64, F=2048),
+        "fsdp_block": dict(B=16, L=128, D=512, H=8, K=64, F=2048),
         "vocab_ce": dict(B=16, L=128, D=512, V=32768),
         "dp_mlp": dict(B=1024, I=512, F=2048, O=512),
         "lm_step": dict(B=16, L=128, D=256, H=8, K=32, F=1024, V=8192, layers=2),
@@ -60,6 +61,7 @@ SIZES = {
     "quick": {
         "ffn": dict(B=4, L=16, D=64, F=256),
         "block": dict(B=4, L=16, D=64, H=8, K=8, F=256),
+        "fsdp_block": dict(B=4, L=16, D=64, H=8, K=8, F=256),
         "vocab_ce": dict(B=4, L=16, D=64, V=1024),
         "dp_mlp": dict(B=64, I=64, F=256, O=64),
         "lm_step": dict(B=4, L=16, D=64, H=8, K=8, F=256, V=512, layers=1),
@@ -140,7 +142,8 @@ def _loss_and_grads(fn: Callable, argnums: tuple[int, ...], scalar: bool) -> Cal
 
 def _array_bench(name: str, mode: str, size: dict, rng: np.random.Generator) -> Bench:
     fn = getattr(cases, name)
-    host = {"ffn": _ffn_args, "block": _block_args, "vocab_ce": _vocab_ce_args, "dp_mlp": _dp_mlp_args}[name](size, rng)
+    host = {"ffn": _ffn_args, "block": _block_args, "fsdp_block": _block_args, "vocab_ce": _vocab_ce_args,
+            "dp_mlp": _dp_mlp_args}[name](size, rng)
     programs = {"meshify": fn, "gspmd": fn.reference, "manual": getattr(manual, name)(fn.sharded.mesh)}
     reference, floor = fn.reference, getattr(manual, name)(fn.sharded.mesh, manual.FLOOR)
     if mode == "fwd_bwd":

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CASES = ("ffn", "block", "vocab_ce", "dp_mlp", "lm_step")
+CASES = ("ffn", "block", "fsdp_block", "vocab_ce", "dp_mlp", "lm_step")
 ROW_KEYS = {"case": str, "mode": str, "variant": str, "max_abs_err": float, "collective_bytes": int,
             "collectives": dict, "temp_bytes": int, "arg_bytes": int, "compile_s": float, "step_s": float}
 CONVERT_KEYS = ("lines_per_s", "libcst_parse_lines_per_s", "rewrite_ms_per_fn", "cached_ms_per_fn")
