@@ -335,6 +335,7 @@ class _Module:
     seed: int
     dtype: str = "float32"
     precision: str = ""
+    overlap: bool = False  # hints may put one mesh axis on two dims (see generate)
     imports: set[str] = field(default_factory=set)
     consts: dict[str, str] = field(default_factory=dict)
     arrays: dict[str, str] = field(default_factory=dict)
@@ -544,7 +545,11 @@ class _Builder:
         return math.prod(self.axes[a] for a in self.axes_of(dim))
 
     def disjoint(self, dims: Sequence[str | None]) -> bool:
-        """Whether a hint naming ``dims`` is valid under the rules (no axis splits two dims)."""
+        """Whether a hint naming ``dims`` may be written: always in an ``overlap`` module (the rules
+        resolve per value: a dim whose axis an earlier dim took stays whole), else when no axis
+        would split two of its dims."""
+        if self.module.overlap:
+            return True
         seen: list[str] = []
         for d in dims:
             seen += self.axes_of(d)
@@ -1881,6 +1886,10 @@ def generate(ch: Chooser, seed: int = 0, mesh: str | None = None) -> Program:
     chosen = mesh if mesh is not None else names[ch.integer(0, len(names) - 1)]
     module = _Module(ch, seed)
     module.dtype = _weighted(ch, [("float32", 90), ("bfloat16", 5), ("float16", 5)])
+    # Hints whose rules put one mesh axis on two dims of a value: the rules resolve per value in dim
+    # order (the later dim stays whole), so a weight and an activation split the same axis on
+    # different dims (FSDP layouts: gathers as varying, their gradients reduce-scattered).
+    module.overlap = _weighted(ch, [(False, 80), (True, 20)])
     if module.dtype != "float32":
         module.precision = module.dtype
     extra = _weighted(ch, [("none", 80), ("callee", 10), ("independent", 10)])
