@@ -258,10 +258,9 @@ def _report(ctx: ModuleContext, fn: cst.FunctionDef, plan: FunctionPlan, sizes: 
     return report
 
 
-def explain_source(source: str | bytes, path: str, sizes: dict[str, int] | None = None,
-                   func: str | None = None, itemsize: int = 4) -> list[FunctionReport]:
-    """Reports for the ``@mesh`` functions of a module (or just ``func``)."""
-    ctx = parse_context(source, path)
+def chosen_functions(ctx: ModuleContext, path: str, func: str | None) -> list:
+    """The module's ``@mesh`` functions and their decorators (only ``func``, if given); an error
+    at the top of the file naming the choices when there is none to analyse."""
     found = mesh_functions(ctx)
     top = SourceSpan(path, 1, 1, ctx.lines[0] if ctx.lines else "")
     if func is not None:
@@ -273,6 +272,14 @@ def explain_source(source: str | bytes, path: str, sizes: dict[str, int] | None 
     if not found:
         raise MeshifyError(f"{path} has no @mesh functions", code="MSH060", span=top,
                            fix="decorate a function with @mesh(...) from meshify")
+    return found
+
+
+def explain_source(source: str | bytes, path: str, sizes: dict[str, int] | None = None,
+                   func: str | None = None, itemsize: int = 4) -> list[FunctionReport]:
+    """Reports for the ``@mesh`` functions of a module (or just ``func``)."""
+    ctx = parse_context(source, path)
+    found = chosen_functions(ctx, path, func)
     reports = []
     for fn, decorator in found:
         mesh, rules = read_mesh_decorator(ctx, decorator)

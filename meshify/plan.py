@@ -40,7 +40,8 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from meshify.annotate._types import BROADCAST, Layout, MeshSpec, Rules
-from meshify.errors import AnnotationError, MeshifyError, SourceError, SourceSpan
+from meshify.errors import AnnotationError, MeshifyError, SourceError
+from meshify.explain import chosen_functions
 from meshify.rewrite._collectives import collective
 from meshify.rewrite._context import ModuleContext, parse_context
 from meshify.rewrite._driver import mesh_functions
@@ -401,17 +402,7 @@ def plan_source(source: str | bytes, path: str, devices: int, sizes: dict[str, i
     if devices < 2:
         raise AnnotationError(f"--devices {devices}: plan needs 2 or more devices", fix="pass --devices 8")
     ctx = parse_context(source, path)
-    found = mesh_functions(ctx)
-    top = SourceSpan(path, 1, 1, ctx.lines[0] if ctx.lines else "")
-    if func is not None:
-        names = [fn.name.value for fn, _ in found]
-        found = [(fn, d) for fn, d in found if fn.name.value == func]
-        if not found:
-            raise MeshifyError(f"{path} has no @mesh function named {func!r}", span=top,
-                               fix="choose one of: " + (", ".join(names) or "(none)"), code="MSH060")
-    if not found:
-        raise MeshifyError(f"{path} has no @mesh functions", code="MSH060", span=top,
-                           fix="decorate a function with @mesh(...) from meshify")
+    found = chosen_functions(ctx, path, func)
     spec = MACHINES[machine]
     out = []
     for fn, decorator in found:
