@@ -233,10 +233,7 @@ def _counting_contractions() -> Iterator[None]:
     are copied into each caller of a helper, as collectives are."""
     from meshify.rewrite.rules import contractions
 
-    original = contractions.contract
-
-    def counted(rw, operands, inputs, output, node, what):
-        value, converts = original(rw, operands, inputs, output, node, what)
+    def counted(rw, value, converts, inputs, what):
         split: dict[str, tuple[str, tuple[str, ...]]] = {}
         for c, letters in zip(converts, inputs):
             if c is not None:
@@ -248,16 +245,14 @@ def _counting_contractions() -> Iterator[None]:
         except ValueError:
             layout = Layout.replicated(tuple(d for d, _ in split.values()))
         rw.records.append(Record(rw._line, _FLOPS, (), what, "", layout, loops))
-        if hasattr(value, "layout"):
-            rw.records.append(Record(rw._line, _SAVED, (), what, "", value.layout.with_partial(()), loops))
-        return value, converts
+        rw.records.append(Record(rw._line, _SAVED, (), what, "", value.layout.with_partial(()), loops))
 
     with _patch_lock:
-        contractions.contract = counted
+        contractions.OBSERVERS.append(counted)
         try:
             yield
         finally:
-            contractions.contract = original
+            contractions.OBSERVERS.remove(counted)
 
 
 @dataclass(slots=True)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from meshify.annotate._types import BROADCAST, Axes, Layout
+from meshify.annotate._types import BROADCAST, Axes, INFERRED, Layout, unify_dims
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._plan import choose_splits
 from meshify.rewrite._values import Array, Opaque, Operand, Static, TupleValue
@@ -105,12 +105,13 @@ def contract(rw, operands: Sequence, inputs: Sequence[str], output: str, node, w
         for letter, dim in zip(letters, o.value.dims):
             if dim == BROADCAST:
                 continue
-            if names.get(letter, dim) != dim:
+            unified = unify_dims(names.get(letter, dim), dim)
+            if unified is None:
                 raise rw.error(LayoutError, node,
                                f"{what} letter {letter!r} is dim {names[letter]!r} in one operand and {dim!r} in "
                                f"{rw.ctx.code(o.original)!r}",
                                "contracted and shared dims must have the same name in every hint")
-            names[letter] = dim
+            names[letter] = unified
     for letters in inputs:
         for letter in letters:
             names.setdefault(letter, f"{what}_{letter}")
@@ -140,6 +141,7 @@ def contract(rw, operands: Sequence, inputs: Sequence[str], output: str, node, w
         dims = tuple(names[l] for l in letters)
         axes = tuple(chosen[l] for l in letters)
         if isinstance(o.value, Array):
+            dims = tuple(d if d.endswith(INFERRED) else n for d, n in zip(o.value.dims, dims))
             partial = o.value.layout.partial & keep if (partial_ops and o is partial_ops[0]) else frozenset()
             converts.append(Convert(o, Layout(dims, axes, partial), what))
         elif isinstance(o.value, Opaque):
@@ -157,7 +159,15 @@ def contract(rw, operands: Sequence, inputs: Sequence[str], output: str, node, w
         origin = "contracted " + ", ".join(f"'{names[l]}'" for l in contracted) + " split"
     out_layout = Layout(tuple(names[l] for l in output), tuple(chosen[l] for l in output),
                         frozenset(keep | summed_axes))
-    return Array(out_layout, origin), converts
+    value = Array(out_layout, origin)
+    for observe in OBSERVERS:
+        observe(rw, value, converts, inputs, what)
+    return value, converts
+
+
+#: Called as ``observe(rw, value, converts, inputs, what)`` after each contraction is planned
+#: (``meshify plan`` counts FLOPs and the activations saved for the backward pass this way).
+OBSERVERS: list = []
 
 
 def matmul(rw, operands: Sequence, node, what: str, dot: bool = False):
