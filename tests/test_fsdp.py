@@ -107,8 +107,9 @@ def test_fsdp_loss_and_gradients_match_one_device_and_keep_the_weights_layout(tm
     assert len(re.findall(r" reduce-scatter(?:-start)?\(", hlo)) >= 1
 
 
-def _gpt2_fsdp(tmp_path):
-    """examples/gpt2.py under FSDP x TP on 4x2: d_model over the data axis, heads/d_ff/vocab over model."""
+def _gpt2_fsdp(tmp_path, checkpoint: bool = False):
+    """examples/gpt2.py under FSDP x TP on 4x2: d_model over the data axis, heads/d_ff/vocab over model
+    (``checkpoint``: each block under ``jax.checkpoint``, as users remat layers)."""
     import sys
     from pathlib import Path
 
@@ -117,13 +118,17 @@ def _gpt2_fsdp(tmp_path):
     assert old in source
     source = source.replace(old, '@mesh(batch=4, model=2, rules={"heads": "model", "d_ff": "model", '
                                  '"vocab": "model", "d_model": "batch"})')
-    path = tmp_path / "gpt2_fsdp.py"
+    if checkpoint:
+        source = source.replace("\ndef block(", "\n@partial(jax.checkpoint, static_argnums=(3, 4))\ndef block(")
+        source = source.replace("import jax\n", "import jax\nfrom functools import partial\n", 1)
+    name = "gpt2_fsdp" + ("_checkpoint" if checkpoint else "")
+    path = tmp_path / f"{name}.py"
     path.write_text(source)
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("gpt2_fsdp", path)
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
-    sys.modules["gpt2_fsdp"] = module
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module, source
 
@@ -168,3 +173,30 @@ def test_gpt2_under_fsdp_and_tensor_parallelism_matches_one_device_and_shrinks_m
     per_device = sum(x.addressable_shards[0].data.nbytes for x in leaves)
     total = sum(x.nbytes for x in leaves)
     assert per_device <= 1.05 * total / 8, (per_device, total / 8)
+
+
+def test_checkpointed_blocks_under_fsdp_gather_again_in_the_backward_pass(tmp_path) -> None:
+    """jax.checkpoint over the scanned block: the backward pass redoes the weights' gathers instead
+    of keeping the gathered weights (less memory, more all-gathers), with the same gradients."""
+    results = {}
+    for checkpoint in (False, True):
+        m, _ = _gpt2_fsdp(tmp_path, checkpoint)
+        params = m.init_params()
+        tokens, targets = next(m.batches(1))
+        key, cfg = jax.random.key(0), m.DEFAULT_CONFIG
+        placed = m.gpt2.place(params, tokens, targets, key, cfg, False)
+
+        def loss(p, tokens, targets, key, m=m, cfg=cfg):
+            return m.gpt2(p, tokens, targets, key, cfg, False)[0]
+
+        step = jax.jit(jax.value_and_grad(loss))
+        compiled = step.lower(*placed[:4]).compile()
+        value, grads = step(*placed[:4])
+        gathers = len(re.findall(r" all-gather(?:-start)?\(", compiled.as_text()))
+        results[checkpoint] = (value, grads, compiled.memory_analysis().temp_size_in_bytes, gathers)
+    (v0, g0, temp0, gathers0), (v1, g1, temp1, gathers1) = results[False], results[True]
+    np.testing.assert_allclose(v1, v0, rtol=1e-6)
+    for a, b in zip(jax.tree.leaves(g1), jax.tree.leaves(g0)):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-7)
+    assert temp1 < temp0
+    assert gathers1 > gathers0
