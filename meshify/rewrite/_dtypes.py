@@ -35,7 +35,11 @@ Carriers = tuple[str, ...] | None
 
 _BOOLEAN = frozenset({"isnan", "isinf", "isfinite", "signbit", "logical_and", "logical_or", "logical_not",
                       "logical_xor", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
-                      "isclose", "isposinf", "isneginf", "isreal", "iscomplex"})
+                      "isclose", "isposinf", "isneginf", "isreal", "iscomplex", "eq", "ne", "lt", "le", "gt",
+                      "ge"})
+#: Elementwise functions whose result dtype is not their operands' (float_power computes in the widest
+#: float; angle of a complex is real): their dtype is unknown here.
+_OWN_DTYPE = frozenset({"float_power", "angle", "real", "imag", "bitwise_count", "population_count"})
 #: Calls whose result has the dtype of their first array argument (and ``dtype=``, where given).
 _SAME_AS_FIRST = frozenset({
     "sum", "mean", "max", "min", "amax", "amin", "prod", "cumsum", "cumprod", "var", "std", "nansum", "nanmean",
@@ -237,6 +241,8 @@ class Dtypes:
             short = name.rsplit(".", 1)[-1]
             if short in _BOOLEAN or name == "jax.random.bernoulli":
                 return ("bool",)
+            if short in _OWN_DTYPE:
+                return self._stable_text(node)
             if short in ("where", "select") and len(node.args) == 3:
                 return _union(self.of(node.args[1].value), self.of(node.args[2].value))  # not the condition
             if name in UNARY or name in BINARY or short in _PROMOTED:
