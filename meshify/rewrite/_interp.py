@@ -1099,6 +1099,34 @@ def _dims_text(dims: Sequence[str]) -> str:
 
 
 def _short(text: str, limit: int = 48) -> str:
+    """An expression's text for a comment, abbreviated whole-part by whole-part when long
+    (``jnp.einsum(...)``, ``h[...] * 2.0``), never cut mid-expression."""
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    if len(text) <= limit:
+        return text
+    try:
+        return _abbreviated(cst.parse_expression(text), limit)
+    except cst.ParserSyntaxError:
+        return text[: limit - 3] + "..."
+
+
+def _abbreviated(node: cst.BaseExpression, limit: int) -> str:
+    code = " ".join(cst.Module([]).code_for_node(node).split())
+    if len(code) <= limit:
+        return code
+    if isinstance(node, cst.Call):
+        return _abbreviated(node.func, limit - 5) + "(...)"
+    if isinstance(node, cst.Subscript):
+        inner = _abbreviated(node.value, limit - 7)
+        simple = isinstance(node.value, cst.Name | cst.Attribute | cst.Call | cst.Subscript)
+        return (inner if simple or inner.startswith("(") else f"({inner})") + "[...]"
+    if isinstance(node, cst.BinaryOperation):
+        op = cst.Module([]).code_for_node(node.operator).strip()
+        half = max(8, (limit - len(op) - 2) // 2)
+        return f"{_abbreviated(node.left, half)} {op} {_abbreviated(node.right, half)}"
+    if isinstance(node, cst.UnaryOperation):
+        return cst.Module([]).code_for_node(node.operator) + _abbreviated(node.expression, limit - 1)
+    if isinstance(node, cst.Attribute) and len(node.attr.value) < limit:
+        return "..." + "." + node.attr.value
+    return "..."
 

@@ -20,7 +20,7 @@ def residual_mlp(x, p):
 
 # meshify: residual_mlp specialised for x: [batch/'batch', d_model]; p.w1: [d_model, d_ff/'model']; p.w2: [d_ff/'model', d_model]
 def residual_mlp__batch_x__x_model__model_x(x, p):
-    # meshify: psum over 'model': jnp.einsum("bf,fd->bd", jax.nn.relu(jnp.einsu... is a partial sum (contracted 'd_ff' split); '+' needs it whole
+    # meshify: psum over 'model': jnp.einsum(...) is a partial sum (contracted 'd_ff' split); '+' needs it whole
     return x + mr.psum(jnp.einsum("bf,fd->bd", jax.nn.relu(jnp.einsum("bd,df->bf", x, p.w1)), p.w2, preferred_element_type=mr.sum_dtype(x, p.w1, p.w2)), "model", like=(x, p.w1, p.w2))
 
 

@@ -84,7 +84,7 @@ def test_a_cond_result_keeps_its_dtype_for_a_partial_sum_formed_from_it() -> Non
         """, """
         h = jnp.tanh(x @ w1)
         # meshify: psum over 'batch': jnp.sum(x) is a partial sum (reduced 'batch' split); comparison needs it whole
-        # meshify: psum over 'model': jax.lax.cond(jnp.sum(x) > 0, lambda a: a, lam... is a partial sum (contracted 'f' split); the return hint needs it whole
+        # meshify: psum over 'model': jax.lax.cond(...) @ w2 is a partial sum (contracted 'f' split); the return hint needs it whole
         return mr.psum(jnp.matmul(jax.lax.cond(mr.psum(jnp.sum(x, dtype=mr.sum_dtype(x)), "batch", like=x) > 0, lambda a: a, lambda a: -a, h), w2, preferred_element_type=mr.sum_dtype(x, w1, w2)), "model", like=(x, w1, w2))
         """, X, OUT, MESH)
 
