@@ -38,6 +38,7 @@ class Specialization:
     dtypes: object = None  # the version's Dtypes, to map those carriers into a caller's names
     widened: bool = False  # returns a partial sum accumulated in float32
     globals_read: frozenset[str] = frozenset()  # module variables it reads, transitively
+    alias: bool = False  # the same code as an earlier version of the helper: emitted once, under its name
 
 
 @dataclass(slots=True)
@@ -48,7 +49,8 @@ class Specializations:
     names: set[str] = field(default_factory=set)
 
     def by_helper(self, helper: str) -> list[Specialization]:
-        return [s for s in self.versions.values() if s.helper == helper]
+        """The versions of ``helper`` to emit, in creation order (one per distinct body)."""
+        return [s for s in self.versions.values() if s.helper == helper and not s.alias]
 
     def by_name(self, name: str) -> Specialization:
         return next(s for s in self.versions.values() if s.name == name)
@@ -131,17 +133,24 @@ def call_helper(rw, call, fn: cst.FunctionDef) -> tuple[Value, cst.BaseExpressio
                                assume_defaults=rw.assume_defaults, unknown_dtypes=unknown,
                                reduce_dtype=rw.reduce_dtype)
         node, result = sub.run_helper(bound)
-        vname = version_name(name, list(bound.values()), registry.names | set(rw.ctx.functions)
-                             | set(rw.ctx.imports.imports))
         described = [f"{path}: {layout}" for p, v in bound.items() for path, layout in _described(p, v)]
-        header = [cst.EmptyLine(), cst.EmptyLine(),
-                  comment_line(f"{name} specialised for " + ("; ".join(described) or "replicated arguments"))]
-        node = node.with_changes(name=cst.Name(vname), decorators=_kept_decorators(rw, call, fn), leading_lines=header)
+        layouts = "; ".join(described) or "replicated arguments"
+        node = node.with_changes(decorators=_kept_decorators(rw, call, fn))
+        twin = next((s for s in registry.by_helper(name) if _same_code(s.node, node)), None)
+        if twin is not None:  # identical code for other layouts: one version, its comment naming both
+            vname = twin.name
+            twin.node = twin.node.with_changes(leading_lines=[*twin.node.leading_lines,
+                                                              comment_line(f"... and for {layouts}")])
+        else:
+            vname = version_name(name, list(bound.values()), registry.names | set(rw.ctx.functions)
+                                 | set(rw.ctx.imports.imports))
+            header = [cst.EmptyLine(), cst.EmptyLine(), comment_line(f"{name} specialised for {layouts}")]
+            node = node.with_changes(name=cst.Name(vname), leading_lines=header)
         params = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
         spec = Specialization(name, vname, node, result, list(sub.records), list(dict.fromkeys(sub.uses)),
                               frozenset(sub.index_names & params), frozenset(sub.key_names & params),
                               frozenset(sub.static_reads), tuple(sub.pinned_reads.items()), sub.return_dtype,
-                              sub.dtypes, sub.returns_widened, frozenset(sub.globals_read))
+                              sub.dtypes, sub.returns_widened, frozenset(sub.globals_read), twin is not None)
         registry.versions[key] = spec
         registry.names.add(vname)
     _mark_arguments(rw, call, fn, spec)
@@ -154,6 +163,14 @@ def call_helper(rw, call, fn: cst.FunctionDef) -> tuple[Value, cst.BaseExpressio
     if spec.widened:
         rw.dtypes.widened.add(call.node)
     return spec.result, call.rebuild(rw, replaced).with_changes(func=cst.Name(spec.name))
+
+
+def _same_code(a: cst.FunctionDef, b: cst.FunctionDef) -> bool:
+    """Whether two versions of a helper would read the same (body, parameters, decorators)."""
+    module = cst.Module([])
+    return all(module.code_for_node(x) == module.code_for_node(y)
+               for x, y in ((a.body, b.body), (a.params, b.params))) \
+        and [module.code_for_node(d) for d in a.decorators] == [module.code_for_node(d) for d in b.decorators]
 
 
 def _complete_widened(rw, call, fn: cst.FunctionDef):
