@@ -314,6 +314,13 @@ SIGNATURES: dict[str, str] = {
     "jax.lax.conv": "lhs, rhs, window_strides, padding, precision=None, preferred_element_type=None",
     "jax.lax.conv_with_general_padding": "lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation, "
                                          "precision=None, preferred_element_type=None",
+    # -- split spatial dims (rules/spatial.py) ----------------------------------------------------------------
+    "jax.lax.reduce_window": "operand, init_value, computation, window_dimensions, window_strides=None, "
+                             "padding='VALID', base_dilation=None, window_dilation=None",
+    "jax.numpy.pad": "array, pad_width, mode='constant', **kwargs",
+    "jax.numpy.roll": "a, shift, axis=None",
+    "jax.numpy.flip": "m, axis=None",
+    "jax.image.resize": "image, shape, method, antialias=True, precision=...",
     # -- control flow ------------------------------------------------------------------------------------
     "jax.lax.scan": "f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpose=False",
     "jax.lax.fori_loop": "lower, upper, body_fun, init_val, *, unroll=None",

@@ -14,6 +14,7 @@ Everything here runs inside ``jax.shard_map``; the shapes it sees are per-device
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Sequence
@@ -23,7 +24,8 @@ import jax.numpy as jnp
 
 from meshify.errors import CallError
 
-__all__ = ["conv_halos", "halo_conv", "halo_exchange"]
+__all__ = ["conv_halos", "halo_conv", "halo_exchange", "halo_reduce_window", "spatial_flip", "spatial_pad",
+           "spatial_resize", "spatial_roll", "spatial_slice"]
 
 Axes = tuple[str, ...]
 
@@ -83,6 +85,14 @@ def _linear(index: dict[str, int], order: Axes, sizes: dict[str, int]) -> int:
     return out
 
 
+def _block_index(axes: Axes):
+    """This device's block (traced) along a dim split over ``axes`` (major first)."""
+    pos = 0
+    for a in axes:
+        pos = pos * jax.lax.axis_size(a) + jax.lax.axis_index(a)
+    return pos
+
+
 def _mesh_order(axes: set[str]) -> Axes:
     names = jax.sharding.get_abstract_mesh().axis_names
     return tuple(a for a in names if a in axes)
@@ -101,12 +111,12 @@ def _piece(x: jax.Array, dims: Sequence[int], halos: Sequence[tuple[int, int]], 
 
 
 def halo_exchange(x: jax.Array, dims: Sequence[int], halos: Sequence[tuple[int, int]],
-                  axis_names: Sequence) -> jax.Array:
+                  axis_names: Sequence, fill=0) -> jax.Array:
     """``x`` extended along each split dim ``dims[i]`` by ``halos[i] = (lo, hi)`` rows of the neighbouring
     blocks (over mesh axes ``axis_names[i]``): ``lo`` rows before from the previous block, ``hi``
-    after from the next; zeros beyond the first and last blocks (the image border).  Two or more
-    split dims also take the corners from the diagonal neighbours.  One ``ppermute`` per non-empty
-    side (and corner)."""
+    after from the next; zeros (or ``fill``: a pooling's init value) beyond the first and last blocks
+    (the image border).  Two or more split dims also take the corners from the diagonal neighbours.
+    One ``ppermute`` per non-empty side (and corner)."""
     dims_axes = [_axes(a) for a in axis_names]
     for dim, (lo, hi), axes in zip(dims, halos, dims_axes):
         local = x.shape[dim]
@@ -127,6 +137,11 @@ def halo_exchange(x: jax.Array, dims: Sequence[int], halos: Sequence[tuple[int, 
             order = _mesh_order({a for i in moving for a in dims_axes[i]})
             perm = _neighbour_perm([dims_axes[i] for i in moving], [direction[i] for i in moving], order)
             piece = jax.lax.ppermute(piece, order, perm)
+            if not (isinstance(fill, int | float) and fill == 0):
+                inside = [(0 <= _block_index(dims_axes[i]) + direction[i]) & (_block_index(dims_axes[i])
+                                                                              + direction[i] < _shards(dims_axes[i]))
+                          for i in moving]
+                piece = jnp.where(functools.reduce(jnp.logical_and, inside), piece, jnp.asarray(fill, piece.dtype))
         grid[direction] = piece
     return _assemble(grid, list(dims), ())
 
@@ -138,6 +153,22 @@ def _assemble(grid: dict, dims: list[int], prefix: tuple[int, ...]) -> jax.Array
     parts = [_assemble(grid, dims, (*prefix, d)) for d in (-1, 0, 1)
              if any(k[:len(prefix) + 1] == (*prefix, d) for k in grid)]
     return parts[0] if len(parts) == 1 else jnp.concatenate(parts, axis=dims[len(prefix)])
+
+
+def _check_split_window(what: str, dim: int, axes: Axes, shards: int, rows: int, stride: int, window: int,
+                        pad: tuple[int, int]) -> None:
+    """A windowed op over a split dim computes each device's block of the global output only when that
+    output has ``rows * shards / stride`` rows and each block holds whole strides."""
+    lo, hi = pad
+    total = rows * shards
+    out_rows = (total + lo + hi - window) // stride + 1 if total + lo + hi >= window else 0
+    if rows % stride or out_rows * stride != total or lo < 0:
+        raise CallError(
+            f"{what} over dim {dim} split over {' x '.join(map(repr, axes))} ({shards} blocks of {rows} rows, "
+            f"{total} in all) with stride {stride}, window {window} and padding {tuple(pad)} gives {out_rows} output "
+            f"rows, which do not split into {shards} blocks of {rows} / {stride} rows at the shard boundaries",
+            fix="use padding='SAME' (or explicit padding totalling window - stride) and blocks whose size is a "
+                "multiple of the stride, or map this dim to no mesh axis")
 
 
 # -- convolution ---------------------------------------------------------------------------------------
@@ -189,17 +220,8 @@ def halo_conv(lhs: jax.Array, rhs: jax.Array, window_strides: Sequence[int], pad
     local_pads = list(pads)
     split = [i for i in range(n) if axes[i]]
     for i in split:
-        rows, stride = lhs.shape[spatial[i]], strides[i]
-        (lo, hi), window = pads[i], (kernel[i] - 1) * dilation[i] + 1
-        out_rows = (global_in[i] + lo + hi - window) // stride + 1 if global_in[i] + lo + hi >= window else 0
-        if rows % stride or out_rows * stride != global_in[i] or lo < 0:
-            raise CallError(
-                f"a convolution over spatial dim {spatial[i]} split over {' x '.join(map(repr, axes[i]))} "
-                f"({shards[i]} blocks of {rows} rows, {global_in[i]} in all) with stride {stride}, window {window} "
-                f"and padding {pads[i]} gives {out_rows} output rows, which do not split into {shards[i]} blocks "
-                f"of {rows} / {stride} rows at the shard boundaries",
-                fix="use padding='SAME' (or explicit padding totalling window - stride) and blocks whose size is a "
-                    "multiple of the stride, or map this dim to no mesh axis")
+        _check_split_window("a convolution", spatial[i], axes[i], shards[i], lhs.shape[spatial[i]], strides[i],
+                            (kernel[i] - 1) * dilation[i] + 1, pads[i])
         local_pads[i] = (0, min(halos[i][1], 0))
     extended = halo_exchange(lhs, [spatial[i] for i in split], [(halos[i][0], max(halos[i][1], 0)) for i in split],
                              [axes[i] for i in split])
@@ -207,3 +229,276 @@ def halo_conv(lhs: jax.Array, rhs: jax.Array, window_strides: Sequence[int], pad
         extended, rhs, strides, local_pads, lhs_dilation=lhs_dilation, rhs_dilation=rhs_dilation,
         dimension_numbers=dimension_numbers, feature_group_count=feature_group_count,
         batch_group_count=batch_group_count, precision=precision, preferred_element_type=preferred_element_type)
+
+
+# -- pooling -------------------------------------------------------------------------------------------
+
+
+def halo_reduce_window(operand: jax.Array, init_value, computation, window_dimensions: Sequence[int],
+                       window_strides: Sequence[int] | None = None, padding="VALID",
+                       base_dilation: Sequence[int] | None = None, window_dilation: Sequence[int] | None = None,
+                       *, spatial_axes: Sequence) -> jax.Array:
+    """``jax.lax.reduce_window`` (max or average pooling) of a block split along some dims
+    (``spatial_axes``: the mesh axes splitting each dim of ``operand``, or None): each split dim's halo
+    from the neighbours, ``init_value`` beyond the image border (what the global padding holds), then a
+    local reduce_window that computes this device's block of the global output.  A window and stride
+    that line up with the shard boundaries exchange nothing (a 2x2 pool of stride 2)."""
+    n = operand.ndim
+    strides = tuple(window_strides) if window_strides is not None else (1,) * n
+    dilation = tuple(window_dilation) if window_dilation is not None else (1,) * n
+    axes = [_axes(a) for a in spatial_axes]
+    shards = [_shards(a) for a in axes]
+    split = [i for i in range(n) if axes[i]]
+    if base_dilation is not None and any(base_dilation[i] != 1 for i in split):
+        raise CallError("reduce_window with base_dilation along a split dim",
+                        fix="map that dim to no mesh axis, or upsample (jnp.repeat) first")
+    window = [(w - 1) * d + 1 for w, d in zip(window_dimensions, dilation)]
+    global_in = [operand.shape[i] * s for i, s in enumerate(shards)]
+    if isinstance(padding, str):
+        pads = [tuple(p) for p in jax.lax.padtype_to_pads(tuple(global_in), tuple(window), strides, padding)]
+    else:
+        pads = [tuple(p) for p in padding]
+    local_pads = list(pads)
+    for i in split:
+        _check_split_window("a pooling window (reduce_window)", i, axes[i], shards[i], operand.shape[i], strides[i],
+                            window[i], pads[i])
+        local_pads[i] = (0, min(window[i] - strides[i] - pads[i][0], 0))
+    halos = [(pads[i][0], max(window[i] - strides[i] - pads[i][0], 0)) for i in split]
+    extended = halo_exchange(operand, split, halos, [axes[i] for i in split], fill=init_value)
+    return jax.lax.reduce_window(extended, init_value, computation, tuple(window_dimensions), strides, local_pads,
+                                 base_dilation=base_dilation, window_dilation=window_dilation)
+
+
+# -- re-blocking: pad and slice --------------------------------------------------------------------------------
+
+
+def _perm(axes: Axes, source_of) -> tuple[Axes, list[tuple[int, int]]]:
+    """``ppermute`` axes and pairs along a dim split over ``axes``: the device at block ``p`` receives
+    from block ``source_of(p)`` (None: from no one, it receives zeros)."""
+    order = _mesh_order(set(axes))
+    sizes = {a: jax.lax.axis_size(a) for a in order}
+    pairs = []
+    for coords in itertools.product(*(range(sizes[a]) for a in order)):
+        index = dict(zip(order, coords))
+        src = source_of(_position(axes, index))
+        if src is not None:
+            pairs.append((_linear(_coords(axes, src), order, sizes), _linear(index, order, sizes)))
+    return order, pairs
+
+
+def _exchange_dim(x: jax.Array, dim: int, lo: int, hi: int, axes: Axes, fill="zero") -> jax.Array:
+    """``x`` extended along ``dim`` (split over ``axes``) by ``lo`` rows of the previous block and ``hi``
+    of the next; beyond the first and last blocks zeros, or (``fill="edge"``) copies of the edge row."""
+    shards, local = _shards(axes), x.shape[dim]
+    if max(lo, hi) > local:
+        raise CallError(
+            f"a halo of {lo} rows before and {hi} after along dim {dim}, split over {' x '.join(map(repr, axes))} "
+            f"into blocks of {local} rows: a halo must be at most one block (it comes from the direct neighbours "
+            "only)", fix="use fewer shards along this dim, or larger images")
+    pos = _block_index(axes)
+    parts = []
+    if lo:
+        order, pairs = _perm(axes, lambda p: p - 1 if p > 0 else None)
+        piece = jax.lax.ppermute(jax.lax.slice_in_dim(x, local - lo, local, axis=dim), order, pairs)
+        if fill == "edge":
+            edge = jnp.repeat(jax.lax.slice_in_dim(x, 0, 1, axis=dim), lo, axis=dim)
+            piece = jnp.where(pos > 0, piece, edge)
+        parts.append(piece)
+    parts.append(x)
+    if hi:
+        order, pairs = _perm(axes, lambda p: p + 1 if p + 1 < shards else None)
+        piece = jax.lax.ppermute(jax.lax.slice_in_dim(x, 0, hi, axis=dim), order, pairs)
+        if fill == "edge":
+            edge = jnp.repeat(jax.lax.slice_in_dim(x, local - 1, local, axis=dim), hi, axis=dim)
+            piece = jnp.where(pos < shards - 1, piece, edge)
+        parts.append(piece)
+    return parts[0] if len(parts) == 1 else jnp.concatenate(parts, axis=dim)
+
+
+def reblock_halos(rows: int, shards: int, start: int, out_rows: int) -> tuple[int, int]:
+    """The rows a block needs from its previous and next neighbour when the dim's global rows
+    ``[start, start + out_rows)`` (beyond ``[0, rows * shards)``: padding) are split into ``shards``
+    blocks again: ``(before, after)``, each at most ``rows`` for a neighbour exchange."""
+    total, block = rows * shards, out_rows // shards
+    before = after = 0
+    for i in range(shards):
+        lo, hi = max(start + i * block, 0), min(start + (i + 1) * block, total)
+        if lo < hi:
+            before = max(before, i * rows - lo)
+            after = max(after, hi - (i + 1) * rows)
+    return before, after
+
+
+def _reblock(x: jax.Array, dim: int, axes: Axes, start: int, out_rows: int, what: str, value=0) -> jax.Array:
+    """This device's block of the dim's global rows ``[start, start + out_rows)`` split again into as
+    many blocks; rows outside the image hold ``value``.  A neighbour exchange (``reblock_halos``), a
+    local pad and a dynamic slice at this device's offset."""
+    shards, rows = _shards(axes), x.shape[dim]
+    total = rows * shards
+    if out_rows % shards or out_rows <= 0:
+        raise CallError(f"{what} along dim {dim}, split over {' x '.join(map(repr, axes))} into {shards} blocks, "
+                        f"gives {out_rows} rows, which do not split into {shards} equal blocks",
+                        fix=f"make the result's size a multiple of {shards}, or map this dim to no mesh axis")
+    block = out_rows // shards
+    before, after = reblock_halos(rows, shards, start, out_rows)
+    extended = _exchange_dim(x, dim, max(before, 0), max(after, 0), axes)
+    first = -max(before, 0)  # the global row of extended[0], relative to this device's block start
+    offsets = [start + i * block - i * rows - first for i in range(shards)]
+    pad_lo, pad_hi = max(-min(offsets), 0), max(max(offsets) + block - extended.shape[dim], 0)
+    if pad_lo or pad_hi:
+        widths = [(0, 0)] * x.ndim
+        widths[dim] = (pad_lo, pad_hi)
+        extended = jnp.pad(extended, widths)
+    pos = _block_index(axes)
+    begin = start + pos * block  # global row of this device's first output row
+    out = jax.lax.dynamic_slice_in_dim(extended, begin - pos * rows - first + pad_lo, block, axis=dim)
+    if start < 0 or start + out_rows > total:
+        shape = [1] * x.ndim
+        shape[dim] = block
+        row = begin + jax.lax.broadcasted_iota(jnp.int32, tuple(shape), dim)
+        out = jnp.where((row >= 0) & (row < total), out, jnp.asarray(value, out.dtype))
+    return out
+
+
+def _pad_widths(pad_width, ndim: int) -> list[tuple[int, int]]:
+    """``jnp.pad``'s ``pad_width`` (an int, a pair, or one pair per dim) as one pair per dim."""
+    import numpy as np
+
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64).reshape(-1, 2) if np.ndim(pad_width) else
+                             np.asarray([[pad_width, pad_width]]), (ndim, 2))
+    return [(int(lo), int(hi)) for lo, hi in widths]
+
+
+def spatial_pad(array: jax.Array, pad_width, mode: str = "constant", *, spatial_axes: Sequence) -> jax.Array:
+    """``jnp.pad`` (zeros) of a block split along some dims: along a split dim only the first and last
+    blocks hold padding, and the padded dim is split into equal blocks again, so each device takes
+    the few rows its new block needs from its neighbours (``reblock_halos``: none when two blocks pad
+    evenly), never the whole dim."""
+    if mode != "constant":
+        raise CallError(f"jnp.pad(mode={mode!r}) along a split dim", fix="pad with zeros (mode='constant')")
+    axes = [_axes(a) for a in spatial_axes]
+    widths = _pad_widths(pad_width, array.ndim)
+    local = [(0, 0) if axes[i] else w for i, w in enumerate(widths)]
+    out = jnp.pad(array, local) if any(lo or hi for lo, hi in local) else array
+    for i, (lo, hi) in enumerate(widths):
+        if axes[i] and (lo or hi):
+            total = array.shape[i] * _shards(axes[i])
+            out = _reblock(out, i, axes[i], -lo, total + lo + hi, "jnp.pad")
+    return out
+
+
+def spatial_slice(x: jax.Array, axis: int, start, stop, *, axis_name) -> jax.Array:
+    """``x[..., start:stop, ...]`` along dim ``axis``, split over ``axis_name``: the global rows
+    ``start:stop`` split into equal blocks again, each device taking the rows its new block needs from
+    its neighbours (none when the slice keeps the shard boundaries)."""
+    axes = _axes(axis_name)
+    total = x.shape[axis] * _shards(axes)
+    begin, end, _ = slice(start, stop).indices(total)
+    return _reblock(x, axis, axes, begin, max(end - begin, 0), f"the slice [{start}:{stop}]")
+
+
+# -- periodic and mirrored -------------------------------------------------------------------------------------
+
+
+def _along(axis, ndim: int) -> list[int]:
+    axis = range(ndim) if axis is None else (axis,) if isinstance(axis, int) else axis
+    return sorted({a % ndim for a in axis})
+
+
+def spatial_roll(a: jax.Array, shift, axis=None, *, spatial_axes: Sequence) -> jax.Array:
+    """``jnp.roll`` of a block split along some dims (periodic boundaries): along a split dim the block
+    ``q`` places before and the last ``t`` rows of the one before it arrive by ``ppermute`` with
+    wrap-around (``shift = q * rows + t``): ``t`` rows when the shift is under a block."""
+    axes = [_axes(x) for x in spatial_axes]
+    if axis is None:
+        if any(axes):
+            raise CallError("jnp.roll(axis=None) of an array split along a dim", fix="name the axes: axis=(1, 2)")
+        return jnp.roll(a, shift)
+    dims = (axis,) if isinstance(axis, int) else tuple(axis)
+    shifts = (shift,) * len(dims) if isinstance(shift, int) else tuple(shift)
+    out = a
+    for d, s in zip(dims, shifts):
+        d %= a.ndim
+        if not axes[d]:
+            out = jnp.roll(out, s, axis=d)
+            continue
+        n, rows = _shards(axes[d]), out.shape[d]
+        q, t = divmod(s % (rows * n), rows)
+        whole = out
+        if q % n:
+            order, pairs = _perm(axes[d], lambda p, q=q, n=n: (p - q) % n)
+            whole = jax.lax.ppermute(out, order, pairs)
+        if not t:
+            out = whole
+            continue
+        order, pairs = _perm(axes[d], lambda p, q=q, n=n: (p - q - 1) % n)
+        tail = jax.lax.ppermute(jax.lax.slice_in_dim(out, rows - t, rows, axis=d), order, pairs)
+        out = jnp.concatenate([tail, jax.lax.slice_in_dim(whole, 0, rows - t, axis=d)], axis=d)
+    return out
+
+
+def spatial_flip(m: jax.Array, axis=None, *, spatial_axes: Sequence) -> jax.Array:
+    """``jnp.flip`` of a block split along some dims: along a split dim the blocks swap with their mirror
+    device (one ``ppermute`` of the block), then each block is flipped locally."""
+    axes = [_axes(x) for x in spatial_axes]
+    dims = _along(axis, m.ndim)
+    out = m
+    for d in dims:
+        if axes[d]:
+            n = _shards(axes[d])
+            order, pairs = _perm(axes[d], lambda p, n=n: n - 1 - p)
+            out = jax.lax.ppermute(out, order, pairs)
+    return jnp.flip(out, axis=tuple(dims))
+
+
+# -- resizing -----------------------------------------------------------------------------------------------
+
+
+_LINEAR = ("linear", "bilinear", "trilinear", "triangle")
+
+
+def spatial_resize(image: jax.Array, shape: Sequence[int], method, antialias: bool = True, precision=None,
+                   *, spatial_axes: Sequence) -> jax.Array:
+    """``jax.image.resize`` of a block split along some dims (``shape``: the global result's).  Nearest:
+    local where a split dim grows or shrinks by an integer factor.  Linear upsampling by an integer
+    factor: a one-row halo from each neighbour (the edge row itself at the image border), then the
+    extended block is resized and the extra rows dropped."""
+    from jax._src.image.scale import ResizeMethod
+
+    axes = [_axes(x) for x in spatial_axes]
+    kind = ResizeMethod.from_string(method) if isinstance(method, str) else method
+    local_shape = list(shape)
+    out = image
+    halo_dims = []
+    for d, a in enumerate(axes):
+        if not a:
+            continue
+        n, rows = _shards(a), image.shape[d]
+        size = shape[d]
+        if size % n:
+            raise CallError(f"jax.image.resize to {size} rows along dim {d}, split into {n} blocks",
+                            fix=f"resize to a multiple of {n} rows, or map this dim to no mesh axis")
+        local_shape[d] = size // n
+        up = size % (rows * n) == 0
+        down = (rows * n) % size == 0 and rows % ((rows * n) // size) == 0
+        if kind == ResizeMethod.NEAREST and (up or down):
+            continue
+        if kind == ResizeMethod.LINEAR and up:
+            halo_dims.append((d, size // (rows * n)))
+            continue
+        raise CallError(f"jax.image.resize(method={method!r}) from {rows * n} to {size} rows along dim {d}, split "
+                        f"into {n} blocks: meshify resizes a split dim with 'nearest' by an integer factor, or "
+                        "'linear' upsampling by an integer factor",
+                        fix="resize by an integer factor (nearest or linear up), or map this dim to no mesh axis")
+    options = {"antialias": antialias, **({} if precision is None else {"precision": precision})}
+    if not halo_dims:
+        return jax.image.resize(out, tuple(local_shape), method, **options)
+    for d, _ in halo_dims:
+        out = _exchange_dim(out, d, 1, 1, axes[d], fill="edge")
+    extended = list(local_shape)
+    for d, k in halo_dims:
+        extended[d] = local_shape[d] + 2 * k
+    out = jax.image.resize(out, tuple(extended), method, **options)
+    for d, k in halo_dims:
+        out = jax.lax.slice_in_dim(out, k, k + local_shape[d], axis=d)
+    return out

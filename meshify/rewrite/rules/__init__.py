@@ -9,8 +9,9 @@ in ``METHODS``).  Each rule declares which parameters of its JAX function it mod
 from meshify.rewrite.rules import constructors, contractions, control, elementwise, lookups, reductions, shapes
 from meshify.rewrite.rules import statistics
 from meshify.rewrite.rules import convolution
+from meshify.rewrite.rules import spatial
 from meshify.rewrite.rules._api import BODY_OPS, METHODS, MODELS, REGISTRY, REQUIRED, Call, closed_world, op
 
 __all__ = ["BODY_OPS", "METHODS", "MODELS", "REGISTRY", "REQUIRED", "Call", "closed_world", "op",
            "constructors", "contractions", "control", "elementwise", "lookups", "reductions", "shapes", "statistics"]
-__all__ += ["convolution"]
+__all__ += ["convolution", "spatial"]

@@ -249,26 +249,34 @@ def _rewrite_time_halos(rw, call: Call, specs, layout: Layout, spatial) -> list[
             continue
         stride = strides[i] if isinstance(strides, tuple | list) else 1
         window = (kernel - 1) * (dilation[i] if dilation else 1) + 1
-        rows = rw.sizes.get(layout.dims[dim])
-        lo, hi = _pads(padding, i, window, stride, rows)
-        if not window - stride <= lo + hi <= window - 1 or lo < 0:
-            o = call.params["padding"]
-            raise rw.error(UnsupportedError, o.original,
-                           f"{_short(call)} over spatial dim {layout.dims[dim]!r} split over {axes_text(axes)} with "
-                           f"a window of {window}, stride {stride} and padding ({lo}, {hi}): its output does not have "
-                           f"rows / {stride} rows, so it cannot split at the shard boundaries",
-                           "use padding='SAME' (or explicit padding totalling window - stride), or map "
-                           f"{layout.dims[dim]!r} to no mesh axis (rules={{{layout.dims[dim]!r}: None}})")
-        shards = rw.mesh.size(axes)
-        if rows is not None and (rows % (shards * stride) or max(lo, window - stride - lo) > rows // shards):
-            o = call.params["window_strides"]
-            raise rw.error(UnsupportedError, o.original,
-                           f"{_short(call)} over spatial dim {layout.dims[dim]!r} ({rows} rows in {shards} blocks) "
-                           f"with stride {stride} and a halo of ({lo}, {window - stride - lo}) rows: each block must "
-                           "hold whole strides and at least its halo", f"make {layout.dims[dim]!r} a multiple of "
-                           f"{shards * stride} with blocks of at least the halo, or use fewer shards")
-        out.append((lo, max(window - stride - lo, 0)))
+        out.append(window_halo(rw, call, _short(call), layout.dims[dim], axes, window, stride, padding, i))
     return out
+
+
+def window_halo(rw, call: Call, what: str, name: str, axes, window: int, stride: int, padding, i: int) -> tuple[int, int]:
+    """The halo ``(rows before, rows after)`` of a window over spatial dim ``name`` (the ``i``-th windowed
+    dim, split over ``axes``) with ``stride`` and ``padding`` (a string or one pair per windowed dim);
+    refused at the call's ``padding`` or ``window_strides`` where its output cannot split at the shard
+    boundaries or a block would not hold its halo (sizes from ``@mesh(dims=...)``)."""
+    rows = rw.sizes.get(name)
+    lo, hi = _pads(padding, i, window, stride, rows)
+    if not window - stride <= lo + hi <= window - 1 or lo < 0:
+        o = call.params.get("padding")
+        raise rw.error(UnsupportedError, o.original if o is not None else call.node,
+                       f"{what} over spatial dim {name!r} split over {axes_text(axes)} with "
+                       f"a window of {window}, stride {stride} and padding ({lo}, {hi}): its output does not have "
+                       f"rows / {stride} rows, so it cannot split at the shard boundaries",
+                       "use padding='SAME' (or explicit padding totalling window - stride), or map "
+                       f"{name!r} to no mesh axis (rules={{{name!r}: None}})")
+    shards = rw.mesh.size(axes)
+    if rows is not None and (rows % (shards * stride) or max(lo, window - stride - lo) > rows // shards):
+        o = call.params.get("window_strides")
+        raise rw.error(UnsupportedError, o.original if o is not None else call.node,
+                       f"{what} over spatial dim {name!r} ({rows} rows in {shards} blocks) "
+                       f"with stride {stride} and a halo of ({lo}, {window - stride - lo}) rows: each block must "
+                       "hold whole strides and at least its halo", f"make {name!r} a multiple of "
+                       f"{shards * stride} with blocks of at least the halo, or use fewer shards")
+    return lo, max(window - stride - lo, 0)
 
 
 def _pads(padding, i: int, window: int, stride: int, rows: int | None) -> tuple[int, int]:

@@ -31,6 +31,11 @@ def index_array(rw, node: cst.Subscript, base: Operand) -> Operand:
                 new_index = elements[0].with_changes(slice=elements[0].slice.with_changes(value=ids))
                 return Operand(lowering.result, node, node.with_changes(value=table, slice=[new_index]))
             return Operand(lowering.result, node, rw.replacement(lowering, [ids, table]))
+    from meshify.rewrite.rules.spatial import slice_split_dims
+
+    sliced = slice_split_dims(rw, node, base)  # x[:, 1:-1] along a split dim: re-blocked (rules/spatial.py)
+    if sliced is not None:
+        return sliced
     layout = base.value.layout
     dims, axes = [], []
     pos = 0

@@ -1,0 +1,425 @@
+"""Window and re-blocking ops along split spatial dims: pooling (``jax.lax.reduce_window``), ``jnp.pad``,
+slices (``x[:, 1:-1]``), ``jnp.roll``, ``jnp.flip`` and ``jax.image.resize``.
+
+Each keeps the image split and moves only what a block's new rows need (:mod:`meshify.runtime._spatial`):
+
+- pooling: the halo a window reaches across the shard boundary, as for a convolution
+  (:func:`convolution.window_halo`), the pooling's init value beyond the image border; a window that
+  lines up with the blocks (2x2, stride 2) exchanges nothing;
+- pad and slice change a split dim's length, so the padded (sliced) dim is cut into equal blocks again:
+  each device takes the few rows its new block needs from its neighbours (none when two blocks pad
+  evenly, or a slice keeps the boundaries), never the whole dim;
+- roll: the rows that wrap round from the previous block (and a whole block when the shift is longer);
+- flip: each block from its mirror device, then flipped locally;
+- nearest resize by an integer factor: local (``jnp.repeat`` is local too: its rule is in ``shapes``);
+  linear upsampling: a one-row halo.
+
+Where the sizes are known when rewriting (``@mesh(dims=...)``) each exchange is recorded with its bytes
+and a length that cannot split evenly is refused at its place; otherwise the runtime checks at trace time.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import libcst as cst
+
+from meshify.annotate._types import BROADCAST, Layout
+from meshify.errors import UnsupportedError
+from meshify.rewrite._collectives import axes_text, halo_kind
+from meshify.rewrite._values import Array, Operand, Static
+from meshify.rewrite.rules._api import Call, Convert, Emitted, Lowering, MeshAxes, Ref, keep, op, unknown_call
+from meshify.rewrite.rules.convolution import _axes_code, _exchanges, window_halo
+
+
+def _array(call: Call, name: str) -> Operand | None:
+    o = call.params.get(name)
+    return o if o is not None and isinstance(o.value, Array) else None
+
+
+def _literal(call: Call, name: str, default: object = None) -> object:
+    """A parameter's literal value, ``default`` where not given, ``...`` where not a literal."""
+    o = call.params.get(name)
+    if o is None:
+        return default
+    if isinstance(o.value, Static) and o.value.known:
+        return o.value.literal
+    return ...
+
+
+def _short(call: Call) -> str:
+    return call.name.rsplit(".", 1)[-1]
+
+
+def _slab(layout: Layout, dim: int, whole: bool = False, resized: tuple[int, ...] = ()) -> Layout:
+    """The layout of what one exchange moves along ``dim``: one row (``dim`` sized 1), or the whole block;
+    the dims ``resized`` (re-blocked before, their new local length counted in the rows) sized 1 too."""
+    if whole:
+        return Layout(layout.dims, layout.axes)
+    dims, axes = list(layout.dims), list(layout.axes)
+    for d in (dim, *resized):
+        dims[d], axes[d] = BROADCAST, ()
+    return Layout(tuple(dims), tuple(axes))
+
+
+def _record(rw, layout: Layout, dim: int, rows: int | None, what: str, detail: str, whole: bool = False,
+            resized: dict[int, int] | None = None) -> Emitted:
+    """One ppermute along split ``dim`` of ``rows`` rows (None: known at trace time) or the whole block.
+    ``resized``: dims re-blocked before this exchange -> their new local length (what the slab holds)."""
+    resized = resized or {}
+    if rows is not None and resized:
+        return replace(_record(rw, layout, dim, rows, what, detail), kind=halo_kind(rows * math.prod(resized.values())),
+                       layout=_slab(layout, dim, resized=tuple(resized)))
+    axes = layout.axes[dim]
+    amount = "its block" if whole else (f"{rows} row{'s' * (rows != 1)}" if rows is not None else "rows")
+    unknown = "" if whole or rows is not None else "; how many follows from the sizes at trace time"
+    return Emitted(halo_kind(1 if whole or rows is None else rows), axes, _slab(layout, dim, whole),
+                   layout.dims[dim], f"halo over {axes_text(axes)}: {amount} of {what!r} along split "
+                   f"{layout.dims[dim]!r}, {detail} (ppermute){unknown}")
+
+
+def _split_error(rw, where, call: Call, layout: Layout, dims: list[int], why: str, fix: str | None = None):
+    names = ", ".join(repr(layout.dims[d]) for d in dims)
+    unmapped = ", ".join(f"{layout.dims[d]!r}: None" for d in dims)
+    return rw.error(UnsupportedError, where, f"{_short(call)} along split {names} ({layout.describe()}): {why}",
+                    fix or f"map {names} to no mesh axis (rules={{{unmapped}}}), or call it outside the @mesh function")
+
+
+def _whole(x: Operand, purpose: str) -> Convert:
+    layout = x.value.layout
+    return Convert(x, layout.with_partial(()), purpose)
+
+
+def _spatial_fill(layout: Layout) -> tuple[str, cst.BaseExpression]:
+    return "spatial_axes", cst.parse_expression(_axes_code(list(layout.axes)))
+
+
+def _template(call: Call, runtime: str, first: str, names: tuple[str, ...], extra: str) -> tuple[str, tuple]:
+    """``{mr}.runtime({first}, <each given parameter of names by keyword>, extra)``, and its fill."""
+    parts = [f"{{mr}}.{runtime}({{{first}}}"]
+    fill: list = [(first, Ref(0))]
+    for name in names:
+        o = call.params.get(name)
+        if o is not None:
+            parts.append(f", {name}={{{name}}}")
+            fill.append((name, o.node))
+    parts.append(f", {extra}={{{extra}}})")
+    return "".join(parts), tuple(fill)
+
+
+# -- pooling -----------------------------------------------------------------------------------------------
+
+
+_REDUCE_WINDOW = ("init_value", "computation", "window_dimensions", "window_strides", "padding", "base_dilation",
+                  "window_dilation")
+
+
+@op("jax.lax.reduce_window", reads=None)
+def _reduce_window(rw, call: Call):
+    x = _array(call, "operand")
+    if x is None:
+        return unknown_call(rw, call)
+    layout = x.value.layout
+    value = Array(layout.with_partial(()))
+    split = [d for d in range(layout.rank) if layout.axes[d]]
+    if not split:
+        return Lowering(value, (_whole(x, _short(call)),))
+    dilation = _literal(call, "base_dilation")
+    if dilation is ... or (dilation is not None and any(dilation[d] != 1 for d in split)):
+        raise _split_error(rw, call.params["base_dilation"].original, call, layout, split,
+                           "base_dilation (an upsampling window) is not modelled there",
+                           "upsample with jnp.repeat first, or map that dim to no mesh axis")
+    halos = _pool_halos(rw, call, layout, split)
+    template, fill = _template(call, "halo_reduce_window", "operand", _REDUCE_WINDOW, "spatial_axes")
+    fill = (*fill, _spatial_fill(layout))
+    emitted = _exchanges(rw, x, layout, split, [layout.axes[d] for d in split], halos)
+    return Lowering(value, (_whole(x, "a pooling window"),), template, fill, emitted)
+
+
+def _pool_halos(rw, call: Call, layout: Layout, split: list[int]) -> list[tuple[int, int] | None]:
+    """Each split dim's halo where the window, strides and padding are literals (else None)."""
+    windows, strides = _literal(call, "window_dimensions"), _literal(call, "window_strides")
+    dilation, padding = _literal(call, "window_dilation"), _literal(call, "padding", "VALID")
+    if ... in (windows, strides, dilation, padding) or not isinstance(windows, tuple | list):
+        return [None] * len(split)
+    out = []
+    for d in split:
+        window = (windows[d] - 1) * (dilation[d] if dilation else 1) + 1
+        stride = strides[d] if strides else 1
+        out.append(window_halo(rw, call, "reduce_window", layout.dims[d], layout.axes[d], window, stride, padding, d))
+    return out
+
+
+# -- pad and slices: re-blocking ------------------------------------------------------------------------------
+
+
+def reblock_halos(rows: int, shards: int, start: int, out_rows: int) -> tuple[int, int]:
+    """As :func:`meshify.runtime._spatial.reblock_halos` (the rewriter imports no JAX): the rows a block
+    needs from its previous and next neighbour when the global rows ``[start, start + out_rows)`` of a dim
+    of ``rows * shards`` rows are split into ``shards`` blocks again."""
+    total, block = rows * shards, out_rows // shards
+    before = after = 0
+    for i in range(shards):
+        lo, hi = max(start + i * block, 0), min(start + (i + 1) * block, total)
+        if lo < hi:
+            before = max(before, i * rows - lo)
+            after = max(after, hi - (i + 1) * rows)
+    return before, after
+
+
+def _reblock_records(rw, where, call: Call, x: Operand, layout: Layout, dim: int, start: int | None,
+                     end: int | None, what: str, resized: dict[int, int] | None = None) -> list[Emitted]:
+    """The exchanges of re-blocking split ``dim`` to its global rows ``[start, end)`` (ends relative to
+    the global length when negative, as a slice's), refused here when the sizes are known and the result
+    cannot split evenly or needs more than a neighbour's block."""
+    total, shards = rw.sizes.get(layout.dims[dim]), rw.mesh.size(layout.axes[dim])
+    name = rw.ctx.code(x.original)
+    if total is None or start is None or end is None:
+        return [_record(rw, layout, dim, None, name, f"the rows its new block needs after {what}, from each "
+                        "neighbour")]
+    out_rows = end - start
+    if out_rows <= 0 or out_rows % shards or total % shards:
+        raise rw.error(UnsupportedError, where, f"{what} along split {layout.dims[dim]!r} (over "
+                       f"{axes_text(layout.axes[dim])}) gives {out_rows} rows, which do not split into {shards} "
+                       "equal blocks", f"make the result a multiple of {shards} rows, or map {layout.dims[dim]!r} to "
+                       f"no mesh axis (rules={{{layout.dims[dim]!r}: None}})")
+    before, after = reblock_halos(total // shards, shards, start, out_rows)
+    if max(before, after) > total // shards:
+        raise rw.error(UnsupportedError, where, f"{what} along split {layout.dims[dim]!r} moves a block by more "
+                       f"than its {total // shards} rows: it would need rows from beyond the neighbouring device",
+                       "use fewer shards along this dim, or larger images")
+    if resized is not None:
+        resized[dim] = out_rows // shards  # what later exchanges of the same value move along this dim
+    return [_record(rw, layout, dim, rows, name, f"{side} its new block after {what}, from the {source} device",
+                    resized={d: n for d, n in (resized or {}).items() if d != dim})
+            for rows, side, source in ((before, "before", "previous"), (after, "after", "next")) if rows > 0]
+
+
+@op("jax.numpy.pad", reads=("array", "pad_width", "mode"))
+def _pad(rw, call: Call):
+    x = _array(call, "array")
+    if x is None:
+        return unknown_call(rw, call)
+    layout = x.value.layout
+    value = Array(layout, x.value.origin)
+    widths = _pad_widths(_literal(call, "pad_width"), layout.rank)
+    padded = [d for d in range(layout.rank) if layout.axes[d] and (widths is None or any(widths[d]))]
+    if not padded:
+        return keep(value)  # zeros: linear, a pending partial sum stays pending
+    mode = _literal(call, "mode", "constant")
+    if mode != "constant":
+        o = call.params["mode"]
+        raise _split_error(rw, o.original, call, layout, padded, f"mode={rw.ctx.code(o.original)} is not modelled "
+                           "along a split dim", "pad with zeros (mode='constant'), or map that dim to no mesh axis")
+    emitted: list[Emitted] = []
+    where = call.params["pad_width"].original
+    resized: dict[int, int] = {}
+    for d in padded:
+        total = rw.sizes.get(layout.dims[d])
+        lo, hi = widths[d] if widths is not None else (None, None)
+        end = None if total is None or lo is None else total + hi
+        emitted += _reblock_records(rw, where, call, x, layout, d, None if lo is None else -lo, end, "jnp.pad", resized)
+    template, fill = _template(call, "spatial_pad", "array", ("pad_width", "mode"), "spatial_axes")
+    return Lowering(value, (Convert(x, layout, "jnp.pad"),), template, (*fill, _spatial_fill(layout)),
+                    tuple(emitted))
+
+
+def _pad_widths(given, rank: int) -> list[tuple[int, int]] | None:
+    """``jnp.pad``'s ``pad_width`` literal as one pair per dim (None where not a literal)."""
+    if isinstance(given, int):
+        return [(given, given)] * rank
+    if isinstance(given, tuple | list) and given and all(isinstance(v, int) for v in given):
+        pair = tuple(given) * (2 if len(given) == 1 else 1)
+        return [pair] * rank if len(pair) == 2 else None  # type: ignore[list-item]
+    if isinstance(given, tuple | list) and len(given) in (1, rank) and all(
+            isinstance(p, tuple | list) and len(p) in (1, 2) and all(isinstance(v, int) for v in p) for p in given):
+        pairs = [(p[0], p[-1]) for p in given]
+        return pairs * rank if len(pairs) == 1 else pairs
+    return None
+
+
+def slice_split_dims(rw, node: cst.Subscript, base: Operand) -> Operand | None:
+    """``x[:, 1:-1]`` with a slice along a split dim: ``mr.spatial_slice`` of that dim (re-blocked, its
+    neighbours' rows as needed), then the rest of the index as written; None where no slice meets a
+    split dim.  Called by :func:`lookups.index_array` before basic indexing."""
+    from meshify.rewrite.rules.lookups import _is_ellipsis, _is_none, index_array
+
+    layout = base.value.layout
+    elements = list(node.slice)
+    explicit = sum(1 for e in elements if not _is_none(rw, e) and not _is_ellipsis(e))
+    pos, found = 0, []
+    for n, element in enumerate(elements):
+        if _is_none(rw, element):
+            continue
+        if _is_ellipsis(element):
+            pos += layout.rank - explicit
+            continue
+        s = element.slice
+        if pos < layout.rank and layout.axes[pos] and isinstance(s, cst.Slice) and \
+                not (s.lower is None and s.upper is None and s.step is None):
+            found.append((n, pos, s))
+        pos += 1
+    if not found:
+        return None
+    wrapped, emitted, resized = base.node, [], {}
+    for n, dim, s in found:
+        bounds = [_bound(rw, element) for element in (s.lower, s.upper, s.step)]
+        if bounds[2] not in (None, 1):
+            raise rw.error(UnsupportedError, elements[n], f"a strided slice along split {layout.dims[dim]!r} "
+                           f"({layout.describe()})", "slice with step 1, or pool with a stride "
+                           "(jax.lax.reduce_window), or map that dim to no mesh axis")
+        for bound, given in zip(bounds[:2], (s.lower, s.upper)):
+            if bound is ...:
+                raise rw.error(UnsupportedError, given, f"a slice of split {layout.dims[dim]!r} with a bound that "
+                               "is not an int", "write the bounds as ints (x[:, 1:-1]) or sizes from x.shape")
+        emitted += _slice_records(rw, elements[n], base, layout, dim, bounds[0], bounds[1], resized)
+        start = s.lower if s.lower is not None else cst.Name("None")
+        stop = s.upper if s.upper is not None else cst.Name("None")
+        lowering = Lowering(Array(layout), (), "{mr}.spatial_slice({x}, {axis}, {start}, {stop}, axis_name={axes})",
+                            (("x", wrapped), ("axis", dim), ("start", start), ("stop", stop),
+                             ("axes", MeshAxes(layout.axes[dim]))))
+        wrapped = rw.replacement(lowering, [])
+    rw.carry_out(Lowering(Array(layout), emitted=tuple(emitted)))
+    rest = [e.with_changes(slice=cst.Slice(lower=None, upper=None)) if any(n == i for i, _, _ in found) else e
+            for n, e in enumerate(elements)]
+    inner = Operand(base.value, base.original, wrapped)
+    if all(isinstance(e.slice, cst.Slice) and e.slice.lower is None and e.slice.upper is None and e.slice.step is None
+           for e in rest):
+        return Operand(Array(layout, base.value.origin), node, wrapped)
+    return index_array(rw, node.with_changes(slice=rest), inner)
+
+
+def _bound(rw, element) -> object:
+    """A slice bound: None, its int, ``"static"`` for a static value not known now, or ``...``."""
+    if element is None:
+        return None
+    value = rw.expr(element).value
+    if isinstance(value, Static):
+        return value.literal if value.known and isinstance(value.literal, int) else "static"
+    return ...
+
+
+def _slice_records(rw, where, base: Operand, layout: Layout, dim: int, lo, hi, resized: dict) -> list[Emitted]:
+    total = rw.sizes.get(layout.dims[dim])
+    if total is None or lo == "static" or hi == "static":
+        return _reblock_records(rw, where, None, base, layout, dim, None, None, "the slice")  # type: ignore[arg-type]
+    start, stop, _ = slice(lo, hi).indices(total)
+    return _reblock_records(rw, where, None, base, layout, dim, start, max(stop, start), "the slice",  # type: ignore[arg-type]
+                            resized)
+
+
+# -- roll and flip -----------------------------------------------------------------------------------------------
+
+
+def _axis_dims(rw, call: Call, name: str, layout: Layout) -> list[int] | None:
+    """The dims ``axis`` names (None: every dim, flattened for roll), refused where not a literal."""
+    axis = _literal(call, name)
+    if axis is ...:
+        o = call.params[name]
+        raise rw.error(UnsupportedError, o.original, f"{_short(call)}({name}={rw.ctx.code(o.original)}) is not a "
+                       "literal", f"write {name}= as an int or a tuple of ints")
+    if axis is None:
+        return None
+    return [a % layout.rank for a in ((axis,) if isinstance(axis, int) else axis)]
+
+
+@op("jax.numpy.roll", reads=("a", "shift", "axis"))
+def _roll(rw, call: Call):
+    x = _array(call, "a")
+    if x is None:
+        return unknown_call(rw, call)
+    layout = x.value.layout
+    value = Array(layout, x.value.origin)
+    dims = _axis_dims(rw, call, "axis", layout)
+    if dims is None:
+        if layout.is_split:
+            raise _split_error(rw, call.node, call, layout, [d for d in range(layout.rank) if layout.axes[d]],
+                               "roll without axis= rolls the flattened array", "name the axes: jnp.roll(x, s, axis=1)")
+        return keep(value)
+    split = [d for d in dims if layout.axes[d]]
+    if not split:
+        return keep(value)
+    shift = _literal(call, "shift")
+    if shift is ... and isinstance(call.params["shift"].value, Array):
+        o = call.params["shift"]
+        raise _split_error(rw, o.original, call, layout, split, "the shift is an array",
+                           "roll by a Python int (a static shift)")
+    shifts = [None] * len(dims) if shift is ... else [shift] * len(dims) if isinstance(shift, int) else list(shift)
+    emitted = []
+    for d, s in zip(dims, shifts):
+        if layout.axes[d]:
+            emitted += _roll_records(rw, x, layout, d, s)
+    template, fill = _template(call, "spatial_roll", "a", ("shift", "axis"), "spatial_axes")
+    return Lowering(value, (Convert(x, layout, "jnp.roll"),), template, (*fill, _spatial_fill(layout)),
+                    tuple(emitted))
+
+
+def _roll_records(rw, x: Operand, layout: Layout, dim: int, shift: int | None) -> list[Emitted]:
+    total, shards = rw.sizes.get(layout.dims[dim]), rw.mesh.size(layout.axes[dim])
+    name = rw.ctx.code(x.original)
+    if total is None or shift is None:
+        return [_record(rw, layout, dim, None, name, "the rows that wrap round from the previous blocks")]
+    rows = total // shards
+    q, t = divmod(shift % total, rows)
+    out = []
+    if q % shards:
+        out.append(_record(rw, layout, dim, None, name, f"from the device {q} block{'s' * (q != 1)} before, "
+                           "wrapping round (periodic)", whole=True))
+    if t:
+        out.append(_record(rw, layout, dim, t, name, f"the last of the device {q + 1} block{'s' * (q + 1 != 1)} "
+                           "before, wrapping round (periodic)"))
+    return out
+
+
+@op("jax.numpy.flip", reads=("m", "axis"))
+def _flip(rw, call: Call):
+    x = _array(call, "m")
+    if x is None:
+        return unknown_call(rw, call)
+    layout = x.value.layout
+    value = Array(layout, x.value.origin)
+    dims = _axis_dims(rw, call, "axis", layout)
+    split = [d for d in (range(layout.rank) if dims is None else dims) if layout.axes[d]]
+    if not split:
+        return keep(value)
+    name = rw.ctx.code(x.original)
+    emitted = tuple(_record(rw, layout, d, None, name, "from the mirror device (then flipped locally)", whole=True)
+                    for d in split)
+    template, fill = _template(call, "spatial_flip", "m", ("axis",), "spatial_axes")
+    return Lowering(value, (Convert(x, layout, "jnp.flip"),), template, (*fill, _spatial_fill(layout)), emitted)
+
+
+# -- upsampling ----------------------------------------------------------------------------------------------
+
+
+_LINEAR = ("linear", "bilinear", "trilinear", "triangle")
+
+
+@op("jax.image.resize", reads=("image", "shape", "method", "antialias", "precision"))
+def _resize(rw, call: Call):
+    x = _array(call, "image")
+    if x is None:
+        return unknown_call(rw, call)
+    layout = x.value.layout
+    value = Array(layout.with_partial(()))
+    split = [d for d in range(layout.rank) if layout.axes[d]]
+    if not split:
+        return Lowering(value, (_whole(x, "jax.image.resize"),))
+    method = _literal(call, "method")
+    if method is ... or not isinstance(method, str) or method not in ("nearest", *_LINEAR):
+        o = call.params["method"]
+        raise _split_error(rw, o.original, call, layout, split, f"method={rw.ctx.code(o.original)}: meshify resizes "
+                           "a split dim with 'nearest' or linear upsampling by an integer factor",
+                           "write method='nearest' or 'bilinear' (a literal), or map those dims to no mesh axis")
+    emitted: list[Emitted] = []
+    if method in _LINEAR:
+        name = rw.ctx.code(x.original)
+        for d in split:
+            for side, source in (("before", "previous"), ("after", "next")):
+                emitted.append(_record(rw, layout, d, 1, name, f"{side} its block, from the {source} device (its own "
+                                       "edge row at the image border) for linear upsampling"))
+    template, fill = _template(call, "spatial_resize", "image", ("shape", "method", "antialias", "precision"),
+                               "spatial_axes")
+    return Lowering(value, (_whole(x, "jax.image.resize"),), template, (*fill, _spatial_fill(layout)),
+                    tuple(emitted))
