@@ -49,7 +49,7 @@ def _forward_collectives(stdout: str) -> dict[str, tuple[int, str]]:
 
 
 #: Examples with a training loop of their own, run by their own tests (tests/test_transformer.py, ...).
-TRAINING = {"transformer_lm", "gpt2", "gpt2_plain"}
+TRAINING = {"transformer_lm", "gpt2", "gpt2_plain", "unet"}
 
 
 def test_every_example_is_covered():
@@ -64,6 +64,20 @@ def test_example(name):
     assert "mesh: " in result.stdout
     assert "max abs difference from .reference (output): " in result.stdout
     assert _forward_collectives(result.stdout) == EXPECTED[name], result.stdout
+
+
+def test_unet_trains_on_split_images_as_on_one_device():
+    """examples/unet.py: images split over height and width on 2x4; halo exchanges only (collective-permutes)
+    and the psums of group norm and the loss; every step's loss within 1e-4 (relative) of one device."""
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    result = subprocess.run([sys.executable, str(EXAMPLES / "unet.py"), "--steps", "3", "--reference"],
+                            cwd=EXAMPLES.parent, env=env, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    found = _forward_collectives(result.stdout)
+    assert set(found) == {"collective-permute", "all-reduce"}, result.stdout
+    assert found["collective-permute"][0] == 40, result.stdout  # 5 3x3 convolutions x (4 sides + 4 corners)
+    worst = float(re.search(r"from one-device training: (\S+)", result.stdout)[1])
+    assert worst <= 1e-4, result.stdout
 
 
 def test_data_parallel_checks_gradients():

@@ -27,8 +27,11 @@ EXAMPLE_DIMS = {
 }
 
 
-#: gpt2_plain is the single-device "before" picture: it has no @mesh function.
-NOT_VERIFIED = {"gpt2_plain.py"}
+#: gpt2_plain is the single-device "before" picture: it has no @mesh function.  unet's feature maps at
+#: 32, 16 and 8 pixels all name their dims "h" and "w", and explain sizes a dim by its name, so its halo
+#: bytes cannot be predicted per resolution (verify agrees on the results and the collective-permute
+#: count; tests/test_spatial*.py check explain's halo bytes on single-resolution programs).
+NOT_VERIFIED = {"gpt2_plain.py", "unet.py"}
 
 
 def test_every_example_is_listed() -> None:
