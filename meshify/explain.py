@@ -283,7 +283,8 @@ def explain_source(source: str | bytes, path: str, sizes: dict[str, int] | None 
     reports = []
     for fn, decorator in found:
         mesh, rules = read_mesh_decorator(ctx, decorator)
-        plan = FunctionRewriter(ctx, fn, mesh, rules, sizes=read_mesh_dims(ctx, decorator), assume_defaults=True).run()
+        # --dims sizes reach the rewriter too: a halo's width follows from the kernel's size.
         merged = {**read_mesh_dims(ctx, decorator), **(sizes or {})}
+        plan = FunctionRewriter(ctx, fn, mesh, rules, sizes=merged, assume_defaults=True).run()
         reports.append(_report(ctx, fn, plan, merged, itemsize))
     return reports

@@ -218,3 +218,22 @@ def test_verify_agrees_and_explain_predicts_the_exchanges(op: str, mesh: str, tm
     assert report.results_agree, report
     assert report.prediction_matches, (report.predicted, report.found)
     assert "collective-permute" in report.found, report
+
+
+def test_explain_dims_give_the_rewriter_the_kernel_size() -> None:
+    """``meshify explain --dims kh=5`` sizes the halo (2 rows each side) without ``@mesh(dims=...)``."""
+    from meshify.explain import explain_source
+
+    source = textwrap.dedent('''\
+        import jax
+        from meshify import Tensor, mesh
+
+
+        @mesh(h=8)
+        def f(x: Tensor["batch", "h", "w", "c"], k: Tensor["kh", "kw", "c", "d"]) -> Tensor["batch", "h", "w", "d"]:
+            return jax.lax.conv_general_dilated(x, k, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+        ''')
+    (report,) = explain_source(source, "conv.py", {"batch": 2, "h": 32, "w": 16, "c": 3, "d": 4, "kh": 5, "kw": 5})
+    halos = [c for c in report.collectives if c.hlo_kind == "collective-permute"]
+    assert [c.bytes for c in halos] == [2 * 2 * 16 * 3 * 4] * 2, halos
+    assert all("2 rows of 'x'" in c.reason and "trace time" not in c.reason for c in halos), halos
