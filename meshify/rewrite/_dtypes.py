@@ -51,6 +51,8 @@ _SAME_AS_FIRST = frozenset({
 #: Calls whose result has the promoted dtype of all their array arguments.
 _PROMOTED = frozenset({"matmul", "dot", "einsum", "tensordot", "inner", "outer", "vdot", "kron", "where",
                        "concatenate", "stack", "hstack", "vstack", "column_stack", "full_like", "select"})
+#: Calls whose result has the promoted dtype of their first two arguments (the image and the kernel).
+_FIRST_TWO = frozenset({"jax.lax.conv_general_dilated", "jax.lax.conv", "jax.lax.conv_with_general_padding"})
 #: Keywords naming the result's dtype.
 _DTYPE_KEYWORDS = ("dtype", "preferred_element_type")
 #: Keywords and positions of non-array parameters of the calls above (ignored when promoting).
@@ -245,6 +247,8 @@ class Dtypes:
                 return self._stable_text(node)
             if short in ("where", "select") and len(node.args) == 3:
                 return _union(self.of(node.args[1].value), self.of(node.args[2].value))  # not the condition
+            if name in _FIRST_TWO and len(node.args) >= 2 and all(a.keyword is None for a in node.args[:2]):
+                return _union(self.of(node.args[0].value), self.of(node.args[1].value))
             if name in UNARY or name in BINARY or short in _PROMOTED:
                 return self._promoted(node)
             if short in _SAME_AS_FIRST or name.endswith("linalg.norm"):

@@ -40,6 +40,13 @@ def test_a_split_input_feature_is_a_deferred_partial_sum() -> None:
     assert got[2].startswith('y = mr.psum(y, "model"'), got
 
 
+def test_the_psum_of_a_convolution_casts_back_to_the_image_and_kernel_dtype() -> None:
+    got = rewrite('return jax.nn.relu(jax.lax.conv(x * 2, k, (1, 1), "SAME"))',
+                  'x: Tensor["batch", "c", "h", "w"], k: Tensor["d", "c", "kh", "kw"]', 'Tensor["batch", "d", "h", "w"]',
+                  mesh='batch=2, model=4, rules={"c": "model"}').splitlines()
+    assert got[-1].endswith('"model", like=(x, k)))'), got
+
+
 def test_an_input_feature_split_in_the_image_only_slices_the_kernel() -> None:
     got = rewrite(f'return jax.lax.conv_general_dilated(x, k, (1, 1), "SAME", {DN})', NHWC, OUT,
                   mesh='batch=2, model=4, rules={"c": "model"}')
