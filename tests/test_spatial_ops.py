@@ -237,3 +237,14 @@ def test_explain_dims_give_the_rewriter_the_kernel_size() -> None:
     halos = [c for c in report.collectives if c.hlo_kind == "collective-permute"]
     assert [c.bytes for c in halos] == [2 * 2 * 16 * 3 * 4] * 2, halos
     assert all("2 rows of 'x'" in c.reason and "trace time" not in c.reason for c in halos), halos
+
+
+def test_the_conv_benchmark_moves_the_analytic_minimum_like_the_hand_written_program() -> None:
+    from benchmarks import conv_halo
+
+    result = conv_halo.run(quick=True, repeats=1)
+    fwd = {r["variant"]: r for r in result["rows"] if r["mode"] == "fwd"}
+    minimum = result["analytic_halo_bytes_per_device"]["total"]
+    assert fwd["meshify"]["bytes_per_device"] == minimum == fwd["manual"]["bytes_per_device"], result
+    assert set(fwd["meshify"]["collectives"]) == {"collective-permute"}, result
+    assert all(r["max_rel_err"] < 1e-5 for r in result["rows"]), result
