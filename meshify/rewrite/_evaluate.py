@@ -358,7 +358,25 @@ def _subscript(rw, node: cst.Subscript):
         from meshify.rewrite.rules.lookups import index_array
 
         return index_array(rw, node, base)
+    _whole_indices(rw, node, base)
     return Operand(Opaque(), node, node.with_changes(value=base.node))
+
+
+def _whole_indices(rw, node: cst.Subscript, base) -> None:
+    """An array of unknown dims indexed by arrays: fine where they are whole; a split (or partial)
+    index would select from every device's copy with its own block of ids, a result meshify
+    would take for a whole array (wrong numbers), so it is refused."""
+    for element in node.slice:
+        if not isinstance(element.slice, cst.Index):
+            continue
+        index = rw.expr(element.slice.value)
+        if isinstance(index.value, Array) and (index.value.layout.is_split or index.value.layout.partial):
+            table = rw.ctx.code(node.value)
+            raise rw.error(UnsupportedError, element.slice.value,
+                           f"cannot infer the dims of {table!r}, indexed by {rw.ctx.code(element.slice.value)!r} of "
+                           f"layout {index.value.layout.describe()} (each device would look its own ids up)",
+                           f"name the table's dims first (t: Tensor[\"rows\", ...] = {table}), so that the lookup "
+                           "follows the index's split")
 
 
 def _literal_int(rw, element: cst.SubscriptElement) -> int | None:
