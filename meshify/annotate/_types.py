@@ -11,12 +11,26 @@ from dataclasses import dataclass
 
 from meshify.errors import AnnotationError, RulesError
 
-__all__ = ["MeshSpec", "Rules", "Layout", "BROADCAST", "Axes"]
+__all__ = ["MeshSpec", "Rules", "Layout", "BROADCAST", "INFERRED", "Axes", "unify_dims"]
 
 Axes = tuple[str, ...]
 
 #: The name of a dim of size 1 that broadcasts against anything (a ``keepdims`` result).
 BROADCAST = "1"
+#: The mark ending a dim name meshify chose itself (the new dims of a reshape inside an expression,
+#: named from its size expressions: ``heads?``).  Such a dim lines up with any name in a contraction
+#: or a broadcast (the user's name wins); JAX still checks the sizes when the function is traced.
+INFERRED = "?"
+
+
+def unify_dims(a: str, b: str) -> str | None:
+    """The name two dims lined up with each other take: the same name, or the user's name over an
+    inferred one (the first of two inferred ones); None when both are the user's and differ."""
+    if a == b or b.endswith(INFERRED):
+        return a
+    if a.endswith(INFERRED):
+        return b
+    return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -299,7 +299,9 @@ class Dtypes:
         if isinstance(node, cst.SimpleString):
             return (self.rw.ctx.code(node),)
         if isinstance(node, cst.Attribute) and node.attr.value == "dtype":
-            return self.of(node.value)
+            of = self.of(node.value)
+            if of:  # x.dtype of an array: x's carriers (cfg.dtype of a config is a dtype written there)
+                return of
         if isinstance(node, cst.Name | cst.Attribute):
             root = node
             while isinstance(root, cst.Attribute):

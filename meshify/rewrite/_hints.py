@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from meshify.annotate._types import MeshSpec, Rules
+from meshify.annotate._types import BROADCAST, MeshSpec, Rules
 from meshify.errors import AnnotationError, MeshifyError
 from meshify.rewrite._context import ModuleContext
 
@@ -102,6 +102,8 @@ def _read_annotated(ctx: ModuleContext, node: cst.Subscript) -> tuple[str, ...] 
 
 
 def _dim_name(ctx: ModuleContext, node: cst.CSTNode, name: object, what: str) -> str:
+    if name == BROADCAST:  # a dim of size 1 (a keepdims result, a class token's [1, 1, d_model]): never split
+        return name
     if not isinstance(name, str) or not name.isidentifier() or name == "_":
         fix = 'use names like "batch" or "d_model"'
         if isinstance(name, str) and name[:1] in "*#." or name == "_" or str(name).isdigit():

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
-from meshify.annotate._types import BROADCAST, Layout, MeshSpec, Rules
+from meshify.annotate._types import BROADCAST, Layout, MeshSpec, Rules, unify_dims
 from meshify.errors import LayoutError, MeshifyError, UnsupportedError
 from meshify.rewrite import rules as _rules  # noqa: F401  (registers every op rule)
 from meshify.rewrite._collectives import axes_text, collective
@@ -228,6 +228,8 @@ class FunctionRewriter:
             name = param.name.value
             value = bound[name]
             dims = read_dims(self.ctx, param.annotation.annotation) if param.annotation else None
+            if dims is not None and isinstance(value, Opaque):
+                value = Array(Layout.replicated(dims))  # a whole value of unknown dims, named (as y: ... = v names it)
             if dims is not None and not (isinstance(value, Array) and value.dims == dims):
                 passed = value.layout.describe() if isinstance(value, Array) else type(value).__name__.lower()
                 raise self.ctx.error(
@@ -832,6 +834,11 @@ class FunctionRewriter:
         if isinstance(value, TupleValue):
             raise self.ctx.error(LayoutError, where, f"{self.ctx.code(where)!r} is a tuple but {purpose} "
                                  "names one array", "unpack the tuple, or name each item in a tuple[...] hint")
+        if value.dims != target.dims and len(value.dims) == len(target.dims) and all(
+                unify_dims(d, t) == t for d, t in zip(value.dims, target.dims)):
+            # dims meshify named itself (a reshape's ``heads?``) take the hint's names
+            value = Array(Layout(target.dims, value.layout.axes, value.layout.partial), value.origin)
+            op = Operand(value, op.original, op.node)
         if value.dims != target.dims:
             placeholders = [d for d in value.dims if d not in target.dims and d.startswith(_PLACEHOLDER_PREFIXES)]
             fix = ("fix the hint, or transpose/rename so that the dims match in order" if not placeholders else
@@ -1065,6 +1072,7 @@ class _Swap(cst.CSTTransformer):
 _AUG_TO_BINARY = {
     cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
     cst.DivideAssign: cst.Divide, cst.PowerAssign: cst.Power, cst.MatrixMultiplyAssign: cst.MatrixMultiply,
+    cst.FloorDivideAssign: cst.FloorDivide, cst.ModuloAssign: cst.Modulo,
 }
 
 

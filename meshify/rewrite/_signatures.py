@@ -275,6 +275,8 @@ SIGNATURES: dict[str, str] = {
     "jax.numpy.moveaxis": "a, source, destination",
     "jax.numpy.reshape": "a, shape, order='C', *, copy=None, out_sharding=None",
     "jax.numpy.concatenate": "arrays, axis=0, dtype=None",
+    "jax.numpy.repeat": "a, repeats, axis=None, *, total_repeat_length=None, out_sharding=None",
+    "jax.numpy.broadcast_to": "array, shape, *, out_sharding=None",
     "jax.numpy.stack": "arrays, axis=0, out=None, dtype=None",
     "jax.numpy.hstack": "tup, dtype=None",
     "jax.numpy.vstack": "tup, dtype=None",

@@ -43,10 +43,18 @@ def like(x: jax.Array) -> jax.ShapeDtypeStruct:
     return jax.ShapeDtypeStruct(x.shape, x.dtype)
 
 
-def shard_size(size: int, shards: int, dim: str) -> int:
-    """The per-device size of ``dim`` in a reshape, whose global ``size`` is known only at trace time."""
+def shard_size(size: int, shards: int, dim: str, major_of: str | None = None) -> int:
+    """The per-device size of ``dim`` in a reshape, whose global ``size`` is known only at trace time
+    (``major_of``: the split dim that ``dim`` is the major part of, ``kv_features`` for ``kv_heads``)."""
     if not isinstance(size, int) or size % shards:
         from meshify.errors import CallError
+
+        if major_of is not None:
+            raise CallError(f"reshape size {size!r} of dim {dim!r}, the major part of {major_of!r}, is not divisible "
+                            f"by the {shards} shards {major_of!r} is split into (fewer kv heads than devices, in "
+                            "grouped-query attention)",
+                            fix=f"keep {major_of!r} whole on each device: rules={{{major_of!r}: None}} (each "
+                                f"device then computes all of them), or make {dim!r} a multiple of {shards}")
 
         raise CallError(f"reshape size {size!r} of dim {dim!r} is not divisible by the {shards} shards it is split "
                         "into", fix=f"choose a size of {dim!r} that is a multiple of {shards}, or map {dim!r} to "

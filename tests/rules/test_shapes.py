@@ -33,3 +33,35 @@ def test_hstack_and_vstack_are_concatenates_along_their_axis() -> None:
         z: Tensor["rows", "d"] = jnp.vstack([mr.all_gather(x, "batch", axis=0), mr.all_gather(y, "batch", axis=0)])
         return z
         """, params, 'Tensor["rows", "d"]')
+
+
+# -- reshapes inside expressions (no naming hint) ------------------------------------------------
+
+
+def test_a_reshape_in_an_expression_infers_its_dims_the_split_taking_the_major_part() -> None:
+    """``x.reshape(b, l, 4, 8)`` of a split ``model`` dim: ``b``, ``l`` keep their dims, the split goes to 4."""
+    assert_rewrite('b, l, _ = x.shape\nreturn x.reshape(b, l, 4, 8)', """
+        b, l, _ = mr.global_shape(x, (2, 1, 4))
+        return x.reshape(mr.shard_size(b, 2, "batch"), l, 1, 8)
+        """, 'x: Tensor["batch", "length", "model"]', 'Tensor["batch", "length", "model", "dh"]')
+
+
+def test_repeated_kv_heads_stay_local_and_merging_back_restores_the_name() -> None:
+    assert_rewrite('b, l, _ = x.shape\nh = jnp.repeat(x.reshape(b, l, 4, 8), 2, axis=2)\nreturn h.reshape(b, l, -1)',
+                   """
+        b, l, _ = mr.global_shape(x, (2, 1, 4))
+        h = jnp.repeat(x.reshape(mr.shard_size(b, 2, "batch"), l, 1, 8), 2, axis=2)
+        return h.reshape(mr.shard_size(b, 2, "batch"), l, -1)
+        """, 'x: Tensor["batch", "length", "model"]', 'Tensor["batch", "length", "model"]')
+
+
+def test_a_split_dim_that_is_not_the_major_part_is_refused_with_the_naming_fix() -> None:
+    import pytest
+
+    from meshify.errors import UnsupportedError
+    from tests.rules._rewrite import rewrite
+
+    with pytest.raises(UnsupportedError) as info:
+        rewrite('b, l, _ = x.shape\nreturn x.reshape(b, l * 2, 8)', 'x: Tensor["batch", "length", "model"]',
+                'Tensor["batch", "length2", "dh"]')
+    assert "is not the major (first) part" in str(info.value) and "name the result" in str(info.value)

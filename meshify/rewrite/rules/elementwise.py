@@ -9,7 +9,7 @@ from __future__ import annotations
 import string
 from collections.abc import Sequence
 
-from meshify.annotate._types import BROADCAST, Axes, Layout
+from meshify.annotate._types import BROADCAST, Axes, Layout, unify_dims
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._plan import choose_splits
 from meshify.rewrite._signatures import BINARY, UNARY
@@ -48,12 +48,13 @@ def elementwise(rw, operands: Sequence, linear: str, node, what: str) -> tuple[V
             pos = offset + i
             if dim == BROADCAST:
                 continue
-            if names[pos] not in (BROADCAST, dim):
+            unified = dim if names[pos] == BROADCAST else unify_dims(names[pos], dim)
+            if unified is None:
                 raise rw.error(LayoutError, node,
                                f"{what} lines up dim {dim!r} of {rw.ctx.code(o.original)!r} with dim "
                                f"{names[pos]!r}", "transpose or rename so that the dims match by position "
                                "(numpy broadcasting aligns trailing dims)")
-            names[pos] = dim
+            names[pos] = unified
     arrays_by_size = sorted(arrays, key=lambda o: -rw.elements(o.value.dims))
     candidates: dict[str, list[Axes]] = {}
     weights: dict[str, int] = {}

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from meshify.annotate._types import BROADCAST, Axes, Layout
+from meshify.annotate._types import BROADCAST, INFERRED, Axes, Layout
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._collectives import axes_text
 from meshify.rewrite._plan import choose_splits
@@ -119,12 +119,99 @@ def is_reshape(rw, node: cst.BaseExpression) -> bool:
 def _reshape_unnamed(rw, call: Call):
     x = _x(call)
     if isinstance(x.value, Array) and (x.value.layout.is_split or x.value.layout.partial):
-        raise rw.error(UnsupportedError, call.node,
-                       f"reshape of {rw.ctx.code(x.original)!r} (layout {x.value.layout.describe()}) without "
-                       "names for the new dims",
-                       "name them with an annotated assignment: h: Tensor[\"batch\", \"heads\", \"d_head\"] = "
-                       + rw.ctx.code(call.node))
+        return _reshape_inferred(rw, call, x)
     return unknown_call(rw, call)
+
+
+def _reshape_inferred(rw, call: Call, x: Operand):
+    """``(h @ wq).reshape(B, L, H, D)`` without a naming hint: the result's dims are inferred.
+
+    A size read off a dim (``B, L, _ = x.shape``; ``x.shape``) keeps that dim; the dims between two
+    kept ones are a group, merged or split, that a split may enter only as its major (first) part,
+    which takes the split.  New dims are named from their size expressions (``cfg.heads`` ->
+    ``heads?``; the mark says meshify chose the name), and merging the parts of a split dim back
+    gives its name again (``[heads?, head_dim?]`` -> ``q_features``)."""
+    layout = x.value.layout
+    sizes, size_nodes = _shape_operands(rw, call, whole_shape=True)
+    kept = [s.value.size_of if isinstance(s.value, Static) and s.value.size_of in layout.dims
+            and layout.dims.count(s.value.size_of) == 1 else None for s in sizes]
+    for j, name in enumerate(kept):
+        if name is not None and kept.count(name) > 1:
+            kept[j] = None
+    anchors = [(layout.dims.index(n), j) for j, n in enumerate(kept) if n is not None]
+    if [i for i, _ in anchors] != sorted(i for i, _ in anchors):
+        anchors = []  # sizes read off dims in another order: no dim is kept as it is
+    axes: list[Axes] = [()] * len(sizes)
+    names: list[str | None] = [None] * len(sizes)
+    bounds = [(-1, -1), *anchors, (layout.rank, len(sizes))]
+    for (i0, j0), (i1, j1) in zip(bounds, bounds[1:]):
+        group_in, group_out = list(range(i0 + 1, i1)), list(range(j0 + 1, j1))
+        _group(rw, call.node, layout, tuple(f"<size {j}>" for j in range(len(sizes))), group_in, group_out, axes,
+               named=False)
+        for j, name in zip(group_out, _group_names(rw, layout, group_in, [size_nodes[j] for j in group_out])):
+            names[j] = name
+        if i1 < layout.rank:
+            axes[j1], names[j1] = layout.axes[i1], layout.dims[i1]
+    dims = _unique([n or "" for n in names])
+    local = [_local_size(rw, sz, nd, rw.mesh.size(a), d.rstrip(INFERRED), _major_of(layout, d, a))
+             for sz, nd, a, d in zip(sizes, size_nodes, axes, dims)]
+    value = Array(Layout(tuple(dims), tuple(axes), layout.partial), x.value.origin)
+    return value, _with_sizes(rw, call, x, local)
+
+
+def _major_of(layout: Layout, dim: str, axes: Axes) -> str | None:
+    """The dim a new dim taking a split is the major part of (``kv_heads?`` of ``kv_features``), for the
+    size check's message: fewer kv heads than devices is the usual way to miss it."""
+    if not axes or dim in layout.dims:
+        return None
+    return next(d for d, a in zip(layout.dims, layout.axes) if a == axes)
+
+
+def _group_names(rw, layout: Layout, group_in: list[int], size_nodes: list[cst.BaseExpression]) -> list[str]:
+    """Names for the result dims of one reshape group (see :func:`_reshape_inferred`)."""
+    if len(group_in) == 1 and len(size_nodes) == 1:
+        return [layout.dims[group_in[0]]]  # the same dim, its size spelled another way
+    parts = tuple(layout.dims[i] for i in group_in)
+    origins = _reshape_origins(rw)
+    if len(size_nodes) == 1 and parts in origins:
+        return [origins[parts]]
+    if len(size_nodes) == 1:
+        return ["_".join(p.rstrip(INFERRED) for p in parts) + INFERRED]
+    names = _unique([_expr_name(n) or f"{'_'.join(p.rstrip(INFERRED) for p in parts)}_{k}"
+                     for k, n in enumerate(size_nodes)])
+    names = [n + INFERRED for n in names]
+    if len(group_in) == 1:
+        origins.setdefault(tuple(names), parts[0])
+    return names
+
+
+def _reshape_origins(rw) -> dict[tuple[str, ...], str]:
+    """The module's record of dims a reshape split (new dims -> the dim they came from), so that merging
+    them back names the result as the user did; kept on the module context, as the helpers share it."""
+    origins = getattr(rw.ctx, "_meshify_reshape_origins", None)
+    if origins is None:
+        origins = {}
+        rw.ctx._meshify_reshape_origins = origins
+    return origins
+
+
+def _expr_name(node: cst.BaseExpression) -> str | None:
+    """``cfg.heads`` -> ``heads``, ``n_heads`` -> ``n_heads``; None for literals and arithmetic."""
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    if isinstance(node, cst.Name):
+        return node.value
+    return None
+
+
+def _unique(names: list[str]) -> list[str]:
+    out: list[str] = []
+    for name in names:
+        base, n = name, 2
+        while name in out:
+            name, n = f"{base.rstrip(INFERRED)}_{n}" + (INFERRED if base.endswith(INFERRED) else ""), n + 1
+        out.append(name)
+    return out
 
 
 def reshape_named(rw, node: cst.Call, dims: tuple[str, ...]) -> Operand:
@@ -155,8 +242,9 @@ def _evaluate(rw, node: cst.Call) -> Call:
     return _evaluate_args(rw, node, "reshape", receiver)
 
 
-def _shape_operands(rw, call: Call) -> tuple[list, list[cst.BaseExpression]]:
-    """The size operands of a reshape, unpacking a tuple literal: (evaluated, original nodes)."""
+def _shape_operands(rw, call: Call, whole_shape: bool = False) -> tuple[list, list[cst.BaseExpression]]:
+    """The size operands of a reshape, unpacking a tuple literal: (evaluated, original nodes).  With
+    ``whole_shape``, a shape variable of known dims (``x.reshape(y.shape)``) is its entries ``y.shape[i]``."""
     if call.receiver is not None:
         args = list(call.node.args)
     else:
@@ -168,6 +256,10 @@ def _shape_operands(rw, call: Call) -> tuple[list, list[cst.BaseExpression]]:
     else:
         if len(args) == 1 and not isinstance(args[0].value, cst.Tuple | cst.List):
             single = rw.expr(args[0].value).value
+            if isinstance(single, Static) and single.shape_of and whole_shape:
+                nodes = [cst.Subscript(args[0].value, [cst.SubscriptElement(cst.Index(int_node(i)))])
+                         for i in range(len(single.shape_of))]
+                return [rw.expr(n) for n in nodes], nodes
             if isinstance(single, Static) and single.shape_of:
                 raise rw.error(UnsupportedError, args[0].value, "reshape to a whole shape variable",
                                "spell the sizes out: x.reshape(b, l, heads, d_head)")
@@ -194,21 +286,28 @@ def _reshape_axes(rw, node, layout: Layout, out: tuple[str, ...]) -> list[Axes]:
     return axes
 
 
-def _group(rw, node, layout: Layout, out, group_in: list[int], group_out: list[int], axes: list[Axes]) -> None:
+def _group(rw, node, layout: Layout, out, group_in: list[int], group_out: list[int], axes: list[Axes],
+           named: bool = True) -> None:
     split = [i for i in group_in if layout.axes[i]]
     if not split:
         return
     if split != [group_in[0]] or not group_out:
         names = [layout.dims[i] for i in group_in]
+        into: object = [out[j] for j in group_out]
+        fix = ("split only the first dim of a merge (e.g. merge [heads, d_head] with heads split), "
+               "or transpose so that the split dim comes first")
+        if not named:
+            into = f"{len(group_out)} new dims"
+            fix += ("; where the sizes do not say which dims they keep (x.shape entries keep theirs), name the "
+                    "result: h: Annotated[jax.Array, \"batch\", \"heads\", \"d_head\"] = " + rw.ctx.code(node))
         raise rw.error(UnsupportedError, node,
-                       f"reshape merges {names} into {[out[j] for j in group_out]} but split dim "
-                       f"{layout.dims[split[-1]]!r} is not the major (first) part",
-                       "split only the first dim of a merge (e.g. merge [heads, d_head] with heads split), "
-                       "or transpose so that the split dim comes first")
+                       f"reshape merges {names} into {into} but split dim "
+                       f"{layout.dims[split[-1]]!r} is not the major (first) part", fix)
     axes[group_out[0]] = layout.axes[group_in[0]]
 
 
-def _local_size(rw, size: Operand, node: cst.BaseExpression, shards: int, dim: str) -> cst.BaseExpression:
+def _local_size(rw, size: Operand, node: cst.BaseExpression, shards: int, dim: str,
+                major_of: str | None = None) -> cst.BaseExpression:
     if shards == 1:
         return size.node
     literal = _literal(size)
@@ -216,10 +315,17 @@ def _local_size(rw, size: Operand, node: cst.BaseExpression, shards: int, dim: s
         if literal == -1:
             return size.node
         if literal % shards:
+            fix = f"choose a size of {dim!r} that is a multiple of {shards}"
+            if major_of is not None:
+                fix += f", or keep {major_of!r} whole on each device: rules={{{major_of!r}: None}}"
             raise rw.error(LayoutError, node, f"reshape size {literal} of dim {dim!r} is not divisible by its "
-                           f"{shards} shards", f"choose a size of {dim!r} that is a multiple of {shards}")
+                           f"{shards} shards", fix)
         return int_node(literal // shards)
     # Known only when the function runs: checked then (a size the shards do not divide is an error).
+    if major_of is not None:
+        return call_template("{mr}.shard_size({size}, {shards}, {dim}, major_of={of})", mr=cst.Name(rw.ctx.mr),
+                             size=size.node, shards=int_node(shards), dim=cst.SimpleString(f'"{dim}"'),
+                             of=cst.SimpleString(f'"{major_of}"'))
     return call_template("{mr}.shard_size({size}, {shards}, {dim})", mr=cst.Name(rw.ctx.mr), size=size.node,
                          shards=int_node(shards), dim=cst.SimpleString(f'"{dim}"'))
 
@@ -235,6 +341,8 @@ def _with_sizes(rw, call: Call, x: Operand, sizes: list[cst.BaseExpression]) -> 
         inner = args[0].value
         args = [args[0].with_changes(value=inner.with_changes(
             elements=[e.with_changes(value=s) for e, s in zip(inner.elements, sizes)]))]
+    elif len(args) == 1 and len(sizes) != 1:  # a whole shape variable, spelled out per dim
+        args = [args[0].with_changes(value=cst.Tuple([cst.Element(s) for s in sizes]))]
     else:
         args = [a.with_changes(value=s) for a, s in zip(args, sizes)]
     if call.receiver is None:
@@ -332,3 +440,94 @@ def _split(rw, call: Call):
                        "[d_model, 3, heads, d_head] QKV weight with heads split, indexed w[:, 0], w[:, 1], w[:, 2]")
     n = count if isinstance(count, int) else len(count) + 1
     return keep(TupleValue(tuple(Array(layout, x.value.origin) for _ in range(n))))
+
+
+# -- repeat / broadcast_to (grouped-query attention's kv heads) ----------------------------------------
+
+
+@op("jax.numpy.repeat", reads=("a", "repeats", "axis"))
+def _repeat(rw, call: Call):
+    """``jnp.repeat(k, n_rep, axis=2)``: each element of the dim repeated ``n_rep`` times in place, so
+    a device holding a block of that dim holds the repeats of exactly that block: local, any split
+    kept (kv heads split over 'model' become the query heads of the same devices).  The dim's size
+    changes, so its name is an inferred one (``kv_heads?``) that lines up with the query heads."""
+    x, repeats, axis_op = call.arg(0, "a"), call.arg(1, "repeats"), call.arg(2, "axis")
+    if not isinstance(x.value, Array):
+        return unknown_call(rw, call)
+    layout = x.value.layout
+    axis = _literal(axis_op) if axis_op is not None else None
+    if not isinstance(axis, int):
+        if not layout.is_split and not layout.partial:
+            return unknown_call(rw, call)
+        raise rw.error(UnsupportedError, call.node, "jnp.repeat of a split value without a literal axis",
+                       "write the axis: jnp.repeat(k, n_rep, axis=2)")
+    if not isinstance(repeats.value, Static):
+        raise rw.error(UnsupportedError, repeats.original, "jnp.repeat with per-element repeats (an array)",
+                       "repeat by one int: jnp.repeat(k, n_rep, axis=2)")
+    axis %= layout.rank
+    dims = list(layout.dims)
+    dims[axis] = dims[axis].rstrip(INFERRED) + INFERRED if dims[axis] != BROADCAST else f"{_repeat_name(call)}?"
+    return keep(Array(Layout(tuple(dims), layout.axes, layout.partial), x.value.origin))
+
+
+def _repeat_name(call: Call) -> str:
+    return _expr_name(call.arg(1, "repeats").original) or "repeated"
+
+
+@op("jax.numpy.broadcast_to", reads=("array", "shape"))
+def _broadcast_to(rw, call: Call):
+    """``jnp.broadcast_to(cls_token, (B, 1, D))``: size-1 dims grow to sizes read off other values'
+    dims (``x.shape[0]``: that dim, split by the rules where the axis is free) or to new sizes (inferred
+    names); the value's own dims keep their splits, and each device builds only its block."""
+    x = call.arg(0, "array")
+    if not isinstance(x.value, Array):
+        return unknown_call(rw, call)
+    layout = x.value.layout
+    shape = call.arg(1, "shape")
+    node = shape.original
+    if isinstance(node, cst.Tuple | cst.List):
+        nodes = [e.value for e in node.elements]
+        sizes = list(shape.value.items) if isinstance(shape.value, TupleValue) else [rw.expr(n).value for n in nodes]
+        size_ops = [Operand(v, n, sn.value) for v, n, sn in
+                    zip(sizes, nodes, shape.node.elements if isinstance(shape.node, cst.Tuple | cst.List) else nodes)]
+    elif isinstance(shape.value, Static) and shape.value.shape_of:
+        nodes = [cst.Subscript(node, [cst.SubscriptElement(cst.Index(int_node(i)))])
+                 for i in range(len(shape.value.shape_of))]
+        size_ops = [rw.expr(n) for n in nodes]
+    else:
+        raise rw.error(UnsupportedError, call.node, "jnp.broadcast_to of a split value to a shape meshify cannot read",
+                       "spell the sizes out: jnp.broadcast_to(v, (x.shape[0], 1, d))")
+    offset = len(size_ops) - layout.rank
+    if offset < 0:
+        raise rw.error(LayoutError, call.node, "jnp.broadcast_to to fewer dims than the value has",
+                       "broadcast to a shape at least as long as the value's")
+    dims: list[str] = []
+    axes: list[Axes] = []
+    for j, size in enumerate(size_ops):
+        i = j - offset
+        own = layout.dims[i] if i >= 0 else BROADCAST
+        literal = _literal(size)
+        if own != BROADCAST or literal == 1:
+            dims.append(own)
+            axes.append(layout.axes[i] if i >= 0 else ())
+            continue
+        of = size.value.size_of if isinstance(size.value, Static) else None
+        dims.append(of or f"{_expr_name(size.original) or 'broadcast'}{INFERRED}")
+        axes.append(())
+    taken = {a for ax in axes for a in ax}
+    for j, (dim, ax) in enumerate(zip(dims, axes)):
+        i = j - offset
+        if (i < 0 or layout.dims[i] == BROADCAST) and dim != BROADCAST and not dim.endswith(INFERRED):
+            want = rw.rules.axes(dim)
+            if want and not taken & set(want) and not layout.partial & set(want):
+                axes[j] = want
+                taken |= set(want)
+    dims = _unique(dims)
+    local = [_local_size(rw, s, s.original, rw.mesh.size(a), d.rstrip(INFERRED)) for s, a, d in
+             zip(size_ops, axes, dims)]
+    if local == [s.node for s in size_ops] and isinstance(node, cst.Tuple | cst.List):
+        return keep(Array(Layout(tuple(dims), tuple(axes), layout.partial), x.value.origin))
+    new_shape = cst.Tuple([cst.Element(n) for n in local])
+    args = [call.node.args[0].with_changes(value=x.node), call.node.args[1].with_changes(value=new_shape),
+            *call.node.args[2:]]
+    return Array(Layout(tuple(dims), tuple(axes), layout.partial), x.value.origin), call.node.with_changes(args=args)

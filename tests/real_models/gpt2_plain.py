@@ -1,0 +1,74 @@
+"""GPT-2, single device: a tuple of per-layer blocks, stacked for ``jax.lax.scan`` with a nested body."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+
+class Config(NamedTuple):
+    heads: int = 8
+    eps: float = 1e-5
+
+
+DEFAULT_CONFIG = Config()
+
+
+class LayerNorm(NamedTuple):
+    scale: jax.Array
+    bias: jax.Array
+
+
+class Block(NamedTuple):
+    ln1: LayerNorm
+    w_qkv: jax.Array
+    w_out: jax.Array
+    ln2: LayerNorm
+    w_fc: jax.Array
+    b_fc: jax.Array
+    w_proj: jax.Array
+    b_proj: jax.Array
+
+
+class GPT2(NamedTuple):
+    wte: jax.Array
+    wpe: jax.Array
+    blocks: tuple[Block, ...]
+    ln_f: LayerNorm
+
+
+def layer_norm(x, p, eps):
+    mean = jnp.mean(x, axis=-1, keepdims=True)
+    var = jnp.var(x, axis=-1, keepdims=True)
+    return (x - mean) / jnp.sqrt(var + eps) * p.scale + p.bias
+
+
+def causal_attention(x, p, cfg):
+    qkv = jnp.einsum("btd,dshk->sbthk", x, p.w_qkv)
+    q, k, v = qkv[0], qkv[1], qkv[2]
+    t = x.shape[1]
+    scores = jnp.einsum("bqhk,bshk->bhqs", q, k) / jnp.sqrt(q.shape[-1]).astype(x.dtype)
+    mask = jnp.tril(jnp.ones((t, t), dtype=bool))
+    probs = jax.nn.softmax(jnp.where(mask, scores, jnp.finfo(x.dtype).min), axis=-1)
+    return jnp.einsum("bhqs,bshk,hkd->bqd", probs, v, p.w_out)
+
+
+def mlp(x, p):
+    return jax.nn.gelu(x @ p.w_fc + p.b_fc) @ p.w_proj + p.b_proj
+
+
+def gpt2(params: GPT2, tokens: jax.Array, cfg: Config = DEFAULT_CONFIG) -> jax.Array:
+    """Next-token logits of ``tokens``; the head is tied to the token embedding."""
+    x = params.wte[tokens] + params.wpe[: tokens.shape[1]]
+    stacked = jax.tree.map(lambda *xs: jnp.stack(xs), *params.blocks)
+
+    def body(h, block):
+        h = h + causal_attention(layer_norm(h, block.ln1, cfg.eps), block, cfg)
+        h = h + mlp(layer_norm(h, block.ln2, cfg.eps), block)
+        return h, None
+
+    x, _ = jax.lax.scan(body, x, stacked)
+    x = layer_norm(x, params.ln_f, cfg.eps)
+    return x @ params.wte.T

@@ -1,0 +1,217 @@
+"""Real models as public pure-JAX code writes them (tests/real_models/): each plain file and its parallel
+version differ by dims hints and one ``@mesh`` line only, and the parallel one gives one device's logits
+and gradients on a 2x4 and a 1x8 mesh, through the decorator and through a converted file.
+
+Issue #14, "What it must show" 1-3.  A model meshify still refuses is marked ``xfail(strict=True)`` with
+the refusal; its files stay as a user writes them.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib.util
+import itertools
+import re
+import sys
+import typing
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from meshify.rewrite import convert_source
+
+ROOT = Path(__file__).resolve().parent.parent
+MODELS_DIR = ROOT / "tests" / "real_models"
+
+#: Dim name -> global size, per model; "blocks" is the length of a tuple[Block, ...].
+SIZES: dict[str, dict[str, int]] = {
+    "gpt2": {"batch": 4, "length": 8, "positions": 16, "vocab": 64, "d_model": 32, "qkv": 3, "heads": 8,
+             "d_head": 4, "d_ff": 64, "blocks": 2},
+    "llama": {"batch": 4, "length": 8, "vocab": 64, "d_model": 32, "layers": 2, "q_features": 64,
+              "kv_features": 32, "hidden": 64},
+    "vit": {"batch": 4, "height": 8, "width": 8, "channels": 3, "patch_features": 48, "tokens": 5, "d_model": 32,
+            "heads": 8, "d_head": 4, "mlp": 64, "classes": 16, "layers": 2},
+    "t5": {"batch": 4, "input_length": 8, "length": 8, "vocab": 64, "d_model": 32, "heads": 8, "d_head": 4,
+           "d_ff": 64, "layers": 2, "buckets": 16},
+}
+
+#: Models meshify refuses today, with the refusal (the test fails if it starts to pass: update it).
+REFUSED: dict[str, str] = {
+    "gpt2": "gpt2.py:37 blocks: tuple[Block, ...]: 'a tuple hint of any length (tuple[X, ...])' (MSH010): "
+            "variable-length parameter containers are not read (rewrite/_hints.py read_struct, runtime/_bind.py "
+            "TreeSpec) nor stacked by jax.tree.map(lambda *xs: jnp.stack(xs), *blocks)",
+    "t5": "t5.py:64 relative_position_bucket: 'ret' has layout [input_length, input_length] after one branch "
+          "and Static after the other (MSH040): `ret = 0` then `ret += ...` under `if bidirectional:` (a "
+          "static flag the helper is called with); and t5.py:83 table[buckets], a lookup by a 2-D index "
+          "array into a table with a split dim: 'advanced indexing with an array beside other indices' (MSH030)",
+}
+
+MESHES = {"2x4": "batch=2, model=4", "1x8": "batch=1, model=8"}
+_names = itertools.count()
+
+
+def _import(path: Path):
+    spec = importlib.util.spec_from_file_location(f"meshify_zoo_{path.stem}_{next(_names)}", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses and TypedDicts look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+# -- the diff is hints and the decorator ---------------------------------------------------------
+
+
+#: What the parallel file may add on a line of its own: the decorator and the imports it needs.
+_ADDED_LINES = re.compile(r'@mesh\(.*\)$|from meshify import mesh$|$')
+_HINT = re.compile(r'Annotated\[jax\.Array, [^\]]*\]')
+
+
+def _without_hints(line: str, plain: str) -> str:
+    """``line`` with its hints taken out: each becomes ``jax.Array`` again, or goes as a whole where the
+    plain line had no hint there (a helper's table parameter, ``cos: Annotated[...]``)."""
+    line = _HINT.sub("jax.Array", line)
+    bare = re.sub(r"(\w+): jax\.Array(?=[,)=])", r"\1", line)
+    return bare if bare == plain else line
+
+
+@pytest.mark.parametrize("model", list(SIZES))
+def test_parallel_file_is_the_plain_file_plus_hints_and_one_decorator(model: str) -> None:
+    plain = [line for line in (MODELS_DIR / f"{model}_plain.py").read_text().splitlines()[1:] if line]
+    hinted = (MODELS_DIR / f"{model}.py").read_text().splitlines()[1:]  # after the docstring's line
+    decorators = [line for line in hinted if line.startswith("@mesh(")]
+    assert len(decorators) == 1, decorators
+    kept = [line.replace("from typing import Annotated, ", "from typing import ") for line in hinted
+            if line and not (_ADDED_LINES.fullmatch(line) and line not in plain)]
+    assert len(kept) == len(plain), "\n".join(difflib.unified_diff(plain, kept, lineterm=""))
+    restored = [_without_hints(line, old) for line, old in zip(kept, plain)]
+    assert restored == plain, "\n".join(difflib.unified_diff(plain, restored, lineterm=""))
+    assert any(_HINT.search(line) for line in hinted)
+
+
+def diff_stat(model: str) -> tuple[int, int]:
+    """(lines changed, of which hint lines) from the plain to the parallel file, imports and docstring apart."""
+    plain = (MODELS_DIR / f"{model}_plain.py").read_text().splitlines()[1:]
+    hinted = (MODELS_DIR / f"{model}.py").read_text().splitlines()[1:]
+    added = [line[2:] for line in difflib.ndiff(plain, hinted) if line.startswith("+ ")]
+    code = [line for line in added if line.strip() and not line.startswith(("from ", "import "))]
+    return len(code), sum(1 for line in code if _HINT.search(line))
+
+
+# -- numbers: one device vs the mesh -----------------------------------------------------------------
+
+
+def _build(hint: Any, sizes: dict[str, int], rng: np.random.Generator) -> Any:
+    """Random parameters shaped by their class's dims hints."""
+    origin = typing.get_origin(hint)
+    if origin is typing.Annotated:
+        dims = hint.__metadata__
+        shape = tuple(1 if d == "1" else sizes[d] for d in dims)
+        return jnp.asarray(rng.standard_normal(shape) * 0.3, jnp.float32)
+    if origin is tuple:
+        item, _ = typing.get_args(hint)
+        return tuple(_build(item, sizes, rng) for _ in range(sizes["blocks"]))
+    fields = typing.get_type_hints(hint, include_extras=True)
+    values = {name: _build(h, sizes, rng) for name, h in fields.items()}
+    return values if hasattr(hint, "__total__") else hint(**values)
+
+
+def _as_plain(value: Any, plain: Any) -> Any:
+    """The same leaves in the plain module's classes."""
+    if isinstance(value, dict):
+        return {k: _as_plain(v, plain) for k, v in value.items()}
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return getattr(plain, type(value).__name__)(*[_as_plain(v, plain) for v in value])
+    if isinstance(value, tuple):
+        return tuple(_as_plain(v, plain) for v in value)
+    return value
+
+
+def _inputs(model: str, module: Any, seed: int = 0) -> tuple[Any, tuple[Any, ...]]:
+    s = SIZES[model]
+    rng = np.random.default_rng(seed)
+    params_cls = {"gpt2": "GPT2", "llama": "Params", "vit": "ViT", "t5": "Params"}[model]
+    params = _build(getattr(module, params_cls), s, rng)
+    if model == "vit":
+        images = rng.standard_normal((s["batch"], s["height"], s["width"], s["channels"])).astype(np.float32)
+        return params, (jnp.asarray(images),)
+    tokens = jnp.asarray(rng.integers(0, s["vocab"], (s["batch"], s["length"])), jnp.int32)
+    if model == "t5":
+        return params, (jnp.asarray(rng.integers(0, s["vocab"], (s["batch"], s["input_length"])), jnp.int32),
+                        tokens)
+    return params, (tokens,)
+
+
+_BUILT: dict[tuple[str, str], tuple[Any, Any]] = {}
+
+
+def _modules(model: str, mesh: str, tmp: Path) -> tuple[Any, Any]:
+    """The parallel model on ``mesh``: (decorator module, converted module)."""
+    key = (model, mesh)
+    if key not in _BUILT:
+        source = (MODELS_DIR / f"{model}.py").read_text()
+        assert "@mesh(batch=2, model=4," in source
+        source = source.replace("@mesh(batch=2, model=4,", f"@mesh({MESHES[mesh]},")
+        folder = tmp / f"{model}_{mesh}"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{model}.py"
+        path.write_text(source)
+        converted = folder / f"{model}_sharded.py"
+        converted.write_text(convert_source(source, str(path)).text)
+        _BUILT[key] = (_import(path), _import(converted))
+    return _BUILT[key]
+
+
+def _close(got: Any, want: Any, what: str) -> None:
+    for g, w in zip(jax.tree.leaves(got), jax.tree.leaves(want), strict=True):
+        w = np.asarray(w)
+        np.testing.assert_allclose(np.asarray(g), w, rtol=2e-5, atol=2e-5 * max(1.0, float(np.abs(w).max())),
+                                   err_msg=what)
+
+
+def _marks(model: str, mesh: str, path: str) -> list:
+    """Refused models fail fast (at the rewrite); of the others, each mesh runs one path by default."""
+    if model in REFUSED:
+        return [pytest.mark.xfail(strict=True, reason=REFUSED[model])]
+    return [pytest.mark.slow] if (mesh, path) in (("2x4", "converted"), ("1x8", "decorator")) else []
+
+
+CASES = [pytest.param(model, mesh, path, marks=_marks(model, mesh, path), id=f"{model}-{mesh}-{path}")
+         for model in SIZES for mesh in MESHES for path in ("decorator", "converted")]
+
+
+@pytest.mark.parametrize(("model", "mesh", "path"), CASES)
+def test_logits_and_gradients_match_one_device(model: str, mesh: str, path: str,
+                                               tmp_path_factory: pytest.TempPathFactory) -> None:
+    decorated, converted = _modules(model, mesh, tmp_path_factory.getbasetemp() / "zoo")
+    module = decorated if path == "decorator" else converted
+    fn = getattr(module, model)
+    params, inputs = _inputs(model, decorated)
+    plain = _import(MODELS_DIR / f"{model}_plain.py")
+    want = getattr(plain, model)(_as_plain(params, plain), *inputs)
+    got = fn(params, *inputs)
+    assert got.shape == want.shape
+    _close(got, want, f"{model} logits on {mesh} ({path})")
+    cotangent = jnp.asarray(np.random.default_rng(1).standard_normal(want.shape), jnp.float32)
+    grads = jax.jit(jax.grad(lambda p: jnp.sum(fn(p, *inputs) * cotangent)))(params)
+    want_grads = jax.grad(lambda p: jnp.sum(fn.reference(p, *inputs) * cotangent))(params)
+    assert jax.tree.structure(grads) == jax.tree.structure(params)
+    _close(grads, want_grads, f"{model} gradients on {mesh} ({path})")
+
+
+def test_fewer_kv_heads_than_devices_is_an_error_naming_the_fix(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Grouped-query attention with 4 kv heads split over 8 devices: the reshape cannot place them."""
+    from meshify.errors import CallError
+
+    decorated, _ = _modules("llama", "1x8", tmp_path_factory.getbasetemp() / "zoo")
+    sizes = {**SIZES["llama"], "kv_features": 16}
+    params = _build(decorated.Params, sizes, np.random.default_rng(0))
+    tokens = jnp.zeros((sizes["batch"], sizes["length"]), jnp.int32)
+    with pytest.raises(CallError) as info:
+        decorated.llama(params, tokens, decorated.Config(kv_heads=4))
+    text = str(info.value)
+    assert "'kv_heads', the major part of 'kv_features'" in text, text
+    assert "rules={'kv_features': None}" in text, text
