@@ -87,3 +87,14 @@ def test_explain_counts_float32_accumulation_and_reduce_dtype() -> None:
 def test_an_unknown_reduce_dtype_is_an_error_at_its_place() -> None:
     with pytest.raises(AnnotationError, match="reduce_dtype"):
         convert_source(SOURCE.format(extra=', reduce_dtype="int8"'), "mixed.py")
+
+
+def test_a_compute_dtype_read_off_a_config_accumulates_in_float32() -> None:
+    """``x.astype(cfg.dtype) @ w.astype(cfg.dtype)`` in a helper with NamedTuple parameters: the
+    dtype is the config's field, read where the helper's psum casts back (XLA:CPU folds a
+    float32->bfloat16->float32 round trip, so only the program's text shows the difference)."""
+    from pathlib import Path
+
+    case = Path(__file__).resolve().parent / "soundness" / "bf16_struct_helper_config_dtype.py"
+    text = convert_source(case.read_text(), "case.py").text
+    assert "preferred_element_type=mr.sum_dtype(cfg.dtype)), \"model\", like=cfg.dtype)" in text
