@@ -138,7 +138,7 @@ def train(fn, params: Params, steps: int) -> list[float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from examples._report import print_collectives
+    from _report import print_collectives
 
     parser = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     parser.add_argument("--steps", type=int, default=5)
