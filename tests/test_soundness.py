@@ -110,7 +110,6 @@ XFAIL: dict[str, str] = {
     "python_sum_of_partial_scalars": "REFUSED MSH030: builtin sum() of a list of partial sums",
     "python_sum_of_partials": "REFUSED MSH030: builtin sum([a, b]) of partial sums",
     "reduce_of_partial_list": "REFUSED MSH030: functools.reduce(jnp.add, [partial sums])",
-    "repeat_then_reduce": "REFUSED MSH030: jnp.repeat has no rule",
 }
 
 #: Cases whose converted-path variant is marked slow (compile-heavy); see tests/conftest.py.
