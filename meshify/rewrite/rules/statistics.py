@@ -150,18 +150,26 @@ def _statistic(rw, call: Call, x, layout: Layout, reduced: list[int], keepdims: 
                     "".join(template), tuple(fill), (emitted,))
 
 
+def _reduction(rw, call: Call):
+    """The array a reduction reduces, its layout, the dims it reduces (all where ``axis`` is None),
+    ``keepdims``, and which of those dims are split; None where the subject is not a named array."""
+    x = _subject(call)
+    if not isinstance(x.value, Array):
+        return None
+    layout = x.value.layout
+    reduced = _dims(rw, call, layout)
+    reduced = list(range(layout.rank)) if reduced is None else reduced
+    return x, layout, reduced, _keepdims(rw, call), _split(layout, reduced)
+
+
 # -- var / std ------------------------------------------------------------------------------------------
 
 
 def _var_rule(rw, call: Call, kind: str):
-    x = _subject(call)
-    if not isinstance(x.value, Array):
+    operands = _reduction(rw, call)
+    if operands is None:
         return unknown_call(rw, call)
-    layout = x.value.layout
-    reduced = _dims(rw, call, layout)
-    reduced = list(range(layout.rank)) if reduced is None else reduced
-    keepdims = _keepdims(rw, call)
-    split = _split(layout, reduced)
+    x, layout, reduced, keepdims, split = operands
     whole = Convert(x, layout.with_partial(()), kind)
     if not split:
         return Lowering(Array(_reduced(layout, reduced, keepdims)), (whole, *_mask(rw, call, layout, split, kind)))
@@ -294,14 +302,10 @@ op("jax.numpy.linalg.norm", reads=("x", "ord", "axis", "keepdims"))(_norm_rule)
 
 
 def _prod_rule(rw, call: Call):
-    x = _subject(call)
-    if not isinstance(x.value, Array):
+    operands = _reduction(rw, call)
+    if operands is None:
         return unknown_call(rw, call)
-    layout = x.value.layout
-    reduced = _dims(rw, call, layout)
-    reduced = list(range(layout.rank)) if reduced is None else reduced
-    keepdims = _keepdims(rw, call)
-    split = _split(layout, reduced)
+    x, layout, reduced, keepdims, split = operands
     masks = tuple(_mask(rw, call, layout, split, "prod"))
     if not split:
         return Lowering(Array(_reduced(layout, reduced, keepdims)), (Convert(x, layout.with_partial(()), "prod"),
@@ -362,14 +366,10 @@ for _kind in ("argmax", "argmin"):
 
 
 def _flag_rule(rw, call: Call, kind: str):
-    x = _subject(call)
-    if not isinstance(x.value, Array):
+    operands = _reduction(rw, call)
+    if operands is None:
         return unknown_call(rw, call)
-    layout = x.value.layout
-    reduced = _dims(rw, call, layout)
-    reduced = list(range(layout.rank)) if reduced is None else reduced
-    keepdims = _keepdims(rw, call)
-    split = _split(layout, reduced)
+    x, layout, reduced, keepdims, split = operands
     masks = tuple(_mask(rw, call, layout, split, kind))
     if not split:
         return Lowering(Array(_reduced(layout, reduced, keepdims)), (Convert(x, layout.with_partial(()), kind),
@@ -386,14 +386,10 @@ for _kind in ("any", "all"):
 @op("jax.numpy.count_nonzero", reads=("a", "axis", "keepdims"))
 def _count_nonzero_rule(rw, call: Call):
     """Counts add up: local counts, a partial sum over the split axes (psum deferred, as a sum's)."""
-    x = _subject(call)
-    if not isinstance(x.value, Array):
+    operands = _reduction(rw, call)
+    if operands is None:
         return unknown_call(rw, call)
-    layout = x.value.layout
-    reduced = _dims(rw, call, layout)
-    reduced = list(range(layout.rank)) if reduced is None else reduced
-    keepdims = _keepdims(rw, call)
-    split = _split(layout, reduced)
+    x, layout, reduced, keepdims, split = operands
     out = _reduced(layout, reduced, keepdims)
     axes = frozenset(a for i in split for a in layout.axes[i])
     origin = f"counted {_names(layout, split)} split" if split else ""
