@@ -80,8 +80,6 @@ XFAIL: dict[str, str] = {
     "vstack_split": "REFUSED MSH040: the return hint renames the joined dim rows to rows2 (vstack itself is supported; name it with an annotated assignment)",
     "scalar_tensor_python_float": "REFUSED MSH050: a Python float for a Tensor[()] parameter (not an array)",
     "global_array_scalar_use": "REFUSED MSH040: cannot infer the dims of jnp.sum(W) (a scalar whatever W's dims)",
-    "helper_checkpoint_call": "REFUSED MSH030: jax.checkpoint(block)(...) at the call site has no rule",
-    "helper_vmap_call": "REFUSED MSH030: jax.vmap(normalize)(...) at the call site has no rule",
     "literal_arange_local_batch": "REFUSED MSH040: cannot infer the dims of jnp.arange(8)[:, None]",
     "literal_equal_sizes": "REFUSED MSH040: cannot infer the dims of jnp.arange(8) beside x [8, 8]",
     "literal_eye": "REFUSED MSH040: cannot infer the dims of jnp.eye(8), an operand of @",

@@ -10,6 +10,7 @@ from meshify.annotate._types import Layout
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._nested import call_local, local_def, refuse_value
 from meshify.rewrite._templates import call_template, int_node
+from meshify.rewrite._transforms import TRANSFORMS, transformed_call
 from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TupleValue, Value
 from meshify.rewrite.rules._api import (
     ADD,
@@ -398,7 +399,11 @@ def _call(rw, node: cst.Call):
     if local is not None:  # a def nested in the function: rewritten for this call (_nested)
         value, new = call_local(rw, local, _evaluate_args(rw, node, func.value, None))
         return Operand(value, node, new)
-    if not isinstance(func, cst.Name | cst.Attribute):  # jax.vmap(row)(x): a nested def inside is a value
+    if isinstance(func, cst.Call) and isinstance(func.func, cst.Name | cst.Attribute):
+        kind = next((n for n in sorted(rw.ctx.qualified_names(func.func)) if n in TRANSFORMS), None)
+        if kind is not None:  # jax.checkpoint(block)(x, w), jax.vmap(row)(x): f rewritten for these operands
+            return transformed_call(rw, node, kind)
+    if not isinstance(func, cst.Name | cst.Attribute):  # f(g)(x): a nested def inside is a value
         local = next((d for d in (local_def(rw, n) for n in _names_in(func)) if d is not None), None)
         if local is not None:
             raise refuse_value(rw, func, local)

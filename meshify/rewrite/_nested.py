@@ -64,12 +64,13 @@ def local_def(rw, name: str) -> LocalDef | None:
 
 
 def refuse_value(rw, node: cst.CSTNode, local: LocalDef) -> Exception:
-    """A nested def read as a value (passed to jax.vmap, returned, stored): meshify could not
+    """A nested def read as a value (returned, stored, passed to a function): meshify could not
     see where it runs, and so could not rewrite its body for the layouts it meets there."""
     return rw.error(UnsupportedError, node,
                     f"the nested function {local.name}() is used as a value here, so meshify cannot tell the "
                     "layouts it will run on",
-                    f"call it directly ({local.name}(...)), pass it as the body of jax.lax.scan/fori_loop, "
+                    f"call it directly ({local.name}(...), jax.vmap({local.name})(...), "
+                    f"jax.checkpoint({local.name})(...)), pass it as the body of jax.lax.scan/fori_loop/cond, "
                     f"or define {local.name}() at module level (helpers are specialised per layout)")
 
 

@@ -158,3 +158,59 @@ def test_a_predicate_that_is_not_a_scalar_is_refused() -> None:
         return jax.lax.cond(x > 0, lambda h: h, lambda h: -h, x)
         """, LayoutError)
     assert "not a scalar" in text
+
+
+# -- transforms at the call site: jax.checkpoint / jax.remat / jax.vmap ---------------------------
+
+
+def test_checkpoint_of_a_nested_def_keeps_the_wrapper_and_its_policy() -> None:
+    assert_rewrite("""
+        def block(h):
+            return h + jnp.tanh(h @ w1) @ w2
+
+        return jax.checkpoint(block, policy=jax.checkpoint_policies.nothing_saveable)(x)
+        """, """
+        def block(h):
+            # meshify: psum over 'model': jnp.tanh(h @ w1) @ w2 is a partial sum (contracted 'f' split); '+' needs it whole
+            return h + mr.psum(jnp.matmul(jnp.tanh(h @ w1), w2, preferred_element_type=mr.sum_dtype(h, w1, w2)), "model", like=(h, w1, w2))
+
+        return jax.checkpoint(block, policy=jax.checkpoint_policies.nothing_saveable)(x)
+        """, X, OUT, MESH)
+
+
+def test_vmap_over_a_split_batch_walks_the_row_without_the_mapped_dim() -> None:
+    assert_rewrite("""
+        return jax.vmap(lambda r: r @ w1 @ w2)(x)
+        """, """
+        # meshify: psum over 'model': r @ w1 @ w2 is a partial sum (contracted 'f' split); the lambda's result (its dtype is read from the lambda's names) needs it whole
+        return jax.vmap(lambda r: mr.psum(jnp.matmul(r @ w1, w2, preferred_element_type=mr.sum_dtype(r, w1, w2)), "model", like=(r, w1, w2)))(x)
+        """, X, OUT, MESH)
+
+
+def test_vmap_puts_the_mapped_dim_back_at_out_axes() -> None:
+    text = _error("""
+        return jax.vmap(lambda r: r, out_axes=1)(x)
+        """, LayoutError)
+    assert "has dims [d, batch] but the return hint says [batch, d]" in text
+
+
+def test_vmap_with_non_literal_in_axes_is_refused() -> None:
+    text = _error("""
+        axes = tuple(range(1))
+        return jax.vmap(lambda r: r, in_axes=axes)(x)
+        """)
+    assert "in_axes=axes" in text
+
+
+def test_vmap_over_dims_of_different_splits_is_refused() -> None:
+    text = _error("""
+        return jax.vmap(lambda r, c: r + c, in_axes=(0, 1))(x, w2)
+        """, LayoutError)
+    assert "give the mapped dims the same split" in text
+
+
+def test_a_transform_of_something_meshify_cannot_follow_is_refused() -> None:
+    text = _error("""
+        return jax.vmap(jnp.tanh)(x)
+        """)
+    assert "'jnp.tanh' is not a function meshify can follow into" in text

@@ -1,0 +1,158 @@
+"""Function transforms applied at the call site: ``jax.checkpoint(f)(...)``, ``jax.remat(f)(...)``
+and ``jax.vmap(f, in_axes=...)(...)`` inside a function being rewritten.
+
+``f`` (a module helper, a nested def or a lambda) is rewritten for the values it is called with,
+as a direct call would be, and the transform is kept around its version
+(``jax.checkpoint(block__batch_x)(x, w)``).  Under ``vmap`` each mapped operand loses its mapped
+dim before ``f`` sees it, and the result gets it back at ``out_axes``, split as the operands had
+it: mapping over a split batch is local (each device maps over its own rows).
+
+After this pass a transformed call is a call of the transform of ``f``'s version, its operands
+converted as ``f``'s body needs them.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from meshify.annotate._types import Layout
+from meshify.errors import LayoutError, UnsupportedError
+from meshify.rewrite._values import Array, Operand, Static, TupleValue, Value
+
+__all__ = ["TRANSFORMS", "transformed_call"]
+
+#: The transforms a call site may apply to a helper, nested def or lambda.
+TRANSFORMS = frozenset({"jax.checkpoint", "jax.remat", "jax.vmap"})
+
+
+def transformed_call(rw, node: cst.Call, kind: str):
+    """``jax.checkpoint(f)(args)`` / ``jax.vmap(f, ...)(args)``: ``f`` rewritten for ``args``."""
+    from meshify.rewrite._evaluate import _evaluate_args
+
+    inner = node.func
+    assert isinstance(inner, cst.Call)
+    short = kind.rsplit(".", 1)[-1]
+    if not inner.args or inner.args[0].keyword is not None:
+        raise rw.error(UnsupportedError, inner, f"{short}() without the function as its first argument",
+                       f"write {short}(f, ...)(args)")
+    options = {a.keyword.value if a.keyword is not None else i: rw.expr(a.value) for i, a in enumerate(inner.args)
+               if i > 0 or a.keyword is not None}
+    for op in options.values():
+        if not isinstance(op.value, Static):
+            raise rw.error(UnsupportedError, op.original, f"{short}() option {rw.ctx.code(op.original)!r} is an array",
+                           "pass static options (policy=..., in_axes=0, ...)")
+    fn = inner.args[0].value
+    call = _evaluate_args(rw, node, rw.ctx.code(fn), None)
+    if kind == "jax.vmap":
+        value, new_fn, args = _vmap(rw, node, fn, call, options)
+    else:
+        value, new_fn, args = _walk(rw, fn, call)
+    new_inner_args = [inner.args[0].with_changes(value=new_fn)]
+    for i, a in enumerate(inner.args[1:], 1):  # options are static: as written, sizes of split dims global
+        new_inner_args.append(a.with_changes(value=options[a.keyword.value if a.keyword is not None else i].node))
+    new_inner = inner.with_changes(args=new_inner_args)
+    return Operand(value, node, node.with_changes(func=new_inner, args=args))
+
+
+def _walk(rw, fn: cst.BaseExpression, call) -> tuple[Value, cst.BaseExpression, list[cst.Arg]]:
+    """``fn`` rewritten for ``call``'s operands: its result, its new node, the call's new arguments."""
+    from meshify.rewrite._helpers import call_helper
+    from meshify.rewrite._nested import call_local, local_def
+
+    local = local_def(rw, fn.value) if isinstance(fn, cst.Name) else None
+    if local is not None:
+        value, new = call_local(rw, local, call)
+        return value, new.func, list(new.args)
+    if isinstance(fn, cst.Name) and fn.value in rw.ctx.functions and fn.value not in rw.ctx.imports.imports \
+            and fn.value not in rw.env:
+        value, new = call_helper(rw, call, rw.ctx.functions[fn.value])
+        return value, new.func, list(new.args)
+    if isinstance(fn, cst.Lambda):
+        from meshify.rewrite.rules.control import _lambda
+
+        if call.kwargs:
+            raise rw.error(UnsupportedError, call.node, "keyword arguments to a transformed lambda",
+                           "pass the lambda's arguments positionally")
+        value, new = _lambda(rw, fn, [o.value for o in call.args], what="the lambda's")
+        return value, new, [a.with_changes(value=o.node) for a, o in zip(call.node.args, call.args)]
+    raise rw.error(UnsupportedError, fn, f"{rw.ctx.code(fn)!r} is not a function meshify can follow into", "pass a helper defined with def (here or at module "
+                   "level), or a lambda")
+
+
+def _vmap(rw, node: cst.Call, fn: cst.BaseExpression, call, options: dict):
+    """The operands without their mapped dims; ``fn`` walked; the mapped dim put back at ``out_axes``."""
+    from dataclasses import replace
+
+    positional = len(call.args)
+    in_axes = _literal(rw, options.get(1, options.get("in_axes")), 0, "in_axes")
+    out_axes = _literal(rw, options.get(2, options.get("out_axes")), 0, "out_axes")
+    for key, op in options.items():
+        if key not in (1, 2, "in_axes", "out_axes"):
+            raise rw.error(UnsupportedError, op.original, f"vmap option {key!r} is not modelled by "
+                           "meshify", "drop it, or call jax.vmap outside the @mesh function")
+    if call.kwargs:
+        raise rw.error(UnsupportedError, node, "keyword arguments to a vmapped function",
+                       "pass them positionally (vmap maps positional arguments)")
+    axes = list(in_axes) if isinstance(in_axes, list | tuple) else [in_axes] * positional
+    if len(axes) != positional:
+        raise rw.error(LayoutError, node, f"in_axes names {len(axes)} arguments but {positional} are passed",
+                       "give in_axes one entry per argument")
+    mapped: tuple[str, tuple[str, ...]] | None = None
+    args = []
+    for operand, axis in zip(call.args, axes):
+        if axis is None:
+            args.append(operand)
+            continue
+        if not isinstance(operand.value, Array) or not isinstance(axis, int):
+            raise rw.error(UnsupportedError, operand.original, f"vmap over {rw.ctx.code(operand.original)!r}, "
+                           "which is not an array with named dims", "map over arrays only (in_axes=None for others)")
+        layout = operand.value.layout
+        if not -layout.rank <= axis < layout.rank:
+            raise rw.error(LayoutError, operand.original, f"in_axes={axis} of an array with {layout.rank} dims",
+                           "map over one of its dims")
+        axis %= layout.rank
+        this = (layout.dims[axis], layout.axes[axis])
+        if mapped is not None and this[1] != mapped[1]:
+            raise rw.error(LayoutError, operand.original, f"vmap maps dim {this[0]!r} (split over "
+                           f"{this[1] or 'no axis'}) beside dim {mapped[0]!r} (split over {mapped[1] or 'no axis'})",
+                           "give the mapped dims the same split (pin them with Tensor hints)")
+        mapped = mapped or this
+        sliced = Layout(layout.dims[:axis] + layout.dims[axis + 1:], layout.axes[:axis] + layout.axes[axis + 1:],
+                        layout.partial)
+        args.append(Operand(Array(sliced, operand.value.origin), operand.original, operand.node))
+    if mapped is None:
+        raise rw.error(LayoutError, node, "vmap with every in_axes None", "map at least one argument")
+    value, new_fn, new_args = _walk(rw, fn, replace(call, args=tuple(args)))
+    carriers = rw.dtypes.calls.get(node)
+    result = _put_back(rw, node, value, mapped, out_axes)
+    if carriers is not None:
+        rw.dtypes.calls[node] = carriers
+    return result, new_fn, new_args
+
+
+def _put_back(rw, node: cst.Call, value: Value, mapped: tuple[str, tuple[str, ...]], out_axes) -> Value:
+    if isinstance(value, TupleValue):
+        outs = list(out_axes) if isinstance(out_axes, list | tuple) else [out_axes] * len(value.items)
+        return TupleValue(tuple(_put_back(rw, node, v, mapped, o) for v, o in zip(value.items, outs)))
+    if not isinstance(value, Array) or not isinstance(out_axes, int):
+        raise rw.error(UnsupportedError, node, "a vmapped function returning a value meshify cannot map back",
+                       "return arrays (out_axes an int)")
+    layout = value.layout
+    dim, axes = mapped
+    if set(axes) & layout.partial:
+        raise rw.error(LayoutError, node, f"the vmapped function returns a partial sum over {sorted(layout.partial)}, "
+                       f"the axes the mapped dim {dim!r} is split over", "reduce it inside the function")
+    at = out_axes % (layout.rank + 1) if out_axes < 0 else out_axes
+    return Array(Layout(layout.dims[:at] + (dim,) + layout.dims[at:], layout.axes[:at] + (axes,) + layout.axes[at:],
+                        layout.partial), value.origin)
+
+
+def _literal(rw, op: Operand | None, default, what: str):
+    if op is None:
+        return default
+    value = op.value
+    if isinstance(value, Static) and value.known and (value.literal is None or isinstance(value.literal, int) or (
+            isinstance(value.literal, tuple | list) and all(v is None or isinstance(v, int) for v in value.literal))):
+        return value.literal
+    raise rw.error(UnsupportedError, op.original, f"{what}={rw.ctx.code(op.original)}: meshify maps over literal "
+                   "axes only", f"write {what} as an int, None, or a tuple of them")
