@@ -44,12 +44,20 @@ def mesh(*, rules: object = None, dims: dict[str, int] | None = None, reduce_dty
             kind = type(fn).__name__
             raise AnnotationError(f"@{kind} below @mesh(...)", span=_caller_span(),
                                   fix=f"put @{kind} above @mesh(...): @mesh must decorate the def itself")
+        if _jitted(fn):  # @mesh above @jax.jit: rewrite the def; the bound program is jitted anyway
+            return MeshFunction(fn.__wrapped__, spec, parsed, dict(dims or {}), reference=fn)
         if not callable(fn) or not hasattr(fn, "__code__"):
             raise AnnotationError(f"@mesh(...) decorates a function, not {fn!r}", span=_caller_span(),
                                   fix="put @mesh(...) directly above a def")
         return MeshFunction(fn, spec, parsed, dict(dims or {}))
 
     return decorate
+
+
+def _jitted(fn: object) -> bool:
+    """``jax.jit(f)`` (or ``functools.partial(jax.jit, ...)(f)``) of a plain def."""
+    inner = getattr(fn, "__wrapped__", None)
+    return inner is not None and hasattr(inner, "__code__") and hasattr(fn, "lower") and hasattr(fn, "trace")
 
 
 def _caller_span(depth: int = 2) -> SourceSpan:
@@ -70,8 +78,11 @@ class MeshFunction:
         rules: the layout rules.
     """
 
-    def __init__(self, fn: Callable, mesh_spec: MeshSpec, rules: Rules, dims: dict[str, int]) -> None:
-        self.reference = fn
+    def __init__(self, fn: Callable, mesh_spec: MeshSpec, rules: Rules, dims: dict[str, int],
+                 reference: Callable | None = None) -> None:
+        #: The def meshify rewrites (under ``@mesh`` above ``@jax.jit``: the def jax.jit wraps).
+        self.function = fn
+        self.reference = fn if reference is None else reference
         self.mesh_spec = mesh_spec
         self.rules = rules
         self.dims = dims
@@ -92,17 +103,18 @@ class MeshFunction:
             import meshify.runtime as runtime
             from meshify.rewrite import rewrite_function
 
-            generated = rewrite_function(self.reference, self.mesh_spec, self.rules, self.dims)
-            namespace = dict(self.reference.__globals__)
-            code = self.reference.__code__
-            for name, cell in zip(code.co_freevars, self.reference.__closure__ or ()):
+            fn = self.function
+            generated = rewrite_function(fn, self.mesh_spec, self.rules, self.dims)
+            namespace = dict(fn.__globals__)
+            code = fn.__code__
+            for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
                 namespace[name] = cell.cell_contents
             namespace.setdefault("jax", jax)
             namespace[generated.mr] = runtime
             exec(compile(generated.source, f"<meshify: {generated.filename}:{self.__name__}>", "exec"), namespace)
             self._generated = generated
-            self._sharded = namespace[self.reference.__name__]
-            self._sharded.origin = self.reference  # call-time errors point at the user's file
+            self._sharded = namespace[fn.__name__]
+            self._sharded.origin = fn  # call-time errors point at the user's file
         return self._sharded
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:

@@ -136,6 +136,8 @@ class Sharded:
         self._programs: dict[Any, tuple[Callable, Callable]] = {}
         self._warned_unhashable = False
         functools.update_wrapper(self, local)
+        # jax.jit(program) copies the instance's __dict__ onto its wrapper: ``.reference`` there too.
+        self.__dict__["reference"] = _Reference(self)
 
     @property
     def reference(self) -> Callable[..., Any]:
@@ -470,6 +472,20 @@ def bind(local: Callable[..., Any], mesh: MeshSpec, args: Mapping[str, ArgSpec],
          globals_read: Sequence[str] = ()) -> Sharded:
     """Wraps a per-device function as a global sharded callable (see :class:`Sharded`)."""
     return Sharded(local, mesh, args, out_specs, devices=devices, reads=reads, globals_read=globals_read)
+
+
+class _Reference:
+    """``.reference`` of a sharded program wrapped by ``jax.jit``: resolved when first used (a converted
+    file's reference imports the original file, which must not happen while the converted one loads)."""
+
+    def __init__(self, program: Sharded) -> None:
+        self._program = program
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._program.reference(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._program.reference, name)
 
 
 def sharded(mesh: MeshSpec, args: Mapping[str, ArgSpec], out_specs: Any,

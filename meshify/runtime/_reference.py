@@ -32,7 +32,7 @@ _originals: dict[Path, ModuleType] = {}
 
 def original_reference(local: Callable) -> Callable:
     """The single-device function that the converted ``local`` was generated from."""
-    generated = inspect.getsourcefile(local)
+    generated = inspect.getsourcefile(inspect.unwrap(local))  # a def under jax.jit: the def's file
     header = linecache.getlines(generated)[:_HEADER_LINES] if generated else []
     found = next((m for m in (_REGENERATE.match(line.rstrip("\n")) for line in header) if m), None)
     if generated is None or found is None:

@@ -1,0 +1,20 @@
+"""@mesh above @jax.jit on the @mesh function (jit applied first, to the plain function)."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from meshify import Tensor, mesh
+
+EXPECT = "match"
+
+
+@mesh(batch=2, model=4, rules={"d_ff": "model"})
+@jax.jit
+def f(x: Tensor["batch", "d"], w1: Tensor["d", "d_ff"], w2: Tensor["d_ff", "d"]) -> Tensor["batch", "d"]:
+    return x + jax.nn.relu(x @ w1) @ w2
+
+
+def inputs():
+    rng = np.random.default_rng(1421)
+    return (rng.standard_normal((4, 8)).astype(np.float32), 0.3 * rng.standard_normal((8, 16)).astype(np.float32),
+            0.3 * rng.standard_normal((16, 8)).astype(np.float32))
