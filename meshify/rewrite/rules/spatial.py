@@ -115,14 +115,22 @@ _REDUCE_WINDOW = ("init_value", "computation", "window_dimensions", "window_stri
                   "window_dilation")
 
 
+def _subject(call: Call, param: str):
+    """The image an op works on (None: not a named array), its layout, the whole value it returns,
+    and the positions of its split dims."""
+    x = _array(call, param)
+    if x is None:
+        return None
+    layout = x.value.layout
+    return x, layout, Array(layout.with_partial(())), [d for d in range(layout.rank) if layout.axes[d]]
+
+
 @op("jax.lax.reduce_window", reads=None)
 def _reduce_window(rw, call: Call):
-    x = _array(call, "operand")
-    if x is None:
+    subject = _subject(call, "operand")
+    if subject is None:
         return unknown_call(rw, call)
-    layout = x.value.layout
-    value = Array(layout.with_partial(()))
-    split = [d for d in range(layout.rank) if layout.axes[d]]
+    x, layout, value, split = subject
     if not split:
         return Lowering(value, (_whole(x, _short(call)),))
     dilation = _literal(call, "base_dilation")
@@ -398,12 +406,10 @@ _LINEAR = ("linear", "bilinear", "trilinear", "triangle")
 
 @op("jax.image.resize", reads=("image", "shape", "method", "antialias", "precision"))
 def _resize(rw, call: Call):
-    x = _array(call, "image")
-    if x is None:
+    subject = _subject(call, "image")
+    if subject is None:
         return unknown_call(rw, call)
-    layout = x.value.layout
-    value = Array(layout.with_partial(()))
-    split = [d for d in range(layout.rank) if layout.axes[d]]
+    x, layout, value, split = subject
     if not split:
         return Lowering(value, (_whole(x, "jax.image.resize"),))
     method = _literal(call, "method")
