@@ -44,10 +44,6 @@ REFUSED: dict[str, str] = {
     "gpt2": "gpt2.py:37 blocks: tuple[Block, ...]: 'a tuple hint of any length (tuple[X, ...])' (MSH010): "
             "variable-length parameter containers are not read (rewrite/_hints.py read_struct, runtime/_bind.py "
             "TreeSpec) nor stacked by jax.tree.map(lambda *xs: jnp.stack(xs), *blocks)",
-    "t5": "t5.py:64 relative_position_bucket: 'ret' has layout [input_length, input_length] after one branch "
-          "and Static after the other (MSH040): `ret = 0` then `ret += ...` under `if bidirectional:` (a "
-          "static flag the helper is called with); and t5.py:83 table[buckets], a lookup by a 2-D index "
-          "array into a table with a split dim: 'advanced indexing with an array beside other indices' (MSH030)",
 }
 
 MESHES = {"2x4": "batch=2, model=4", "1x8": "batch=1, model=8"}

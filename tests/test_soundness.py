@@ -98,7 +98,6 @@ XFAIL: dict[str, str] = {
     "logsumexp_b_split": "REFUSED MSH030: jax.nn.logsumexp(b=...) over a split dim",
     "logsumexp_return_sign": "REFUSED MSH030: logsumexp(return_sign=True) (its rule does not model return_sign=)",
     "logsumexp_return_sign_split": "REFUSED MSH030: jax.nn.logsumexp(return_sign=...) over a split dim",
-    "lookup_index_with_colon": "REFUSED MSH030: emb[ids, :] (advanced indexing with an array beside other indices)",
     "max_initial_split": "REFUSED MSH030: jnp.max(initial=...) over a split dim",
     "max_where_split": "REFUSED MSH030: jnp.max(where=...) over a split dim",
     "mean_where_split": "REFUSED MSH030: jnp.mean(where=...) over a split dim",

@@ -32,6 +32,7 @@ from meshify.rewrite._dtypes import Dtypes, like_node
 from meshify.rewrite._evaluate import binary_operator, evaluate, none_test
 from meshify.rewrite._hints import (StructHint, mesh_decorator, read_dims, read_reduce_dtype, read_return_dims,
                                    read_struct)
+from meshify.rewrite._liveness import rebound_first
 from meshify.rewrite._nested import LocalDef, define, emit_defs, local_def, refuse_value
 from meshify.rewrite._plan import Step, plan_conversion, step_result
 from meshify.rewrite._templates import apply_step, axes_node, call_template, comment_line, int_node, psum_statement
@@ -494,9 +495,10 @@ class FunctionRewriter:
         if stmt.orelse is not None or stmt.asynchronous is not None:
             raise self.ctx.error(UnsupportedError, stmt, "for/else or async for",
                                  "write a plain for loop (move the else: block after it)")
-        start = dict(self.env)
         self._bind_target(stmt.target, Static())
         block = stmt.body if isinstance(stmt.body, cst.IndentedBlock) else self._indented(stmt.body)  # type: ignore[arg-type]
+        fresh = rebound_first(block.body)  # assigned before read: each iteration starts them afresh
+        start = {name: value for name, value in self.env.items() if name not in fresh}
         self._loops.append(self._trip_count(stmt.iter))
         try:
             statements = self._block(block.body)
@@ -551,7 +553,18 @@ class FunctionRewriter:
             return self._taken_branch(stmt, test)
         known = none_test(self, stmt.test)
         if known is not None:
-            return self._none_branch(stmt, known)
+            return self._known_branch(stmt, known)
+        if not test.value.known:
+            return self._both_branches(stmt, test)
+        mark = self.mark()
+        try:
+            return self._both_branches(stmt, test)
+        except MeshifyError:  # a flag whose value meshify reads: the branch Python skips may not fit
+            self.rollback(mark)
+            return self._known_branch(stmt, bool(test.value.literal))
+
+    def _both_branches(self, stmt: cst.If, test: Operand) -> cst.If:
+        """Each branch rewritten; after the ``if``, each name has the one value both branches leave."""
         start = dict(self.env)
         dtypes_start = self.dtypes.snapshot()
         body = self._suite(stmt.body)
@@ -575,10 +588,13 @@ class FunctionRewriter:
         return stmt.with_changes(test=test.node, body=body,
                                  orelse=new_orelse if new_orelse is not None else stmt.orelse)
 
-    def _none_branch(self, stmt: cst.If, taken: bool) -> cst.If:
+    def _known_branch(self, stmt: cst.If, taken: bool) -> cst.If:
         """``if pos is None:`` where meshify knows whether ``pos`` is None (an array never is; a helper
-        version is specialised on it): only the branch Python takes is rewritten, the other kept as
-        written (it never runs in this version), and a comment says so."""
+        version is specialised on it), or ``if bidirectional:`` on a flag whose value meshify reads (a
+        literal the caller passes, a module constant) where the branches cannot both be rewritten (``ret
+        = 0`` then ``ret += ...`` in one branch only: a number after one, an array after the other): only
+        the branch Python takes is rewritten, the other kept as written (it never runs in this version),
+        and a comment says so."""
         note = comment_line(f"'{self.ctx.code(stmt.test)}' is {taken} in this version: only "
                             f"{'this branch' if taken else 'the else branch'} runs, and is rewritten")
         new = stmt.with_changes(leading_lines=[*stmt.leading_lines, note])
@@ -1137,4 +1153,3 @@ def _abbreviated(node: cst.BaseExpression, limit: int) -> str:
     if isinstance(node, cst.Attribute) and len(node.attr.value) < limit:
         return "..." + "." + node.attr.value
     return "..."
-

@@ -294,7 +294,8 @@ def unknown_call(rw, call: Call):
 _STATIC_FUNCTIONS = frozenset({"int", "float", "bool", "str", "len", "min", "max", "abs", "round", "range", "tuple",
                                "list", "sum", "divmod", "pow", "isinstance", "getattr", "hasattr", "type"})
 _STATIC_MODULES = ("math.", "operator.", "numpy.dtype", "jax.numpy.dtype", "jax.random.split", "jax.random.key",
-                   "jax.random.PRNGKey", "jax.random.fold_in", "numpy.prod", "math.prod")
+                   "jax.random.PRNGKey", "jax.random.fold_in", "numpy.prod", "math.prod",
+                   "jax.numpy.finfo", "jax.numpy.iinfo", "numpy.finfo", "numpy.iinfo")
 
 
 _DTYPES = frozenset({"float16", "float32", "float64", "bfloat16", "int8", "int16", "int32", "int64", "uint8",
@@ -376,5 +377,3 @@ def unsplit_fix(rw, layout: Layout, along: int | None = None) -> str:
     dims = ", ".join(repr(d) for d in layout.dims)
     return (f"it is a partial sum over {' x '.join(map(repr, sorted(layout.partial)))}: reduce it first by "
             f"naming it, v: Tensor[{dims}] = ..., then pass v")
-
-

@@ -12,7 +12,7 @@ from meshify.annotate._types import BROADCAST, Axes, Layout
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._collectives import axes_text
 from meshify.rewrite._plan import choose_splits
-from meshify.rewrite._values import Array, Operand, Static
+from meshify.rewrite._values import Array, Opaque, Operand, Static
 from meshify.rewrite.rules._api import Call, Convert, Lowering, MeshAxes, Ref, op, unknown_call
 from meshify.rewrite.rules.shapes import _literal
 
@@ -22,15 +22,16 @@ from meshify.rewrite.rules.shapes import _literal
 def index_array(rw, node: cst.Subscript, base: Operand) -> Operand:
     """``x[...]`` on an array: basic indexing, or a lookup when the index is an array."""
     elements = list(node.slice)
-    if len(elements) == 1 and isinstance(elements[0].slice, cst.Index):
-        index = rw.expr(elements[0].slice.value)
-        if isinstance(index.value, Array):
-            lowering = lookup(rw, base, index, 0, node)
-            ids, table = rw.carry_out(lowering)
-            if lowering.template is None:
-                new_index = elements[0].with_changes(slice=elements[0].slice.with_changes(value=ids))
-                return Operand(lowering.result, node, node.with_changes(value=table, slice=[new_index]))
-            return Operand(lowering.result, node, rw.replacement(lowering, [ids, table]))
+    found = _array_index(rw, elements)
+    if found is not None:
+        axis, index = found
+        lowering = lookup(rw, base, index, axis, node)
+        ids, table = rw.carry_out(lowering)
+        if lowering.template is None:
+            looked_up = elements[axis].with_changes(slice=elements[axis].slice.with_changes(value=ids))
+            new_slice = [*elements[:axis], looked_up, *elements[axis + 1:]]
+            return Operand(lowering.result, node, node.with_changes(value=table, slice=new_slice))
+        return Operand(lowering.result, node, rw.replacement(lowering, [ids, table]))
     from meshify.rewrite.rules.spatial import slice_split_dims
 
     sliced = slice_split_dims(rw, node, base)  # x[:, 1:-1] along a split dim: re-blocked (rules/spatial.py)
@@ -73,6 +74,18 @@ def index_array(rw, node: cst.Subscript, base: Operand) -> Operand:
     return Operand(value, node, node.with_changes(value=base.node))
 
 
+def _array_index(rw, elements: list[cst.SubscriptElement]) -> tuple[int, Operand] | None:
+    """``x[ids]``, ``x[:, ids]``: the one array index, beside full slices only, and the dim it looks up
+    (``jnp.take(x, ids, axis)``: the index's dims take that dim's place); None for basic indexing."""
+    for axis, element in enumerate(elements):
+        if isinstance(element.slice, cst.Index) and not _is_none(rw, element) and not _is_ellipsis(element):
+            index = rw.expr(element.slice.value)
+            others = elements[:axis] + elements[axis + 1:]
+            if isinstance(index.value, Array) and all(_index_kind(rw, e) == "full" for e in others):
+                return axis, index
+    return None
+
+
 _NEWAXIS = frozenset({"jax.numpy.newaxis", "numpy.newaxis"})
 
 
@@ -98,8 +111,12 @@ def _index_kind(rw, element: cst.SubscriptElement) -> str:
     value = rw.expr(element.slice.value).value
     if isinstance(value, Static):
         return "int"
-    raise rw.error(UnsupportedError, element, "advanced indexing with an array beside other indices",
-                   "use jnp.take or jnp.take_along_axis")
+    if isinstance(value, Opaque):
+        raise rw.error(UnsupportedError, element, f"index {rw.ctx.code(element.slice.value)!r} is an array whose "
+                       "dims meshify cannot infer",
+                       f"name its dims where it is made: {rw.ctx.code(element.slice.value)}: Tensor[...] = ...")
+    raise rw.error(UnsupportedError, element, "advanced indexing with an array beside indices other than ':'",
+                   "index the other dims first, or use jnp.take(x, ids, axis=...) or jnp.take_along_axis")
 
 
 # -- lookups ------------------------------------------------------------------------------------------
@@ -134,6 +151,11 @@ def lookup(rw, table: Operand, ids: Operand, axis: int, node, mode: str = "index
     dims = rest_dims[:axis] + i.dims + rest_dims[axis:]
     axes = rest_axes[:axis] + i.axes + rest_axes[axis:]
     split = t.axes[axis]
+    if split and _gather_is_cheaper(rw, t, Layout(dims, axes), split):
+        whole = Layout(t.dims, tuple(() if d == axis else ax for d, ax in enumerate(t.axes)), t.partial)
+        converts = (converts[0], Convert(table, whole, "a lookup whose result outweighs the table",
+                                           varying=gathered))
+        split = ()
     if not split:
         return Lowering(Array(Layout(dims, axes, t.partial)), converts, indices=(ids,))
     partial = t.partial | set(split)
@@ -145,6 +167,20 @@ def lookup(rw, table: Operand, ids: Operand, axis: int, node, mode: str = "index
     note = (f"masked local lookup in split '{t.dims[axis]}' of {rw.ctx.code(table.original)}; "
             f"the result is a partial sum over {axes_text(split)}")
     return Lowering(value, converts, template, fills, notes=(note,), indices=(ids,))
+
+
+def _gather_is_cheaper(rw, table: Layout, result: Layout, split: Axes) -> bool:
+    """Whether gathering the table's looked-up dim moves fewer bytes per device than the psum a masked
+    lookup needs: a small table looked up by many ids (T5's relative-position buckets by a [length,
+    length] index).  An all_gather over n devices receives (n - 1) blocks of the table; an all-reduce
+    of the result moves about 2 (n - 1) / n of it.  Decided only where ``@mesh(dims=...)`` gives every
+    size: a table of unknown size (an embedding) is never gathered whole onto every device, which is
+    what splitting its vocabulary is there to avoid."""
+    if not all(d in rw.sizes or d == BROADCAST for d in (*table.dims, *result.dims)):
+        return False
+    local_table = rw.elements(table.dims) // rw.mesh.size(table.split_axes)
+    local_result = rw.elements(result.dims) // rw.mesh.size(result.split_axes)
+    return local_table * rw.mesh.size(split) < 2 * local_result
 
 
 def mark_index(rw, operand: Operand) -> None:
