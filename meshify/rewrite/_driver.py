@@ -20,7 +20,7 @@ import libcst as cst
 from meshify.annotate._types import MeshSpec, Rules
 from meshify.errors import AnnotationError, SourceError, SourceSpan, UnsupportedError
 from meshify.rewrite._context import ModuleContext, parse_context
-from meshify.rewrite._emit import Decorators, fix_imports, header_lines
+from meshify.rewrite._emit import Decorators, fix_imports, header_lines, place_versions
 from meshify.rewrite._hints import MESH_NAMES, mesh_decorator, read_mesh_decorator, read_mesh_dims
 from meshify.rewrite._interp import FunctionPlan, FunctionRewriter
 
@@ -135,9 +135,7 @@ def _replace_functions(ctx: ModuleContext, plans: dict[cst.FunctionDef, Function
     body: list[cst.BaseStatement] = []
     for stmt in ctx.module.body:
         body.append(_rewritten(ctx, plans[stmt], stmt, decorators) if stmt in plans else stmt)  # type: ignore[arg-type]
-        if isinstance(stmt, cst.FunctionDef):  # a helper's versions follow it, once each (a @mesh
-            body.extend(v.node for v in versions.by_helper(stmt.name.value))  # function called by another too)
-    module = ctx.module.with_changes(body=body)
+    module = ctx.module.with_changes(body=place_versions(body, versions, {fn.name.value for fn in plans}))
     nested = {fn: plan for fn, plan in plans.items() if fn not in top}
     if not nested:
         return module

@@ -1,22 +1,27 @@
-"""Emission: the rewritten function's decorator, the module's imports and header.
+"""Emission: the rewritten function's decorator, helper versions, the module's imports and header.
 
 After this pass the module imports only what it imported before (minus meshify's
 decorator) plus ``jax`` and ``meshify.runtime``; each ``@mesh`` decorator is replaced by
 ``@mr.sharded(...)`` spelling out the mesh, every argument's dims and PartitionSpec, and
-the output specs.
+the output specs; each helper's versions follow its def under one comment block that maps
+each version's name to its layouts, and a helper's own def is kept only while something
+other than the versions still uses it.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import PurePath
 
 import libcst as cst
 
 from meshify.annotate._types import Layout
+from meshify.rewrite._helpers import Specialization, Specializations
 from meshify.rewrite._interp import FunctionPlan
+from meshify.rewrite._templates import comment_line
 
-__all__ = ["Decorators", "sharded_decorator_text", "fix_imports", "header_lines"]
+__all__ = ["Decorators", "sharded_decorator_text", "fix_imports", "header_lines", "place_versions"]
 
 
 def _spec(layout: Layout, mr: str) -> str:
@@ -94,6 +99,139 @@ def _arg_spec(plan: FunctionPlan, path: str, struct, mr: str, depth: int) -> str
     fields = "".join(f'{pad}"{name}": {_arg_spec(plan, f"{path}.{name}", hint if not isinstance(hint, tuple) else None, mr, depth + 1)},\n'
                      for name, hint in struct.fields)
     return f'{mr}.TreeSpec({struct.cls}, "{struct.kind}", {{\n{fields}{"    " * depth}}})'
+
+
+def place_versions(body: list[cst.BaseStatement], versions: Specializations,
+                   mesh_functions: set[str]) -> list[cst.BaseStatement]:
+    """``body`` with each helper's versions after its def; the def itself dropped where nothing but
+    @mesh functions called it (they call the versions now), its leading lines going to the versions.
+
+    ``mesh_functions`` name the @mesh functions: rewritten in place, never dropped.
+    """
+    last = {stmt.name.value: i for i, stmt in enumerate(body) if isinstance(stmt, cst.FunctionDef)}
+    helpers = {name for name in last if versions.by_helper(name)}
+    unused = helpers - mesh_functions - _still_used(body, helpers - mesh_functions, versions)
+    placed: list[cst.BaseStatement] = []
+    for i, stmt in enumerate(body):
+        name = stmt.name.value if isinstance(stmt, cst.FunctionDef) else None
+        if name not in helpers or last[name] != i:
+            placed.append(stmt)
+        elif name in unused:
+            placed.extend(_versions(name, versions.of_helper(name), stmt.leading_lines))
+        else:
+            placed.extend([stmt, *_versions(name, versions.of_helper(name), None)])
+    return placed
+
+
+def _versions(helper: str, specs: list[Specialization], dropped: list[cst.EmptyLine] | None) -> list[cst.FunctionDef]:
+    """The versions of ``helper`` to emit, the first under one comment block naming every version
+    and the layouts it is for (a version whose code serves several layouts is named once per layout).
+    ``dropped``: the leading lines of the helper's def where it is not kept."""
+    unused = "" if dropped is None else f"; {helper}() itself is unused, not kept"
+    entries = dict.fromkeys(f"  {s.name} for {s.layouts} -> {s.returns}" for s in specs)
+    block = [comment_line(f"{helper} specialised for its callers' layouts (arguments -> result{unused}):"),
+             *(comment_line(entry) for entry in entries)]
+    spacing = [cst.EmptyLine(), cst.EmptyLine()]
+    emitted = [s.node for s in specs if not s.alias]
+    first = emitted[0].with_changes(leading_lines=[*(spacing if dropped is None else dropped), *block])
+    return [first, *(node.with_changes(leading_lines=spacing) for node in emitted[1:])]
+
+
+def _still_used(body: list[cst.BaseStatement], originals: set[str], versions: Specializations) -> set[str]:
+    """The ``originals`` (helpers' own defs) that something still names: another function of the
+    module, module-level code, ``__all__``, a version, or an original kept for one of these."""
+    defs = {stmt.name.value: stmt for stmt in body if isinstance(stmt, cst.FunctionDef) and stmt.name.value in originals}
+    pending: list[cst.CSTNode] = [stmt for stmt in body if stmt not in defs.values()]
+    pending.extend(s.node for s in versions.versions.values() if not s.alias)
+    kept: set[str] = set()
+    while pending:
+        for name in (_names_used(pending.pop()) & originals) - kept:
+            kept.add(name)
+            pending.append(defs[name])
+    return kept
+
+
+def _names_used(node: cst.CSTNode) -> set[str]:
+    uses = _Uses()
+    node.visit(uses)
+    return uses.names
+
+
+class _Uses(cst.CSTVisitor):
+    """The names a node may read, and the strings an ``__all__`` assignment lists.
+
+    Every Name counts but an attribute's, a keyword argument's and a name being bound (a def's,
+    a class's, a parameter's, an assignment's or a loop's target).  A superset: a local that reads
+    a name shadowing a helper keeps the helper, which is harmless.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: set[str] = set()
+        self._bound: set[cst.Name] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node not in self._bound:
+            self.names.add(node.value)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._bound.add(node.name)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._bound.add(node.name)
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self._bound.add(node.name)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._bind(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._bind(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind(node.target)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._bind(node.target)
+
+    def _bind(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name):
+            self._bound.add(target)
+        elif isinstance(target, cst.Tuple | cst.List):
+            for element in target.elements:
+                self._bind(element.value)
+        elif isinstance(target, cst.StarredElement):
+            self._bind(target.value)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if any(isinstance(t.target, cst.Name) and t.target.value == "__all__" for t in node.targets):
+            self._exported(node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Name) and node.target.value == "__all__":
+            self._exported(node.value)
+
+    def _exported(self, value: cst.BaseExpression) -> None:
+        for string in _strings(value):
+            try:
+                self.names.add(str(ast.literal_eval(string.value)))
+            except (ValueError, SyntaxError):
+                continue
+
+
+def _strings(node: cst.CSTNode) -> list[cst.SimpleString]:
+    if isinstance(node, cst.SimpleString):
+        return [node]
+    return [s for child in node.children for s in _strings(child)]
 
 
 def header_lines(source_path: str, regenerate: str) -> list[cst.EmptyLine]:

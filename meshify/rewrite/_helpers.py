@@ -1,23 +1,25 @@
 """Calls into helper functions of the same module, specialised per layout.
 
 A ``@mesh`` function that calls ``attention(x, p)`` hands the helper its arguments'
-layouts; the helper's body is rewritten for exactly those layouts into a local
-version named after them (``attention__batch_x_x``), emitted once after the helper
-and called from every site with that layout.  The helper's own hints, where present,
-are checked against what the caller passes.  Recursion is an error.
+layouts; the helper's body is rewritten for exactly those layouts into a version with a
+short name (``attention__v1``, ``attention__v2``, numbered in order of first use), emitted
+once after the helper and called from every site with that layout; one comment block above
+a helper's versions maps each name to its layouts (``_emit.place_versions``).  The helper's
+own hints, where present, are checked against what the caller passes.  Recursion is an error.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import libcst as cst
 
-from meshify.annotate._types import Layout
 from meshify.rewrite._values import Array, Opaque, StructValue, TupleValue, Value
 
-__all__ = ["Specialization", "Specializations", "signature_of", "version_name"]
+__all__ = ["Specialization", "Specializations", "module_names", "signature_of", "version_name"]
 
 
 @dataclass(slots=True)
@@ -39,6 +41,8 @@ class Specialization:
     widened: bool = False  # returns a partial sum accumulated in float32
     globals_read: frozenset[str] = frozenset()  # module variables it reads, transitively
     alias: bool = False  # the same code as an earlier version of the helper: emitted once, under its name
+    layouts: str = ""  # its arguments' layouts, as the comment block above the versions names them
+    returns: str = ""  # its result's layout, likewise
 
 
 @dataclass(slots=True)
@@ -48,9 +52,13 @@ class Specializations:
     versions: dict[tuple, Specialization] = field(default_factory=dict)
     names: set[str] = field(default_factory=set)
 
+    def of_helper(self, helper: str) -> list[Specialization]:
+        """Every version of ``helper``, aliases included, in creation order (the comment block)."""
+        return [s for s in self.versions.values() if s.helper == helper]
+
     def by_helper(self, helper: str) -> list[Specialization]:
         """The versions of ``helper`` to emit, in creation order (one per distinct body)."""
-        return [s for s in self.versions.values() if s.helper == helper and not s.alias]
+        return [s for s in self.of_helper(helper) if not s.alias]
 
     def by_name(self, name: str) -> Specialization:
         return next(s for s in self.versions.values() if s.name == name)
@@ -75,32 +83,25 @@ def signature_of(value: Value) -> object:
     return ("static", value.known, literal, value.size_of, value.shape_of, value.param)
 
 
-def _layout_token(layout: Layout) -> str:
-    parts = ["_".join(axes) if axes else "x" for axes in layout.axes] or ["scalar"]
-    if layout.partial:
-        parts.append("partial_" + "_".join(sorted(layout.partial)))
-    return "_".join(parts)
+def version_name(helper: str, taken: Collection[str]) -> str:
+    """``helper__v1``, ``helper__v2``, ...: the first such name not in ``taken``.
+
+    Short and stable: versions are numbered per helper in order of first use, so a version added
+    for another helper renames nothing; the comment block above the versions spells out the
+    layouts each name stands for.  ``taken`` holds every identifier of the module, so that a
+    version never shadows a user's name (nor a user's name a version).
+    """
+    n = 1
+    while f"{helper}__v{n}" in taken:
+        n += 1
+    return f"{helper}__v{n}"
 
 
-def _tokens(value: Value) -> list[str]:
-    if isinstance(value, Array):
-        return [_layout_token(value.layout)]
-    if isinstance(value, TupleValue | StructValue):
-        items = value.items if isinstance(value, TupleValue) else [v for _, v in value.fields]
-        return [t for item in items for t in _tokens(item)]
-    return []
-
-
-def version_name(helper: str, args: list[Value], taken: set[str]) -> str:
-    """``helper__<layout of each array argument>``, made unique and a valid identifier."""
-    tokens = [t for value in args for t in _tokens(value)]
-    if len(tokens) > 3:  # keep names readable; the comment above the version spells every layout out
-        tokens = tokens[:1]
-    base = re.sub(r"\W", "_", f"{helper}__{'__'.join(tokens) if tokens else 'replicated'}")
-    name, n = base, 2
-    while name in taken:
-        name, n = f"{base}_{n}", n + 1
-    return name
+@lru_cache(maxsize=8)
+def module_names(text: str) -> frozenset[str]:
+    """Every identifier-like word of a module's text (comments and strings too: a superset of the
+    names it binds or reads, which is what a new name must avoid)."""
+    return frozenset(re.findall(r"[^\W\d]\w*", text))
 
 
 def call_helper(rw, call, fn: cst.FunctionDef) -> tuple[Value, cst.BaseExpression]:
@@ -109,7 +110,6 @@ def call_helper(rw, call, fn: cst.FunctionDef) -> tuple[Value, cst.BaseExpressio
 
     from meshify.errors import UnsupportedError
     from meshify.rewrite._interp import FunctionRewriter
-    from meshify.rewrite._templates import comment_line
     from meshify.rewrite._values import Static
 
     name = fn.name.value
@@ -133,24 +133,17 @@ def call_helper(rw, call, fn: cst.FunctionDef) -> tuple[Value, cst.BaseExpressio
                                assume_defaults=rw.assume_defaults, unknown_dtypes=unknown,
                                reduce_dtype=rw.reduce_dtype)
         node, result = sub.run_helper(bound)
-        described = [f"{path}: {layout}" for p, v in bound.items() for path, layout in _described(p, v)]
-        layouts = "; ".join(described) or "replicated arguments"
         node = node.with_changes(decorators=_kept_decorators(rw, call, fn))
         twin = next((s for s in registry.by_helper(name) if _same_code(s.node, node)), None)
-        if twin is not None:  # identical code for other layouts: one version, its comment naming both
-            vname = twin.name
-            twin.node = twin.node.with_changes(leading_lines=[*twin.node.leading_lines,
-                                                              comment_line(f"... and for {layouts}")])
-        else:
-            vname = version_name(name, list(bound.values()), registry.names | set(rw.ctx.functions)
-                                 | set(rw.ctx.imports.imports))
-            header = [cst.EmptyLine(), cst.EmptyLine(), comment_line(f"{name} specialised for {layouts}")]
-            node = node.with_changes(name=cst.Name(vname), leading_lines=header)
+        # identical code for other layouts: one version, under the earlier one's name
+        vname = twin.name if twin is not None else version_name(name, registry.names | module_names(rw.ctx.text))
+        node = node.with_changes(name=cst.Name(vname), leading_lines=[])
         params = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
         spec = Specialization(name, vname, node, result, list(sub.records), list(dict.fromkeys(sub.uses)),
                               frozenset(sub.index_names & params), frozenset(sub.key_names & params),
                               frozenset(sub.static_reads), tuple(sub.pinned_reads.items()), sub.return_dtype,
-                              sub.dtypes, sub.returns_widened, frozenset(sub.globals_read), twin is not None)
+                              sub.dtypes, sub.returns_widened, frozenset(sub.globals_read), twin is not None,
+                              layouts_text(bound), returns_text(result))
         registry.versions[key] = spec
         registry.names.add(vname)
     _mark_arguments(rw, call, fn, spec)
@@ -296,6 +289,23 @@ def _kept_decorators(rw, call, fn: cst.FunctionDef) -> list[cst.Decorator]:
                        f"call {fn.name.value}() outside the @mesh function, or remove @{text} (meshify keeps "
                        "@jax.jit and @jax.checkpoint)")
     return kept
+
+
+def layouts_text(bound: dict[str, Value]) -> str:
+    """``x: [batch/'batch', d_model]; p.w: [d_model, d_ff/'model']``: each array argument's layout."""
+    return "; ".join(f"{path}: {layout}" for p, v in bound.items() for path, layout in _described(p, v)) \
+        or "replicated arguments"
+
+
+def returns_text(result: Value) -> str:
+    """The result's layout: ``[batch/'batch', d_model]``; a tuple's or a pytree's item by item."""
+    if isinstance(result, Array):
+        return result.layout.describe()
+    if isinstance(result, TupleValue):
+        return "(" + ", ".join(returns_text(v) for v in result.items) + ("," if len(result.items) == 1 else "") + ")"
+    if isinstance(result, StructValue):
+        return f"{result.cls}(" + ", ".join(f"{k}={returns_text(v)}" for k, v in result.fields) + ")"
+    return "[unknown dims]" if isinstance(result, Opaque) else "static"
 
 
 def _described(path: str, value: Value) -> list[tuple[str, str]]:

@@ -6,7 +6,7 @@ So it is rewritten there, like a helper, for the layouts of that use: its parame
 to the values passed, every other name read as the enclosing function holds it at that
 point (the mask, a split weight, the config).  The ``def`` statement itself is emitted in
 place, rewritten; a def whose uses need different layouts is emitted once per layout
-(``f__batch_x``), each use calling its own.  A nested def meshify cannot follow (used as
+(``f__v1``, ``f__v2``), each use calling its own.  A nested def meshify cannot follow (used as
 a value, rebinding an enclosing name with ``nonlocal``, recursive) is an error at its place.
 
 After this pass every ``def`` statement of a rewritten function is either unused (emitted
@@ -296,12 +296,12 @@ def emit_defs(rw, body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
 
 
 def _versions(rw, local: LocalDef, versions) -> tuple[cst.FlattenSentinel, dict[str, str]]:
-    from meshify.rewrite._helpers import _described, version_name
+    from meshify.rewrite._helpers import _described, module_names, version_name
 
-    taken = set(rw.ctx.functions) | set(rw.ctx.imports.imports) | set(rw.env) | set(rw.free)
+    taken = set(module_names(rw.ctx.text)) | set(rw.env) | set(rw.free)
     out, renamed = [], {}
     for i, (code, (node, bound)) in enumerate(versions.items()):
-        vname = version_name(local.name, list(bound.values()), taken)
+        vname = version_name(local.name, taken)
         taken.add(vname)
         renamed[code] = vname
         described = "; ".join(f"{path}: {layout}" for p, v in bound.items() for path, layout in _described(p, v))

@@ -7,23 +7,17 @@ from meshify.runtime import Tensor
 import meshify.runtime as mr
 
 
-def layer_norm(x, g, eps=1e-5):
+# meshify: layer_norm specialised for its callers' layouts (arguments -> result; layer_norm() itself is unused, not kept):
+# meshify:   layer_norm__v1 for x: [batch/'batch', d_model]; g: [d_model] -> [batch/'batch', d_model]
+# meshify:   layer_norm__v2 for x: [batch, d_model/'model']; g: [d_model/'model'] -> [batch, d_model/'model']
+def layer_norm__v1(x, g, eps=1e-5):
     # Called with d_model whole (block) and with d_model split (norm_split): two versions.
     mu = x.mean(-1, keepdims=True)
     var = ((x - mu) ** 2).mean(-1, keepdims=True)
     return (x - mu) / jnp.sqrt(var + eps) * g
 
 
-# meshify: layer_norm specialised for x: [batch/'batch', d_model]; g: [d_model]
-def layer_norm__batch_x__x(x, g, eps=1e-5):
-    # Called with d_model whole (block) and with d_model split (norm_split): two versions.
-    mu = x.mean(-1, keepdims=True)
-    var = ((x - mu) ** 2).mean(-1, keepdims=True)
-    return (x - mu) / jnp.sqrt(var + eps) * g
-
-
-# meshify: layer_norm specialised for x: [batch, d_model/'model']; g: [d_model/'model']
-def layer_norm__x_model__model(x, g, eps=1e-5):
+def layer_norm__v2(x, g, eps=1e-5):
     # Called with d_model whole (block) and with d_model split (norm_split): two versions.
     # meshify: mean over split 'd_model': local mean / 4 shards, summed later
     mu = (x.mean(-1, keepdims=True, dtype=mr.sum_dtype(x)) / 4)
@@ -36,15 +30,9 @@ def layer_norm__x_model__model(x, g, eps=1e-5):
     return (x - mu) / jnp.sqrt(var + eps) * g
 
 
-def mlp(x, w1, w2, train=True):
-    h = jax.nn.gelu(jnp.einsum("bd,df->bf", x, w1))
-    if not train:
-        return jnp.einsum("bf,fd->bd", h, w2)
-    return jnp.einsum("bf,fd->bd", h * 1.0, w2)
-
-
-# meshify: mlp specialised for x: [batch/'batch', d_model]; w1: [d_model, d_ff/'model']; w2: [d_ff/'model', d_model]
-def mlp__batch_x__x_model__model_x(x, w1, w2, train=True):
+# meshify: mlp specialised for its callers' layouts (arguments -> result; mlp() itself is unused, not kept):
+# meshify:   mlp__v1 for x: [batch/'batch', d_model]; w1: [d_model, d_ff/'model']; w2: [d_ff/'model', d_model] -> [batch/'batch', d_model] partial over 'model'
+def mlp__v1(x, w1, w2, train=True):
     h = jax.nn.gelu(jnp.einsum("bd,df->bf", x, w1))
     if not train:
         return jnp.einsum("bf,fd->bd", h, w2, preferred_element_type=mr.sum_dtype(x, w1, w2))
@@ -67,9 +55,9 @@ def block(x: Tensor["batch", "d_model"], g: Tensor["d_model"],
     x_dtype = x.dtype
     # The partial sum leaves mlp() and is reduced once, at the residual add.
     # meshify: psum over 'model': mlp(layer_norm(x, g), w1, w2) is a partial sum (contracted 'd_ff' split); '+' needs it whole
-    x = x + mr.psum(mlp__batch_x__x_model__model_x(layer_norm__batch_x__x(x, g), w1, w2), "model", like=(x_dtype, g, w1, w2))
+    x = x + mr.psum(mlp__v1(layer_norm__v1(x, g), w1, w2), "model", like=(x_dtype, g, w1, w2))
     # meshify: psum over 'model': mlp(layer_norm(x, g), w1, w2) is a partial sum (contracted 'd_ff' split); '+' needs it whole
-    return x + mr.psum(mlp__batch_x__x_model__model_x(layer_norm__batch_x__x(x, g), w1, w2), "model", like=(x_dtype, g, w1, w2))
+    return x + mr.psum(mlp__v1(layer_norm__v1(x, g), w1, w2), "model", like=(x_dtype, g, w1, w2))
 
 
 @mr.sharded(
@@ -81,4 +69,4 @@ def block(x: Tensor["batch", "d_model"], g: Tensor["d_model"],
     out_specs=mr.P(None, "model"),
 )
 def norm_split(x: Tensor["batch", "d_model"], g: Tensor["d_model"]) -> Tensor["batch", "d_model"]:
-    return layer_norm__x_model__model(x, g)
+    return layer_norm__v2(x, g)

@@ -14,23 +14,17 @@ class Layer(NamedTuple):
     w2: Tensor["layers", "d_ff", "d_model"]
 
 
-def residual_mlp(x, p):
-    return x + jnp.einsum("bf,fd->bd", jax.nn.relu(jnp.einsum("bd,df->bf", x, p.w1)), p.w2)
-
-
-# meshify: residual_mlp specialised for x: [batch/'batch', d_model]; p.w1: [d_model, d_ff/'model']; p.w2: [d_ff/'model', d_model]
-def residual_mlp__batch_x__x_model__model_x(x, p):
+# meshify: residual_mlp specialised for its callers' layouts (arguments -> result; residual_mlp() itself is unused, not kept):
+# meshify:   residual_mlp__v1 for x: [batch/'batch', d_model]; p.w1: [d_model, d_ff/'model']; p.w2: [d_ff/'model', d_model] -> [batch/'batch', d_model]
+def residual_mlp__v1(x, p):
     # meshify: psum over 'model': jnp.einsum(...) is a partial sum (contracted 'd_ff' split); '+' needs it whole
     return x + mr.psum(jnp.einsum("bf,fd->bd", jax.nn.relu(jnp.einsum("bd,df->bf", x, p.w1)), p.w2, preferred_element_type=mr.sum_dtype(x, p.w1, p.w2)), "model", like=(x, p.w1, p.w2))
 
 
-def step(x, p):
-    return residual_mlp(x, p), None
-
-
-# meshify: step specialised for x: [batch/'batch', d_model]; p.w1: [d_model, d_ff/'model']; p.w2: [d_ff/'model', d_model]
-def step__batch_x__x_model__model_x(x, p):
-    return residual_mlp__batch_x__x_model__model_x(x, p), None
+# meshify: step specialised for its callers' layouts (arguments -> result; step() itself is unused, not kept):
+# meshify:   step__v1 for x: [batch/'batch', d_model]; p.w1: [d_model, d_ff/'model']; p.w2: [d_ff/'model', d_model] -> ([batch/'batch', d_model], static)
+def step__v1(x, p):
+    return residual_mlp__v1(x, p), None
 
 
 @mr.sharded(
@@ -45,5 +39,5 @@ def step__batch_x__x_model__model_x(x, p):
     out_specs=mr.P("batch", None),
 )
 def stack(layers: Layer, x: Tensor["batch", "d_model"]) -> Tensor["batch", "d_model"]:
-    x, _ = jax.lax.scan(step__batch_x__x_model__model_x, x, layers)
+    x, _ = jax.lax.scan(step__v1, x, layers)
     return x

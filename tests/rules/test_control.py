@@ -114,8 +114,8 @@ def test_a_helper_branch_returning_a_partial_sum_is_wrapped_to_complete_it() -> 
 
     text = convert_source(HELPERS, "case.py").text
     assert ('return jax.lax.cond(mr.psum(jnp.sum(x, dtype=mr.sum_dtype(x)), "batch", like=x) > 0, '
-            'lambda *branch_args: mr.psum(block__batch_x__x_model__model_x(*branch_args), "model", '
-            'like=(x, w1, w2)), keep__batch_x__x_model__model_x, x, w1, w2)') in text, text
+            'lambda *branch_args: mr.psum(block__v1(*branch_args), "model", '
+            'like=(x, w1, w2)), keep__v1, x, w1, w2)') in text, text
 
 
 def test_a_nested_def_branch_returning_a_tuple_of_another_layout_is_refused() -> None:

@@ -102,18 +102,18 @@ def test_a_def_called_with_two_layouts_is_emitted_once_per_layout() -> None:
         return norm(x) + h @ w2
         """, """
         # meshify: norm for y: [batch/'batch', f/'model']
-        def norm__batch_model(y):
+        def norm__v1(y):
             # meshify: mean over split 'f': local mean / 4 shards, summed later
             # meshify: psum over 'model': jnp.mean(y * y, axis=-1, keepdims=True) is a partial sum (reduced 'f' split); sqrt needs it whole
             return y / jnp.sqrt(mr.psum((jnp.mean(y * y, axis=-1, keepdims=True, dtype=mr.sum_dtype(y)) / 4), "model", like=y))
 
         # meshify: norm for y: [batch/'batch', d]
-        def norm__batch_x(y):
+        def norm__v2(y):
             return y / jnp.sqrt(jnp.mean(y * y, axis=-1, keepdims=True))
 
-        h = norm__batch_model(jax.nn.relu(x @ w1))
+        h = norm__v1(jax.nn.relu(x @ w1))
         # meshify: psum over 'model': h @ w2 is a partial sum (contracted 'f' split); '+' needs it whole
-        return norm__batch_x(x) + mr.psum(jnp.matmul(h, w2, preferred_element_type=mr.sum_dtype(x, w1, w2)), "model", like=(x, w1, w2))
+        return norm__v2(x) + mr.psum(jnp.matmul(h, w2, preferred_element_type=mr.sum_dtype(x, w1, w2)), "model", like=(x, w1, w2))
         """, X, OUT, MESH)
 
 
