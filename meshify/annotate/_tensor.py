@@ -22,11 +22,20 @@ class TensorHint:
     """What ``Tensor[...]`` evaluates to: the named dims, in order."""
 
     dims: tuple[str, ...]
+    #: ``Tensor["d"] | None``: None or an array, decided per call.
+    optional: bool = False
 
     def __repr__(self) -> str:
-        if not self.dims:
-            return "Tensor[()]"
-        return "Tensor[" + ", ".join(repr(d) for d in self.dims) + "]"
+        text = "Tensor[" + ", ".join(repr(d) for d in self.dims) + "]" if self.dims else "Tensor[()]"
+        return text + " | None" if self.optional else text
+
+    def __or__(self, other: object) -> TensorHint:
+        """``Tensor["d"] | None`` evaluates (a module without ``from __future__ import annotations``)."""
+        if other is not None:
+            return NotImplemented
+        return TensorHint(self.dims, optional=True)
+
+    __ror__ = __or__
 
 
 class _TensorMeta(type):

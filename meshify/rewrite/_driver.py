@@ -23,6 +23,8 @@ from meshify.rewrite._context import ModuleContext, parse_context
 from meshify.rewrite._emit import Decorators, fix_imports, header_lines, place_versions
 from meshify.rewrite._hints import MESH_NAMES, mesh_decorator, read_mesh_decorator, read_mesh_dims
 from meshify.rewrite._interp import FunctionPlan, FunctionRewriter
+from meshify.rewrite._optional import none_patterns
+from meshify.rewrite._templates import comment_line
 
 #: The error code of a module without @mesh functions (directory walks skip such files).
 NO_MESH_FUNCTIONS = "MSH002"
@@ -100,10 +102,10 @@ def _body(stmt) -> list:
 def convert_source(source: str | bytes, path: str, regenerate: str | None = None) -> Converted:
     """Rewrites every ``@mesh`` function of a module; never imports or runs it."""
     ctx = parse_context(source, path)
-    plans: dict[cst.FunctionDef, FunctionPlan] = {}
+    plans: dict[cst.FunctionDef, list[FunctionPlan]] = {}
     for fn, decorator in mesh_functions(ctx):
         mesh, rules = read_mesh_decorator(ctx, decorator)
-        plans[fn] = FunctionRewriter(ctx, fn, mesh, rules, sizes=read_mesh_dims(ctx, decorator)).run()
+        plans[fn] = _versions(ctx, fn, mesh, rules, read_mesh_dims(ctx, decorator))
     if not plans:
         raise SourceError(f"{path} has no @mesh functions", code=NO_MESH_FUNCTIONS,
                           span=SourceSpan(path, 1, 1, ctx.lines[0] if ctx.lines else ""),
@@ -113,17 +115,44 @@ def convert_source(source: str | bytes, path: str, regenerate: str | None = None
     module = fix_imports(module, ctx.mr)
     regenerate = regenerate or f"meshify convert {path}"
     module = module.with_changes(header=[*header_lines(path, regenerate), *module.header])
-    return Converted(decorators.splice(module.code), tuple(plans.values()))
+    return Converted(decorators.splice(module.code), tuple(versions[0] for versions in plans.values()))
 
 
-def _rewritten(ctx: ModuleContext, plan: FunctionPlan, original: cst.FunctionDef,
-               decorators: Decorators) -> cst.FunctionDef:
+def _versions(ctx: ModuleContext, fn: cst.FunctionDef, mesh: MeshSpec, rules: Rules, sizes: dict[str, int] | None,
+              free: dict | None = None) -> list[FunctionPlan]:
+    """``fn`` rewritten once per combination of its optional arrays being None (``_optional``): every
+    one of them an array first (the plan ``explain`` and ``verify`` show), then the others."""
+    patterns = none_patterns(ctx, fn)
+    ours = mesh_decorator(ctx, fn)
+    if len(patterns) > 1 and ours is not None and fn.decorators.index(ours):
+        above = fn.decorators[0]
+        raise ctx.error(UnsupportedError, above, f"@{ctx.code(above.decorator)} above @mesh(...) on "
+                        f"{fn.name.value}(), which takes optional arrays (one program per None-ness)",
+                        "put @mesh(...) outermost, or wrap the function after its definition")
+    return [FunctionRewriter(ctx, fn, mesh, rules, sizes=sizes, free=free, nones=nones).run() for nones in patterns]
+
+
+def _rewritten(ctx: ModuleContext, plans: list[FunctionPlan], original: cst.FunctionDef,
+               decorators: Decorators, keep: bool = True) -> list[cst.FunctionDef]:
+    """The rewritten function, then its versions for optional arrays being None, each under
+    ``@f.variant``; ``keep``: the decorators other than @mesh stay (the converted file)."""
     ours = mesh_decorator(ctx, original)
-    new = [decorators.add(plan, ctx.mr) if d is ours else d for d in original.decorators]
-    return plan.node.with_changes(decorators=new)  # type: ignore[union-attr]
+    below = original.decorators[original.decorators.index(ours) + 1:] if ours is not None and keep else []
+    main = [decorators.add(plans[0], ctx.mr) if d is ours else d for d in original.decorators] if keep \
+        else [decorators.add(plans[0], ctx.mr)]
+    nodes = [plans[0].node.with_changes(decorators=main)]  # type: ignore[union-attr]
+    name = original.name.value
+    for plan in plans[1:]:
+        nones = sorted(set(plans[0].args) - set(plan.args))
+        note = comment_line(f"{name}() when {', '.join(nones)} {'is' if len(nones) == 1 else 'are'} None")
+        variant = cst.Decorator(decorator=cst.Attribute(cst.Name(name), cst.Name("variant")))
+        nodes.append(plan.node.with_changes(  # type: ignore[union-attr]
+            decorators=[variant, decorators.add(plan, ctx.mr), *below],
+            leading_lines=[cst.EmptyLine(), cst.EmptyLine(), note] if keep else [note]))
+    return nodes
 
 
-def _replace_functions(ctx: ModuleContext, plans: dict[cst.FunctionDef, FunctionPlan],
+def _replace_functions(ctx: ModuleContext, plans: dict[cst.FunctionDef, list[FunctionPlan]],
                        decorators: Decorators) -> cst.Module:
     """The module with each @mesh function rewritten and each helper followed by its versions.
 
@@ -134,16 +163,17 @@ def _replace_functions(ctx: ModuleContext, plans: dict[cst.FunctionDef, Function
     top = set(ctx.module.body)
     body: list[cst.BaseStatement] = []
     for stmt in ctx.module.body:
-        body.append(_rewritten(ctx, plans[stmt], stmt, decorators) if stmt in plans else stmt)  # type: ignore[arg-type]
+        body.extend(_rewritten(ctx, plans[stmt], stmt, decorators) if stmt in plans else [stmt])  # type: ignore[arg-type,index]
     module = ctx.module.with_changes(body=place_versions(body, versions, {fn.name.value for fn in plans}))
     nested = {fn: plan for fn, plan in plans.items() if fn not in top}
     if not nested:
         return module
 
     class _Replace(cst.CSTTransformer):
-        def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
-            plan = nested.get(original)
-            return updated if plan is None else _rewritten(ctx, plan, original, decorators)
+        def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef
+                              ) -> cst.FunctionDef | cst.FlattenSentinel[cst.FunctionDef]:
+            found = nested.get(original)
+            return updated if found is None else cst.FlattenSentinel(_rewritten(ctx, found, original, decorators))
 
     return module.visit(_Replace())
 
@@ -201,11 +231,13 @@ def rewrite_function(fn: Callable, mesh: MeshSpec, rules: Rules,
         start = ctx.line(node.decorators[0] if node.decorators else node)
         def_line = ctx.line(node.name)
         if node.name.value == fn.__name__ and start <= first <= def_line:
-            plan = FunctionRewriter(ctx, node, mesh, rules, sizes=sizes, free=_closure_values(fn)).run()
+            plans = _versions(ctx, node, mesh, rules, sizes, free=_closure_values(fn))
             decorators = Decorators()
-            new = plan.node.with_changes(decorators=[decorators.add(plan, ctx.mr)], leading_lines=[])
-            helpers = [ctx.specializations.by_name(n).node.with_changes(leading_lines=[]) for n in plan.helpers]
-            source = decorators.splice("\n\n".join(ctx.module.code_for_node(n) for n in [*helpers, new]))
-            return GeneratedFunction(source, plan, ctx.mr, ctx.path)
+            new = _rewritten(ctx, plans, node, decorators, keep=False)
+            new[0] = new[0].with_changes(leading_lines=[])
+            names = dict.fromkeys(n for plan in plans for n in plan.helpers)
+            helpers = [ctx.specializations.by_name(n).node.with_changes(leading_lines=[]) for n in names]
+            source = decorators.splice("\n\n".join(ctx.module.code_for_node(n) for n in [*helpers, *new]))
+            return GeneratedFunction(source, plans[0], ctx.mr, ctx.path)
     raise UnsupportedError(f"cannot find the @mesh definition of {fn.__qualname__} in {ctx.path}",
                            fix="apply @mesh(...) directly to a def, as the outermost decorator")

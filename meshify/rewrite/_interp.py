@@ -34,6 +34,7 @@ from meshify.rewrite._hints import (StructHint, mesh_decorator, read_dims, read_
                                    read_struct)
 from meshify.rewrite._liveness import rebound_first
 from meshify.rewrite._nested import LocalDef, define, emit_defs, local_def, refuse_value
+from meshify.rewrite._optional import optional_inner
 from meshify.rewrite._plan import Step, plan_conversion, step_result
 from meshify.rewrite._templates import apply_step, axes_node, call_template, comment_line, int_node, psum_statement
 from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TracedLoop, TupleValue, Value
@@ -147,8 +148,11 @@ class FunctionRewriter:
     def __init__(self, ctx: ModuleContext, fn: cst.FunctionDef, mesh: MeshSpec, rules: Rules,
                  stack: tuple[str, ...] = (), sizes: dict[str, int] | None = None,
                  assume_defaults: bool = False, free: dict[str, Value] | None = None,
-                 unknown_dtypes: frozenset[str] = frozenset(), reduce_dtype: str | None = None) -> None:
+                 unknown_dtypes: frozenset[str] = frozenset(), reduce_dtype: str | None = None,
+                 nones: frozenset[str] = frozenset()) -> None:
         self.ctx = ctx
+        #: The optional array parameters that are None in this version of a @mesh function (_optional).
+        self.nones = nones
         #: What the live function's closure variables hold (the decorator path knows them).
         self.free = dict(free or {})
         #: explain's mode: static parameters take their literal defaults, so that an ``if`` on
@@ -344,6 +348,11 @@ class FunctionRewriter:
         for param in [*p.posonly_params, *p.params, *p.kwonly_params]:
             name = param.name.value
             hint = param.annotation.annotation if param.annotation else None
+            inner = optional_inner(self.ctx, hint) if hint is not None else None
+            if inner is not None and name in self.nones:
+                self.env[name] = Static.of(None)  # this version's None: ``if bias is None:`` is taken
+                continue
+            hint = inner if inner is not None else hint
             dims = read_dims(self.ctx, hint) if hint is not None else None
             struct = read_struct(self.ctx, hint) if hint is not None and dims is None else None
             if struct is not None:

@@ -130,7 +130,9 @@ class Sharded:
             for leaf in (spec.leaves(name) if isinstance(spec, TreeSpec) else [(name, spec)]))
         self.out_specs = out_specs
         self._devices = devices
-        self.origin: Callable[..., Any] = local
+        #: The versions of the function for some optional arrays being None, by those parameters (``variant``).
+        self._variants: dict[frozenset[str], Sharded] = {}
+        self.origin = local
         self._signature = inspect.signature(local)
         self._mesh: jax.sharding.Mesh | None = None
         self._programs: dict[Any, tuple[Callable, Callable]] = {}
@@ -138,6 +140,43 @@ class Sharded:
         functools.update_wrapper(self, local)
         # jax.jit(program) copies the instance's __dict__ onto its wrapper: ``.reference`` there too.
         self.__dict__["reference"] = _Reference(self)
+
+    @property
+    def origin(self) -> Callable[..., Any]:
+        """The function call-time errors point at (the user's own for ``@mesh``; its versions share it)."""
+        return self._origin
+
+    @origin.setter
+    def origin(self, fn: Callable[..., Any]) -> None:
+        self._origin = fn
+        for version in self._variants.values():
+            version.origin = fn
+
+    def variant(self, version: Sharded) -> Sharded:
+        """Registers ``version``, the same function rewritten for some optional arrays being None (the
+        array parameters it lacks), and returns ``self``: generated code writes ``@f.variant`` above it.
+
+        A call then runs the version for the arguments that are None: whether ``if bias is None:`` is
+        taken is decided per call, as on one device, and each version is a program of its own."""
+        nones = frozenset(self.args) - frozenset(version.args)
+        if not nones or set(version.args) - set(self.args):
+            raise TypeError(f"{version.__name__}: a variant takes a subset of {self.__name__}'s array parameters")
+        version.origin = self.origin
+        self._variants[nones] = version
+        return self
+
+    def _version(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Sharded:
+        """The version of the program for which of the optional arrays are None (``self`` if none is)."""
+        if not self._variants:
+            return self
+        try:
+            bound = self._signature.bind(*args, **kwargs)
+        except TypeError:
+            return self  # the call's own checks say what is wrong
+        bound.apply_defaults()
+        optional = frozenset().union(*self._variants)
+        nones = frozenset(n for n in optional if bound.arguments.get(n) is None)
+        return self._variants.get(nones, self)
 
     @property
     def reference(self) -> Callable[..., Any]:
@@ -168,6 +207,9 @@ class Sharded:
         return error.with_span(span) if span is not None else error  # type: ignore[return-value]
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        version = self._version(args, kwargs)
+        if version is not self:
+            return version(*args, **kwargs)
         try:
             bound = self._signature.bind(*args, **kwargs)
         except TypeError as e:
@@ -332,6 +374,9 @@ class Sharded:
         Place parameters once before a training loop so that every step, its gradients and
         the optimizer state keep these shardings instead of moving data each call.
         """
+        version = self._version(args, kwargs)
+        if version is not self:
+            return version.place(*args, **kwargs)
         try:
             bound = self._signature.bind(*args, **kwargs)
         except TypeError as e:
@@ -342,6 +387,9 @@ class Sharded:
 
     def lower(self, *args: Any, **kwargs: Any) -> Any:
         """``jax.jit(...).lower`` of the program for these arguments (for HLO inspection)."""
+        version = self._version(args, kwargs)
+        if version is not self:
+            return version.lower(*args, **kwargs)
         bound = self._signature.bind(*args, **kwargs)
         bound.apply_defaults()
         statics = tuple((n, v) for n, v in bound.arguments.items() if n not in self.args)
