@@ -1,0 +1,370 @@
+"""Per-device memory of one training step, predicted from the traced program (nothing compiled).
+
+What it predicts is what XLA's ``compiled.memory_analysis()`` calls argument + temporary bytes
+for the step ``jax.jit`` would compile: the arguments (parameters, inputs, optimizer state)
+stay resident for the whole call; temporaries are the largest set of intermediate buffers
+alive at one time.  Outputs (a step's new parameters and state, or ``none``'s gradients) are
+XLA's output bytes and are not part of either.
+
+How.  The step (``jax.value_and_grad`` of the loss, then an elementwise adam or sgd update, or
+no update) is traced with ``jax.make_jaxpr``: the sharded function's ``jax.shard_map`` bodies
+appear with their local (per-device) shapes, which is what each device allocates.  The traced
+program is flattened (``shard_map``, ``pjit``, custom derivative and remat calls inlined; a
+``scan``/``while``/``cond`` is one step whose body's own peak is added while it runs) and
+walked once in program order, as XLA's buffer assignment does, with XLA's fusion in mind:
+
+- an elementwise or layout operation (``add``, ``tanh``, ``broadcast_in_dim``, ``reshape``,
+  ``pvary``, ...) is fused into its consumers and allocates nothing, unless a consumer is not
+  fusible (a contraction, reduction, collective, gather, loop), it is a result of the step, or it
+  is an expensive operation (``exp``, ``tanh``, ...) with several consumers, which XLA computes
+  once rather than duplicating into each of them;
+- everything else writes a buffer; a buffer lives from the operation that writes it to the last
+  operation that reads it, directly or through fused operations (a fused ``tanh(x)`` read in the
+  backward pass keeps ``x`` alive until then).
+
+Activations saved for the backward pass are the buffers written by the forward pass that the
+backward pass reads: the residuals of ``jax.vjp``, each counted through the same fusion model
+(a residual that XLA recomputes by fusion counts as the buffer it is computed from).  Gradients
+are buffers the size of the parameters; under an optimizer they are temporaries that the update
+reads, under ``none`` they are the step's outputs.
+
+Limits: XLA packs buffers of different sizes into one heap, leaving gaps, and copies an operand
+whose dims its matmul library cannot read in place (attention's ``bqhk,bshk->bhqs``); neither is
+modelled, so programs with many such contractions are predicted about 10% low.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.extend.core import Jaxpr, Literal
+
+__all__ = ["OPTIMIZERS", "MemoryReport", "loss_of", "predict_step"]
+
+#: ``--optimizer`` choices: adam keeps two float32 moments per parameter, sgd none.
+OPTIMIZERS = ("adam", "sgd", "none")
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+#: Operations XLA fuses into their consumers (elementwise, broadcasts, reshapes, layout no-ops).
+_FUSIBLE = _words("""
+    abs acos acosh add add_any and asin asinh atan atan2 atanh bitcast_convert_type broadcast_in_dim
+    cbrt ceil clamp conj convert_element_type copy copy_p cos cosh div eq erf erf_inv erfc exp exp2
+    expm1 expand_dims floor ge gt imag integer_pow iota is_finite le lgamma digamma log log1p logistic
+    lt max min mul ne neg nextafter not or pjit_identity population_count pow pvary real reduce_precision
+    rem reshape round rsqrt select_n shift_left shift_right_arithmetic shift_right_logical sign sin
+    sinh sqrt square squeeze stop_gradient sub tan tanh xor random_wrap random_unwrap threefry2x32
+    random_bits random_seed random_fold_in random_split convert
+""")
+
+#: Operations that only retype, reshape or transpose their operand: the result is the operand's
+#: buffer (XLA's layout assignment folds a transpose into the operation that writes or reads it).
+_ALIASES = _words("pvary reshape squeeze expand_dims reshard bitcast_convert_type transpose")
+
+#: Operations that write a buffer of their own but compute their operands in place (XLA's reduce
+#: fusions): an elementwise operand read only by them allocates nothing.
+_REDUCTIONS = _words("reduce_sum reduce_max reduce_min reduce_prod reduce_and reduce_or argmax argmin")
+
+#: Fusible operations XLA computes once instead of duplicating into several consumers.
+_EXPENSIVE = _words("""
+    acos acosh asin asinh atan atan2 atanh cbrt cos cosh div erf erf_inv erfc exp exp2 expm1 lgamma
+    digamma log log1p logistic pow rem rsqrt sin sinh sqrt tan tanh threefry2x32 random_bits
+""")
+
+#: Calls whose body runs in place, as part of the program that calls them.
+_INLINED = {"jit": "jaxpr", "pjit": "jaxpr", "closed_call": "call_jaxpr", "core_call": "call_jaxpr", "remat": "jaxpr",
+            "checkpoint": "jaxpr", "custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr",
+            "custom_vjp_call_jaxpr": "fun_jaxpr", "shard_map": "jaxpr"}
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryReport:
+    """Bytes per device of one training step; ``peak`` is XLA's argument + temporary bytes."""
+
+    optimizer: str
+    parameters: int  # the differentiated arguments' local blocks
+    gradients: int  # one per parameter, the same size
+    optimizer_state: int  # adam: two float32 moments per parameter; sgd and none: 0
+    inputs: int  # the other arguments (tokens, batches, keys)
+    activations: int  # buffers the forward pass writes and the backward pass reads
+    temporaries: int  # the largest set of intermediate buffers alive at one time
+
+    @property
+    def arguments(self) -> int:
+        return self.parameters + self.optimizer_state + self.inputs
+
+    @property
+    def peak(self) -> int:
+        return self.arguments + self.temporaries
+
+    def to_json(self) -> dict:
+        return {**asdict(self), "arguments": self.arguments, "peak": self.peak}
+
+
+@dataclass(eq=False)
+class _Value:
+    """One array of the flattened program, at its local (per-device) size."""
+
+    bytes: int
+    primitive: str = ""  # the operation that wrote it ("" for an argument)
+    operands: tuple[_Value, ...] = ()
+    arg: bool = False
+    out: bool = False
+    fusible: bool = False
+    consumers: list[int] = field(default_factory=list)  # the steps that read it
+
+
+@dataclass(frozen=True, slots=True)
+class _Step:
+    ins: tuple[_Value, ...]
+    outs: tuple[_Value, ...]
+    fusible: bool  # reads fused operands in place (an elementwise operation or a reduction)
+    transient: int = 0  # a loop: its body's own peak, alive while the step runs
+
+
+def _itemsize(dtype: Any) -> int:
+    return dtype.itemsize if jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key) else np.dtype(dtype).itemsize
+
+
+def _nbytes(aval: Any) -> int:
+    return math.prod(aval.shape) * _itemsize(aval.dtype)
+
+
+class _Flattener:
+    """A traced program as one list of steps in program order, each variable bound to a
+    :class:`_Value` and a ``factor``: outside ``shard_map`` arrays are global, and the factor says
+    into how many pieces their sharding cuts them (from the arguments' shardings and
+    ``shard_map``'s specs), so that a local size is the global size divided by it."""
+
+    def __init__(self) -> None:
+        self.steps: list[_Step] = []
+        self.env: dict[Any, tuple[_Value, int]] = {}
+
+    def read(self, atom: Any) -> tuple[_Value, int] | None:
+        return None if isinstance(atom, Literal) else self.env.get(atom)
+
+    def arguments(self, invars: Sequence[Any], factors: Sequence[int]) -> list[_Value]:
+        values = []
+        for var, factor in zip(invars, factors, strict=True):
+            values.append(_Value(_nbytes(var.aval) // factor, arg=True))
+            self.env[var] = (values[-1], factor)
+        return values
+
+    def results(self, outvars: Sequence[Any]) -> list[_Value]:
+        """Marks the program's results (XLA's output bytes, never temporaries)."""
+        found = [f[0] for f in map(self.read, outvars) if f is not None]
+        for value in found:
+            value.out = True
+        return found
+
+    def run(self, jaxpr: Any) -> None:
+        for eqn in jaxpr.eqns:
+            name = eqn.primitive.name
+            if _INLINED.get(name) in eqn.params:
+                self.inline(eqn, eqn.params[_INLINED[name]])
+            else:
+                self.operation(eqn, name)
+
+    def operation(self, eqn: Any, name: str) -> None:
+        ins = [(atom, found) for atom in eqn.invars if (found := self.read(atom)) is not None]
+        if name in _ALIASES and len(ins) == 1 and ins[0][1][0].bytes * ins[0][1][1] == _nbytes(eqn.outvars[0].aval):
+            self.env[eqn.outvars[0]] = ins[0][1]
+            return
+        fusible = name in _FUSIBLE
+        operands = tuple(value for _, (value, _) in ins)
+        outs = []
+        for var in eqn.outvars:
+            # Outside shard_map XLA's partitioner splits a result like its operand of the same shape.
+            factor = next((f for atom, (_, f) in ins if atom.aval.shape == var.aval.shape), 1)
+            outs.append(_Value(_nbytes(var.aval) // factor, name, operands, fusible=fusible))
+            self.env[var] = (outs[-1], factor)
+        self.steps.append(_Step(operands, tuple(outs), fusible or name in _REDUCTIONS, _loop_peak(eqn)))
+
+    def inline(self, eqn: Any, body: Any) -> None:
+        """A call's body in place; inside ``shard_map`` shapes are already local (factor 1)."""
+        jaxpr, manual = getattr(body, "jaxpr", body), eqn.primitive.name == "shard_map"
+        for constvar, const in zip(jaxpr.constvars, getattr(body, "consts", ()), strict=False):
+            self.env[constvar] = (_Value(int(np.asarray(const).nbytes), arg=True), 1)
+        for inner, atom in zip(jaxpr.invars, eqn.invars, strict=True):
+            if (found := self.read(atom)) is not None:
+                self.env[inner] = (found[0], 1 if manual else found[1])
+        self.run(jaxpr)
+        for var, inner in zip(eqn.outvars, jaxpr.outvars, strict=True):
+            value, factor = self.read(inner) or (_Value(_nbytes(var.aval), "literal"), 1)
+            self.env[var] = (value, max(1, _nbytes(var.aval) // max(1, value.bytes)) if manual else factor)
+
+
+def _loop_peak(eqn: Any) -> int:
+    """The temporaries a ``scan``/``while``/``cond`` body holds while it runs (its largest branch):
+    its own peak, and a scan's slices of the arrays it scans over (one step's ``xs``, which XLA
+    copies out of them); its carry and results are the loop's own buffers, counted outside."""
+    bodies = [eqn.params[k] for k in ("jaxpr", "body_jaxpr") if k in eqn.params]
+    bodies += list(eqn.params.get("branches", ()))
+    peaks = [0]
+    for body in bodies:
+        jaxpr = getattr(body, "jaxpr", body)
+        flat = _Flattener()
+        flat.arguments(jaxpr.invars, [1] * len(jaxpr.invars))
+        flat.run(jaxpr)
+        flat.results(jaxpr.outvars)
+        carried = eqn.params["num_consts"] + eqn.params["num_carry"] if eqn.primitive.name == "scan" else len(jaxpr.invars)
+        peaks.append(_Liveness(flat.steps).peak() + sum(_nbytes(v.aval) for v in jaxpr.invars[carried:]))
+    return max(peaks)
+
+
+class _Liveness:
+    """Which values get a buffer (the fusion model in the module docstring), and when each lives."""
+
+    def __init__(self, steps: Sequence[_Step]) -> None:
+        self.steps = steps
+        for i, step in enumerate(steps):
+            for value in step.ins:
+                value.consumers.append(i)
+        self._roots: dict[int, frozenset[_Value]] = {}
+        self.born: dict[_Value, int] = {}
+        self.last: dict[_Value, int] = {}
+        for i, step in enumerate(steps):
+            written = [v for v in step.outs if self.buffered(v)]
+            for value in written:
+                self.born[value] = self.last[value] = i
+            if written:  # a fused step reads nothing itself: the step it is fused into does
+                for value in step.ins:
+                    for root in self.roots(value):
+                        self.last[root] = i
+
+    def buffered(self, value: _Value) -> bool:
+        if value.arg or value.out:
+            return True
+        if not value.consumers:
+            return False  # dead code: XLA removes it
+        if not value.fusible or any(not self.steps[i].fusible for i in value.consumers):
+            return True
+        return value.primitive in _EXPENSIVE and len(set(value.consumers)) > 1
+
+    def roots(self, value: _Value) -> frozenset[_Value]:
+        """The buffers a value is computed from (itself, when it has one)."""
+        key = id(value)
+        if key not in self._roots:
+            self._roots[key] = frozenset([value]) if self.buffered(value) else \
+                frozenset().union(*(self.roots(v) for v in value.operands))
+        return self._roots[key]
+
+    def temporaries(self) -> list[_Value]:
+        return [v for v in self.born if not v.arg and not v.out]
+
+    def live(self) -> list[int]:
+        """Temporary bytes alive at each step."""
+        delta = [0] * (len(self.steps) + 1)
+        for value in self.temporaries():
+            delta[self.born[value]] += value.bytes
+            delta[self.last[value] + 1] -= value.bytes
+        return list(np.cumsum(delta[:-1])) if self.steps else []
+
+    def peak(self) -> int:
+        return int(max((alive + step.transient for alive, step in zip(self.live(), self.steps)), default=0))
+
+    def crossing(self, boundary: int) -> int:
+        """Bytes of the temporaries written before step ``boundary`` and read at or after it."""
+        return sum(v.bytes for v in self.temporaries() if self.born[v] < boundary <= self.last[v])
+
+
+# -- the step ---------------------------------------------------------------------------------------
+
+
+def loss_of(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The loss a step differentiates, as ``benchmarks/run.py`` defines it: the first array the
+    function returns if it is a scalar, else the mean of its squares."""
+    def loss(*args: Any) -> Any:
+        out = jax.tree.leaves(fn(*args))[0]
+        return out if out.ndim == 0 else jnp.mean(jnp.square(out))
+
+    return loss
+
+
+def _update(optimizer: str, params: Any, grads: Any, state: tuple) -> Any:
+    """The optimizer's step, elementwise as optax writes it (its constants do not change the bytes)."""
+    if optimizer == "none":
+        return grads
+    if optimizer == "sgd":
+        return jax.tree.map(lambda p, g: p - 1e-3 * g, params, grads)
+    mu = jax.tree.map(lambda m, g: 0.9 * m + 0.1 * g, state[0], grads)
+    nu = jax.tree.map(lambda v, g: 0.999 * v + 0.001 * g * g, state[1], grads)
+    return jax.tree.map(lambda p, m, v: p - 1e-3 * m / (jnp.sqrt(v) + 1e-8), params, mu, nu), mu, nu
+
+
+def _moments(optimizer: str, params: Any) -> tuple:
+    """adam's first and second moments: float32, each split like its parameter."""
+    if optimizer != "adam":
+        return ()
+    moment = jax.tree.map(lambda p: jax.ShapeDtypeStruct(p.shape, jnp.float32, sharding=_sharding(p)), params)
+    return moment, moment
+
+
+def _sharding(leaf: Any) -> Any:
+    return getattr(leaf, "sharding", None)
+
+
+def _local_bytes(leaf: Any) -> int:
+    sharding = _sharding(leaf)
+    shape = sharding.shard_shape(leaf.shape) if sharding is not None else leaf.shape
+    return math.prod(shape) * _itemsize(leaf.dtype)
+
+
+def _factor(leaf: Any) -> int:
+    return max(1, math.prod(leaf.shape) * _itemsize(leaf.dtype) // max(1, _local_bytes(leaf)))
+
+
+def predict_step(loss: Callable[..., Any], args: Sequence[Any], argnums: Sequence[int],
+                 optimizer: str = "none") -> MemoryReport:
+    """Predicts the per-device memory of one training step of ``loss`` (see the module docstring).
+
+    Args:
+        loss: returns a scalar; may call ``@mesh`` functions (their ``shard_map`` bodies are read).
+        args: its arguments: arrays or ``jax.ShapeDtypeStruct`` (pytrees of them), each with the
+            sharding it has on the mesh (none: replicated).
+        argnums: the arguments differentiated (the parameters).
+        optimizer: ``adam``, ``sgd`` or ``none`` (the step returns the gradients).
+    """
+    if optimizer not in OPTIMIZERS:
+        raise ValueError(f"optimizer {optimizer!r}: choose one of {', '.join(OPTIMIZERS)}")
+    params = tuple(args[i] for i in argnums)
+    others = tuple(a for i, a in enumerate(args) if i not in argnums)
+
+    def call(diff: tuple, rest: tuple) -> Any:
+        d, r = iter(diff), iter(rest)
+        return loss(*(next(d) if i in argnums else next(r) for i in range(len(args))))
+
+    def forward(diff: tuple, state: tuple, rest: tuple) -> Any:
+        return jax.vjp(lambda *d: call(d, rest), *diff)
+
+    def step(diff: tuple, state: tuple, rest: tuple) -> Any:
+        value, backward = forward(diff, state, rest)
+        return value, _update(optimizer, diff, backward(jnp.ones_like(value)), state)
+
+    inputs = (params, _moments(optimizer, params), others)
+    traced = jax.make_jaxpr(step)(*inputs)
+    forward_eqns = len(jax.make_jaxpr(lambda *a: forward(*a)[0])(*inputs).eqns)
+    liveness, boundary = _simulate(traced, jax.tree.leaves(inputs), forward_eqns)
+    sizes = [sum(_local_bytes(leaf) for leaf in jax.tree.leaves(part)) for part in inputs]
+    return MemoryReport(optimizer, sizes[0], sizes[0], sizes[1], sizes[2], liveness.crossing(boundary),
+                        liveness.peak())
+
+
+def _simulate(traced: Any, leaves: Sequence[Any], forward_eqns: int) -> tuple[_Liveness, int]:
+    """The step's liveness, and the index of its first backward step (the forward pass is the
+    traced step's first ``forward_eqns`` equations, as ``jax.vjp`` emits them)."""
+    flat = _Flattener()
+    flat.arguments(traced.jaxpr.invars, [_factor(leaf) for leaf in leaves])
+    flat.run(Jaxpr(traced.jaxpr.constvars, [], [], traced.jaxpr.eqns[:forward_eqns]))
+    boundary = len(flat.steps)
+    flat.run(Jaxpr(traced.jaxpr.constvars, [], [], traced.jaxpr.eqns[forward_eqns:]))
+    flat.results(traced.jaxpr.outvars)
+    return _Liveness(flat.steps), boundary
