@@ -378,6 +378,10 @@ class _Problem:
     optimizer: str
     itemsize: int
     where: str
+    #: The sizes ``@mesh(dims=...)`` writes: all the decorator's rewrite sees (it chooses which side of a
+    #: contraction to gather by them), so all plan's rewrite sees, so that what plan costs is what the
+    #: ``@mesh`` line it writes compiles to.  ``sizes`` (with ``--dims``) only cost the result.
+    declared: dict[str, int] = field(default_factory=dict)
     batch: tuple[str, ...] = ()
     dims: tuple[str, ...] = ()  # every hinted dim, in first-appearance order
     params: frozenset[str] = frozenset()  # parameter leaves (get gradients and optimizer state)
@@ -402,9 +406,10 @@ def plan_source(source: str | bytes, path: str, devices: int, sizes: dict[str, i
     out = []
     for fn, decorator in found:
         read_mesh_decorator(ctx, decorator)  # the decorator must be readable (it is replaced by --apply)
-        problem = _Problem(ctx, fn, {**read_mesh_dims(ctx, decorator), **sizes}, devices, spec,
+        declared = read_mesh_dims(ctx, decorator)
+        problem = _Problem(ctx, fn, {**declared, **sizes}, devices, spec,
                            memory if memory is not None else spec.memory, optimizer, itemsize,
-                           f"{path}::{fn.name.value}")
+                           f"{path}::{fn.name.value}", declared)
         out.append(_search(problem, batch, beam))
     return out
 
@@ -535,7 +540,7 @@ def _rewrite(problem: _Problem, structure: Structure, mesh: MeshSpec, rules: Rul
     rules_dict = rules.as_dict()
     try:
         with _counting_contractions():
-            plan = FunctionRewriter(problem.ctx, problem.fn, mesh, rules, sizes=problem.sizes,
+            plan = FunctionRewriter(problem.ctx, problem.fn, mesh, rules, sizes=problem.declared,
                                     assume_defaults=True).run()
     except MeshifyError as e:
         return Planned(structure, rules_dict, [], [], [], error=e.headline)
