@@ -227,10 +227,10 @@ _patch_lock = threading.Lock()
 
 
 @contextlib.contextmanager
-def _counting_contractions() -> Iterator[None]:
-    """While rewriting, every einsum/matmul also leaves two records: its dims with their splits (for
-    FLOPs) and its result's layout (saved for the backward pass).  Records carry the loop trips and
-    are copied into each caller of a helper, as collectives are."""
+def _counting_contractions(sizes: dict[str, int]) -> Iterator[None]:
+    """While rewriting, every einsum/matmul also leaves records: the dims of each pairwise contraction
+    it runs, with their splits (for FLOPs), and its result's layout (saved for the backward pass).
+    Records carry the loop trips and are copied into each caller of a helper, as collectives are."""
     from meshify.rewrite.rules import contractions
 
     def counted(rw, value, converts, inputs, what):
@@ -240,11 +240,8 @@ def _counting_contractions() -> Iterator[None]:
                 for letter, dim, axes in zip(letters, c.layout.dims, c.layout.axes):
                     split.setdefault(letter, (dim, axes))
         loops = tuple(rw._loops)
-        try:
-            layout = Layout(tuple(d for d, _ in split.values()), tuple(a for _, a in split.values()))
-        except ValueError:
-            layout = Layout.replicated(tuple(d for d, _ in split.values()))
-        rw.records.append(Record(rw._line, _FLOPS, (), what, "", layout, loops))
+        for step in _pairwise(inputs, value.layout.dims, split, sizes):
+            rw.records.append(Record(rw._line, _FLOPS, (), what, "", _letters_layout(step, split), loops))
         rw.records.append(Record(rw._line, _SAVED, (), what, "", value.layout.with_partial(()), loops))
 
     with _patch_lock:
@@ -253,6 +250,36 @@ def _counting_contractions() -> Iterator[None]:
             yield
         finally:
             contractions.OBSERVERS.remove(counted)
+
+
+def _pairwise(inputs, out_dims: tuple[str, ...], split: dict, sizes: dict[str, int]) -> list[str]:
+    """The letters each pairwise contraction of an einsum spans, in the order ``jnp.einsum`` runs them
+    (opt_einsum's path for the global sizes): ``bhqs,bshk,hkd->bqd`` is two contractions, not one
+    over all six letters.  Letters of one dim name have one size, so which of them the output keeps
+    changes no cost."""
+    letters = "".join(dict.fromkeys("".join(inputs)))
+    if len(inputs) < 3 or not letters.isalpha() or set(letters) - set(split):
+        return [letters]
+    import opt_einsum
+
+    wanted = list(out_dims)
+    output = ""
+    for letter in letters:
+        if split[letter][0] in wanted:
+            wanted.remove(split[letter][0])
+            output += letter
+    shapes = [tuple(sizes.get(split[c][0], 1) for c in term) for term in inputs]
+    _path, info = opt_einsum.contract_path(",".join(inputs) + "->" + output, *shapes, shapes=True, optimize="auto")
+    return ["".join(dict.fromkeys(step[2].split("->")[0].replace(",", ""))) for step in info.contraction_list]
+
+
+def _letters_layout(letters: str, split: dict) -> Layout:
+    """The layout of an einsum's letters (for FLOPs); whole where two letters share an axis."""
+    dims = tuple(split[c][0] for c in letters)
+    try:
+        return Layout(dims, tuple(split[c][1] for c in letters))
+    except ValueError:
+        return Layout.replicated(dims)
 
 
 @dataclass(slots=True)
@@ -539,7 +566,7 @@ def _probe(problem: _Problem) -> Planned:
 def _rewrite(problem: _Problem, structure: Structure, mesh: MeshSpec, rules: Rules) -> Planned:
     rules_dict = rules.as_dict()
     try:
-        with _counting_contractions():
+        with _counting_contractions(problem.sizes):
             plan = FunctionRewriter(problem.ctx, problem.fn, mesh, rules, sizes=problem.declared,
                                     assume_defaults=True).run()
     except MeshifyError as e:

@@ -136,6 +136,22 @@ def test_the_backward_pass_transposes_the_forward_collectives() -> None:
     assert fsdp.backward_bytes == {"data": w1 // 8 + 4 + 256 * 64 * 4}
 
 
+def test_a_three_operand_einsum_costs_the_pairwise_contractions_jnp_runs() -> None:
+    source = MLP + '''
+
+@mesh(batch=2)
+def attend(probs: Tensor["batch", "heads", "q", "s"], v: Tensor["batch", "s", "heads", "k"],
+           wo: Tensor["heads", "k", "d"]) -> Tensor["batch", "q", "d"]:
+    return jnp.einsum("bhqs,bshk,hkd->bqd", probs, v, wo)
+'''
+    sizes = {"batch": 2, "heads": 4, "q": 8, "s": 8, "k": 16, "d": 32}
+    search, = plan_source(source, "m.py", 2, sizes, "attend")
+    dp, = [c for c in search.candidates if c.rules == {"batch": "data"}]
+    # probs @ v (b h q s k), then that @ wo (b h q k d), batch halved; 3x for forward + backward.
+    # Counted as one contraction over all six letters it was 6.4x more.
+    assert dp.flops == 3 * 2 * (1 * 4 * 8 * 8 * 16 + 1 * 4 * 8 * 16 * 32)
+
+
 # -- output -----------------------------------------------------------------------------------------
 
 
@@ -299,7 +315,7 @@ CASES_FILE = Path(__file__).resolve().parents[1] / "benchmarks" / "cases.py"
 CASE_DIMS = {
     "ffn": {"batch": 4, "length": 16, "d_model": 64, "d_ff": 256},
     "block": {"batch": 4, "length": 16, "d_model": 64, "heads": 8, "d_head": 8, "d_ff": 256},
-    "fsdp_block": {"batch": 4, "length": 16, "d_model": 64, "heads": 8, "d_head": 8, "d_ff": 256},
+    "fsdp_tp": {"batch": 4, "length": 16, "d_model": 64, "heads": 8, "d_head": 8, "d_ff": 256},
     "vocab_ce": {"batch": 4, "length": 16, "d_model": 64, "vocab": 1024},
     "dp_mlp": {"batch": 64, "d_in": 64, "d_hidden": 256, "d_out": 64},
 }
