@@ -51,6 +51,18 @@ def test_pad_reblocks_with_the_rows_each_block_needs() -> None:
         """, X, OUT, mesh=f"h=2, w=4, {SIZES}")
 
 
+def test_pad_constant_values_reach_the_border_devices_and_sum_a_partial_first() -> None:
+    assert rewrite("return jnp.pad(x, ((0, 0), (2, 2), (0, 0), (0, 0)), constant_values=((0, 0), (1, 2), (0, 0), "
+                   "(0, 0)))", X, OUT, mesh="h=2, w=4").splitlines()[-1] == (
+        "return mr.spatial_pad(x, pad_width=((0, 0), (2, 2), (0, 0), (0, 0)), constant_values=((0, 0), (1, 2), (0, 0), "
+        '(0, 0)), spatial_axes=(None, "h", "w", None))')
+    partial = "s = jnp.sum(x, axis=1)\nreturn jnp.pad(s, ((0, 0), (0, 0), (1, 1)), {})"
+    out = 'Tensor["batch", "w", "c"]'
+    assert "mr.psum(s" in rewrite(partial.format("constant_values=1.0"), X, out, mesh="h=2, w=4")
+    assert "mr.psum(s" in rewrite(partial.format('mode="maximum"'), X, out, mesh="h=2, w=4")
+    assert "mr.psum(s" not in rewrite(partial.format('mode="edge"'), X, out, mesh="h=2, w=4")
+
+
 def test_pad_of_unsplit_dims_and_repeat_stay_as_written() -> None:
     body = 'y: Tensor["batch", "h", "w", "c"] = jnp.repeat(jnp.pad(x, ((0, 0), (0, 0), (0, 0), (1, 1))), 2, axis=1)'
     assert_rewrite(f"{body}\nreturn y", f"{body}\nreturn y", X, OUT, mesh="h=2, w=4")
@@ -92,6 +104,11 @@ def test_linear_upsampling_takes_a_one_row_halo() -> None:
     ("return jnp.roll(x, 1)", "flattened", "case.py:9:12"),
     ("return jnp.repeat(x, 2)", "without a literal axis", "case.py:9:12"),
     ('return jax.image.resize(x, x.shape, "cubic")', "method=", "case.py:9:41"),
+    ("return jnp.pad(x, ((0, 0), (4, 4), (0, 0), (0, 0)), constant_values=jnp.mean(x))", "an array",
+     "case.py:9:73"),
+    ('return jnp.pad(x, ((0, 0), (4, 4), (0, 0), (0, 0)), mode="reflect", reflect_type="odd")', "mode=",
+     "case.py:9:62"),
+    ("return jnp.pad(x, ((0, 0), (4, 4), (0, 0), (0, 0)), end_values=1.0)", "end_values=", "case.py:9:68"),
     ('return jax.lax.reduce_window(x, 0.0, jax.lax.add, (1, 3, 3, 1), (1, 1, 1, 1), "VALID")', "padding='SAME'",
      "case.py:9:83"),
 ])
@@ -137,6 +154,8 @@ OPS = {
     "avg_pool_3x3_stride_2": 'return jax.lax.reduce_window(x, 0.0, jax.lax.add, (1, 3, 3, 1), (1, 2, 2, 1), '
                              '"SAME") / 9.0',
     "pad": "return jnp.pad(x, ((0, 0), (4, 4), (4, 4), (0, 0)))",
+    "pad_constant": "return jnp.pad(x, ((0, 0), (4, 4), (4, 4), (1, 0)), constant_values=((0, 0), (1.0, 2.0), "
+                    "(3.0, 4.0), (5.0, 6.0)))",
     "slice": "return x[:, 2:-2, 4:-4]",
     "roll": "return jnp.roll(x, (3, -5), axis=(1, 2))",
     "flip": "return jnp.flip(x, axis=(1, 2))",
@@ -183,7 +202,8 @@ def _run(op: str, mesh: str, path: str, tmp_path: Path) -> None:
 
 #: The default run: every op once, each mesh and both paths several times.
 FAST = [("max_pool_3x3_same", "2x4", "decorator"), ("max_pool_2x2_stride_2", "2x2x2", "converted"),
-        ("avg_pool_3x3_stride_2", "8", "decorator"), ("pad", "8", "converted"), ("slice", "2x4", "decorator"),
+        ("avg_pool_3x3_stride_2", "8", "decorator"), ("pad", "8", "converted"), ("pad_constant", "2x4", "decorator"),
+        ("pad_constant", "2x2x2", "converted"), ("slice", "2x4", "decorator"),
         ("slice", "8", "converted"), ("roll", "2x2x2", "decorator"), ("flip", "2x4", "converted"),
         ("repeat", "8", "decorator"), ("resize_nearest", "2x4", "converted"), ("resize_bilinear", "2x4", "decorator"),
         ("downsample_nearest", "2x2x2", "converted"), ("skip_concat", "2x4", "converted"),

@@ -353,7 +353,7 @@ SIGNATURES: dict[str, str] = {
 @dataclass(frozen=True, slots=True)
 class Param:
     name: str
-    kind: str  # "positional" (positional-only), "either", "varargs", "keyword"
+    kind: str  # "positional" (positional-only), "either", "varargs", "keyword", "varkw" (``**kwargs``)
     default: object = inspect.Parameter.empty  # ``...`` where the default is not a literal
 
 
@@ -366,6 +366,10 @@ class Signature:
 
     def get(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
+
+    def varkw(self) -> Param | None:
+        """``**kwargs``: what takes a keyword no other parameter names."""
+        return next((p for p in self.params if p.kind == "varkw"), None)
 
 
 @functools.cache
@@ -387,6 +391,8 @@ def _parse(text: str) -> Signature:
         params.append(Param(args.vararg.arg, "varargs"))
     for arg, default in zip(args.kwonlyargs, args.kw_defaults):
         params.append(Param(arg.arg, "keyword", inspect.Parameter.empty if default is None else _literal(default)))
+    if args.kwarg is not None:
+        params.append(Param(args.kwarg.arg, "varkw"))
     return Signature(tuple(params))
 
 

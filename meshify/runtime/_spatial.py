@@ -329,10 +329,12 @@ def reblock_halos(rows: int, shards: int, start: int, out_rows: int) -> tuple[in
     return before, after
 
 
-def _reblock(x: jax.Array, dim: int, axes: Axes, start: int, out_rows: int, what: str, value=0) -> jax.Array:
+def _reblock(x: jax.Array, dim: int, axes: Axes, start: int, out_rows: int, what: str,
+             values: tuple = (0, 0)) -> jax.Array:
     """This device's block of the dim's global rows ``[start, start + out_rows)`` split again into as
-    many blocks; rows outside the image hold ``value``.  A neighbour exchange (``reblock_halos``), a
-    local pad and a dynamic slice at this device's offset."""
+    many blocks; rows before the image hold ``values[0]``, rows after it ``values[1]`` (only the border
+    devices hold them).  A neighbour exchange (``reblock_halos``), a local pad and a dynamic slice at
+    this device's offset."""
     shards, rows = _shards(axes), x.shape[dim]
     total = rows * shards
     if out_rows % shards or out_rows <= 0:
@@ -356,7 +358,8 @@ def _reblock(x: jax.Array, dim: int, axes: Axes, start: int, out_rows: int, what
         shape = [1] * x.ndim
         shape[dim] = block
         row = begin + jax.lax.broadcasted_iota(jnp.int32, tuple(shape), dim)
-        out = jnp.where((row >= 0) & (row < total), out, jnp.asarray(value, out.dtype))
+        before, after = (jnp.asarray(v, out.dtype) for v in values)
+        out = jnp.where(row < 0, before, jnp.where(row >= total, after, out))
     return out
 
 
@@ -369,21 +372,38 @@ def _pad_widths(pad_width, ndim: int) -> list[tuple[int, int]]:
     return [(int(lo), int(hi)) for lo, hi in widths]
 
 
-def spatial_pad(array: jax.Array, pad_width, mode: str = "constant", *, spatial_axes: Sequence) -> jax.Array:
-    """``jnp.pad`` (zeros) of a block split along some dims: along a split dim only the first and last
-    blocks hold padding, and the padded dim is split into equal blocks again, so each device takes
-    the few rows its new block needs from its neighbours (``reblock_halos``: none when two blocks pad
-    evenly), never the whole dim."""
+def _pad_values(constant_values, ndim: int) -> list[tuple]:
+    """``jnp.pad``'s ``constant_values`` (a number, ``(v,)``, ``(before, after)``, or one pair per dim) as
+    one pair per dim, as numpy broadcasts it."""
+    import numpy as np
+
+    values = np.asarray(constant_values, dtype=object)
+    pairs = np.broadcast_to(values.reshape(-1, 2) if values.size % 2 == 0 and values.ndim else values.reshape(-1, 1),
+                            (ndim, 2))
+    return [(lo, hi) for lo, hi in pairs]
+
+
+def spatial_pad(array: jax.Array, pad_width, mode: str = "constant", constant_values=0, *,
+                spatial_axes: Sequence) -> jax.Array:
+    """``jnp.pad`` (a constant) of a block split along some dims, one dim after the other as ``jnp.pad``
+    pads them (so a corner holds the later dim's value): along a split dim only the first and last blocks
+    hold padding, and the padded dim is split into equal blocks again, so each device takes the few rows
+    its new block needs from its neighbours (``reblock_halos``: none when two blocks pad evenly), never
+    the whole dim."""
     if mode != "constant":
-        raise CallError(f"jnp.pad(mode={mode!r}) along a split dim", fix="pad with zeros (mode='constant')")
+        raise CallError(f"jnp.pad(mode={mode!r}) along a split dim", fix="pad with a constant (mode='constant')")
     axes = [_axes(a) for a in spatial_axes]
-    widths = _pad_widths(pad_width, array.ndim)
-    local = [(0, 0) if axes[i] else w for i, w in enumerate(widths)]
-    out = jnp.pad(array, local) if any(lo or hi for lo, hi in local) else array
-    for i, (lo, hi) in enumerate(widths):
-        if axes[i] and (lo or hi):
-            total = array.shape[i] * _shards(axes[i])
-            out = _reblock(out, i, axes[i], -lo, total + lo + hi, "jnp.pad")
+    values = _pad_values(constant_values, array.ndim)
+    out = array
+    for i, (lo, hi) in enumerate(_pad_widths(pad_width, array.ndim)):
+        if not (lo or hi):
+            continue
+        if axes[i]:
+            out = _reblock(out, i, axes[i], -lo, out.shape[i] * _shards(axes[i]) + lo + hi, "jnp.pad", values[i])
+        else:
+            widths = [(0, 0)] * array.ndim
+            widths[i] = (lo, hi)
+            out = jnp.pad(out, widths, constant_values=[values[i]] * array.ndim)
     return out
 
 

@@ -219,15 +219,16 @@ def closed_world(rw, call: Call, qualified: str) -> dict[str, object]:
     an argument the rule does not model must be at its default (or static, for a passthrough
     rule), else this is a positioned error: never an argument dropped or passed through unseen.
 
-    Returns parameter -> operand (a tuple of operands for ``*args``)."""
+    Returns parameter -> operand (a tuple of operands for ``*args``; a keyword ``**kwargs`` takes under its
+    own name, modelled when the rule reads the ``**kwargs`` parameter)."""
     declared = signature(qualified)
     models = MODELS[qualified]
     bound = _bind(rw, call, qualified, declared)
     call.params.update(bound)
     for name, operand in bound.items():
-        if models.reads is None or name in models.reads:
+        param = declared.get(name) or declared.varkw()
+        if models.reads is None or param.name in models.reads:
             continue
-        param = declared.get(name)
         for o in operand if isinstance(operand, tuple) else (operand,):
             if _at_default(o, param.default) or (models.passthrough and isinstance(o.value, Static)):
                 continue
@@ -261,7 +262,7 @@ def _bind(rw, call: Call, qualified: str, declared) -> dict[str, object]:
                            f"arguments but {len(call.args)} were given ({qualified})", "pass the others by keyword")
     for keyword, operand in call.kwargs.items():
         param = declared.get(keyword)
-        if param is None or param.kind in ("positional", "varargs"):
+        if declared.varkw() is None if param is None else param.kind in ("positional", "varargs", "varkw"):
             raise rw.error(UnsupportedError, operand.original, f"{short}() has no keyword parameter {keyword!r} "
                            f"({qualified} takes {', '.join(declared.names())})", f"drop {keyword}=")
         if keyword in bound:

@@ -8,7 +8,8 @@ Each keeps the image split and moves only what a block's new rows need (:mod:`me
   lines up with the blocks (2x2, stride 2) exchanges nothing;
 - pad and slice change a split dim's length, so the padded (sliced) dim is cut into equal blocks again:
   each device takes the few rows its new block needs from its neighbours (none when two blocks pad
-  evenly, or a slice keeps the boundaries), never the whole dim;
+  evenly, or a slice keeps the boundaries), never the whole dim; ``constant_values=`` fills the rows
+  beyond the image, which only the border devices hold;
 - roll: the rows that wrap round from the previous block (and a whole block when the shift is longer);
 - flip: each block from its mirror device, then flipped locally;
 - nearest resize by an integer factor: local (``jnp.repeat`` is local too: its rule is in ``shapes``);
@@ -204,22 +205,30 @@ def _reblock_records(rw, where, call: Call, x: Operand, layout: Layout, dim: int
             for rows, side, source in ((before, "before", "previous"), (after, "after", "next")) if rows > 0]
 
 
-@op("jax.numpy.pad", reads=("array", "pad_width", "mode"))
+#: Modes whose padding is a linear map of the array (of a partial sum: the partial sum of the padded array).
+_LINEAR_PADS = ("edge", "reflect", "symmetric", "wrap", "mean")
+
+
+@op("jax.numpy.pad", reads=("array", "pad_width", "mode", "kwargs"))
 def _pad(rw, call: Call):
     x = _array(call, "array")
     if x is None:
         return unknown_call(rw, call)
     layout = x.value.layout
-    value = Array(layout, x.value.origin)
     widths = _pad_widths(_literal(call, "pad_width"), layout.rank)
     padded = [d for d in range(layout.rank) if layout.axes[d] and (widths is None or any(widths[d]))]
-    if not padded:
-        return keep(value)  # zeros: linear, a pending partial sum stays pending
     mode = _literal(call, "mode", "constant")
-    if mode != "constant":
-        o = call.params["mode"]
-        raise _split_error(rw, o.original, call, layout, padded, f"mode={rw.ctx.code(o.original)} is not modelled "
-                           "along a split dim", "pad with zeros (mode='constant'), or map that dim to no mesh axis")
+    options = [name for name in call.params if name not in ("array", "pad_width", "mode")]
+    linear = mode in _LINEAR_PADS or (mode == "constant" and _zeros(_pad_values(rw, call)))
+    value = Array(layout if linear else layout.with_partial(()), x.value.origin)
+    if not padded:  # local: as written, a partial sum first summed unless the padding is linear
+        return keep(value) if linear else Lowering(value, (_whole(x, "jnp.pad"),))
+    unmodelled = ["mode"] if mode != "constant" else [n for n in options if n != "constant_values"]
+    if unmodelled:
+        o = call.params[unmodelled[0]]
+        raise _split_error(rw, o.original, call, layout, padded, f"{unmodelled[0]}={rw.ctx.code(o.original)} is not "
+                           "modelled along a split dim", "pad with a constant (mode='constant', constant_values=...), "
+                           "or map that dim to no mesh axis")
     emitted: list[Emitted] = []
     where = call.params["pad_width"].original
     resized: dict[int, int] = {}
@@ -228,9 +237,28 @@ def _pad(rw, call: Call):
         lo, hi = widths[d] if widths is not None else (None, None)
         end = None if total is None or lo is None else total + hi
         emitted += _reblock_records(rw, where, call, x, layout, d, None if lo is None else -lo, end, "jnp.pad", resized)
-    template, fill = _template(call, "spatial_pad", "array", ("pad_width", "mode"), "spatial_axes")
-    return Lowering(value, (Convert(x, layout, "jnp.pad"),), template, (*fill, _spatial_fill(layout)),
+    template, fill = _template(call, "spatial_pad", "array", ("pad_width", "mode", "constant_values"), "spatial_axes")
+    return Lowering(value, (Convert(x, value.layout, "jnp.pad"),), template, (*fill, _spatial_fill(layout)),
                     tuple(emitted))
+
+
+def _pad_values(rw, call: Call) -> object:
+    """``constant_values=`` as written (0 where not given; ``...``: a Python value not known now);
+    refused at its place where it is an array (it would have to be the same on every device)."""
+    o = call.params.get("constant_values")
+    if o is None:
+        return 0
+    if not isinstance(o.value, Static):
+        raise rw.error(UnsupportedError, o.original, f"jnp.pad(constant_values={rw.ctx.code(o.original)}): an array",
+                       "write constant_values= as a number or (before, after) pairs of numbers")
+    return o.value.literal if o.value.known else ...
+
+
+def _zeros(values: object) -> bool:
+    """Whether ``constant_values`` (a number, or nested pairs of numbers) is zero everywhere."""
+    if isinstance(values, tuple | list):
+        return all(_zeros(v) for v in values)
+    return isinstance(values, int | float) and values == 0
 
 
 def _pad_widths(given, rank: int) -> list[tuple[int, int]] | None:
