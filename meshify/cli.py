@@ -445,29 +445,55 @@ def explain(
     dims: Annotated[str, typer.Option("--dims", help="Dim sizes: batch=8,length=1024,...")] = "",
     fmt: Annotated[str, typer.Option("--format", help="table or json.")] = "table",
     itemsize: Annotated[int, typer.Option("--itemsize", help="Bytes per element (4: f32, 2: bf16).")] = 4,
+    optimizer: Annotated[str | None, typer.Option("--optimizer", help="Also predict a training step's memory per "
+                                                  "device: adam, sgd or none (imports and traces FILE).")] = None,
 ) -> None:
     """Show each value's layout and each collective's bytes per device, without running anything."""
     from meshify.explain import explain_source
 
     if fmt not in ("table", "json"):
         raise _Exit(2, f"error: --format {fmt!r}: choose table or json")
+    if optimizer not in (None, "adam", "sgd", "none"):
+        raise _Exit(2, f"error: --optimizer {optimizer!r}: choose adam, sgd or none")
     path, func = _split_target(target)
     reports = explain_source(_read(path), str(path), _parse_dims(dims), func, itemsize)
+    memory = [None] * len(reports)
+    if optimizer is not None:
+        from meshify.memory import predict_file
+
+        memory = predict_file(path, reports, optimizer)
     if fmt == "json":
         import json
 
-        sys.stdout.write(json.dumps([r.to_json() for r in reports], indent=2) + "\n")
+        rows = [{**r.to_json(), **({"memory": m.to_json()} if m else {})} for r, m in zip(reports, memory)]
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
         return
-    _print_reports(reports)
+    _print_reports(reports, memory)
 
 
-def _print_reports(reports) -> None:
+def _memory_table(memory):
+    """``explain --optimizer``'s table: what a training step holds per device, and its peak."""
+    from rich.table import Table
+
+    table = Table("memory per device", "bytes", "", title=f"training step ({memory.optimizer})", title_justify="left")
+    rows = [("parameters", memory.parameters, "arguments"), ("optimizer state", memory.optimizer_state, "arguments"),
+            ("inputs", memory.inputs, "arguments"), ("gradients", memory.gradients,
+             "outputs" if memory.optimizer == "none" else "temporaries, read by the update"),
+            ("activations", memory.activations, "saved by the forward pass for the backward pass"),
+            ("temporaries", memory.temporaries, "the most alive at one time (activations included)"),
+            ("peak", memory.peak, "arguments + temporaries (XLA's memory_analysis)")]
+    for name, size, note in rows:
+        table.add_row(name, _human(size), note)
+    return table
+
+
+def _print_reports(reports, memory) -> None:
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
     console = Console(highlight=False)
-    for report in reports:
+    for report, step in zip(reports, memory):
         console.rule(f"{report.name} (line {report.line}) on mesh {report.mesh}")
         args = Table("argument", "layout", "global", "local", "bytes/device", title="inputs", title_justify="left")
         for a in report.args:
@@ -490,6 +516,8 @@ def _print_reports(reports) -> None:
         console.print(coll if report.collectives else "  no collectives")
         console.print(f"  per call, per device: collectives {_human(report.collective_bytes)}, "
                       f"parameters {_human(report.parameter_bytes)}, activations {_human(report.activation_bytes)}")
+        if step is not None:
+            console.print(_memory_table(step))
 
 
 @app.command()

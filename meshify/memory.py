@@ -28,9 +28,13 @@ backward pass reads: the residuals of ``jax.vjp``, each counted through the same
 are buffers the size of the parameters; under an optimizer they are temporaries that the update
 reads, under ``none`` they are the step's outputs.
 
-Limits: XLA packs buffers of different sizes into one heap, leaving gaps, and copies an operand
-whose dims its matmul library cannot read in place (attention's ``bqhk,bshk->bhqs``); neither is
-modelled, so programs with many such contractions are predicted about 10% low.
+Limits (measured with ``benchmarks/memory_predict.py``): XLA packs buffers of different sizes
+into one heap, leaving gaps, and copies an operand whose dims its matmul library cannot read in
+place (attention's ``bqhk,bshk->bhqs``); neither is modelled, so Transformer blocks come out about
+10% low.  XLA also places temporaries in result buffers not yet written, and under an optimizer
+writes each new parameter where its gradient was; not modelled either (modelling them without
+the copies above made the other cases worse), so a step whose gradients dwarf its activations
+(an MLP with large weights under adam) comes out high.
 """
 
 from __future__ import annotations
@@ -38,14 +42,20 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.extend.core import Jaxpr, Literal
+from jax.extend.core import Literal
 
-__all__ = ["OPTIMIZERS", "MemoryReport", "loss_of", "predict_step"]
+from meshify.verify import _build, _call_args, _import
+
+if TYPE_CHECKING:
+    from meshify.explain import ArgReport, FunctionReport
+
+__all__ = ["OPTIMIZERS", "MemoryReport", "loss_of", "predict_file", "predict_step"]
 
 #: ``--optimizer`` choices: adam keeps two float32 moments per parameter, sgd none.
 OPTIMIZERS = ("adam", "sgd", "none")
@@ -165,8 +175,8 @@ class _Flattener:
             value.out = True
         return found
 
-    def run(self, jaxpr: Any) -> None:
-        for eqn in jaxpr.eqns:
+    def run(self, eqns: Sequence[Any]) -> None:
+        for eqn in eqns:
             name = eqn.primitive.name
             if _INLINED.get(name) in eqn.params:
                 self.inline(eqn, eqn.params[_INLINED[name]])
@@ -196,7 +206,7 @@ class _Flattener:
         for inner, atom in zip(jaxpr.invars, eqn.invars, strict=True):
             if (found := self.read(atom)) is not None:
                 self.env[inner] = (found[0], 1 if manual else found[1])
-        self.run(jaxpr)
+        self.run(jaxpr.eqns)
         for var, inner in zip(eqn.outvars, jaxpr.outvars, strict=True):
             value, factor = self.read(inner) or (_Value(_nbytes(var.aval), "literal"), 1)
             self.env[var] = (value, max(1, _nbytes(var.aval) // max(1, value.bytes)) if manual else factor)
@@ -213,7 +223,7 @@ def _loop_peak(eqn: Any) -> int:
         jaxpr = getattr(body, "jaxpr", body)
         flat = _Flattener()
         flat.arguments(jaxpr.invars, [1] * len(jaxpr.invars))
-        flat.run(jaxpr)
+        flat.run(jaxpr.eqns)
         flat.results(jaxpr.outvars)
         carried = eqn.params["num_consts"] + eqn.params["num_carry"] if eqn.primitive.name == "scan" else len(jaxpr.invars)
         peaks.append(_Liveness(flat.steps).peak() + sum(_nbytes(v.aval) for v in jaxpr.invars[carried:]))
@@ -363,8 +373,47 @@ def _simulate(traced: Any, leaves: Sequence[Any], forward_eqns: int) -> tuple[_L
     traced step's first ``forward_eqns`` equations, as ``jax.vjp`` emits them)."""
     flat = _Flattener()
     flat.arguments(traced.jaxpr.invars, [_factor(leaf) for leaf in leaves])
-    flat.run(Jaxpr(traced.jaxpr.constvars, [], [], traced.jaxpr.eqns[:forward_eqns]))
+    flat.run(traced.jaxpr.eqns[:forward_eqns])
     boundary = len(flat.steps)
-    flat.run(Jaxpr(traced.jaxpr.constvars, [], [], traced.jaxpr.eqns[forward_eqns:]))
+    flat.run(traced.jaxpr.eqns[forward_eqns:])
     flat.results(traced.jaxpr.outvars)
     return _Liveness(flat.steps), boundary
+
+
+# -- explain --optimizer ----------------------------------------------------------------------------
+
+
+def predict_file(path: Path, reports: Sequence[FunctionReport], optimizer: str) -> list[MemoryReport]:
+    """Each explained function's training step (``explain --optimizer``).  Unlike the rest of
+    explain this imports ``path`` (as ``verify`` does): the step is traced from the function
+    itself, its array parameters abstract (nothing allocated) at explain's global shapes and in
+    the shardings its ``@mesh`` gives them, its static parameters at their defaults; the
+    parameters differentiated are those holding no integers and no keys."""
+    from meshify.runtime import simulate_cpu_devices
+
+    simulate_cpu_devices(max(r.devices for r in reports))
+    module = _import(path, f"_meshify_memory_{abs(hash(str(path)))}")
+    return [_predict_function(module, report, optimizer) for report in reports]
+
+
+def _predict_function(module: Any, report: FunctionReport, optimizer: str) -> MemoryReport:
+    program = getattr(module, report.name)
+    shardings = program.sharded._leaf_shardings()
+    leaves = {a.name: jax.ShapeDtypeStruct(a.global_shape, _dtype(a), sharding=shardings[a.name])
+              for a in report.args}
+    names = list(report.structure)
+    values = [_build(module, name, report.structure[name], leaves) for name in names]
+    frozen = {a.name.split(".")[0] for a in report.args if a.integer or a.key}
+    argnums = [i for i, name in enumerate(names) if name not in frozen]
+
+    def call(*arrays: Any) -> Any:
+        args, kwargs = _call_args(program.reference, dict(zip(names, arrays, strict=True)))
+        return program(*args, **kwargs)
+
+    return predict_step(loss_of(call), values, argnums, optimizer)
+
+
+def _dtype(arg: ArgReport) -> Any:
+    if arg.key:
+        return jax.eval_shape(lambda: jax.random.key(0)).dtype
+    return jnp.int32 if arg.integer else jnp.float32
