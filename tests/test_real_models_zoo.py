@@ -40,11 +40,7 @@ SIZES: dict[str, dict[str, int]] = {
 }
 
 #: Models meshify refuses today, with the refusal (the test fails if it starts to pass: update it).
-REFUSED: dict[str, str] = {
-    "gpt2": "gpt2.py:37 blocks: tuple[Block, ...]: 'a tuple hint of any length (tuple[X, ...])' (MSH010): "
-            "variable-length parameter containers are not read (rewrite/_hints.py read_struct, runtime/_bind.py "
-            "TreeSpec) nor stacked by jax.tree.map(lambda *xs: jnp.stack(xs), *blocks)",
-}
+REFUSED: dict[str, str] = {}
 
 MESHES = {"2x4": "batch=2, model=4", "1x8": "batch=1, model=8"}
 _names = itertools.count()

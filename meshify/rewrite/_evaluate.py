@@ -8,6 +8,8 @@ import libcst as cst
 
 from meshify.annotate._types import Layout
 from meshify.errors import LayoutError, UnsupportedError
+from meshify.rewrite._containers import TREE_MAP, sequence_index, sequence_item, sequence_len, tree_map
+from meshify.rewrite._helpers import call_helper, imported_helper
 from meshify.rewrite._nested import call_local, local_def, refuse_value
 from meshify.rewrite._templates import call_template, int_node
 from meshify.rewrite._transforms import TRANSFORMS, transformed_call
@@ -337,6 +339,8 @@ def _subscript(rw, node: cst.Subscript):
         size = Static(size_of=shape_of[index]) if index is not None and -len(shape_of) <= index < len(shape_of) \
             else Static()
         return Operand(size, node, node.with_changes(value=base.node))
+    if sequence_item(base.value) is not None:
+        return sequence_index(rw, node, base)
     if isinstance(base.value, StructValue):
         element = node.slice[0].slice if len(node.slice) == 1 else None
         key = rw.expr(element.value).value if isinstance(element, cst.Index) else None
@@ -408,9 +412,20 @@ def _call(rw, node: cst.Call):
         if local is not None:
             raise refuse_value(rw, func, local)
     names = rw.ctx.qualified_names(func) if isinstance(func, cst.Name | cst.Attribute) else set()
+    if names & TREE_MAP:  # jax.tree.map(lambda *xs: jnp.stack(xs), *params.blocks) (_containers)
+        return tree_map(rw, node)
+    length = sequence_len(rw, node) if isinstance(func, cst.Name) and func.value == "len" \
+        and "len" not in rw.env else None
+    if length is not None:
+        return length
     rule_name = next((n for n in sorted(names) if n in REGISTRY), None)
     if node.args and isinstance(node.args[0].value, cst.Name) and any(n.startswith("jax.random.") for n in names):
         rw.key_names.add(node.args[0].value.value)  # a key: verify feeds it jax.random.key(...)
+    imported = imported_helper(rw, func) if rule_name is None and isinstance(func, cst.Name | cst.Attribute) else None
+    if imported is not None:  # from .layers import mlp: a helper of another module of the package (_imports)
+        home, helper = imported
+        value, new = call_helper(rw, _evaluate_args(rw, node, rw.ctx.code(func), None), helper, home)
+        return Operand(value, node, new)
     shadow = rw.ctx.shadowed(func) if isinstance(func, cst.Name | cst.Attribute) else None
     if shadow is not None and not (isinstance(func, cst.Name) and func.value in rw.env):
         root = rw.ctx.code(func).split(".")[0]
@@ -421,6 +436,8 @@ def _call(rw, node: cst.Call):
     receiver = None
     if rule_name is None and isinstance(func, cst.Attribute) and not _is_module_path(rw, func):
         receiver = rw.expr(func.value)
+        if isinstance(receiver.value, Static) and func.attr.value == "astype":
+            return _static_cast(rw, node, receiver)
         if isinstance(receiver.value, Array | Opaque):
             method = func.attr.value
             if method in METHODS and isinstance(receiver.value, Array):
@@ -437,8 +454,6 @@ def _call(rw, node: cst.Call):
                        "call the function by its module name (jnp.exp(x)), or define it at module level")
     if isinstance(func, cst.Name) and rule_name is None and func.value in rw.ctx.functions \
             and func.value not in rw.ctx.imports.imports:
-        from meshify.rewrite._helpers import call_helper
-
         value, new = call_helper(rw, _evaluate_args(rw, node, func.value, None), rw.ctx.functions[func.value])
         return Operand(value, node, new)
     call = _evaluate_args(rw, node, rule_name or (sorted(names)[0] if names else rw.ctx.code(func)), receiver)
@@ -448,6 +463,14 @@ def _call(rw, node: cst.Call):
         return Operand(value, node, new)
     value, new = rw.lower(call, unknown_call(rw, call))
     return Operand(value, node, new)
+
+
+def _static_cast(rw, node: cst.Call, receiver: Operand) -> Operand:
+    """``jnp.sqrt(q.shape[-1]).astype(x.dtype)``: a number computed from static values, cast, is the
+    same number on every device (a scalar, as the uncast one is)."""
+    call = _evaluate_args(rw, node, "astype", receiver)
+    args = [a.with_changes(value=o.node) for a, o in zip(node.args, [*call.args, *call.kwargs.values()])]
+    return Operand(Static(), node, node.with_changes(func=node.func.with_changes(value=receiver.node), args=args))
 
 
 def _carried_out(rw, call: Call, decided) -> tuple[Value, cst.BaseExpression]:

@@ -255,15 +255,16 @@ class StructHint:
     """A pytree argument's class and its fields' hints (dims, or a nested StructHint)."""
 
     cls: str
-    kind: str  # "namedtuple", "dataclass", "dict" or "tuple"
+    kind: str  # "namedtuple", "dataclass", "dict", "tuple" or "sequence" (one field ITEMS: each item's hint)
     fields: tuple[tuple[str, tuple[str, ...] | StructHint], ...]
 
 
 def read_struct(ctx: ModuleContext, node: cst.BaseExpression, seen: tuple[str, ...] = ()) -> StructHint | None:
     """The fields of a hint naming a module-level NamedTuple, dataclass or TypedDict, or of a
-    ``tuple[Tensor[...], ...]`` of a fixed length (fields "0", "1", ...), else None."""
-    if isinstance(node, cst.Subscript) and ctx.qualified_names(node.value) & _TUPLE:
-        return _tuple_struct(ctx, node, seen)
+    ``tuple[Tensor[...], ...]`` of a fixed length (fields "0", "1", ...), or of a sequence of any
+    length (``tuple[Block, ...]``, ``list[Block]``: one field "*", each item's hint), else None."""
+    if isinstance(node, cst.Subscript) and ctx.qualified_names(node.value) & (_TUPLE | _LIST):
+        return _sequence_struct(ctx, node, seen) or _tuple_struct(ctx, node, seen)
     if not isinstance(node, cst.Name):
         return None
     cls = ctx.classes.get(node.value)
@@ -295,6 +296,24 @@ def read_struct(ctx: ModuleContext, node: cst.BaseExpression, seen: tuple[str, .
 
 
 _TUPLE = frozenset({"tuple", "typing.Tuple"})
+_LIST = frozenset({"list", "typing.List"})
+#: The field name of a sequence's items in a StructHint (and in the runtime's TreeSpec).
+ITEMS = "*"
+
+
+def _sequence_struct(ctx: ModuleContext, node: cst.Subscript, seen: tuple[str, ...]) -> StructHint | None:
+    """``tuple[Block, ...]`` / ``list[Block]`` of hinted items: a sequence whose length each call's
+    argument gives (the program is built per length); every item has the item hint's layout."""
+    items = [e.slice.value for e in node.slice if isinstance(e.slice, cst.Index)]
+    is_list = bool(ctx.qualified_names(node.value) & _LIST)
+    if len(items) != len(node.slice) or (is_list and len(items) != 1) or \
+            (not is_list and (len(items) != 2 or not isinstance(items[1], cst.Ellipsis))):
+        return None
+    dims = read_dims(ctx, items[0])
+    item = dims if dims is not None else read_struct(ctx, items[0], seen)
+    if item is None:
+        return None  # a sequence of static values
+    return StructHint("list" if is_list else "tuple", "sequence", ((ITEMS, item),))
 
 
 def _tuple_struct(ctx: ModuleContext, node: cst.Subscript, seen: tuple[str, ...]) -> StructHint | None:
@@ -305,8 +324,8 @@ def _tuple_struct(ctx: ModuleContext, node: cst.Subscript, seen: tuple[str, ...]
             return None
         hint = element.slice.value
         if isinstance(hint, cst.Ellipsis):
-            raise ctx.error(AnnotationError, hint, "a tuple hint of any length (tuple[X, ...])",
-                            "name each item: tuple[Tensor[...], Tensor[...]], or use a NamedTuple")
+            raise ctx.error(AnnotationError, hint, f"{ctx.code(node)}: a tuple of any length of static values",
+                            "hint the items: tuple[Block, ...] of a hinted NamedTuple, or tuple[Tensor[...], ...]")
         dims = read_dims(ctx, hint)
         inner = None if dims is not None else read_struct(ctx, hint, seen)
         if dims is None and inner is None:

@@ -32,6 +32,7 @@ from meshify.rewrite._dtypes import Dtypes, like_node
 from meshify.rewrite._evaluate import binary_operator, evaluate, none_test
 from meshify.rewrite._hints import (StructHint, mesh_decorator, read_dims, read_reduce_dtype, read_return_dims,
                                    read_struct)
+from meshify.rewrite._containers import sequence_item
 from meshify.rewrite._liveness import rebound_first
 from meshify.rewrite._nested import LocalDef, define, emit_defs, local_def, refuse_value
 from meshify.rewrite._optional import optional_inner
@@ -498,13 +499,14 @@ class FunctionRewriter:
     def _for_once(self, stmt: cst.For) -> cst.For:
         self._line = self.ctx.line(stmt)
         iterable = self.expr(stmt.iter)
-        if not isinstance(iterable.value, Static):
+        item = sequence_item(iterable.value)  # for block in params.blocks: each item has the item hint's layout
+        if not isinstance(iterable.value, Static) and item is None:
             raise self.ctx.error(UnsupportedError, stmt.iter, "a Python loop over an array",
                                  "loop over static values (range(n)), or use jax.lax.scan")
         if stmt.orelse is not None or stmt.asynchronous is not None:
             raise self.ctx.error(UnsupportedError, stmt, "for/else or async for",
                                  "write a plain for loop (move the else: block after it)")
-        self._bind_target(stmt.target, Static())
+        self._bind_target(stmt.target, Static() if item is None else item)
         block = stmt.body if isinstance(stmt.body, cst.IndentedBlock) else self._indented(stmt.body)  # type: ignore[arg-type]
         fresh = rebound_first(block.body)  # assigned before read: each iteration starts them afresh
         start = {name: value for name, value in self.env.items() if name not in fresh}

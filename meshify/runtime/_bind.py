@@ -51,11 +51,35 @@ class ArgSpec:
 
 @dataclass(frozen=True, slots=True)
 class TreeSpec:
-    """A pytree argument (NamedTuple, dataclass or dict): each field's ArgSpec or TreeSpec."""
+    """A pytree argument (NamedTuple, dataclass or dict): each field's ArgSpec or TreeSpec.
+
+    Kind ``"sequence"`` (``blocks: tuple[Block, ...]``) has one field, ``"*"``, every item's spec;
+    its length is each call's: :meth:`concrete` spells the items of one argument out.
+    """
 
     cls: type
-    kind: str  # "namedtuple", "dataclass", "dict" or "tuple"
+    kind: str  # "namedtuple", "dataclass", "dict", "tuple" or "sequence"
     fields: Mapping[str, ArgSpec | TreeSpec]
+
+    @property
+    def has_sequence(self) -> bool:
+        return self.kind == "sequence" or any(isinstance(s, TreeSpec) and s.has_sequence for s in self.fields.values())
+
+    def concrete(self, value: Any, path: str) -> TreeSpec:
+        """This spec for ``value``: each sequence a tuple (or list) of as many item specs as it has items."""
+        if self.kind == "sequence":
+            if not isinstance(value, tuple | list) or hasattr(value, "_fields"):
+                raise CallError(f"argument {path!r} should be a tuple or list, got {type(value).__name__}",
+                                fix="pass a tuple of the items, e.g. (block1, block2)")
+            item = self.fields["*"]
+            return TreeSpec(type(value), "tuple", {
+                str(i): item.concrete(v, f"{path}.{i}") if isinstance(item, TreeSpec) else item
+                for i, v in enumerate(value)})
+        if not self.has_sequence:
+            return self
+        return TreeSpec(self.cls, self.kind, {
+            name: spec.concrete(self._field(value, name, path), f"{path}.{name}") if isinstance(spec, TreeSpec)
+            else spec for name, spec in self.fields.items()})
 
     def leaves(self, path: str) -> list[tuple[str, ArgSpec]]:
         out = []
@@ -64,29 +88,35 @@ class TreeSpec:
             out += spec.leaves(leaf) if isinstance(spec, TreeSpec) else [(leaf, spec)]
         return out
 
+    def _field(self, value: Any, name: str, path: str) -> Any:
+        try:
+            if self.kind == "tuple" and len(value) != len(self.fields):
+                raise TypeError
+            return value[name] if self.kind == "dict" else value[int(name)] if self.kind == "tuple" \
+                else getattr(value, name)
+        except (KeyError, AttributeError, TypeError, IndexError):
+            if self.kind == "tuple":
+                raise CallError(f"argument {path!r} should be a tuple of {len(self.fields)} arrays, got "
+                                f"{type(value).__name__}", fix=f"pass {len(self.fields)} arrays") from None
+            raise CallError(f"argument {path!r} should be a {self.cls.__name__} with field {name!r}, "
+                            f"got {type(value).__name__}",
+                            fix=f"pass a {self.cls.__name__}(...)") from None
+
     def flatten(self, value: Any, path: str) -> list[Any]:
         out = []
         for name, spec in self.fields.items():
-            try:
-                if self.kind == "tuple" and len(value) != len(self.fields):
-                    raise TypeError
-                field = value[name] if self.kind == "dict" else value[int(name)] if self.kind == "tuple" \
-                    else getattr(value, name)
-            except (KeyError, AttributeError, TypeError, IndexError):
-                if self.kind == "tuple":
-                    raise CallError(f"argument {path!r} should be a tuple of {len(self.fields)} arrays, got "
-                                    f"{type(value).__name__}", fix=f"pass {len(self.fields)} arrays") from None
-                raise CallError(f"argument {path!r} should be a {self.cls.__name__} with field {name!r}, "
-                                f"got {type(value).__name__}",
-                                fix=f"pass a {self.cls.__name__}(...)") from None
+            field = self._field(value, name, path)
             out += spec.flatten(field, f"{path}.{name}") if isinstance(spec, TreeSpec) else [field]
         return out
 
     def unflatten(self, leaves: Iterator[Any]) -> Any:
+        if self.kind == "sequence":
+            raise CallError(f"the arrays of a {self.cls.__name__} of any length depend on each call's items",
+                            fix="ask for them with the arguments: fn.place(...) puts each array in its sharding")
         values = {name: spec.unflatten(leaves) if isinstance(spec, TreeSpec) else next(leaves)
                   for name, spec in self.fields.items()}
         if self.kind == "tuple":
-            return tuple(values.values())
+            return self.cls(values.values())  # a tuple, or a list where a list[Block] argument was one
         return dict(values) if self.kind == "dict" else self.cls(**values)
 
 
@@ -137,6 +167,9 @@ class Sharded:
         self._mesh: jax.sharding.Mesh | None = None
         self._programs: dict[Any, tuple[Callable, Callable]] = {}
         self._warned_unhashable = False
+        #: Whether an argument holds a sequence of any length; then a program per lengths, keyed by leaf paths.
+        self._sequences = any(isinstance(spec, TreeSpec) and spec.has_sequence for spec in self.args.values())
+        self._variants: dict[tuple[str, ...], Sharded] = {}
         functools.update_wrapper(self, local)
         # jax.jit(program) copies the instance's __dict__ onto its wrapper: ``.reference`` there too.
         self.__dict__["reference"] = _Reference(self)
@@ -217,6 +250,8 @@ class Sharded:
             raise self._placed(CallError(f"{self.__name__}(): {e}", fix="pass one value per parameter"),
                                missing[1] if missing else next(iter(self._signature.parameters), None)) from None
         bound.apply_defaults()
+        if self._sequences:
+            return self._for_lengths(bound)(*args, **kwargs)
         arrays = self._flatten(bound)
         statics = tuple((n, v) for n, v in bound.arguments.items() if n not in self.args)
         names, extra = _split_reads(self._check_statics(statics))
@@ -225,6 +260,23 @@ class Sharded:
             return self._program(statics, names)[0](*arrays, *extra)
         placed = self._place(arrays) + [from_host(v, NamedSharding(self.mesh, PartitionSpec())) for v in extra]
         return self._program(statics, names)[1](*placed)
+
+    def _for_lengths(self, bound: inspect.BoundArguments) -> Sharded:
+        """The program for the lengths of this call's sequences (``blocks: tuple[Block, ...]``), each item
+        spelled out in its specs: built once per lengths, as a program is per static value."""
+        try:
+            args = {name: spec.concrete(bound.arguments[name], name) if isinstance(spec, TreeSpec) else spec
+                    for name, spec in self.args.items()}
+        except CallError as e:
+            raise self._placed(e, next(iter(self.args), None)) from None
+        key = tuple(path for name, spec in args.items()
+                    for path, _ in (spec.leaves(name) if isinstance(spec, TreeSpec) else [(name, spec)]))
+        if key not in self._variants:
+            variant = Sharded(self.local, self.mesh_spec, args, self.out_specs, devices=self._devices,
+                              reads=self.reads, globals_read=self.globals_read)
+            variant.origin, variant._mesh = self.origin, self._mesh
+            self._variants[key] = variant
+        return self._variants[key]
 
     def _check_statics(self, statics: tuple[tuple[str, Any], ...]) -> list[tuple[str, str, Any]]:
         """A parameter without a Tensor hint is a static Python value: an array there (or inside a
@@ -382,6 +434,8 @@ class Sharded:
         except TypeError as e:
             raise CallError(f"{self.__name__}.place(): {e}", fix="pass one value per parameter") from None
         bound.apply_defaults()
+        if self._sequences:
+            return self._for_lengths(bound).place(*args, **kwargs)
         placed = self._unflatten(self._place(self._flatten(bound)))
         return tuple(placed.get(name, value) for name, value in bound.arguments.items())
 
@@ -392,6 +446,8 @@ class Sharded:
             return version.lower(*args, **kwargs)
         bound = self._signature.bind(*args, **kwargs)
         bound.apply_defaults()
+        if self._sequences:
+            return self._for_lengths(bound).lower(*args, **kwargs)
         statics = tuple((n, v) for n, v in bound.arguments.items() if n not in self.args)
         names, extra = _split_reads(self._check_statics(statics))
         placed = self._place(self._flatten(bound))

@@ -13,7 +13,7 @@ from meshify.annotate._types import BROADCAST, Axes, Layout, unify_dims
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._plan import choose_splits
 from meshify.rewrite._signatures import BINARY, UNARY
-from meshify.rewrite._values import Array, Opaque, Operand, Static, TupleValue, Value
+from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TupleValue, Value
 from meshify.rewrite.rules._api import ADD, DIV, MUL, NEG, NONLINEAR, REQUIRED, Call, Convert, Lowering, beside, keep, op
 
 # -- elementwise ------------------------------------------------------------------------------
@@ -27,8 +27,9 @@ def elementwise(rw, operands: Sequence, linear: str, node, what: str) -> tuple[V
     arrays = [o for o in operands if isinstance(o.value, Array)]
     opaque = [o for o in operands if isinstance(o.value, Opaque)]
     for o in operands:
-        if isinstance(o.value, TupleValue):
-            raise rw.error(UnsupportedError, o.original, f"{what} on a tuple", "unpack the tuple and use one array")
+        if isinstance(o.value, TupleValue | StructValue):  # never a static: it may hold split arrays
+            raise rw.error(UnsupportedError, o.original, f"{what} on a tuple or pytree {rw.ctx.code(o.original)!r}",
+                           "unpack the tuple (or read the pytree's field) and use one array")
     if not arrays:
         return (Opaque() if opaque else Static()), [None] * len(operands)
     if opaque:

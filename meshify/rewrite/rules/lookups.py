@@ -65,13 +65,23 @@ def index_array(rw, node: cst.Subscript, base: Operand) -> Operand:
                            f"(layout {layout.describe()})",
                            f"index before sharding, or map {layout.dims[pos]!r} to no mesh axis")
         elif kind == "slice":
-            dims.append(layout.dims[pos])
+            dims.append(_sliced_dim(rw, element.slice, layout.dims[pos]))
             axes.append(())
         pos += 1
     dims.extend(layout.dims[pos:])
     axes.extend(layout.axes[pos:])
     value = Array(Layout(tuple(dims), tuple(axes), layout.partial), base.value.origin)
     return Operand(value, node, node.with_changes(value=base.node))
+
+
+def _sliced_dim(rw, s: cst.Slice, dim: str) -> str:
+    """The dim a slice leaves: ``wpe[:tokens.shape[1]]`` is as long as the tokens' dim (GPT-2's position
+    table cut to the sequence's length), any other slice keeps its own dim's name."""
+    upper = rw.expr(s.upper).value if s.upper is not None and s.step is None else None
+    lower = rw.expr(s.lower).value if s.lower is not None else Static.of(0)
+    if isinstance(upper, Static) and upper.size_of is not None and lower == Static.of(0):
+        return upper.size_of
+    return dim
 
 
 def _array_index(rw, elements: list[cst.SubscriptElement]) -> tuple[int, Operand] | None:

@@ -1,0 +1,133 @@
+"""Sequences of hinted pytrees as parameter fields (issue #14: GPT-2's ``blocks: tuple[Block, ...]``).
+
+The rewrite sees one item (every item has the item hint's layout); the runtime builds a program per
+length.  Numbers: tests/soundness/sequence_*.py and the GPT-2 of tests/test_real_models_zoo.py.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from meshify.annotate._types import MeshSpec
+from meshify.errors import CallError, MeshifyError
+from meshify.rewrite import convert_source
+from meshify.runtime import ArgSpec, P, TreeSpec, bind
+
+HEADER = '''\
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+from meshify import Tensor, mesh
+
+
+class Block(NamedTuple):
+    w_in: Tensor["d", "d_ff"]
+    w_out: Tensor["d_ff", "d"]
+
+
+class Params(NamedTuple):
+    blocks: {container}
+    scale: Tensor["d"]
+
+
+@mesh(batch=2, model=4, rules={{"d_ff": "model"}})
+def f(params: Params, x: Tensor["batch", "d"]) -> {returns}:
+'''
+
+
+def _convert(body: str, returns: str = 'Tensor["batch", "d"]', container: str = "tuple[Block, ...]") -> str:
+    source = HEADER.format(container=container, returns=returns) + "".join(
+        f"    {line}\n" for line in body.strip().splitlines())
+    return convert_source(source, "case.py").text
+
+
+@pytest.mark.parametrize("container, cls", [("tuple[Block, ...]", "tuple"), ("list[Block]", "list")])
+def test_a_sequence_field_is_one_item_spec_of_any_length(container: str, cls: str) -> None:
+    text = _convert("return x * params.scale", container=container)
+    assert f'"blocks": mr.TreeSpec({cls}, "sequence", {{\n                "*": mr.TreeSpec(Block, "namedtuple"' \
+        in text, text
+    assert '"w_in": mr.ArgSpec(("d", "d_ff"), mr.P(None, "model"))' in text, text
+
+
+def test_a_loop_over_the_blocks_rewrites_the_body_once_for_the_item() -> None:
+    text = _convert("""
+for block in params.blocks:
+    x = x + jax.nn.relu(x @ block.w_in) @ block.w_out
+return x
+""")
+    assert "    for block in params.blocks:\n" in text, text
+    assert "# meshify: psum over 'model'" in text, text
+
+
+def test_stacked_blocks_gain_a_leading_unsplit_dim_named_after_the_sequence() -> None:
+    text = _convert("""
+stacked = jax.tree.map(lambda *xs: jnp.stack(xs), *params.blocks)
+return stacked.w_in
+""", returns='Tensor["blocks", "d", "d_ff"]')
+    assert "stacked = jax.tree.map(lambda *xs: jnp.stack(xs), *params.blocks)\n    return stacked.w_in" in text, text
+    assert 'out_specs=mr.P(None, None, "model")' in text, text
+
+
+def test_len_and_a_static_index_read_the_item() -> None:
+    text = _convert("""
+n = len(params.blocks)
+return x @ params.blocks[n - 1].w_in @ params.blocks[0].w_out
+""")
+    assert "psum" in text, text
+
+
+@pytest.mark.parametrize("body, headline", [
+    ("return jax.tree.map(lambda w: w * 2, params).scale", "other than stacking a sequence of pytrees"),
+    ("return jax.tree.map(lambda *xs: jnp.stack(xs, axis=1), *params.blocks).w_in[0]",
+     "other than stacking a sequence of pytrees"),
+    ("return jax.tree.map(lambda *xs: jnp.stack(xs), *(x, x))", "which is not a sequence parameter"),
+    ("return x @ params.blocks[params.scale[0].astype(int)].w_in", "indexing the sequence 'params.blocks' with an array"),
+    ("return jnp.asarray(params.blocks)", "on a tuple or pytree 'params.blocks'"),
+    ("return params + x", "on a tuple or pytree 'params'"),
+])
+def test_what_no_rule_models_about_a_sequence_is_refused_with_a_fix(body: str, headline: str) -> None:
+    with pytest.raises(MeshifyError) as info:
+        _convert(body)
+    text = str(info.value)
+    assert headline in text and "fix:" in text, text
+
+
+# -- runtime: one program per length ---------------------------------------------------------------------
+
+SPEC = {"blocks": TreeSpec(tuple, "sequence", {"*": ArgSpec(("d", "d_ff"), P(None, "model"))}),
+        "x": ArgSpec(("batch", "d"), P("batch", None))}
+
+
+def _local(blocks, x):
+    for w in blocks:
+        x = x @ w
+        x = jax.lax.psum(x, "model") @ jnp.ones((w.shape[1] * 4, w.shape[0]), x.dtype)[: w.shape[1]]
+    return x
+
+
+def test_each_length_has_its_program_and_the_items_their_specs() -> None:
+    fn = bind(_local, MeshSpec.of(batch=2, model=4), SPEC, P("batch", None))
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((4, 8)).astype(np.float32)
+    ws = [rng.standard_normal((8, 16)).astype(np.float32) for _ in range(3)]
+    for n in (2, 3, 2):
+        fn(tuple(ws[:n]), x)
+    assert sorted(len(k) for k in fn._variants) == [3, 4], list(fn._variants)
+    placed, _ = fn.place(tuple(ws[:2]), x)
+    assert [w.sharding.spec for w in placed] == [P(None, "model")] * 2
+
+
+def test_the_arrays_of_a_sequence_have_no_sharding_before_a_call() -> None:
+    fn = bind(_local, MeshSpec.of(batch=2, model=4), SPEC, P("batch", None))
+    with pytest.raises(CallError, match="depend on each call's items"):
+        fn.shardings
+
+
+def test_a_sequence_argument_that_is_not_a_tuple_or_list_is_refused() -> None:
+    fn = bind(_local, MeshSpec.of(batch=2, model=4), SPEC, P("batch", None))
+    with pytest.raises(CallError, match="'blocks' should be a tuple or list, got ndarray"):
+        fn(np.zeros((2, 8, 16), np.float32), np.zeros((4, 8), np.float32))
