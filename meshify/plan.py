@@ -55,6 +55,7 @@ __all__ = [
     "Machine",
     "Structure",
     "apply_mesh",
+    "cost_layout",
     "factorisations",
     "parse_memory",
     "plan_source",
@@ -260,7 +261,7 @@ def _pairwise(inputs, out_dims: tuple[str, ...], split: dict, sizes: dict[str, i
     letters = "".join(dict.fromkeys("".join(inputs)))
     if len(inputs) < 3 or not letters.isalpha() or set(letters) - set(split):
         return [letters]
-    import opt_einsum
+    import opt_einsum  # type: ignore[import-untyped]
 
     wanted = list(out_dims)
     output = ""
@@ -297,7 +298,7 @@ class _Term:
 class Planned:
     """What the rewriter says about one structure, ready to cost for any axis sizes."""
 
-    structure: Structure
+    structure: Structure | None  # None: a layout given whole (cost_layout)
     rules: dict[str, object]
     leaves: list[tuple[str, Layout, bool]]  # name, layout, is a parameter (probe: is a float array)
     terms: list[_Term]
@@ -420,6 +421,31 @@ def plan_source(source: str | bytes, path: str, devices: int, sizes: dict[str, i
                 machine: str = "h100", memory: int | None = None, optimizer: str = "adam", itemsize: int = 4,
                 batch: tuple[str, ...] | None = None, beam: int = 3) -> list[FunctionSearch]:
     """Searches mesh shapes and rules for each ``@mesh`` function of a module (or just ``func``)."""
+    return [_search(problem, batch, beam)
+            for problem in _problems(source, path, devices, sizes, func, machine, memory, optimizer, itemsize)]
+
+
+def cost_layout(source: str | bytes, path: str, func: str, sizes: dict[str, int], mesh: dict[str, int],
+                rules: dict[str, object], machine: str = "h100", memory: int | None = None, optimizer: str = "adam",
+                itemsize: int = 4, batch: tuple[str, ...] | None = None) -> Candidate:
+    """One given mesh and rules costed as plan costs its candidates, whether or not a search would
+    reach it: the layout a paper or a person chose, to read a search's pick against."""
+    problem, = _problems(source, path, math.prod(mesh.values()), sizes, func, machine, memory, optimizer, itemsize)
+    _describe(problem, batch)
+    planned = _planned(problem, None, tuple(mesh), dict(rules))
+    if planned.error:
+        raise problem.ctx.error(MeshifyError, problem.fn.name, f"{problem.where}: meshify cannot rewrite it "
+                                f"under {_rules_text(planned.rules)}: {planned.error}", "see meshify explain")
+    if not _divisible(problem, planned, mesh):
+        raise problem.ctx.error(AnnotationError, problem.fn.name, f"{problem.where}: a dim split under "
+                                f"{_rules_text(planned.rules)} is not divisible by its axes {mesh}",
+                                "choose sizes the mesh axes divide")
+    return _cost(problem, planned, dict(mesh))
+
+
+def _problems(source: str | bytes, path: str, devices: int, sizes: dict[str, int], func: str | None, machine: str,
+              memory: int | None, optimizer: str, itemsize: int) -> list[_Problem]:
+    """The arguments checked, and one problem per chosen ``@mesh`` function."""
     if machine not in MACHINES:
         raise AnnotationError(f"--machine {machine!r} is not a preset",
                               fix="choose one of: " + ", ".join(MACHINES))
@@ -428,16 +454,14 @@ def plan_source(source: str | bytes, path: str, devices: int, sizes: dict[str, i
     if devices < 2:
         raise AnnotationError(f"--devices {devices}: plan needs 2 or more devices", fix="pass --devices 8")
     ctx = parse_context(source, path)
-    found = chosen_functions(ctx, path, func)
     spec = MACHINES[machine]
     out = []
-    for fn, decorator in found:
+    for fn, decorator in chosen_functions(ctx, path, func):
         read_mesh_decorator(ctx, decorator)  # the decorator must be readable (it is replaced by --apply)
         declared = read_mesh_dims(ctx, decorator)
-        problem = _Problem(ctx, fn, {**declared, **sizes}, devices, spec,
-                           memory if memory is not None else spec.memory, optimizer, itemsize,
-                           f"{path}::{fn.name.value}", declared)
-        out.append(_search(problem, batch, beam))
+        out.append(_Problem(ctx, fn, {**declared, **sizes}, devices, spec,
+                            memory if memory is not None else spec.memory, optimizer, itemsize,
+                            f"{path}::{fn.name.value}", declared))
     return out
 
 
@@ -563,7 +587,7 @@ def _probe(problem: _Problem) -> Planned:
     return problem.cache["probe"]
 
 
-def _rewrite(problem: _Problem, structure: Structure, mesh: MeshSpec, rules: Rules) -> Planned:
+def _rewrite(problem: _Problem, structure: Structure | None, mesh: MeshSpec, rules: Rules) -> Planned:
     rules_dict = rules.as_dict()
     try:
         with _counting_contractions(problem.sizes):
@@ -589,9 +613,14 @@ def _rewrite(problem: _Problem, structure: Structure, mesh: MeshSpec, rules: Rul
 
 
 def _plan(problem: _Problem, structure: Structure) -> Planned:
-    axes = structure.axes
+    return _planned(problem, structure, structure.axes, structure.rules(problem.batch, problem.dims))
+
+
+def _planned(problem: _Problem, structure: Structure | None, axes: tuple[str, ...],
+             rules_dict: dict[str, object]) -> Planned:
+    """The function rewritten under ``rules_dict`` on a mesh of ``axes`` (each of size 2: the
+    collectives do not depend on the sizes)."""
     mesh = MeshSpec(axes, (2,) * len(axes))
-    rules_dict = structure.rules(problem.batch, problem.dims)
     planned = _rewrite(problem, structure, mesh, Rules.parse(mesh, rules_dict))
     planned.rules = rules_dict
     if not planned.error:  # the leaves' roles come from the probe (a split changes no role)
@@ -629,6 +658,7 @@ _BACKWARD = {"psum": "all-reduce", "psum_scatter": "all-gather", "all_gather": "
 
 def _costs(problem: _Problem, planned: Planned, result: FunctionSearch | None) -> list[Candidate]:
     out = []
+    assert planned.structure is not None  # a searched layout has one
     axes = planned.structure.axes
     for shape in factorisations(problem.devices, len(axes)):
         mesh = dict(zip(axes, shape))

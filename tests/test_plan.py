@@ -10,8 +10,18 @@ import pytest
 from typer.testing import CliRunner
 
 from meshify.cli import app
+from meshify.errors import AnnotationError
 from meshify.explain import explain_source
-from meshify.plan import Structure, _space_size, all_structures, apply_mesh, factorisations, parse_memory, plan_source
+from meshify.plan import (
+    Structure,
+    _space_size,
+    all_structures,
+    apply_mesh,
+    cost_layout,
+    factorisations,
+    parse_memory,
+    plan_source,
+)
 
 MLP = '''\
 import jax
@@ -150,6 +160,14 @@ def attend(probs: Tensor["batch", "heads", "q", "s"], v: Tensor["batch", "s", "h
     # probs @ v (b h q s k), then that @ wo (b h q k d), batch halved; 3x for forward + backward.
     # Counted as one contraction over all six letters it was 6.4x more.
     assert dp.flops == 3 * 2 * (1 * 4 * 8 * 8 * 16 + 1 * 4 * 8 * 16 * 32)
+
+
+def test_a_given_layout_costs_as_the_search_costs_it() -> None:
+    search, = plan_source(MLP, "m.py", 8, FFN, "ffn")
+    for c in search.candidates[:4] + search.candidates[-2:]:
+        assert cost_layout(MLP, "m.py", "ffn", FFN, c.mesh, c.rules).to_json() == c.to_json()
+    with pytest.raises(AnnotationError, match="not divisible"):
+        cost_layout(MLP, "m.py", "ffn", {**FFN, "d_ff": 6}, {"model": 4}, {"d_ff": "model"})
 
 
 # -- output -----------------------------------------------------------------------------------------
