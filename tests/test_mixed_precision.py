@@ -70,7 +70,7 @@ def test_bfloat16_partial_sums_cross_the_wire_in_float32_unless_reduce_dtype_say
 
 
 def test_the_generated_psum_names_the_reduce_dtype() -> None:
-    text = convert_source(SOURCE.format(extra=', reduce_dtype="bfloat16"'), "mixed.py").text
+    text = convert_source(SOURCE.format(extra=', reduce_dtype="bfloat16"'), "mixed.py", width=None).text
     assert 'reduce_dtype="bfloat16")' in text
     assert "preferred_element_type=mr.sum_dtype(jnp.bfloat16)" in text
 
@@ -96,5 +96,5 @@ def test_a_compute_dtype_read_off_a_config_accumulates_in_float32() -> None:
     from pathlib import Path
 
     case = Path(__file__).resolve().parent / "soundness" / "bf16_struct_helper_config_dtype.py"
-    text = convert_source(case.read_text(), "case.py").text
+    text = convert_source(case.read_text(), "case.py", width=None).text
     assert "preferred_element_type=mr.sum_dtype(cfg.dtype)), \"model\", like=cfg.dtype)" in text

@@ -25,6 +25,7 @@ from meshify.rewrite._hints import MESH_NAMES, mesh_decorator, read_mesh_decorat
 from meshify.rewrite._interp import FunctionPlan, FunctionRewriter
 from meshify.rewrite._optional import none_patterns
 from meshify.rewrite._templates import comment_line
+from meshify.rewrite._wrap import WIDTH, wrap_lines
 
 #: The error code of a module without @mesh functions (directory walks skip such files).
 NO_MESH_FUNCTIONS = "MSH002"
@@ -99,8 +100,10 @@ def _body(stmt) -> list:
     return list(block.body) if isinstance(block, cst.IndentedBlock) else []
 
 
-def convert_source(source: str | bytes, path: str, regenerate: str | None = None) -> Converted:
-    """Rewrites every ``@mesh`` function of a module; never imports or runs it."""
+def convert_source(source: str | bytes, path: str, regenerate: str | None = None,
+                   width: int | None = WIDTH) -> Converted:
+    """Rewrites every ``@mesh`` function of a module; never imports or runs it.  The lines it writes
+    are wrapped at ``width`` (None: one line per statement, as rule tests compare them)."""
     ctx = parse_context(source, path)
     plans: dict[cst.FunctionDef, list[FunctionPlan]] = {}
     for fn, decorator in mesh_functions(ctx):
@@ -115,7 +118,9 @@ def convert_source(source: str | bytes, path: str, regenerate: str | None = None
     module = fix_imports(module, ctx.mr)
     regenerate = regenerate or f"meshify convert {path}"
     module = module.with_changes(header=[*header_lines(path, regenerate), *module.header])
-    return Converted(decorators.splice(module.code), tuple(versions[0] for versions in plans.values()))
+    text = decorators.splice(module.code)
+    text = text if width is None else wrap_lines(text, ctx.text, width)
+    return Converted(text, tuple(versions[0] for versions in plans.values()))
 
 
 def _versions(ctx: ModuleContext, fn: cst.FunctionDef, mesh: MeshSpec, rules: Rules, sizes: dict[str, int] | None,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Sequence
 from pathlib import PurePath
 
 import libcst as cst
@@ -21,7 +22,7 @@ from meshify.rewrite._helpers import Specialization, Specializations
 from meshify.rewrite._interp import FunctionPlan
 from meshify.rewrite._templates import comment_line
 
-__all__ = ["Decorators", "sharded_decorator_text", "fix_imports", "header_lines", "place_versions"]
+__all__ = ["Decorators", "fix_imports", "header_lines", "place_versions", "sharded_decorator_text"]
 
 
 def _spec(layout: Layout, mr: str) -> str:
@@ -113,23 +114,23 @@ def place_versions(body: list[cst.BaseStatement], versions: Specializations,
     unused = helpers - mesh_functions - _still_used(body, helpers - mesh_functions, versions)
     placed: list[cst.BaseStatement] = []
     for i, stmt in enumerate(body):
-        name = stmt.name.value if isinstance(stmt, cst.FunctionDef) else None
-        if name not in helpers or last[name] != i:
+        if not (isinstance(stmt, cst.FunctionDef) and stmt.name.value in helpers and last[stmt.name.value] == i):
             placed.append(stmt)
-        elif name in unused:
-            placed.extend(_versions(name, versions.of_helper(name), stmt.leading_lines))
-        else:
-            placed.extend([stmt, *_versions(name, versions.of_helper(name), None)])
+            continue
+        name, specs = stmt.name.value, versions.of_helper(stmt.name.value)
+        placed.extend(_versions(name, specs, stmt.leading_lines) if name in unused
+                      else [stmt, *_versions(name, specs, None)])
     return placed
 
 
-def _versions(helper: str, specs: list[Specialization], dropped: list[cst.EmptyLine] | None) -> list[cst.FunctionDef]:
+def _versions(helper: str, specs: list[Specialization],
+              dropped: Sequence[cst.EmptyLine] | None) -> list[cst.FunctionDef]:
     """The versions of ``helper`` to emit, the first under one comment block naming every version
     and the layouts it is for (a version whose code serves several layouts is named once per layout).
     ``dropped``: the leading lines of the helper's def where it is not kept."""
-    unused = "" if dropped is None else f"; {helper}() itself is unused, not kept"
+    unused = "" if dropped is None else f" ({helper}() itself is unused, not kept)"
     entries = dict.fromkeys(f"  {s.name} for {s.layouts} -> {s.returns}" for s in specs)
-    block = [comment_line(f"{helper} specialised for its callers' layouts (arguments -> result{unused}):"),
+    block = [comment_line(f"{helper} specialised for its callers' layouts{unused}:"),
              *(comment_line(entry) for entry in entries)]
     spacing = [cst.EmptyLine(), cst.EmptyLine()]
     emitted = [s.node for s in specs if not s.alias]

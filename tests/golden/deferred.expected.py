@@ -54,6 +54,12 @@ def scatter_out(x: Tensor["batch", "d_in"],
 def sequence_parallel(x: Tensor["batch", "length", "d_in"],
                       w: Tensor["d_in", "d_out"]) -> Tensor["batch", "seq", "d_out"]:
     # Renaming 'length' to 'seq' (split over 'model') turns the psum into a psum_scatter.
-    # meshify: psum_scatter over 'model': jnp.einsum("bli,io->blo", x, w) is a partial sum (contracted 'd_in' split); y's hint [batch, seq, d_out] wants dim 'seq' split, so reduce and split in one step
-    y: Tensor["batch", "seq", "d_out"] = mr.psum_scatter(jnp.einsum("bli,io->blo", x, w, preferred_element_type=mr.sum_dtype(x, w)), "model", scatter_dimension=1, like=(x, w))
+    # meshify: psum_scatter over 'model': jnp.einsum("bli,io->blo", x, w) is a partial sum (contracted 'd_in' split);
+    #              y's hint [batch, seq, d_out] wants dim 'seq' split, so reduce and split in one step
+    y: Tensor["batch", "seq", "d_out"] = mr.psum_scatter(
+        jnp.einsum("bli,io->blo", x, w, preferred_element_type=mr.sum_dtype(x, w)),
+        "model",
+        scatter_dimension=1,
+        like=(x, w),
+    )
     return y

@@ -42,6 +42,7 @@ def move_axis(x: Tensor["rows", "cols"]) -> Tensor["cols", "rows"]:
 )
 def one_axis_two_dims(a: Tensor["i", "j"], b: Tensor["j", "k"]) -> Tensor["i"]:
     # 'model' splits i in a and k in b: the product cannot keep both, so one side is gathered.
-    # meshify: all_gather over 'model': einsum needs dim 'k' of b whole (used beside values split over 'model', so gathered as varying: its gradient is reduce-scattered back, as in FSDP)
+    # meshify: all_gather over 'model': einsum needs dim 'k' of b whole (used beside values split over 'model', so
+    #              gathered as varying: its gradient is reduce-scattered back, as in FSDP)
     c = jnp.einsum("ij,jk->ik", a, mr.all_gather(b, "model", axis=1, varying=True))
     return jnp.sum(c, axis=1)

@@ -14,15 +14,26 @@ class Layer(NamedTuple):
     w2: Tensor["layers", "d_ff", "d_model"]
 
 
-# meshify: residual_mlp specialised for its callers' layouts (arguments -> result; residual_mlp() itself is unused, not kept):
-# meshify:   residual_mlp__v1 for x: [batch/'batch', d_model]; p.w1: [d_model, d_ff/'model']; p.w2: [d_ff/'model', d_model] -> [batch/'batch', d_model]
+# meshify: residual_mlp specialised for its callers' layouts (residual_mlp() itself is unused, not kept):
+# meshify:   residual_mlp__v1 for x: [batch/'batch', d_model]; p.w1: [d_model, d_ff/'model'];
+#                p.w2: [d_ff/'model', d_model] -> [batch/'batch', d_model]
 def residual_mlp__v1(x, p):
     # meshify: psum over 'model': jnp.einsum(...) is a partial sum (contracted 'd_ff' split); '+' needs it whole
-    return x + mr.psum(jnp.einsum("bf,fd->bd", jax.nn.relu(jnp.einsum("bd,df->bf", x, p.w1)), p.w2, preferred_element_type=mr.sum_dtype(x, p.w1, p.w2)), "model", like=(x, p.w1, p.w2))
+    return x + mr.psum(
+        jnp.einsum(
+            "bf,fd->bd",
+            jax.nn.relu(jnp.einsum("bd,df->bf", x, p.w1)),
+            p.w2,
+            preferred_element_type=mr.sum_dtype(x, p.w1, p.w2),
+        ),
+        "model",
+        like=(x, p.w1, p.w2),
+    )
 
 
-# meshify: step specialised for its callers' layouts (arguments -> result; step() itself is unused, not kept):
-# meshify:   step__v1 for x: [batch/'batch', d_model]; p.w1: [d_model, d_ff/'model']; p.w2: [d_ff/'model', d_model] -> ([batch/'batch', d_model], static)
+# meshify: step specialised for its callers' layouts (step() itself is unused, not kept):
+# meshify:   step__v1 for x: [batch/'batch', d_model]; p.w1: [d_model, d_ff/'model']; p.w2: [d_ff/'model', d_model]
+#                -> ([batch/'batch', d_model], static)
 def step__v1(x, p):
     return residual_mlp__v1(x, p), None
 

@@ -25,7 +25,7 @@ def rewrite(body: str, params: str, returns: str, mesh: str = "batch=2, model=4"
     """The rewritten body of ``def f(params) -> returns: body`` under ``@mesh(mesh)``."""
     source = HEADER + f"@mesh({mesh})\ndef f({params}) -> {returns}:\n" + textwrap.indent(
         textwrap.dedent(body).strip() + "\n", "    ")
-    text = convert_source(source, "case.py").text
+    text = convert_source(source, "case.py", width=None).text  # one line per statement, as rules write them
     lines = text[text.index("def f("):].splitlines()[1:]
     return textwrap.dedent("\n".join(lines)).strip()
 

@@ -112,7 +112,7 @@ def f(x: Tensor["batch", "d"], w1: Tensor["d", "f"], w2: Tensor["f", "d"]) -> Te
 def test_a_helper_branch_returning_a_partial_sum_is_wrapped_to_complete_it() -> None:
     from meshify.rewrite import convert_source
 
-    text = convert_source(HELPERS, "case.py").text
+    text = convert_source(HELPERS, "case.py", width=None).text
     assert ('return jax.lax.cond(mr.psum(jnp.sum(x, dtype=mr.sum_dtype(x)), "batch", like=x) > 0, '
             'lambda *branch_args: mr.psum(block__v1(*branch_args), "model", '
             'like=(x, w1, w2)), keep__v1, x, w1, w2)') in text, text

@@ -1,4 +1,4 @@
-"""Helper versions as a reviewer reads them: one per distinct body, its comment naming each layout."""
+"""Helper versions as a reviewer reads them: one per distinct body, the comment block naming each layout."""
 
 from __future__ import annotations
 
@@ -25,5 +25,6 @@ def test_versions_with_the_same_code_are_emitted_once() -> None:
     assert text.count("def act__") == 1
     name = text[text.index("def act__") + 4:text.index("(", text.index("def act__"))]
     assert f"return {name}(a) + " in text and f"jnp.sum({name}(b)" in text
-    assert "# meshify: act specialised for x: [batch/'batch', d]" in text
-    assert "# meshify: ... and for x: [rows, model/'model']" in text
+    assert "# meshify: act specialised for its callers' layouts" in text
+    assert f"# meshify:   {name} for x: [batch/'batch', d] -> [batch/'batch', d]\n" in text
+    assert f"# meshify:   {name} for x: [rows, model/'model'] -> [rows, model/'model']\n" in text

@@ -1,0 +1,189 @@
+"""Generated code a reviewer can read at model scale (issue #14): helper versions under short names
+with one comment block mapping each to its layouts, lines wrapped at 120 characters (comments only
+between whole expressions), and a helper's own def kept only while something still calls it."""
+
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from meshify.rewrite import convert_source
+from meshify.rewrite._wrap import WIDTH, wrap_lines
+
+ROOT = Path(__file__).resolve().parent.parent
+MODELS = sorted([*ROOT.glob("examples/*.py"), *ROOT.glob("tests/real_models/*.py")])
+MODELS = [p for p in MODELS if "@mesh(" in p.read_text()]
+
+HEADER = """\
+import jax
+import jax.numpy as jnp
+from meshify import Tensor, mesh
+"""
+
+HELPERS = HEADER + '''
+
+def norm(x):
+    return x / jnp.sqrt(jnp.mean(x * x, axis=-1, keepdims=True))
+
+
+def mlp(x, w1, w2):
+    return jax.nn.relu(x @ w1) @ w2
+
+
+@mesh(batch=2, model=4, rules={"f": "model"})
+def f(x: Tensor["batch", "d"], w1: Tensor["d", "f"], w2: Tensor["f", "d"]) -> Tensor["batch", "d"]:
+    h = norm(jax.nn.relu(x @ w1))
+    return norm(x) + mlp(x, w1, w2) + jnp.sum(h) * 0.0
+'''
+
+
+def _convert(source: str, width: int | None = WIDTH) -> str:
+    return convert_source(source, "case.py", width=width).text
+
+
+def _defs(text: str) -> list[str]:
+    return re.findall(r"(?m)^def (\w+)\(", text)
+
+
+# -- short names, one comment block -------------------------------------------------------------------
+
+
+def test_versions_get_short_names_numbered_per_helper_in_order_of_first_use() -> None:
+    text = _convert(HELPERS)
+    assert _defs(text) == ["norm__v1", "norm__v2", "mlp__v1", "f"]
+    assert "h = norm__v1(jax.nn.relu(x @ w1))" in text and "return norm__v2(x) + " in text
+
+
+def test_one_comment_block_above_a_helpers_versions_maps_each_name_to_its_layouts() -> None:
+    text = _convert(HELPERS, width=None)
+    block = text[text.index("# meshify: norm specialised"):text.index("def norm__v1")].splitlines()
+    assert block == [
+        "# meshify: norm specialised for its callers' layouts (norm() itself is unused, not kept):",
+        "# meshify:   norm__v1 for x: [batch/'batch', f/'model'] -> [batch/'batch', f/'model']",
+        "# meshify:   norm__v2 for x: [batch/'batch', d] -> [batch/'batch', d]",
+    ]
+    between = text[text.index("def norm__v1"):text.index("def norm__v2")]
+    assert "specialised" not in between  # one block per helper, not one comment per version
+
+
+def test_a_version_never_takes_a_name_the_module_uses() -> None:
+    source = HELPERS.replace("def mlp(x, w1, w2):\n", "def mlp(x, w1, w2):\n    mlp__v1 = None\n") + \
+        "\n\nnorm__v1 = 'a user name'\n"
+    text = _convert(source)
+    assert _defs(text) == ["norm__v2", "norm__v3", "mlp__v2", "f"]
+    assert "norm__v1 = 'a user name'" in text
+
+
+def test_a_version_added_for_one_helper_renames_no_other_version() -> None:
+    before = _defs(_convert(HELPERS))
+    after = _defs(_convert(HELPERS.replace("+ jnp.sum(h) * 0.0", "+ jnp.sum(h) * 0.0 + jnp.sum(norm(x.T)) * 0.0")))
+    assert after == ["norm__v1", "norm__v2", "norm__v3", "mlp__v1", "f"] and set(before) < set(after)
+
+
+# -- originals ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("use", [
+    "def plain(x):\n    return mlp(x, x, x)\n",  # another function of the module
+    "TABLE = {'mlp': mlp}\n",  # module-level code
+    "__all__ = ['f', 'mlp']\n",  # an export
+])
+def test_a_helpers_own_def_is_kept_only_while_something_else_uses_it(use: str) -> None:
+    assert "def mlp(" not in _convert(HELPERS) and "def norm(" not in _convert(HELPERS)
+    text = _convert(HELPERS + "\n\n" + use)
+    assert "def mlp(" in text and "def norm(" not in text
+    assert "# meshify: mlp specialised for its callers' layouts:" in text
+    ast.parse(text)
+
+
+def test_a_kept_def_keeps_what_it_calls_and_a_same_named_field_keeps_nothing() -> None:
+    source = HELPERS.replace("def mlp(x, w1, w2):\n    return", "def mlp(x, w1, w2):\n    return norm(x) +") + '''
+
+class Params:
+    mlp: int = 0  # a field named like the helper is no use of it
+
+
+def plain(x, p):
+    return p.mlp + mlp(x, x, x)
+'''
+    text = _convert(source)
+    assert "def mlp(x, w1, w2):" in text and "def norm(x):" in text  # plain() -> mlp() -> norm()
+    assert "def plain(x, p):\n    return p.mlp + mlp(x, x, x)" in text
+
+
+def test_a_dropped_defs_leading_comments_stay_above_its_versions() -> None:
+    source = HELPERS.replace("\n\ndef norm(x):", "\n\n# Normalises the last dim.\ndef norm(x):")
+    text = _convert(source)
+    assert "\n\n\n# Normalises the last dim.\n# meshify: norm specialised" in text
+
+
+# -- wrapping -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", MODELS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_converted_models_have_no_line_over_120_but_the_sources_own(path: Path) -> None:
+    source = path.read_text()
+    text = convert_source(source, str(path)).text
+    own = set(source.splitlines())
+    long = [line for line in text.splitlines() if len(line) > WIDTH and line not in own]
+    assert not long, "\n".join(long)
+    unwrapped = convert_source(source, str(path), width=None).text
+    assert ast.dump(ast.parse(text)) == ast.dump(ast.parse(unwrapped))
+
+
+def test_a_long_call_keeps_its_items_on_one_line_when_they_fit_else_one_per_line() -> None:
+    args = ", ".join(f"argument_{i}" for i in range(8))
+    line = f"if True:\n    result = some_module.function_name({args}, key=other.call(a, b))"
+    assert wrap_lines(line + "\n", "", width=60).splitlines()[1:] == [
+        "    result = some_module.function_name(",
+        "        argument_0,",
+        "        argument_1,",
+        "        argument_2,",
+        "        argument_3,",
+        "        argument_4,",
+        "        argument_5,",
+        "        argument_6,",
+        "        argument_7,",
+        "        key=other.call(a, b),",
+        "    )",
+    ]
+    assert wrap_lines(line + "\n", "", width=200) == line + "\n"
+    assert wrap_lines(line + "\n", "", width=130).splitlines()[1:] == [
+        "    result = some_module.function_name(",
+        f"        {args}, key=other.call(a, b)",
+        "    )",
+    ]
+
+
+def test_wrapping_never_splits_a_string_a_lambdas_parameters_or_a_comprehension() -> None:
+    code = textwrap.dedent('''\
+        y = f("a, b, (c", lambda h, layer: (h + layer, None), [g(v, w) for v, w in zip(aaaa, bbbb)], zzzz)
+        ''')
+    wrapped = wrap_lines(code, "", width=50)
+    assert ast.dump(ast.parse(wrapped)) == ast.dump(ast.parse(code))
+    assert '    "a, b, (c",\n' in wrapped and "    lambda h, layer: (h + layer, None),\n" in wrapped
+    assert "    [g(v, w) for v, w in zip(aaaa, bbbb)],\n" in wrapped
+
+
+def test_a_source_line_and_a_multiline_string_stay_byte_identical() -> None:
+    long = "x = f(" + ", ".join(["a"] * 70) + ")"
+    doc = '"""' + "word, " * 30 + '\n(' + "b, " * 50 + ')"""'
+    text = f"{long}\n{doc}\n"
+    assert wrap_lines(text, long, width=80) == text
+
+
+def test_a_long_comment_breaks_only_between_whole_expressions() -> None:
+    comment = ("    # meshify: psum over 'model': jnp.einsum(\"blf,fd->bld\", h, p.w_out) is a partial sum "
+               "(contracted 'd_ff' split); (x - mu) * scale[..., None] needs it whole, so it is reduced here")
+    for width in range(60, 120, 7):
+        lines = wrap_lines(comment + "\n", "", width=width).splitlines()
+        assert all(line.startswith("    #") for line in lines)
+        assert lines[0].startswith("    # meshify: ") and not any(l.startswith("    # meshify:") for l in lines[1:])
+        words = " ".join(line.strip().lstrip("#").strip().removeprefix("meshify: ") for line in lines)
+        assert words == comment.strip().removeprefix("# meshify: ")
+        for whole in ('jnp.einsum("blf,fd->bld", h, p.w_out)', "'d_ff'", "(x - mu) * scale[..., None]"):
+            assert any(whole in line for line in lines), (whole, lines)
