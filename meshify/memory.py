@@ -161,19 +161,15 @@ class _Flattener:
     def read(self, atom: Any) -> tuple[_Value, int] | None:
         return None if isinstance(atom, Literal) else self.env.get(atom)
 
-    def arguments(self, invars: Sequence[Any], factors: Sequence[int]) -> list[_Value]:
-        values = []
+    def arguments(self, invars: Sequence[Any], factors: Sequence[int]) -> None:
         for var, factor in zip(invars, factors, strict=True):
-            values.append(_Value(_nbytes(var.aval) // factor, arg=True))
-            self.env[var] = (values[-1], factor)
-        return values
+            self.env[var] = (_Value(_nbytes(var.aval) // factor, arg=True), factor)
 
-    def results(self, outvars: Sequence[Any]) -> list[_Value]:
+    def results(self, outvars: Sequence[Any]) -> None:
         """Marks the program's results (XLA's output bytes, never temporaries)."""
-        found = [f[0] for f in map(self.read, outvars) if f is not None]
-        for value in found:
-            value.out = True
-        return found
+        for found in map(self.read, outvars):
+            if found is not None:
+                found[0].out = True
 
     def run(self, eqns: Sequence[Any]) -> None:
         for eqn in eqns:
@@ -238,7 +234,7 @@ class _Liveness:
         for i, step in enumerate(steps):
             for value in step.ins:
                 value.consumers.append(i)
-        self._roots: dict[int, frozenset[_Value]] = {}
+        self._roots: dict[_Value, frozenset[_Value]] = {}
         self.born: dict[_Value, int] = {}
         self.last: dict[_Value, int] = {}
         for i, step in enumerate(steps):
@@ -261,11 +257,10 @@ class _Liveness:
 
     def roots(self, value: _Value) -> frozenset[_Value]:
         """The buffers a value is computed from (itself, when it has one)."""
-        key = id(value)
-        if key not in self._roots:
-            self._roots[key] = frozenset([value]) if self.buffered(value) else \
+        if value not in self._roots:
+            self._roots[value] = frozenset([value]) if self.buffered(value) else \
                 frozenset().union(*(self.roots(v) for v in value.operands))
-        return self._roots[key]
+        return self._roots[value]
 
     def temporaries(self) -> list[_Value]:
         return [v for v in self.born if not v.arg and not v.out]
@@ -361,8 +356,10 @@ def predict_step(loss: Callable[..., Any], args: Sequence[Any], argnums: Sequenc
 
     inputs = (params, _moments(optimizer, params), others)
     traced = jax.make_jaxpr(step)(*inputs)
-    forward_eqns = len(jax.make_jaxpr(lambda *a: forward(*a)[0])(*inputs).eqns)
-    liveness, boundary = _simulate(traced, jax.tree.leaves(inputs), forward_eqns)
+    forward_pass = [e.primitive for e in jax.make_jaxpr(lambda *a: forward(*a)[0])(*inputs).eqns]
+    if forward_pass != [e.primitive for e in traced.eqns[:len(forward_pass)]]:
+        raise RuntimeError("the traced step does not begin with its forward pass; report this as a meshify bug")
+    liveness, boundary = _simulate(traced, jax.tree.leaves(inputs), len(forward_pass))
     sizes = [sum(_local_bytes(leaf) for leaf in jax.tree.leaves(part)) for part in inputs]
     return MemoryReport(optimizer, sizes[0], sizes[0], sizes[1], sizes[2], liveness.crossing(boundary),
                         liveness.peak())
