@@ -26,6 +26,7 @@ import libcst as cst
 from meshify.annotate._types import BROADCAST, Layout, MeshSpec, Rules, unify_dims
 from meshify.errors import LayoutError, MeshifyError, UnsupportedError
 from meshify.rewrite import rules as _rules  # noqa: F401  (registers every op rule)
+from meshify.rewrite._bodies import run_walks
 from meshify.rewrite._collectives import axes_text, collective
 from meshify.rewrite._context import ModuleContext
 from meshify.rewrite._dtypes import Dtypes, like_node
@@ -39,7 +40,7 @@ from meshify.rewrite._optional import optional_inner
 from meshify.rewrite._plan import Step, plan_conversion, step_result
 from meshify.rewrite._templates import apply_step, axes_node, call_template, comment_line, int_node, psum_statement
 from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TracedLoop, TupleValue, Value
-from meshify.rewrite.rules.shapes import is_reshape, reshape_named
+from meshify.rewrite.rules.shapes import is_reshape, reshape_call, reshape_named
 
 __all__ = ["FunctionRewriter", "Operand", "Record", "FunctionPlan", "TracedLoop"]
 
@@ -753,7 +754,9 @@ class FunctionRewriter:
         if s.value is None:
             raise self.ctx.error(UnsupportedError, s, "annotation without a value", "assign a value")
         if dims is not None and is_reshape(self, s.value):
-            op = reshape_named(self, s.value, dims)
+            call = reshape_call(self, s.value)
+            value, node = self.lower(call, reshape_named(self, call, dims))
+            op = Operand(value, s.value, node)
         else:
             op = self.expr(s.value)
         if dims is None:
@@ -904,22 +907,13 @@ class FunctionRewriter:
 
     def lower(self, call, lowering) -> tuple[Value, cst.BaseExpression]:
         """Carries out a rule's :class:`~meshify.rewrite.rules.Lowering` for ``call``: converts its
-        operands, builds the replacement (the user's call with converted operands, or the rule's
-        template), records and comments each collective, marks index operands."""
+        operands, builds the replacement (the user's call with converted operands and replaced parts,
+        or the rule's template), records and comments each collective, marks index operands; the
+        functions a loop or branch runs are walked by :func:`~meshify.rewrite._bodies.run_walks`."""
+        if lowering.walks is not None:
+            return run_walks(self, call, lowering)
         nodes = self.carry_out(lowering)
-        replaced: dict = {}
-        nested: dict[cst.CSTNode, cst.BaseExpression] = {}  # an item of a list argument: [a, b]
-        for c, node in zip(lowering.converts, nodes):
-            if call.receiver is not None and c.operand.original is call.receiver.original:
-                replaced["receiver"] = node
-                continue
-            try:
-                replaced[call.position(c.operand)] = node
-            except ValueError:
-                nested[c.operand.node] = node
-        rebuilt = call.rebuild(self, replaced)
-        if nested:
-            rebuilt = rebuilt.visit(_Swap(nested))
+        rebuilt = self.rebuilt(call, lowering, nodes)
         if lowering.accumulate is not None:
             keyword, operands = lowering.accumulate
             given = call.params.get(keyword)
@@ -930,6 +924,41 @@ class FunctionRewriter:
         if lowering.template is None:
             return lowering.result, rebuilt
         return lowering.result, self.replacement(lowering, nodes, call=rebuilt)
+
+    def rebuilt(self, call, lowering, nodes: list, walked: dict | None = None) -> cst.Call:
+        """The user's call with, in place, each operand the lowering converts (its node in ``nodes``),
+        each part it replaces, and each function walked for it (``walked``: place -> new node)."""
+        replaced: dict = {}
+        nested: dict[cst.CSTNode, cst.BaseExpression] = {}  # an item of a list argument: [a, b]
+        for c, node in zip(lowering.converts, nodes):
+            if call.receiver is not None and c.operand.original is call.receiver.original:
+                replaced["receiver"] = node
+                continue
+            try:
+                replaced[call.position(c.operand)] = node
+            except ValueError:
+                nested[c.operand.node] = node
+        parts = {at: self.part_node(value, nodes) for at, value in lowering.replace}
+        parts.update(walked or {})
+        replaced.update({at.position: node for at, node in parts.items() if at.item is None})
+        for position in sorted({at.position for at in parts if at.item is not None}):
+            items = {at.item: node for at, node in parts.items() if at.position == position}
+            literal = replaced.get(position, call.operand_node(position))
+            replaced[position] = literal.with_changes(
+                elements=[e.with_changes(value=items.get(j, e.value)) for j, e in enumerate(literal.elements)])
+        rebuilt = call.rebuild(self, replaced)
+        if nested:
+            rebuilt = rebuilt.visit(_Swap(nested))
+        return rebuilt
+
+    def part_node(self, value: object, nodes: list) -> cst.CSTNode:
+        """The node of a lowering's ``fill`` or ``replace`` value; a :class:`Template` filled in turn."""
+        from meshify.rewrite.rules._api import Template
+
+        if isinstance(value, Template):
+            return call_template(value.text, mr=cst.Name(self.ctx.mr),
+                                 **{name: self.part_node(v, nodes) for name, v in value.fill})
+        return self._filled(value, nodes)
 
     def accumulating(self, original: cst.CSTNode, node: cst.Call, keyword: str, operands,
                      at: int | None = None) -> cst.Call:

@@ -68,12 +68,12 @@ def _walk(rw, fn: cst.BaseExpression, call) -> tuple[Value, cst.BaseExpression, 
         value, new = call_helper(rw, call, rw.ctx.functions[fn.value])
         return value, new.func, list(new.args)
     if isinstance(fn, cst.Lambda):
-        from meshify.rewrite.rules.control import _lambda
+        from meshify.rewrite._bodies import walk_lambda
 
         if call.kwargs:
             raise rw.error(UnsupportedError, call.node, "keyword arguments to a transformed lambda",
                            "pass the lambda's arguments positionally")
-        value, new = _lambda(rw, fn, [o.value for o in call.args], what="the lambda's")
+        value, new = walk_lambda(rw, fn, [o.value for o in call.args], what="the lambda's")
         return value, new, [a.with_changes(value=o.node) for a, o in zip(call.node.args, call.args)]
     raise rw.error(UnsupportedError, fn, f"{rw.ctx.code(fn)!r} is not a function meshify can follow into", "pass a helper defined with def (here or at module "
                    "level), or a lambda")

@@ -1,10 +1,16 @@
-"""Control flow with traced conditions: ``jax.lax.cond`` and ``jax.lax.switch``, as text."""
+"""Control flow: ``jax.lax.cond`` and ``jax.lax.switch`` as text; the loop and branch rules' data (a
+:class:`Loop` or :class:`Branches` for the interpreter to walk), read without a rewriter."""
 
 from __future__ import annotations
 
+import libcst as cst
 import pytest
 
+from meshify.annotate._types import Layout
 from meshify.errors import LayoutError, UnsupportedError
+from meshify.rewrite._values import Array, Operand, Static
+from meshify.rewrite.rules import REGISTRY, closed_world
+from meshify.rewrite.rules._api import At, Body, Branches, Call, Convert, Loop, Template
 from tests.rules._rewrite import assert_rewrite, rewrite
 
 X = 'x: Tensor["batch", "d"], w1: Tensor["d", "f"], w2: Tensor["f", "d"]'
@@ -214,3 +220,104 @@ def test_a_transform_of_something_meshify_cannot_follow_is_refused() -> None:
         return jax.vmap(jnp.tanh)(x)
         """)
     assert "'jnp.tanh' is not a function meshify can follow into" in text
+
+
+# -- the rules' data: loops and branches as descriptors the interpreter walks --------------------
+
+H = Array(Layout(("batch", "d"), (("batch",), ())))
+LAYERS = Array(Layout(("layers", "d", "f"), ((), (), ("model",))))
+
+
+def _evaluated(text: str, *values) -> Call:
+    """``text``'s call as the interpreter hands it to its rule: each argument evaluated to ``values[i]``
+    (a function argument is Static: it is walked, not evaluated), bound to the declared signature."""
+    node = cst.parse_expression(text)
+    assert isinstance(node, cst.Call)
+    operands = [(a, Operand(v, a.value, a.value)) for a, v in zip(node.args, values, strict=True)]
+    name = "jax.lax." + cst.Module([]).code_for_node(node.func).rsplit(".", 1)[-1]
+    call = Call(node, name, tuple(o for a, o in operands if a.keyword is None),
+                {a.keyword.value: o for a, o in operands if a.keyword is not None})
+    closed_world(None, call, name)  # no rewriter: it is only read for errors
+    return call
+
+
+def test_a_scan_is_a_loop_over_one_layer_whose_outputs_are_stacked() -> None:
+    call = _evaluated("jax.lax.scan(step, h, xs=ws)", Static(), H, LAYERS)
+    lowering = REGISTRY["jax.lax.scan"](None, call)  # a rule reads its call only: no rewriter
+    one_layer = Array(Layout(("d", "f"), ((), ("model",))))
+    assert lowering.result is None and lowering.converts == () and lowering.replace == ()
+    assert lowering.walks == Loop(Body(call.args[0], At(0)), (H, one_layer), carry=0, init=call.args[1],
+                                  trips="layers", stacked="layers")
+
+
+def test_a_fori_loop_is_a_loop_returning_its_carry_with_literal_bounds_as_its_trips() -> None:
+    call = _evaluated("jax.lax.fori_loop(1, 4, body, h)", Static.of(1), Static.of(4), Static(), H)
+    loop = REGISTRY["jax.lax.fori_loop"](None, call).walks
+    assert isinstance(loop, Loop)
+    assert (loop.body.at, loop.args[1], loop.carry, loop.init, loop.trips, loop.stacked) == \
+        (At(2), H, 1, call.args[3], 3, None)
+
+
+def test_a_cond_on_a_partial_sum_converts_its_predicate_and_names_both_branches() -> None:
+    pred = Array(Layout((), (), frozenset({"batch"})))
+    call = _evaluated("jax.lax.cond(p, mlp, lambda h: h, x)", pred, Static(), Static(), H)
+    lowering = REGISTRY["jax.lax.cond"](None, call)
+    assert lowering.converts == (Convert(call.args[0], Layout.replicated(()),
+                                         "the cond predicate (every device must take the same branch)"),)
+    assert lowering.walks == Branches((Body(call.args[1], At(1)), Body(call.args[2], At(2))), (call.args[3],))
+
+
+def test_a_switch_names_each_branch_of_its_list_by_its_item() -> None:
+    call = _evaluated("jax.lax.switch(1, [f, lambda h: -h], x, y)", Static.of(1), Static(), H, H)
+    lowering = REGISTRY["jax.lax.switch"](None, call)
+    bodies = lowering.walks.bodies
+    assert lowering.converts == () and [b.at for b in bodies] == [At(1, 0), At(1, 1)]
+    items = call.node.args[1].value.elements
+    assert [b.fn.original for b in bodies] == [items[0].value, items[1].value]
+    assert lowering.walks.operands == call.args[2:]
+
+
+def test_a_carry_the_body_returns_whole_enters_the_loop_whole_once() -> None:
+    """The interpreter's fixpoint: the first walk returns the carry in another layout, so the walk
+    is undone and the carry converted before the loop (one psum, not one per iteration)."""
+    assert_rewrite("""
+        def step(c, w):
+            return jnp.tanh(c), None
+
+        h, _ = jax.lax.scan(step, x @ w1 @ w2, None, length=3)
+        return h
+        """, """
+        def step(c, w):
+            return jnp.tanh(c), None
+
+        # meshify: psum over 'model': x @ w1 @ w2 is a partial sum (contracted 'f' split); the scan carry needs it whole
+        h, _ = jax.lax.scan(step, mr.psum(jnp.matmul(x @ w1, w2, preferred_element_type=mr.sum_dtype(x, w1, w2)), "model", like=(x, w1, w2)), None, length=3)
+        return h
+        """, X, OUT, MESH)
+
+
+def test_a_named_reshape_replaces_only_the_sizes_of_split_dims(monkeypatch) -> None:
+    from meshify.rewrite import _interp
+    from meshify.rewrite.rules import shapes
+
+    seen = []
+
+    def spy(rw, call, dims):
+        seen.append(shapes.reshape_named(rw, call, dims))
+        return seen[-1]
+
+    monkeypatch.setattr(_interp, "reshape_named", spy)
+    assert_rewrite("""
+        h: Tensor["batch", "heads", "d_head"] = (x @ w1).reshape(x.shape[0], 8, -1)
+        return jnp.sum(h, axis=(1, 2))[:, None] * x
+        """, """
+        h: Tensor["batch", "heads", "d_head"] = (x @ w1).reshape(mr.shard_size((x.shape[0] * 2), 2, "batch"), 2, -1)
+        # meshify: psum over 'model': jnp.sum(h, axis=(1, 2))[:, None] * x is a partial sum (reduced 'heads' split); the return hint needs it whole
+        return mr.psum(jnp.sum(h, axis=(1, 2), dtype=mr.sum_dtype(x, w1))[:, None] * x, "model", like=(x, w1))
+        """, X, OUT, 'batch=2, model=4, rules={"f": "model", "heads": "model"}')
+    (lowering,) = seen  # data: the batch size checked at call time, 8 heads over 4 shards, -1 kept
+    assert lowering.result == Array(Layout(("batch", "heads", "d_head"), (("batch",), ("model",), ())))
+    (at_batch, batch), (at_heads, heads) = lowering.replace
+    assert (at_batch, at_heads, heads) == (At(0), At(1), 2)
+    assert isinstance(batch, Template) and batch.text == "{mr}.shard_size({size}, {shards}, {dim})"
+    assert [(k, v) for k, v in batch.fill if k != "size"] == [("shards", 2), ("dim", "batch")]

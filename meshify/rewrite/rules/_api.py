@@ -6,12 +6,25 @@ methods (``x.sum()``) by method name (``jax.Array.sum`` for their signatures).  
 receives the evaluated :class:`Call`, bound to the function's declared signature by
 :func:`closed_world` (an argument it does not model is refused first), and returns a
 :class:`Lowering`: data saying which operand goes to which layout, the result's value,
-the replacement code as a template, and the collectives it runs itself.  It builds no
-CST and changes no state; the interpreter (``FunctionRewriter.lower``) converts, emits,
-comments and records.  Two kinds of rule still act themselves: loops (``control``: their
-bodies are walked by the interpreter) and named reshapes (called from an annotated
-assignment).  A call no rule handles goes to :func:`unknown_call`: allowed only where
-every array reaching it is whole and not a partial sum.
+the replacement code as a template or as parts of the user's call replaced (a reshape's
+per-shard sizes), and the collectives it runs itself.  It builds no CST and changes no
+state (``rw`` is only read: positioned errors, the mesh); the interpreter
+(``FunctionRewriter.lower``) converts, emits, comments and records.  A named reshape
+(``h: Tensor[...] = x.reshape(...)``) is a rule of the same form, called by the annotated
+assignment with the hint's dims.
+
+A call that runs functions of the user's (loops, branches) returns, in ``walks``, a
+:class:`Loop` or :class:`Branches`: which function arguments to walk (a lambda, a nested
+def, a module helper), with which argument values, where each rewritten function goes
+back in the call, and how the call's result follows from the body's; its ``result`` is
+None.  What a walk returns decides what else happens, so the rule states the policy and
+:mod:`meshify.rewrite._bodies` iterates: a loop whose body returns its carry in another
+layout than it came in is walked again with the carry entering in that layout (converted
+once, before the loop); branches are walked once each to learn their results, then again
+each with its result converted, inside the branch, to the one layout they share.
+
+A call no rule handles goes to :func:`unknown_call`: allowed only where every array
+reaching it is whole and not a partial sum.
 """
 
 from __future__ import annotations
@@ -43,6 +56,11 @@ class Call:
     #: Parameter name -> operand (a tuple for ``*args``), bound by :func:`closed_world`.
     params: dict = field(default_factory=dict)
 
+    @property
+    def short(self) -> str:
+        """The function's own name, as messages say it (``scan`` for ``jax.lax.scan``)."""
+        return self.name.rsplit(".", 1)[-1]
+
     def arg(self, index: int, keyword: str, default: object = None):
         if index < len(self.args):
             return self.args[index]
@@ -52,7 +70,7 @@ class Call:
         """The call with operand ``i`` (positional index; keywords after them) replaced."""
         new_args = []
         for i, arg in enumerate(self.node.args):
-            node = replaced.get(i, self._operand_node(i))
+            node = replaced.get(i, self.operand_node(i))
             new_args.append(arg.with_changes(value=node))
         func = self.node.func
         if self.receiver is not None and "receiver" in replaced:
@@ -71,7 +89,8 @@ class Call:
                 return i
         raise ValueError("not an operand of this call")
 
-    def _operand_node(self, i: int) -> cst.BaseExpression:
+    def operand_node(self, i: int) -> cst.BaseExpression:
+        """The evaluated node of argument ``i`` (keywords counted), as the call is rebuilt with it."""
         arg = self.node.args[i]
         if arg.keyword is None and i < len(self.args):
             return self.args[i].node
@@ -120,6 +139,69 @@ class MeshAxes:
 
 
 @dataclass(frozen=True, slots=True)
+class Template:
+    """In a :class:`Lowering`'s ``fill`` or ``replace``: the expression ``text`` (``{mr}`` is the
+    runtime module), its other placeholders filled from ``fill`` as a lowering's are."""
+
+    text: str
+    fill: tuple[tuple[str, object], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class At:
+    """A place in the user's call: argument ``position`` (its index among the arguments as written,
+    keywords counted, as :meth:`Call.rebuild` counts them), or item ``item`` of the list or tuple
+    literal written there (the sizes of ``x.reshape((b, l, h, d))``, the branches of a ``switch``)."""
+
+    position: int
+    item: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Body:
+    """A function the call runs (a loop body, a branch), as the user passed it: a lambda, a def
+    nested in the function or a module helper.  The interpreter walks it in the caller's scope and
+    puts its rewritten node (a lambda, a nested def's or a helper version's name) back ``at``."""
+
+    fn: Operand
+    at: At
+
+
+@dataclass(frozen=True, slots=True)
+class Loop:
+    """A loop JAX runs (``scan``, ``fori_loop``): ``body`` walked once for one iteration, which
+    counts ``trips`` times in ``explain``.
+
+    Attributes:
+        args: what the body receives each iteration; ``args[carry]`` is the carry, entering as
+            ``init`` (the user's operand).  The carry must leave the body in the layout it entered:
+            when the body returns it in another layout of the same dims, the interpreter converts
+            ``init`` to that layout once, before the loop, and walks the body again.
+        stacked: None: the call returns the body's result, the carry (``fori_loop``).  Else the
+            body returns ``(carry, y)`` and the call ``(carry, ys)``, ``ys`` being ``y`` stacked
+            over the iterations as a new leading, unsplit dim of this name (``scan``).
+    """
+
+    body: Body
+    args: tuple[Value, ...]
+    carry: int
+    init: Operand
+    trips: int | str | None
+    stacked: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Branches:
+    """Branches of which one runs (``cond``, ``switch``): each of ``bodies`` walked for ``operands``,
+    which are completed first where they are partial sums formed in float32 (a branch could not
+    name their dtype).  The call returns one layout whichever branch runs: per array, the splits of
+    the branch with fewest pending partial sums, each branch converting its result to it inside."""
+
+    bodies: tuple[Body, ...]
+    operands: tuple[Operand, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Emitted:
     """A collective the replacement runs itself (``mr.max`` runs a pmax): a kind of
     :data:`meshify.rewrite._collectives.COLLECTIVES`, over ``axes``, on a value of ``layout``."""
@@ -138,19 +220,22 @@ class Lowering:
     the collectives.  Rules build no CST and change no state.
 
     Attributes:
-        result: the value the call returns (dims, layout, pending partial sums).
+        result: the value the call returns (dims, layout, pending partial sums); None where
+            ``walks`` names functions the call runs, whose walk decides it.
         converts: operands to convert first, in order.
         template: None keeps the user's call, each converted operand's node replaced; else the
             replacement expression, its ``{name}`` placeholders filled from ``fill`` (``{mr}`` is
-            the runtime module): a :class:`Ref`, :class:`MeshAxes`, an int, a tuple of ints, a str
-            (a string literal) or a node of the user's code.
+            the runtime module): a :class:`Ref`, :class:`MeshAxes`, a :class:`Template`, an int, a
+            tuple of ints, a str (a string literal) or a node of the user's code.
+        replace: parts of the user's call (kept otherwise) replaced, each by a ``fill`` value.
+        walks: the functions the call runs (loop bodies, branches), for the interpreter to walk.
         emitted: collectives the replacement runs itself.
         notes: comments for work with no collective (a masked local lookup).
         indices: operands read as integer indices (``meshify verify`` feeds their names integers).
         accumulate: the dtype keyword and operands of a partial sum this call forms.
     """
 
-    result: Value
+    result: Value | None
     converts: tuple[Convert, ...] = ()
     template: str | None = None
     fill: tuple[tuple[str, object], ...] = ()
@@ -161,6 +246,8 @@ class Lowering:
     #: ``keyword=mr.sum_dtype(<their dtypes>)`` so that low-precision operands accumulate in float32
     #: (see :mod:`meshify.rewrite._dtypes`).
     accumulate: tuple[str, tuple[Operand, ...]] | None = None
+    replace: tuple[tuple[At, object], ...] = ()
+    walks: Loop | Branches | None = None
 
 
 def keep(value: Value) -> Lowering:
@@ -171,8 +258,9 @@ def keep(value: Value) -> Lowering:
 Rule = Callable[..., Lowering | tuple[Value, cst.BaseExpression]]
 REGISTRY: dict[str, Rule] = {}
 METHODS: dict[str, Rule] = {}
-#: Ops whose rule walks its lambda arguments itself (loop bodies), in the caller's scope:
-#: their lambdas may read the caller's arrays.
+#: Ops whose function arguments (loop bodies, branches) are walked, in the caller's scope, by the
+#: interpreter as their rule's :class:`Loop` or :class:`Branches` says: their lambdas and nested
+#: defs may read the caller's arrays, and are not evaluated as values.
 BODY_OPS: set[str] = set()
 
 
@@ -234,7 +322,7 @@ def closed_world(rw, call: Call, qualified: str) -> dict[str, object]:
                 continue
             default = "" if param.default in (inspect.Parameter.empty, ...) else f" (default {param.default!r})"
             raise rw.error(UnsupportedError, o.original,
-                           f"{call.name.rsplit('.', 1)[-1]}({name}={rw.ctx.code(o.original)}): meshify's rule for "
+                           f"{call.short}({name}={rw.ctx.code(o.original)}): meshify's rule for "
                            f"{qualified} does not model {name}=",
                            f"drop {name}={default}, or compute this outside the @mesh function")
     return bound
@@ -251,7 +339,7 @@ def _bind(rw, call: Call, qualified: str, declared) -> dict[str, object]:
     bound: dict[str, object] = {}
     positional = [p for p in declared.params if p.kind in ("positional", "either")]
     varargs = next((p for p in declared.params if p.kind == "varargs"), None)
-    short = call.name.rsplit(".", 1)[-1]
+    short = call.short
     for i, operand in enumerate(call.args):
         if i < len(positional):
             bound[positional[i].name] = operand

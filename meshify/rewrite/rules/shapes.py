@@ -11,9 +11,9 @@ from meshify.annotate._types import BROADCAST, INFERRED, Axes, Layout
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._collectives import axes_text
 from meshify.rewrite._plan import choose_splits
-from meshify.rewrite._templates import call_template, int_node
+from meshify.rewrite._templates import int_node
 from meshify.rewrite._values import Array, Opaque, Operand, Static, TupleValue
-from meshify.rewrite.rules._api import ADD, Call, Convert, Lowering, keep, op, unknown_call
+from meshify.rewrite.rules._api import ADD, At, Call, Convert, Lowering, Template, keep, op, unknown_call
 from meshify.rewrite.rules.elementwise import _kept_partial
 
 
@@ -214,24 +214,27 @@ def _unique(names: list[str]) -> list[str]:
     return out
 
 
-def reshape_named(rw, node: cst.Call, dims: tuple[str, ...]) -> Operand:
-    """``h: Tensor[dims] = x.reshape(...)``: the result's layout, with per-shard sizes in the call."""
-    call = _evaluate(rw, node)
+def reshape_named(rw, call: Call, dims: tuple[str, ...]) -> Lowering:
+    """``h: Tensor[dims] = x.reshape(...)`` (the annotated assignment passes the hint's ``dims``): the
+    result's layout, and each size of a split dim replaced by its per-shard size.  The sizes are read
+    one by one from the call's nodes (static expressions: reading them changes no state)."""
     x = _x(call)
     if not isinstance(x.value, Array):
-        return Operand(Opaque(), node, call.rebuild(rw, {}))
+        return keep(Opaque())
     sizes, size_nodes = _shape_operands(rw, call)
     if len(size_nodes) != len(dims):
-        raise rw.error(LayoutError, node, f"reshape to {len(size_nodes)} sizes but the hint names {len(dims)} "
+        raise rw.error(LayoutError, call.node, f"reshape to {len(size_nodes)} sizes but the hint names {len(dims)} "
                        f"dims {list(dims)}", "give the hint one name per size")
-    layout = x.value.layout.with_partial(x.value.layout.partial)
-    out_axes = _reshape_axes(rw, node, layout, dims)
-    new_sizes = [_local_size(rw, s, n, rw.mesh.size(a), d) for s, n, a, d in zip(sizes, size_nodes, out_axes, dims)]
+    layout = x.value.layout
+    out_axes = _reshape_axes(rw, call.node, layout, dims)
+    shards = [(at, _shard_size(rw, s, n, rw.mesh.size(a), d))
+              for at, s, n, a, d in zip(_size_places(call), sizes, size_nodes, out_axes, dims)]
     value = Array(Layout(dims, tuple(out_axes), layout.partial), x.value.origin)
-    return Operand(value, node, _with_sizes(rw, call, x, new_sizes))
+    return Lowering(value, replace=tuple((at, size) for at, size in shards if size is not None))
 
 
-def _evaluate(rw, node: cst.Call) -> Call:
+def reshape_call(rw, node: cst.Call) -> Call:
+    """A reshape (:func:`is_reshape`) under a Tensor hint, evaluated for :func:`reshape_named`."""
     from meshify.rewrite._evaluate import _evaluate_args
 
     func = node.func
@@ -245,12 +248,7 @@ def _evaluate(rw, node: cst.Call) -> Call:
 def _shape_operands(rw, call: Call, whole_shape: bool = False) -> tuple[list, list[cst.BaseExpression]]:
     """The size operands of a reshape, unpacking a tuple literal: (evaluated, original nodes).  With
     ``whole_shape``, a shape variable of known dims (``x.reshape(y.shape)``) is its entries ``y.shape[i]``."""
-    if call.receiver is not None:
-        args = list(call.node.args)
-    else:
-        args = [a for a in call.node.args[1:]]
-        if not args and ("newshape" in call.kwargs or "shape" in call.kwargs):
-            args = [a for a in call.node.args if a.keyword and a.keyword.value in ("shape", "newshape")]
+    args = [a for _, a in _size_args(call)]
     if len(args) == 1 and isinstance(args[0].value, cst.Tuple | cst.List):
         nodes = [e.value for e in args[0].value.elements]
     else:
@@ -265,6 +263,24 @@ def _shape_operands(rw, call: Call, whole_shape: bool = False) -> tuple[list, li
                                "spell the sizes out: x.reshape(b, l, heads, d_head)")
         nodes = [a.value for a in args]
     return [rw.expr(n) for n in nodes], nodes
+
+
+def _size_args(call: Call) -> list[tuple[int, cst.Arg]]:
+    """The arguments of a reshape that give its sizes, with their positions in the call."""
+    if call.receiver is not None:
+        return list(enumerate(call.node.args))
+    args = list(enumerate(call.node.args))[1:]
+    if not args and ("newshape" in call.kwargs or "shape" in call.kwargs):
+        args = [(i, a) for i, a in enumerate(call.node.args) if a.keyword and a.keyword.value in ("shape", "newshape")]
+    return args
+
+
+def _size_places(call: Call) -> list[At]:
+    """Where each size of a reshape is written: an argument, or an item of one tuple or list."""
+    args = _size_args(call)
+    if len(args) == 1 and isinstance(args[0][1].value, cst.Tuple | cst.List):
+        return [At(args[0][0], j) for j in range(len(args[0][1].value.elements))]
+    return [At(i) for i, _ in args]
 
 
 def _reshape_axes(rw, node, layout: Layout, out: tuple[str, ...]) -> list[Axes]:
@@ -308,26 +324,33 @@ def _group(rw, node, layout: Layout, out, group_in: list[int], group_out: list[i
 
 def _local_size(rw, size: Operand, node: cst.BaseExpression, shards: int, dim: str,
                 major_of: str | None = None) -> cst.BaseExpression:
+    """The node of a size's per-shard size (:func:`_shard_size`)."""
+    shard = _shard_size(rw, size, node, shards, dim, major_of)
+    return size.node if shard is None else rw.part_node(shard, [])
+
+
+def _shard_size(rw, size: Operand, node: cst.BaseExpression, shards: int, dim: str,
+                major_of: str | None = None) -> int | Template | None:
+    """The per-shard size of ``size`` over ``shards`` (None: the size as written, unsplit or -1): a
+    literal divided, or ``mr.shard_size`` checking the division when the function runs."""
     if shards == 1:
-        return size.node
+        return None
     literal = _literal(size)
     if isinstance(literal, int):
         if literal == -1:
-            return size.node
+            return None
         if literal % shards:
             fix = f"choose a size of {dim!r} that is a multiple of {shards}"
             if major_of is not None:
                 fix += f", or keep {major_of!r} whole on each device: rules={{{major_of!r}: None}}"
             raise rw.error(LayoutError, node, f"reshape size {literal} of dim {dim!r} is not divisible by its "
                            f"{shards} shards", fix)
-        return int_node(literal // shards)
+        return literal // shards
     # Known only when the function runs: checked then (a size the shards do not divide is an error).
+    fill = (("size", size.node), ("shards", shards), ("dim", dim))
     if major_of is not None:
-        return call_template("{mr}.shard_size({size}, {shards}, {dim}, major_of={of})", mr=cst.Name(rw.ctx.mr),
-                             size=size.node, shards=int_node(shards), dim=cst.SimpleString(f'"{dim}"'),
-                             of=cst.SimpleString(f'"{major_of}"'))
-    return call_template("{mr}.shard_size({size}, {shards}, {dim})", mr=cst.Name(rw.ctx.mr), size=size.node,
-                         shards=int_node(shards), dim=cst.SimpleString(f'"{dim}"'))
+        return Template("{mr}.shard_size({size}, {shards}, {dim}, major_of={of})", (*fill, ("of", major_of)))
+    return Template("{mr}.shard_size({size}, {shards}, {dim})", fill)
 
 
 def _with_sizes(rw, call: Call, x: Operand, sizes: list[cst.BaseExpression]) -> cst.Call:

@@ -1,0 +1,345 @@
+"""Walks the functions a loop or branch rule names: the interpreter's half of
+:class:`~meshify.rewrite.rules._api.Loop` and :class:`~meshify.rewrite.rules._api.Branches`.
+
+A rule says which function arguments the call runs, for which values, and the policy for their
+results; here each one is rewritten in the caller's scope (a lambda in place, a nested def where
+the loop traces it, a module helper as its version for these layouts).  Where a walk's result
+decides the next step, the walk is undone (``rw.mark()`` / ``rw.rollback()``) and repeated: a
+loop's carry that leaves the body in another layout enters the loop in that layout; branches are
+walked once to learn their results and again to convert each to the layout they share.  After
+this, each body's new node is in place in the call, every collective in a loop body is recorded
+with the loop's trip count, and the call's result value is known.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from meshify.annotate._types import Layout
+from meshify.errors import LayoutError, UnsupportedError
+from meshify.rewrite._helpers import call_helper, signature_of
+from meshify.rewrite._nested import local_def, walk_local
+from meshify.rewrite._values import Array, Operand, Static, StructValue, TracedLoop, TupleValue, Value
+from meshify.rewrite.rules._api import At, Branches, Call, Loop, Lowering
+
+__all__ = ["run_walks", "walk_lambda"]
+
+
+def run_walks(rw, call: Call, lowering: Lowering) -> tuple[Value, cst.Call]:
+    """Carries out a lowering whose ``walks`` names the functions the call runs: the branches'
+    operands completed, the lowering's conversions, the walks; returns the call's value and node."""
+    walks = lowering.walks
+    completed = _completed(rw, call, walks) if isinstance(walks, Branches) else []
+    nodes = rw.carry_out(lowering)
+    if isinstance(walks, Loop):
+        value, walked = _loop(rw, call, walks)
+    else:
+        assert isinstance(walks, Branches), walks
+        value, walked = _branches(rw, call, walks, completed)
+    walked.update({At(call.position(o)): o.node for o in completed})
+    return value, rw.rebuilt(call, lowering, nodes, walked)
+
+
+# -- loops: the carry's layout to a fixpoint ---------------------------------------------------------
+
+
+def _loop(rw, call: Call, loop: Loop) -> tuple[Value, dict[At, cst.BaseExpression]]:
+    entering = loop.args[loop.carry]
+    mark = rw.mark()
+    result, node = _iteration(rw, call, loop, entering)
+    walked: dict[At, cst.BaseExpression] = {}
+    carry = _carry(loop, result)
+    if isinstance(carry, Array) and _settles_elsewhere(entering, carry):
+        rw.rollback(mark)
+        entering, walked[At(call.position(loop.init))] = _enter_as(rw, loop.init, carry, call.short)
+        result, node = _iteration(rw, call, loop, entering)
+    _same_carry(rw, entering, _carry(loop, result), loop.body.fn.original, call.short)
+    walked[loop.body.at] = node
+    if loop.stacked is None:
+        return result, walked
+    assert isinstance(result, TupleValue)
+    carry, y = result.items
+    return TupleValue((carry, _stack(y, loop.stacked))), walked
+
+
+def _iteration(rw, call: Call, loop: Loop, carry: Value) -> tuple[Value, cst.BaseExpression]:
+    """The body walked for one iteration with ``carry`` entering."""
+    args = [carry if i == loop.carry else a for i, a in enumerate(loop.args)]
+    result, node = _walk(rw, call, loop.body.fn, args, loop.trips)
+    if loop.stacked is not None and not (isinstance(result, TupleValue) and len(result.items) == 2):
+        raise rw.error(LayoutError, loop.body.fn.original, f"a {call.short} body must return (carry, y)",
+                       "return a pair: the new carry and the per-step output (or None)")
+    return result, node
+
+
+def _carry(loop: Loop, result: Value) -> Value:
+    """The carry a walked body returns: its whole result, or the first of its ``(carry, y)``."""
+    if loop.stacked is None:
+        return result
+    assert isinstance(result, TupleValue)
+    return result.items[0]
+
+
+def _stack(value: Value, dim: str) -> Value:
+    """A body output stacked over the iterations: a new leading, unsplit dim."""
+    if isinstance(value, Array):
+        layout = value.layout
+        return Array(Layout((dim, *layout.dims), ((), *layout.axes), layout.partial), value.origin)
+    if isinstance(value, TupleValue):
+        return TupleValue(tuple(_stack(v, dim) for v in value.items))
+    if isinstance(value, StructValue):
+        return StructValue(value.cls, tuple((k, _stack(v, dim)) for k, v in value.fields), value.kind)
+    return value
+
+
+def _settles_elsewhere(init: Value, carry: Value) -> bool:
+    """The body returns the carry in another layout of the same dims (a partial sum it needed
+    whole, a dim it split or gathered): the loop should run in that layout from the start."""
+    return (isinstance(init, Array) and isinstance(carry, Array) and init.layout.dims == carry.layout.dims
+            and init.layout != carry.layout)
+
+
+def _enter_as(rw, init: Operand, carry: Array, what: str) -> tuple[Array, cst.BaseExpression]:
+    """The carry converted, on its way into the loop, to the layout the body returns it in
+    (converting inside would repeat the conversion, a psum even summing again, each iteration);
+    a named carry that needs a psum gets it in its own statement before this one."""
+    assert isinstance(init.value, Array)
+    layout = carry.layout
+    return Array(layout, init.value.origin), rw.convert(init, layout, f"the {what} carry")
+
+
+def _same_carry(rw, before: Value, after: Value, where, what: str) -> None:
+    if signature_of(before) != signature_of(after):
+        def text(v):
+            return v.layout.describe() if isinstance(v, Array) else type(v).__name__
+        raise rw.error(LayoutError, where,
+                       f"the {what} carry changes layout in the loop body: {text(before)} in, {text(after)} out",
+                       "return the carry in the layout it came in (pin it with a Tensor hint in the body)")
+
+
+# -- branches: one layout whichever runs ------------------------------------------------------------
+
+
+def _completed(rw, call: Call, branches: Branches) -> list[Operand]:
+    return [rw.complete_widened(o, f"a {call.short} operand (a branch could not name its dtype)")
+            for o in branches.operands]
+
+
+def _branches(rw, call: Call, branches: Branches, operands: list[Operand]
+              ) -> tuple[Value, dict[At, cst.BaseExpression]]:
+    """Each branch walked for the operands to learn its result, then again with its result
+    converted, inside the branch, to the layout every branch returns."""
+    args = [o.value for o in operands]
+    passed = [o.original for o in operands]
+    mark = rw.mark()
+    results = [_walk(rw, call, b.fn, args, 1, passed=passed)[0] for b in branches.bodies]
+    target = _common(rw, call, results)
+    rw.rollback(mark)
+    walked: dict[At, cst.BaseExpression] = {}
+    dtypes: list = []
+    for branch, result in zip(branches.bodies, results):
+        need = None if signature_of(result) == signature_of(target) else target
+        if need is not None and not isinstance(target, Array) and isinstance(branch.fn.original, cst.Name) \
+                and local_def(rw, branch.fn.original.value) is not None:
+            raise _unconverted(rw, call, branch.fn.original, result, target)
+        walked[branch.at] = _walk(rw, call, branch.fn, args, 1, target=need, passed=passed, dtype=dtypes)[1]
+    # JAX requires every branch to return the same dtypes: the first branch whose carriers are known says them
+    rw.dtypes.calls[call.node] = next((d for d in dtypes if d is not None), None)
+    return target, walked
+
+
+def _common(rw, call: Call, results: list[Value]) -> Value:
+    """The layout every branch returns: per array, the splits of the branch with fewest pending
+    partial sums, every partial sum completed inside its branch (where the names its dtype is read
+    from exist; one psum runs either way, in the branch taken)."""
+    from meshify.rewrite._interp import _common_layout
+
+    first = results[0]
+    if all(signature_of(r) == signature_of(first) for r in results[1:]) and not _partial(first):
+        return first
+    if all(isinstance(r, Array) for r in results):
+        layout = _common_layout(results)
+        if layout is not None:  # partial sums completed in the branch: it knows their dtypes
+            return Array(layout.with_partial(()), first.origin)
+    if all(isinstance(r, TupleValue) and len(r.items) == len(first.items) for r in results):
+        return TupleValue(tuple(_common(rw, call, list(items)) for items in zip(*(r.items for r in results))))
+    if all(isinstance(r, Static) for r in results):
+        return Static()
+    raise rw.error(LayoutError, call.node, f"the branches of this {call.short} return different dims: "
+                   + "; ".join(_text(r) for r in results),
+                   "return the same dims from every branch (JAX requires the same shapes too)")
+
+
+def _unconverted(rw, call: Call, node: cst.CSTNode, result: Value, target: Value) -> Exception:
+    return rw.error(LayoutError, node, f"this {call.short} branch returns {_text(result)}, the other branches "
+                    f"{_text(target)}, and meshify can convert only a lambda's or a single array's result inside "
+                    "the branch", "give the branches' results the same layouts (pin them with a return hint or a "
+                    "Tensor hint before returning), or pass a lambda that calls the function")
+
+
+def _convert_to(rw, op: Operand, target: Value, where: cst.CSTNode) -> Operand:
+    """A branch's result converted, inside the branch, to the layout every branch returns."""
+    value = op.value
+    if signature_of(value) == signature_of(target):
+        return op
+    if isinstance(value, Array) and isinstance(target, Array):
+        return Operand(target, op.original, rw.convert(op, target.layout, "the layout every branch returns"))
+    if isinstance(value, TupleValue) and isinstance(target, TupleValue) and isinstance(op.original, cst.Tuple) \
+            and isinstance(op.node, cst.Tuple) and len(op.original.elements) == len(value.items) == len(target.items):
+        items = [_convert_to(rw, Operand(v, e.value, n.value), t, where)
+                 for v, t, e, n in zip(value.items, target.items, op.original.elements, op.node.elements)]
+        node = op.node.with_changes(elements=[e.with_changes(value=i.node) for e, i in zip(op.node.elements, items)])
+        return Operand(TupleValue(tuple(i.value for i in items)), op.original, node)
+    raise rw.error(LayoutError, where, f"this branch returns {_text(value)}, another {_text(target)}",
+                   "return a tuple literal, (a, b), so that each item can be converted, or pin the items with "
+                   "Tensor hints")
+
+
+def _partial(value: Value) -> bool:
+    if isinstance(value, Array):
+        return bool(value.layout.partial)
+    if isinstance(value, TupleValue):
+        return any(_partial(v) for v in value.items)
+    if isinstance(value, StructValue):
+        return any(_partial(v) for _, v in value.fields)
+    return False
+
+
+def _text(value: Value) -> str:
+    if isinstance(value, Array):
+        return value.layout.describe()
+    if isinstance(value, TupleValue):
+        return "(" + ", ".join(_text(v) for v in value.items) + ")"
+    return type(value).__name__.lower()
+
+
+# -- walking one body: a nested def, a module helper or a lambda ---------------------------------------
+
+
+def _walk(rw, call: Call, fn: Operand, args: list[Value], trips, target: Value | None = None,
+          passed: list[cst.BaseExpression] | None = None, dtype: list | None = None
+          ) -> tuple[Value, cst.BaseExpression]:
+    """Rewrites the loop (or branch) body for ``args``; returns its result value and the body's new node.
+
+    ``target``: the value the result must leave the body as (a cond's branches agree on one); it is
+    converted inside the body.  ``passed``: the caller's nodes of ``args``, for their dtypes; the
+    result's dtype carriers, in the caller's names, are appended to ``dtype``."""
+    node = fn.original
+    rw._loops.append(TracedLoop(trips))
+    try:
+        local = local_def(rw, node.value) if isinstance(node, cst.Name) else None
+        if local is not None:  # def body(carry, x): ... in the enclosing function
+            return _local_body(rw, call, local, args, target, passed, dtype)
+        if isinstance(node, cst.Name) and node.value in rw.ctx.functions:
+            return _helper_body(rw, call, node, args, target, passed, dtype)
+        if isinstance(node, cst.Lambda):
+            return walk_lambda(rw, node, args, target, "the loop body's" if target is None and passed is None
+                           else f"the {call.short} branch's", passed, dtype)
+    finally:
+        rw._loops.pop()
+    raise rw.error(UnsupportedError, node, f"{call.short} body {rw.ctx.code(node)!r}",
+                   "pass a function defined with def (here or at module level), or a lambda")
+
+
+def _helper_body(rw, call: Call, node: cst.Name, args: list[Value], target: Value | None,
+                 passed: list[cst.BaseExpression] | None, dtype: list | None) -> tuple[Value, cst.BaseExpression]:
+    """A module helper as the body: its version for ``args``; a result to convert (a cond branch)
+    is converted in a lambda around the version, ``lambda *branch_args: mr.psum(f__v(*branch_args), ...)``."""
+    originals = passed if passed is not None else [cst.Name("_") for _ in args]
+    fake = Call(cst.Call(func=node, args=[cst.Arg(o) for o in originals]), node.value,
+                tuple(Operand(v, o, o) for v, o in zip(args, originals)), {})
+    result, new_call = call_helper(rw, fake, rw.ctx.functions[node.value])
+    if dtype is not None:
+        dtype.append(rw.dtypes.of(fake.node))
+    if target is None or signature_of(result) == signature_of(target):
+        if target is None and passed is None and _partial(result) and fake.node in rw.dtypes.widened:
+            raise rw.error(UnsupportedError, node, f"{node.value}() returns a partial sum accumulated in float32 "
+                           f"out of a {call.short} body, and meshify cannot name the dtype to cast it back to there",
+                           f"reduce it inside {node.value}() (give it a return hint)")
+        return result, new_call.func
+    star = cst.Name("branch_args")
+    inner = cst.Call(new_call.func, [cst.Arg(star, star="*")])
+    converted = _convert_to(rw, Operand(result, fake.node, inner), target, node)
+    return converted.value, cst.Lambda(cst.Parameters(star_arg=cst.Param(star, star="*")), converted.node)
+
+
+def _local_body(rw, call: Call, local, args: list[Value], target: Value | None = None,
+                passed: list[cst.BaseExpression] | None = None, dtype: list | None = None
+                ) -> tuple[Value, cst.BaseExpression]:
+    """A nested def as the loop body: rewritten where the loop traces it, in the enclosing scope."""
+    p = local.node.params
+    positional = [q.name.value for q in (*p.posonly_params, *p.params)]
+    if len(positional) < len(args):
+        raise rw.error(UnsupportedError, local.node, f"{local.name}() takes {len(positional)} arguments but "
+                       f"{call.short} passes it {len(args)}",
+                       f"give {local.name}() one parameter per value the loop passes")
+    bound = dict(zip(positional, args))
+    carriers = None
+    if passed is not None:
+        carriers = {param: rw.dtypes.of(node) for param, node in zip(positional, passed)}
+    for q in (*p.posonly_params, *p.params, *p.kwonly_params):
+        name = q.name.value
+        if name not in bound:
+            if name not in local.defaults:
+                raise rw.error(UnsupportedError, local.node, f"{local.name}() is missing argument {name!r} when "
+                               f"{call.short} calls it", f"give {name!r} a default")
+            bound[name] = local.defaults[name]
+            if carriers is not None:
+                carriers[name] = local.default_dtypes.get(name)
+    forced = target.layout if isinstance(target, Array) else None
+    result, sub, name = walk_local(rw, local, bound, call.node, carriers, forced=forced)
+    if dtype is not None:
+        dtype.append(sub.dtypes.in_caller(sub.return_dtype, carriers or {}))
+    if passed is None and _partial(result) and sub.returns_widened:
+        raise rw.error(UnsupportedError, local.node, f"{local.name}() returns a partial sum accumulated in float32 "
+                       f"out of a {call.short} body, and meshify cannot name the dtype to cast it back to there",
+                       f"reduce it inside {local.name}() (pin it with a Tensor hint before returning)")
+    return result, name
+
+
+def walk_lambda(rw, node: cst.Lambda, args: list[Value], target: Value | None = None,
+            what: str = "the loop body's", passed: list[cst.BaseExpression] | None = None,
+            dtype: list | None = None) -> tuple[Value, cst.BaseExpression]:
+    """A lambda walked for ``args`` in the caller's scope (its parameters bound over the caller's
+    names while its body is evaluated); its result converted to ``target``, if given."""
+    params = [p.name.value for p in node.params.params]
+    if len(params) != len(args) or node.params.star_arg not in (None, cst.MaybeSentinel.DEFAULT):
+        raise rw.error(UnsupportedError, node, f"a loop body lambda taking {len(params)} arguments, "
+                       f"called with {len(args)}", "give the lambda one parameter per value the loop passes")
+    saved = {p: rw.env.get(p) for p in params}
+    saved_names = set(rw.lambda_names)
+    rw.env.update(zip(params, args))
+    rw.lambda_names |= set(params)
+    try:
+        body = rw.complete_widened(rw.expr(node.body), f"{what} result (its dtype is read from the lambda's names)")
+        if target is not None:
+            body = _convert_to(rw, body, target, node)
+        if dtype is not None and passed is not None:
+            dtype.append(_in_caller(rw.dtypes.of(node.body), dict(zip(params, (rw.dtypes.of(p) for p in passed)))))
+    finally:
+        for p, v in saved.items():
+            if v is None:
+                rw.env.pop(p, None)
+            else:
+                rw.env[p] = v
+        rw.lambda_names = saved_names
+    return body.value, node.with_changes(body=body.node)
+
+
+def _in_caller(carriers, passed: dict) -> tuple[str, ...] | None:
+    """A lambda body's dtype carriers with its parameters replaced by the carriers of what is passed."""
+    from meshify.rewrite._dtypes import _names_in
+
+    if carriers is None:
+        return None
+    out: tuple[str, ...] = ()
+    for text in carriers:
+        if text in passed:
+            if passed[text] is None:
+                return None
+            out = (*out, *passed[text])
+        elif any(n in passed for n in _names_in(text)):
+            return None
+        else:
+            out = (*out, text)
+    return tuple(dict.fromkeys(out))
