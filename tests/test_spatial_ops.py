@@ -240,6 +240,28 @@ def test_verify_agrees_and_explain_predicts_the_exchanges(op: str, mesh: str, tm
     assert "collective-permute" in report.found, report
 
 
+def test_var_centres_on_the_mean_just_computed_unless_it_was_rebound() -> None:
+    body = "m = jnp.mean(x, axis=(1, 2), keepdims=True)\n{between}v = jnp.var(x, axis=(1, 2), keepdims=True)\n" \
+           "return (x - m) * v"
+    got = rewrite(body.format(between=""), X, OUT, mesh="h=2, w=4")
+    assert "mean=m" in got and got.count("mr.psum(") == 1, got
+    for between in ("x = x * 2.0\n", "m = m * 2.0\n"):
+        assert "mean=m" not in rewrite(body.format(between=between), X, OUT, mesh="h=2, w=4")
+
+
+@pytest.mark.parametrize("op, found", [("group_norm", (2, 64)), ("batch_norm", (2, 32))])
+def test_norm_statistics_all_reduce_the_mean_once(op: str, found: tuple[int, int], tmp_path: Path) -> None:
+    """mean and var over split height and width: the mean's psum, then var's squared deviations (no third)."""
+    from meshify.explain import parse_dims
+    from meshify.verify import verify_file
+
+    path = tmp_path / "norm.py"
+    path.write_text(PROGRAM.format(mesh="h=2, w=4, dims={'h': 16, 'w': 16}", body=textwrap.indent(OPS[op], "    ")))
+    (report,) = verify_file(path, None, parse_dims("batch=4,h=16,w=16,c=4,groups=2,cg=2"))
+    assert report.results_agree and report.prediction_matches, report
+    assert report.found == {"all-reduce": found}, report.found
+
+
 def test_explain_dims_give_the_rewriter_the_kernel_size() -> None:
     """``meshify explain --dims kh=5`` sizes the halo (2 rows each side) without ``@mesh(dims=...)``."""
     from meshify.explain import explain_source

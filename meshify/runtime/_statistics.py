@@ -76,9 +76,11 @@ def _var_dtypes(dtype_in, dtype) -> tuple[np.dtype, np.dtype]:
 
 
 def var(x: jax.Array, axis: Axis | None, axis_name: AxisName, ddof: float = 0, keepdims: bool = False,
-        dtype=None, where: jax.Array | None = None) -> jax.Array:
+        dtype=None, where: jax.Array | None = None, mean: jax.Array | None = None) -> jax.Array:
     """``jnp.var(x, axis, ddof=ddof, where=where)`` where reduced dims are split over ``axis_name`` (a
-    ``where`` mask, of ``x``'s shape, counts its elements with one more psum)."""
+    ``where`` mask, of ``x``'s shape, counts its elements with one more psum).  ``mean``: the global
+    mean of ``x`` over ``axis`` the caller computed already (``jnp.mean(x, axis, keepdims=True)``, whole),
+    used instead of all-reducing it again when it has the computation's dtype."""
     axes = _axes(axis, x.ndim)
     computation, out = _var_dtypes(x.dtype, dtype)
     a = x.astype(computation)
@@ -86,7 +88,10 @@ def var(x: jax.Array, axis: Axis | None, axis_name: AxisName, ddof: float = 0, k
         count = jnp.asarray(math.prod(x.shape[i] for i in axes) * _shards(axis_name), computation)
     else:
         count = _psum(jnp.sum(where, axis=axes, keepdims=True, dtype=computation), axis_name)
-    mean = _psum(jnp.sum(a, axis=axes, keepdims=True, where=where), axis_name) / count
+    if mean is None or mean.dtype != computation:
+        mean = _psum(jnp.sum(a, axis=axes, keepdims=True, where=where), axis_name) / count
+    elif mean.ndim < x.ndim:
+        mean = jnp.expand_dims(mean, axes)
     centered = a - mean
     if jnp.issubdtype(computation, jnp.complexfloating):
         centered = jnp.real(centered * jnp.conj(centered))
@@ -101,9 +106,9 @@ def var(x: jax.Array, axis: Axis | None, axis_name: AxisName, ddof: float = 0, k
 
 
 def std(x: jax.Array, axis: Axis | None, axis_name: AxisName, ddof: float = 0, keepdims: bool = False,
-        dtype=None, where: jax.Array | None = None) -> jax.Array:
+        dtype=None, where: jax.Array | None = None, mean: jax.Array | None = None) -> jax.Array:
     """``jnp.std(x, axis, ddof=ddof, where=where)`` where reduced dims are split over ``axis_name``."""
-    return jnp.sqrt(var(x, axis, axis_name, ddof, keepdims, dtype, where))
+    return jnp.sqrt(var(x, axis, axis_name, ddof, keepdims, dtype, where, mean))
 
 
 # -- norms --------------------------------------------------------------------------------------------

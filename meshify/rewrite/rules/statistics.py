@@ -11,6 +11,7 @@ count_nonzero is linear in its counts: local counts and a deferred psum, as a su
 
 from __future__ import annotations
 
+import ast
 import math
 from dataclasses import replace
 
@@ -179,6 +180,12 @@ def _var_rule(rw, call: Call, kind: str):
         raise rw.error(UnsupportedError, correction.original, f"{call.name}: ddof= and correction= both given",
                        "pass one of them (they mean the same)")
     extra = () if (ddof or correction) is None else (("ddof", (ddof or correction).node),)
+    mean = None if masks or _given(call, "dtype") is not None else _shared_mean(rw, call, x, reduced)
+    if mean is not None:  # the user's own mean of x, summed once: one psum less
+        return _statistic(rw, call, x, layout, reduced, keepdims, "psum", kind, split,
+                          f"squared deviations from {rw.ctx.code(mean.original)!r}, the global mean computed just "
+                          "before (psum), over the global count", (*extra, ("mean", Ref(1))),
+                          converts=(Convert(mean, mean.value.layout.with_partial(()), f"{kind}'s mean"),))
     if masks:  # the global count of the mask is one more psum
         return _statistic(rw, call, x, layout, reduced, keepdims, "masked_var", kind, split,
                           "global count of where= (psum), global mean (psum), then squared deviations (psum)",
@@ -186,6 +193,92 @@ def _var_rule(rw, call: Call, kind: str):
     return _statistic(rw, call, x, layout, reduced, keepdims, kind, kind, split,
                       "global mean (psum), then squared deviations (psum), over the global count",
                       extra, params=("dtype",))
+
+
+def _shared_mean(rw, call: Call, x, reduced: list[int]):
+    """The user's own mean of ``x`` over the same dims, bound by an earlier statement of the same block and
+    still bound to it (``m = jnp.mean(g, axis=(1, 2), keepdims=True)`` then ``jnp.var(g, axis=(1, 2))``, as
+    group and batch norm write them), as an operand; else None.  var then centres on it, so that the global
+    mean is all-reduced once for both (two all-reduces where a mean and a var took three)."""
+    if not isinstance(x.original, cst.Name):
+        return None
+    block, at = _statement_of(rw.fn.body, call.node)
+    rebound: set[str] = set()
+    for stmt in reversed(block[:at]):
+        bound = _binds(stmt)
+        mean = _mean_of(rw, stmt, x.original.value, reduced, x.value.layout.rank) if bound is not None and \
+            len(bound) == 1 else None
+        if mean is not None:
+            return None if mean in rebound else _bound_mean(rw, mean, x.value.layout, reduced)
+        if bound is None or x.original.value in bound:
+            return None
+        rebound |= bound
+    return None
+
+
+def _statement_of(body, node: cst.CSTNode) -> tuple[list, int]:
+    """The statements of ``body`` (a function's top-level block) and the index of the one holding ``node``."""
+    statements = list(getattr(body, "body", ()))
+    for i, stmt in enumerate(statements):
+        if _holds(stmt, node):
+            return statements, i
+    return [], 0
+
+
+def _holds(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
+    return tree is node or any(_holds(child, node) for child in tree.children)
+
+
+def _binds(stmt) -> set[str] | None:
+    """The names a simple statement binds (None for anything else: a compound statement, a call for effect)."""
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return None
+    names: set[str] = set()
+    for small in stmt.body:
+        targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else \
+            [small.target] if isinstance(small, cst.AnnAssign | cst.AugAssign) else None
+        if targets is None or not all(isinstance(t, cst.Name) for t in targets):
+            return None
+        names |= {t.value for t in targets}
+    return names
+
+
+def _mean_of(rw, stmt: cst.SimpleStatementLine, name: str, reduced: list[int], rank: int) -> str | None:
+    """``m`` where ``stmt`` is ``m = jnp.mean(name, axis=<reduced>, keepdims=True)`` (or ``name.mean(...)``)."""
+    small = stmt.body[0]
+    value = small.value if isinstance(small, cst.Assign | cst.AnnAssign) else None
+    if len(stmt.body) != 1 or not isinstance(value, cst.Call):
+        return None
+    func, args = value.func, list(value.args)
+    is_method = isinstance(func, cst.Attribute) and func.attr.value == "mean" and \
+        isinstance(func.value, cst.Name) and func.value.value == name
+    if not is_method:
+        if "jax.numpy.mean" not in rw.ctx.qualified_names(func) or not args or args[0].keyword is not None:
+            return None
+        first = args.pop(0).value
+        if not (isinstance(first, cst.Name) and first.value == name):
+            return None
+    keywords = {a.keyword.value: a.value for a in args if a.keyword is not None}
+    if len(keywords) != len(args) or set(keywords) != {"axis", "keepdims"} or \
+            rw.ctx.code(keywords["keepdims"]) != "True":
+        return None
+    try:
+        axis = ast.literal_eval(rw.ctx.code(keywords["axis"]))
+    except (ValueError, SyntaxError):
+        return None
+    target = small.targets[0].target if isinstance(small, cst.Assign) else small.target
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    return target.value if all(isinstance(a, int) for a in axes) and sorted({a % rank for a in axes}) == reduced \
+        else None
+
+
+def _bound_mean(rw, name: str, layout: Layout, reduced: list[int]):
+    """``name`` as an operand, where it still holds a mean of ``layout`` over ``reduced`` (kept dims)."""
+    value = rw.env.get(name)
+    want = _reduced(layout, reduced, True)
+    if not isinstance(value, Array) or value.layout.with_partial(()) != want.with_partial(()):
+        return None
+    return rw.expr(cst.Name(name))
 
 
 for _kind in ("var", "std"):
