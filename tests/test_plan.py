@@ -328,82 +328,27 @@ def test_plan_prints_the_same_bytes_in_two_fresh_processes(tmp_path) -> None:
 
 # -- predicted = compiled, for every candidate of every benchmark case ("what it must show" 2) -----
 
-CASES_FILE = Path(__file__).resolve().parents[1] / "benchmarks" / "cases.py"
-#: benchmarks/run.py's quick sizes, by the dims' names.
-CASE_DIMS = {
-    "ffn": {"batch": 4, "length": 16, "d_model": 64, "d_ff": 256},
-    "block": {"batch": 4, "length": 16, "d_model": 64, "heads": 8, "d_head": 8, "d_ff": 256},
-    "fsdp_tp": {"batch": 4, "length": 16, "d_model": 64, "heads": 8, "d_head": 8, "d_ff": 256},
-    "vocab_ce": {"batch": 4, "length": 16, "d_model": 64, "vocab": 1024},
-    "dp_mlp": {"batch": 64, "d_in": 64, "d_hidden": 256, "d_out": 64},
-}
-
-
-def _every_candidate(case: str):
-    search, = plan_source(CASES_FILE.read_bytes(), str(CASES_FILE), 8, CASE_DIMS[case], case, memory=1 << 40)
-    assert not search.rejected and search.candidates
-    return search.candidates
-
-
-def _loaded(tmp_path: Path, case: str, candidate):
-    """``candidate``'s ``@mesh`` line written into benchmarks/cases.py and imported (the decorator
-    rewrites it): the program and random arguments by name."""
-    import secrets
-
-    from meshify.verify import _build, _draw, _import, _predict
-
-    text = apply_mesh(CASES_FILE.read_bytes(), str(CASES_FILE), {case: candidate})
-    copy = tmp_path / f"cases_{secrets.token_hex(4)}.py"
-    copy.write_bytes(text)
-    (report, hints), = _predict(text, copy, CASE_DIMS[case], case, {})
-    module = _import(copy, copy.stem)
-    leaves = _draw(report, hints, 0)
-    return getattr(module, case), {name: _build(module, name, struct, leaves)
-                                   for name, struct in report.structure.items()}
-
-
-def _hlo_bytes(text: str) -> int:
-    from meshify.runtime.hlo import collectives
-
-    return sum(c.bytes for c in collectives(text))
-
-
-def _compiled_forward(tmp_path: Path, case: str, candidate) -> int:
-    """Collective bytes per device in the compiled forward pass of ``candidate``."""
-    program, arrays = _loaded(tmp_path, case, candidate)
-    return _hlo_bytes(program.lower(**arrays).compile().as_text())
-
-
-def _compiled_forward_backward(tmp_path: Path, case: str, candidate) -> int:
-    """The same for the forward and backward pass: a vjp with respect to every float argument (as for
-    a layer inside a model), its cotangent placed like the output."""
-    import jax
-    import numpy as np
-
-    program, arrays = _loaded(tmp_path, case, candidate)
-    floats = [name for name, a in arrays.items() if np.asarray(a).dtype.kind == "f"]
-    fixed = {name: a for name, a in arrays.items() if name not in floats}
-
-    def forward_backward(values, cotangent):
-        out, pullback = jax.vjp(lambda *v: program(**dict(zip(floats, v)), **fixed), *values)
-        return out, pullback(cotangent)
-
-    out = program(**arrays)
-    cotangent = jax.device_put(np.ones(out.shape, out.dtype), out.sharding)
-    return _hlo_bytes(jax.jit(forward_backward).lower([arrays[n] for n in floats], cotangent).compile().as_text())
-
-
 def test_forward_bytes_equal_the_compiled_programs_of_a_sample(tmp_path) -> None:
     """Every 4th candidate of ffn, and one whose gather side depends on the sizes: plan rewrites with
     the sizes the decorator sees (``@mesh(dims=...)``), so it costs what the line it writes compiles to."""
-    candidates = _every_candidate("ffn")
-    chosen = candidates[::4] + [c for c in candidates if c.rules == {"length": "model", "d_ff": "model"}]
+    from benchmarks import plan_vs_hlo
+
+    found = plan_vs_hlo.candidates("ffn")
+    chosen = found[::4] + [c for c in found if c.rules == {"length": "model", "d_ff": "model"}]
     for c in chosen:
-        assert sum(c.forward_bytes.values()) == _compiled_forward(tmp_path, "ffn", c), c.decorator
+        assert sum(c.forward_bytes.values()) == plan_vs_hlo.compiled_forward(tmp_path, "ffn", c), c.decorator
+
+
+def _case_names() -> list[str]:
+    from benchmarks import plan_vs_hlo
+
+    return plan_vs_hlo.case_names()
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case", list(CASE_DIMS))
+@pytest.mark.parametrize("case", _case_names())
 def test_forward_bytes_equal_the_compiled_programs_of_every_candidate(tmp_path, case) -> None:
-    for c in _every_candidate(case):
-        assert sum(c.forward_bytes.values()) == _compiled_forward(tmp_path, case, c), c.decorator
+    from benchmarks import plan_vs_hlo
+
+    for c in plan_vs_hlo.candidates(case):
+        assert sum(c.forward_bytes.values()) == plan_vs_hlo.compiled_forward(tmp_path, case, c), c.decorator
