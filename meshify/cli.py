@@ -246,10 +246,12 @@ _SKIP_DIRS = {".git", ".venv", "venv", "__pycache__", "node_modules", "site-pack
 class _Job:
     source: Path
     out: Path | None
-    discovered: bool  # found by walking a directory: skipped quietly if it has no @mesh functions
+    discovered: bool  # found by walking a directory: copied unchanged if it has no @mesh functions
+    copy: bool = False  # a module of the directory without @mesh functions, which converted ones may import
 
 
-def _walk(root: Path) -> list[Path]:
+def _walk(root: Path) -> list[tuple[Path, bool]]:
+    """Every Python file below ``root``, and whether it may hold @mesh functions (else it is copied)."""
     found = []
     for path in sorted(root.rglob("*.py")):
         parts = path.relative_to(root).parts
@@ -259,14 +261,19 @@ def _walk(root: Path) -> list[Path]:
             head = path.read_bytes()
         except OSError:
             continue
-        if b"mesh" in head:  # cheap filter; parsing decides
-            found.append(path)
+        found.append((path, b"mesh" in head))  # cheap filter; parsing decides
     return found
 
 
 def _jobs(inputs: list[Path], output: Path | None, out_dir: Path | None) -> list[_Job]:
     if output is not None and out_dir is not None:
         raise _Exit(2, "error: give either -o/--output or --out-dir, not both")
+    if output is not None and len(inputs) == 1 and inputs[0].is_dir():
+        output, out_dir = None, output  # convert DIR -o OUTDIR: the package's layout under OUTDIR
+    return _once(_all_jobs(inputs, output, out_dir))
+
+
+def _all_jobs(inputs: list[Path], output: Path | None, out_dir: Path | None) -> list[_Job]:
     directories = [p for p in inputs if p.is_dir()]
     if directories and out_dir is None:
         raise _Exit(2, f"error: {directories[0]} is a directory\n  fix: give --out-dir DIR for the generated files")
@@ -281,10 +288,28 @@ def _jobs(inputs: list[Path], output: Path | None, out_dir: Path | None) -> list
     jobs = []
     for path in inputs:
         if path.is_dir():
-            jobs += [_Job(f, out_dir / f.relative_to(path), True) for f in _walk(path)]
+            jobs += [_Job(f, out_dir / f.relative_to(path), True, not mesh) for f, mesh in _walk(path)]
         else:
             jobs.append(_Job(path, out_dir / path.name, False))
     return jobs
+
+
+def _once(jobs: list[_Job]) -> list[_Job]:
+    """Each source written once (a file named and also found in a named directory: its first job);
+    two sources that would write the same output are refused before anything is written."""
+    kept: dict[Path, _Job] = {}
+    outputs: dict[Path, _Job] = {}
+    for job in jobs:
+        source = _canonical(job.source)
+        if source in kept:
+            continue
+        if job.out is not None:
+            other = outputs.setdefault(_canonical(job.out), job)
+            if other is not job:
+                raise _Exit(2, f"error: {other.source} and {job.source} would both be written to {job.out}\n"
+                               "  fix: convert them into different output folders")
+        kept[source] = job
+    return list(kept.values())
 
 
 def _generate_all(jobs: list[_Job]) -> list[tuple[_Job, str]]:
@@ -300,19 +325,31 @@ def _generate_all(jobs: list[_Job]) -> list[tuple[_Job, str]]:
         progress = Progress(console=Console(stderr=True), transient=True)
         progress.start()
         task = progress.add_task("converting", total=len(jobs))
+    copies = []
     try:
         for job in jobs:
             try:
-                results.append((job, _generate(job.source, job.out)))
+                (copies if job.copy else results).append((job, _copied(job.source) if job.copy else
+                                                          _generate(job.source, job.out)))
             except MeshifyError as e:
                 if not (job.discovered and e.code == NO_MESH_FUNCTIONS):
                     raise
+                copies.append((job, _copied(job.source)))
             if progress is not None:
                 progress.advance(task)
     finally:
         if progress is not None:
             progress.stop()
-    return results
+    return sorted(results + copies, key=lambda r: jobs.index(r[0])) if results else []
+
+
+def _copied(path: Path) -> str:
+    """A module of a converted directory without @mesh functions, as written beside the converted ones
+    (they import its helpers, constants and classes): unchanged below one header line."""
+    from meshify.rewrite._context import source_text
+
+    return f"{GENERATED_MARK}{path.name} (copied unchanged: converted modules import it); do not edit.\n" + \
+        source_text(_read(path), str(path))
 
 
 def _guarded(command):

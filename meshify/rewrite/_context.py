@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import builtins
 import codecs
+import os
 from functools import cached_property
 
 import libcst as cst
@@ -189,6 +190,55 @@ class ModuleContext:
         self.lines = self.text.splitlines()
         self.positions = _LazyPositions(module)
         self.mr = "meshify_rt" if self.imports.bound("mr") else "mr"
+        #: The module whose file the rewrite writes: itself, or the module importing this one's helpers.
+        self.root: ModuleContext = self
+        self._imported: dict[str, ModuleContext] = {}
+        #: (file, name) of a name carried from another module -> its name here; what imports each (_imports).
+        self.carried_as: dict[tuple[str, str], str] = {}
+        self.carried: dict[str, str] = {}
+
+    def imported(self, path: str) -> ModuleContext:
+        """The module in file ``path``, whose helpers this one's @mesh functions call: parsed once per
+        root, rewritten into the root's file (its versions share the root's registry and runtime name)."""
+        root = self.root
+        key = os.path.abspath(path)
+        if key == os.path.abspath(root.path):
+            return root
+        if key not in root._imported:
+            try:
+                with open(key, "rb") as f:
+                    data = f.read()
+            except OSError as e:
+                raise SourceError(f"cannot read {path} ({e.strerror})", fix="check the file's permissions") from None
+            found = parse_context(data, path) if data.strip() else ModuleContext(cst.parse_module(""), path)
+            found.root, found.mr = root, root.mr
+            root._imported[key] = found
+        return root._imported[key]
+
+    @property
+    def label(self) -> str:
+        """The module's short name (``layers``; a package's folder name for its ``__init__.py``)."""
+        stem = os.path.splitext(os.path.basename(self.path))[0]
+        return os.path.basename(os.path.dirname(os.path.abspath(self.path))) if stem == "__init__" else stem
+
+    @cached_property
+    def import_refs(self) -> dict:
+        """Local name -> what the module's top-level imports bind it to, relative imports included."""
+        from meshify.rewrite._imports import import_refs
+
+        return import_refs(self.module)
+
+    @cached_property
+    def bound_names(self) -> set[str]:
+        """Every name the module binds at its top level, the builtins it may read and the runtime's name:
+        what a name carried in from another module must not take (grown by the carried names)."""
+        return {*self.functions, *self.classes, *self.assignments, *self.import_refs, *self.imports.rebound,
+                *_BUILTINS, self.mr}
+
+    def binds(self, name: str) -> bool:
+        """Whether the module binds ``name`` at its top level (a def, a class, an assignment, an import)."""
+        return name in self.functions or name in self.classes or name in self.assignments \
+            or name in self.import_refs
 
     @cached_property
     def mesh_functions(self) -> list[tuple[cst.FunctionDef, cst.Decorator]]:
@@ -277,9 +327,10 @@ class ModuleContext:
 
     @cached_property
     def specializations(self):
+        """Every helper version the root's file holds (an imported module's versions go there too)."""
         from meshify.rewrite._helpers import Specializations
 
-        return Specializations()
+        return Specializations() if self.root is self else self.root.specializations
 
     @cached_property
     def imports(self) -> ImportTable:

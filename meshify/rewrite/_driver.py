@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import inspect
+import itertools
 import linecache
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from meshify.annotate._types import MeshSpec, Rules
 from meshify.errors import AnnotationError, SourceError, SourceSpan, UnsupportedError
 from meshify.rewrite._context import ModuleContext, parse_context
 from meshify.rewrite._emit import Decorators, fix_imports, header_lines, place_versions
+from meshify.rewrite._emit import _versions as emitted_versions
 from meshify.rewrite._hints import MESH_NAMES, mesh_decorator, read_mesh_decorator, read_mesh_dims
 from meshify.rewrite._interp import FunctionPlan, FunctionRewriter
 from meshify.rewrite._optional import none_patterns
@@ -169,7 +171,8 @@ def _replace_functions(ctx: ModuleContext, plans: dict[cst.FunctionDef, list[Fun
     body: list[cst.BaseStatement] = []
     for stmt in ctx.module.body:
         body.extend(_rewritten(ctx, plans[stmt], stmt, decorators) if stmt in plans else [stmt])  # type: ignore[arg-type,index]
-    module = ctx.module.with_changes(body=place_versions(body, versions, {fn.name.value for fn in plans}))
+    body = _with_imported_versions(ctx, place_versions(body, versions, {fn.name.value for fn in plans}))
+    module = ctx.module.with_changes(body=body)
     nested = {fn: plan for fn, plan in plans.items() if fn not in top}
     if not nested:
         return module
@@ -181,6 +184,49 @@ def _replace_functions(ctx: ModuleContext, plans: dict[cst.FunctionDef, list[Fun
             return updated if found is None else cst.FlattenSentinel(_rewritten(ctx, found, original, decorators))
 
     return module.visit(_Replace())
+
+
+def _with_imported_versions(ctx: ModuleContext, body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
+    """``body`` with the versions of helpers imported from other modules of the package (and the
+    imports carrying the names they read) after the module's leading imports, each helper's under a
+    comment naming the file and line it comes from."""
+    imported = _imported_statements(ctx)
+    if not imported:
+        return body
+    at = 0
+    while at < len(body) and _is_leading(body[at], at):
+        at += 1
+    after = body[at:]
+    if after:  # two blank lines after the last version, as after any def
+        blank = len(list(itertools.takewhile(lambda line: line.comment is None, after[0].leading_lines)))
+        after[0] = after[0].with_changes(leading_lines=[*[cst.EmptyLine()] * max(0, 2 - blank),
+                                                        *after[0].leading_lines])
+    return [*body[:at], *imported, *after]
+
+
+def _imported_statements(ctx: ModuleContext) -> list[cst.BaseStatement]:
+    """The carried imports, then each imported helper's versions (``_emit``'s comment block, which names
+    the helper as ``layers.mlp``), the first under a comment naming where the helper is defined."""
+    helpers: dict[str, list] = {}
+    for spec in ctx.specializations.versions.values():
+        if spec.origin:
+            helpers.setdefault(spec.helper, []).append(spec)
+    if not helpers:
+        return []
+    statements: list[cst.BaseStatement] = [cst.parse_statement(text) for text in ctx.carried.values()]
+    for helper, specs in helpers.items():
+        first, *rest = emitted_versions(helper, specs, None)
+        origin = comment_line(f"{helper} from {specs[0].origin}")
+        statements += [first.with_changes(leading_lines=[*first.leading_lines[:2], origin, *first.leading_lines[2:]]),
+                       *rest]
+    return statements
+
+
+def _is_leading(stmt: cst.BaseStatement, index: int) -> bool:
+    """A module's docstring or one of its leading imports."""
+    small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
+    docstring = index == 0 and isinstance(small, cst.Expr) and isinstance(small.value, cst.SimpleString)
+    return docstring or isinstance(small, cst.Import | cst.ImportFrom)
 
 
 _module_cache: dict[tuple[str, int], ModuleContext] = {}
@@ -242,7 +288,8 @@ def rewrite_function(fn: Callable, mesh: MeshSpec, rules: Rules,
             new[0] = new[0].with_changes(leading_lines=[])
             names = dict.fromkeys(n for plan in plans for n in plan.helpers)
             helpers = [ctx.specializations.by_name(n).node.with_changes(leading_lines=[]) for n in names]
-            source = decorators.splice("\n\n".join(ctx.module.code_for_node(n) for n in [*helpers, *new]))
+            carried = [cst.parse_statement(text) for text in ctx.carried.values()]  # from other modules' helpers
+            source = decorators.splice("\n\n".join(ctx.module.code_for_node(n) for n in [*carried, *helpers, *new]))
             return GeneratedFunction(source, plans[0], ctx.mr, ctx.path)
     raise UnsupportedError(f"cannot find the @mesh definition of {fn.__qualname__} in {ctx.path}",
                            fix="apply @mesh(...) directly to a def, as the outermost decorator")

@@ -9,6 +9,7 @@ import libcst as cst
 from meshify.annotate._types import Layout
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._containers import TREE_MAP, sequence_index, sequence_item, sequence_len, tree_map
+from meshify.rewrite._helpers import call_helper, imported_helper
 from meshify.rewrite._nested import call_local, local_def, refuse_value
 from meshify.rewrite._templates import call_template, int_node
 from meshify.rewrite._transforms import TRANSFORMS, transformed_call
@@ -420,6 +421,11 @@ def _call(rw, node: cst.Call):
     rule_name = next((n for n in sorted(names) if n in REGISTRY), None)
     if node.args and isinstance(node.args[0].value, cst.Name) and any(n.startswith("jax.random.") for n in names):
         rw.key_names.add(node.args[0].value.value)  # a key: verify feeds it jax.random.key(...)
+    imported = imported_helper(rw, func) if rule_name is None and isinstance(func, cst.Name | cst.Attribute) else None
+    if imported is not None:  # from .layers import mlp: a helper of another module of the package (_imports)
+        home, helper = imported
+        value, new = call_helper(rw, _evaluate_args(rw, node, rw.ctx.code(func), None), helper, home)
+        return Operand(value, node, new)
     shadow = rw.ctx.shadowed(func) if isinstance(func, cst.Name | cst.Attribute) else None
     if shadow is not None and not (isinstance(func, cst.Name) and func.value in rw.env):
         root = rw.ctx.code(func).split(".")[0]
@@ -448,8 +454,6 @@ def _call(rw, node: cst.Call):
                        "call the function by its module name (jnp.exp(x)), or define it at module level")
     if isinstance(func, cst.Name) and rule_name is None and func.value in rw.ctx.functions \
             and func.value not in rw.ctx.imports.imports:
-        from meshify.rewrite._helpers import call_helper
-
         value, new = call_helper(rw, _evaluate_args(rw, node, func.value, None), rw.ctx.functions[func.value])
         return Operand(value, node, new)
     call = _evaluate_args(rw, node, rule_name or (sorted(names)[0] if names else rw.ctx.code(func)), receiver)

@@ -43,6 +43,7 @@ class Specialization:
     alias: bool = False  # the same code as an earlier version of the helper: emitted once, under its name
     layouts: str = ""  # its arguments' layouts, as the comment block above the versions names them
     returns: str = ""  # its result's layout, likewise
+    origin: str = ""  # the file and line of a helper of another module (``layers.py:12``), else ""
 
 
 @dataclass(slots=True)
@@ -104,20 +105,34 @@ def module_names(text: str) -> frozenset[str]:
     return frozenset(re.findall(r"[^\W\d]\w*", text))
 
 
-def call_helper(rw, call, fn: cst.FunctionDef) -> tuple[Value, cst.BaseExpression]:
-    """Rewrites ``helper(args)`` into a call of the helper's version for these layouts."""
+def imported_helper(rw, func: cst.BaseExpression):
+    """``(module, def)`` of a helper another module of the package defines that ``func`` names
+    (``from .layers import mlp``; see ``_imports``), else None."""
+    from meshify.rewrite._imports import resolve_call
+
+    shadowed = set(rw.env) | set(rw.free) | set(rw.ctx.enclosing_names(rw.fn))
+    return resolve_call(rw.ctx, func, shadowed)
+
+
+def call_helper(rw, call, fn: cst.FunctionDef, home=None) -> tuple[Value, cst.BaseExpression]:
+    """Rewrites ``helper(args)`` into a call of the helper's version for these layouts.
+
+    ``home``: the module that defines ``fn`` where it is not the caller's (an imported helper): the
+    version is rewritten in that module's names, which are carried into the root's file (_imports)."""
     from dataclasses import replace
 
     from meshify.errors import UnsupportedError
     from meshify.rewrite._interp import FunctionRewriter
     from meshify.rewrite._values import Static
 
+    home = home or rw.ctx
     name = fn.name.value
-    if name in rw.stack:
-        cycle = " -> ".join((*rw.stack[rw.stack.index(name):], name))
+    label = name if home is home.root else f"{home.label}.{name}"  # distinct from a root function's name
+    if label in rw.stack:
+        cycle = " -> ".join((*rw.stack[rw.stack.index(label):], label))
         raise rw.error(UnsupportedError, call.node, f"recursive call {cycle}",
                        "meshify specialises helpers per call and cannot recurse; unroll it, or use jax.lax.scan")
-    if name in rw.ctx.assignments or name in rw.ctx.imports.imports:
+    if name in home.assignments or name in home.imports.imports:
         raise rw.error(UnsupportedError, call.node, f"{name!r} is a def and is also rebound at module level, so "
                        f"meshify cannot tell which function {name}() calls", "give the def and the rebinding "
                        "different names")
@@ -125,25 +140,27 @@ def call_helper(rw, call, fn: cst.FunctionDef) -> tuple[Value, cst.BaseExpressio
     bound = _bind_arguments(rw, call, fn)
     passed = _passed_dtypes(rw, call, fn)
     unknown = frozenset(p for p, v in bound.items() if not isinstance(v, Static) and passed.get(p) is None)
-    key = (name, _context_key(rw), tuple((p, signature_of(v)) for p, v in bound.items()), unknown)
+    key = (label, home.path, _context_key(rw), tuple((p, signature_of(v)) for p, v in bound.items()), unknown)
     registry: Specializations = rw.ctx.specializations
     spec = registry.versions.get(key)
     if spec is None:
-        sub = FunctionRewriter(rw.ctx, fn, rw.mesh, rw.rules, stack=rw.stack, sizes=rw.sizes,
+        sub = FunctionRewriter(home, fn, rw.mesh, rw.rules, stack=rw.stack, sizes=rw.sizes,
                                assume_defaults=rw.assume_defaults, unknown_dtypes=unknown,
                                reduce_dtype=rw.reduce_dtype)
+        sub.stack = (*rw.stack, label)
         node, result = sub.run_helper(bound)
-        node = node.with_changes(decorators=_kept_decorators(rw, call, fn))
-        twin = next((s for s in registry.by_helper(name) if _same_code(s.node, node)), None)
+        node = node.with_changes(decorators=_kept_decorators(rw, call, fn, home))
+        twin = next((s for s in registry.by_helper(label) if _same_code(s.node, node)), None)
         # identical code for other layouts: one version, under the earlier one's name
-        vname = twin.name if twin is not None else version_name(name, registry.names | module_names(rw.ctx.text))
+        vname = twin.name if twin is not None else version_name(name, _taken(home, registry))
         node = node.with_changes(name=cst.Name(vname), leading_lines=[])
+        node, globals_read = _carried(home, node, frozenset(sub.globals_read), registry, twin)
         params = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
-        spec = Specialization(name, vname, node, result, list(sub.records), list(dict.fromkeys(sub.uses)),
+        spec = Specialization(label, vname, node, result, list(sub.records), list(dict.fromkeys(sub.uses)),
                               frozenset(sub.index_names & params), frozenset(sub.key_names & params),
                               frozenset(sub.static_reads), tuple(sub.pinned_reads.items()), sub.return_dtype,
-                              sub.dtypes, sub.returns_widened, frozenset(sub.globals_read), twin is not None,
-                              layouts_text(bound), returns_text(result))
+                              sub.dtypes, sub.returns_widened, globals_read, twin is not None,
+                              layouts_text(bound), returns_text(result), _origin(home, fn))
         registry.versions[key] = spec
         registry.names.add(vname)
     _mark_arguments(rw, call, fn, spec)
@@ -156,6 +173,36 @@ def call_helper(rw, call, fn: cst.FunctionDef) -> tuple[Value, cst.BaseExpressio
     if spec.widened:
         rw.dtypes.widened.add(call.node)
     return spec.result, call.rebuild(rw, replaced).with_changes(func=cst.Name(spec.name))
+
+
+def _taken(home, registry: Specializations) -> set[str]:
+    """The names a new version must not take: every word of the root's file and of the helper's
+    module, the versions so far and the names carried from other modules."""
+    root = home.root
+    return set(registry.names | module_names(root.text) | module_names(home.text)) | set(root.carried)
+
+
+def _carried(home, node: cst.FunctionDef, globals_read: frozenset[str], registry: Specializations,
+             twin) -> tuple[cst.FunctionDef, frozenset[str]]:
+    """A version of another module's helper with the names it reads carried into the root's file (renamed
+    where the root binds them otherwise); the module variables it reads, by their names there."""
+    from meshify.rewrite._imports import carry_names
+
+    if home is home.root:
+        return node, globals_read
+    node, renames, statements = carry_names(home, node, registry.names | home.root.bound_names | set(home.root.carried))
+    home.root.carried.update(statements)
+    return node, frozenset(renames.get(n, n) for n in globals_read)
+
+
+def _origin(home, fn: cst.FunctionDef) -> str:
+    """``layers.py:12``: where another module's helper is defined, relative to the root's folder."""
+    import os
+
+    if home is home.root:
+        return ""
+    where = os.path.relpath(os.path.abspath(home.path), os.path.dirname(os.path.abspath(home.root.path)))
+    return f"{where.replace(os.sep, '/')}:{home.line(fn)}"
 
 
 def _same_code(a: cst.FunctionDef, b: cst.FunctionDef) -> bool:
@@ -265,24 +312,25 @@ def _default(rw, param: cst.Param) -> Value:
 _KEPT_DECORATORS = frozenset({"jax.jit", "jax.checkpoint", "jax.remat", "jax.named_call"})
 
 
-def _kept_decorators(rw, call, fn: cst.FunctionDef) -> list[cst.Decorator]:
+def _kept_decorators(rw, call, fn: cst.FunctionDef, home) -> list[cst.Decorator]:
     """The decorators the helper's version keeps; one that changes what the helper computes
-    (``jax.custom_vjp``, ``jax.vmap``, a user's wrapper) is an error: the version would drop it."""
+    (``jax.custom_vjp``, ``jax.vmap``, a user's wrapper) is an error: the version would drop it.
+    ``home``: the module defining ``fn``, whose imports name its decorators."""
     from meshify.errors import UnsupportedError
     from meshify.rewrite._hints import MESH_NAMES
 
     kept = []
     for decorator in fn.decorators:
         target = decorator.decorator
-        names = rw.ctx.qualified_names(target.func if isinstance(target, cst.Call) else target)
+        names = home.qualified_names(target.func if isinstance(target, cst.Call) else target)
         if isinstance(target, cst.Call) and names & {"functools.partial"} and target.args:
-            names = rw.ctx.qualified_names(target.args[0].value)
+            names = home.qualified_names(target.args[0].value)
         if names & MESH_NAMES:
             continue  # a @mesh function called from another runs on the caller's mesh
         if names & _KEPT_DECORATORS:
             kept.append(decorator)
             continue
-        text = rw.ctx.code(target)
+        text = home.code(target)
         raise rw.error(UnsupportedError, call.node,
                        f"{fn.name.value}() is decorated with @{text}, which meshify cannot carry into the version "
                        f"it specialises for these layouts (it would be dropped)",
