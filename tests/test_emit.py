@@ -179,7 +179,7 @@ def test_a_source_line_and_a_multiline_string_stay_byte_identical() -> None:
 def test_a_long_comment_breaks_only_between_whole_expressions() -> None:
     comment = ("    # meshify: psum over 'model': jnp.einsum(\"blf,fd->bld\", h, p.w_out) is a partial sum "
                "(contracted 'd_ff' split); (x - mu) * scale[..., None] needs it whole, so it is reduced here")
-    for width in range(60, 120, 7):
+    for width in range(60, 120, 3):
         lines = wrap_lines(comment + "\n", "", width=width).splitlines()
         assert all(line.startswith("    #") for line in lines)
         assert lines[0].startswith("    # meshify: ") and not any(l.startswith("    # meshify:") for l in lines[1:])
@@ -187,3 +187,12 @@ def test_a_long_comment_breaks_only_between_whole_expressions() -> None:
         assert words == comment.strip().removeprefix("# meshify: ")
         for whole in ('jnp.einsum("blf,fd->bld", h, p.w_out)', "'d_ff'", "(x - mu) * scale[..., None]"):
             assert any(whole in line for line in lines), (whole, lines)
+
+
+def test_a_comment_breaks_after_its_last_clause_rather_than_leave_a_word_behind() -> None:
+    comment = ("    # meshify: psum over 'model': mlp(layer_norm(x, g), w1, w2) is a partial sum (contracted 'd_ff' "
+               "split); '+' needs it whole")
+    assert wrap_lines(comment + "\n", "", width=120).splitlines() == [
+        "    # meshify: psum over 'model': mlp(layer_norm(x, g), w1, w2) is a partial sum (contracted 'd_ff' split);",
+        "    #              '+' needs it whole",
+    ]

@@ -184,14 +184,24 @@ def _comment(line: str, width: int) -> list[str]:
 
 
 def _fill(first: str, cont: str, words: list[str], width: int) -> list[str]:
-    lines, current = [], first + words[0]
-    for word in words[1:]:
-        if len(current) + 1 + len(word) > width:
-            lines.append(current)
-            current = cont + word
-        else:
-            current += " " + word
-    return [*lines, current]
+    """``words`` filled into lines of at most ``width``; a full line breaks after its last clause
+    (a word ending in ``;`` or ``:``) where that keeps it two thirds full, so that a clause is not
+    left with one word on the next line."""
+    lines: list[list[str]] = [[]]
+
+    def length(ws: list[str], row: int) -> int:
+        return len(first if row == 0 else cont) + len(" ".join(ws))
+
+    for word in words:
+        row, line = len(lines) - 1, lines[-1]
+        if line and length([*line, word], row) > width:
+            cut = max((i + 1 for i, w in enumerate(line[:-1]) if w.endswith((";", ":"))), default=0)
+            if cut and length(line[:cut], row) >= width * 2 // 3 and length([*line[cut:], word], row + 1) <= width:
+                lines[-1:] = [line[:cut], line[cut:]]
+            else:
+                lines.append([])
+        lines[-1].append(word)
+    return [(first if row == 0 else cont) + " ".join(ws) for row, ws in enumerate(lines)]
 
 
 def _comment_words(text: str, loose: bool) -> list[str]:

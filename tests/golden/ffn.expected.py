@@ -21,8 +21,8 @@ def ffn(x: Tensor["batch", "length", "d_model"],
         w2: Tensor["d_ff", "d_model"]) -> Tensor["batch", "length", "d_model"]:
     """Megatron FFN: d_ff split, one all-reduce at the end."""
     h = jax.nn.relu(jnp.einsum("bld,df->blf", x, w1))
-    # meshify: psum over 'model': jnp.einsum("blf,fd->bld", h, w2) is a partial sum (contracted 'd_ff' split); the
-    #              return hint needs it whole
+    # meshify: psum over 'model': jnp.einsum("blf,fd->bld", h, w2) is a partial sum (contracted 'd_ff' split);
+    #              the return hint needs it whole
     return mr.psum(
         jnp.einsum("blf,fd->bld", h, w2, preferred_element_type=mr.sum_dtype(x, w1, w2)), "model", like=(x, w1, w2)
     )

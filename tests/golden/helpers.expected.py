@@ -31,8 +31,8 @@ def layer_norm__v2(x, g, eps=1e-5):
 
 
 # meshify: mlp specialised for its callers' layouts (mlp() itself is unused, not kept):
-# meshify:   mlp__v1 for x: [batch/'batch', d_model]; w1: [d_model, d_ff/'model']; w2: [d_ff/'model', d_model]
-#                -> [batch/'batch', d_model] partial over 'model'
+# meshify:   mlp__v1 for x: [batch/'batch', d_model]; w1: [d_model, d_ff/'model'];
+#                w2: [d_ff/'model', d_model] -> [batch/'batch', d_model] partial over 'model'
 def mlp__v1(x, w1, w2, train=True):
     h = jax.nn.gelu(jnp.einsum("bd,df->bf", x, w1))
     if not train:
@@ -55,11 +55,11 @@ def block(x: Tensor["batch", "d_model"], g: Tensor["d_model"],
     # meshify: the dtypes of reassigned parameters, for partial sums of float16/bfloat16 (mr.sum_dtype)
     x_dtype = x.dtype
     # The partial sum leaves mlp() and is reduced once, at the residual add.
-    # meshify: psum over 'model': mlp(layer_norm(x, g), w1, w2) is a partial sum (contracted 'd_ff' split); '+' needs it
-    #              whole
+    # meshify: psum over 'model': mlp(layer_norm(x, g), w1, w2) is a partial sum (contracted 'd_ff' split);
+    #              '+' needs it whole
     x = x + mr.psum(mlp__v1(layer_norm__v1(x, g), w1, w2), "model", like=(x_dtype, g, w1, w2))
-    # meshify: psum over 'model': mlp(layer_norm(x, g), w1, w2) is a partial sum (contracted 'd_ff' split); '+' needs it
-    #              whole
+    # meshify: psum over 'model': mlp(layer_norm(x, g), w1, w2) is a partial sum (contracted 'd_ff' split);
+    #              '+' needs it whole
     return x + mr.psum(mlp__v1(layer_norm__v1(x, g), w1, w2), "model", like=(x_dtype, g, w1, w2))
 
 

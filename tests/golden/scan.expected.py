@@ -32,8 +32,8 @@ def residual_mlp__v1(x, p):
 
 
 # meshify: step specialised for its callers' layouts (step() itself is unused, not kept):
-# meshify:   step__v1 for x: [batch/'batch', d_model]; p.w1: [d_model, d_ff/'model']; p.w2: [d_ff/'model', d_model]
-#                -> ([batch/'batch', d_model], static)
+# meshify:   step__v1 for x: [batch/'batch', d_model]; p.w1: [d_model, d_ff/'model'];
+#                p.w2: [d_ff/'model', d_model] -> ([batch/'batch', d_model], static)
 def step__v1(x, p):
     return residual_mlp__v1(x, p), None
 
