@@ -28,13 +28,17 @@ backward pass reads: the residuals of ``jax.vjp``, each counted through the same
 are buffers the size of the parameters; under an optimizer they are temporaries that the update
 reads, under ``none`` they are the step's outputs.
 
-Limits (measured with ``benchmarks/memory_predict.py``): XLA packs buffers of different sizes
-into one heap, leaving gaps, and copies an operand whose dims its matmul library cannot read in
-place (attention's ``bqhk,bshk->bhqs``); neither is modelled, so Transformer blocks come out about
-10% low.  XLA also places temporaries in result buffers not yet written, and under an optimizer
-writes each new parameter where its gradient was; not modelled either (modelling them without
-the copies above made the other cases worse), so a step whose gradients dwarf its activations
-(an MLP with large weights under adam) comes out high.
+XLA:CPU's matmul reads some operands only after copying them: an operand whose batch dims do not
+lead, and the second operand of a product over both operands' leading dims (a weight's gradient
+``x^T dy``); each such copy is counted while its contraction runs.  (GPU matmuls read transposed
+operands in place: there this over-counts.)
+
+Limits (measured with ``benchmarks/memory_predict.py``: at its full sizes every case within 9%):
+XLA packs buffers of different sizes into one heap, leaving gaps (about 4% on a Transformer
+block), and places temporaries in result buffers not yet written; neither is modelled.  The
+second matters for small programs (kilobytes: ``--quick`` sizes, up to 1.3x high) and for steps
+whose gradients dwarf their activations under an optimizer, where XLA writes each update into
+the gradient's buffer (an MLP with 8 MB of weights under adam comes out 1.5x high).
 """
 
 from __future__ import annotations
@@ -192,7 +196,8 @@ class _Flattener:
             factor = next((f for atom, (_, f) in ins if atom.aval.shape == var.aval.shape), 1)
             outs.append(_Value(_nbytes(var.aval) // factor, name, operands, fusible=fusible))
             self.env[var] = (outs[-1], factor)
-        self.steps.append(_Step(operands, tuple(outs), fusible or name in _REDUCTIONS, _loop_peak(eqn)))
+        copies = _dot_copies(eqn, [v for _, (v, _) in ins]) if name == "dot_general" else 0
+        self.steps.append(_Step(operands, tuple(outs), fusible or name in _REDUCTIONS, _loop_peak(eqn) + copies))
 
     def inline(self, eqn: Any, body: Any) -> None:
         """A call's body in place; inside ``shard_map`` shapes are already local (factor 1)."""
@@ -206,6 +211,17 @@ class _Flattener:
         for var, inner in zip(eqn.outvars, jaxpr.outvars, strict=True):
             value, factor = self.read(inner) or (_Value(_nbytes(var.aval), "literal"), 1)
             self.env[var] = (value, max(1, _nbytes(var.aval) // max(1, value.bytes)) if manual else factor)
+
+
+def _dot_copies(eqn: Any, operands: Sequence[_Value]) -> int:
+    """The operand copies XLA:CPU makes for a contraction its matmul cannot read in place: an
+    operand whose batch dims do not lead (attention's ``bqhk,bshk->bhqs``), and the second operand
+    of a product contracting both operands' leading dims (a weight's gradient, ``x^T dy``)."""
+    (lhs_c, rhs_c), (lhs_b, rhs_b) = eqn.params["dimension_numbers"]
+    copies = [tuple(b) != tuple(range(len(b))) for b in (lhs_b, rhs_b)]
+    leading = not lhs_b and tuple(lhs_c) == tuple(range(len(lhs_c))) == tuple(rhs_c)
+    copies[1] = copies[1] or leading
+    return sum(value.bytes for value, copied in zip(operands, copies, strict=False) if copied)
 
 
 def _loop_peak(eqn: Any) -> int:
