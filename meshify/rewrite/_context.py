@@ -196,6 +196,8 @@ class ModuleContext:
         #: (file, name) of a name carried from another module -> its name here; what imports each (_imports).
         self.carried_as: dict[tuple[str, str], str] = {}
         self.carried: dict[str, str] = {}
+        #: File -> the absolute name an import of this module's (or of the modules it follows) reached it by.
+        self.spelled: dict[str, str] = {}
 
     def imported(self, path: str) -> ModuleContext:
         """The module in file ``path``, whose helpers this one's @mesh functions call: parsed once per

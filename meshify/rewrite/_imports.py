@@ -92,13 +92,23 @@ def find_module(importer: str, level: int, module: str) -> str | None:
             folder = os.path.dirname(folder)
         return _module_file(folder, parts)
     top, _ = _package_parts(importer)
-    bases = dict.fromkeys((top, os.path.dirname(os.path.abspath(importer))))
+    folder = os.path.dirname(os.path.abspath(importer))
+    named = [os.path.dirname(d) for d in _ancestors(folder) if parts and os.path.basename(d) == parts[0]]
+    bases = dict.fromkeys((top, folder, *named))  # tests.soundness.x from tests/soundness/: a folder named tests
     return next((found for base in bases if (found := _module_file(base, parts)) is not None), None)
 
 
-def spelling(importer: str, target: str) -> str:
+def _ancestors(folder: str) -> list[str]:
+    found = [folder]
+    while os.path.dirname(found[-1]) != found[-1]:
+        found.append(os.path.dirname(found[-1]))
+    return found
+
+
+def spelling(importer: str, target: str, spelled: dict[str, str]) -> str:
     """How ``importer`` imports the module in file ``target``: relative within one package
-    (``.layers``, ``..ops``), else absolute from the folder of the target's top package."""
+    (``.layers``, ``..ops``), else by the absolute name an import reached it by (``spelled``), else
+    absolute from the folder of the target's top package."""
     top, own = _package_parts(importer)
     target_top, theirs = _package_parts(target)
     package = own if os.path.basename(importer) == "__init__.py" else own[:-1]
@@ -107,7 +117,7 @@ def spelling(importer: str, target: str) -> str:
         while common < min(len(package), len(theirs)) and package[common] == theirs[common]:
             common += 1
         return "." * (len(package) - common + 1) + ".".join(theirs[common:])
-    return ".".join(theirs)
+    return spelled.get(os.path.abspath(target), ".".join(theirs))
 
 
 # -- resolving a call ---------------------------------------------------------------------------
@@ -141,11 +151,16 @@ def _follow(caller, ctx, ref: ImportRef, attrs: list[str], node: cst.CSTNode, se
                            "import the helper from the module that defines it")
     seen.add((ctx.path, ref))
     path = find_module(ctx.path, ref.level, ref.module)
+    if path is not None and not ref.level:
+        caller.root.spelled.setdefault(os.path.abspath(path), ref.module)
     if ref.name is not None:
         home = caller.imported(path) if path is not None else None
         if home is None or not home.binds(ref.name):
-            submodule = find_module(ctx.path, ref.level, ".".join(filter(None, [ref.module, ref.name])))
+            dotted = ".".join(filter(None, [ref.module, ref.name]))
+            submodule = find_module(ctx.path, ref.level, dotted)
             if submodule is not None:
+                if not ref.level:
+                    caller.root.spelled.setdefault(os.path.abspath(submodule), dotted)
                 return _lookup(caller, caller.imported(submodule), attrs, node, seen)
     if path is None:
         if ref.level:
@@ -238,10 +253,10 @@ def _statement(home, name: str) -> str | None:
         path = find_module(home.path, ref.level, ref.module)
         if path is None:
             return None
-        source = spelling(root.path, path)
+        source = spelling(root.path, path, root.spelled)
         return f"from {source} import {ref.name} as {{alias}}"
     if name in home.functions or name in home.classes or name in home.assignments:
-        source = spelling(root.path, home.path)
+        source = spelling(root.path, home.path, root.spelled)
         return f"from {source or '.'} import {name} as {{alias}}"
     return None
 
