@@ -72,6 +72,15 @@ return stacked.w_in
     assert 'out_specs=mr.P(None, None, "model")' in text, text
 
 
+def test_a_lambda_mapped_over_pytrees_is_rewritten_once_for_every_leaf() -> None:
+    """Every leaf needs the same code here (a local elementwise update): the call stays as written."""
+    text = _convert("""
+new = jax.tree.map(lambda w, g: w - 0.1 * jnp.tanh(g), params, params)
+return x @ new.blocks[0].w_in @ new.blocks[0].w_out * new.scale
+""")
+    assert "    new = jax.tree.map(lambda w, g: w - 0.1 * jnp.tanh(g), params, params)\n" in text, text
+
+
 def test_len_and_a_static_index_read_the_item() -> None:
     text = _convert("""
 n = len(params.blocks)
@@ -81,9 +90,12 @@ return x @ params.blocks[n - 1].w_in @ params.blocks[0].w_out
 
 
 @pytest.mark.parametrize("body, headline", [
-    ("return jax.tree.map(lambda w: w * 2, params).scale", "other than stacking a sequence of pytrees"),
     ("return jax.tree.map(lambda *xs: jnp.stack(xs, axis=1), *params.blocks).w_in[0]",
-     "other than stacking a sequence of pytrees"),
+     "with a function other than a lambda, or with keywords or unpacked trees"),
+    ("return x * jax.tree.map(jnp.tanh, params).scale", "with a function other than a lambda"),
+    ("return x * jax.tree.map(lambda w: jnp.sum(w), params).scale",
+     "needs other code for 'params.scale' than for 'params.blocks.*.w_in'"),
+    ("return x * jax.tree.map(lambda w, s: w, params, params.scale).scale", "over pytrees of different structures"),
     ("return jax.tree.map(lambda *xs: jnp.stack(xs), *(x, x))", "which is not a sequence parameter"),
     ("return x @ params.blocks[params.scale[0].astype(int)].w_in", "indexing the sequence 'params.blocks' with an array"),
     ("return jnp.asarray(params.blocks)", "on a tuple or pytree 'params.blocks'"),

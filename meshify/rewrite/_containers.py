@@ -66,20 +66,76 @@ def sequence_len(rw, node: cst.Call) -> Operand | None:
 
 def tree_map(rw, node: cst.Call) -> Operand:
     """``jax.tree.map(lambda *xs: jnp.stack(xs), *blocks)``: the item, each array stacked along a new
-    leading dim.  Other tree maps are refused: their function would run once per leaf, each leaf with
-    a layout of its own, which one rewritten lambda cannot serve."""
-    fn, items = node.args if len(node.args) == 2 else (None, None)
-    if fn is None or items is None or items.star != "*" or fn.keyword is not None or not _stacks(rw, fn.value):
-        raise rw.error(UnsupportedError, node, f"{rw.ctx.code(node.func)}(...) other than stacking a sequence of "
-                       "pytrees", "stack a sequence parameter: jax.tree.map(lambda *xs: jnp.stack(xs), "
-                       "*params.blocks); or write the per-leaf code out field by field")
+    leading dim; ``jax.tree.map(lambda w, g: w - lr * g, params, grads)``: see :func:`_leafwise`."""
+    fn = node.args[0].value if node.args and node.args[0].keyword is None else None
+    if len(node.args) == 2 and node.args[1].star == "*" and fn is not None and _stacks(rw, fn):
+        return _stacked_items(rw, node, node.args[1])
+    trees = node.args[1:]
+    if not isinstance(fn, cst.Lambda) or not trees or any(a.star or a.keyword is not None for a in trees):
+        raise rw.error(UnsupportedError, node, f"{rw.ctx.code(node.func)}(...) with a function other than a lambda, "
+                       "or with keywords or unpacked trees", "map a lambda over hinted pytrees: jax.tree.map(lambda "
+                       "w, g: w - 0.1 * g, params, grads); stack a sequence: jax.tree.map(lambda *xs: "
+                       "jnp.stack(xs), *params.blocks)")
+    return _leafwise(rw, node, fn, [rw.expr(a.value) for a in trees])
+
+
+def _stacked_items(rw, node: cst.Call, items: cst.Arg) -> Operand:
     sequence = rw.expr(items.value)
     item = sequence_item(sequence.value)
     if item is None:
         raise rw.error(UnsupportedError, items.value, f"stacking {rw.ctx.code(items.value)!r}, which is not a "
                        "sequence parameter", "hint it as a field of a parameter: blocks: tuple[Block, ...]")
     dim = _stack_dim(rw.ctx.code(items.value), _dims_in(item))
-    return Operand(_stacked(item, dim), node, node.with_changes(args=[fn, items.with_changes(value=sequence.node)]))
+    return Operand(_stacked(item, dim), node, node.with_changes(args=[node.args[0], items.with_changes(
+        value=sequence.node)]))
+
+
+def _leafwise(rw, node: cst.Call, fn: cst.Lambda, trees: list[Operand]) -> Operand:
+    """The lambda walked once per leaf (the leaves at one path of every tree: their values), as JAX calls
+    it; its rewritten code must be the same for every leaf, since the call keeps one lambda.  The result
+    has the first tree's structure with each leaf's result."""
+    from meshify.rewrite._bodies import walk_lambda
+
+    paths = [_leaves(t.value, "") for t in trees]
+    if any([p for p, _ in leaves] != [p for p, _ in paths[0]] for leaves in paths[1:]):
+        raise rw.error(UnsupportedError, node, f"{rw.ctx.code(node.func)}(...) over pytrees of different structures",
+                       "map over pytrees of one class (params and its gradients)")
+    results, lambdas = [], []
+    for at, leaves in enumerate(zip(*paths)):
+        mark = rw.mark()
+        value, new = walk_lambda(rw, fn, [v for _, v in leaves], what="jax.tree.map's function")
+        results.append(value)
+        lambdas.append((rw.ctx.code(trees[0].original) + leaves[0][0], rw.ctx.code(new), new))
+        if at:  # the same code again: keep what it runs (its collectives), not a second set of comments
+            records = rw.records[mark.records:]
+            rw.rollback(mark)
+            rw.records.extend(records)
+    different = next((other for other in lambdas[1:] if other[1] != lambdas[0][1]), None)
+    if different is not None:
+        raise rw.error(UnsupportedError, fn, f"the function of {rw.ctx.code(node.func)}(...) needs other code for "
+                       f"{different[0]!r} than for {lambdas[0][0]!r} (their layouts differ), but the call keeps one "
+                       "function", "write the per-leaf code out field by field where the layouts differ")
+    new_lambda = lambdas[0][2] if lambdas else fn
+    args = [node.args[0].with_changes(value=new_lambda), *(a.with_changes(value=t.node)
+                                                           for a, t in zip(node.args[1:], trees))]
+    return Operand(_rebuilt(trees[0].value, iter(results)), node, node.with_changes(args=args))
+
+
+def _leaves(value: Value, path: str) -> list[tuple[str, Value]]:
+    """(path, leaf) of each leaf of a pytree (a sequence: its one item, which stands for every item)."""
+    if isinstance(value, StructValue):
+        return [leaf for k, v in value.fields for leaf in _leaves(v, f"{path}.{k}")]
+    if isinstance(value, TupleValue):
+        return [leaf for i, v in enumerate(value.items) for leaf in _leaves(v, f"{path}[{i}]")]
+    return [(path, value)]
+
+
+def _rebuilt(value: Value, results) -> Value:
+    if isinstance(value, StructValue):
+        return StructValue(value.cls, tuple((k, _rebuilt(v, results)) for k, v in value.fields), value.kind)
+    if isinstance(value, TupleValue):
+        return TupleValue(tuple(_rebuilt(v, results) for v in value.items))
+    return next(results)
 
 
 def _stacks(rw, fn: cst.BaseExpression) -> bool:
