@@ -39,16 +39,17 @@ def block(x: Tensor["batch", "length", "d_model"],
 
 
 @mesh(batch=4, model=2, rules={"heads": "model", "d_ff": "model", "d_model": "batch"})
-def fsdp_block(x: Tensor["batch", "length", "d_model"],
-               norm1: Tensor["d_model"],
-               wq: Tensor["d_model", "heads", "d_head"],
-               wk: Tensor["d_model", "heads", "d_head"],
-               wv: Tensor["d_model", "heads", "d_head"],
-               wo: Tensor["heads", "d_head", "d_model"],
-               norm2: Tensor["d_model"],
-               w1: Tensor["d_model", "d_ff"],
-               w2: Tensor["d_ff", "d_model"]) -> Tensor["batch", "length", "d_model"]:
-    """The same block under FSDP over 'batch' (weights split on d_model, gathered before use) x TP over 'model'."""
+def fsdp_tp(x: Tensor["batch", "length", "d_model"],
+            norm1: Tensor["d_model"],
+            wq: Tensor["d_model", "heads", "d_head"],
+            wk: Tensor["d_model", "heads", "d_head"],
+            wv: Tensor["d_model", "heads", "d_head"],
+            wo: Tensor["heads", "d_head", "d_model"],
+            norm2: Tensor["d_model"],
+            w1: Tensor["d_model", "d_ff"],
+            w2: Tensor["d_ff", "d_model"]) -> Tensor["batch", "length", "d_model"]:
+    """The pre-norm (GPT-2-style) block under FSDP over 'batch' (weights split on d_model, gathered before use) x TP
+    over 'model' (heads and d_ff split), issue #15's ``fsdp_tp`` case."""
     return _pre_norm_block(x, norm1, wq, wk, wv, wo, norm2, w1, w2)
 
 

@@ -24,7 +24,7 @@ import jax.numpy as jnp
 from jax.sharding import Mesh
 from jax.sharding import PartitionSpec as P
 
-__all__ = ["FLOOR", "LAX", "Comm", "ffn", "block", "fsdp_block", "vocab_ce", "dp_mlp", "lm_loss"]
+__all__ = ["FLOOR", "LAX", "Comm", "ffn", "block", "fsdp_tp", "vocab_ce", "dp_mlp", "lm_loss"]
 
 
 @dataclass(frozen=True)
@@ -105,21 +105,31 @@ def block(mesh: Mesh, comm: Comm = LAX):
     return local
 
 
-def fsdp_block(mesh: Mesh, comm: Comm = LAX):
+def fsdp_tp(mesh: Mesh, comm: Comm = LAX, regather: bool = False):
     """``block`` with every weight's d_model split over 'batch' too (FSDP x TP): each weight is
-    gathered over 'batch' right before its use; activations stay split on the batch."""
+    gathered over 'batch' right before its use; activations stay split on the batch.
+
+    ``regather``: the backward pass gathers the weights again instead of keeping the forward
+    pass's gathered copies (ZeRO-3's trade of bytes for memory), see :func:`_regathering`."""
     norm, proj = P("batch"), P("batch", "model", None)
     specs = (P("batch"), norm, proj, proj, proj, P("model", None, "batch"), norm, P("batch", "model"),
              P("model", "batch"))
 
-    @_shard(mesh, specs, P("batch"), comm)
     def local(x, norm1, wq, wk, wv, wo, norm2, w1, w2):
         g = comm.all_gather
         wq, wk, wv = (g(w, "batch", 0) for w in (wq, wk, wv))
         x = x + comm.psum(_attention(x, g(norm1, "batch", 0), wq, wk, wv, g(wo, "batch", 2)), "model")
         return x + comm.psum(_layer_norm_ffn(x, g(norm2, "batch", 0), g(w1, "batch", 0), g(w2, "batch", 1)), "model")
 
-    return local
+    return _shard(mesh, specs, P("batch"), comm)(_regathering(local) if regather else local)
+
+
+def _regathering(local):
+    """``local`` under ``jax.checkpoint`` with a policy that saves every residual but the result of
+    an all_gather: the backward pass recomputes those from the saved blocks, gathering again.
+    (A name policy, ``save_anything_except_these_names``, would not do: the unnamed all_gather
+    result under the name stays saveable.)"""
+    return jax.checkpoint(local, policy=lambda primitive, *_, **__: primitive.name != "all_gather")
 
 
 def _vocab_start(vocab_local: int):

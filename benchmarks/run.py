@@ -47,13 +47,13 @@ from meshify.runtime.hlo import collectives, summarize  # noqa: E402
 
 VARIANTS = ("meshify", "gspmd", "manual")
 MODES = ("fwd", "fwd_bwd")
-CASES = ("ffn", "block", "fsdp_block", "vocab_ce", "dp_mlp", "lm_step")
+CASES = ("ffn", "block", "fsdp_tp", "vocab_ce", "dp_mlp", "lm_step")
 
 SIZES = {
     "full": {
         "ffn": dict(B=16, L=128, D=512, F=2048),
         "block": dict(B=16, L=128, D=512, H=8, K=64, F=2048),
-        "fsdp_block": dict(B=16, L=128, D=512, H=8, K=64, F=2048),
+        "fsdp_tp": dict(B=16, L=128, D=512, H=8, K=64, F=2048),
         "vocab_ce": dict(B=16, L=128, D=512, V=32768),
         "dp_mlp": dict(B=1024, I=512, F=2048, O=512),
         "lm_step": dict(B=16, L=128, D=256, H=8, K=32, F=1024, V=8192, layers=2),
@@ -61,7 +61,7 @@ SIZES = {
     "quick": {
         "ffn": dict(B=4, L=16, D=64, F=256),
         "block": dict(B=4, L=16, D=64, H=8, K=8, F=256),
-        "fsdp_block": dict(B=4, L=16, D=64, H=8, K=8, F=256),
+        "fsdp_tp": dict(B=4, L=16, D=64, H=8, K=8, F=256),
         "vocab_ce": dict(B=4, L=16, D=64, V=1024),
         "dp_mlp": dict(B=64, I=64, F=256, O=64),
         "lm_step": dict(B=4, L=16, D=64, H=8, K=8, F=256, V=512, layers=1),
@@ -142,7 +142,7 @@ def _loss_and_grads(fn: Callable, argnums: tuple[int, ...], scalar: bool) -> Cal
 
 def _array_bench(name: str, mode: str, size: dict, rng: np.random.Generator) -> Bench:
     fn = getattr(cases, name)
-    host = {"ffn": _ffn_args, "block": _block_args, "fsdp_block": _block_args, "vocab_ce": _vocab_ce_args,
+    host = {"ffn": _ffn_args, "block": _block_args, "fsdp_tp": _block_args, "vocab_ce": _vocab_ce_args,
             "dp_mlp": _dp_mlp_args}[name](size, rng)
     programs = {"meshify": fn, "gspmd": fn.reference, "manual": getattr(manual, name)(fn.sharded.mesh)}
     reference, floor = fn.reference, getattr(manual, name)(fn.sharded.mesh, manual.FLOOR)
@@ -203,15 +203,48 @@ def _compile(program: Callable, args: tuple):
     return compiled, time.perf_counter() - start
 
 
+def _memory(compiled) -> dict[str, int]:
+    """Per-device argument, temporary and output bytes of a compiled program."""
+    memory = compiled.memory_analysis()
+    return {"arg_bytes": int(memory.argument_size_in_bytes), "temp_bytes": int(memory.temp_size_in_bytes),
+            "out_bytes": int(memory.output_size_in_bytes)}
+
+
+def _collective_bytes(compiled) -> int:
+    return int(sum(size for _, size in summarize(collectives(compiled.as_text())).values()))
+
+
 def _row(bench: Bench, variant: str, compiled, compile_s: float, want) -> dict:
     summary = summarize(collectives(compiled.as_text()))
-    memory = compiled.memory_analysis()
+    memory = _memory(compiled)
     return {"case": bench.case, "mode": bench.mode, "variant": variant,
             "max_abs_err": _max_abs_err(compiled(*bench.args), want),
-            "collective_bytes": int(sum(size for _, size in summary.values())),
+            "collective_bytes": _collective_bytes(compiled),
             "collectives": {kind: [int(count), int(size)] for kind, (count, size) in summary.items()},
-            "temp_bytes": int(memory.temp_size_in_bytes), "arg_bytes": int(memory.argument_size_in_bytes),
+            "temp_bytes": memory["temp_bytes"], "arg_bytes": memory["arg_bytes"],
             "compile_s": round(compile_s, 4), "step_s": float("nan")}
+
+
+def _same_output_shardings(a, b) -> bool:
+    return all(x.sharding.is_equivalent_to(y.sharding, len(x.shape))
+               for x, y in zip(jax.tree.leaves(a.out_info), jax.tree.leaves(b.out_info), strict=True))
+
+
+def gspmd_at_meshify_outputs(bench: Bench, compiled: dict) -> dict | None:
+    """XLA's partitioner told to return meshify's output shardings, where on its own it picks
+    others: its memory and collective bytes; None where the shardings already agree.
+
+    Left free, XLA may return a gradient in another layout than its parameter's (fsdp_tp: the
+    weights' gradients all-reduced and replicated over 'batch' instead of reduce-scattered to
+    the weights' layout), which moves the whole gradients from temporaries to outputs; meshify
+    returns each gradient in its parameter's layout, as an optimizer sharded like the weights
+    needs them.  Memory is compared at the same layouts in and out.
+    """
+    if _same_output_shardings(compiled["meshify"], compiled["gspmd"]):
+        return None
+    shardings = jax.tree.map(lambda out: out.sharding, compiled["meshify"].out_info)
+    fixed = jax.jit(bench.variants["gspmd"], out_shardings=shardings).lower(*bench.args).compile()
+    return {**_memory(fixed), "collective_bytes": _collective_bytes(fixed)}
 
 
 def _step_times(bench: Bench, compiled: dict, repeats: int) -> tuple[dict[str, float], dict[str, float]]:
@@ -254,7 +287,8 @@ def floor_program(bench: Bench, manual_compiled) -> Callable:
 
 def measure(bench: Bench, repeats: int) -> tuple[list[dict], dict[str, dict]]:
     """The three rows of one (case, mode), and per variant what latest.json has no place for:
-    ``cpu_s`` (median CPU seconds per step) and ``same_as_manual`` (the same compiled program);
+    ``cpu_s`` (median CPU seconds per step), ``same_as_manual`` (the same compiled program) and
+    ``out_bytes``; under ``gspmd``, ``at_meshify_outputs`` (see :func:`gspmd_at_meshify_outputs`);
     under ``floor``, the compute floor's ``step_s``, ``cpu_s`` and ``collective_bytes`` (0)."""
     want = jax.block_until_ready(jax.jit(bench.reference)(*bench.host_args))  # on one device, done before timing
     compiled, rows = {}, {}
@@ -265,9 +299,11 @@ def measure(bench: Bench, repeats: int) -> tuple[list[dict], dict[str, dict]]:
     jax.block_until_ready(compiled["floor"](*bench.args))  # warm-up
     wall, cpu = _step_times(bench, compiled, repeats)
     manual_text = program_text(compiled["manual"])
-    extras = {v: {"cpu_s": cpu[v], "same_as_manual": program_text(compiled[v]) == manual_text} for v in VARIANTS}
-    floor_bytes = sum(size for _, size in summarize(collectives(compiled["floor"].as_text())).values())
-    extras["floor"] = {"step_s": wall["floor"], "cpu_s": cpu["floor"], "collective_bytes": int(floor_bytes)}
+    extras = {v: {"cpu_s": cpu[v], "same_as_manual": program_text(compiled[v]) == manual_text,
+                  "out_bytes": _memory(compiled[v])["out_bytes"]} for v in VARIANTS}
+    extras["gspmd"]["at_meshify_outputs"] = gspmd_at_meshify_outputs(bench, compiled)
+    extras["floor"] = {"step_s": wall["floor"], "cpu_s": cpu["floor"],
+                       "collective_bytes": _collective_bytes(compiled["floor"])}
     for variant in VARIANTS:
         rows[variant]["step_s"] = wall[variant]
     return [rows[v] for v in VARIANTS], extras
@@ -278,6 +314,19 @@ def measure(bench: Bench, repeats: int) -> tuple[list[dict], dict[str, dict]]:
 
 def _log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
+
+
+def _arg_temp(row: dict) -> int:
+    return row["arg_bytes"] + row["temp_bytes"]
+
+
+def _memory_text(rows: list[dict], gspmd: dict) -> str:
+    """meshify's argument + temp bytes per device against gspmd's (and against gspmd given
+    meshify's output shardings, where it picks others)."""
+    mine, theirs = (_arg_temp(next(r for r in rows if r["variant"] == v)) for v in ("meshify", "gspmd"))
+    text = f"arg+temp: meshify {mine / 1e6:.3f} MB = {mine / theirs:.3f}x gspmd"
+    fixed = gspmd.get("at_meshify_outputs")
+    return text if fixed is None else text + f", {mine / _arg_temp(fixed):.3f}x gspmd at meshify's outputs"
 
 
 def run_cases(names: list[str], sizes: dict, repeats: int) -> tuple[list[dict], dict[str, str], dict[str, dict]]:
@@ -295,7 +344,8 @@ def run_cases(names: list[str], sizes: dict, repeats: int) -> tuple[list[dict], 
                 f"{r['variant']}: {r['collective_bytes'] / 1e6:.3f} MB {r['step_s'] * 1e3:.1f} ms "
                 f"(CPU {more[r['variant']]['cpu_s'] * 1e3:.1f}) err {r['max_abs_err']:.1e}" for r in found)
                  + f"  floor: {more['floor']['step_s'] * 1e3:.1f} ms"
-                 + f"  same program: {more['meshify']['same_as_manual']}  ({time.perf_counter() - start:.0f} s)")
+                 + f"  same program: {more['meshify']['same_as_manual']}  {_memory_text(found, more['gspmd'])}"
+                 + f"  ({time.perf_counter() - start:.0f} s)")
     return rows, meshes, extras
 
 

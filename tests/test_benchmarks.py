@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CASES = ("ffn", "block", "fsdp_block", "vocab_ce", "dp_mlp", "lm_step")
+CASES = ("ffn", "block", "fsdp_tp", "vocab_ce", "dp_mlp", "lm_step")
 ROW_KEYS = {"case": str, "mode": str, "variant": str, "max_abs_err": float, "collective_bytes": int,
             "collectives": dict, "temp_bytes": int, "arg_bytes": int, "compile_s": float, "step_s": float}
 CONVERT_KEYS = ("lines_per_s", "libcst_parse_lines_per_s", "rewrite_ms_per_fn", "cached_ms_per_fn")
@@ -28,6 +28,7 @@ def test_quick_run(tmp_path) -> None:
     markdown = (tmp_path / "latest.md").read_text()
     assert markdown.startswith("# Benchmarks")
     check_the_compute_floor_has_no_collectives(markdown)
+    check_the_memory_section_adds_arguments_and_temporaries(markdown)
     results = json.loads((tmp_path / "latest.json").read_text())
     check_json_has_exactly_the_issue_shape(results)
     check_every_case_mode_and_variant_has_one_row(results)
@@ -71,6 +72,18 @@ def check_meshify_moves_the_hand_written_bytes(results: dict) -> None:
         for mode in ("fwd", "fwd_bwd"):
             assert by[case, mode, "meshify"] == by[case, mode, "manual"], (case, mode)
             assert by[case, mode, "meshify"] <= by[case, mode, "gspmd"], (case, mode)
+
+
+def check_the_memory_section_adds_arguments_and_temporaries(markdown: str) -> None:
+    """One row per case and mode whose ratio is meshify's argument + temp MB over gspmd's (rounded),
+    and the issue's argument + temp target among the targets."""
+    assert "| per-device argument + temp bytes at most 1.05x gspmd's, same input and output shardings |" in markdown
+    section = markdown[markdown.index("## Memory"):markdown.index("## Compute floor")]
+    rows = [line.split(" | ") for line in section.splitlines() if line.startswith("| ") and "---" not in line][1:]
+    assert sorted((r[0][2:], r[1]) for r in rows) == sorted((c, m) for c in CASES for m in ("fwd", "fwd_bwd"))
+    for row in rows:  # the MB cells are rounded to 0.001, the ratio cell to 0.001
+        mine, theirs, ratio = float(row[2]), float(row[4]), float(row[7])
+        assert (mine - 5e-4) / (theirs + 5e-4) - 5e-4 <= ratio <= (mine + 5e-4) / (theirs - 5e-4) + 5e-4, row
 
 
 def check_the_compute_floor_has_no_collectives(markdown: str) -> None:

@@ -133,11 +133,11 @@ _COLLECTIVE_LINE = re.compile(r" (?:all-reduce|all-gather|reduce-scatter|all-to-
 
 #: Every benchmark program; these run on every CI run (block's and lm_step's gradients combine
 #: more than five all-reduces into one, the case the old parser dropped), the rest in the slow sample.
-_FAST = {("ffn", "fwd"), ("vocab_ce", "fwd_bwd"), ("block", "fwd_bwd"), ("dp_mlp", "fwd_bwd"), ("fsdp_block", "fwd_bwd")}
+_FAST = {("ffn", "fwd"), ("vocab_ce", "fwd_bwd"), ("block", "fwd_bwd"), ("dp_mlp", "fwd_bwd"), ("fsdp_tp", "fwd_bwd")}
 
 
 def _bench_params():
-    cases, modes = ("ffn", "block", "fsdp_block", "vocab_ce", "dp_mlp", "lm_step"), ("fwd", "fwd_bwd")
+    cases, modes = ("ffn", "block", "fsdp_tp", "vocab_ce", "dp_mlp", "lm_step"), ("fwd", "fwd_bwd")
     return [pytest.param(c, m, id=f"{c}-{m}", marks=() if (c, m) in _FAST else pytest.mark.slow)
             for c in cases for m in modes]
 
