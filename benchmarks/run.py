@@ -10,7 +10,9 @@ the same data and mesh (2x4 simulated CPU devices; 8 for ``dp_mlp``):
 
 Each row records the max abs difference from the single-device run, the collectives in
 the compiled HLO (``meshify.runtime.hlo``), per-device temp and argument bytes, compile
-seconds and the median step seconds over interleaved runs.  Then ``convert``'s
+seconds and the median step seconds over interleaved runs.  Where XLA, left to pick its output
+shardings, picks others than meshify's (fsdp_tp's gradients), gspmd is compiled once more with
+meshify's, so that memory is also compared at the same layouts in and out.  Then ``convert``'s
 throughput and the decorator's rewrite time (``benchmarks/convert_speed.py``).
 
     python benchmarks/run.py            # full sizes (B=16, L=128, D=512, V=32768), ~10 min on 2 cores
