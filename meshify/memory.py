@@ -26,7 +26,9 @@ Activations saved for the backward pass are the buffers written by the forward p
 backward pass reads: the residuals of ``jax.vjp``, each counted through the same fusion model
 (a residual that XLA recomputes by fusion counts as the buffer it is computed from).  Gradients
 are buffers the size of the parameters; under an optimizer they are temporaries that the update
-reads, under ``none`` they are the step's outputs.
+reads, under ``none`` they are the step's outputs.  An elementwise step that reads a temporary for
+the last time as it writes a result of the same size writes it in place (XLA shares the buffer:
+adam writes a new moment where its gradient was), so that temporary costs nothing more.
 
 XLA:CPU's matmul reads some operands only after copying them: an operand whose batch dims do not
 lead, and the second operand of a product over both operands' leading dims (a weight's gradient
@@ -37,8 +39,8 @@ Limits (measured with ``benchmarks/memory_predict.py``: at its full sizes every 
 XLA packs buffers of different sizes into one heap, leaving gaps (about 4% on a Transformer
 block), and places temporaries in result buffers not yet written; neither is modelled.  The
 second matters for small programs (kilobytes: ``--quick`` sizes, up to 1.3x high) and for steps
-whose gradients dwarf their activations under an optimizer, where XLA writes each update into
-the gradient's buffer (an MLP with 8 MB of weights under adam comes out 1.5x high).
+whose gradients and results dwarf their activations (an MLP with 8 MB of weights under adam,
+whose temporaries XLA fits entirely into its results' buffers, comes out 1.4x high).
 """
 
 from __future__ import annotations
@@ -261,6 +263,18 @@ class _Liveness:
                 for value in step.ins:
                     for root in self.roots(value):
                         self.last[root] = i
+        self.housed = self._in_place()
+
+    def _in_place(self) -> set[_Value]:
+        """Temporaries that live on in a result's buffer (in place: see the module docstring)."""
+        housed: set[_Value] = set()
+        for result in (v for v in self.born if v.out and not v.arg):
+            step = self.born[result]
+            if self.steps[step].fusible:
+                housed.update([r for v in self.steps[step].ins for r in self.roots(v)
+                               if self.last.get(r) == step and r.bytes == result.bytes
+                               and not r.out and not r.arg and r not in housed][:1])
+        return housed
 
     def buffered(self, value: _Value) -> bool:
         if value.arg or value.out:
@@ -285,6 +299,8 @@ class _Liveness:
         """Temporary bytes alive at each step."""
         delta = [0] * (len(self.steps) + 1)
         for value in self.temporaries():
+            if value in self.housed:
+                continue
             delta[self.born[value]] += value.bytes
             delta[self.last[value] + 1] -= value.bytes
         return list(np.cumsum(delta[:-1])) if self.steps else []
