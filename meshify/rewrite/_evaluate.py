@@ -24,7 +24,6 @@ from meshify.rewrite.rules._api import (
     NONLINEAR,
     REGISTRY,
     Call,
-    Lowering,
     closed_world,
     unknown_call,
     unsplit_fix,
@@ -443,7 +442,7 @@ def _call(rw, node: cst.Call):
             if method in METHODS and isinstance(receiver.value, Array):
                 call = _evaluate_args(rw, node, method, receiver)
                 closed_world(rw, call, f"jax.Array.{method}")
-                value, new = _carried_out(rw, call, METHODS[method](rw, call))
+                value, new = rw.lower(call, METHODS[method](rw, call))
                 return Operand(value, node, new)
             if isinstance(receiver.value, Array) and (receiver.value.layout.is_split or receiver.value.layout.partial):
                 raise rw.error(UnsupportedError, node,
@@ -459,7 +458,7 @@ def _call(rw, node: cst.Call):
     call = _evaluate_args(rw, node, rule_name or (sorted(names)[0] if names else rw.ctx.code(func)), receiver)
     if rule_name is not None:
         closed_world(rw, call, rule_name)
-        value, new = _carried_out(rw, call, REGISTRY[rule_name](rw, call))
+        value, new = rw.lower(call, REGISTRY[rule_name](rw, call))
         return Operand(value, node, new)
     value, new = rw.lower(call, unknown_call(rw, call))
     return Operand(value, node, new)
@@ -471,14 +470,6 @@ def _static_cast(rw, node: cst.Call, receiver: Operand) -> Operand:
     call = _evaluate_args(rw, node, "astype", receiver)
     args = [a.with_changes(value=o.node) for a, o in zip(node.args, [*call.args, *call.kwargs.values()])]
     return Operand(Static(), node, node.with_changes(func=node.func.with_changes(value=receiver.node), args=args))
-
-
-def _carried_out(rw, call: Call, decided) -> tuple[Value, cst.BaseExpression]:
-    """A rule's :class:`Lowering` carried out by the interpreter (loop rules, which walk their
-    bodies, return the value and node themselves)."""
-    if isinstance(decided, Lowering):
-        return rw.lower(call, decided)
-    return decided
 
 
 def _evaluate_args(rw, node: cst.Call, name: str, receiver) -> Call:

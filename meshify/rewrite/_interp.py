@@ -938,7 +938,7 @@ class FunctionRewriter:
                 replaced[call.position(c.operand)] = node
             except ValueError:
                 nested[c.operand.node] = node
-        parts = {at: self.part_node(value, nodes) for at, value in lowering.replace}
+        parts = {at: self._part_node(value, nodes) for at, value in lowering.replace}
         parts.update(walked or {})
         replaced.update({at.position: node for at, node in parts.items() if at.item is None})
         for position in sorted({at.position for at in parts if at.item is not None}):
@@ -951,13 +951,16 @@ class FunctionRewriter:
             rebuilt = rebuilt.visit(_Swap(nested))
         return rebuilt
 
-    def part_node(self, value: object, nodes: list) -> cst.CSTNode:
-        """The node of a lowering's ``fill`` or ``replace`` value; a :class:`Template` filled in turn."""
+    def _part_node(self, value: object, nodes: list) -> cst.CSTNode:
+        """The node of a lowering's ``fill`` or ``replace`` value; a :class:`Template` filled and a
+        tuple's items made in turn."""
         from meshify.rewrite.rules._api import Template
 
         if isinstance(value, Template):
             return call_template(value.text, mr=cst.Name(self.ctx.mr),
-                                 **{name: self.part_node(v, nodes) for name, v in value.fill})
+                                 **{name: self._part_node(v, nodes) for name, v in value.fill})
+        if isinstance(value, tuple):
+            return cst.Tuple([cst.Element(self._part_node(v, nodes)) for v in value])
         return self._filled(value, nodes)
 
     def accumulating(self, original: cst.CSTNode, node: cst.Call, keyword: str, operands,
@@ -1028,7 +1031,7 @@ class FunctionRewriter:
 
     def replacement(self, lowering, nodes: list, call: cst.BaseExpression | None = None) -> cst.BaseExpression:
         """A lowering's template filled (``{call}``: the user's call with converted operands)."""
-        fill = {name: self._filled(value, nodes) for name, value in lowering.fill}
+        fill = {name: self._part_node(value, nodes) for name, value in lowering.fill}
         if call is not None:
             fill["call"] = call
         return call_template(lowering.template, mr=cst.Name(self.ctx.mr), **fill)

@@ -321,3 +321,27 @@ def test_a_named_reshape_replaces_only_the_sizes_of_split_dims(monkeypatch) -> N
     assert (at_batch, at_heads, heads) == (At(0), At(1), 2)
     assert isinstance(batch, Template) and batch.text == "{mr}.shard_size({size}, {shards}, {dim})"
     assert [(k, v) for k, v in batch.fill if k != "size"] == [("shards", 2), ("dim", "batch")]
+
+
+def test_a_shape_variable_is_spelled_out_as_a_tuple_of_per_shard_sizes(monkeypatch) -> None:
+    from meshify.rewrite._interp import FunctionRewriter
+
+    seen = []
+    lower = FunctionRewriter.lower
+
+    def spy(rw, call, lowering):
+        if lowering.replace:
+            seen.append((call.short, lowering.replace))
+        return lower(rw, call, lowering)
+
+    monkeypatch.setattr(FunctionRewriter, "lower", spy)
+    assert_rewrite("""
+        m = jnp.max(x, axis=1, keepdims=True)
+        return x - jnp.broadcast_to(m, x.shape)
+        """, """
+        m = jnp.max(x, axis=1, keepdims=True)
+        return x - jnp.broadcast_to(m, (mr.shard_size((x.shape[0] * 2), 2, "batch"), x.shape[1]))
+        """, X, OUT, MESH)
+    ((name, ((at, sizes),)),) = seen  # the shape argument, replaced by a tuple: the split size checked at call time
+    assert (name, at, len(sizes)) == ("broadcast_to", At(1), 2)
+    assert isinstance(sizes[0], Template) and isinstance(sizes[1], cst.Subscript)

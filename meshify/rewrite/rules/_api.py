@@ -7,11 +7,11 @@ receives the evaluated :class:`Call`, bound to the function's declared signature
 :func:`closed_world` (an argument it does not model is refused first), and returns a
 :class:`Lowering`: data saying which operand goes to which layout, the result's value,
 the replacement code as a template or as parts of the user's call replaced (a reshape's
-per-shard sizes), and the collectives it runs itself.  It builds no CST and changes no
-state (``rw`` is only read: positioned errors, the mesh); the interpreter
-(``FunctionRewriter.lower``) converts, emits, comments and records.  A named reshape
-(``h: Tensor[...] = x.reshape(...)``) is a rule of the same form, called by the annotated
-assignment with the hint's dims.
+per-shard sizes), and the collectives it runs itself.  It builds no code and changes no
+state (``rw`` is only read: positioned errors, the mesh, the static sizes a shape rule
+reads); the interpreter (``FunctionRewriter.lower``) converts, emits, comments and
+records.  A named reshape (``h: Tensor[...] = x.reshape(...)``) is a rule of the same
+form, called by the annotated assignment with the hint's dims.
 
 A call that runs functions of the user's (loops, branches) returns, in ``walks``, a
 :class:`Loop` or :class:`Branches`: which function arguments to walk (a lambda, a nested
@@ -227,7 +227,8 @@ class Lowering:
             replacement expression, its ``{name}`` placeholders filled from ``fill`` (``{mr}`` is
             the runtime module): a :class:`Ref`, :class:`MeshAxes`, a :class:`Template`, an int, a
             tuple of ints, a str (a string literal) or a node of the user's code.
-        replace: parts of the user's call (kept otherwise) replaced, each by a ``fill`` value.
+        replace: parts of the user's call (kept otherwise) replaced, each by a ``fill`` value or a
+            tuple of them (a shape spelled out).
         walks: the functions the call runs (loop bodies, branches), for the interpreter to walk.
         emitted: collectives the replacement runs itself.
         notes: comments for work with no collective (a masked local lookup).
@@ -255,7 +256,7 @@ def keep(value: Value) -> Lowering:
     return Lowering(value)
 
 
-Rule = Callable[..., Lowering | tuple[Value, cst.BaseExpression]]
+Rule = Callable[..., Lowering]
 REGISTRY: dict[str, Rule] = {}
 METHODS: dict[str, Rule] = {}
 #: Ops whose function arguments (loop bodies, branches) are walked, in the caller's scope, by the

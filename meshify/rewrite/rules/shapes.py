@@ -132,7 +132,7 @@ def _reshape_inferred(rw, call: Call, x: Operand):
     ``heads?``; the mark says meshify chose the name), and merging the parts of a split dim back
     gives its name again (``[heads?, head_dim?]`` -> ``q_features``)."""
     layout = x.value.layout
-    sizes, size_nodes = _shape_operands(rw, call, whole_shape=True)
+    sizes, size_nodes, spelled = _shape_operands(rw, call, whole_shape=True)
     kept = [s.value.size_of if isinstance(s.value, Static) and s.value.size_of in layout.dims
             and layout.dims.count(s.value.size_of) == 1 else None for s in sizes]
     for j, name in enumerate(kept):
@@ -153,10 +153,10 @@ def _reshape_inferred(rw, call: Call, x: Operand):
         if i1 < layout.rank:
             axes[j1], names[j1] = layout.axes[i1], layout.dims[i1]
     dims = _unique([n or "" for n in names])
-    local = [_local_size(rw, sz, nd, rw.mesh.size(a), d.rstrip(INFERRED), _major_of(layout, d, a))
-             for sz, nd, a, d in zip(sizes, size_nodes, axes, dims)]
+    shards = [_shard_size(rw, sz, nd, rw.mesh.size(a), d.rstrip(INFERRED), _major_of(layout, d, a))
+              for sz, nd, a, d in zip(sizes, size_nodes, axes, dims)]
     value = Array(Layout(tuple(dims), tuple(axes), layout.partial), x.value.origin)
-    return value, _with_sizes(rw, call, x, local)
+    return Lowering(value, replace=_resized(call, sizes, shards, spelled))
 
 
 def _major_of(layout: Layout, dim: str, axes: Axes) -> str | None:
@@ -221,16 +221,15 @@ def reshape_named(rw, call: Call, dims: tuple[str, ...]) -> Lowering:
     x = _x(call)
     if not isinstance(x.value, Array):
         return keep(Opaque())
-    sizes, size_nodes = _shape_operands(rw, call)
+    sizes, size_nodes, spelled = _shape_operands(rw, call)
     if len(size_nodes) != len(dims):
         raise rw.error(LayoutError, call.node, f"reshape to {len(size_nodes)} sizes but the hint names {len(dims)} "
                        f"dims {list(dims)}", "give the hint one name per size")
     layout = x.value.layout
     out_axes = _reshape_axes(rw, call.node, layout, dims)
-    shards = [(at, _shard_size(rw, s, n, rw.mesh.size(a), d))
-              for at, s, n, a, d in zip(_size_places(call), sizes, size_nodes, out_axes, dims)]
+    shards = [_shard_size(rw, s, n, rw.mesh.size(a), d) for s, n, a, d in zip(sizes, size_nodes, out_axes, dims)]
     value = Array(Layout(dims, tuple(out_axes), layout.partial), x.value.origin)
-    return Lowering(value, replace=tuple((at, size) for at, size in shards if size is not None))
+    return Lowering(value, replace=_resized(call, sizes, shards, spelled))
 
 
 def reshape_call(rw, node: cst.Call) -> Call:
@@ -245,10 +244,13 @@ def reshape_call(rw, node: cst.Call) -> Call:
     return _evaluate_args(rw, node, "reshape", receiver)
 
 
-def _shape_operands(rw, call: Call, whole_shape: bool = False) -> tuple[list, list[cst.BaseExpression]]:
-    """The size operands of a reshape, unpacking a tuple literal: (evaluated, original nodes).  With
-    ``whole_shape``, a shape variable of known dims (``x.reshape(y.shape)``) is its entries ``y.shape[i]``."""
-    args = [a for _, a in _size_args(call)]
+def _shape_operands(rw, call: Call, whole_shape: bool = False
+                    ) -> tuple[list, list[cst.BaseExpression], At | None]:
+    """The size operands of a reshape, unpacking a tuple literal: (evaluated, original nodes, None).  With
+    ``whole_shape``, a shape variable of known dims (``x.reshape(y.shape)``) is its entries ``y.shape[i]``,
+    and the third item is where it is written (it is spelled out there)."""
+    places = _size_args(call)
+    args = [a for _, a in places]
     if len(args) == 1 and isinstance(args[0].value, cst.Tuple | cst.List):
         nodes = [e.value for e in args[0].value.elements]
     else:
@@ -257,12 +259,12 @@ def _shape_operands(rw, call: Call, whole_shape: bool = False) -> tuple[list, li
             if isinstance(single, Static) and single.shape_of and whole_shape:
                 nodes = [cst.Subscript(args[0].value, [cst.SubscriptElement(cst.Index(int_node(i)))])
                          for i in range(len(single.shape_of))]
-                return [rw.expr(n) for n in nodes], nodes
+                return [rw.expr(n) for n in nodes], nodes, At(places[0][0])
             if isinstance(single, Static) and single.shape_of:
                 raise rw.error(UnsupportedError, args[0].value, "reshape to a whole shape variable",
                                "spell the sizes out: x.reshape(b, l, heads, d_head)")
         nodes = [a.value for a in args]
-    return [rw.expr(n) for n in nodes], nodes
+    return [rw.expr(n) for n in nodes], nodes, None
 
 
 def _size_args(call: Call) -> list[tuple[int, cst.Arg]]:
@@ -281,6 +283,15 @@ def _size_places(call: Call) -> list[At]:
     if len(args) == 1 and isinstance(args[0][1].value, cst.Tuple | cst.List):
         return [At(args[0][0], j) for j in range(len(args[0][1].value.elements))]
     return [At(i) for i, _ in args]
+
+
+def _resized(call: Call, sizes: list[Operand], shards: list, spelled: At | None) -> tuple[tuple[At, object], ...]:
+    """A reshape's ``replace``: each size of a split dim by its per-shard size (``shards``, None where
+    kept); a shape variable spelled out per dim (``spelled``) by its sizes, a tuple of them."""
+    if spelled is None:
+        return tuple((at, shard) for at, shard in zip(_size_places(call), shards) if shard is not None)
+    parts = tuple(s.node if shard is None else shard for s, shard in zip(sizes, shards))
+    return ((spelled, parts[0] if len(parts) == 1 else parts),)
 
 
 def _reshape_axes(rw, node, layout: Layout, out: tuple[str, ...]) -> list[Axes]:
@@ -322,13 +333,6 @@ def _group(rw, node, layout: Layout, out, group_in: list[int], group_out: list[i
     axes[group_out[0]] = layout.axes[group_in[0]]
 
 
-def _local_size(rw, size: Operand, node: cst.BaseExpression, shards: int, dim: str,
-                major_of: str | None = None) -> cst.BaseExpression:
-    """The node of a size's per-shard size (:func:`_shard_size`)."""
-    shard = _shard_size(rw, size, node, shards, dim, major_of)
-    return size.node if shard is None else rw.part_node(shard, [])
-
-
 def _shard_size(rw, size: Operand, node: cst.BaseExpression, shards: int, dim: str,
                 major_of: str | None = None) -> int | Template | None:
     """The per-shard size of ``size`` over ``shards`` (None: the size as written, unsplit or -1): a
@@ -351,26 +355,6 @@ def _shard_size(rw, size: Operand, node: cst.BaseExpression, shards: int, dim: s
     if major_of is not None:
         return Template("{mr}.shard_size({size}, {shards}, {dim}, major_of={of})", (*fill, ("of", major_of)))
     return Template("{mr}.shard_size({size}, {shards}, {dim})", fill)
-
-
-def _with_sizes(rw, call: Call, x: Operand, sizes: list[cst.BaseExpression]) -> cst.Call:
-    node = call.node
-    func = node.func.with_changes(value=x.node) if call.receiver is not None else node.func
-    if call.receiver is not None:
-        args = list(node.args)
-    else:
-        args = list(node.args[1:])
-    if len(args) == 1 and isinstance(args[0].value, cst.Tuple | cst.List):
-        inner = args[0].value
-        args = [args[0].with_changes(value=inner.with_changes(
-            elements=[e.with_changes(value=s) for e, s in zip(inner.elements, sizes)]))]
-    elif len(args) == 1 and len(sizes) != 1:  # a whole shape variable, spelled out per dim
-        args = [args[0].with_changes(value=cst.Tuple([cst.Element(s) for s in sizes]))]
-    else:
-        args = [a.with_changes(value=s) for a, s in zip(args, sizes)]
-    if call.receiver is None:
-        args = [node.args[0].with_changes(value=x.node), *args]
-    return node.with_changes(func=func, args=args)
 
 
 # -- concatenate / stack ------------------------------------------------------------------------------
@@ -546,11 +530,11 @@ def _broadcast_to(rw, call: Call):
                 axes[j] = want
                 taken |= set(want)
     dims = _unique(dims)
-    local = [_local_size(rw, s, s.original, rw.mesh.size(a), d.rstrip(INFERRED)) for s, a, d in
-             zip(size_ops, axes, dims)]
-    if local == [s.node for s in size_ops] and isinstance(node, cst.Tuple | cst.List):
-        return keep(Array(Layout(tuple(dims), tuple(axes), layout.partial), x.value.origin))
-    new_shape = cst.Tuple([cst.Element(n) for n in local])
-    args = [call.node.args[0].with_changes(value=x.node), call.node.args[1].with_changes(value=new_shape),
-            *call.node.args[2:]]
-    return Array(Layout(tuple(dims), tuple(axes), layout.partial), x.value.origin), call.node.with_changes(args=args)
+    shards = [_shard_size(rw, s, s.original, rw.mesh.size(a), d.rstrip(INFERRED)) for s, a, d in
+              zip(size_ops, axes, dims)]
+    value = Array(Layout(tuple(dims), tuple(axes), layout.partial), x.value.origin)
+    if shards == [None] * len(shards) and isinstance(node, cst.Tuple | cst.List):
+        return keep(value)
+    # the shape as a tuple of its (per-shard) sizes
+    return Lowering(value, replace=((At(call.position(shape)), tuple(s.node if p is None else p
+                                                                     for s, p in zip(size_ops, shards))),))
