@@ -479,7 +479,7 @@ def _evaluate_args(rw, node: cst.Call, name: str, receiver) -> Call:
             raise rw.error(UnsupportedError, arg, f"*args/**kwargs in a call to {name}", "pass arguments one by one")
         if name in BODY_OPS and (_walked(rw, arg.value) or (isinstance(arg.value, cst.List | cst.Tuple) and any(
                 _walked(rw, e.value) for e in arg.value.elements))):
-            operand = Operand(Static(), arg.value, arg.value)  # the rule walks it (a switch: each branch)
+            operand = Operand(Static(), arg.value, arg.value)  # walked as its rule says (a switch: each branch)
         else:
             operand = rw.expr(arg.value)
         if arg.keyword is None:
@@ -492,5 +492,5 @@ def _evaluate_args(rw, node: cst.Call, name: str, receiver) -> Call:
 
 
 def _walked(rw, node: cst.BaseExpression) -> bool:
-    """A lambda or nested def passed to a loop or branch op, which walks it in this scope."""
+    """A lambda or nested def passed to a loop or branch op, walked in this scope (:mod:`._bodies`)."""
     return isinstance(node, cst.Lambda) or (isinstance(node, cst.Name) and local_def(rw, node.value) is not None)
