@@ -217,6 +217,18 @@ class ModuleContext:
             root._imported[key] = found
         return root._imported[key]
 
+    def imports_current(self) -> bool:
+        """Whether every module whose helpers were followed still holds the text they were rewritten from
+        (a cached module must not keep the versions of a helper edited since)."""
+        for path, found in self._imported.items():
+            try:
+                with open(path, "rb") as f:
+                    if source_text(f.read(), path) != found.text:
+                        return False
+            except (OSError, SourceError):
+                return False
+        return True
+
     @property
     def label(self) -> str:
         """The module's short name (``layers``; a package's folder name for its ``__init__.py``)."""

@@ -246,7 +246,7 @@ def _context_for(fn: Callable) -> ModuleContext:
                           fix="define @mesh functions in a file or notebook cell, not with exec()")
     text = "".join(lines)
     key = (filename, hash(text))
-    if key not in _module_cache:
+    if key not in _module_cache or not _module_cache[key].imports_current():
         _module_cache[key] = parse_context(text, filename)
     return _module_cache[key]
 
