@@ -32,7 +32,10 @@ Beyond that one function, each drawn as an option (so that shrinking turns it of
   (8,))``, ``jnp.full(x.shape, s)``, ``jnp.full_like(x, partial_sum)``);
 - lookup ids that are negative or out of range (``emb[ids]``, ``jnp.take``,
   ``take_along_axis``, ``jax.nn.one_hot``), whatever the mode;
-- float16 and bfloat16 inputs (compared with tolerances for that dtype).
+- float16 and bfloat16 inputs (compared with tolerances for that dtype);
+- images (about one module in seven): the main function starts from an image whose height and width
+  the rules split, and draws convolutions, pooling, padding, slices, roll, flip, resizing, repeats,
+  concatenations and group / batch norm statistics over them (:mod:`tests.fuzz.images`).
 
 Options meshify may legitimately refuse are recorded as *triggers* (a reason and the source
 fragments that carry it): a rejection pointing at a line holding a trigger's fragment counts
@@ -336,6 +339,7 @@ class _Module:
     dtype: str = "float32"
     precision: str = ""
     overlap: bool = False  # hints may put one mesh axis on two dims (see generate)
+    image: bool = False  # the main function starts from an image split over its spatial dims (images.py)
     imports: set[str] = field(default_factory=set)
     consts: dict[str, str] = field(default_factory=dict)
     arrays: dict[str, str] = field(default_factory=dict)
@@ -474,6 +478,9 @@ class _Builder:
     constraints: list[tuple[str, ...]] = field(default_factory=list)
     fixed: set[str] = field(default_factory=set)
     provoked: str = ""
+    spatial: set[str] = field(default_factory=set)  # the spatial dims of images (images.py)
+    image_dims: list[str] = field(default_factory=list)  # dims image ops made, in order
+    dims_given: bool = False  # @mesh(dims=...) gives the image dims' sizes
 
     def __post_init__(self) -> None:
         if self.module is None:
@@ -720,15 +727,7 @@ class _Builder:
                 self.set_rule(d, size)
         if self.callee is not None:  # the callee's hints stay valid under this function's rules too
             _settle(self, self.callee.constraints)
-        first: list[str] = []
-        if self.callee is not None and self.flag(60):  # f's first parameter fits the callee's
-            first = [d for d in self.callee.args[0].dims]
-        if not first or not self.disjoint(first):
-            first = [self.some_dim() for _ in range(self.ch.integer(1, 3))]
-            first = list(dict.fromkeys(first))
-            while not self.disjoint(first):
-                first.pop()
-        self.values.append(self.param(first))
+        self.values.append(self.first_param())
         for step in range(self.ch.integer(*statements)):
             a = self.pick_value()
             if a.scale > MAX_SCALE:
@@ -740,10 +739,27 @@ class _Builder:
                     continue
             op = self.weighted([("unary", 14), ("binary", 18), ("einsum", 18), ("matmul", 9), ("reduce", 12),
                                 ("softmax", 8), ("shape", 11), ("lookup", 8), ("loop", 6), ("literal", 5),
-                                ("listy", 4), ("call", 5), ("const", 4)])
+                                ("listy", 4), ("call", 5), ("const", 4), ("spatial", 60 if self.spatial else 0)])
             if not getattr(self, f"op_{op}")(a):
                 self.op_unary(a)
         return self.finish()
+
+    def first_param(self) -> _Value:
+        """The first parameter: an image in an image module's main function; else fitting the callee's
+        first parameter now and then, or of one to three random dims."""
+        if self.module.image and self.name == "f":
+            from tests.fuzz import images
+
+            return images.start(self)
+        first: list[str] = []
+        if self.callee is not None and self.flag(60):  # f's first parameter fits the callee's
+            first = [d for d in self.callee.args[0].dims]
+        if not first or not self.disjoint(first):
+            first = [self.some_dim() for _ in range(self.ch.integer(1, 3))]
+            first = list(dict.fromkeys(first))
+            while not self.disjoint(first):
+                first.pop()
+        return self.param(first)
 
     def squash(self, a: _Value) -> None:
         """Brings a large value back to about 1, so that round-off stays far below the tolerance."""
@@ -848,6 +864,11 @@ class _Builder:
         return hint(tuple(dims))  # type: ignore[arg-type]
 
     def rules_text(self) -> str:
+        from tests.fuzz import images
+
+        return self.rules_only() + images.dims_text(self)
+
+    def rules_only(self) -> str:
         if not self.rules:
             return ""
         if None not in self.rules.values() and self.flag(20):  # Mesh-TensorFlow's string form
@@ -1330,11 +1351,12 @@ class _Builder:
         self.emit(a.name, out, a.scale, pin=True)
         return True
 
-    def shape_concatenate(self, a: _Value) -> bool:
+    def shape_concatenate(self, a: _Value, k: int | None = None) -> bool:
         """``c: Tensor[..., new, ...] = jnp.concatenate([a, b], axis=k)``: the joined dim gets a new name."""
         if not self.disjoint(a.dims):
             return False
-        k = self.ch.integer(0, len(a.dims) - 1)
+        if k is None:
+            k = self.ch.integer(0, len(a.dims) - 1)
         others = [self.operand(a.dims) for _ in range(self.ch.integer(1, 2))]  # type: ignore[arg-type]
         parts = [a, *others]
         joined = self.new_dim(self.sizes[a.dims[k]] * len(parts), base=f"{a.dims[k]}_cat")  # type: ignore[index]
@@ -1725,6 +1747,12 @@ class _Builder:
         self.emit(f"{g.name}({', '.join(args)})", dims, MAX_SCALE if dims else MAX_SCALE * 4)
         return True
 
+    def op_spatial(self, a: _Value) -> bool:
+        """An op over the spatial dims of an image (convolution, pooling, pad, ...: see images.py)."""
+        from tests.fuzz import images
+
+        return images.op_spatial(self, a)
+
     def op_const(self, a: _Value) -> bool:
         """Module-level values: a scalar constant, or an array of the module used named or unnamed."""
         if not a.dims or None in a.dims:
@@ -1890,6 +1918,10 @@ def generate(ch: Chooser, seed: int = 0, mesh: str | None = None) -> Program:
     # order (the later dim stays whole), so a weight and an activation split the same axis on
     # different dims (FSDP layouts: gathers as varying, their gradients reduce-scattered).
     module.overlap = _weighted(ch, [(False, 80), (True, 20)])
+    # Images split over height and width (spatial parallelism: images.py), in float32.
+    module.image = _weighted(ch, [(False, 85), (True, 15)])
+    if module.image:
+        module.dtype, module.overlap = "float32", False
     if module.dtype != "float32":
         module.precision = module.dtype
     extra = _weighted(ch, [("none", 80), ("callee", 10), ("independent", 10)])
