@@ -70,6 +70,16 @@ def test_one_comment_block_above_a_helpers_versions_maps_each_name_to_its_layout
     assert "specialised" not in between  # one block per helper, not one comment per version
 
 
+def test_a_wrapped_mapping_keeps_each_layout_and_the_result_whole() -> None:
+    text = _convert(HELPERS, width=80)
+    assert text[text.index("# meshify: mlp"):text.index("def mlp__v1")].splitlines() == [
+        "# meshify: mlp specialised for its callers' layouts (mlp() itself is unused, not",
+        "#              kept):",
+        "# meshify:   mlp__v1 for x: [batch/'batch', d]; w1: [d, f/'model'];",
+        "#                w2: [f/'model', d] -> [batch/'batch', d] partial over 'model'",
+    ]
+
+
 def test_a_version_never_takes_a_name_the_module_uses() -> None:
     source = HELPERS.replace("def mlp(x, w1, w2):\n", "def mlp(x, w1, w2):\n    mlp__v1 = None\n") + \
         "\n\nnorm__v1 = 'a user name'\n"

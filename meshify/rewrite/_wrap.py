@@ -231,9 +231,11 @@ def _comment_words(text: str, loose: bool) -> list[str]:
 
 
 def _breakable(before: str, after: str) -> bool:
-    """Whether a comment may break between two words (``->`` of a version's mapping starts a line)."""
+    """Whether a comment may break between two words: not beside an operator (``->`` of a version's
+    mapping may start a line), nor inside ``name: [layout]`` or ``partial over 'axis'``."""
     last = before.rsplit(" ", 1)[-1]
     following = after.split(" ", 1)[0]
     if not following or set(last) <= _OPERATOR or (set(following) <= _OPERATOR and following != "->"):
         return False
-    return not (last.endswith(":") and following.startswith("["))
+    return not ((last.endswith(":") and following.startswith("[")) or following in ("partial", "over")
+                or last == "over")
