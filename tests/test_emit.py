@@ -181,7 +181,7 @@ def test_wrapping_never_splits_a_string_a_lambdas_parameters_or_a_comprehension(
 
 def test_a_source_line_and_a_multiline_string_stay_byte_identical() -> None:
     long = "x = f(" + ", ".join(["a"] * 70) + ")"
-    doc = '"""' + "word, " * 30 + '\n(' + "b, " * 50 + ')"""'
+    doc = 'f"""' + "word, " * 30 + '\n({x}' + "b, " * 50 + ')"""'  # an f-string: several tokens from 3.12
     text = f"{long}\n{doc}\n"
     assert wrap_lines(text, long, width=80) == text
 

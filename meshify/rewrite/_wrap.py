@@ -45,12 +45,22 @@ def wrap_lines(text: str, source: str, width: int = WIDTH) -> str:
 
 
 def _inside_strings(text: str) -> set[int]:
-    """The (0-based) rows a multi-line string starts on, runs through or ends on: never wrapped."""
+    """The (0-based) rows a multi-line string starts on, runs through or ends on: never wrapped
+    (from Python 3.12 an f-string is several tokens, from FSTRING_START to FSTRING_END)."""
     rows: set[int] = set()
+    opened: list[int] = []
     for token in tokenize.generate_tokens(io.StringIO(text).readline):
-        if token.type == tokenize.STRING and token.start[0] != token.end[0]:
-            rows.update(range(token.start[0] - 1, token.end[0]))
+        if token.type == _FSTRING_START:
+            opened.append(token.start[0])
+            continue
+        first = opened.pop() if token.type == _FSTRING_END else token.start[0]
+        if token.type in (tokenize.STRING, _FSTRING_END) and first != token.end[0]:
+            rows.update(range(first - 1, token.end[0]))
     return rows
+
+
+_FSTRING_START = getattr(tokenize, "FSTRING_START", -1)
+_FSTRING_END = getattr(tokenize, "FSTRING_END", -1)
 
 
 # -- code ---------------------------------------------------------------------------------------------
