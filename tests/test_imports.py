@@ -277,3 +277,56 @@ def test_an_edited_helper_module_is_read_again_by_the_decorator_path(package) ->
     edited = importlib.import_module(f"{name}.model")
     assert "* 3" in edited.f.source
     _assert_matches(edited.f, edited.f.reference)
+
+
+BLOCKS = '''\
+import jax
+import jax.numpy as jnp
+
+SCALE = 0.5
+
+
+def block(h, w):
+    return h + jnp.tanh(h @ w) @ w.T * SCALE, None
+
+
+def ffn(x, w1, w2):
+    return jax.nn.relu(x @ w1) @ w2
+'''
+
+STACKED = '''\
+import jax
+
+from meshify import Tensor, mesh
+
+from . import blocks
+from .blocks import block
+
+
+@mesh(batch=2, model=4, rules={"f": "model"})
+def f(x: Tensor["batch", "d"], w1: Tensor["d", "f"], w2: Tensor["f", "d"],
+      ws: Tensor["layers", "d", "e"]) -> Tensor["batch", "d"]:
+    h, _ = jax.lax.scan(block, x, ws)
+    return jax.checkpoint(blocks.ffn)(x, w1, w2) + h
+'''
+
+
+@pytest.mark.parametrize("path", ["decorator", "converted"])
+def test_an_imported_helper_as_a_scan_body_and_under_jax_checkpoint(tmp_path, monkeypatch, path) -> None:
+    monkeypatch.syspath_prepend(str(tmp_path))
+    name, folder = _package(tmp_path, {"blocks.py": BLOCKS, "model.py": STACKED})
+    model = importlib.import_module(f"{name}.model")
+    fn = model.f if path == "decorator" else _converted(name, folder).f
+    rng = np.random.default_rng(16)
+    args = tuple(rng.standard_normal(s).astype(np.float32) for s in [(4, 8), (8, 16), (16, 8), (3, 8, 8)])
+    np.testing.assert_allclose(np.asarray(fn(*args)), np.asarray(model.f.reference(*args)), rtol=1e-5, atol=1e-5)
+    got = jax.grad(lambda *a: jnp.sum(fn(*a)), argnums=(0, 1, 2, 3))(*args)
+    want = jax.grad(lambda *a: jnp.sum(model.f.reference(*a)), argnums=(0, 1, 2, 3))(*args)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-4, atol=1e-5)
+    if path == "converted":
+        text = (folder / "model_sharded.py").read_text()
+        assert "jax.lax.scan(block__v1, x, ws)" in text and "jax.checkpoint(ffn__v1)(x, w1, w2)" in text
+        assert "from .blocks import SCALE" in text
+    for module in [m for m in sys.modules if m.startswith(name)]:
+        del sys.modules[module]

@@ -17,7 +17,7 @@ import libcst as cst
 
 from meshify.annotate._types import Layout
 from meshify.errors import LayoutError, UnsupportedError
-from meshify.rewrite._helpers import call_helper, signature_of
+from meshify.rewrite._helpers import call_helper, imported_helper, signature_of
 from meshify.rewrite._nested import local_def, walk_local
 from meshify.rewrite._values import Array, Operand, Static, StructValue, TracedLoop, TupleValue, Value
 from meshify.rewrite.rules._api import At, Branches, Call, Loop, Lowering
@@ -232,6 +232,9 @@ def _walk(rw, call: Call, fn: Operand, args: list[Value], trips, target: Value |
             return _local_body(rw, call, local, args, target, passed, dtype)
         if isinstance(node, cst.Name) and node.value in rw.ctx.functions:
             return _helper_body(rw, call, node, args, target, passed, dtype)
+        imported = imported_helper(rw, node) if isinstance(node, cst.Name | cst.Attribute) else None
+        if imported is not None:  # from .layers import block: another module's helper (_imports)
+            return _helper_body(rw, call, node, args, target, passed, dtype, imported)
         if isinstance(node, cst.Lambda):
             return walk_lambda(rw, node, args, target, "the loop body's" if target is None and passed is None
                            else f"the {call.short} branch's", passed, dtype)
@@ -241,21 +244,24 @@ def _walk(rw, call: Call, fn: Operand, args: list[Value], trips, target: Value |
                    "pass a function defined with def (here or at module level), or a lambda")
 
 
-def _helper_body(rw, call: Call, node: cst.Name, args: list[Value], target: Value | None,
-                 passed: list[cst.BaseExpression] | None, dtype: list | None) -> tuple[Value, cst.BaseExpression]:
+def _helper_body(rw, call: Call, node: cst.Name | cst.Attribute, args: list[Value], target: Value | None,
+                 passed: list[cst.BaseExpression] | None, dtype: list | None, imported=None
+                 ) -> tuple[Value, cst.BaseExpression]:
     """A module helper as the body: its version for ``args``; a result to convert (a cond branch)
-    is converted in a lambda around the version, ``lambda *branch_args: mr.psum(f__v(*branch_args), ...)``."""
+    is converted in a lambda around the version, ``lambda *branch_args: mr.psum(f__v(*branch_args), ...)``.
+    ``imported``: ``(module, def)`` of a helper another module defines."""
+    home, helper = imported if imported is not None else (None, rw.ctx.functions[node.value])  # type: ignore[union-attr]
     originals = passed if passed is not None else [cst.Name("_") for _ in args]
-    fake = Call(cst.Call(func=node, args=[cst.Arg(o) for o in originals]), node.value,
+    fake = Call(cst.Call(func=node, args=[cst.Arg(o) for o in originals]), helper.name.value,
                 tuple(Operand(v, o, o) for v, o in zip(args, originals)), {})
-    result, new_call = call_helper(rw, fake, rw.ctx.functions[node.value])
+    result, new_call = call_helper(rw, fake, helper, home)
     if dtype is not None:
         dtype.append(rw.dtypes.of(fake.node))
     if target is None or signature_of(result) == signature_of(target):
         if target is None and passed is None and _partial(result) and fake.node in rw.dtypes.widened:
-            raise rw.error(UnsupportedError, node, f"{node.value}() returns a partial sum accumulated in float32 "
-                           f"out of a {call.short} body, and meshify cannot name the dtype to cast it back to there",
-                           f"reduce it inside {node.value}() (give it a return hint)")
+            raise rw.error(UnsupportedError, node, f"{helper.name.value}() returns a partial sum accumulated in "
+                           f"float32 out of a {call.short} body, and meshify cannot name the dtype to cast it back to "
+                           f"there", f"reduce it inside {helper.name.value}() (give it a return hint)")
         return result, new_call.func
     star = cst.Name("branch_args")
     inner = cst.Call(new_call.func, [cst.Arg(star, star="*")])

@@ -56,7 +56,7 @@ def transformed_call(rw, node: cst.Call, kind: str):
 
 def _walk(rw, fn: cst.BaseExpression, call) -> tuple[Value, cst.BaseExpression, list[cst.Arg]]:
     """``fn`` rewritten for ``call``'s operands: its result, its new node, the call's new arguments."""
-    from meshify.rewrite._helpers import call_helper
+    from meshify.rewrite._helpers import call_helper, imported_helper
     from meshify.rewrite._nested import call_local, local_def
 
     local = local_def(rw, fn.value) if isinstance(fn, cst.Name) else None
@@ -66,6 +66,10 @@ def _walk(rw, fn: cst.BaseExpression, call) -> tuple[Value, cst.BaseExpression, 
     if isinstance(fn, cst.Name) and fn.value in rw.ctx.functions and fn.value not in rw.ctx.imports.imports \
             and fn.value not in rw.env:
         value, new = call_helper(rw, call, rw.ctx.functions[fn.value])
+        return value, new.func, list(new.args)
+    imported = imported_helper(rw, fn) if isinstance(fn, cst.Name | cst.Attribute) else None
+    if imported is not None:  # jax.checkpoint(layers.block)(x): another module's helper (_imports)
+        value, new = call_helper(rw, call, imported[1], imported[0])
         return value, new.func, list(new.args)
     if isinstance(fn, cst.Lambda):
         from meshify.rewrite._bodies import walk_lambda
