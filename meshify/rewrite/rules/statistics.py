@@ -2,7 +2,8 @@
 
 Over unsplit dims each runs locally, as written.  Over a split dim each is one runtime call
 (:mod:`meshify.runtime._statistics`) with its collectives: var/std two all-reduces (global mean,
-then the sum of squared deviations, over the global count minus ddof); a vector norm one psum (or
+then the sum of squared deviations, over the global count minus ddof), one where the function has
+just computed that mean itself (a norm layer's statistics: the mean is summed once); a vector norm one psum (or
 pmax/pmin for ``inf``/``-inf``); prod an all-gather of the local products; argmax/argmin a pmax of
 an ordered key and a pmin of the first global index; any/all one all-reduce of the flags;
 cumsum/cumprod an all-gather of the shard totals (an exclusive prefix per device).
