@@ -128,7 +128,8 @@ class Rules:
         return cls(mesh, tuple(sorted(_rule_pairs(rules))))
 
     def candidates(self, dim: str) -> tuple[Axes, ...]:
-        """The ways to split ``dim``, in order of preference (the last may be ``()``: whole)."""
+        """The ways to split ``dim``, in order of preference (the last may be ``()``: whole), as the
+        rules name them (size-1 axes included: see :meth:`layout`)."""
         for name, candidates in self.table:
             if name == dim:
                 return candidates
@@ -138,18 +139,28 @@ class Rules:
 
     def axes(self, dim: str) -> Axes:
         """The mesh axes that split dim ``dim`` when nothing else in its value takes them."""
-        return self.candidates(dim)[0]
+        return self._sized(self.candidates(dim)[0])
 
     def layout(self, dims: tuple[str, ...]) -> Layout:
         """The layout these rules give a value with these dims: each dim, in order, takes its first
-        candidate whose axes no earlier dim took (else it stays whole)."""
+        candidate whose axes no earlier dim took (else it stays whole).
+
+        A mesh axis of size 1 splits nothing: it takes part in the resolution as the rules name it (a
+        dim that takes it leaves the next candidate to later dims), then is left out of the layout, so
+        that a dim a rule maps to it (``@mesh(data=8, model=1, rules={"layer": "model"})``) is whole
+        everywhere (a scan over it, a lookup, an index), no collective runs over it, and the generated
+        code's specs and comments never name it."""
         taken: set[str] = set()
         axes = []
         for dim in dims:
             chosen = next((c for c in self.candidates(dim) if not taken & set(c)), ())
             taken |= set(chosen)
-            axes.append(chosen)
+            axes.append(self._sized(chosen))
         return Layout(dims, tuple(axes))
+
+    def _sized(self, axes: Axes) -> Axes:
+        """``axes`` without those of size 1."""
+        return tuple(a for a in axes if self.mesh.size((a,)) != 1)
 
     def __repr__(self) -> str:
         return f"Rules({self.mesh!r}, {self.as_dict()!r})"
