@@ -138,6 +138,7 @@ def call_helper(rw, call, fn: cst.FunctionDef, home=None) -> tuple[Value, cst.Ba
                        "different names")
     call, replaced = _complete_widened(rw, call, fn)
     bound = _bind_arguments(rw, call, fn)
+    _static_for_hint(rw, call, fn, home)
     passed = _passed_dtypes(rw, call, fn)
     unknown = frozenset(p for p, v in bound.items() if not isinstance(v, Static) and passed.get(p) is None)
     key = (label, home.path, _context_key(rw), tuple((p, signature_of(v)) for p, v in bound.items()), unknown)
@@ -266,6 +267,40 @@ def _mark_arguments(rw, call, fn: cst.FunctionDef, spec: Specialization) -> None
             mark_index(rw, operand)
         if param in spec.key_params and isinstance(operand.original, cst.Name):
             rw.key_names.add(operand.original.value)
+
+
+def _static_for_hint(rw, call, fn: cst.FunctionDef, home) -> None:
+    """An attribute of the caller's static parameter (``self.w``, ``cfg.table``) passed for a parameter
+    the helper hints as an array: meshify reads such attributes as Python values, so the helper could
+    only close over a whole copy; the error says so and how to name its dims (rather than that the
+    caller "passes static")."""
+    from meshify.errors import LayoutError
+    from meshify.rewrite._hints import read_dims
+    from meshify.rewrite._values import Static
+
+    positional = [*fn.params.posonly_params, *fn.params.params]
+    by_name = {p.name.value: p for p in (*positional, *fn.params.kwonly_params)}
+    pairs = [*zip(positional, call.args), *((by_name.get(k), o) for k, o in call.kwargs.items())]
+    for param, operand in pairs:
+        if param is None or param.annotation is None or not isinstance(operand.value, Static):
+            continue
+        node = operand.original
+        if not (isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name)):
+            continue
+        base = rw.env.get(node.value.value)
+        if not (isinstance(base, Static) and base.param is not None):
+            continue
+        dims = read_dims(home, param.annotation.annotation)
+        if dims is None:
+            continue
+        text, name = rw.ctx.code(node), param.name.value
+        hint = "Tensor[" + ", ".join(repr(d).replace("'", '"') for d in dims) + "]"
+        raise rw.error(LayoutError, node,
+                       f"{fn.name.value}() hints {name} as [{', '.join(dims)}], but {text!r} is an attribute of "
+                       f"the static parameter {base.param!r}: meshify reads it as a Python value, whose dims it "
+                       f"cannot see (an array there would be closed over, a whole copy baked in)",
+                       f"name its dims before the call, {node.attr.value}: {hint} = {text}, and pass "
+                       f"{node.attr.value} (it is then an input, read again on every call)")
 
 
 def _bind_arguments(rw, call, fn: cst.FunctionDef) -> dict[str, Value]:
