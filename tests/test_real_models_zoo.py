@@ -37,6 +37,8 @@ SIZES: dict[str, dict[str, int]] = {
             "heads": 8, "d_head": 4, "mlp": 64, "classes": 16, "layers": 2},
     "t5": {"batch": 4, "input_length": 8, "length": 8, "vocab": 64, "d_model": 32, "heads": 8, "d_head": 4,
            "d_ff": 64, "layers": 2, "buckets": 16},
+    "mistral": {"batch": 4, "length": 8, "vocab": 64, "d_model": 32, "layers": 2, "q_features": 128,
+                "kv_features": 32, "hidden": 64},
 }
 
 #: Models meshify refuses today, with the refusal (the test fails if it starts to pass: update it).
@@ -125,7 +127,7 @@ def _as_plain(value: Any, plain: Any) -> Any:
 def _inputs(model: str, module: Any, seed: int = 0) -> tuple[Any, tuple[Any, ...]]:
     s = SIZES[model]
     rng = np.random.default_rng(seed)
-    params_cls = {"gpt2": "GPT2", "llama": "Params", "vit": "ViT", "t5": "Params"}[model]
+    params_cls = {"gpt2": "GPT2", "llama": "Params", "vit": "ViT", "t5": "Params", "mistral": "Weights"}[model]
     params = _build(getattr(module, params_cls), s, rng)
     if model == "vit":
         images = rng.standard_normal((s["batch"], s["height"], s["width"], s["channels"])).astype(np.float32)
