@@ -95,6 +95,18 @@ def diff_stat(model: str) -> tuple[int, int]:
     return len(code), sum(1 for line in code if _HINT.search(line))
 
 
+@pytest.mark.parametrize("model", list(SIZES))
+def test_readme_gives_each_models_diff_stat(model: str) -> None:
+    """README's table row of ``model``: "N: H hints ..., 1 `@mesh`" as :func:`diff_stat` counts them."""
+    rows = [line for line in (ROOT / "README.md").read_text().splitlines() if line.startswith(f"| `{model}` |")]
+    assert len(rows) == 1, rows
+    changed, hints = diff_stat(model)
+    assert f"| {changed}: {hints} hints" in rows[0], (rows[0], changed, hints)
+    assert f"{changed - hints} `@mesh` |" in rows[0], rows[0]
+    status = "refused" if model in REFUSED else "matches one device"
+    assert rows[0].split("|")[4].strip().startswith(status), rows[0]
+
+
 # -- numbers: one device vs the mesh -----------------------------------------------------------------
 
 
