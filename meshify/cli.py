@@ -484,6 +484,8 @@ def explain(
     itemsize: Annotated[int, typer.Option("--itemsize", help="Bytes per element (4: f32, 2: bf16).")] = 4,
     optimizer: Annotated[str | None, typer.Option("--optimizer", help="Also predict a training step's memory per "
                                                   "device: adam, sgd or none (imports and traces FILE).")] = None,
+    batch: Annotated[str, typer.Option("--batch", help="With --optimizer: batch dims; arguments with one are inputs, "
+                                       "not parameters (default: dims named *batch*).")] = "",
 ) -> None:
     """Show each value's layout and each collective's bytes per device, without running anything."""
     from meshify.explain import explain_source
@@ -496,9 +498,16 @@ def explain(
     reports = explain_source(_read(path), str(path), _parse_dims(dims), func, itemsize)
     memory = [None] * len(reports)
     if optimizer is not None:
-        from meshify.memory import predict_file
+        from meshify.memory import FLOATS, UnknownBatchDim, predict_file
 
-        memory = predict_file(path, reports, optimizer)
+        if itemsize not in FLOATS:
+            raise _Exit(2, f"error: --itemsize {itemsize} with --optimizer: a training step's memory is predicted "
+                           "for 2- or 4-byte floats\n  fix: give --itemsize 2 (bfloat16) or 4 (float32)")
+        batch_dims = tuple(b.strip() for b in batch.split(",") if b.strip()) or None
+        try:
+            memory = predict_file(path, reports, optimizer, itemsize, batch_dims)
+        except UnknownBatchDim as e:
+            raise _Exit(2, f"error: --batch: {e}\n  fix: pass --batch with dims of the function's arguments") from e
     if fmt == "json":
         import json
 

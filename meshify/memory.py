@@ -61,10 +61,13 @@ from meshify.verify import _build, _call_args, _import
 if TYPE_CHECKING:
     from meshify.explain import ArgReport, FunctionReport
 
-__all__ = ["OPTIMIZERS", "MemoryReport", "loss_of", "predict_file", "predict_step"]
+__all__ = ["FLOATS", "OPTIMIZERS", "MemoryReport", "UnknownBatchDim", "loss_of", "predict_file", "predict_step"]
 
-#: ``--optimizer`` choices: adam keeps two float32 moments per parameter, sgd none.
+#: ``--optimizer`` choices: adam keeps two moments per parameter (in its dtype, as optax's adam), sgd none.
 OPTIMIZERS = ("adam", "sgd", "none")
+
+#: ``--itemsize``: the float dtype explain's arrays get (integers stay int32, keys keys).
+FLOATS = {2: jnp.bfloat16, 4: jnp.float32}
 
 def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
@@ -108,7 +111,7 @@ class MemoryReport:
     optimizer: str
     parameters: int  # the differentiated arguments' local blocks
     gradients: int  # one per parameter, the same size
-    optimizer_state: int  # adam: two float32 moments per parameter; sgd and none: 0
+    optimizer_state: int  # adam: two moments per parameter, in its dtype; sgd and none: 0
     inputs: int  # the other arguments (tokens, batches, keys)
     activations: int  # buffers the forward pass writes and the backward pass reads
     temporaries: int  # the largest set of intermediate buffers alive at one time
@@ -338,10 +341,11 @@ def _update(optimizer: str, params: Any, grads: Any, state: tuple) -> Any:
 
 
 def _moments(optimizer: str, params: Any) -> tuple:
-    """adam's first and second moments: float32, each split like its parameter."""
+    """adam's first and second moments: each of its parameter's dtype (optax's ``adam`` with its
+    default ``mu_dtype``) and split like it."""
     if optimizer != "adam":
         return ()
-    moment = jax.tree.map(lambda p: jax.ShapeDtypeStruct(p.shape, jnp.float32, sharding=_sharding(p)), params)
+    moment = jax.tree.map(lambda p: jax.ShapeDtypeStruct(p.shape, p.dtype, sharding=_sharding(p)), params)
     return moment, moment
 
 
@@ -412,28 +416,52 @@ def _simulate(traced: Any, leaves: Sequence[Any], forward_eqns: int) -> tuple[_L
 # -- explain --optimizer ----------------------------------------------------------------------------
 
 
-def predict_file(path: Path, reports: Sequence[FunctionReport], optimizer: str) -> list[MemoryReport]:
+def predict_file(path: Path, reports: Sequence[FunctionReport], optimizer: str, itemsize: int = 4,
+                 batch: Sequence[str] | None = None) -> list[MemoryReport]:
     """Each explained function's training step (``explain --optimizer``).  Unlike the rest of
     explain this imports ``path`` (as ``verify`` does): the step is traced from the function
     itself, its array parameters abstract (nothing allocated) at explain's global shapes and in
-    the shardings its ``@mesh`` gives them, its static parameters at their defaults; the
-    parameters differentiated are those holding no integers and no keys."""
+    the shardings its ``@mesh`` gives them, its static parameters at their defaults.  Floats get
+    ``itemsize`` bytes (``FLOATS``); integers are int32.  The parameters differentiated are the
+    arguments holding a float leaf with no batch dim (``batch``; default: the dims whose name
+    contains "batch", as ``plan`` has them); the others (data, indices, keys) are inputs."""
     from meshify.runtime import simulate_cpu_devices
 
+    if itemsize not in FLOATS:
+        raise ValueError(f"itemsize {itemsize}: a training step's memory is predicted for "
+                         + " or ".join(str(i) for i in FLOATS) + "-byte floats")
     simulate_cpu_devices(max(r.devices for r in reports))
     module = _import(path, f"_meshify_memory_{abs(hash(str(path)))}")
-    return [_predict_function(module, report, optimizer) for report in reports]
+    return [_predict_function(module, report, optimizer, FLOATS[itemsize], batch) for report in reports]
 
 
-def _predict_function(module: Any, report: FunctionReport, optimizer: str) -> MemoryReport:
+class UnknownBatchDim(ValueError):
+    """``predict_file``'s ``batch`` names a dim no argument of the function has."""
+
+
+def _dims(arg: ArgReport) -> list[str]:
+    """The dim names of an argument's layout (``[batch/'data', d_model]`` -> batch, d_model)."""
+    inside = arg.layout[1:arg.layout.index("]")]
+    return [part.split("/")[0].strip() for part in inside.split(",") if part.strip()]
+
+
+def _predict_function(module: Any, report: FunctionReport, optimizer: str, floating: Any,
+                      batch: Sequence[str] | None) -> MemoryReport:
     program = getattr(module, report.name)
     shardings = program.sharded._leaf_shardings()
-    leaves = {a.name: jax.ShapeDtypeStruct(a.global_shape, _dtype(a), sharding=shardings[a.name])
+    leaves = {a.name: jax.ShapeDtypeStruct(a.global_shape, _dtype(a, floating), sharding=shardings[a.name])
               for a in report.args}
     names = list(report.structure)
     values = [_build(module, name, report.structure[name], leaves) for name in names]
-    frozen = {a.name.split(".")[0] for a in report.args if a.integer or a.key}
-    argnums = [i for i, name in enumerate(names) if name not in frozen]
+    known = {d for a in report.args for d in _dims(a)}
+    unknown = sorted(set(batch or ()) - known)
+    if unknown:
+        raise UnknownBatchDim(f"batch dim {unknown[0]!r} is no dim of {report.name}'s arguments: choose some of "
+                         + ", ".join(sorted(known)))
+    batch_dims = set(batch) if batch is not None else {d for d in known if "batch" in d.lower()}
+    differentiated = {a.name.split(".")[0] for a in report.args
+                      if not (a.integer or a.key) and not set(_dims(a)) & batch_dims}
+    argnums = [i for i, name in enumerate(names) if name in differentiated]
 
     def call(*arrays: Any) -> Any:
         args, kwargs = _call_args(program.reference, dict(zip(names, arrays, strict=True)))
@@ -442,7 +470,7 @@ def _predict_function(module: Any, report: FunctionReport, optimizer: str) -> Me
     return predict_step(loss_of(call), values, argnums, optimizer)
 
 
-def _dtype(arg: ArgReport) -> Any:
+def _dtype(arg: ArgReport, floating: Any = jnp.float32) -> Any:
     if arg.key:
         return jax.eval_shape(lambda: jax.random.key(0)).dtype
-    return jnp.int32 if arg.integer else jnp.float32
+    return jnp.int32 if arg.integer else floating

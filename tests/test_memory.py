@@ -109,11 +109,42 @@ def test_explain_json_memory_matches_predictor(tmp_path):
     assert result.exit_code == 0, result.output
     [report] = json.loads(result.output)
     memory = report["memory"]
-    # Per device: x's 8 rows (float32, differentiated like w) and all of w; ids (integers: used as
-    # indices) an input of 8 int32, not a parameter.
-    assert memory["optimizer"] == "sgd" and memory["parameters"] == 8 * 32 * 4 + 32 * 16 * 4
-    assert memory["inputs"] == 8 * 4 and memory["optimizer_state"] == 0
+    # Per device: all of w, the parameter; x's 8 rows (float32, but with a batch dim: data) and ids
+    # (integers: used as indices, 8 int32) are inputs, with no gradient or optimizer state.
+    assert memory["optimizer"] == "sgd" and memory["parameters"] == memory["gradients"] == 32 * 16 * 4
+    assert memory["inputs"] == 8 * 32 * 4 + 8 * 4 and memory["optimizer_state"] == 0
     assert memory["peak"] == memory["parameters"] + memory["inputs"] + memory["temporaries"]
+
+
+def _memory(tmp_path, *options) -> dict:
+    result = _explain(tmp_path, "--format", "json", *options)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)[0]["memory"]
+
+
+def test_explain_memory_follows_itemsize(tmp_path):
+    """--itemsize 2 traces the step in bfloat16: parameters, adam's moments (optax keeps them in the
+    parameter's dtype) and the float inputs take half the bytes; the int32 ids do not shrink."""
+    full, half = _memory(tmp_path, "--optimizer", "adam"), _memory(tmp_path, "--optimizer", "adam", "--itemsize", "2")
+    assert full["parameters"] == 32 * 16 * 4 and half["parameters"] == 32 * 16 * 2
+    assert half["optimizer_state"] == 2 * half["parameters"] and full["optimizer_state"] == 2 * full["parameters"]
+    assert half["inputs"] == 8 * 32 * 2 + 8 * 4
+    assert half["peak"] < full["peak"]
+
+
+def test_explain_batch_option_names_the_inputs(tmp_path):
+    """--batch replaces the dims that mark an input: named d_out, w [d_in, d_out] is an input and x
+    [batch, d_in] the parameter (its gradient and moments counted)."""
+    memory = _memory(tmp_path, "--optimizer", "adam", "--batch", "d_out")
+    assert memory["parameters"] == 8 * 32 * 4 and memory["inputs"] == 32 * 16 * 4 + 8 * 4
+    assert memory["optimizer_state"] == 2 * memory["parameters"]
+
+
+def test_explain_memory_refuses_an_unknown_batch_dim_and_itemsize(tmp_path):
+    result = _explain(tmp_path, "--optimizer", "adam", "--batch", "btach")
+    assert result.exit_code == 2 and "'btach' is no dim" in result.output and "fix:" in result.output
+    result = _explain(tmp_path, "--optimizer", "adam", "--itemsize", "8")
+    assert result.exit_code == 2 and "--itemsize 8" in result.output and "fix:" in result.output
 
 
 def test_explain_without_optimizer_predicts_no_memory(tmp_path):
