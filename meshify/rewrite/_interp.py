@@ -757,6 +757,9 @@ class FunctionRewriter:
             call = reshape_call(self, s.value)
             value, node = self.lower(call, reshape_named(self, call, dims))
             op = Operand(value, s.value, node)
+        elif dims is not None and isinstance(s.value, cst.IfExp) and isinstance(s.target, cst.Name) \
+                and none_test(self, s.value.test) is None:
+            op = self._if_exp_to_hint(s.value, dims, s.annotation, s.target.value)
         else:
             op = self.expr(s.value)
         if dims is None:
@@ -782,6 +785,25 @@ class FunctionRewriter:
         self.env[name] = Array(target)
         self.bindings.append(Binding(self._line, name, target))
         return s.with_changes(value=node)
+
+    def _if_exp_to_hint(self, node: cst.IfExp, dims: tuple[str, ...], annotation: cst.Annotation,
+                        name: str) -> Operand:
+        """``y: Tensor[...] = a if flag else b`` (a static flag): each arm converted to the hint's layout
+        inside the arm, so arms of different layouts (a partial sum, a split value) give one value."""
+        test = self.expr(node.test)
+        if not isinstance(test.value, Static):
+            raise self.ctx.error(UnsupportedError, node.test, "a conditional expression on a traced array",
+                                 "use jnp.where(cond, a, b)")
+        target = self._rule_layout(dims, annotation)
+        arms = []
+        for arm in (node.body, node.orelse):
+            op = self.expr(arm)
+            value = op.value
+            if isinstance(value, Array) and value.layout.rank == len(dims) and value.dims != dims:  # renamed
+                op = Operand(Array(Layout(dims, value.layout.axes, value.layout.partial), value.origin),
+                             op.original, op.node)
+            arms.append(self.convert_to_hint(op, target, arm, f"{name}'s hint {_dims_text(dims)}"))
+        return Operand(Array(target), node, node.with_changes(test=test.node, body=arms[0], orelse=arms[1]))
 
     def _aug_assign(self, s: cst.AugAssign) -> cst.BaseSmallStatement:
         if not isinstance(s.target, cst.Name):
