@@ -196,6 +196,9 @@ class ModuleContext:
         #: (file, name) of a name carried from another module -> its name here; what imports each (_imports).
         self.carried_as: dict[tuple[str, str], str] = {}
         self.carried: dict[str, str] = {}
+        #: Dims a reshape split -> the dim they came from (the helpers share it): merging them back names
+        #: the result as the user did (rules/shapes.py reads it, the interpreter records it).
+        self.reshape_origins: dict[tuple[str, ...], str] = {}
         #: File -> the absolute name an import of this module's (or of the modules it follows) reached it by.
         self.spelled: dict[str, str] = {}
 

@@ -24,14 +24,19 @@ from meshify.rewrite.rules._api import (
     NONLINEAR,
     REGISTRY,
     Call,
+    Lowering,
+    RuleContext,
     closed_world,
     unknown_call,
     unsplit_fix,
 )
 from meshify.rewrite.rules.contractions import forms_partial, matmul
 from meshify.rewrite.rules.elementwise import elementwise
+from meshify.rewrite.rules.lookups import _is_none as is_none
+from meshify.rewrite.rules.lookups import array_index, basic_index, lookup
+from meshify.rewrite.rules.spatial import slice_split_dims
 
-__all__ = ["binary_operator", "evaluate", "none_test"]
+__all__ = ["binary_operator", "evaluate", "index_array", "is_reshape", "none_test", "reshape_call"]
 
 
 # -- evaluation -----------------------------------------------------------------------------
@@ -70,14 +75,7 @@ def evaluate(rw, node: cst.BaseExpression):
     if isinstance(node, cst.Subscript):
         return _subscript(rw, node)
     if isinstance(node, cst.Tuple | cst.List):
-        items = [rw.expr(e.value) for e in node.elements]
-        new = node.with_changes(elements=[e.with_changes(value=i.node) for e, i in zip(node.elements, items)])
-        if all(isinstance(i.value, Static) for i in items):
-            known = all(i.value.known for i in items)
-            sizes = tuple(i.value.size_of for i in items)
-            shape_of = sizes if items and all(sizes) else None
-            return Operand(Static(tuple(i.value.literal for i in items), known, shape_of=shape_of), node, new)
-        return Operand(TupleValue(tuple(i.value for i in items)), node, new)
+        return _sequence(node, [rw.expr(e.value) for e in node.elements])
     if isinstance(node, cst.IfExp):
         return _if_exp(rw, node)
     if isinstance(node, cst.BooleanOperation):
@@ -85,6 +83,17 @@ def evaluate(rw, node: cst.BaseExpression):
     if isinstance(node, cst.Ellipsis):
         return Operand(Static.of(...), node, node)
     return _opaque_construct(rw, node)
+
+
+def _sequence(node: cst.Tuple | cst.List, items: list[Operand]) -> Operand:
+    """A tuple or list literal of evaluated items."""
+    new = node.with_changes(elements=[e.with_changes(value=i.node) for e, i in zip(node.elements, items)])
+    if all(isinstance(i.value, Static) for i in items):
+        known = all(i.value.known for i in items)
+        sizes = tuple(i.value.size_of for i in items)
+        shape_of = sizes if items and all(sizes) else None
+        return Operand(Static(tuple(i.value.literal for i in items), known, shape_of=shape_of), node, new)
+    return Operand(TupleValue(tuple(i.value for i in items)), node, new)
 
 
 def _number(node: cst.Integer | cst.Float | cst.Imaginary) -> object:
@@ -151,7 +160,8 @@ def _unary(rw, node: cst.UnaryOperation):
             return Operand(Static.of(not literal.literal), node, node.with_changes(expression=operand.node))
         return Operand(Static(), node, node.with_changes(expression=operand.node))
     linear = NEG if isinstance(node.operator, cst.Minus | cst.Plus) else NONLINEAR
-    value, converts = elementwise(rw, [operand], linear, node, "unary " + rw.ctx.code(node.operator).strip())
+    value, converts = elementwise(rw.rule_context(), [operand], linear, node,
+                                  "unary " + rw.ctx.code(node.operator).strip())
     nodes = rw.converted([operand], converts)
     return Operand(value, node, node.with_changes(expression=nodes[0]))
 
@@ -159,12 +169,13 @@ def _unary(rw, node: cst.UnaryOperation):
 def binary_operator(rw, operator: type, left, right, node) -> tuple[Value, list[cst.BaseExpression]]:
     """Value and rewritten operands of ``left <op> right``."""
     if operator is cst.MatrixMultiply:
-        value, converts = matmul(rw, [left, right], node, "@")
+        value, converts, contraction = matmul(rw.rule_context(), [left, right], node, "@")
+        rw.observe_contraction(contraction)
         return value, rw.converted([left, right], converts)
     linear = {cst.Add: ADD, cst.Subtract: ADD, cst.Multiply: MUL, cst.Divide: DIV}.get(operator, NONLINEAR)
     symbol = {cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Divide: "/", cst.Power: "**",
               cst.FloorDivide: "//", cst.Modulo: "%"}.get(operator, operator.__name__)
-    value, converts = elementwise(rw, [left, right], linear, node, f"'{symbol}'")
+    value, converts = elementwise(rw.rule_context(), [left, right], linear, node, f"'{symbol}'")
     return value, rw.converted([left, right], converts)
 
 
@@ -179,7 +190,7 @@ def _comparison(rw, node: cst.Comparison):
         known = none_test(rw, node)
         return Operand(Static() if known is None else Static.of(known), node, node)
     left, right = rw.expr(node.left), rw.expr(target.comparator)
-    value, converts = elementwise(rw, [left, right], NONLINEAR, node, "comparison")
+    value, converts = elementwise(rw.rule_context(), [left, right], NONLINEAR, node, "comparison")
     l, r = rw.converted([left, right], converts)
     new = node.with_changes(left=l, comparisons=[target.with_changes(comparator=r)])
     return Operand(value, node, new)
@@ -359,8 +370,6 @@ def _subscript(rw, node: cst.Subscript):
                            "index it with an int literal, or unpack it: a, b = pair")
         return Operand(base.value.items[index], node, node.with_changes(value=base.node))
     if isinstance(base.value, Array):
-        from meshify.rewrite.rules.lookups import index_array
-
         return index_array(rw, node, base)
     _whole_indices(rw, node, base)
     return Operand(Opaque(), node, node.with_changes(value=base.node))
@@ -441,13 +450,13 @@ def _call(rw, node: cst.Call):
             method = func.attr.value
             if method in METHODS and isinstance(receiver.value, Array):
                 call = _evaluate_args(rw, node, method, receiver)
-                closed_world(rw, call, f"jax.Array.{method}")
-                value, new = rw.lower(call, METHODS[method](rw, call))
+                closed_world(rw.rule_context(), call, f"jax.Array.{method}")
+                value, new = rw.lower(call, METHODS[method](rw.rule_context(), call))
                 return Operand(value, node, new)
             if isinstance(receiver.value, Array) and (receiver.value.layout.is_split or receiver.value.layout.partial):
                 raise rw.error(UnsupportedError, node,
                                f"method .{method}() on {rw.ctx.code(func.value)!r}, which has layout "
-                               f"{receiver.value.layout.describe()}", unsplit_fix(rw, receiver.value.layout))
+                               f"{receiver.value.layout.describe()}", unsplit_fix(receiver.value.layout))
     if isinstance(func, cst.Name) and func.value in rw.env and rule_name is None:
         raise rw.error(UnsupportedError, node, f"calling local value {func.value!r}",
                        "call the function by its module name (jnp.exp(x)), or define it at module level")
@@ -457,10 +466,10 @@ def _call(rw, node: cst.Call):
         return Operand(value, node, new)
     call = _evaluate_args(rw, node, rule_name or (sorted(names)[0] if names else rw.ctx.code(func)), receiver)
     if rule_name is not None:
-        closed_world(rw, call, rule_name)
-        value, new = rw.lower(call, REGISTRY[rule_name](rw, call))
+        closed_world(rw.rule_context(), call, rule_name)
+        value, new = rw.lower(call, REGISTRY[rule_name](rw.rule_context(), call))
         return Operand(value, node, new)
-    value, new = rw.lower(call, unknown_call(rw, call))
+    value, new = rw.lower(call, unknown_call(rw.rule_context(), call))
     return Operand(value, node, new)
 
 
@@ -473,20 +482,108 @@ def _static_cast(rw, node: cst.Call, receiver: Operand) -> Operand:
 
 
 def _evaluate_args(rw, node: cst.Call, name: str, receiver) -> Call:
+    """The call's arguments evaluated, each once: a list or tuple literal item by item (the rule reads
+    each item's operand, :attr:`Call.items`), and a shape (``y.shape``) entry by entry as well
+    (:attr:`Call.entries`)."""
     args, kwargs = [], {}
+    items: dict[cst.CSTNode, Operand] = {}
+    entries: dict[cst.CSTNode, tuple[Operand, ...]] = {}
     for arg in node.args:
         if arg.star:
             raise rw.error(UnsupportedError, arg, f"*args/**kwargs in a call to {name}", "pass arguments one by one")
         if name in BODY_OPS and (_walked(rw, arg.value) or (isinstance(arg.value, cst.List | cst.Tuple) and any(
                 _walked(rw, e.value) for e in arg.value.elements))):
             operand = Operand(Static(), arg.value, arg.value)  # walked as its rule says (a switch: each branch)
+        elif isinstance(arg.value, cst.List | cst.Tuple):
+            evaluated = [rw.expr(e.value) for e in arg.value.elements]
+            items.update((e.value, i) for e, i in zip(arg.value.elements, evaluated))
+            operand = _sequence(arg.value, evaluated)
         else:
             operand = rw.expr(arg.value)
+            shape = operand.value.shape_of if isinstance(operand.value, Static) else None
+            if shape and _names_only(arg.value):  # y.shape[i], read as the user would write it
+                entries[arg.value] = tuple(rw.expr(cst.Subscript(arg.value, [cst.SubscriptElement(
+                    cst.Index(int_node(i)))])) for i in range(len(shape)))
         if arg.keyword is None:
             args.append(operand)
         else:
             kwargs[arg.keyword.value] = operand
-    return Call(node, name, tuple(args), kwargs, receiver)
+    return Call(node, name, tuple(args), kwargs, receiver, items=items, entries=entries)
+
+
+def _names_only(node: cst.BaseExpression) -> bool:
+    """``y``, ``x.shape``, ``cfg.x.shape``: reading it again runs nothing."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name)
+
+
+def is_reshape(rw, node: cst.BaseExpression) -> bool:
+    """Whether ``node`` is ``x.reshape(...)`` or ``jnp.reshape(x, ...)``."""
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func
+    if rw.ctx.qualified_names(func) & {"jax.numpy.reshape"}:
+        return True
+    return isinstance(func, cst.Attribute) and func.attr.value == "reshape" and not _is_module_path(rw, func)
+
+
+def reshape_call(rw, node: cst.Call) -> Call:
+    """A reshape (:func:`is_reshape`) under a Tensor hint, evaluated for ``shapes.reshape_named``, its
+    arguments bound to jnp.reshape's or the method's signature (``order="F"`` refused)."""
+    func = node.func
+    receiver = None
+    if isinstance(func, cst.Attribute) and func.attr.value == "reshape" and \
+            not rw.ctx.qualified_names(func) & {"jax.numpy.reshape"}:
+        receiver = rw.expr(func.value)
+    call = _evaluate_args(rw, node, "reshape", receiver)
+    closed_world(rw.rule_context(), call, "jax.numpy.reshape" if receiver is None else "jax.Array.reshape")
+    return call
+
+
+def index_array(rw, node: cst.Subscript, base: Operand, ctx: RuleContext | None = None) -> Operand:
+    """``x[...]`` on an array: each index and slice bound evaluated once, then a lookup when the index is
+    an array (``lookups.lookup``), slices of split dims re-blocked (``spatial.slice_split_dims``),
+    basic indexing (``lookups.basic_index``)."""
+    if ctx is None:
+        ctx = rw.rule_context(_subscript_operands(rw, node))
+    elements = list(node.slice)
+    found = array_index(ctx, elements)
+    if found is not None:
+        axis, index = found
+        lowering = lookup(ctx, base, index, axis, node)
+        ids, table = rw.carry_out(lowering)
+        if lowering.template is None:
+            looked_up = elements[axis].with_changes(slice=elements[axis].slice.with_changes(value=ids))
+            new_slice = [*elements[:axis], looked_up, *elements[axis + 1:]]
+            return Operand(lowering.result, node, node.with_changes(value=table, slice=new_slice))
+        return Operand(lowering.result, node, rw.replacement(lowering, [ids, table]))
+    sliced = slice_split_dims(ctx, node, base)  # x[:, 1:-1] along a split dim: re-blocked (rules/spatial.py)
+    if sliced is not None:
+        wrapped = base.node
+        for lowering in sliced.slices:
+            wrapped = rw.replacement(lowering, [wrapped])
+        rw.carry_out(Lowering(sliced.value, emitted=sliced.emitted))
+        if sliced.rest is None:
+            return Operand(sliced.value, node, wrapped)
+        return index_array(rw, sliced.rest, Operand(base.value, base.original, wrapped), ctx)
+    return Operand(basic_index(ctx, node, base), node, node.with_changes(value=base.node))
+
+
+def _subscript_operands(rw, node: cst.Subscript) -> dict[cst.CSTNode, Operand]:
+    """Each index (not ``None``, ``...``) and slice bound of ``x[...]``, evaluated, for the rules."""
+    ctx = rw.rule_context()
+    operands: dict[cst.CSTNode, Operand] = {}
+    for element in node.slice:
+        s = element.slice
+        if isinstance(s, cst.Index):
+            if not is_none(ctx, element) and not isinstance(s.value, cst.Ellipsis):
+                operands[s.value] = rw.expr(s.value)
+        else:
+            for bound in (s.lower, s.upper, s.step):
+                if bound is not None:
+                    operands[bound] = rw.expr(bound)
+    return operands
 
 
 

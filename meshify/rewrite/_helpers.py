@@ -173,7 +173,7 @@ def call_helper(rw, call, fn: cst.FunctionDef, home=None) -> tuple[Value, cst.Ba
     rw.dtypes.calls[call.node] = spec.dtypes.in_caller(spec.dtype, passed)
     if spec.widened:
         rw.dtypes.widened.add(call.node)
-    return spec.result, call.rebuild(rw, replaced).with_changes(func=cst.Name(spec.name))
+    return spec.result, call.rebuild(replaced).with_changes(func=cst.Name(spec.name))
 
 
 def _taken(home, registry: Specializations) -> set[str]:
@@ -258,13 +258,11 @@ def _context_key(rw) -> tuple:
 def _mark_arguments(rw, call, fn: cst.FunctionDef, spec: Specialization) -> None:
     """The caller's names passed where the helper wants indices or keys are indices or keys too
     (so that ``meshify verify`` feeds the caller's parameters integers and keys)."""
-    from meshify.rewrite.rules.lookups import mark_index
-
     positional = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
     passed = {**dict(zip(positional, call.args)), **call.kwargs}
     for param, operand in passed.items():
         if param in spec.index_params:
-            mark_index(rw, operand)
+            rw.mark_index(operand)
         if param in spec.key_params and isinstance(operand.original, cst.Name):
             rw.key_names.add(operand.original.value)
 

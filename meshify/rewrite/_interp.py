@@ -20,17 +20,18 @@ import ast
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 
 import libcst as cst
 
-from meshify.annotate._types import BROADCAST, Layout, MeshSpec, Rules, unify_dims
+from meshify.annotate._types import Layout, MeshSpec, Rules, unify_dims
 from meshify.errors import LayoutError, MeshifyError, UnsupportedError
 from meshify.rewrite import rules as _rules  # noqa: F401  (registers every op rule)
 from meshify.rewrite._bodies import run_walks
 from meshify.rewrite._collectives import axes_text, collective
 from meshify.rewrite._context import ModuleContext
 from meshify.rewrite._dtypes import Dtypes, like_node
-from meshify.rewrite._evaluate import binary_operator, evaluate, none_test
+from meshify.rewrite._evaluate import binary_operator, evaluate, is_reshape, none_test, reshape_call
 from meshify.rewrite._hints import (StructHint, mesh_decorator, read_dims, read_reduce_dtype, read_return_dims,
                                    read_struct)
 from meshify.rewrite._containers import sequence_item
@@ -40,7 +41,9 @@ from meshify.rewrite._optional import optional_inner
 from meshify.rewrite._plan import Step, plan_conversion, step_result
 from meshify.rewrite._templates import apply_step, axes_node, call_template, comment_line, int_node, psum_statement
 from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TracedLoop, TupleValue, Value
-from meshify.rewrite.rules.shapes import is_reshape, reshape_call, reshape_named
+from meshify.rewrite.rules._api import RuleContext
+from meshify.rewrite.rules.contractions import OBSERVERS as CONTRACTION_OBSERVERS
+from meshify.rewrite.rules.shapes import reshape_named
 
 __all__ = ["FunctionRewriter", "Operand", "Record", "FunctionPlan", "TracedLoop"]
 
@@ -755,7 +758,7 @@ class FunctionRewriter:
             raise self.ctx.error(UnsupportedError, s, "annotation without a value", "assign a value")
         if dims is not None and is_reshape(self, s.value):
             call = reshape_call(self, s.value)
-            value, node = self.lower(call, reshape_named(self, call, dims))
+            value, node = self.lower(call, reshape_named(self.rule_context(), call, dims))
             op = Operand(value, s.value, node)
         elif dims is not None and isinstance(s.value, cst.IfExp) and isinstance(s.target, cst.Name) \
                 and none_test(self, s.value.test) is None:
@@ -934,6 +937,9 @@ class FunctionRewriter:
         functions a loop or branch runs are walked by :func:`~meshify.rewrite._bodies.run_walks`."""
         if lowering.walks is not None:
             return run_walks(self, call, lowering)
+        self.observe_contraction(lowering.contraction)
+        for dims, source in lowering.origins:
+            self.ctx.reshape_origins.setdefault(dims, source)
         nodes = self.carry_out(lowering)
         rebuilt = self.rebuilt(call, lowering, nodes)
         if lowering.accumulate is not None:
@@ -968,7 +974,7 @@ class FunctionRewriter:
             literal = replaced.get(position, call.operand_node(position))
             replaced[position] = literal.with_changes(
                 elements=[e.with_changes(value=items.get(j, e.value)) for j, e in enumerate(literal.elements)])
-        rebuilt = call.rebuild(self, replaced)
+        rebuilt = call.rebuild(replaced)
         if nested:
             rebuilt = rebuilt.visit(_Swap(nested))
         return rebuilt
@@ -1039,13 +1045,11 @@ class FunctionRewriter:
 
     def carry_out(self, lowering) -> list[cst.BaseExpression]:
         """A lowering's conversions (their nodes, in order), index marks, collectives and notes."""
-        from meshify.rewrite.rules.lookups import mark_index
-
         nodes = [self.convert(c.operand, c.layout, c.purpose, c.varying) for c in lowering.converts]
         nodes = [n if c.wrap is None else call_template(c.wrap, mr=cst.Name(self.ctx.mr), x=n)
                  for c, n in zip(lowering.converts, nodes)]
         for operand in lowering.indices:
-            mark_index(self, operand)
+            self.mark_index(operand)
         for e in lowering.emitted:
             self.note_custom(e.kind, e.axes, e.layout, e.dim, e.reason)
         self._comments.extend(lowering.notes)
@@ -1111,12 +1115,28 @@ class FunctionRewriter:
     def expr(self, node: cst.BaseExpression) -> Operand:
         return evaluate(self, node)
 
-    def elements(self, dims: Sequence[str]) -> int:
-        """Estimated elements of a value with these dims (for choosing which side to gather)."""
-        total = 1
-        for dim in dims:
-            total *= 1 if dim == BROADCAST else self.sizes.get(dim, 1024)
-        return total
+    def rule_context(self, operands: dict[cst.CSTNode, Operand] | None = None) -> RuleContext:
+        """What an op rule may read (never this rewriter): the mesh, the rules, the sizes, the function,
+        the names bound so far, and ``operands`` (sub-expressions evaluated for the rule), all read-only."""
+        return RuleContext(self.mesh, self.rules, MappingProxyType(self.sizes), self.fn, self.ctx,
+                           MappingProxyType(self.env), MappingProxyType(operands or {}))
+
+    def observe_contraction(self, contraction) -> None:
+        """Tells the contraction observers (``contractions.OBSERVERS``) of one a rule planned."""
+        if contraction is None:
+            return
+        for observe in CONTRACTION_OBSERVERS:
+            observe(self, contraction.value, list(contraction.converts), list(contraction.inputs), contraction.what)
+
+    def mark_index(self, operand: Operand) -> None:
+        """Remembers the names an index expression reads: parameters among them hold integers."""
+        names = self.index_names
+
+        class _Names(cst.CSTVisitor):
+            def visit_Name(self, node: cst.Name) -> None:
+                names.add(node.value)
+
+        operand.original.visit(_Names())
 
     def lookup(self, node: cst.Name) -> Value:
         local = local_def(self, node.value)

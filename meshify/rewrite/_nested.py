@@ -193,15 +193,13 @@ def call_local(rw, local: LocalDef, call) -> tuple[Value, cst.BaseExpression]:
     result, sub, name = walk_local(rw, local, bound, call.node, carriers)
     for param, operand in passed.items():
         if param in sub.index_names:
-            from meshify.rewrite.rules.lookups import mark_index
-
-            mark_index(rw, operand)
+            rw.mark_index(operand)
         if param in sub.key_names and isinstance(operand.original, cst.Name):
             rw.key_names.add(operand.original.value)
     rw.dtypes.calls[call.node] = sub.dtypes.in_caller(sub.return_dtype, carriers)
     if sub.returns_widened:
         rw.dtypes.widened.add(call.node)
-    return result, call.rebuild(rw, replaced).with_changes(func=name)
+    return result, call.rebuild(replaced).with_changes(func=name)
 
 
 def walk_local(rw, local: LocalDef, bound: dict[str, Value], site: cst.CSTNode,

@@ -8,8 +8,9 @@ receives the evaluated :class:`Call`, bound to the function's declared signature
 :class:`Lowering`: data saying which operand goes to which layout, the result's value,
 the replacement code as a template or as parts of the user's call replaced (a reshape's
 per-shard sizes), and the collectives it runs itself.  It builds no code and changes no
-state (``rw`` is only read: positioned errors, the mesh, the static sizes a shape rule
-reads); the interpreter (``FunctionRewriter.lower``) converts, emits, comments and
+state: what it may read is a :class:`RuleContext` (the mesh, the rules, the static sizes,
+positioned errors, the source text of a node, the values of the function's names), never the
+rewriter; the interpreter (``FunctionRewriter.lower``) converts, emits, comments and
 records.  A named reshape (``h: Tensor[...] = x.reshape(...)``) is a rule of the same
 form, called by the annotated assignment with the hint's dims.
 
@@ -30,18 +31,78 @@ reaching it is whole and not a partial sum.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
+from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from meshify.annotate._types import Axes, Layout
-from meshify.errors import UnsupportedError
+from meshify.annotate._types import BROADCAST, Axes, Layout, MeshSpec, Rules
+from meshify.errors import MeshifyError, UnsupportedError
 from meshify.rewrite._signatures import BINARY, UNARY, signature
 from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TupleValue, Value
 
+if TYPE_CHECKING:
+    from meshify.rewrite._context import ModuleContext
+
 # Linearity of an elementwise op in its operands decides whether partial sums may pass.
 ADD, MUL, DIV, NEG, NONLINEAR = "add", "mul", "div", "neg", "nonlinear"
+
+
+@dataclass(frozen=True, slots=True)
+class RuleContext:
+    """What an op rule may read, and all it receives besides its :class:`Call`: the mesh, the
+    rules, the static dim sizes, the function being rewritten (as written), and read-only queries
+    (a node's source text and qualified names, a name's value, a positioned error to raise).  It
+    is not the rewriter and reaches none of its state: a rule asks for conversions, code and
+    records by what it returns (:class:`Lowering`), and the interpreter makes each.
+    ``FunctionRewriter.rule_context`` builds one per call."""
+
+    mesh: MeshSpec
+    rules: Rules
+    #: Dim sizes from ``@mesh(dims=...)`` (read-only).
+    sizes: Mapping[str, int]
+    #: The function being rewritten, as the user wrote it.
+    function: cst.FunctionDef
+    _module: ModuleContext
+    _env: Mapping[str, Value]
+    #: Sub-expressions the interpreter evaluated for this rule (a subscript's indices and slice bounds).
+    _operands: Mapping[cst.CSTNode, Operand] = field(default_factory=lambda: MappingProxyType({}))
+
+    def code(self, node: cst.CSTNode) -> str:
+        """The source text of a node of the user's code (as messages quote it)."""
+        return self._module.code(node)
+
+    def qualified_names(self, node: cst.CSTNode) -> set[str]:
+        """What a name or attribute refers to (``jax.numpy.reshape`` for ``jnp.reshape``)."""
+        return self._module.qualified_names(node)
+
+    def error(self, cls: type[MeshifyError], node: cst.CSTNode, headline: str, fix: str = "") -> MeshifyError:
+        """A positioned error at ``node`` (file, line, column, the line quoted, the fix), to raise."""
+        return self._module.error(cls, node, headline, fix)
+
+    def bound(self, name: str) -> Value | None:
+        """The value of a name the function has bound so far (None: not bound in the function)."""
+        return self._env.get(name)
+
+    def operand(self, node: cst.BaseExpression) -> Operand:
+        """A sub-expression the interpreter evaluated before calling the rule (KeyError: it did not)."""
+        return self._operands[node]
+
+    def reshape_origin(self, dims: tuple[str, ...]) -> str | None:
+        """The dim an earlier reshape split into ``dims`` (merging them back gives its name again)."""
+        return self._module.reshape_origins.get(dims)
+
+    def elements(self, dims: Sequence[str]) -> int:
+        """Estimated elements of a value with these dims (unknown sizes count 1024), for choosing which
+        side to gather."""
+        total = 1
+        for dim in dims:
+            total *= 1 if dim == BROADCAST else self.sizes.get(dim, 1024)
+        return total
+
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +116,12 @@ class Call:
     receiver: object = None  # the Operand a method is called on
     #: Parameter name -> operand (a tuple for ``*args``), bound by :func:`closed_world`.
     params: dict = field(default_factory=dict)
+    #: Each item of a list or tuple literal written as an argument (``x.reshape((b, l, h, d))``): its
+    #: node as written -> its operand, as the interpreter evaluated it (once) for the argument's value.
+    items: Mapping[cst.CSTNode, Operand] = field(default_factory=dict)
+    #: An argument holding a shape (``x.reshape(y.shape)``, a name bound to one) -> its entries
+    #: ``y.shape[0], y.shape[1], ...`` as the interpreter evaluates them.
+    entries: Mapping[cst.CSTNode, tuple[Operand, ...]] = field(default_factory=dict)
 
     @property
     def short(self) -> str:
@@ -66,7 +133,7 @@ class Call:
             return self.args[index]
         return self.kwargs.get(keyword, default)
 
-    def rebuild(self, rw, replaced: dict[int, cst.BaseExpression]) -> cst.Call:
+    def rebuild(self, replaced: dict) -> cst.Call:
         """The call with operand ``i`` (positional index; keywords after them) replaced."""
         new_args = []
         for i, arg in enumerate(self.node.args):
@@ -214,6 +281,18 @@ class Emitted:
 
 
 @dataclass(frozen=True, slots=True)
+class Contraction:
+    """An einsum-like contraction a rule planned (``contractions.contract``): its result, each
+    operand's conversion (None: used as it is) and subscripts; the interpreter passes it to
+    ``contractions.OBSERVERS`` (``meshify plan`` counts FLOPs and saved activations)."""
+
+    value: Value
+    converts: tuple[Convert | None, ...]
+    inputs: tuple[str, ...]
+    what: str
+
+
+@dataclass(frozen=True, slots=True)
 class Lowering:
     """What a rule decides for one call, as data; the interpreter carries it out
     (``FunctionRewriter.lower``): converts the operands, builds the code, records and comments
@@ -234,6 +313,9 @@ class Lowering:
         notes: comments for work with no collective (a masked local lookup).
         indices: operands read as integer indices (``meshify verify`` feeds their names integers).
         accumulate: the dtype keyword and operands of a partial sum this call forms.
+        contraction: the contraction planned, for the observers of contractions.
+        origins: dims a reshape split -> the dim they came from, for the module to remember (merging
+            them back names the result as the user did).
     """
 
     result: Value | None
@@ -249,6 +331,8 @@ class Lowering:
     accumulate: tuple[str, tuple[Operand, ...]] | None = None
     replace: tuple[tuple[At, object], ...] = ()
     walks: Loop | Branches | None = None
+    contraction: Contraction | None = None
+    origins: tuple[tuple[tuple[str, ...], str], ...] = ()
 
 
 def keep(value: Value) -> Lowering:
@@ -256,7 +340,8 @@ def keep(value: Value) -> Lowering:
     return Lowering(value)
 
 
-Rule = Callable[..., Lowering]
+#: A rule: ``rule(ctx, call)`` (its registration's keywords bound).
+Rule = Callable[[RuleContext, Call], Lowering]
 REGISTRY: dict[str, Rule] = {}
 METHODS: dict[str, Rule] = {}
 #: Ops whose function arguments (loop bodies, branches) are walked, in the caller's scope, by the
@@ -296,14 +381,14 @@ def op(*names: str, method: str | None = None, reads: tuple[str, ...] | None = N
                 n for r in reads for n in (required if r == REQUIRED else [r]) if declared.get(n) is not None)
             MODELS[name] = Models(names_read, passthrough, tuple(reads or ()))
         for name in names:
-            REGISTRY[name] = (lambda rw, call, _fn=fn: _fn(rw, call, **bound))
+            REGISTRY[name] = partial(fn, **bound)
         if method:
-            METHODS[method] = (lambda rw, call, _fn=fn: _fn(rw, call, **bound))
+            METHODS[method] = partial(fn, **bound)
         return fn
     return register
 
 
-def closed_world(rw, call: Call, qualified: str) -> dict[str, object]:
+def closed_world(ctx: RuleContext, call: Call, qualified: str) -> dict[str, object]:
     """Binds ``call``'s arguments to the declared signature of ``qualified`` as Python would;
     an argument the rule does not model must be at its default (or static, for a passthrough
     rule), else this is a positioned error: never an argument dropped or passed through unseen.
@@ -312,7 +397,7 @@ def closed_world(rw, call: Call, qualified: str) -> dict[str, object]:
     own name, modelled when the rule reads the ``**kwargs`` parameter)."""
     declared = signature(qualified)
     models = MODELS[qualified]
-    bound = _bind(rw, call, qualified, declared)
+    bound = _bind(ctx, call, qualified, declared)
     call.params.update(bound)
     for name, operand in bound.items():
         param = declared.get(name) or declared.varkw()
@@ -322,10 +407,10 @@ def closed_world(rw, call: Call, qualified: str) -> dict[str, object]:
             if _at_default(o, param.default) or (models.passthrough and isinstance(o.value, Static)):
                 continue
             default = "" if param.default in (inspect.Parameter.empty, ...) else f" (default {param.default!r})"
-            raise rw.error(UnsupportedError, o.original,
-                           f"{call.short}({name}={rw.ctx.code(o.original)}): meshify's rule for "
-                           f"{qualified} does not model {name}=",
-                           f"drop {name}={default}, or compute this outside the @mesh function")
+            raise ctx.error(UnsupportedError, o.original,
+                            f"{call.short}({name}={ctx.code(o.original)}): meshify's rule for "
+                            f"{qualified} does not model {name}=",
+                            f"drop {name}={default}, or compute this outside the @mesh function")
     return bound
 
 
@@ -336,7 +421,7 @@ def _at_default(operand, default: object) -> bool:
     return type(value.literal) is type(default) and value.literal == default
 
 
-def _bind(rw, call: Call, qualified: str, declared) -> dict[str, object]:
+def _bind(ctx: RuleContext, call: Call, qualified: str, declared) -> dict[str, object]:
     bound: dict[str, object] = {}
     positional = [p for p in declared.params if p.kind in ("positional", "either")]
     varargs = next((p for p in declared.params if p.kind == "varargs"), None)
@@ -347,34 +432,34 @@ def _bind(rw, call: Call, qualified: str, declared) -> dict[str, object]:
         elif varargs is not None:
             bound[varargs.name] = (*bound.get(varargs.name, ()), operand)  # type: ignore[misc]
         else:
-            raise rw.error(UnsupportedError, operand.original, f"{short}() takes {len(positional)} positional "
-                           f"arguments but {len(call.args)} were given ({qualified})", "pass the others by keyword")
+            raise ctx.error(UnsupportedError, operand.original, f"{short}() takes {len(positional)} positional "
+                            f"arguments but {len(call.args)} were given ({qualified})", "pass the others by keyword")
     for keyword, operand in call.kwargs.items():
         param = declared.get(keyword)
         if declared.varkw() is None if param is None else param.kind in ("positional", "varargs", "varkw"):
-            raise rw.error(UnsupportedError, operand.original, f"{short}() has no keyword parameter {keyword!r} "
-                           f"({qualified} takes {', '.join(declared.names())})", f"drop {keyword}=")
+            raise ctx.error(UnsupportedError, operand.original, f"{short}() has no keyword parameter {keyword!r} "
+                            f"({qualified} takes {', '.join(declared.names())})", f"drop {keyword}=")
         if keyword in bound:
-            raise rw.error(UnsupportedError, operand.original, f"{short}() got {keyword!r} twice",
-                           f"pass {keyword} once")
+            raise ctx.error(UnsupportedError, operand.original, f"{short}() got {keyword!r} twice",
+                            f"pass {keyword} once")
         bound[keyword] = operand
     return bound
 
 
 
-def unknown_call(rw, call: Call):
+def unknown_call(ctx: RuleContext, call: Call) -> Lowering:
     """A function meshify has no rule for: fine on replicated values, an error on split ones."""
     operands = [*call.args, *call.kwargs.values()]
     if call.receiver is not None:
         operands.append(call.receiver)
     for operand in operands:
-        for path, value in _arrays_in(operand.value, rw.ctx.code(operand.original), operand.original):
+        for path, value in _arrays_in(operand.value, ctx.code(operand.original), operand.original):
             if value.layout.is_split or value.layout.partial:
-                raise rw.error(
+                raise ctx.error(
                     UnsupportedError, call.node,
                     f"{call.name} has no meshify rule and {path!r} reaches it with layout "
-                    f"{value.layout.describe()}", unsplit_fix(rw, value.layout, _axis_dim(call, value.layout)))
-    if all(isinstance(o.value, Static) for o in operands) and _returns_static(rw, call):
+                    f"{value.layout.describe()}", unsplit_fix(value.layout, _axis_dim(call, value.layout)))
+    if all(isinstance(o.value, Static) for o in operands) and _returns_static(ctx, call):
         return keep(Static())
     return keep(Opaque(_known_shape(call)))
 
@@ -392,11 +477,11 @@ _DTYPES = frozenset({"float16", "float32", "float64", "bfloat16", "int8", "int16
                      "uint32", "bool_", "complex64"})
 
 
-def _returns_static(rw, call: Call) -> bool:
+def _returns_static(ctx: RuleContext, call: Call) -> bool:
     """Whether a call without a rule, on static arguments only, returns a static value: builtins,
     ``math``, a dtype of a scalar (``np.float32(0.25)``) and numpy's elementwise math on scalars
     (``np.sqrt(d_head)``); anything else (``jnp.eye(4)``, a user function) may return an array."""
-    if call.name in _STATIC_FUNCTIONS and call.name not in rw.env:
+    if call.name in _STATIC_FUNCTIONS and ctx.bound(call.name) is None:
         return True
     module, _, attr = call.name.rpartition(".")
     if module in ("numpy", "jax.numpy") and (attr in _DTYPES or f"jax.numpy.{attr}" in UNARY
@@ -452,7 +537,7 @@ _ALONG_AXIS = frozenset({"cumsum", "cumprod", "sort", "argsort", "argmax", "argm
                          "cummax", "cummin", "cumlogsumexp", "nanmax", "nanmin", "nansum", "ptp", "any", "all"})
 
 
-def unsplit_fix(rw, layout: Layout, along: int | None = None) -> str:
+def unsplit_fix(layout: Layout, along: int | None = None) -> str:
     """What would let a function with no rule see this value: the split dim it works along (when its
     ``axis`` says which), else each split dim named; or the pin that reduces a partial sum."""
     split = [(d, a) for d, a in zip(layout.dims, layout.axes) if a]

@@ -16,7 +16,7 @@ from meshify.annotate._types import Layout
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._collectives import axes_text
 from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TupleValue
-from meshify.rewrite.rules._api import NONLINEAR, Call, Convert, Lowering, keep, op, unknown_call
+from meshify.rewrite.rules._api import NONLINEAR, Call, Convert, Lowering, RuleContext, keep, op, unknown_call
 from meshify.rewrite.rules.elementwise import elementwise
 from meshify.rewrite.rules.shapes import _literal
 
@@ -52,43 +52,43 @@ def _built(dims: tuple[str, ...] | None, shape_operand) -> Array | Opaque:
 
 
 @op("jax.numpy.zeros", "jax.numpy.ones", "jax.numpy.empty", "jax.numpy.full", reads=("shape", "fill_value", "dtype"))
-def _filled(rw, call: Call):
+def _filled(ctx: RuleContext, call: Call):
     shape = call.arg(0, "shape")
     fill = call.arg(1, "fill_value") if call.name.endswith("full") else None
     converts: tuple[Convert, ...] = ()
     if fill is not None and isinstance(fill.value, Array):
         if fill.value.layout.rank:
-            raise rw.error(UnsupportedError, fill.original,
-                           f"jnp.full with an array fill value {rw.ctx.code(fill.original)!r} of dims "
-                           f"{list(fill.value.dims)}", "broadcast it instead: jnp.broadcast_to(v, shape), or "
-                           "jnp.zeros(shape) + v")
+            raise ctx.error(UnsupportedError, fill.original,
+                            f"jnp.full with an array fill value {ctx.code(fill.original)!r} of dims "
+                            f"{list(fill.value.dims)}", "broadcast it instead: jnp.broadcast_to(v, shape), or "
+                            "jnp.zeros(shape) + v")
         # Every device must fill with the whole value: a partial sum is reduced first.
         converts = (Convert(fill, fill.value.layout.with_partial(()), "jnp.full's fill value"),)
     elif fill is not None and isinstance(fill.value, Opaque | TupleValue | StructValue):
-        return unknown_call(rw, call)
+        return unknown_call(ctx, call)
     return Lowering(_built(_shape_dims(shape), shape), converts)
 
 
 @op("jax.numpy.arange", reads=("start", "stop", "step", "dtype"))
-def _arange(rw, call: Call):
+def _arange(ctx: RuleContext, call: Call):
     dims = _shape_dims(call.arg(0, "start"))
     if set(call.kwargs) - {"dtype"}:
-        return unknown_call(rw, call)
+        return unknown_call(ctx, call)
     if dims is not None and len(call.args) == 1:
         return keep(Array(Layout.replicated(dims)))
     bounds = [_literal(o) for o in call.args[:3]]
     if not bounds or not all(isinstance(b, int | float) and not isinstance(b, bool) for b in bounds):
-        return unknown_call(rw, call)
+        return unknown_call(ctx, call)
     start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (*bounds, 1)[:3]
     return keep(Opaque((max(0, math.ceil((stop - start) / step)),)))
 
 
 @op("jax.numpy.zeros_like", "jax.numpy.ones_like", "jax.numpy.empty_like", "jax.numpy.full_like",
     reads=("a", "prototype", "fill_value", "dtype", "shape"))
-def _like(rw, call: Call):
+def _like(ctx: RuleContext, call: Call):
     x = call.arg(0, "a")
     if not isinstance(x.value, Array) or "shape" in call.kwargs or len(call.args) > 3:
-        return unknown_call(rw, call)
+        return unknown_call(ctx, call)
     # Only the shape matters: the result is the same on every device of a partial axis (and JAX's
     # replication check must see that: a partial x is passed as its shape and dtype, mr.like(x)).
     shape = Operand(Array(x.value.layout.with_partial(())), x.original, x.node)
@@ -97,27 +97,27 @@ def _like(rw, call: Call):
     if fill is None or isinstance(fill.value, Static):
         return Lowering(shape.value, like)
     # An array fill broadcasts into the shape: aligned like an elementwise op (a partial sum reduced).
-    value, converts = elementwise(rw, [shape, fill], NONLINEAR, call.node, "full_like")
+    value, converts = elementwise(ctx, [shape, fill], NONLINEAR, call.node, "full_like")
     if not isinstance(value, Array):  # an opaque fill beside a whole x: the result is shaped like x
         value = shape.value
     if value.dims != shape.value.dims:
-        raise rw.error(LayoutError, fill.original, f"full_like's fill value {rw.ctx.code(fill.original)!r} "
-                       f"has more dims than {rw.ctx.code(x.original)!r}", "fill with a value that broadcasts "
-                       "into the array's shape")
+        raise ctx.error(LayoutError, fill.original, f"full_like's fill value {ctx.code(fill.original)!r} "
+                        f"has more dims than {ctx.code(x.original)!r}", "fill with a value that broadcasts "
+                        "into the array's shape")
     wrap = "{mr}.like({x})" if x.value.layout.partial else None
     return Lowering(value, tuple(replace(c, wrap=wrap) if c.operand.original is x.original else c
                                  for c in converts if c is not None))
 
 
 @op("jax.numpy.tril", "jax.numpy.triu")
-def _triangle(rw, call: Call):
+def _triangle(ctx: RuleContext, call: Call):
     m = call.arg(0, "m")
     if not isinstance(m.value, Array):
-        return unknown_call(rw, call)
+        return unknown_call(ctx, call)
     layout = m.value.layout
     if layout.rank < 2:
-        raise rw.error(LayoutError, call.node, f"{call.name} needs at least 2 dims",
-                       "pass a matrix (or a stack of them)")
+        raise ctx.error(LayoutError, call.node, f"{call.name} needs at least 2 dims",
+                        "pass a matrix (or a stack of them)")
     target = Layout(layout.dims, (*layout.axes[:-2], (), ()))
     return Lowering(Array(target), (Convert(m, target, call.name.rsplit(".", 1)[-1] + " (positions must be global)"),))
 
@@ -132,7 +132,7 @@ _SAMPLERS = {"normal": (1, "shape"), "uniform": (1, "shape"), "bernoulli": (2, "
              "laplace": (1, "shape"), "exponential": (1, "shape"), "rademacher": (1, "shape")}
 
 
-def _sampler(rw, call: Call, kind: str):
+def _sampler(ctx: RuleContext, call: Call, kind: str):
     """A draw named by its shape argument (``shape=x.shape``) is drawn split as ``x`` is: each
     device computes only its own block, bit-identical to the single-device draw
     (``mr.local_draw``).  Any other draw is made for the *global* shape, the same on every
@@ -141,18 +141,18 @@ def _sampler(rw, call: Call, kind: str):
     position, keyword = _SAMPLERS[kind]
     for operand in [*call.args, *call.kwargs.values()]:
         if isinstance(operand.value, Array) and (operand.value.layout.is_split or operand.value.layout.partial):
-            raise rw.error(UnsupportedError, operand.original,
-                           f"jax.random.{kind} with {rw.ctx.code(operand.original)!r} of layout "
-                           f"{operand.value.layout.describe()}: a draw must not depend on how arrays are split",
-                           "pass replicated keys and parameters, and the global shape (shape=x.shape)")
+            raise ctx.error(UnsupportedError, operand.original,
+                            f"jax.random.{kind} with {ctx.code(operand.original)!r} of layout "
+                            f"{operand.value.layout.describe()}: a draw must not depend on how arrays are split",
+                            "pass replicated keys and parameters, and the global shape (shape=x.shape)")
     shape = call.arg(position, keyword)
-    layout = _draw_layout(rw, call, shape)
+    layout = _draw_layout(ctx, call, shape)
     if layout is None:
         return keep(_built(_shape_dims(shape), shape))
-    return _local_draw(rw, call, layout)
+    return _local_draw(ctx, call, layout)
 
 
-def _draw_layout(rw, call: Call, shape) -> Layout | None:
+def _draw_layout(ctx: RuleContext, call: Call, shape) -> Layout | None:
     """The split layout of the array whose ``.shape`` the draw takes (``x`` of ``x.shape``), where
     the draw can be made blockwise: None for a whole draw."""
     dims = _shape_dims(shape)
@@ -160,7 +160,7 @@ def _draw_layout(rw, call: Call, shape) -> Layout | None:
     if dims is None or not (isinstance(original, cst.Attribute) and original.attr.value == "shape"
                             and isinstance(original.value, cst.Name)):
         return None
-    source = rw.env.get(original.value.value)
+    source = ctx.bound(original.value.value)
     if not isinstance(source, Array) or source.dims != dims or not source.layout.is_split:
         return None
     # A parameter array broadcast against the shape (bernoulli's p of x's shape) is global; a raw
@@ -174,7 +174,7 @@ def _draw_layout(rw, call: Call, shape) -> Layout | None:
     return Layout(dims, source.layout.axes)
 
 
-def _local_draw(rw, call: Call, layout: Layout) -> Lowering:
+def _local_draw(ctx: RuleContext, call: Call, layout: Layout) -> Lowering:
     """``mr.local_draw(<sampler>, P(...), <the user's arguments>)``."""
     keywords = [arg.keyword.value for arg in call.node.args if arg.keyword is not None]
     arguments = ", ".join([*(f"{{a{i}}}" for i in range(len(call.args))),
@@ -183,7 +183,7 @@ def _local_draw(rw, call: Call, layout: Layout) -> Lowering:
     fill = (("fn", call.node.func), *((f"a{i}", o.node) for i, o in enumerate(call.args)),
             *((f"k_{k}", call.kwargs[k].node) for k in keywords))
     note = (f"local draw over {axes_text([a for axes in layout.axes for a in axes])} (no communication): each "
-            f"device draws only its block of {rw.ctx.code(call.node.func)}, bit-identical to one device (threefry "
+            f"device draws only its block of {ctx.code(call.node.func)}, bit-identical to one device (threefry "
             f"bits by global position; drawn whole and sliced if jax_threefry_partitionable is off or the key is "
             f"not threefry)")
     return Lowering(Array(layout), template=template, fill=fill, notes=(note,))

@@ -15,22 +15,23 @@ import libcst as cst
 from meshify.annotate._types import BROADCAST, Axes, INFERRED, Layout, unify_dims
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._plan import choose_splits
-from meshify.rewrite._values import Array, Opaque, Operand, Static, TupleValue
-from meshify.rewrite.rules._api import Call, Convert, Lowering, beside, op
+from meshify.rewrite._values import Array, Opaque, Operand, Static, TupleValue, Value
+from meshify.rewrite.rules._api import Call, Contraction, Convert, Lowering, RuleContext, beside, op
 
 # -- contractions ---------------------------------------------------------------------------------
 
 
 @op("jax.numpy.einsum", reads=("subscripts", "operands", "optimize", "precision", "preferred_element_type"))
-def _einsum(rw, call: Call):
+def _einsum(ctx: RuleContext, call: Call):
     spec = call.arg(0, "subscripts")
     if spec is None or not (isinstance(spec.value, Static) and isinstance(spec.value.literal, str)):
-        raise rw.error(UnsupportedError, call.node, "einsum without literal subscripts",
-                       'write the subscripts as a string literal: jnp.einsum("bd,df->bf", x, w)')
+        raise ctx.error(UnsupportedError, call.node, "einsum without literal subscripts",
+                        'write the subscripts as a string literal: jnp.einsum("bd,df->bf", x, w)')
     operands = list(call.args[1:])
-    inputs, output = _parse_subscripts(rw, spec.value.literal, operands, spec.original)
-    value, converts = contract(rw, operands, inputs, output, call.node, "einsum")
-    return Lowering(value, tuple(c for c in converts if c is not None), accumulate=_accumulate(value, operands))
+    inputs, output = _parse_subscripts(ctx, spec.value.literal, operands, spec.original)
+    value, converts, contraction = contract(ctx, operands, inputs, output, call.node, "einsum")
+    return Lowering(value, tuple(c for c in converts if c is not None), accumulate=_accumulate(value, operands),
+                    contraction=contraction)
 
 
 def forms_partial(value, operands: Sequence) -> bool:
@@ -46,13 +47,13 @@ def _accumulate(value, operands: Sequence):
     return ("preferred_element_type", tuple(operands)) if forms_partial(value, operands) else None
 
 
-def _parse_subscripts(rw, text: str, operands, where) -> tuple[list[str], str]:
+def _parse_subscripts(ctx: RuleContext, text: str, operands, where) -> tuple[list[str], str]:
     text = text.replace(" ", "")
     lhs, arrow, output = text.partition("->")
     inputs = lhs.split(",")
     if len(inputs) != len(operands):
-        raise rw.error(LayoutError, where, f"einsum subscripts {text!r} name {len(inputs)} operands but "
-                       f"{len(operands)} are given", "give one subscript group per operand")
+        raise ctx.error(LayoutError, where, f"einsum subscripts {text!r} name {len(inputs)} operands but "
+                        f"{len(operands)} are given", "give one subscript group per operand")
     spare = iter(c for c in string.ascii_uppercase + string.ascii_lowercase if c not in text)
     ellipsis_letters = ""
     if "..." in text:
@@ -67,10 +68,10 @@ def _parse_subscripts(rw, text: str, operands, where) -> tuple[list[str], str]:
             s = s.replace("...", ellipsis_letters[len(ellipsis_letters) - n:] if n else "")
         rank = _rank(o)
         if rank is not None and len(s) != rank:
-            raise rw.error(LayoutError, where,
-                           f"einsum subscripts {s!r} name {len(s)} dims but operand "
-                           f"{rw.ctx.code(o.original)!r} has {rank} dims {list(o.value.dims)}",
-                           "make each subscript group as long as its operand's rank")
+            raise ctx.error(LayoutError, where,
+                            f"einsum subscripts {s!r} name {len(s)} dims but operand "
+                            f"{ctx.code(o.original)!r} has {rank} dims {list(o.value.dims)}",
+                            "make each subscript group as long as its operand's rank")
         expanded.append(s)
     if arrow:
         output = output.replace("...", ellipsis_letters)
@@ -79,8 +80,8 @@ def _parse_subscripts(rw, text: str, operands, where) -> tuple[list[str], str]:
         output = ellipsis_letters + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ellipsis_letters))
     for c in output:
         if c not in "".join(expanded):
-            raise rw.error(LayoutError, where, f"einsum output letter {c!r} appears in no operand",
-                           "every output letter must name a dim of some operand")
+            raise ctx.error(LayoutError, where, f"einsum output letter {c!r} appears in no operand",
+                            "every output letter must name a dim of some operand")
     return expanded, output
 
 
@@ -88,8 +89,10 @@ def _rank(o) -> int | None:
     return o.value.layout.rank if isinstance(o.value, Array) else None
 
 
-def contract(rw, operands: Sequence, inputs: Sequence[str], output: str, node, what: str):
-    """Plans an einsum-like contraction; returns the result value and each operand's conversion.
+def contract(ctx: RuleContext, operands: Sequence, inputs: Sequence[str], output: str, node, what: str
+             ) -> tuple[Array, list[Convert | None], Contraction]:
+    """Plans an einsum-like contraction; returns the result value, each operand's conversion, and the
+    :class:`Contraction` for the interpreter to pass to :data:`OBSERVERS`.
 
     A contracted dim split the same way in every operand is contracted locally and the
     result is a partial sum over its axes; split in some operands only, the others are
@@ -99,7 +102,7 @@ def contract(rw, operands: Sequence, inputs: Sequence[str], output: str, node, w
     names: dict[str, str] = {}
     for o, letters in zip(operands, inputs):
         if isinstance(o.value, TupleValue):
-            raise rw.error(UnsupportedError, o.original, f"{what} of a tuple", "unpack the tuple and use one array")
+            raise ctx.error(UnsupportedError, o.original, f"{what} of a tuple", "unpack the tuple and use one array")
         if not isinstance(o.value, Array):
             continue
         for letter, dim in zip(letters, o.value.dims):
@@ -107,15 +110,15 @@ def contract(rw, operands: Sequence, inputs: Sequence[str], output: str, node, w
                 continue
             unified = unify_dims(names.get(letter, dim), dim)
             if unified is None:
-                raise rw.error(LayoutError, node,
-                               f"{what} letter {letter!r} is dim {names[letter]!r} in one operand and {dim!r} in "
-                               f"{rw.ctx.code(o.original)!r}",
-                               "contracted and shared dims must have the same name in every hint")
+                raise ctx.error(LayoutError, node,
+                                f"{what} letter {letter!r} is dim {names[letter]!r} in one operand and {dim!r} in "
+                                f"{ctx.code(o.original)!r}",
+                                "contracted and shared dims must have the same name in every hint")
             names[letter] = unified
     for letters in inputs:
         for letter in letters:
             names.setdefault(letter, f"{what}_{letter}")
-    order = sorted(range(len(operands)), key=lambda i: -rw.elements(
+    order = sorted(range(len(operands)), key=lambda i: -ctx.elements(
         operands[i].value.dims if isinstance(operands[i].value, Array) else [""] * len(inputs[i])))
     candidates: dict[str, list[Axes]] = {}
     weights: dict[str, int] = {}
@@ -125,9 +128,9 @@ def contract(rw, operands: Sequence, inputs: Sequence[str], output: str, node, w
             for letter, axes in zip(inputs[i], o.value.layout.axes):
                 if axes and axes not in candidates.setdefault(letter, []):
                     candidates[letter].append(axes)
-                    weights[letter] = max(weights.get(letter, 0), rw.elements(o.value.dims))
+                    weights[letter] = max(weights.get(letter, 0), ctx.elements(o.value.dims))
     all_letters = list(dict.fromkeys("".join(inputs)))
-    preferred = {l: rw.rules.axes(names[l]) for l in all_letters}
+    preferred = {l: ctx.rules.axes(names[l]) for l in all_letters}
     chosen = choose_splits(all_letters, candidates, preferred, weights, kept=frozenset(output))
     for letters in inputs:  # a letter twice in one operand ("ii->i", a diagonal): both copies must be whole
         for letter in {l for l in letters if letters.count(l) > 1}:
@@ -160,32 +163,32 @@ def contract(rw, operands: Sequence, inputs: Sequence[str], output: str, node, w
     out_layout = Layout(tuple(names[l] for l in output), tuple(chosen[l] for l in output),
                         frozenset(keep | summed_axes))
     value = Array(out_layout, origin)
-    for observe in OBSERVERS:
-        observe(rw, value, converts, inputs, what)
-    return value, converts
+    return value, converts, Contraction(value, tuple(converts), tuple(inputs), what)
 
 
-#: Called as ``observe(rw, value, converts, inputs, what)`` after each contraction is planned
-#: (``meshify plan`` counts FLOPs and the activations saved for the backward pass this way).
+#: Called by the interpreter as ``observe(rw, value, converts, inputs, what)`` for each contraction a
+#: rule planned (a :class:`Contraction`), before its operands are converted (``meshify plan`` counts
+#: FLOPs and the activations saved for the backward pass this way).
 OBSERVERS: list = []
 
 
-def matmul(rw, operands: Sequence, node, what: str, dot: bool = False):
-    """``a @ b`` / ``jnp.matmul`` / ``jnp.dot`` as a contraction."""
+def matmul(ctx: RuleContext, operands: Sequence, node, what: str, dot: bool = False
+           ) -> tuple[Value, list[Convert | None], Contraction | None]:
+    """``a @ b`` / ``jnp.matmul`` / ``jnp.dot`` as a contraction (None: of values of unknown dims)."""
     ranks = [_rank(o) for o in operands]
     if any(isinstance(o.value, Static) for o in operands) or None in ranks:
         if all(not (isinstance(o.value, Array) and (o.value.layout.is_split or o.value.layout.partial))
                for o in operands):
             kind = Opaque() if any(isinstance(o.value, Array | Opaque) for o in operands) else Static()
-            return kind, [None] * len(operands)
+            return kind, [None] * len(operands), None
         unknown = next(o for o, r in zip(operands, ranks) if isinstance(o.value, Static) or r is None)
-        text = rw.ctx.code(unknown.node) if isinstance(unknown.node, cst.CSTNode) else "an operand"
-        raise rw.error(LayoutError, node, f"cannot infer the dims of {text!r}, an operand of {what}",
-                       f"make it a parameter with a Tensor hint, or name its dims first: "
-                       f"'w: Tensor[\"d_in\", \"d_out\"] = {text}' (a whole copy on every device)")
+        text = ctx.code(unknown.node) if isinstance(unknown.node, cst.CSTNode) else "an operand"
+        raise ctx.error(LayoutError, node, f"cannot infer the dims of {text!r}, an operand of {what}",
+                        f"make it a parameter with a Tensor hint, or name its dims first: "
+                        f"'w: Tensor[\"d_in\", \"d_out\"] = {text}' (a whole copy on every device)")
     ra, rb = ranks
     if ra == 0 or rb == 0:
-        raise rw.error(LayoutError, node, f"{what} of a scalar", "use * for scalars")
+        raise ctx.error(LayoutError, node, f"{what} of a scalar", "use * for scalars")
     if dot and rb > 2:
         a = string.ascii_letters[:ra]
         b = string.ascii_letters[ra:ra + rb - 2] + a[-1] + string.ascii_letters[ra + rb - 2]
@@ -203,20 +206,22 @@ def matmul(rw, operands: Sequence, node, what: str, dot: bool = False):
         a = batch[len(batch) - (ra - 2):] + "ik"
         b = batch[len(batch) - (rb - 2):] + "kj"
         out = batch + "ij"
-    return contract(rw, operands, [a, b], out, node, what)
+    return contract(ctx, operands, [a, b], out, node, what)
 
 
 @op("jax.numpy.matmul", reads=("a", "b", "precision", "preferred_element_type"))
-def _matmul(rw, call: Call):
+def _matmul(ctx: RuleContext, call: Call):
     operands = [call.arg(0, "a"), call.arg(1, "b")]
-    value, converts = matmul(rw, operands, call.node, "matmul")
-    return Lowering(value, tuple(c for c in converts if c is not None), accumulate=_accumulate(value, operands))
+    value, converts, contraction = matmul(ctx, operands, call.node, "matmul")
+    return Lowering(value, tuple(c for c in converts if c is not None), accumulate=_accumulate(value, operands),
+                    contraction=contraction)
 
 
 @op("jax.numpy.dot", reads=("a", "b", "precision", "preferred_element_type"))
-def _dot(rw, call: Call):
+def _dot(ctx: RuleContext, call: Call):
     operands = [call.arg(0, "a"), call.arg(1, "b")]
-    value, converts = matmul(rw, operands, call.node, "dot", dot=True)
-    return Lowering(value, tuple(c for c in converts if c is not None), accumulate=_accumulate(value, operands))
+    value, converts, contraction = matmul(ctx, operands, call.node, "dot", dot=True)
+    return Lowering(value, tuple(c for c in converts if c is not None), accumulate=_accumulate(value, operands),
+                    contraction=contraction)
 
 

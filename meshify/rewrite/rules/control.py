@@ -24,33 +24,45 @@ import libcst as cst
 from meshify.annotate._types import Layout
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._values import Array, Operand, Static, StructValue, TupleValue, Value
-from meshify.rewrite.rules._api import BODY_OPS, At, Body, Branches, Call, Convert, Loop, Lowering, op, unknown_call
+from meshify.rewrite.rules._api import (
+    BODY_OPS,
+    At,
+    Body,
+    Branches,
+    Call,
+    Convert,
+    Loop,
+    Lowering,
+    RuleContext,
+    op,
+    unknown_call,
+)
 
 __all__: list[str] = []
 
 
-def _drop_leading(rw, value: Value, where) -> tuple[Value, str | None]:
+def _drop_leading(ctx: RuleContext, value: Value, where) -> tuple[Value, str | None]:
     """One iteration's slice of ``xs``: every array leaf without its leading dim."""
     if isinstance(value, Array):
         layout = value.layout
         if layout.rank == 0:
-            raise rw.error(LayoutError, where, "scan over a scalar", "scan over an array with a leading dim")
+            raise ctx.error(LayoutError, where, "scan over a scalar", "scan over an array with a leading dim")
         if layout.axes[0]:
-            raise rw.error(UnsupportedError, where,
-                           f"scan over dim {layout.dims[0]!r}, which is split over {layout.axes[0]}",
-                           f"map {layout.dims[0]!r} to no mesh axis: each device must hold every layer")
+            raise ctx.error(UnsupportedError, where,
+                            f"scan over dim {layout.dims[0]!r}, which is split over {layout.axes[0]}",
+                            f"map {layout.dims[0]!r} to no mesh axis: each device must hold every layer")
         return Array(Layout(layout.dims[1:], layout.axes[1:], layout.partial), value.origin), layout.dims[0]
     if isinstance(value, StructValue):
         fields, dim = [], None
         for name, field in value.fields:
-            sliced, d = _drop_leading(rw, field, where)
+            sliced, d = _drop_leading(ctx, field, where)
             fields.append((name, sliced))
             dim = dim or d
         return StructValue(value.cls, tuple(fields), value.kind), dim
     if isinstance(value, TupleValue):
         items, dim = [], None
         for item in value.items:
-            sliced, d = _drop_leading(rw, item, where)
+            sliced, d = _drop_leading(ctx, item, where)
             items.append(sliced)
             dim = dim or d
         return TupleValue(tuple(items)), dim
@@ -61,10 +73,10 @@ BODY_OPS.update({"jax.lax.scan", "jax.lax.fori_loop"})
 
 
 @op("jax.lax.scan")
-def _scan(rw, call: Call) -> Lowering:
+def _scan(ctx: RuleContext, call: Call) -> Lowering:
     f, init, xs = call.arg(0, "f"), call.arg(1, "init"), call.arg(2, "xs")
     if f is None or init is None:
-        return unknown_call(rw, call)
+        return unknown_call(ctx, call)
     x_value: Value
     trips: int | str | None
     if "length" in call.kwargs and (xs is None or isinstance(xs.value, Static)):
@@ -72,17 +84,17 @@ def _scan(rw, call: Call) -> Lowering:
         trips = length.literal if isinstance(length, Static) and isinstance(length.literal, int) else None
         x_value, dim = Static(), None
     else:
-        x_value, dim = _drop_leading(rw, xs.value, xs.original) if xs is not None else (Static(), None)
+        x_value, dim = _drop_leading(ctx, xs.value, xs.original) if xs is not None else (Static(), None)
         trips = dim
     loop = Loop(_body(call, f), (init.value, x_value), 0, init, trips, stacked=dim or "scan")
     return Lowering(None, walks=loop)
 
 
 @op("jax.lax.fori_loop")
-def _fori_loop(rw, call: Call) -> Lowering:
+def _fori_loop(ctx: RuleContext, call: Call) -> Lowering:
     lower, upper, f, init = (call.arg(i, k) for i, k in enumerate(["lower", "upper", "body_fun", "init_val"]))
     if init is None or f is None:
-        return unknown_call(rw, call)
+        return unknown_call(ctx, call)
     lo, hi = lower.value, upper.value
     trips: int | str | None = None
     if isinstance(lo, Static) and isinstance(hi, Static):
@@ -104,28 +116,28 @@ BODY_OPS.update({"jax.lax.cond", "jax.lax.switch"})
 
 
 @op("jax.lax.cond", reads=("pred", "true_fun", "false_fun", "operands"))
-def _cond(rw, call: Call) -> Lowering:
+def _cond(ctx: RuleContext, call: Call) -> Lowering:
     pred, branches = call.params.get("pred"), [call.params.get("true_fun"), call.params.get("false_fun")]
     if pred is None or None in branches:
-        return unknown_call(rw, call)
-    return _branches(rw, call, pred, tuple(_body(call, b) for b in branches))
+        return unknown_call(ctx, call)
+    return _branches(ctx, call, pred, tuple(_body(call, b) for b in branches))
 
 
 @op("jax.lax.switch", reads=("index", "branches", "operands"))
-def _switch(rw, call: Call) -> Lowering:
+def _switch(ctx: RuleContext, call: Call) -> Lowering:
     index, listed = call.params.get("index"), call.params.get("branches")
     if index is None or listed is None:
-        return unknown_call(rw, call)
+        return unknown_call(ctx, call)
     node = listed.original
     if not isinstance(node, cst.List | cst.Tuple) or not node.elements:
-        raise rw.error(UnsupportedError, node, f"switch over the branches {rw.ctx.code(node)!r}, which meshify cannot "
-                       "see one by one", "write the branches as a list literal: [f, g, lambda x: ...]")
+        raise ctx.error(UnsupportedError, node, f"switch over the branches {ctx.code(node)!r}, which meshify cannot "
+                        "see one by one", "write the branches as a list literal: [f, g, lambda x: ...]")
     at = call.position(listed)
-    return _branches(rw, call, index, tuple(Body(Operand(Static(), e.value, e.value), At(at, j))
-                                            for j, e in enumerate(node.elements)))
+    return _branches(ctx, call, index, tuple(Body(Operand(Static(), e.value, e.value), At(at, j))
+                                             for j, e in enumerate(node.elements)))
 
 
-def _branches(rw, call: Call, test: Operand, bodies: tuple[Body, ...]) -> Lowering:
+def _branches(ctx: RuleContext, call: Call, test: Operand, bodies: tuple[Body, ...]) -> Lowering:
     """``cond``/``switch``: the test made whole (every device must take the same branch), each branch
     walked for the operands, and every branch's result converted, inside the branch, to one layout."""
     walks = Branches(bodies, tuple(call.params.get("operands", ())))
@@ -133,8 +145,8 @@ def _branches(rw, call: Call, test: Operand, bodies: tuple[Body, ...]) -> Loweri
         return Lowering(None, walks=walks)
     what = "predicate" if call.short == "cond" else "index"
     if test.value.layout.rank:
-        raise rw.error(LayoutError, test.original, f"the {call.short} {what} {rw.ctx.code(test.original)!r} has dims "
-                       f"{list(test.value.layout.dims)}, not a scalar",
-                       "reduce it to a scalar first (jnp.any(...), jnp.all(...), or index one element)")
+        raise ctx.error(LayoutError, test.original, f"the {call.short} {what} {ctx.code(test.original)!r} has dims "
+                        f"{list(test.value.layout.dims)}, not a scalar",
+                        "reduce it to a scalar first (jnp.any(...), jnp.all(...), or index one element)")
     whole = Convert(test, Layout.replicated(()), f"the {call.short} {what} (every device must take the same branch)")
     return Lowering(None, converts=(whole,), walks=walks)

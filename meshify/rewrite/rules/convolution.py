@@ -27,7 +27,7 @@ from meshify.annotate._types import BROADCAST, Layout
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._collectives import axes_text, halo_kind
 from meshify.rewrite._values import Array, Opaque, Operand, Static
-from meshify.rewrite.rules._api import Call, Emitted, Lowering, Ref, op, unknown_call
+from meshify.rewrite.rules._api import Call, Emitted, Lowering, Ref, RuleContext, op, unknown_call
 from meshify.rewrite.rules.contractions import contract, forms_partial
 
 # Letters for contract(): batch, input features (shared with the kernel when ungrouped), output
@@ -41,28 +41,29 @@ _OPTIONAL = ("lhs_dilation", "rhs_dilation", "dimension_numbers", "feature_group
 
 @op("jax.lax.conv_general_dilated", reads=("lhs", "rhs", "window_strides", "padding", *_OPTIONAL))
 @op("jax.lax.conv", "jax.lax.conv_with_general_padding", reads=None)
-def _conv(rw, call: Call):
+def _conv(ctx: RuleContext, call: Call):
     lhs, rhs = call.params.get("lhs"), call.params.get("rhs")
     if lhs is None or rhs is None or not (isinstance(lhs.value, Array) or isinstance(rhs.value, Array)):
-        return unknown_call(rw, call)
+        return unknown_call(ctx, call)
     rank = _rank(lhs) or _rank(rhs)
     if _rank(lhs) is not None and _rank(rhs) is not None and _rank(lhs) != _rank(rhs):
-        raise rw.error(LayoutError, call.node, f"{_short(call)}: the image has {_rank(lhs)} dims but the kernel "
-                       f"{_rank(rhs)}", "give the kernel one dim per image dim (out and in features, then the window)")
-    specs = _dimension_numbers(rw, call, rank)
+        raise ctx.error(LayoutError, call.node, f"{_short(call)}: the image has {_rank(lhs)} dims but the kernel "
+                        f"{_rank(rhs)}", "give the kernel one dim per image dim (out and in features, then the window)")
+    specs = _dimension_numbers(ctx, call, rank)
     groups = _literal(call, "feature_group_count", 1)
     lhs_letters, rhs_letters, out_letters = _letters(specs, rank, grouped=groups != 1)
     whole_window = _whole_window(rhs, specs)
-    value, converts = contract(rw, [lhs, whole_window], [lhs_letters, rhs_letters], out_letters, call.node, "conv")
+    value, converts, contraction = contract(ctx, [lhs, whole_window], [lhs_letters, rhs_letters], out_letters,
+                                            call.node, "conv")
     converts = [c if c is None or i == 0 else replace(c, operand=rhs) for i, c in enumerate(converts)]
     if groups != 1:
-        _check_grouped(rw, call, groups, specs, converts, value)
+        _check_grouped(ctx, call, groups, specs, converts, value)
     spatial = [converts[0].layout.axes[d] if converts[0] is not None else () for d in specs[0][2:]]
     kept = tuple(c for c in converts if c is not None)
     accumulate = ("preferred_element_type", (lhs, rhs)) if forms_partial(value, [lhs, rhs]) else None
     if not any(spatial):
-        return Lowering(value, kept, accumulate=accumulate)
-    return _halo_lowering(rw, call, specs, value, kept, spatial)
+        return Lowering(value, kept, accumulate=accumulate, contraction=contraction)
+    return replace(_halo_lowering(ctx, call, specs, value, kept, spatial), contraction=contraction)
 
 
 def _short(call: Call) -> str:
@@ -86,62 +87,62 @@ def _literal(call: Call, name: str, default: object = None) -> object:
 # -- dimension numbers ------------------------------------------------------------------------------
 
 
-def _dimension_numbers(rw, call: Call, rank: int | None) -> tuple[tuple[int, ...], ...]:
+def _dimension_numbers(ctx: RuleContext, call: Call, rank: int | None) -> tuple[tuple[int, ...], ...]:
     """``(lhs_spec, rhs_spec, out_spec)``: each operand's dims as (batch or out-features, features, then
     spatial dims in the kernel's order), as ``jax.lax.ConvDimensionNumbers`` has them."""
     o = call.params.get("dimension_numbers")
-    given = _dn_literal(rw, o) if o is not None else None
+    given = _dn_literal(ctx, o) if o is not None else None
     if rank is None:
-        raise rw.error(LayoutError, call.node, f"{_short(call)}: cannot infer the dims of the image or the kernel",
-                       "give the image a Tensor hint (x: Tensor[\"batch\", \"h\", \"w\", \"c\"])")
+        raise ctx.error(LayoutError, call.node, f"{_short(call)}: cannot infer the dims of the image or the kernel",
+                        "give the image a Tensor hint (x: Tensor[\"batch\", \"h\", \"w\", \"c\"])")
     if given is None:
         specs = (tuple(range(rank)),) * 3
     elif all(isinstance(s, str) for s in given):
-        specs = _permutations(rw, o, given, rank)
+        specs = _permutations(ctx, o, given, rank)
     else:
         specs = tuple(tuple(s) for s in given)
     if any(sorted(s) != list(range(rank)) for s in specs):
-        raise rw.error(LayoutError, o.original if o is not None else call.node,
-                       f"{_short(call)}: dimension_numbers {given!r} do not name each of the {rank} dims once",
-                       f"write one letter (or index) per dim of the {rank}-dim operands")
+        raise ctx.error(LayoutError, o.original if o is not None else call.node,
+                        f"{_short(call)}: dimension_numbers {given!r} do not name each of the {rank} dims once",
+                        f"write one letter (or index) per dim of the {rank}-dim operands")
     return specs
 
 
-def _dn_literal(rw, o: Operand):
+def _dn_literal(ctx: RuleContext, o: Operand):
     """dimension_numbers as written: None, three strings, or three index tuples (ConvDimensionNumbers)."""
     if isinstance(o.value, Static) and o.value.known:
         literal = o.value.literal
         if literal is None or (isinstance(literal, tuple | list) and len(literal) == 3):
             return literal
     node = o.original
-    if isinstance(node, cst.Call) and rw.ctx.qualified_names(node.func) & _CONV_DN:
+    if isinstance(node, cst.Call) and ctx.qualified_names(node.func) & _CONV_DN:
         args = {a.keyword.value if a.keyword else i: a.value for i, a in enumerate(node.args)}
         parts = ([args.get(k, args.get(i)) for i, k in enumerate(("lhs_spec", "rhs_spec", "out_spec"))]
-                 if "conv_dimension_numbers" not in rw.ctx.code(node.func) else [args.get(2, args.get("dimension_numbers"))])
+                 if "conv_dimension_numbers" not in ctx.code(node.func) else [args.get(2, args.get("dimension_numbers"))])
         try:
-            values = [ast.literal_eval(rw.ctx.code(p)) for p in parts if p is not None]
+            values = [ast.literal_eval(ctx.code(p)) for p in parts if p is not None]
         except (ValueError, SyntaxError):
             values = []
         if len(values) == 3:
             return tuple(values)
         if len(values) == 1 and isinstance(values[0], tuple | list) and len(values[0]) == 3:
             return tuple(values[0])
-    raise rw.error(UnsupportedError, node, f"dimension_numbers={rw.ctx.code(node)} is not a literal meshify can read",
-                   'write it as a literal: dimension_numbers=("NHWC", "HWIO", "NHWC"), or '
-                   "jax.lax.ConvDimensionNumbers((0, 3, 1, 2), (3, 2, 0, 1), (0, 3, 1, 2))")
+    raise ctx.error(UnsupportedError, node, f"dimension_numbers={ctx.code(node)} is not a literal meshify can read",
+                    'write it as a literal: dimension_numbers=("NHWC", "HWIO", "NHWC"), or '
+                    "jax.lax.ConvDimensionNumbers((0, 3, 1, 2), (3, 2, 0, 1), (0, 3, 1, 2))")
 
 
-def _permutations(rw, o: Operand, given, rank: int) -> tuple[tuple[int, ...], ...]:
+def _permutations(ctx: RuleContext, o: Operand, given, rank: int) -> tuple[tuple[int, ...], ...]:
     """As ``jax.lax.conv_general_permutations``: spatial dims in the kernel spec's order."""
     lhs, rhs, out = given
     if not len(lhs) == len(rhs) == len(out) == rank:
-        raise rw.error(LayoutError, o.original, f"dimension_numbers {tuple(given)!r} do not have {rank} letters each",
-                       f"write {rank} letters per operand, e.g. (\"NHWC\", \"HWIO\", \"NHWC\")")
+        raise ctx.error(LayoutError, o.original, f"dimension_numbers {tuple(given)!r} do not have {rank} letters each",
+                        f"write {rank} letters per operand, e.g. (\"NHWC\", \"HWIO\", \"NHWC\")")
 
     def perm(spec: str, pair: str, by_kernel: bool) -> tuple[int, ...]:
         if any(c not in spec for c in pair) or any(c not in rhs for c in spec if c not in pair):
-            raise rw.error(LayoutError, o.original, f"dimension_numbers {tuple(given)!r}: {spec!r} must hold "
-                           f"{pair[0]!r}, {pair[1]!r} and the kernel's spatial letters", "fix the letters")
+            raise ctx.error(LayoutError, o.original, f"dimension_numbers {tuple(given)!r}: {spec!r} must hold "
+                            f"{pair[0]!r}, {pair[1]!r} and the kernel's spatial letters", "fix the letters")
         spatial = [i for i, c in enumerate(spec) if c not in pair]
         if by_kernel:
             spatial.sort(key=lambda i: rhs.index(spec[i]))
@@ -175,28 +176,28 @@ def _whole_window(rhs: Operand, specs) -> Operand:
     return Operand(Array(Layout(layout.dims, tuple(axes), layout.partial), rhs.value.origin), rhs.original, rhs.node)
 
 
-def _check_grouped(rw, call: Call, groups, specs, converts, value) -> None:
+def _check_grouped(ctx: RuleContext, call: Call, groups, specs, converts, value) -> None:
     """A grouped (depthwise) convolution runs locally only with its feature dims whole."""
     checks = [(converts[0], specs[0][1], "input-feature"), (converts[1], specs[1][0], "output-feature"),
               (converts[1], specs[1][1], "kernel input-feature")]
     for convert, dim, what in checks:
         if convert is not None and convert.layout.axes[dim]:
             name = convert.layout.dims[dim]
-            raise rw.error(UnsupportedError, convert.operand.original,
-                           f"{_short(call)}(feature_group_count={rw.ctx.code(call.params['feature_group_count'].original)})"
-                           f" with the {what} dim {name!r} split over {axes_text(convert.layout.axes[dim])}: meshify "
-                           "runs a grouped convolution only with its feature dims whole",
-                           f"map {name!r} to no mesh axis (rules={{{name!r}: None}})")
+            raise ctx.error(UnsupportedError, convert.operand.original,
+                            f"{_short(call)}(feature_group_count={ctx.code(call.params['feature_group_count'].original)})"
+                            f" with the {what} dim {name!r} split over {axes_text(convert.layout.axes[dim])}: meshify "
+                            "runs a grouped convolution only with its feature dims whole",
+                            f"map {name!r} to no mesh axis (rules={{{name!r}: None}})")
 
 
 # -- split spatial dims: halo exchange ---------------------------------------------------------------
 
 
-def _halo_lowering(rw, call: Call, specs, value, converts, spatial) -> Lowering:
+def _halo_lowering(ctx: RuleContext, call: Call, specs, value, converts, spatial) -> Lowering:
     lhs = call.params["lhs"]
     layout = converts[0].layout
-    _refuse_lhs_dilation(rw, call, spatial)
-    halos = _rewrite_time_halos(rw, call, specs, layout, spatial)
+    _refuse_lhs_dilation(ctx, call, spatial)
+    halos = _rewrite_time_halos(ctx, call, specs, layout, spatial)
     rhs = call.params["rhs"]
     template = ["{mr}.halo_conv({lhs}, {rhs}, {window_strides}, {padding}"]
     fill: list = [("lhs", Ref(0)), ("rhs", Ref(1) if len(converts) > 1 else rhs.node),
@@ -206,13 +207,13 @@ def _halo_lowering(rw, call: Call, specs, value, converts, spatial) -> Lowering:
         o = call.params.get(name)
         if o is not None:
             if isinstance(o.value, Array) or (isinstance(o.value, Opaque) and name != "dimension_numbers"):
-                raise rw.error(UnsupportedError, o.original, f"{_short(call)}({name}={rw.ctx.code(o.original)}) must "
-                               "be a Python value, not an array", f"write {name}= as a literal")
+                raise ctx.error(UnsupportedError, o.original, f"{_short(call)}({name}={ctx.code(o.original)}) must "
+                                "be a Python value, not an array", f"write {name}= as a literal")
             template.append(f", {name}={{{name}}}")
             fill.append((name, o.node))
     template.append(", spatial_axes={spatial_axes})")
     fill.append(("spatial_axes", cst.parse_expression(_axes_code(spatial))))
-    emitted = _exchanges(rw, lhs, layout, specs[0][2:], spatial, halos)
+    emitted = _exchanges(ctx, lhs, layout, specs[0][2:], spatial, halos)
     return Lowering(value, converts, "".join(template), tuple(fill), emitted)
 
 
@@ -222,18 +223,18 @@ def _axes_code(spatial) -> str:
     return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
 
 
-def _refuse_lhs_dilation(rw, call: Call, spatial) -> None:
+def _refuse_lhs_dilation(ctx: RuleContext, call: Call, spatial) -> None:
     dilation = _literal(call, "lhs_dilation", None)
     if dilation is None:
         return
     o = call.params["lhs_dilation"]
     if dilation is ... or any(d != 1 for d, a in zip(dilation, spatial) if a):
-        raise rw.error(UnsupportedError, o.original, f"{_short(call)}(lhs_dilation={rw.ctx.code(o.original)}) along "
-                       "a split spatial dim (a transposed convolution)",
-                       "map that dim to no mesh axis, or upsample (jnp.repeat) and then convolve")
+        raise ctx.error(UnsupportedError, o.original, f"{_short(call)}(lhs_dilation={ctx.code(o.original)}) along "
+                        "a split spatial dim (a transposed convolution)",
+                        "map that dim to no mesh axis, or upsample (jnp.repeat) and then convolve")
 
 
-def _rewrite_time_halos(rw, call: Call, specs, layout: Layout, spatial) -> list[tuple[int, int] | None]:
+def _rewrite_time_halos(ctx: RuleContext, call: Call, specs, layout: Layout, spatial) -> list[tuple[int, int] | None]:
     """Each spatial dim's halo ``(rows before, rows after)`` where the window, stride and padding are
     known now (None where not, or not split); a convolution whose output cannot split at the shard
     boundaries is refused here."""
@@ -243,39 +244,40 @@ def _rewrite_time_halos(rw, call: Call, specs, layout: Layout, spatial) -> list[
     padding = _literal(call, "padding")
     out: list[tuple[int, int] | None] = []
     for i, (dim, axes) in enumerate(zip(specs[0][2:], spatial)):
-        kernel = rw.sizes.get(rhs.value.dims[specs[1][2 + i]]) if isinstance(rhs.value, Array) else None
+        kernel = ctx.sizes.get(rhs.value.dims[specs[1][2 + i]]) if isinstance(rhs.value, Array) else None
         if not axes or kernel is None or strides is ... or dilation is ... or padding is ...:
             out.append(None)
             continue
         stride = strides[i] if isinstance(strides, tuple | list) else 1
         window = (kernel - 1) * (dilation[i] if dilation else 1) + 1
-        out.append(window_halo(rw, call, _short(call), layout.dims[dim], axes, window, stride, padding, i))
+        out.append(window_halo(ctx, call, _short(call), layout.dims[dim], axes, window, stride, padding, i))
     return out
 
 
-def window_halo(rw, call: Call, what: str, name: str, axes, window: int, stride: int, padding, i: int) -> tuple[int, int]:
+def window_halo(ctx: RuleContext, call: Call, what: str, name: str, axes, window: int, stride: int, padding,
+                i: int) -> tuple[int, int]:
     """The halo ``(rows before, rows after)`` of a window over spatial dim ``name`` (the ``i``-th windowed
     dim, split over ``axes``) with ``stride`` and ``padding`` (a string or one pair per windowed dim);
     refused at the call's ``padding`` or ``window_strides`` where its output cannot split at the shard
     boundaries or a block would not hold its halo (sizes from ``@mesh(dims=...)``)."""
-    rows = rw.sizes.get(name)
+    rows = ctx.sizes.get(name)
     lo, hi = _pads(padding, i, window, stride, rows)
     if not window - stride <= lo + hi <= window - 1 or lo < 0:
         o = call.params.get("padding")
-        raise rw.error(UnsupportedError, o.original if o is not None else call.node,
-                       f"{what} over spatial dim {name!r} split over {axes_text(axes)} with "
-                       f"a window of {window}, stride {stride} and padding ({lo}, {hi}): its output does not have "
-                       f"rows / {stride} rows, so it cannot split at the shard boundaries",
-                       "use padding='SAME' (or explicit padding totalling window - stride), or map "
-                       f"{name!r} to no mesh axis (rules={{{name!r}: None}})")
-    shards = rw.mesh.size(axes)
+        raise ctx.error(UnsupportedError, o.original if o is not None else call.node,
+                        f"{what} over spatial dim {name!r} split over {axes_text(axes)} with "
+                        f"a window of {window}, stride {stride} and padding ({lo}, {hi}): its output does not have "
+                        f"rows / {stride} rows, so it cannot split at the shard boundaries",
+                        "use padding='SAME' (or explicit padding totalling window - stride), or map "
+                        f"{name!r} to no mesh axis (rules={{{name!r}: None}})")
+    shards = ctx.mesh.size(axes)
     if rows is not None and (rows % (shards * stride) or max(lo, window - stride - lo) > rows // shards):
         o = call.params.get("window_strides")
-        raise rw.error(UnsupportedError, o.original if o is not None else call.node,
-                       f"{what} over spatial dim {name!r} ({rows} rows in {shards} blocks) "
-                       f"with stride {stride} and a halo of ({lo}, {window - stride - lo}) rows: each block must "
-                       "hold whole strides and at least its halo", f"make {name!r} a multiple of "
-                       f"{shards * stride} with blocks of at least the halo, or use fewer shards")
+        raise ctx.error(UnsupportedError, o.original if o is not None else call.node,
+                        f"{what} over spatial dim {name!r} ({rows} rows in {shards} blocks) "
+                        f"with stride {stride} and a halo of ({lo}, {window - stride - lo}) rows: each block must "
+                        "hold whole strides and at least its halo", f"make {name!r} a multiple of "
+                        f"{shards * stride} with blocks of at least the halo, or use fewer shards")
     return lo, max(window - stride - lo, 0)
 
 
@@ -291,9 +293,9 @@ def _pads(padding, i: int, window: int, stride: int, rows: int | None) -> tuple[
     return (total - total // 2, total // 2) if padding.upper() == "SAME_LOWER" else (total // 2, total - total // 2)
 
 
-def _exchanges(rw, lhs: Operand, layout: Layout, dims, spatial, halos) -> tuple[Emitted, ...]:
+def _exchanges(ctx: RuleContext, lhs: Operand, layout: Layout, dims, spatial, halos) -> tuple[Emitted, ...]:
     """One record per ppermute: each side of each split dim, and each corner of two."""
-    what = rw.ctx.code(lhs.original)
+    what = ctx.code(lhs.original)
     split = [i for i, a in enumerate(spatial) if a]
     emitted = []
     for i in split:
@@ -305,7 +307,7 @@ def _exchanges(rw, lhs: Operand, layout: Layout, dims, spatial, halos) -> tuple[
             rows = f"{line}s" if width is None else f"{width} {line}{'s' * (width != 1)}"
             where = "before" if side < 0 else "after"
             source = "previous" if side < 0 else "next"
-            emitted.append(_emitted(rw, layout, [dims[i]], spatial[i], width,
+            emitted.append(_emitted(ctx, layout, [dims[i]], spatial[i], width,
                                     f"halo over {axes_text(spatial[i])}: {rows} of {what!r} {where} its block along "
                                     f"split {layout.dims[dims[i]]!r}, from the {source} device (ppermute; zeros at "
                                     "the image border)" + _unknown(width)))
@@ -317,9 +319,9 @@ def _exchanges(rw, lhs: Operand, layout: Layout, dims, spatial, halos) -> tuple[
                 if wa == 0 or wb == 0:
                     continue
                 cells = None if wa is None or wb is None else wa * wb
-                axes = rw.mesh.order((*spatial[a], *spatial[b]))
+                axes = ctx.mesh.order((*spatial[a], *spatial[b]))
                 corner = f"{'top' if sa < 0 else 'bottom'}-{'left' if sb < 0 else 'right'}"
-                emitted.append(_emitted(rw, layout, [dims[a], dims[b]], axes, cells,
+                emitted.append(_emitted(ctx, layout, [dims[a], dims[b]], axes, cells,
                                         f"halo over {axes_text(axes)}: the {corner} corner of {what!r} along split "
                                         f"{layout.dims[dims[a]]!r}, {layout.dims[dims[b]]!r}, from the diagonal "
                                         "device (ppermute)" + _unknown(cells)))
@@ -330,7 +332,7 @@ def _unknown(width) -> str:
     return "" if width is not None else "; how many follows from the kernel's size at trace time"
 
 
-def _emitted(rw, layout: Layout, dims, axes, width, reason: str) -> Emitted:
+def _emitted(ctx: RuleContext, layout: Layout, dims, axes, width, reason: str) -> Emitted:
     """A halo exchange on a one-row slab of ``layout`` (the moving dims sized 1), ``width`` times."""
     names = list(layout.dims)
     split = list(layout.axes)

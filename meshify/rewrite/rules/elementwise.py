@@ -14,12 +14,27 @@ from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._plan import choose_splits
 from meshify.rewrite._signatures import BINARY, UNARY
 from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TupleValue, Value
-from meshify.rewrite.rules._api import ADD, DIV, MUL, NEG, NONLINEAR, REQUIRED, Call, Convert, Lowering, beside, keep, op
+from meshify.rewrite.rules._api import (
+    ADD,
+    DIV,
+    MUL,
+    NEG,
+    NONLINEAR,
+    REQUIRED,
+    Call,
+    Convert,
+    Lowering,
+    RuleContext,
+    beside,
+    keep,
+    op,
+)
 
 # -- elementwise ------------------------------------------------------------------------------
 
 
-def elementwise(rw, operands: Sequence, linear: str, node, what: str) -> tuple[Value, list[Convert | None]]:
+def elementwise(ctx: RuleContext, operands: Sequence, linear: str, node, what: str
+                ) -> tuple[Value, list[Convert | None]]:
     """numpy-broadcast elementwise op: merge splits, keep partial sums where linearity allows.
 
     Returns the result and, per operand, the layout it must be converted to (None: used as it is)."""
@@ -28,17 +43,17 @@ def elementwise(rw, operands: Sequence, linear: str, node, what: str) -> tuple[V
     opaque = [o for o in operands if isinstance(o.value, Opaque)]
     for o in operands:
         if isinstance(o.value, TupleValue | StructValue):  # never a static: it may hold split arrays
-            raise rw.error(UnsupportedError, o.original, f"{what} on a tuple or pytree {rw.ctx.code(o.original)!r}",
-                           "unpack the tuple (or read the pytree's field) and use one array")
+            raise ctx.error(UnsupportedError, o.original, f"{what} on a tuple or pytree {ctx.code(o.original)!r}",
+                            "unpack the tuple (or read the pytree's field) and use one array")
     if not arrays:
         return (Opaque() if opaque else Static()), [None] * len(operands)
     if opaque:
         for o in arrays:
             if o.value.layout.is_split or o.value.layout.partial:
-                raise rw.error(LayoutError, opaque[0].original,
-                               f"cannot infer the dims of {rw.ctx.code(opaque[0].original)!r}, used with "
-                               f"{rw.ctx.code(o.original)!r} of layout {o.value.layout.describe()}",
-                               f'annotate it: v: Tensor[...] = {rw.ctx.code(opaque[0].original)}')
+                raise ctx.error(LayoutError, opaque[0].original,
+                                f"cannot infer the dims of {ctx.code(opaque[0].original)!r}, used with "
+                                f"{ctx.code(o.original)!r} of layout {o.value.layout.describe()}",
+                                f'annotate it: v: Tensor[...] = {ctx.code(opaque[0].original)}')
         return Opaque(), [None] * len(operands)
     rank = max(o.value.layout.rank for o in arrays)
     letters = list(string.ascii_letters[:rank])
@@ -51,12 +66,12 @@ def elementwise(rw, operands: Sequence, linear: str, node, what: str) -> tuple[V
                 continue
             unified = dim if names[pos] == BROADCAST else unify_dims(names[pos], dim)
             if unified is None:
-                raise rw.error(LayoutError, node,
-                               f"{what} lines up dim {dim!r} of {rw.ctx.code(o.original)!r} with dim "
-                               f"{names[pos]!r}", "transpose or rename so that the dims match by position "
-                               "(numpy broadcasting aligns trailing dims)")
+                raise ctx.error(LayoutError, node,
+                                f"{what} lines up dim {dim!r} of {ctx.code(o.original)!r} with dim "
+                                f"{names[pos]!r}", "transpose or rename so that the dims match by position "
+                                "(numpy broadcasting aligns trailing dims)")
             names[pos] = unified
-    arrays_by_size = sorted(arrays, key=lambda o: -rw.elements(o.value.dims))
+    arrays_by_size = sorted(arrays, key=lambda o: -ctx.elements(o.value.dims))
     candidates: dict[str, list[Axes]] = {}
     weights: dict[str, int] = {}
     for o in arrays_by_size:
@@ -65,8 +80,8 @@ def elementwise(rw, operands: Sequence, linear: str, node, what: str) -> tuple[V
             letter = letters[offset + i]
             if axes and axes not in candidates.setdefault(letter, []):
                 candidates[letter].append(axes)
-                weights[letter] = max(weights.get(letter, 0), rw.elements(o.value.dims))
-    preferred = {l: rw.rules.axes(n) for l, n in zip(letters, names) if n != BROADCAST}
+                weights[letter] = max(weights.get(letter, 0), ctx.elements(o.value.dims))
+    preferred = {l: ctx.rules.axes(n) for l, n in zip(letters, names) if n != BROADCAST}
     chosen = choose_splits(letters, candidates, preferred, weights)
     used = {a for axes in chosen.values() for a in axes}
     keep = _kept_partial(operands, linear) - used
@@ -129,15 +144,15 @@ def _kept_partial(operands: Sequence, linear: str) -> frozenset[str]:
     return frozenset()
 
 
-def _unary_rule(rw, call: Call, linear: str = NONLINEAR):
+def _unary_rule(ctx: RuleContext, call: Call, linear: str = NONLINEAR):
     x = call.receiver if call.receiver is not None else call.arg(0, "x")
     if x is None:
-        raise rw.error(UnsupportedError, call.node, f"{call.name} needs an array argument", "pass the array first")
+        raise ctx.error(UnsupportedError, call.node, f"{call.name} needs an array argument", "pass the array first")
     for name, extra in call.kwargs.items():
         if isinstance(extra.value, Array):
-            raise rw.error(UnsupportedError, extra.original, f"array keyword {name}= of {call.name}",
-                           f"apply {name}= with jnp.where or an elementwise op instead")
-    value, converts = elementwise(rw, [x], linear, call.node, call.name.rsplit(".", 1)[-1])
+            raise ctx.error(UnsupportedError, extra.original, f"array keyword {name}= of {call.name}",
+                            f"apply {name}= with jnp.where or an elementwise op instead")
+    value, converts = elementwise(ctx, [x], linear, call.node, call.name.rsplit(".", 1)[-1])
     return Lowering(value, tuple(c for c in converts if c is not None))
 
 
@@ -147,12 +162,12 @@ for _name in UNARY:  # a new elementwise function is one line in _signatures.UNA
 
 
 @op("jax.numpy.asarray", "jax.numpy.array", reads=("a", "object", "dtype", "copy"))
-def _asarray(rw, call: Call):
+def _asarray(ctx: RuleContext, call: Call):
     x = call.arg(0, "a") or call.arg(0, "object")
     if isinstance(x.value, Static):  # jnp.array([1., 2.]): a whole array of the literal's shape
         shape = _literal_shape(x.value.literal) if x.value.known else None
         return keep(Static() if shape == () else Opaque(shape))
-    return _unary_rule(rw, call)
+    return _unary_rule(ctx, call)
 
 
 def _literal_shape(value: object) -> tuple[int, ...] | None:
@@ -167,19 +182,19 @@ def _literal_shape(value: object) -> tuple[int, ...] | None:
 
 
 @op("jax.numpy.astype", method="astype", reads=("x", "dtype", "copy"))
-def _astype(rw, call: Call):
+def _astype(ctx: RuleContext, call: Call):
     # Casting a partial sum changes where rounding happens: materialise it first.
-    return _unary_rule(rw, call)
+    return _unary_rule(ctx, call)
 
 
-def _binary_rule(rw, call: Call, linear: str = NONLINEAR, arity: int = 2):
+def _binary_rule(ctx: RuleContext, call: Call, linear: str = NONLINEAR, arity: int = 2):
     operands = [call.arg(i, k) for i, k in enumerate(["x1", "x2", "x3"][:arity])]
     if arity == 3:
         operands = [call.arg(0, "condition"), call.arg(1, "x"), call.arg(2, "y")]
     if any(o is None for o in operands):
-        raise rw.error(UnsupportedError, call.node, f"{call.name} needs {arity} array arguments",
-                       f"pass {arity} arrays (or scalars)")
-    value, converts = elementwise(rw, operands, linear, call.node, call.name.rsplit(".", 1)[-1])
+        raise ctx.error(UnsupportedError, call.node, f"{call.name} needs {arity} array arguments",
+                        f"pass {arity} arrays (or scalars)")
+    value, converts = elementwise(ctx, operands, linear, call.node, call.name.rsplit(".", 1)[-1])
     return Lowering(value, tuple(c for c in converts if c is not None))
 
 

@@ -12,37 +12,24 @@ from meshify.annotate._types import BROADCAST, Axes, Layout
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._collectives import axes_text
 from meshify.rewrite._plan import choose_splits
-from meshify.rewrite._values import Array, Opaque, Operand, Static
-from meshify.rewrite.rules._api import Call, Convert, Lowering, MeshAxes, Ref, op, unknown_call
+from meshify.rewrite._values import Array, Opaque, Operand, Static, Value
+from meshify.rewrite.rules._api import Call, Convert, Lowering, MeshAxes, Ref, RuleContext, op, unknown_call
 from meshify.rewrite.rules.shapes import _literal
 
 # -- indexing --------------------------------------------------------------------------------------------
 
 
-def index_array(rw, node: cst.Subscript, base: Operand) -> Operand:
-    """``x[...]`` on an array: basic indexing, or a lookup when the index is an array."""
+def basic_index(ctx: RuleContext, node: cst.Subscript, base: Operand) -> Value:
+    """``x[...]`` on an array with basic indexing (``None``, ``...``, ``:``, ints and slices on unsplit
+    dims): the result's value.  The interpreter evaluated each index and bound first
+    (:meth:`RuleContext.operand`), tried :func:`array_index` (a lookup) and the slices of split dims."""
     elements = list(node.slice)
-    found = _array_index(rw, elements)
-    if found is not None:
-        axis, index = found
-        lowering = lookup(rw, base, index, axis, node)
-        ids, table = rw.carry_out(lowering)
-        if lowering.template is None:
-            looked_up = elements[axis].with_changes(slice=elements[axis].slice.with_changes(value=ids))
-            new_slice = [*elements[:axis], looked_up, *elements[axis + 1:]]
-            return Operand(lowering.result, node, node.with_changes(value=table, slice=new_slice))
-        return Operand(lowering.result, node, rw.replacement(lowering, [ids, table]))
-    from meshify.rewrite.rules.spatial import slice_split_dims
-
-    sliced = slice_split_dims(rw, node, base)  # x[:, 1:-1] along a split dim: re-blocked (rules/spatial.py)
-    if sliced is not None:
-        return sliced
     layout = base.value.layout
     dims, axes = [], []
     pos = 0
-    explicit = sum(1 for e in elements if not _is_none(rw, e) and not _is_ellipsis(e))
+    explicit = sum(1 for e in elements if not _is_none(ctx, e) and not _is_ellipsis(e))
     for element in elements:
-        if _is_none(rw, element):
+        if _is_none(ctx, element):
             dims.append(BROADCAST)
             axes.append(())
             continue
@@ -53,45 +40,44 @@ def index_array(rw, node: cst.Subscript, base: Operand) -> Operand:
             pos += skip
             continue
         if pos >= layout.rank:
-            raise rw.error(LayoutError, node, f"too many indices for {rw.ctx.code(node.value)!r} with dims "
-                           f"{list(layout.dims)}", "give at most one index per dim")
-        kind = _index_kind(rw, element)
+            raise ctx.error(LayoutError, node, f"too many indices for {ctx.code(node.value)!r} with dims "
+                            f"{list(layout.dims)}", "give at most one index per dim")
+        kind = _index_kind(ctx, element)
         if kind == "full":
             dims.append(layout.dims[pos])
             axes.append(layout.axes[pos])
         elif layout.axes[pos]:
-            raise rw.error(UnsupportedError, element,
-                           f"indexing split dim {layout.dims[pos]!r} of {rw.ctx.code(node.value)!r} "
-                           f"(layout {layout.describe()})",
-                           f"index before sharding, or map {layout.dims[pos]!r} to no mesh axis")
+            raise ctx.error(UnsupportedError, element,
+                            f"indexing split dim {layout.dims[pos]!r} of {ctx.code(node.value)!r} "
+                            f"(layout {layout.describe()})",
+                            f"index before sharding, or map {layout.dims[pos]!r} to no mesh axis")
         elif kind == "slice":
-            dims.append(_sliced_dim(rw, element.slice, layout.dims[pos]))
+            dims.append(_sliced_dim(ctx, element.slice, layout.dims[pos]))
             axes.append(())
         pos += 1
     dims.extend(layout.dims[pos:])
     axes.extend(layout.axes[pos:])
-    value = Array(Layout(tuple(dims), tuple(axes), layout.partial), base.value.origin)
-    return Operand(value, node, node.with_changes(value=base.node))
+    return Array(Layout(tuple(dims), tuple(axes), layout.partial), base.value.origin)
 
 
-def _sliced_dim(rw, s: cst.Slice, dim: str) -> str:
+def _sliced_dim(ctx: RuleContext, s: cst.Slice, dim: str) -> str:
     """The dim a slice leaves: ``wpe[:tokens.shape[1]]`` is as long as the tokens' dim (GPT-2's position
     table cut to the sequence's length), any other slice keeps its own dim's name."""
-    upper = rw.expr(s.upper).value if s.upper is not None and s.step is None else None
-    lower = rw.expr(s.lower).value if s.lower is not None else Static.of(0)
+    upper = ctx.operand(s.upper).value if s.upper is not None and s.step is None else None
+    lower = ctx.operand(s.lower).value if s.lower is not None else Static.of(0)
     if isinstance(upper, Static) and upper.size_of is not None and lower == Static.of(0):
         return upper.size_of
     return dim
 
 
-def _array_index(rw, elements: list[cst.SubscriptElement]) -> tuple[int, Operand] | None:
+def array_index(ctx: RuleContext, elements: list[cst.SubscriptElement]) -> tuple[int, Operand] | None:
     """``x[ids]``, ``x[:, ids]``: the one array index, beside full slices only, and the dim it looks up
     (``jnp.take(x, ids, axis)``: the index's dims take that dim's place); None for basic indexing."""
     for axis, element in enumerate(elements):
-        if isinstance(element.slice, cst.Index) and not _is_none(rw, element) and not _is_ellipsis(element):
-            index = rw.expr(element.slice.value)
+        if isinstance(element.slice, cst.Index) and not _is_none(ctx, element) and not _is_ellipsis(element):
+            index = ctx.operand(element.slice.value)
             others = elements[:axis] + elements[axis + 1:]
-            if isinstance(index.value, Array) and all(_index_kind(rw, e) == "full" for e in others):
+            if isinstance(index.value, Array) and all(_index_kind(ctx, e) == "full" for e in others):
                 return axis, index
     return None
 
@@ -99,40 +85,40 @@ def _array_index(rw, elements: list[cst.SubscriptElement]) -> tuple[int, Operand
 _NEWAXIS = frozenset({"jax.numpy.newaxis", "numpy.newaxis"})
 
 
-def _is_none(rw, element: cst.SubscriptElement) -> bool:
+def _is_none(ctx: RuleContext, element: cst.SubscriptElement) -> bool:
     """``None`` or ``jnp.newaxis``/``np.newaxis`` (which is None)."""
     if not isinstance(element.slice, cst.Index):
         return False
     value = element.slice.value
     if isinstance(value, cst.Name) and value.value == "None":
         return True
-    return isinstance(value, cst.Attribute) and bool(rw.ctx.qualified_names(value) & _NEWAXIS)
+    return isinstance(value, cst.Attribute) and bool(ctx.qualified_names(value) & _NEWAXIS)
 
 
 def _is_ellipsis(element: cst.SubscriptElement) -> bool:
     return isinstance(element.slice, cst.Index) and isinstance(element.slice.value, cst.Ellipsis)
 
 
-def _index_kind(rw, element: cst.SubscriptElement) -> str:
+def _index_kind(ctx: RuleContext, element: cst.SubscriptElement) -> str:
     """``full`` for ``:``, ``slice`` for other slices, ``int`` for a static index."""
     if isinstance(element.slice, cst.Slice):
         s = element.slice
         return "full" if s.lower is None and s.upper is None and s.step is None else "slice"
-    value = rw.expr(element.slice.value).value
+    value = ctx.operand(element.slice.value).value
     if isinstance(value, Static):
         return "int"
     if isinstance(value, Opaque):
-        raise rw.error(UnsupportedError, element, f"index {rw.ctx.code(element.slice.value)!r} is an array whose "
-                       "dims meshify cannot infer",
-                       f"name its dims where it is made: {rw.ctx.code(element.slice.value)}: Tensor[...] = ...")
-    raise rw.error(UnsupportedError, element, "advanced indexing with an array beside indices other than ':'",
-                   "index the other dims first, or use jnp.take(x, ids, axis=...) or jnp.take_along_axis")
+        raise ctx.error(UnsupportedError, element, f"index {ctx.code(element.slice.value)!r} is an array whose "
+                        "dims meshify cannot infer",
+                        f"name its dims where it is made: {ctx.code(element.slice.value)}: Tensor[...] = ...")
+    raise ctx.error(UnsupportedError, element, "advanced indexing with an array beside indices other than ':'",
+                    "index the other dims first, or use jnp.take(x, ids, axis=...) or jnp.take_along_axis")
 
 
 # -- lookups ------------------------------------------------------------------------------------------
 
 
-def lookup(rw, table: Operand, ids: Operand, axis: int, node, mode: str = "index", fill=None) -> Lowering:
+def lookup(ctx: RuleContext, table: Operand, ids: Operand, axis: int, node, mode: str = "index", fill=None) -> Lowering:
     """``table`` indexed by ``ids`` along ``axis``: a masked local lookup where that dim is split.
 
     Converts the ids (whole) then the table (reduced first over the axes the ids are split on,
@@ -155,16 +141,16 @@ def lookup(rw, table: Operand, ids: Operand, axis: int, node, mode: str = "index
     rest_axes = t.axes[:axis] + t.axes[axis + 1:]
     clash = set(a for ax in i.axes for a in ax) & (set(a for ax in rest_axes for a in ax) | set(t.axes[axis]))
     if clash:
-        raise rw.error(UnsupportedError, node, f"lookup whose index {rw.ctx.code(ids.original)!r} and table "
-                       f"{rw.ctx.code(table.original)!r} are split over the same axis {sorted(clash)[0]!r}",
-                       "split the index and the table over different mesh axes")
+        raise ctx.error(UnsupportedError, node, f"lookup whose index {ctx.code(ids.original)!r} and table "
+                        f"{ctx.code(table.original)!r} are split over the same axis {sorted(clash)[0]!r}",
+                        "split the index and the table over different mesh axes")
     dims = rest_dims[:axis] + i.dims + rest_dims[axis:]
     axes = rest_axes[:axis] + i.axes + rest_axes[axis:]
     split = t.axes[axis]
-    if split and _gather_is_cheaper(rw, t, Layout(dims, axes), split):
+    if split and _gather_is_cheaper(ctx, t, Layout(dims, axes), split):
         whole = Layout(t.dims, tuple(() if d == axis else ax for d, ax in enumerate(t.axes)), t.partial)
         converts = (converts[0], Convert(table, whole, "a lookup whose result outweighs the table",
-                                           varying=gathered))
+                                         varying=gathered))
         split = ()
     if not split:
         return Lowering(Array(Layout(dims, axes, t.partial)), converts, indices=(ids,))
@@ -174,82 +160,72 @@ def lookup(rw, table: Operand, ids: Operand, axis: int, node, mode: str = "index
         ", fill_value={fill}" if fill is not None else "")
     fills = (("t", Ref(1)), ("i", Ref(0)), ("axis", axis), ("axes", MeshAxes(split)), ("mode", mode),
              *((("fill", fill.node),) if fill is not None else ()))
-    note = (f"masked local lookup in split '{t.dims[axis]}' of {rw.ctx.code(table.original)}; "
+    note = (f"masked local lookup in split '{t.dims[axis]}' of {ctx.code(table.original)}; "
             f"the result is a partial sum over {axes_text(split)}")
     return Lowering(value, converts, template, fills, notes=(note,), indices=(ids,))
 
 
-def _gather_is_cheaper(rw, table: Layout, result: Layout, split: Axes) -> bool:
+def _gather_is_cheaper(ctx: RuleContext, table: Layout, result: Layout, split: Axes) -> bool:
     """Whether gathering the table's looked-up dim moves fewer bytes per device than the psum a masked
     lookup needs: a small table looked up by many ids (T5's relative-position buckets by a [length,
     length] index).  An all_gather over n devices receives (n - 1) blocks of the table; an all-reduce
     of the result moves about 2 (n - 1) / n of it.  Decided only where ``@mesh(dims=...)`` gives every
     size: a table of unknown size (an embedding) is never gathered whole onto every device, which is
     what splitting its vocabulary is there to avoid."""
-    if not all(d in rw.sizes or d == BROADCAST for d in (*table.dims, *result.dims)):
+    if not all(d in ctx.sizes or d == BROADCAST for d in (*table.dims, *result.dims)):
         return False
-    local_table = rw.elements(table.dims) // rw.mesh.size(table.split_axes)
-    local_result = rw.elements(result.dims) // rw.mesh.size(result.split_axes)
-    return local_table * rw.mesh.size(split) < 2 * local_result
-
-
-def mark_index(rw, operand: Operand) -> None:
-    """Remembers the names an index expression reads: parameters among them hold integers."""
-    class _Names(cst.CSTVisitor):
-        def visit_Name(self, node: cst.Name) -> None:
-            rw.index_names.add(node.value)
-
-    operand.original.visit(_Names())
-
+    local_table = ctx.elements(table.dims) // ctx.mesh.size(table.split_axes)
+    local_result = ctx.elements(result.dims) // ctx.mesh.size(result.split_axes)
+    return local_table * ctx.mesh.size(split) < 2 * local_result
 
 
 #: jnp.take's modes, and what a missing or None mode means.
 _MODES = ("fill", "clip", "wrap")
 
 
-def _lookup_mode(rw, call: Call, mode_op, fill_op) -> tuple[str, Operand | None]:
+def _lookup_mode(ctx: RuleContext, call: Call, mode_op, fill_op) -> tuple[str, Operand | None]:
     """The ``mode=`` of a take (a literal, default ``fill``) and its ``fill_value=`` operand, if any."""
     mode = "fill" if mode_op is None or _literal(mode_op) is None else _literal(mode_op)
     if mode not in _MODES:
-        raise rw.error(UnsupportedError, mode_op.original, f"{call.name}(mode={rw.ctx.code(mode_op.original)})",
-                       "write the mode as a literal: mode=\"fill\", \"clip\" or \"wrap\"")
+        raise ctx.error(UnsupportedError, mode_op.original, f"{call.name}(mode={ctx.code(mode_op.original)})",
+                        "write the mode as a literal: mode=\"fill\", \"clip\" or \"wrap\"")
     if fill_op is not None and _literal(fill_op) is None:
         fill_op = None
     if fill_op is not None and not isinstance(fill_op.value, Static):
-        raise rw.error(UnsupportedError, fill_op.original, f"{call.name}(fill_value=...) with an array",
-                       "fill with a Python scalar")
+        raise ctx.error(UnsupportedError, fill_op.original, f"{call.name}(fill_value=...) with an array",
+                        "fill with a Python scalar")
     return mode, fill_op
 
 
 @op("jax.numpy.take")
-def _take(rw, call: Call):
+def _take(ctx: RuleContext, call: Call):
     table, ids = call.arg(0, "a"), call.arg(1, "indices")
     axis = _literal(call.arg(2, "axis")) if call.arg(2, "axis") is not None else None
     if not isinstance(table.value, Array) or not isinstance(ids.value, Array):
-        return unknown_call(rw, call)
+        return unknown_call(ctx, call)
     if not isinstance(axis, int):
-        raise rw.error(UnsupportedError, call.node, "jnp.take needs a literal axis=", "write axis=0")
+        raise ctx.error(UnsupportedError, call.node, "jnp.take needs a literal axis=", "write axis=0")
     out = call.arg(3, "out")
     if out is not None and _literal(out) is not None:
-        raise rw.error(UnsupportedError, out.original, "jnp.take(out=...)", "drop out=; JAX arrays are immutable")
+        raise ctx.error(UnsupportedError, out.original, "jnp.take(out=...)", "drop out=; JAX arrays are immutable")
     # unique_indices= and indices_are_sorted= are promises about ids: the masked local lookup keeps the
     # user's call where the table is whole, and needs neither where it is split.
-    mode, fill = _lookup_mode(rw, call, call.arg(4, "mode"), call.arg(7, "fill_value"))
-    return lookup(rw, table, ids, axis % table.value.layout.rank, call.node, mode, fill)
+    mode, fill = _lookup_mode(ctx, call, call.arg(4, "mode"), call.arg(7, "fill_value"))
+    return lookup(ctx, table, ids, axis % table.value.layout.rank, call.node, mode, fill)
 
 
 @op("jax.numpy.take_along_axis")
-def _take_along_axis(rw, call: Call):
+def _take_along_axis(ctx: RuleContext, call: Call):
     arr, idx = call.arg(0, "arr"), call.arg(1, "indices")
     axis = _literal(call.arg(2, "axis")) if call.arg(2, "axis") is not None else -1
     if not isinstance(arr.value, Array) or not isinstance(idx.value, Array):
-        return unknown_call(rw, call)
+        return unknown_call(ctx, call)
     if not isinstance(axis, int):
-        raise rw.error(UnsupportedError, call.node, "take_along_axis needs a literal axis", "write axis=-1")
+        raise ctx.error(UnsupportedError, call.node, "take_along_axis needs a literal axis", "write axis=-1")
     a, i = arr.value.layout, idx.value.layout
     if a.rank != i.rank:
-        raise rw.error(LayoutError, call.node, "take_along_axis needs index and array of the same rank",
-                       "give the index one dim per dim of the array")
+        raise ctx.error(LayoutError, call.node, "take_along_axis needs index and array of the same rank",
+                        "give the index one dim per dim of the array")
     axis %= a.rank
     split = a.axes[axis]
     # The other dims broadcast like an elementwise op; the taken dim comes from the index.
@@ -262,11 +238,11 @@ def _take_along_axis(rw, call: Call):
                 candidates[letters[d]].append(layout.axes[d])
     chosen = choose_splits([letters[d] for d in others], candidates, {})
     if set(a for ax in chosen.values() for a in ax) & set(split):
-        raise rw.error(UnsupportedError, call.node, "take_along_axis whose taken dim shares a mesh axis with "
-                       "another dim", "map the taken dim and the other dims to different mesh axes")
+        raise ctx.error(UnsupportedError, call.node, "take_along_axis whose taken dim shares a mesh axis with "
+                        "another dim", "map the taken dim and the other dims to different mesh axes")
     # A partial sum is reduced first over the axes the result is split on (like an elementwise op), and
     # wholly where out-of-range ids read a fill value (each device would add it once).
-    mode, fill = _lookup_mode(rw, call, call.arg(3, "mode"), call.arg(4, "fill_value"))
+    mode, fill = _lookup_mode(ctx, call, call.arg(3, "mode"), call.arg(4, "fill_value"))
     partial = a.partial - {x for ax in chosen.values() for x in ax} if fill is None else frozenset()
     a_target = Layout(a.dims, tuple(split if d == axis else (() if a.dims[d] == BROADCAST else chosen[letters[d]])
                                     for d in range(a.rank)), partial)
@@ -281,8 +257,8 @@ def _take_along_axis(rw, call: Call):
     mode = "clip_wrapped" if mode == "clip" else mode  # take_along_axis wraps negative ids before clipping
     wrap = call.kwargs.get("wrap_negative_indices")
     if wrap is not None and _literal(wrap) not in (None, True):
-        raise rw.error(UnsupportedError, wrap.original, "take_along_axis(wrap_negative_indices=False) over a "
-                       f"split dim {a.dims[axis]!r}", "drop it (negative ids then wrap), or map the dim to no mesh axis")
+        raise ctx.error(UnsupportedError, wrap.original, "take_along_axis(wrap_negative_indices=False) over a "
+                        f"split dim {a.dims[axis]!r}", "drop it (negative ids then wrap), or map the dim to no mesh axis")
     template = "{mr}.take_along_axis({a}, {i}, axis={axis}, axis_name={axes}, mode={mode}%s)" % (
         ", fill_value={fill}" if fill is not None else "")
     fills = (("a", Ref(0)), ("i", Ref(1)), ("axis", axis), ("axes", MeshAxes(split)), ("mode", mode),
@@ -294,24 +270,24 @@ def _take_along_axis(rw, call: Call):
 
 
 @op("jax.nn.one_hot", reads=("x", "num_classes", "dtype", "axis"))
-def _one_hot(rw, call: Call):
+def _one_hot(ctx: RuleContext, call: Call):
     x, depth = call.arg(0, "x"), call.arg(1, "num_classes")
     if not isinstance(x.value, Array) or depth is None:
-        return unknown_call(rw, call)
+        return unknown_call(ctx, call)
     name = depth.value.size_of if isinstance(depth.value, Static) else None
     if name is None:
-        raise rw.error(UnsupportedError, call.node, "one_hot depth whose dim meshify cannot name",
-                       "pass the size of a named dim, e.g. jax.nn.one_hot(labels, logits.shape[-1])")
+        raise ctx.error(UnsupportedError, call.node, "one_hot depth whose dim meshify cannot name",
+                        "pass the size of a named dim, e.g. jax.nn.one_hot(labels, logits.shape[-1])")
     converts = (Convert(x, x.value.layout.with_partial(()), "one_hot"),)
     used = x.value.layout.split_axes
-    axes = rw.rules.axes(name)
+    axes = ctx.rules.axes(name)
     if set(axes) & used:
         axes = ()
     dims = (*x.value.dims, name)
     layout = Layout(dims, (*x.value.layout.axes, axes))
     axis = call.kwargs.get("axis")
     if axis is not None and _literal(axis) != -1:
-        raise rw.error(UnsupportedError, axis.original, "one_hot(axis=...)", "one-hot the last dim (axis=-1)")
+        raise ctx.error(UnsupportedError, axis.original, "one_hot(axis=...)", "one-hot the last dim (axis=-1)")
     if not axes:
         return Lowering(Array(layout), converts, indices=(x,))
     dtype = call.kwargs.get("dtype")

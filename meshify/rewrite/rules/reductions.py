@@ -13,27 +13,27 @@ from meshify.annotate._types import BROADCAST, Layout
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._collectives import axes_text
 from meshify.rewrite._values import Array, Static
-from meshify.rewrite.rules._api import Call, Convert, Emitted, Lowering, MeshAxes, Ref, op, unknown_call
+from meshify.rewrite.rules._api import Call, Convert, Emitted, Lowering, MeshAxes, Ref, RuleContext, op, unknown_call
 
 # -- reductions -------------------------------------------------------------------------------
 
 
-def _reduced_dims(rw, call: Call, layout: Layout, axis_operand, default_all: bool = True) -> list[int]:
+def _reduced_dims(ctx: RuleContext, call: Call, layout: Layout, axis_operand, default_all: bool = True) -> list[int]:
     if axis_operand is None or (isinstance(axis_operand.value, Static) and axis_operand.value.known
                                 and axis_operand.value.literal is None):
         return list(range(layout.rank)) if default_all else [layout.rank - 1]
     value = axis_operand.value
     if not (isinstance(value, Static) and value.known):
-        raise rw.error(UnsupportedError, axis_operand.original,
-                       f"axis={rw.ctx.code(axis_operand.original)} of {call.name} is not a literal",
-                       "write the axis as an int literal, e.g. axis=-1, so that meshify knows which dim it reduces")
+        raise ctx.error(UnsupportedError, axis_operand.original,
+                        f"axis={ctx.code(axis_operand.original)} of {call.name} is not a literal",
+                        "write the axis as an int literal, e.g. axis=-1, so that meshify knows which dim it reduces")
     axes = value.literal if isinstance(value.literal, tuple) else (value.literal,)
     out = []
     for a in axes:
         if not isinstance(a, int) or not -layout.rank <= a < layout.rank:
-            raise rw.error(LayoutError, axis_operand.original,
-                           f"axis {a!r} is out of range for a value of dims {list(layout.dims)}",
-                           f"use an axis from {-layout.rank} to {layout.rank - 1}")
+            raise ctx.error(LayoutError, axis_operand.original,
+                            f"axis {a!r} is out of range for a value of dims {list(layout.dims)}",
+                            f"use an axis from {-layout.rank} to {layout.rank - 1}")
         out.append(a % layout.rank)
     return sorted(set(out))
 
@@ -82,12 +82,12 @@ def _mask_follows(layout: Layout, reduced: list[int], operand, kind: str) -> boo
     return kind == "sum" or not (layout.partial or any(layout.axes[i] for i in reduced))
 
 
-def _reduce_rule(rw, call: Call, kind: str):
+def _reduce_rule(ctx: RuleContext, call: Call, kind: str):
     x = call.receiver if call.receiver is not None else call.arg(0, "a")
     if not isinstance(x.value, Array):
-        return unknown_call(rw, call)
+        return unknown_call(ctx, call)
     layout = x.value.layout
-    reduced = _reduced_dims(rw, call, layout, _reduce_arg(call, kind, "axis"))
+    reduced = _reduced_dims(ctx, call, layout, _reduce_arg(call, kind, "axis"))
     masks: list[Convert] = []
     for extra in ("where", "initial", "out"):
         operand = _reduce_arg(call, kind, extra)
@@ -99,20 +99,20 @@ def _reduce_rule(rw, call: Call, kind: str):
         if operand is not None and not _is_none(operand) and not _local_extra(layout, reduced, operand, extra):
             split = [layout.dims[i] for i in reduced if layout.axes[i]]
             why = (f"it reduces split dim{'s' if len(split) > 1 else ''} {', '.join(map(repr, split))}" if split
-                   else f"{rw.ctx.code(x.original)!r} is a partial sum over "
+                   else f"{ctx.code(x.original)!r} is a partial sum over "
                         f"{', '.join(map(repr, sorted(layout.partial)))}" if layout.partial
-                   else f"{extra}= must have the layout of {rw.ctx.code(x.original)!r} ({layout.describe()})")
+                   else f"{extra}= must have the layout of {ctx.code(x.original)!r} ({layout.describe()})")
             fix = (f"map {', '.join(map(repr, split))} to no mesh axis (rules={{{', '.join(f'{d!r}: None' for d in split)}}})"
                    f", or drop {extra}=" if split else f"drop {extra}=, or name the value first so it is reduced "
                    f"(v: Tensor[{', '.join(map(repr, layout.dims))}] = ...)" if layout.partial
                    else f"give {extra}= the dims {list(layout.dims)}")
-            raise rw.error(UnsupportedError, operand.original,
-                           f"{call.name}({extra}=...) on {rw.ctx.code(x.original)!r} of layout {layout.describe()}: "
-                           f"{why}", fix)
+            raise ctx.error(UnsupportedError, operand.original,
+                            f"{call.name}({extra}=...) on {ctx.code(x.original)!r} of layout {layout.describe()}: "
+                            f"{why}", fix)
     keepdims_op = _reduce_arg(call, kind, "keepdims")
     if keepdims_op is not None and not (isinstance(keepdims_op.value, Static) and keepdims_op.value.known):
-        raise rw.error(UnsupportedError, keepdims_op.original, "keepdims must be a literal True/False",
-                       "write keepdims=True or keepdims=False")
+        raise ctx.error(UnsupportedError, keepdims_op.original, "keepdims must be a literal True/False",
+                        "write keepdims=True or keepdims=False")
     keepdims = bool(keepdims_op.value.literal) if keepdims_op is not None else False
     split = [i for i in reduced if layout.axes[i]]
     split_axes = tuple(a for i in split for a in layout.axes[i])
@@ -137,19 +137,19 @@ def _reduce_rule(rw, call: Call, kind: str):
         names = ", ".join(f"'{layout.dims[i]}'" for i in split)
         origin = f"reduced {names} split"
         if kind == "mean":
-            shards = rw.mesh.size(split_axes)
+            shards = ctx.mesh.size(split_axes)
             lowering = replace(lowering, template="({call} / {shards})", fill=(("shards", shards),),
                                notes=(f"mean over split {names}: local mean / {shards} shards, summed later",))
     elif split:
         # One runtime call rather than pmax(local max): its derivative shares ties across devices.
         fn = "pmax" if kind == "max" else "pmin"
         template = "{mr}.%s({x}, axis={axis}, axis_name={axes}%s)" % (kind, ", keepdims=True" if keepdims else "")
-        emitted = Emitted(fn, rw.mesh.order(split_axes), Layout(tuple(dims), tuple(axes)), layout.dims[split[0]],
+        emitted = Emitted(fn, ctx.mesh.order(split_axes), Layout(tuple(dims), tuple(axes)), layout.dims[split[0]],
                           f"{fn} over {axes_text(split_axes)}: {kind} over split dim "
-                          f"'{layout.dims[split[0]]}' of {rw.ctx.code(x.original)!r}")
+                          f"'{layout.dims[split[0]]}' of {ctx.code(x.original)!r}")
         axis = reduced[0] if len(reduced) == 1 else tuple(reduced)
         lowering = replace(lowering, template=template, emitted=(emitted,),
-                           fill=(("x", Ref(0)), ("axis", axis), ("axes", MeshAxes(rw.mesh.order(split_axes)))))
+                           fill=(("x", Ref(0)), ("axis", axis), ("axes", MeshAxes(ctx.mesh.order(split_axes)))))
     return replace(lowering, result=Array(Layout(tuple(dims), tuple(axes), frozenset(partial)), origin))
 
 
@@ -164,14 +164,14 @@ op("jax.numpy.amin", kind="min", reads=_REDUCE_READS)(_reduce_rule)
 # -- softmax family ---------------------------------------------------------------------------
 
 
-def _softmax_rule(rw, call: Call, kind: str):
+def _softmax_rule(ctx: RuleContext, call: Call, kind: str):
     x = call.arg(0, "x") if kind != "logsumexp" else call.arg(0, "a")
     if x is None or not isinstance(x.value, Array):
-        return unknown_call(rw, call)
+        return unknown_call(ctx, call)
     layout = x.value.layout
     default_all = kind == "logsumexp"
     axis_op = call.arg(1, "axis")
-    reduced = _reduced_dims(rw, call, layout, axis_op, default_all=default_all)
+    reduced = _reduced_dims(ctx, call, layout, axis_op, default_all=default_all)
     if axis_op is None and not default_all:
         reduced = [layout.rank - 1]
     converts = [Convert(x, layout.with_partial(()), kind)]
@@ -181,8 +181,8 @@ def _softmax_rule(rw, call: Call, kind: str):
         keep_op = call.arg(3, "keepdims")
         if keep_op is not None:
             if not (isinstance(keep_op.value, Static) and keep_op.value.known):
-                raise rw.error(UnsupportedError, keep_op.original, "keepdims must be a literal True/False",
-                               "write keepdims=True or keepdims=False")
+                raise ctx.error(UnsupportedError, keep_op.original, "keepdims must be a literal True/False",
+                                "write keepdims=True or keepdims=False")
             keepdims = bool(keep_op.value.literal)
         dims = tuple(BROADCAST if i in reduced else d for i, d in enumerate(layout.dims) if keepdims or i not in reduced)
         axes = tuple(() if i in reduced else a for i, a in enumerate(layout.axes) if keepdims or i not in reduced)
@@ -193,19 +193,19 @@ def _softmax_rule(rw, call: Call, kind: str):
     if not split:
         for name, o in extras:  # a mask or weights: elementwise with x, so in x's layout
             if isinstance(o.value, Array) and o.value.dims != layout.dims:
-                raise rw.error(UnsupportedError, o.original,
-                               f"{call.name}({name}=...) with dims {list(o.value.dims)} beside {list(layout.dims)}",
-                               f"give {name}= the dims of the array it weighs, in the same order")
+                raise ctx.error(UnsupportedError, o.original,
+                                f"{call.name}({name}=...) with dims {list(o.value.dims)} beside {list(layout.dims)}",
+                                f"give {name}= the dims of the array it weighs, in the same order")
             if isinstance(o.value, Array):
                 converts.append(Convert(o, layout.with_partial(()), f"{kind}'s {name}="))
             elif not isinstance(o.value, Static):
-                raise rw.error(UnsupportedError, o.original, f"{call.name}({name}=...) of unknown dims",
-                               f"name its dims first: {name}: Tensor[...] = ...")
+                raise ctx.error(UnsupportedError, o.original, f"{call.name}({name}=...) of unknown dims",
+                                f"name its dims first: {name}: Tensor[...] = ...")
         return Lowering(result, tuple(converts))
     for name, o in extras:
-        raise rw.error(UnsupportedError, o.original, f"{call.name}({name}=...) over a split dim "
-                       f"{layout.dims[split[0]]!r}", f"drop {name}=, or map {layout.dims[split[0]]!r} to no mesh axis")
-    split_axes = rw.mesh.order(a for i in split for a in layout.axes[i])
+        raise ctx.error(UnsupportedError, o.original, f"{call.name}({name}=...) over a split dim "
+                        f"{layout.dims[split[0]]!r}", f"drop {name}=, or map {layout.dims[split[0]]!r} to no mesh axis")
+    split_axes = ctx.mesh.order(a for i in split for a in layout.axes[i])
     axis_value = reduced[0] if len(reduced) == 1 else tuple(reduced)
     template = "{mr}.%s({x}, axis={axis}, axis_name={axes}%s)" % (kind, ", keepdims=True" if keepdims else "")
     names = ", ".join(f"'{layout.dims[i]}'" for i in split)

@@ -13,7 +13,7 @@ from meshify.rewrite._collectives import axes_text
 from meshify.rewrite._plan import choose_splits
 from meshify.rewrite._templates import int_node
 from meshify.rewrite._values import Array, Opaque, Operand, Static, TupleValue
-from meshify.rewrite.rules._api import ADD, At, Call, Convert, Lowering, Template, keep, op, unknown_call
+from meshify.rewrite.rules._api import ADD, At, Call, Convert, Lowering, RuleContext, Template, keep, op, unknown_call
 from meshify.rewrite.rules.elementwise import _kept_partial
 
 
@@ -27,7 +27,7 @@ def _literal(operand) -> object:
 _UNKNOWN = object()
 
 
-def _ints(rw, operands, what: str, where) -> list[int]:
+def _ints(ctx: RuleContext, operands, what: str, where) -> list[int]:
     out = []
     for o in operands:
         lit = _literal(o)
@@ -36,8 +36,8 @@ def _ints(rw, operands, what: str, where) -> list[int]:
         elif isinstance(lit, int):
             out.append(lit)
         else:
-            raise rw.error(UnsupportedError, where, f"{what} needs literal int axes",
-                           "write the axes as int literals so that meshify knows which dims move")
+            raise ctx.error(UnsupportedError, where, f"{what} needs literal int axes",
+                            "write the axes as int literals so that meshify knows which dims move")
     return out
 
 
@@ -56,30 +56,30 @@ def _x(call: Call, keyword: str = "a"):
 
 
 @op("jax.numpy.transpose", method="transpose", reads=("a", "axes", "args"))
-def _transpose(rw, call: Call):
+def _transpose(ctx: RuleContext, call: Call):
     x = _x(call)
     if not isinstance(x.value, Array):
-        return unknown_call(rw, call)
+        return unknown_call(ctx, call)
     rank = x.value.layout.rank
     if call.receiver is not None:
         given = list(call.args) or ([call.kwargs["axes"]] if "axes" in call.kwargs else [])
     else:
         given = [o for o in [call.arg(1, "axes")] if o is not None]
     given = [o for o in given if _literal(o) is not None]
-    perm = _ints(rw, given, "transpose", call.node) if given else list(reversed(range(rank)))
+    perm = _ints(ctx, given, "transpose", call.node) if given else list(reversed(range(rank)))
     if sorted(p % rank for p in perm) != list(range(rank)):
-        raise rw.error(LayoutError, call.node, f"transpose axes {perm} are not a permutation of {rank} dims",
-                       f"list each of the {rank} axes once")
+        raise ctx.error(LayoutError, call.node, f"transpose axes {perm} are not a permutation of {rank} dims",
+                        f"list each of the {rank} axes once")
     return keep(_permuted(x, [p % rank for p in perm]))
 
 
 @op("jax.numpy.swapaxes", method="swapaxes")
-def _swapaxes(rw, call: Call):
+def _swapaxes(ctx: RuleContext, call: Call):
     x = _x(call)
     if not isinstance(x.value, Array):
-        return unknown_call(rw, call)
+        return unknown_call(ctx, call)
     offset = 0 if call.receiver is not None else 1
-    a, b = _ints(rw, [call.arg(offset, "axis1"), call.arg(offset + 1, "axis2")], "swapaxes", call.node)
+    a, b = _ints(ctx, [call.arg(offset, "axis1"), call.arg(offset + 1, "axis2")], "swapaxes", call.node)
     rank = x.value.layout.rank
     perm = list(range(rank))
     perm[a % rank], perm[b % rank] = perm[b % rank], perm[a % rank]
@@ -87,13 +87,13 @@ def _swapaxes(rw, call: Call):
 
 
 @op("jax.numpy.moveaxis")
-def _moveaxis(rw, call: Call):
+def _moveaxis(ctx: RuleContext, call: Call):
     x = call.arg(0, "a")
     if not isinstance(x.value, Array):
-        return unknown_call(rw, call)
+        return unknown_call(ctx, call)
     rank = x.value.layout.rank
-    src = [s % rank for s in _ints(rw, [call.arg(1, "source")], "moveaxis", call.node)]
-    dst = [d % rank for d in _ints(rw, [call.arg(2, "destination")], "moveaxis", call.node)]
+    src = [s % rank for s in _ints(ctx, [call.arg(1, "source")], "moveaxis", call.node)]
+    dst = [d % rank for d in _ints(ctx, [call.arg(2, "destination")], "moveaxis", call.node)]
     order = [n for n in range(rank) if n not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
@@ -103,27 +103,15 @@ def _moveaxis(rw, call: Call):
 # -- reshape ----------------------------------------------------------------------------------------
 
 
-def is_reshape(rw, node: cst.BaseExpression) -> bool:
-    """Whether ``node`` is ``x.reshape(...)`` or ``jnp.reshape(x, ...)``."""
-    if not isinstance(node, cst.Call):
-        return False
-    func = node.func
-    if rw.ctx.qualified_names(func) & {"jax.numpy.reshape"}:
-        return True
-    from meshify.rewrite._evaluate import _is_module_path
-
-    return isinstance(func, cst.Attribute) and func.attr.value == "reshape" and not _is_module_path(rw, func)
-
-
 @op("jax.numpy.reshape", method="reshape", reads=("a", "shape", "args", "copy"))
-def _reshape_unnamed(rw, call: Call):
+def _reshape_unnamed(ctx: RuleContext, call: Call):
     x = _x(call)
     if isinstance(x.value, Array) and (x.value.layout.is_split or x.value.layout.partial):
-        return _reshape_inferred(rw, call, x)
-    return unknown_call(rw, call)
+        return _reshape_inferred(ctx, call, x)
+    return unknown_call(ctx, call)
 
 
-def _reshape_inferred(rw, call: Call, x: Operand):
+def _reshape_inferred(ctx: RuleContext, call: Call, x: Operand):
     """``(h @ wq).reshape(B, L, H, D)`` without a naming hint: the result's dims are inferred.
 
     A size read off a dim (``B, L, _ = x.shape``; ``x.shape``) keeps that dim; the dims between two
@@ -132,7 +120,7 @@ def _reshape_inferred(rw, call: Call, x: Operand):
     ``heads?``; the mark says meshify chose the name), and merging the parts of a split dim back
     gives its name again (``[heads?, head_dim?]`` -> ``q_features``)."""
     layout = x.value.layout
-    sizes, size_nodes, spelled = _shape_operands(rw, call, whole_shape=True)
+    sizes, size_nodes, spelled = _shape_operands(ctx, call, whole_shape=True)
     kept = [s.value.size_of if isinstance(s.value, Static) and s.value.size_of in layout.dims
             and layout.dims.count(s.value.size_of) == 1 else None for s in sizes]
     for j, name in enumerate(kept):
@@ -144,19 +132,21 @@ def _reshape_inferred(rw, call: Call, x: Operand):
     axes: list[Axes] = [()] * len(sizes)
     names: list[str | None] = [None] * len(sizes)
     bounds = [(-1, -1), *anchors, (layout.rank, len(sizes))]
+    origins: list[tuple[tuple[str, ...], str]] = []
     for (i0, j0), (i1, j1) in zip(bounds, bounds[1:]):
         group_in, group_out = list(range(i0 + 1, i1)), list(range(j0 + 1, j1))
-        _group(rw, call.node, layout, tuple(f"<size {j}>" for j in range(len(sizes))), group_in, group_out, axes,
+        _group(ctx, call.node, layout, tuple(f"<size {j}>" for j in range(len(sizes))), group_in, group_out, axes,
                named=False)
-        for j, name in zip(group_out, _group_names(rw, layout, group_in, [size_nodes[j] for j in group_out])):
+        for j, name in zip(group_out, _group_names(ctx, layout, group_in, [size_nodes[j] for j in group_out],
+                                            origins)):
             names[j] = name
         if i1 < layout.rank:
             axes[j1], names[j1] = layout.axes[i1], layout.dims[i1]
     dims = _unique([n or "" for n in names])
-    shards = [_shard_size(rw, sz, nd, rw.mesh.size(a), d.rstrip(INFERRED), _major_of(layout, d, a))
+    shards = [_shard_size(ctx, sz, nd, ctx.mesh.size(a), d.rstrip(INFERRED), _major_of(layout, d, a))
               for sz, nd, a, d in zip(sizes, size_nodes, axes, dims)]
     value = Array(Layout(tuple(dims), tuple(axes), layout.partial), x.value.origin)
-    return Lowering(value, replace=_resized(call, sizes, shards, spelled))
+    return Lowering(value, replace=_resized(call, sizes, shards, spelled), origins=tuple(origins))
 
 
 def _major_of(layout: Layout, dim: str, axes: Axes) -> str | None:
@@ -167,32 +157,24 @@ def _major_of(layout: Layout, dim: str, axes: Axes) -> str | None:
     return next(d for d, a in zip(layout.dims, layout.axes) if a == axes)
 
 
-def _group_names(rw, layout: Layout, group_in: list[int], size_nodes: list[cst.BaseExpression]) -> list[str]:
-    """Names for the result dims of one reshape group (see :func:`_reshape_inferred`)."""
+def _group_names(ctx: RuleContext, layout: Layout, group_in: list[int], size_nodes: list[cst.BaseExpression],
+                 origins: list[tuple[tuple[str, ...], str]]) -> list[str]:
+    """Names for the result dims of one reshape group (see :func:`_reshape_inferred`); a split of one
+    dim appends to ``origins`` its new dims and that dim, for the module to remember."""
     if len(group_in) == 1 and len(size_nodes) == 1:
         return [layout.dims[group_in[0]]]  # the same dim, its size spelled another way
     parts = tuple(layout.dims[i] for i in group_in)
-    origins = _reshape_origins(rw)
-    if len(size_nodes) == 1 and parts in origins:
-        return [origins[parts]]
+    merged = ctx.reshape_origin(parts)
+    if len(size_nodes) == 1 and merged is not None:
+        return [merged]
     if len(size_nodes) == 1:
         return ["_".join(p.rstrip(INFERRED) for p in parts) + INFERRED]
     names = _unique([_expr_name(n) or f"{'_'.join(p.rstrip(INFERRED) for p in parts)}_{k}"
                      for k, n in enumerate(size_nodes)])
     names = [n + INFERRED for n in names]
     if len(group_in) == 1:
-        origins.setdefault(tuple(names), parts[0])
+        origins.append((tuple(names), parts[0]))
     return names
-
-
-def _reshape_origins(rw) -> dict[tuple[str, ...], str]:
-    """The module's record of dims a reshape split (new dims -> the dim they came from), so that merging
-    them back names the result as the user did; kept on the module context, as the helpers share it."""
-    origins = getattr(rw.ctx, "_meshify_reshape_origins", None)
-    if origins is None:
-        origins = {}
-        rw.ctx._meshify_reshape_origins = origins
-    return origins
 
 
 def _expr_name(node: cst.BaseExpression) -> str | None:
@@ -214,67 +196,75 @@ def _unique(names: list[str]) -> list[str]:
     return out
 
 
-def reshape_named(rw, call: Call, dims: tuple[str, ...]) -> Lowering:
+def reshape_named(ctx: RuleContext, call: Call, dims: tuple[str, ...]) -> Lowering:
     """``h: Tensor[dims] = x.reshape(...)`` (the annotated assignment passes the hint's ``dims``): the
     result's layout, and each size of a split dim replaced by its per-shard size.  The sizes are read
     one by one from the call's nodes (static expressions: reading them changes no state)."""
     x = _x(call)
     if not isinstance(x.value, Array):
         return keep(Opaque())
-    sizes, size_nodes, spelled = _shape_operands(rw, call)
+    sizes, size_nodes, spelled = _shape_operands(ctx, call)
     if len(size_nodes) != len(dims):
-        raise rw.error(LayoutError, call.node, f"reshape to {len(size_nodes)} sizes but the hint names {len(dims)} "
-                       f"dims {list(dims)}", "give the hint one name per size")
+        raise ctx.error(LayoutError, call.node, f"reshape to {len(size_nodes)} sizes but the hint names {len(dims)} "
+                        f"dims {list(dims)}", "give the hint one name per size")
     layout = x.value.layout
-    out_axes = _reshape_axes(rw, call.node, layout, dims)
-    shards = [_shard_size(rw, s, n, rw.mesh.size(a), d) for s, n, a, d in zip(sizes, size_nodes, out_axes, dims)]
+    out_axes = _reshape_axes(ctx, call.node, layout, dims)
+    shards = [_shard_size(ctx, s, n, ctx.mesh.size(a), d) for s, n, a, d in zip(sizes, size_nodes, out_axes, dims)]
     value = Array(Layout(dims, tuple(out_axes), layout.partial), x.value.origin)
     return Lowering(value, replace=_resized(call, sizes, shards, spelled))
 
 
-def reshape_call(rw, node: cst.Call) -> Call:
-    """A reshape (:func:`is_reshape`) under a Tensor hint, evaluated for :func:`reshape_named`."""
-    from meshify.rewrite._evaluate import _evaluate_args
-
-    func = node.func
-    receiver = None
-    if isinstance(func, cst.Attribute) and func.attr.value == "reshape" and \
-            not rw.ctx.qualified_names(func) & {"jax.numpy.reshape"}:
-        receiver = rw.expr(func.value)
-    return _evaluate_args(rw, node, "reshape", receiver)
-
-
-def _shape_operands(rw, call: Call, whole_shape: bool = False
+def _shape_operands(ctx: RuleContext, call: Call, whole_shape: bool = False
                     ) -> tuple[list, list[cst.BaseExpression], At | None]:
     """The size operands of a reshape, unpacking a tuple literal: (evaluated, original nodes, None).  With
     ``whole_shape``, a shape variable of known dims (``x.reshape(y.shape)``) is its entries ``y.shape[i]``,
-    and the third item is where it is written (it is spelled out there)."""
+    and the third item is where it is written (it is spelled out there).  The operands are those the
+    interpreter evaluated for the call: each size is read once."""
     places = _size_args(call)
     args = [a for _, a in places]
     if len(args) == 1 and isinstance(args[0].value, cst.Tuple | cst.List):
         nodes = [e.value for e in args[0].value.elements]
-    else:
-        if len(args) == 1 and not isinstance(args[0].value, cst.Tuple | cst.List):
-            single = rw.expr(args[0].value).value
-            if isinstance(single, Static) and single.shape_of and whole_shape:
-                nodes = [cst.Subscript(args[0].value, [cst.SubscriptElement(cst.Index(int_node(i)))])
-                         for i in range(len(single.shape_of))]
-                return [rw.expr(n) for n in nodes], nodes, At(places[0][0])
-            if isinstance(single, Static) and single.shape_of:
-                raise rw.error(UnsupportedError, args[0].value, "reshape to a whole shape variable",
-                               "spell the sizes out: x.reshape(b, l, heads, d_head)")
-        nodes = [a.value for a in args]
-    return [rw.expr(n) for n in nodes], nodes, None
+        return [call.items[n] for n in nodes], nodes, None
+    operands = [_operand_at(call, i) for i, _ in places]
+    if len(args) == 1:
+        single = operands[0].value
+        if isinstance(single, Static) and single.shape_of and whole_shape:
+            entries = _entries(call, operands[0])
+            return list(entries), [e.original for e in entries], At(places[0][0])
+        if isinstance(single, Static) and single.shape_of:
+            raise ctx.error(UnsupportedError, args[0].value, "reshape to a whole shape variable",
+                            "spell the sizes out: x.reshape(b, l, heads, d_head)")
+    return operands, [a.value for a in args], None
+
+
+def _operand_at(call: Call, position: int) -> Operand:
+    """The operand of argument ``position`` (as written, keywords counted)."""
+    arg = call.node.args[position]
+    return call.args[position] if arg.keyword is None else call.kwargs[arg.keyword.value]
+
+
+def _entries(call: Call, shape: Operand) -> tuple[Operand, ...]:
+    """The entries of a shape operand (``y.shape``): as the interpreter evaluated ``y.shape[i]``, or,
+    for a shape it did not read that way (one a call returns), its evaluated node indexed."""
+    given = call.entries.get(shape.original)
+    if given is not None:
+        return given
+    dims = shape.value.shape_of or ()
+    return tuple(Operand(Static(size_of=d), node, node) for d, node in
+                 ((d, cst.Subscript(shape.node, [cst.SubscriptElement(cst.Index(int_node(i)))]))
+                  for i, d in enumerate(dims)))
 
 
 def _size_args(call: Call) -> list[tuple[int, cst.Arg]]:
-    """The arguments of a reshape that give its sizes, with their positions in the call."""
+    """The arguments of a reshape that give its sizes, with their positions in the call: a method's
+    positional arguments (``x.reshape(b, l, d)``), jnp.reshape's ``shape`` (its second positional
+    argument or ``shape=``/``newshape=``); never ``order=`` or ``copy=``."""
     if call.receiver is not None:
-        return list(enumerate(call.node.args))
-    args = list(enumerate(call.node.args))[1:]
-    if not args and ("newshape" in call.kwargs or "shape" in call.kwargs):
-        args = [(i, a) for i, a in enumerate(call.node.args) if a.keyword and a.keyword.value in ("shape", "newshape")]
-    return args
+        return [(i, a) for i, a in enumerate(call.node.args) if a.keyword is None]
+    positional = [(i, a) for i, a in enumerate(call.node.args) if a.keyword is None]
+    if len(positional) > 1:
+        return [positional[1]]
+    return [(i, a) for i, a in enumerate(call.node.args) if a.keyword and a.keyword.value in ("shape", "newshape")]
 
 
 def _size_places(call: Call) -> list[At]:
@@ -294,26 +284,26 @@ def _resized(call: Call, sizes: list[Operand], shards: list, spelled: At | None)
     return ((spelled, parts[0] if len(parts) == 1 else parts),)
 
 
-def _reshape_axes(rw, node, layout: Layout, out: tuple[str, ...]) -> list[Axes]:
+def _reshape_axes(ctx: RuleContext, node, layout: Layout, out: tuple[str, ...]) -> list[Axes]:
     """Maps input dims to output dims through names they share; splits follow the major part."""
     ins = layout.dims
     shared = [d for d in ins if d != BROADCAST and ins.count(d) == 1 and out.count(d) == 1]
     anchors = [(ins.index(d), out.index(d)) for d in shared]
     if [j for _, j in anchors] != sorted(j for _, j in anchors):
-        raise rw.error(LayoutError, node, f"reshape from {list(ins)} to {list(out)} reorders dims",
-                       "reshape keeps the order of elements: transpose first")
+        raise ctx.error(LayoutError, node, f"reshape from {list(ins)} to {list(out)} reorders dims",
+                        "reshape keeps the order of elements: transpose first")
     axes: list[Axes] = [()] * len(out)
     bounds = [(-1, -1), *anchors, (len(ins), len(out))]
     for (i0, j0), (i1, j1) in zip(bounds, bounds[1:]):
         group_in = list(range(i0 + 1, i1))
         group_out = list(range(j0 + 1, j1))
-        _group(rw, node, layout, out, group_in, group_out, axes)
+        _group(ctx, node, layout, out, group_in, group_out, axes)
         if i1 < len(ins):
             axes[j1] = layout.axes[i1]
     return axes
 
 
-def _group(rw, node, layout: Layout, out, group_in: list[int], group_out: list[int], axes: list[Axes],
+def _group(ctx: RuleContext, node, layout: Layout, out, group_in: list[int], group_out: list[int], axes: list[Axes],
            named: bool = True) -> None:
     split = [i for i in group_in if layout.axes[i]]
     if not split:
@@ -326,14 +316,14 @@ def _group(rw, node, layout: Layout, out, group_in: list[int], group_out: list[i
         if not named:
             into = f"{len(group_out)} new dims"
             fix += ("; where the sizes do not say which dims they keep (x.shape entries keep theirs), name the "
-                    "result: h: Annotated[jax.Array, \"batch\", \"heads\", \"d_head\"] = " + rw.ctx.code(node))
-        raise rw.error(UnsupportedError, node,
-                       f"reshape merges {names} into {into} but split dim "
-                       f"{layout.dims[split[-1]]!r} is not the major (first) part", fix)
+                    "result: h: Annotated[jax.Array, \"batch\", \"heads\", \"d_head\"] = " + ctx.code(node))
+        raise ctx.error(UnsupportedError, node,
+                        f"reshape merges {names} into {into} but split dim "
+                        f"{layout.dims[split[-1]]!r} is not the major (first) part", fix)
     axes[group_out[0]] = layout.axes[group_in[0]]
 
 
-def _shard_size(rw, size: Operand, node: cst.BaseExpression, shards: int, dim: str,
+def _shard_size(ctx: RuleContext, size: Operand, node: cst.BaseExpression, shards: int, dim: str,
                 major_of: str | None = None) -> int | Template | None:
     """The per-shard size of ``size`` over ``shards`` (None: the size as written, unsplit or -1): a
     literal divided, or ``mr.shard_size`` checking the division when the function runs."""
@@ -347,8 +337,8 @@ def _shard_size(rw, size: Operand, node: cst.BaseExpression, shards: int, dim: s
             fix = f"choose a size of {dim!r} that is a multiple of {shards}"
             if major_of is not None:
                 fix += f", or keep {major_of!r} whole on each device: rules={{{major_of!r}: None}}"
-            raise rw.error(LayoutError, node, f"reshape size {literal} of dim {dim!r} is not divisible by its "
-                           f"{shards} shards", fix)
+            raise ctx.error(LayoutError, node, f"reshape size {literal} of dim {dim!r} is not divisible by its "
+                            f"{shards} shards", fix)
         return literal // shards
     # Known only when the function runs: checked then (a size the shards do not divide is an error).
     fill = (("size", size.node), ("shards", shards), ("dim", dim))
@@ -360,12 +350,12 @@ def _shard_size(rw, size: Operand, node: cst.BaseExpression, shards: int, dim: s
 # -- concatenate / stack ------------------------------------------------------------------------------
 
 
-def _sequence(rw, call: Call, keyword: str):
+def _sequence(ctx: RuleContext, call: Call, keyword: str):
     seq = call.arg(0, keyword)
     node = seq.original if seq is not None else None
     if not isinstance(node, cst.List | cst.Tuple):
-        raise rw.error(UnsupportedError, call.node, f"{call.name} of something other than a list literal",
-                       f"write {call.name.rsplit('.', 1)[-1]}([a, b], axis=...)")
+        raise ctx.error(UnsupportedError, call.node, f"{call.name} of something other than a list literal",
+                        f"write {call.name.rsplit('.', 1)[-1]}([a, b], axis=...)")
     # The elements were evaluated with the call's arguments; walking them again would repeat their comments.
     values = seq.value.items if isinstance(seq.value, TupleValue) else [seq.value] * len(node.elements)
     return seq, [Operand(v, e.value, n.value) for v, e, n in zip(values, node.elements, seq.node.elements)]
@@ -375,42 +365,42 @@ def _sequence(rw, call: Call, keyword: str):
 @op("jax.numpy.vstack", kind="vstack", reads=("tup", "dtype"))
 @op("jax.numpy.concatenate", kind="concatenate", reads=("arrays", "axis", "dtype"))
 @op("jax.numpy.stack", kind="stack", reads=("arrays", "axis", "dtype"))
-def _join(rw, call: Call, kind: str):
-    seq, items = _sequence(rw, call, "tup" if kind in ("hstack", "vstack") else "arrays")
+def _join(ctx: RuleContext, call: Call, kind: str):
+    seq, items = _sequence(ctx, call, "tup" if kind in ("hstack", "vstack") else "arrays")
     if kind in ("hstack", "vstack"):  # numpy's: a concatenate along a fixed axis (vstack of vectors: a stack)
         rank = next((i.value.layout.rank for i in items if isinstance(i.value, Array)), 2)
         if kind == "vstack" and rank == 1:
-            return _joined(rw, call, seq, items, "stack", 0, kind)
-        return _joined(rw, call, seq, items, "concatenate", 1 if kind == "hstack" and rank > 1 else 0, kind)
+            return _joined(ctx, call, seq, items, "stack", 0, kind)
+        return _joined(ctx, call, seq, items, "concatenate", 1 if kind == "hstack" and rank > 1 else 0, kind)
     axis_op = call.arg(1, "axis")
     axis = _literal(axis_op) if axis_op is not None else 0
-    return _joined(rw, call, seq, items, kind, axis)
+    return _joined(ctx, call, seq, items, kind, axis)
 
 
-def _joined(rw, call: Call, seq, items, kind: str, axis, what: str | None = None):
+def _joined(ctx: RuleContext, call: Call, seq, items, kind: str, axis, what: str | None = None):
     arrays = [i for i in items if isinstance(i.value, Array)]
     if not arrays:
-        return unknown_call(rw, call)
+        return unknown_call(ctx, call)
     if len(arrays) != len(items):
-        raise rw.error(LayoutError, call.node, f"{kind} of arrays whose dims meshify cannot infer",
-                       "annotate each operand with a Tensor hint")
+        raise ctx.error(LayoutError, call.node, f"{kind} of arrays whose dims meshify cannot infer",
+                        "annotate each operand with a Tensor hint")
     rank = arrays[0].value.layout.rank
     if not isinstance(axis, int):
-        raise rw.error(UnsupportedError, call.node, f"{kind} needs a literal axis", "write axis=<int literal>")
+        raise ctx.error(UnsupportedError, call.node, f"{kind} needs a literal axis", "write axis=<int literal>")
     axis %= rank + (1 if kind == "stack" else 0)
     if any(a.value.layout.rank != rank for a in arrays):
-        raise rw.error(LayoutError, call.node, f"{kind} of arrays of different ranks",
-                       "give every array the same dims (expand with x[None] where needed)")
+        raise ctx.error(LayoutError, call.node, f"{kind} of arrays of different ranks",
+                        "give every array the same dims (expand with x[None] where needed)")
     dims = arrays[0].value.dims
     candidates: dict[int, list[Axes]] = {}
     for a in arrays:
         if a.value.dims != dims and kind == "stack":
-            raise rw.error(LayoutError, call.node, f"stack of arrays with dims {list(a.value.dims)} and {list(dims)}",
-                           "stack arrays with the same dims in the same order")
+            raise ctx.error(LayoutError, call.node, f"stack of arrays with dims {list(a.value.dims)} and {list(dims)}",
+                            "stack arrays with the same dims in the same order")
         for i, ax in enumerate(a.value.layout.axes):
             if ax and (kind == "stack" or i != axis) and ax not in candidates.setdefault(i, []):
                 candidates[i].append(ax)
-    chosen = choose_splits(list(range(rank)), candidates, {i: rw.rules.axes(d) for i, d in enumerate(dims)})
+    chosen = choose_splits(list(range(rank)), candidates, {i: ctx.rules.axes(d) for i, d in enumerate(dims)})
     if kind == "concatenate":
         chosen[axis] = ()
     kept = _kept_partial(items, ADD) - {x for ax in chosen.values() for x in ax}
@@ -427,24 +417,24 @@ def _joined(rw, call: Call, seq, items, kind: str, axis, what: str | None = None
 
 
 @op("jax.numpy.split", "jax.numpy.array_split")
-def _split(rw, call: Call):
+def _split(ctx: RuleContext, call: Call):
     x, sections = call.arg(0, "ary"), call.arg(1, "indices_or_sections")
     if not isinstance(x.value, Array):
-        return unknown_call(rw, call)
+        return unknown_call(ctx, call)
     layout = x.value.layout
     axis = _literal(call.arg(2, "axis")) if call.arg(2, "axis") is not None else 0
     count = _literal(sections)
     if not isinstance(axis, int) or not (isinstance(count, int) or isinstance(count, tuple | list)):
-        raise rw.error(UnsupportedError, call.node, "jnp.split needs a literal number of sections and axis",
-                       "write jnp.split(x, 3, axis=-1)")
+        raise ctx.error(UnsupportedError, call.node, "jnp.split needs a literal number of sections and axis",
+                        "write jnp.split(x, 3, axis=-1)")
     axis %= layout.rank
     if layout.axes[axis]:
         dim = layout.dims[axis]
-        raise rw.error(UnsupportedError, call.node,
-                       f"jnp.split along dim {dim!r}, which is split over {axes_text(layout.axes[axis])}: each device "
-                       "holds one block of the fused dim, not a piece of every section",
-                       f"give the sections their own dim instead of fusing them into {dim!r}, e.g. a "
-                       "[d_model, 3, heads, d_head] QKV weight with heads split, indexed w[:, 0], w[:, 1], w[:, 2]")
+        raise ctx.error(UnsupportedError, call.node,
+                        f"jnp.split along dim {dim!r}, which is split over {axes_text(layout.axes[axis])}: each device "
+                        "holds one block of the fused dim, not a piece of every section",
+                        f"give the sections their own dim instead of fusing them into {dim!r}, e.g. a "
+                        "[d_model, 3, heads, d_head] QKV weight with heads split, indexed w[:, 0], w[:, 1], w[:, 2]")
     n = count if isinstance(count, int) else len(count) + 1
     return keep(TupleValue(tuple(Array(layout, x.value.origin) for _ in range(n))))
 
@@ -453,24 +443,24 @@ def _split(rw, call: Call):
 
 
 @op("jax.numpy.repeat", reads=("a", "repeats", "axis"))
-def _repeat(rw, call: Call):
+def _repeat(ctx: RuleContext, call: Call):
     """``jnp.repeat(k, n_rep, axis=2)``: each element of the dim repeated ``n_rep`` times in place, so
     a device holding a block of that dim holds the repeats of exactly that block: local, any split
     kept (kv heads split over 'model' become the query heads of the same devices).  The dim's size
     changes, so its name is an inferred one (``kv_heads?``) that lines up with the query heads."""
     x, repeats, axis_op = call.arg(0, "a"), call.arg(1, "repeats"), call.arg(2, "axis")
     if not isinstance(x.value, Array):
-        return unknown_call(rw, call)
+        return unknown_call(ctx, call)
     layout = x.value.layout
     axis = _literal(axis_op) if axis_op is not None else None
     if not isinstance(axis, int):
         if not layout.is_split and not layout.partial:
-            return unknown_call(rw, call)
-        raise rw.error(UnsupportedError, call.node, "jnp.repeat of a split value without a literal axis",
-                       "write the axis: jnp.repeat(k, n_rep, axis=2)")
+            return unknown_call(ctx, call)
+        raise ctx.error(UnsupportedError, call.node, "jnp.repeat of a split value without a literal axis",
+                        "write the axis: jnp.repeat(k, n_rep, axis=2)")
     if not isinstance(repeats.value, Static):
-        raise rw.error(UnsupportedError, repeats.original, "jnp.repeat with per-element repeats (an array)",
-                       "repeat by one int: jnp.repeat(k, n_rep, axis=2)")
+        raise ctx.error(UnsupportedError, repeats.original, "jnp.repeat with per-element repeats (an array)",
+                        "repeat by one int: jnp.repeat(k, n_rep, axis=2)")
     axis %= layout.rank
     dims = list(layout.dims)
     dims[axis] = dims[axis].rstrip(INFERRED) + INFERRED if dims[axis] != BROADCAST else f"{_repeat_name(call)}?"
@@ -482,32 +472,27 @@ def _repeat_name(call: Call) -> str:
 
 
 @op("jax.numpy.broadcast_to", reads=("array", "shape"))
-def _broadcast_to(rw, call: Call):
+def _broadcast_to(ctx: RuleContext, call: Call):
     """``jnp.broadcast_to(cls_token, (B, 1, D))``: size-1 dims grow to sizes read off other values'
     dims (``x.shape[0]``: that dim, split by the rules where the axis is free) or to new sizes (inferred
     names); the value's own dims keep their splits, and each device builds only its block."""
     x = call.arg(0, "array")
     if not isinstance(x.value, Array):
-        return unknown_call(rw, call)
+        return unknown_call(ctx, call)
     layout = x.value.layout
     shape = call.arg(1, "shape")
     node = shape.original
     if isinstance(node, cst.Tuple | cst.List):
-        nodes = [e.value for e in node.elements]
-        sizes = list(shape.value.items) if isinstance(shape.value, TupleValue) else [rw.expr(n).value for n in nodes]
-        size_ops = [Operand(v, n, sn.value) for v, n, sn in
-                    zip(sizes, nodes, shape.node.elements if isinstance(shape.node, cst.Tuple | cst.List) else nodes)]
+        size_ops = [call.items[e.value] for e in node.elements]
     elif isinstance(shape.value, Static) and shape.value.shape_of:
-        nodes = [cst.Subscript(node, [cst.SubscriptElement(cst.Index(int_node(i)))])
-                 for i in range(len(shape.value.shape_of))]
-        size_ops = [rw.expr(n) for n in nodes]
+        size_ops = list(_entries(call, shape))
     else:
-        raise rw.error(UnsupportedError, call.node, "jnp.broadcast_to of a split value to a shape meshify cannot read",
-                       "spell the sizes out: jnp.broadcast_to(v, (x.shape[0], 1, d))")
+        raise ctx.error(UnsupportedError, call.node, "jnp.broadcast_to of a split value to a shape meshify cannot read",
+                        "spell the sizes out: jnp.broadcast_to(v, (x.shape[0], 1, d))")
     offset = len(size_ops) - layout.rank
     if offset < 0:
-        raise rw.error(LayoutError, call.node, "jnp.broadcast_to to fewer dims than the value has",
-                       "broadcast to a shape at least as long as the value's")
+        raise ctx.error(LayoutError, call.node, "jnp.broadcast_to to fewer dims than the value has",
+                        "broadcast to a shape at least as long as the value's")
     dims: list[str] = []
     axes: list[Axes] = []
     for j, size in enumerate(size_ops):
@@ -525,12 +510,12 @@ def _broadcast_to(rw, call: Call):
     for j, (dim, ax) in enumerate(zip(dims, axes)):
         i = j - offset
         if (i < 0 or layout.dims[i] == BROADCAST) and dim != BROADCAST and not dim.endswith(INFERRED):
-            want = rw.rules.axes(dim)
+            want = ctx.rules.axes(dim)
             if want and not taken & set(want) and not layout.partial & set(want):
                 axes[j] = want
                 taken |= set(want)
     dims = _unique(dims)
-    shards = [_shard_size(rw, s, s.original, rw.mesh.size(a), d.rstrip(INFERRED)) for s, a, d in
+    shards = [_shard_size(ctx, s, s.original, ctx.mesh.size(a), d.rstrip(INFERRED)) for s, a, d in
               zip(size_ops, axes, dims)]
     value = Array(Layout(tuple(dims), tuple(axes), layout.partial), x.value.origin)
     if shards == [None] * len(shards) and isinstance(node, cst.Tuple | cst.List):

@@ -22,7 +22,7 @@ and a length that cannot split evenly is refused at its place; otherwise the run
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import libcst as cst
 
@@ -30,7 +30,18 @@ from meshify.annotate._types import BROADCAST, Layout
 from meshify.errors import UnsupportedError
 from meshify.rewrite._collectives import axes_text, halo_kind
 from meshify.rewrite._values import Array, Operand, Static
-from meshify.rewrite.rules._api import Call, Convert, Emitted, Lowering, MeshAxes, Ref, keep, op, unknown_call
+from meshify.rewrite.rules._api import (
+    Call,
+    Convert,
+    Emitted,
+    Lowering,
+    MeshAxes,
+    Ref,
+    RuleContext,
+    keep,
+    op,
+    unknown_call,
+)
 from meshify.rewrite.rules.convolution import _axes_code, _exchanges, window_halo
 
 
@@ -64,13 +75,13 @@ def _slab(layout: Layout, dim: int, whole: bool = False, resized: tuple[int, ...
     return Layout(tuple(dims), tuple(axes))
 
 
-def _record(rw, layout: Layout, dim: int, rows: int | None, what: str, detail: str, whole: bool = False,
+def _record(ctx: RuleContext, layout: Layout, dim: int, rows: int | None, what: str, detail: str, whole: bool = False,
             resized: dict[int, int] | None = None) -> Emitted:
     """One ppermute along split ``dim`` of ``rows`` rows (None: known at trace time) or the whole block.
     ``resized``: dims re-blocked before this exchange -> their new local length (what the slab holds)."""
     resized = resized or {}
     if rows is not None and resized:
-        return replace(_record(rw, layout, dim, rows, what, detail), kind=halo_kind(rows * math.prod(resized.values())),
+        return replace(_record(ctx, layout, dim, rows, what, detail), kind=halo_kind(rows * math.prod(resized.values())),
                        layout=_slab(layout, dim, resized=tuple(resized)))
     axes = layout.axes[dim]
     amount = "its block" if whole else (f"{rows} row{'s' * (rows != 1)}" if rows is not None else "rows")
@@ -80,11 +91,12 @@ def _record(rw, layout: Layout, dim: int, rows: int | None, what: str, detail: s
                    f"{layout.dims[dim]!r}, {detail} (ppermute){unknown}")
 
 
-def _split_error(rw, where, call: Call, layout: Layout, dims: list[int], why: str, fix: str | None = None):
+def _split_error(ctx: RuleContext, where, call: Call, layout: Layout, dims: list[int], why: str,
+                 fix: str | None = None):
     names = ", ".join(repr(layout.dims[d]) for d in dims)
     unmapped = ", ".join(f"{layout.dims[d]!r}: None" for d in dims)
-    return rw.error(UnsupportedError, where, f"{_short(call)} along split {names} ({layout.describe()}): {why}",
-                    fix or f"map {names} to no mesh axis (rules={{{unmapped}}}), or call it outside the @mesh function")
+    return ctx.error(UnsupportedError, where, f"{_short(call)} along split {names} ({layout.describe()}): {why}",
+                     fix or f"map {names} to no mesh axis (rules={{{unmapped}}}), or call it outside the @mesh function")
 
 
 def _whole(x: Operand, purpose: str) -> Convert:
@@ -127,26 +139,26 @@ def _subject(call: Call, param: str):
 
 
 @op("jax.lax.reduce_window", reads=None)
-def _reduce_window(rw, call: Call):
+def _reduce_window(ctx: RuleContext, call: Call):
     subject = _subject(call, "operand")
     if subject is None:
-        return unknown_call(rw, call)
+        return unknown_call(ctx, call)
     x, layout, value, split = subject
     if not split:
         return Lowering(value, (_whole(x, _short(call)),))
     dilation = _literal(call, "base_dilation")
     if dilation is ... or (dilation is not None and any(dilation[d] != 1 for d in split)):
-        raise _split_error(rw, call.params["base_dilation"].original, call, layout, split,
+        raise _split_error(ctx, call.params["base_dilation"].original, call, layout, split,
                            "base_dilation (an upsampling window) is not modelled there",
                            "upsample with jnp.repeat first, or map that dim to no mesh axis")
-    halos = _pool_halos(rw, call, layout, split)
+    halos = _pool_halos(ctx, call, layout, split)
     template, fill = _template(call, "halo_reduce_window", "operand", _REDUCE_WINDOW, "spatial_axes")
     fill = (*fill, _spatial_fill(layout))
-    emitted = _exchanges(rw, x, layout, split, [layout.axes[d] for d in split], halos)
+    emitted = _exchanges(ctx, x, layout, split, [layout.axes[d] for d in split], halos)
     return Lowering(value, (_whole(x, "a pooling window"),), template, fill, emitted)
 
 
-def _pool_halos(rw, call: Call, layout: Layout, split: list[int]) -> list[tuple[int, int] | None]:
+def _pool_halos(ctx: RuleContext, call: Call, layout: Layout, split: list[int]) -> list[tuple[int, int] | None]:
     """Each split dim's halo where the window, strides and padding are literals (else None)."""
     windows, strides = _literal(call, "window_dimensions"), _literal(call, "window_strides")
     dilation, padding = _literal(call, "window_dilation"), _literal(call, "padding", "VALID")
@@ -156,7 +168,7 @@ def _pool_halos(rw, call: Call, layout: Layout, split: list[int]) -> list[tuple[
     for d in split:
         window = (windows[d] - 1) * (dilation[d] if dilation else 1) + 1
         stride = strides[d] if strides else 1
-        out.append(window_halo(rw, call, "reduce_window", layout.dims[d], layout.axes[d], window, stride, padding, d))
+        out.append(window_halo(ctx, call, "reduce_window", layout.dims[d], layout.axes[d], window, stride, padding, d))
     return out
 
 
@@ -177,30 +189,30 @@ def reblock_halos(rows: int, shards: int, start: int, out_rows: int) -> tuple[in
     return before, after
 
 
-def _reblock_records(rw, where, call: Call, x: Operand, layout: Layout, dim: int, start: int | None,
+def _reblock_records(ctx: RuleContext, where, call: Call, x: Operand, layout: Layout, dim: int, start: int | None,
                      end: int | None, what: str, resized: dict[int, int] | None = None) -> list[Emitted]:
     """The exchanges of re-blocking split ``dim`` to its global rows ``[start, end)`` (ends relative to
     the global length when negative, as a slice's), refused here when the sizes are known and the result
     cannot split evenly or needs more than a neighbour's block."""
-    total, shards = rw.sizes.get(layout.dims[dim]), rw.mesh.size(layout.axes[dim])
-    name = rw.ctx.code(x.original)
+    total, shards = ctx.sizes.get(layout.dims[dim]), ctx.mesh.size(layout.axes[dim])
+    name = ctx.code(x.original)
     if total is None or start is None or end is None:
-        return [_record(rw, layout, dim, None, name, f"the rows its new block needs after {what}, from each "
+        return [_record(ctx, layout, dim, None, name, f"the rows its new block needs after {what}, from each "
                         "neighbour")]
     out_rows = end - start
     if out_rows <= 0 or out_rows % shards or total % shards:
-        raise rw.error(UnsupportedError, where, f"{what} along split {layout.dims[dim]!r} (over "
-                       f"{axes_text(layout.axes[dim])}) gives {out_rows} rows, which do not split into {shards} "
-                       "equal blocks", f"make the result a multiple of {shards} rows, or map {layout.dims[dim]!r} to "
-                       f"no mesh axis (rules={{{layout.dims[dim]!r}: None}})")
+        raise ctx.error(UnsupportedError, where, f"{what} along split {layout.dims[dim]!r} (over "
+                        f"{axes_text(layout.axes[dim])}) gives {out_rows} rows, which do not split into {shards} "
+                        "equal blocks", f"make the result a multiple of {shards} rows, or map {layout.dims[dim]!r} to "
+                        f"no mesh axis (rules={{{layout.dims[dim]!r}: None}})")
     before, after = reblock_halos(total // shards, shards, start, out_rows)
     if max(before, after) > total // shards:
-        raise rw.error(UnsupportedError, where, f"{what} along split {layout.dims[dim]!r} moves a block by more "
-                       f"than its {total // shards} rows: it would need rows from beyond the neighbouring device",
-                       "use fewer shards along this dim, or larger images")
+        raise ctx.error(UnsupportedError, where, f"{what} along split {layout.dims[dim]!r} moves a block by more "
+                        f"than its {total // shards} rows: it would need rows from beyond the neighbouring device",
+                        "use fewer shards along this dim, or larger images")
     if resized is not None:
         resized[dim] = out_rows // shards  # what later exchanges of the same value move along this dim
-    return [_record(rw, layout, dim, rows, name, f"{side} its new block after {what}, from the {source} device",
+    return [_record(ctx, layout, dim, rows, name, f"{side} its new block after {what}, from the {source} device",
                     resized={d: n for d, n in (resized or {}).items() if d != dim})
             for rows, side, source in ((before, "before", "previous"), (after, "after", "next")) if rows > 0]
 
@@ -210,47 +222,47 @@ _LINEAR_PADS = ("edge", "reflect", "symmetric", "wrap", "mean")
 
 
 @op("jax.numpy.pad", reads=("array", "pad_width", "mode", "kwargs"))
-def _pad(rw, call: Call):
+def _pad(ctx: RuleContext, call: Call):
     x = _array(call, "array")
     if x is None:
-        return unknown_call(rw, call)
+        return unknown_call(ctx, call)
     layout = x.value.layout
     widths = _pad_widths(_literal(call, "pad_width"), layout.rank)
     padded = [d for d in range(layout.rank) if layout.axes[d] and (widths is None or any(widths[d]))]
     mode = _literal(call, "mode", "constant")
     options = [name for name in call.params if name not in ("array", "pad_width", "mode")]
-    linear = mode in _LINEAR_PADS or (mode == "constant" and _zeros(_pad_values(rw, call)))
+    linear = mode in _LINEAR_PADS or (mode == "constant" and _zeros(_pad_values(ctx, call)))
     value = Array(layout if linear else layout.with_partial(()), x.value.origin)
     if not padded:  # local: as written, a partial sum first summed unless the padding is linear
         return keep(value) if linear else Lowering(value, (_whole(x, "jnp.pad"),))
     unmodelled = ["mode"] if mode != "constant" else [n for n in options if n != "constant_values"]
     if unmodelled:
         o = call.params[unmodelled[0]]
-        raise _split_error(rw, o.original, call, layout, padded, f"{unmodelled[0]}={rw.ctx.code(o.original)} is not "
+        raise _split_error(ctx, o.original, call, layout, padded, f"{unmodelled[0]}={ctx.code(o.original)} is not "
                            "modelled along a split dim", "pad with a constant (mode='constant', constant_values=...), "
                            "or map that dim to no mesh axis")
     emitted: list[Emitted] = []
     where = call.params["pad_width"].original
     resized: dict[int, int] = {}
     for d in padded:
-        total = rw.sizes.get(layout.dims[d])
+        total = ctx.sizes.get(layout.dims[d])
         lo, hi = widths[d] if widths is not None else (None, None)
         end = None if total is None or lo is None else total + hi
-        emitted += _reblock_records(rw, where, call, x, layout, d, None if lo is None else -lo, end, "jnp.pad", resized)
+        emitted += _reblock_records(ctx, where, call, x, layout, d, None if lo is None else -lo, end, "jnp.pad", resized)
     template, fill = _template(call, "spatial_pad", "array", ("pad_width", "mode", "constant_values"), "spatial_axes")
     return Lowering(value, (Convert(x, value.layout, "jnp.pad"),), template, (*fill, _spatial_fill(layout)),
                     tuple(emitted))
 
 
-def _pad_values(rw, call: Call) -> object:
+def _pad_values(ctx: RuleContext, call: Call) -> object:
     """``constant_values=`` as written (0 where not given; ``...``: a Python value not known now);
     refused at its place where it is an array (it would have to be the same on every device)."""
     o = call.params.get("constant_values")
     if o is None:
         return 0
     if not isinstance(o.value, Static):
-        raise rw.error(UnsupportedError, o.original, f"jnp.pad(constant_values={rw.ctx.code(o.original)}): an array",
-                       "write constant_values= as a number or (before, after) pairs of numbers")
+        raise ctx.error(UnsupportedError, o.original, f"jnp.pad(constant_values={ctx.code(o.original)}): an array",
+                        "write constant_values= as a number or (before, after) pairs of numbers")
     return o.value.literal if o.value.known else ...
 
 
@@ -275,18 +287,32 @@ def _pad_widths(given, rank: int) -> list[tuple[int, int]] | None:
     return None
 
 
-def slice_split_dims(rw, node: cst.Subscript, base: Operand) -> Operand | None:
+@dataclass(frozen=True, slots=True)
+class SplitSlices:
+    """The slices of an index that meet split dims (see :func:`slice_split_dims`): ``slices``, each a
+    lowering whose template wraps ``Ref(0)`` (the array so far) in ``mr.spatial_slice`` of one dim,
+    applied in turn; the exchanges they run; and ``rest``, the index left to apply afterwards (those
+    dims made full slices), None where nothing is left."""
+
+    value: Array
+    slices: tuple[Lowering, ...]
+    emitted: tuple[Emitted, ...]
+    rest: cst.Subscript | None
+
+
+def slice_split_dims(ctx: RuleContext, node: cst.Subscript, base: Operand) -> SplitSlices | None:
     """``x[:, 1:-1]`` with a slice along a split dim: ``mr.spatial_slice`` of that dim (re-blocked, its
     neighbours' rows as needed), then the rest of the index as written; None where no slice meets a
-    split dim.  Called by :func:`lookups.index_array` before basic indexing."""
-    from meshify.rewrite.rules.lookups import _is_ellipsis, _is_none, index_array
+    split dim.  The interpreter tries it before basic indexing, its bounds evaluated
+    (:meth:`RuleContext.operand`)."""
+    from meshify.rewrite.rules.lookups import _is_ellipsis, _is_none
 
     layout = base.value.layout
     elements = list(node.slice)
-    explicit = sum(1 for e in elements if not _is_none(rw, e) and not _is_ellipsis(e))
+    explicit = sum(1 for e in elements if not _is_none(ctx, e) and not _is_ellipsis(e))
     pos, found = 0, []
     for n, element in enumerate(elements):
-        if _is_none(rw, element):
+        if _is_none(ctx, element):
             continue
         if _is_ellipsis(element):
             pos += layout.rank - explicit
@@ -298,79 +324,77 @@ def slice_split_dims(rw, node: cst.Subscript, base: Operand) -> Operand | None:
         pos += 1
     if not found:
         return None
-    wrapped, emitted, resized = base.node, [], {}
+    slices, emitted, resized = [], [], {}
     for n, dim, s in found:
-        bounds = [_bound(rw, element) for element in (s.lower, s.upper, s.step)]
+        bounds = [_bound(ctx, element) for element in (s.lower, s.upper, s.step)]
         if bounds[2] not in (None, 1):
-            raise rw.error(UnsupportedError, elements[n], f"a strided slice along split {layout.dims[dim]!r} "
-                           f"({layout.describe()})", "slice with step 1, or pool with a stride "
-                           "(jax.lax.reduce_window), or map that dim to no mesh axis")
+            raise ctx.error(UnsupportedError, elements[n], f"a strided slice along split {layout.dims[dim]!r} "
+                            f"({layout.describe()})", "slice with step 1, or pool with a stride "
+                            "(jax.lax.reduce_window), or map that dim to no mesh axis")
         for bound, given in zip(bounds[:2], (s.lower, s.upper)):
             if bound is ...:
-                raise rw.error(UnsupportedError, given, f"a slice of split {layout.dims[dim]!r} with a bound that "
-                               "is not an int", "write the bounds as ints (x[:, 1:-1]) or sizes from x.shape")
-        emitted += _slice_records(rw, elements[n], base, layout, dim, bounds[0], bounds[1], resized)
+                raise ctx.error(UnsupportedError, given, f"a slice of split {layout.dims[dim]!r} with a bound that "
+                                "is not an int", "write the bounds as ints (x[:, 1:-1]) or sizes from x.shape")
+        emitted += _slice_records(ctx, elements[n], base, layout, dim, bounds[0], bounds[1], resized)
         start = s.lower if s.lower is not None else cst.Name("None")
         stop = s.upper if s.upper is not None else cst.Name("None")
-        lowering = Lowering(Array(layout), (), "{mr}.spatial_slice({x}, {axis}, {start}, {stop}, axis_name={axes})",
-                            (("x", wrapped), ("axis", dim), ("start", start), ("stop", stop),
-                             ("axes", MeshAxes(layout.axes[dim]))))
-        wrapped = rw.replacement(lowering, [])
-    rw.carry_out(Lowering(Array(layout), emitted=tuple(emitted)))
+        slices.append(Lowering(Array(layout), (), "{mr}.spatial_slice({x}, {axis}, {start}, {stop}, axis_name={axes})",
+                               (("x", Ref(0)), ("axis", dim), ("start", start), ("stop", stop),
+                                ("axes", MeshAxes(layout.axes[dim])))))
     rest = [e.with_changes(slice=cst.Slice(lower=None, upper=None)) if any(n == i for i, _, _ in found) else e
             for n, e in enumerate(elements)]
-    inner = Operand(base.value, base.original, wrapped)
-    if all(isinstance(e.slice, cst.Slice) and e.slice.lower is None and e.slice.upper is None and e.slice.step is None
-           for e in rest):
-        return Operand(Array(layout, base.value.origin), node, wrapped)
-    return index_array(rw, node.with_changes(slice=rest), inner)
+    whole = all(isinstance(e.slice, cst.Slice) and e.slice.lower is None and e.slice.upper is None
+                and e.slice.step is None for e in rest)
+    return SplitSlices(Array(layout, base.value.origin), tuple(slices), tuple(emitted),
+                       None if whole else node.with_changes(slice=rest))
 
 
-def _bound(rw, element) -> object:
+def _bound(ctx: RuleContext, element) -> object:
     """A slice bound: None, its int, ``"static"`` for a static value not known now, or ``...``."""
     if element is None:
         return None
-    value = rw.expr(element).value
+    value = ctx.operand(element).value
     if isinstance(value, Static):
         return value.literal if value.known and isinstance(value.literal, int) else "static"
     return ...
 
 
-def _slice_records(rw, where, base: Operand, layout: Layout, dim: int, lo, hi, resized: dict) -> list[Emitted]:
-    total = rw.sizes.get(layout.dims[dim])
+def _slice_records(ctx: RuleContext, where, base: Operand, layout: Layout, dim: int, lo, hi,
+                   resized: dict) -> list[Emitted]:
+    total = ctx.sizes.get(layout.dims[dim])
     if total is None or lo == "static" or hi == "static":
-        return _reblock_records(rw, where, None, base, layout, dim, None, None, "the slice")  # type: ignore[arg-type]
+        return _reblock_records(ctx, where, None, base, layout, dim, None, None, "the slice")  # type: ignore[arg-type]
     start, stop, _ = slice(lo, hi).indices(total)
-    return _reblock_records(rw, where, None, base, layout, dim, start, max(stop, start), "the slice",  # type: ignore[arg-type]
+    return _reblock_records(ctx, where, None, base, layout, dim, start, max(stop, start), "the slice",  # type: ignore[arg-type]
                             resized)
 
 
 # -- roll and flip -----------------------------------------------------------------------------------------------
 
 
-def _axis_dims(rw, call: Call, name: str, layout: Layout) -> list[int] | None:
+def _axis_dims(ctx: RuleContext, call: Call, name: str, layout: Layout) -> list[int] | None:
     """The dims ``axis`` names (None: every dim, flattened for roll), refused where not a literal."""
     axis = _literal(call, name)
     if axis is ...:
         o = call.params[name]
-        raise rw.error(UnsupportedError, o.original, f"{_short(call)}({name}={rw.ctx.code(o.original)}) is not a "
-                       "literal", f"write {name}= as an int or a tuple of ints")
+        raise ctx.error(UnsupportedError, o.original, f"{_short(call)}({name}={ctx.code(o.original)}) is not a "
+                        "literal", f"write {name}= as an int or a tuple of ints")
     if axis is None:
         return None
     return [a % layout.rank for a in ((axis,) if isinstance(axis, int) else axis)]
 
 
 @op("jax.numpy.roll", reads=("a", "shift", "axis"))
-def _roll(rw, call: Call):
+def _roll(ctx: RuleContext, call: Call):
     x = _array(call, "a")
     if x is None:
-        return unknown_call(rw, call)
+        return unknown_call(ctx, call)
     layout = x.value.layout
     value = Array(layout, x.value.origin)
-    dims = _axis_dims(rw, call, "axis", layout)
+    dims = _axis_dims(ctx, call, "axis", layout)
     if dims is None:
         if layout.is_split:
-            raise _split_error(rw, call.node, call, layout, [d for d in range(layout.rank) if layout.axes[d]],
+            raise _split_error(ctx, call.node, call, layout, [d for d in range(layout.rank) if layout.axes[d]],
                                "roll without axis= rolls the flattened array", "name the axes: jnp.roll(x, s, axis=1)")
         return keep(value)
     split = [d for d in dims if layout.axes[d]]
@@ -379,48 +403,48 @@ def _roll(rw, call: Call):
     shift = _literal(call, "shift")
     if shift is ... and isinstance(call.params["shift"].value, Array):
         o = call.params["shift"]
-        raise _split_error(rw, o.original, call, layout, split, "the shift is an array",
+        raise _split_error(ctx, o.original, call, layout, split, "the shift is an array",
                            "roll by a Python int (a static shift)")
     shifts = [None] * len(dims) if shift is ... else [shift] * len(dims) if isinstance(shift, int) else list(shift)
     emitted = []
     for d, s in zip(dims, shifts):
         if layout.axes[d]:
-            emitted += _roll_records(rw, x, layout, d, s)
+            emitted += _roll_records(ctx, x, layout, d, s)
     template, fill = _template(call, "spatial_roll", "a", ("shift", "axis"), "spatial_axes")
     return Lowering(value, (Convert(x, layout, "jnp.roll"),), template, (*fill, _spatial_fill(layout)),
                     tuple(emitted))
 
 
-def _roll_records(rw, x: Operand, layout: Layout, dim: int, shift: int | None) -> list[Emitted]:
-    total, shards = rw.sizes.get(layout.dims[dim]), rw.mesh.size(layout.axes[dim])
-    name = rw.ctx.code(x.original)
+def _roll_records(ctx: RuleContext, x: Operand, layout: Layout, dim: int, shift: int | None) -> list[Emitted]:
+    total, shards = ctx.sizes.get(layout.dims[dim]), ctx.mesh.size(layout.axes[dim])
+    name = ctx.code(x.original)
     if total is None or shift is None:
-        return [_record(rw, layout, dim, None, name, "the rows that wrap round from the previous blocks")]
+        return [_record(ctx, layout, dim, None, name, "the rows that wrap round from the previous blocks")]
     rows = total // shards
     q, t = divmod(shift % total, rows)
     out = []
     if q % shards:
-        out.append(_record(rw, layout, dim, None, name, f"from the device {q} block{'s' * (q != 1)} before, "
+        out.append(_record(ctx, layout, dim, None, name, f"from the device {q} block{'s' * (q != 1)} before, "
                            "wrapping round (periodic)", whole=True))
     if t:
-        out.append(_record(rw, layout, dim, t, name, f"the last of the device {q + 1} block{'s' * (q + 1 != 1)} "
+        out.append(_record(ctx, layout, dim, t, name, f"the last of the device {q + 1} block{'s' * (q + 1 != 1)} "
                            "before, wrapping round (periodic)"))
     return out
 
 
 @op("jax.numpy.flip", reads=("m", "axis"))
-def _flip(rw, call: Call):
+def _flip(ctx: RuleContext, call: Call):
     x = _array(call, "m")
     if x is None:
-        return unknown_call(rw, call)
+        return unknown_call(ctx, call)
     layout = x.value.layout
     value = Array(layout, x.value.origin)
-    dims = _axis_dims(rw, call, "axis", layout)
+    dims = _axis_dims(ctx, call, "axis", layout)
     split = [d for d in (range(layout.rank) if dims is None else dims) if layout.axes[d]]
     if not split:
         return keep(value)
-    name = rw.ctx.code(x.original)
-    emitted = tuple(_record(rw, layout, d, None, name, "from the mirror device (then flipped locally)", whole=True)
+    name = ctx.code(x.original)
+    emitted = tuple(_record(ctx, layout, d, None, name, "from the mirror device (then flipped locally)", whole=True)
                     for d in split)
     template, fill = _template(call, "spatial_flip", "m", ("axis",), "spatial_axes")
     return Lowering(value, (Convert(x, layout, "jnp.flip"),), template, (*fill, _spatial_fill(layout)), emitted)
@@ -433,25 +457,25 @@ _LINEAR = ("linear", "bilinear", "trilinear", "triangle")
 
 
 @op("jax.image.resize", reads=("image", "shape", "method", "antialias", "precision"))
-def _resize(rw, call: Call):
+def _resize(ctx: RuleContext, call: Call):
     subject = _subject(call, "image")
     if subject is None:
-        return unknown_call(rw, call)
+        return unknown_call(ctx, call)
     x, layout, value, split = subject
     if not split:
         return Lowering(value, (_whole(x, "jax.image.resize"),))
     method = _literal(call, "method")
     if method is ... or not isinstance(method, str) or method not in ("nearest", *_LINEAR):
         o = call.params["method"]
-        raise _split_error(rw, o.original, call, layout, split, f"method={rw.ctx.code(o.original)}: meshify resizes "
+        raise _split_error(ctx, o.original, call, layout, split, f"method={ctx.code(o.original)}: meshify resizes "
                            "a split dim with 'nearest' or linear upsampling by an integer factor",
                            "write method='nearest' or 'bilinear' (a literal), or map those dims to no mesh axis")
     emitted: list[Emitted] = []
     if method in _LINEAR:
-        name = rw.ctx.code(x.original)
+        name = ctx.code(x.original)
         for d in split:
             for side, source in (("before", "previous"), ("after", "next")):
-                emitted.append(_record(rw, layout, d, 1, name, f"{side} its block, from the {source} device (its own "
+                emitted.append(_record(ctx, layout, d, 1, name, f"{side} its block, from the {source} device (its own "
                                        "edge row at the image border) for linear upsampling"))
     template, fill = _template(call, "spatial_resize", "image", ("shape", "method", "antialias", "precision"),
                                "spatial_axes")

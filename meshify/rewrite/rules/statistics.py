@@ -21,8 +21,8 @@ import libcst as cst
 from meshify.annotate._types import BROADCAST, Layout
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._collectives import axes_text
-from meshify.rewrite._values import Array, Opaque, Static
-from meshify.rewrite.rules._api import Call, Convert, Emitted, Lowering, MeshAxes, Ref, op, unknown_call
+from meshify.rewrite._values import Array, Opaque, Operand, Static
+from meshify.rewrite.rules._api import Call, Convert, Emitted, Lowering, MeshAxes, Ref, RuleContext, op, unknown_call
 
 # -- reading the call ---------------------------------------------------------------------------------
 
@@ -40,34 +40,34 @@ def _given(call: Call, name: str):
     return o
 
 
-def _literal(rw, call: Call, name: str, default: object = None) -> object:
+def _literal(ctx: RuleContext, call: Call, name: str, default: object = None) -> object:
     """A parameter that must be a literal (an axis, keepdims), or a positioned error."""
     o = call.params.get(name)
     if o is None:
         return default
     if not (isinstance(o.value, Static) and o.value.known):
-        raise rw.error(UnsupportedError, o.original, f"{name}={rw.ctx.code(o.original)} of {call.name} is not a literal",
-                       f"write {name} as a literal (e.g. {name}=-1), so that meshify knows which dims it works along")
+        raise ctx.error(UnsupportedError, o.original, f"{name}={ctx.code(o.original)} of {call.name} is not a literal",
+                        f"write {name} as a literal (e.g. {name}=-1), so that meshify knows which dims it works along")
     return o.value.literal
 
 
-def _dims(rw, call: Call, layout: Layout, name: str = "axis") -> list[int] | None:
+def _dims(ctx: RuleContext, call: Call, layout: Layout, name: str = "axis") -> list[int] | None:
     """The dims ``axis`` names, in range and sorted (None: every dim)."""
-    axis = _literal(rw, call, name)
+    axis = _literal(ctx, call, name)
     if axis is None:
         return None
     out = []
     for a in axis if isinstance(axis, tuple) else (axis,):
         if not isinstance(a, int) or isinstance(a, bool) or not -layout.rank <= a < layout.rank:
             o = call.params[name]
-            raise rw.error(LayoutError, o.original, f"axis {a!r} is out of range for a value of dims "
-                           f"{list(layout.dims)}", f"use an axis from {-layout.rank} to {layout.rank - 1}")
+            raise ctx.error(LayoutError, o.original, f"axis {a!r} is out of range for a value of dims "
+                            f"{list(layout.dims)}", f"use an axis from {-layout.rank} to {layout.rank - 1}")
         out.append(a % layout.rank)
     return sorted(set(out))
 
 
-def _keepdims(rw, call: Call) -> bool:
-    value = _literal(rw, call, "keepdims", False)
+def _keepdims(ctx: RuleContext, call: Call) -> bool:
+    value = _literal(ctx, call, "keepdims", False)
     return bool(value)
 
 
@@ -97,7 +97,7 @@ def _fix(layout: Layout, split: list[int]) -> str:
     return f"map {', '.join(map(repr, dims))} to no mesh axis (rules={{{', '.join(f'{d!r}: None' for d in dims)}}})"
 
 
-def _mask(rw, call: Call, layout: Layout, split: list[int], kind: str) -> list[Convert]:
+def _mask(ctx: RuleContext, call: Call, layout: Layout, split: list[int], kind: str) -> list[Convert]:
     """A ``where=`` mask: an array of x's own dims goes to x's layout (a masked local block is right
     for sums, products and flags); a literal is fine; anything else is refused at its place."""
     o = _given(call, "where")
@@ -105,112 +105,113 @@ def _mask(rw, call: Call, layout: Layout, split: list[int], kind: str) -> list[C
         return []
     if isinstance(o.value, Array) and o.value.dims == layout.dims and not o.value.layout.partial:
         return [Convert(o, layout.with_partial(()), f"{kind}'s where=")]
-    raise rw.error(UnsupportedError, o.original, f"{call.name}(where={rw.ctx.code(o.original)}) beside an array of "
-                   f"dims {list(layout.dims)}", f"give where= the dims {list(layout.dims)} (named: "
-                   f"m: Tensor[{', '.join(map(repr, layout.dims))}] = ...), or drop it")
+    raise ctx.error(UnsupportedError, o.original, f"{call.name}(where={ctx.code(o.original)}) beside an array of "
+                    f"dims {list(layout.dims)}", f"give where= the dims {list(layout.dims)} (named: "
+                    f"m: Tensor[{', '.join(map(repr, layout.dims))}] = ...), or drop it")
 
 
-def _static(rw, call: Call, name: str, what: str = "a Python value"):
+def _static(ctx: RuleContext, call: Call, name: str, what: str = "a Python value"):
     """A parameter passed on as written (dtype=, ddof=): it must be static, not an array."""
     o = _given(call, name)
     if o is not None and not isinstance(o.value, Static):
-        raise rw.error(UnsupportedError, o.original, f"{call.name}({name}={rw.ctx.code(o.original)}): meshify passes "
-                       f"{name}= to a sharded reduction as written, so it must be {what}, not an array",
-                       f"write {name}= as a literal or a Python value")
+        raise ctx.error(UnsupportedError, o.original, f"{call.name}({name}={ctx.code(o.original)}): meshify passes "
+                        f"{name}= to a sharded reduction as written, so it must be {what}, not an array",
+                        f"write {name}= as a literal or a Python value")
     return o
 
 
-def _fill(lowering_fill: list, template: list, call: Call, rw, *names: str) -> None:
+def _fill(lowering_fill: list, template: list, call: Call, ctx, *names: str) -> None:
     """Appends ``, name={name}`` for each static parameter given, filled with its node."""
     for name in names:
-        o = _static(rw, call, name)
+        o = _static(ctx, call, name)
         if o is not None:
             template.append(f", {name}={{{name}}}")
             lowering_fill.append((name, o.node))
 
 
-def _statistic(rw, call: Call, x, layout: Layout, reduced: list[int], keepdims: bool, kind: str, runtime: str,
+def _statistic(ctx: RuleContext, call: Call, x, layout: Layout, reduced: list[int], keepdims: bool, kind: str,
+               runtime: str,
                split: list[int], reason: str, extra: tuple = (), axes=None, params: tuple[str, ...] = (),
                converts: tuple[Convert, ...] = ()) -> Lowering:
     """``mr.<runtime>(x, axis=..., axis_name=..., <params>, keepdims=True)`` running collective ``kind``."""
-    axes = axes if axes is not None else rw.mesh.order(a for i in split for a in layout.axes[i])
+    axes = axes if axes is not None else ctx.mesh.order(a for i in split for a in layout.axes[i])
     axis = reduced[0] if len(reduced) == 1 else tuple(reduced)
     template = ["{mr}." + runtime + "({x}, axis={axis}, axis_name={axes}"]
     fill: list = [("x", Ref(0)), ("axis", axis), ("axes", MeshAxes(axes))]
     for name, value in extra:
         template.append(f", {name}={{{name}}}")
         fill.append((name, value))
-    _fill(fill, template, call, rw, *params)
+    _fill(fill, template, call, ctx, *params)
     if keepdims:
         template.append(", keepdims=True")
     template.append(")")
     emitted = Emitted(kind, axes, _reduced(layout, reduced, True), layout.dims[split[0]],
                       f"{kind} over {axes_text(axes)}: {runtime} over split {_names(layout, split)} of "
-                      f"{rw.ctx.code(x.original)!r}: {reason}")
+                      f"{ctx.code(x.original)!r}: {reason}")
     return Lowering(Array(_reduced(layout, reduced, keepdims)), (Convert(x, layout.with_partial(()), runtime),
-                                                                  *converts),
+                                                                 *converts),
                     "".join(template), tuple(fill), (emitted,))
 
 
-def _reduction(rw, call: Call):
+def _reduction(ctx: RuleContext, call: Call):
     """The array a reduction reduces, its layout, the dims it reduces (all where ``axis`` is None),
     ``keepdims``, and which of those dims are split; None where the subject is not a named array."""
     x = _subject(call)
     if not isinstance(x.value, Array):
         return None
     layout = x.value.layout
-    reduced = _dims(rw, call, layout)
+    reduced = _dims(ctx, call, layout)
     reduced = list(range(layout.rank)) if reduced is None else reduced
-    return x, layout, reduced, _keepdims(rw, call), _split(layout, reduced)
+    return x, layout, reduced, _keepdims(ctx, call), _split(layout, reduced)
 
 
 # -- var / std ------------------------------------------------------------------------------------------
 
 
-def _var_rule(rw, call: Call, kind: str):
-    operands = _reduction(rw, call)
+def _var_rule(ctx: RuleContext, call: Call, kind: str):
+    operands = _reduction(ctx, call)
     if operands is None:
-        return unknown_call(rw, call)
+        return unknown_call(ctx, call)
     x, layout, reduced, keepdims, split = operands
     whole = Convert(x, layout.with_partial(()), kind)
     if not split:
-        return Lowering(Array(_reduced(layout, reduced, keepdims)), (whole, *_mask(rw, call, layout, split, kind)))
-    masks = tuple(_mask(rw, call, layout, split, kind))
-    ddof, correction = _static(rw, call, "ddof"), _static(rw, call, "correction")
+        return Lowering(Array(_reduced(layout, reduced, keepdims)), (whole, *_mask(ctx, call, layout, split, kind)))
+    masks = tuple(_mask(ctx, call, layout, split, kind))
+    ddof, correction = _static(ctx, call, "ddof"), _static(ctx, call, "correction")
     if ddof is not None and correction is not None:
-        raise rw.error(UnsupportedError, correction.original, f"{call.name}: ddof= and correction= both given",
-                       "pass one of them (they mean the same)")
+        raise ctx.error(UnsupportedError, correction.original, f"{call.name}: ddof= and correction= both given",
+                        "pass one of them (they mean the same)")
     extra = () if (ddof or correction) is None else (("ddof", (ddof or correction).node),)
-    mean = None if masks or _given(call, "dtype") is not None else _shared_mean(rw, call, x, reduced)
+    mean = None if masks or _given(call, "dtype") is not None else _shared_mean(ctx, call, x, reduced)
     if mean is not None:  # the user's own mean of x, summed once: one psum less
-        return _statistic(rw, call, x, layout, reduced, keepdims, "psum", kind, split,
-                          f"squared deviations from {rw.ctx.code(mean.original)!r}, the global mean computed just "
+        return _statistic(ctx, call, x, layout, reduced, keepdims, "psum", kind, split,
+                          f"squared deviations from {ctx.code(mean.original)!r}, the global mean computed just "
                           "before (psum), over the global count", (*extra, ("mean", Ref(1))),
                           converts=(Convert(mean, mean.value.layout.with_partial(()), f"{kind}'s mean"),))
     if masks:  # the global count of the mask is one more psum
-        return _statistic(rw, call, x, layout, reduced, keepdims, "masked_var", kind, split,
+        return _statistic(ctx, call, x, layout, reduced, keepdims, "masked_var", kind, split,
                           "global count of where= (psum), global mean (psum), then squared deviations (psum)",
                           (*extra, ("where", Ref(1))), params=("dtype",), converts=masks)
-    return _statistic(rw, call, x, layout, reduced, keepdims, kind, kind, split,
+    return _statistic(ctx, call, x, layout, reduced, keepdims, kind, kind, split,
                       "global mean (psum), then squared deviations (psum), over the global count",
                       extra, params=("dtype",))
 
 
-def _shared_mean(rw, call: Call, x, reduced: list[int]):
+def _shared_mean(ctx: RuleContext, call: Call, x, reduced: list[int]):
     """The user's own mean of ``x`` over the same dims, bound by an earlier statement of the same block and
     still bound to it (``m = jnp.mean(g, axis=(1, 2), keepdims=True)`` then ``jnp.var(g, axis=(1, 2))``, as
     group and batch norm write them), as an operand; else None.  var then centres on it, so that the global
     mean is all-reduced once for both (two all-reduces where a mean and a var took three)."""
     if not isinstance(x.original, cst.Name):
         return None
-    block, at = _statement_of(rw.fn.body, call.node)
+    block, at = _statement_of(ctx.function.body, call.node)
     rebound: set[str] = set()
     for stmt in reversed(block[:at]):
         bound = _binds(stmt)
-        mean = _mean_of(rw, stmt, x.original.value, reduced, x.value.layout.rank) if bound is not None and \
+        mean = _mean_of(ctx, stmt, x.original.value, reduced, x.value.layout.rank) if bound is not None and \
             len(bound) == 1 else None
         if mean is not None:
-            return None if mean in rebound else _bound_mean(rw, mean, x.value.layout, reduced)
+            return None if mean in rebound else _bound_mean(ctx, mean, x.value.layout, reduced)
         if bound is None or x.original.value in bound:
             return None
         rebound |= bound
@@ -244,7 +245,7 @@ def _binds(stmt) -> set[str] | None:
     return names
 
 
-def _mean_of(rw, stmt: cst.SimpleStatementLine, name: str, reduced: list[int], rank: int) -> str | None:
+def _mean_of(ctx: RuleContext, stmt: cst.SimpleStatementLine, name: str, reduced: list[int], rank: int) -> str | None:
     """``m`` where ``stmt`` is ``m = jnp.mean(name, axis=<reduced>, keepdims=True)`` (or ``name.mean(...)``)."""
     small = stmt.body[0]
     value = small.value if isinstance(small, cst.Assign | cst.AnnAssign) else None
@@ -254,17 +255,17 @@ def _mean_of(rw, stmt: cst.SimpleStatementLine, name: str, reduced: list[int], r
     is_method = isinstance(func, cst.Attribute) and func.attr.value == "mean" and \
         isinstance(func.value, cst.Name) and func.value.value == name
     if not is_method:
-        if "jax.numpy.mean" not in rw.ctx.qualified_names(func) or not args or args[0].keyword is not None:
+        if "jax.numpy.mean" not in ctx.qualified_names(func) or not args or args[0].keyword is not None:
             return None
         first = args.pop(0).value
         if not (isinstance(first, cst.Name) and first.value == name):
             return None
     keywords = {a.keyword.value: a.value for a in args if a.keyword is not None}
     if len(keywords) != len(args) or set(keywords) != {"axis", "keepdims"} or \
-            rw.ctx.code(keywords["keepdims"]) != "True":
+            ctx.code(keywords["keepdims"]) != "True":
         return None
     try:
-        axis = ast.literal_eval(rw.ctx.code(keywords["axis"]))
+        axis = ast.literal_eval(ctx.code(keywords["axis"]))
     except (ValueError, SyntaxError):
         return None
     target = small.targets[0].target if isinstance(small, cst.Assign) else small.target
@@ -273,13 +274,14 @@ def _mean_of(rw, stmt: cst.SimpleStatementLine, name: str, reduced: list[int], r
         else None
 
 
-def _bound_mean(rw, name: str, layout: Layout, reduced: list[int]):
+def _bound_mean(ctx: RuleContext, name: str, layout: Layout, reduced: list[int]):
     """``name`` as an operand, where it still holds a mean of ``layout`` over ``reduced`` (kept dims)."""
-    value = rw.env.get(name)
+    value = ctx.bound(name)
     want = _reduced(layout, reduced, True)
     if not isinstance(value, Array) or value.layout.with_partial(()) != want.with_partial(()):
         return None
-    return rw.expr(cst.Name(name))
+    node = cst.Name(name)
+    return Operand(value, node, node)
 
 
 for _kind in ("var", "std"):
@@ -293,7 +295,7 @@ _INF_NAMES = frozenset({"jax.numpy.inf", "numpy.inf", "math.inf"})
 _UNKNOWN = object()
 
 
-def _ord(rw, o) -> object:
+def _ord(ctx: RuleContext, o) -> object:
     """``ord``'s value: a literal, ``inf``/``-inf`` spelled ``jnp.inf``/``-np.inf``/``math.inf``, or
     :data:`_UNKNOWN`."""
     if o is None:
@@ -303,7 +305,7 @@ def _ord(rw, o) -> object:
     node, sign = o.original, 1.0
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
         node, sign = node.expression, -1.0
-    if isinstance(node, cst.Name | cst.Attribute) and rw.ctx.qualified_names(node) & _INF_NAMES:
+    if isinstance(node, cst.Name | cst.Attribute) and ctx.qualified_names(node) & _INF_NAMES:
         return sign * math.inf
     return _UNKNOWN
 
@@ -312,60 +314,61 @@ _VECTOR_SUM_ORDS = (None, 0, 1, 2)
 _MATRIX_ORDS = (None, "fro", "f", 1, -1, math.inf, -math.inf)
 
 
-def _norm_rule(rw, call: Call):
+def _norm_rule(ctx: RuleContext, call: Call):
     x = _subject(call, "x")
     if not isinstance(x.value, Array):
-        return unknown_call(rw, call)
+        return unknown_call(ctx, call)
     layout = x.value.layout
     ord_op = _given(call, "ord")
-    order = _ord(rw, ord_op)
-    axis = _dims(rw, call, layout)
-    keepdims = _keepdims(rw, call)
+    order = _ord(ctx, ord_op)
+    axis = _dims(ctx, call, layout)
+    keepdims = _keepdims(ctx, call)
     if axis is None:
         axis = list(range(layout.rank))
         if order is not None and layout.rank > 2:
-            raise rw.error(UnsupportedError, ord_op.original, f"norm(ord=...) without axis= of a {layout.rank}-dim "
-                           "value (JAX computes no norm of it)", "pass axis= (one dim or two)")
+            raise ctx.error(UnsupportedError, ord_op.original, f"norm(ord=...) without axis= of a {layout.rank}-dim "
+                            "value (JAX computes no norm of it)", "pass axis= (one dim or two)")
     matrix = len(axis) == 2 and not (_given(call, "axis") is None and order is None)
     if len(axis) > 2 and _given(call, "axis") is not None:
-        raise rw.error(UnsupportedError, call.params["axis"].original, "norm over more than two axes",
-                       "pass one axis (a vector norm) or two (a matrix norm)")
+        raise ctx.error(UnsupportedError, call.params["axis"].original, "norm over more than two axes",
+                        "pass one axis (a vector norm) or two (a matrix norm)")
     split = _split(layout, axis)
     whole = Convert(x, layout.with_partial(()), "norm")
     result = Array(_reduced(layout, axis, keepdims))
     if not split:
         return Lowering(result, (whole,))
     if order is _UNKNOWN or (isinstance(order, str) and not matrix):
-        raise rw.error(UnsupportedError, ord_op.original, f"norm(ord={rw.ctx.code(ord_op.original)}) over split dim "
-                       f"{_names(layout, split)}: meshify needs ord as a literal to choose the collectives",
-                       "write ord as a literal (2, 1, jnp.inf, -jnp.inf, 'fro', ...)")
+        raise ctx.error(UnsupportedError, ord_op.original, f"norm(ord={ctx.code(ord_op.original)}) over split dim "
+                        f"{_names(layout, split)}: meshify needs ord as a literal to choose the collectives",
+                        "write ord as a literal (2, 1, jnp.inf, -jnp.inf, 'fro', ...)")
     if matrix:
-        return _matrix_norm(rw, call, x, layout, axis, order, ord_op, keepdims)
+        return _matrix_norm(ctx, call, x, layout, axis, order, ord_op, keepdims)
     if len(axis) > 1 and order is not None:  # ord= with axis=None of a 1-d value is a vector norm
-        raise rw.error(UnsupportedError, ord_op.original, "norm(ord=...) over several dims", "pass axis=")
+        raise ctx.error(UnsupportedError, ord_op.original, "norm(ord=...) over several dims", "pass axis=")
     ord_fill = ("ord", ord_op.node if ord_op is not None else cst.Name("None"))
     kind = "psum" if order in _VECTOR_SUM_ORDS or not math.isinf(order) else ("pmax" if order > 0 else "pmin")
     what = {"psum": "local sum of |x|**ord", "pmax": "local max of |x|", "pmin": "local min of |x|"}[kind]
-    lowering = _statistic(rw, call, x, layout, axis, keepdims, kind, "norm", split, what)
+    lowering = _statistic(ctx, call, x, layout, axis, keepdims, kind, "norm", split, what)
     # ord goes before axis, as jnp.linalg.norm takes it
     template = lowering.template.replace("{x}, axis=", "{x}, {ord}, axis=", 1)
     return replace(lowering, template=template, fill=(*lowering.fill, ord_fill))
 
 
-def _matrix_norm(rw, call: Call, x, layout: Layout, axis: list[int], order, ord_op, keepdims: bool) -> Lowering:
-    raw = _literal(rw, call, "axis")
+def _matrix_norm(ctx: RuleContext, call: Call, x, layout: Layout, axis: list[int], order, ord_op,
+                 keepdims: bool) -> Lowering:
+    raw = _literal(ctx, call, "axis")
     row, col = (raw if isinstance(raw, tuple) else tuple(axis))
     row, col = row % layout.rank, col % layout.rank
     if order not in _MATRIX_ORDS:
-        raise rw.error(UnsupportedError, ord_op.original, f"the matrix norm ord={rw.ctx.code(ord_op.original)} over "
-                       f"split dims {_names(layout, _split(layout, axis))} (it needs singular values)",
-                       f"{_fix(layout, _split(layout, axis))}, or use ord='fro', 1, -1, jnp.inf or -jnp.inf")
+        raise ctx.error(UnsupportedError, ord_op.original, f"the matrix norm ord={ctx.code(ord_op.original)} over "
+                        f"split dims {_names(layout, _split(layout, axis))} (it needs singular values)",
+                        f"{_fix(layout, _split(layout, axis))}, or use ord='fro', 1, -1, jnp.inf or -jnp.inf")
     row_axes, col_axes = layout.axes[row], layout.axes[col]
     statistic = _reduced(layout, axis, True)
-    what = rw.ctx.code(x.original)
+    what = ctx.code(x.original)
     emitted = []
     if order in (None, "fro", "f"):
-        both = rw.mesh.order((*row_axes, *col_axes))
+        both = ctx.mesh.order((*row_axes, *col_axes))
         emitted.append(Emitted("psum", both, statistic, layout.dims[row if row_axes else col],
                                f"psum over {axes_text(both)}: Frobenius norm of {what!r} over split "
                                f"{_names(layout, _split(layout, axis))}"))
@@ -395,20 +398,20 @@ op("jax.numpy.linalg.norm", reads=("x", "ord", "axis", "keepdims"))(_norm_rule)
 # -- prod -----------------------------------------------------------------------------------------------------
 
 
-def _prod_rule(rw, call: Call):
-    operands = _reduction(rw, call)
+def _prod_rule(ctx: RuleContext, call: Call):
+    operands = _reduction(ctx, call)
     if operands is None:
-        return unknown_call(rw, call)
+        return unknown_call(ctx, call)
     x, layout, reduced, keepdims, split = operands
-    masks = tuple(_mask(rw, call, layout, split, "prod"))
+    masks = tuple(_mask(ctx, call, layout, split, "prod"))
     if not split:
         return Lowering(Array(_reduced(layout, reduced, keepdims)), (Convert(x, layout.with_partial(()), "prod"),
                                                                      *masks))
     extra = (("where", Ref(1)),) if masks else ()
-    initial = _static(rw, call, "initial")
+    initial = _static(ctx, call, "initial")
     if initial is not None:
         extra = (*extra, ("initial", initial.node))
-    return _statistic(rw, call, x, layout, reduced, keepdims, "prod", "prod", split,
+    return _statistic(ctx, call, x, layout, reduced, keepdims, "prod", "prod", split,
                       "local products, all-gathered and multiplied", extra, params=("dtype", "promote_integers"),
                       converts=masks)
 
@@ -420,17 +423,17 @@ op("jax.numpy.prod", method="prod",
 # -- argmax / argmin ---------------------------------------------------------------------------------------------
 
 
-def _arg_rule(rw, call: Call, kind: str):
+def _arg_rule(ctx: RuleContext, call: Call, kind: str):
     x = _subject(call)
     if not isinstance(x.value, Array):
-        return unknown_call(rw, call)
+        return unknown_call(ctx, call)
     layout = x.value.layout
-    axis = _literal(rw, call, "axis")
+    axis = _literal(ctx, call, "axis")
     if isinstance(axis, tuple):
-        raise rw.error(UnsupportedError, call.params["axis"].original, f"{kind}(axis={axis!r}): a tuple of axes",
-                       "pass one axis, or axis=None")
-    reduced = _dims(rw, call, layout)
-    keepdims = _keepdims(rw, call)
+        raise ctx.error(UnsupportedError, call.params["axis"].original, f"{kind}(axis={axis!r}): a tuple of axes",
+                        "pass one axis, or axis=None")
+    reduced = _dims(ctx, call, layout)
+    keepdims = _keepdims(ctx, call)
     flat = reduced is None
     reduced = list(range(layout.rank)) if flat else reduced
     split = _split(layout, reduced)
@@ -438,11 +441,11 @@ def _arg_rule(rw, call: Call, kind: str):
     if not split:
         return Lowering(result, (Convert(x, layout.with_partial(()), kind),))
     if len(split) > 1:
-        raise rw.error(UnsupportedError, call.node, f"{kind}(axis=None) of {rw.ctx.code(x.original)!r}, split "
-                       f"along several dims ({_names(layout, split)}): meshify computes a flat index over one "
-                       "split dim only", f"pass axis=, or {_fix(layout, split[1:])}")
+        raise ctx.error(UnsupportedError, call.node, f"{kind}(axis=None) of {ctx.code(x.original)!r}, split "
+                        f"along several dims ({_names(layout, split)}): meshify computes a flat index over one "
+                        "split dim only", f"pass axis=, or {_fix(layout, split[1:])}")
     names = layout.axes[split[0]]  # the dim's own order: it decides each block's offset
-    lowering = _statistic(rw, call, x, layout, reduced, keepdims, kind, kind, split,
+    lowering = _statistic(ctx, call, x, layout, reduced, keepdims, kind, kind, split,
                           f"local {kind} of an ordered key (NaN first), p{kind[3:]} of the key, pmin of the first "
                           "global index holding it",
                           (("split", split[0]),), axes=names)
@@ -459,16 +462,16 @@ for _kind in ("argmax", "argmin"):
 # -- any / all / count_nonzero -------------------------------------------------------------------------------
 
 
-def _flag_rule(rw, call: Call, kind: str):
-    operands = _reduction(rw, call)
+def _flag_rule(ctx: RuleContext, call: Call, kind: str):
+    operands = _reduction(ctx, call)
     if operands is None:
-        return unknown_call(rw, call)
+        return unknown_call(ctx, call)
     x, layout, reduced, keepdims, split = operands
-    masks = tuple(_mask(rw, call, layout, split, kind))
+    masks = tuple(_mask(ctx, call, layout, split, kind))
     if not split:
         return Lowering(Array(_reduced(layout, reduced, keepdims)), (Convert(x, layout.with_partial(()), kind),
                                                                      *masks))
-    return _statistic(rw, call, x, layout, reduced, keepdims, kind, kind, split,
+    return _statistic(ctx, call, x, layout, reduced, keepdims, kind, kind, split,
                       f"local {kind}, an all-reduce {'max' if kind == 'any' else 'min'} of the flags",
                       (("where", Ref(1)),) if masks else (), converts=masks)
 
@@ -478,11 +481,11 @@ for _kind in ("any", "all"):
 
 
 @op("jax.numpy.count_nonzero", reads=("a", "axis", "keepdims"))
-def _count_nonzero_rule(rw, call: Call):
+def _count_nonzero_rule(ctx: RuleContext, call: Call):
     """Counts add up: local counts, a partial sum over the split axes (psum deferred, as a sum's)."""
-    operands = _reduction(rw, call)
+    operands = _reduction(ctx, call)
     if operands is None:
-        return unknown_call(rw, call)
+        return unknown_call(ctx, call)
     x, layout, reduced, keepdims, split = operands
     out = _reduced(layout, reduced, keepdims)
     axes = frozenset(a for i in split for a in layout.axes[i])
@@ -495,19 +498,19 @@ def _count_nonzero_rule(rw, call: Call):
 # -- cumsum / cumprod ------------------------------------------------------------------------------------------
 
 
-def _scan_rule(rw, call: Call, kind: str):
+def _scan_rule(ctx: RuleContext, call: Call, kind: str):
     x = _subject(call)
     if not isinstance(x.value, Array):
-        return unknown_call(rw, call)
+        return unknown_call(ctx, call)
     layout = x.value.layout
-    axis = _dims(rw, call, layout)
-    if isinstance(_literal(rw, call, "axis"), tuple):
-        raise rw.error(UnsupportedError, call.params["axis"].original, f"{kind}(axis=...) with a tuple of axes",
-                       "pass one axis")
+    axis = _dims(ctx, call, layout)
+    if isinstance(_literal(ctx, call, "axis"), tuple):
+        raise ctx.error(UnsupportedError, call.params["axis"].original, f"{kind}(axis=...) with a tuple of axes",
+                        "pass one axis")
     if axis is None and layout.rank != 1:
         if layout.is_split or layout.partial:
-            raise rw.error(UnsupportedError, call.node, f"{kind} without axis= flattens {rw.ctx.code(x.original)!r}, "
-                           f"of layout {layout.describe()}", "pass axis= (the dim to scan along)")
+            raise ctx.error(UnsupportedError, call.node, f"{kind} without axis= flattens {ctx.code(x.original)!r}, "
+                            f"of layout {layout.describe()}", "pass axis= (the dim to scan along)")
         return Lowering(Opaque(), (Convert(x, layout, kind),))
     dim = 0 if axis is None else axis[0]
     dtype = _given(call, "dtype")
@@ -522,11 +525,11 @@ def _scan_rule(rw, call: Call, kind: str):
     template = "{mr}." + kind + "({x}, axis={axis}, axis_name={axes}" + (", dtype={dtype})" if dtype is not None else ")")
     fill = [("x", Ref(0)), ("axis", dim), ("axes", MeshAxes(names))]
     if dtype is not None:
-        fill.append(("dtype", _static(rw, call, "dtype").node))
+        fill.append(("dtype", _static(ctx, call, "dtype").node))
     emitted = Emitted(kind, names, totals, layout.dims[dim],
                       f"{kind} over {axes_text(names)}: local {kind} plus the {'sum' if kind == 'cumsum' else 'product'}"
                       f" of the earlier shards' totals (all_gather) along split '{layout.dims[dim]}' of "
-                      f"{rw.ctx.code(x.original)!r}")
+                      f"{ctx.code(x.original)!r}")
     return Lowering(Array(layout.with_partial(())), (Convert(x, layout.with_partial(()), kind),), template,
                     tuple(fill), (emitted,))
 
