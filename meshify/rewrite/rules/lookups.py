@@ -124,30 +124,26 @@ def lookup(ctx: RuleContext, table: Operand, ids: Operand, axis: int, node, mode
     Converts the ids (whole) then the table (reduced first over the axes the ids are split on,
     where it is partial); the template is None where the user's lookup runs as it is.
     """
-    t = table.value.layout
     i = ids.value.layout
-    # The result is split like the ids: it cannot stay a partial sum over those axes.
-    t = t.with_partial(t.partial - i.split_axes if fill is None else ())  # a fill is read once, not per device
-    # A table dim other than the looked-up one split over an axis the ids are split over (an
-    # embedding's d_model over 'data' beside tokens split on the batch: FSDP) is gathered before
-    # the lookup, as varying over that axis (its gradient is reduce-scattered back).
-    used = i.split_axes
-    gathered = frozenset(a for d, ax in enumerate(t.axes) if d != axis for a in ax if a in used)
-    t = Layout(t.dims, tuple(ax if d == axis else tuple(a for a in ax if a not in used) for d, ax in enumerate(t.axes)),
-               t.partial)
-    converts = (Convert(ids, i.with_partial(()), "lookup index"),
-                Convert(table, t, "a lookup with an index split over the same axes", varying=gathered))
-    rest_dims = t.dims[:axis] + t.dims[axis + 1:]
-    rest_axes = t.axes[:axis] + t.axes[axis + 1:]
-    clash = set(a for ax in i.axes for a in ax) & (set(a for ax in rest_axes for a in ax) | set(t.axes[axis]))
-    if clash:
-        raise ctx.error(UnsupportedError, node, f"lookup whose index {ctx.code(ids.original)!r} and table "
-                        f"{ctx.code(table.original)!r} are split over the same axis {sorted(clash)[0]!r}",
-                        "split the index and the table over different mesh axes")
-    dims = rest_dims[:axis] + i.dims + rest_dims[axis:]
-    axes = rest_axes[:axis] + i.axes + rest_axes[axis:]
+    # The ids split over an axis that splits the table's looked-up dim too (a vocab and the tokens both
+    # over 'model'): either the table's dim is gathered (where that moves fewer bytes: _gather_is_cheaper)
+    # or the ids are gathered over that axis (small integers), each device looks every id up in its
+    # block of the table, and the result is a partial sum over it (a later hint splitting it again
+    # makes that a psum_scatter).
+    regathered = frozenset(i.split_axes) & set(table.value.layout.axes[axis])
+    t, dims, axes, gathered = _lookup_layouts(table.value.layout, i, axis, fill)
     split = t.axes[axis]
-    if split and _gather_is_cheaper(ctx, t, Layout(dims, axes), split):
+    gather_table = bool(split) and _gather_is_cheaper(ctx, t, Layout(dims, axes), split)
+    if regathered and not gather_table:
+        i = Layout(i.dims, tuple(tuple(a for a in ax if a not in regathered) for ax in i.axes), i.partial)
+        t, dims, axes, gathered = _lookup_layouts(table.value.layout, i, axis, fill)
+    else:
+        regathered = frozenset()
+    why = "lookup index" if not regathered else \
+        f"lookup index (the table's '{t.dims[axis]}' is split over {axes_text(regathered)} too)"
+    converts = (Convert(ids, i.with_partial(()), why),
+                Convert(table, t, "a lookup with an index split over the same axes", varying=gathered))
+    if gather_table:
         whole = Layout(t.dims, tuple(() if d == axis else ax for d, ax in enumerate(t.axes)), t.partial)
         converts = (converts[0], Convert(table, whole, "a lookup whose result outweighs the table",
                                          varying=gathered))
@@ -163,6 +159,23 @@ def lookup(ctx: RuleContext, table: Operand, ids: Operand, axis: int, node, mode
     note = (f"masked local lookup in split '{t.dims[axis]}' of {ctx.code(table.original)}; "
             f"the result is a partial sum over {axes_text(split)}")
     return Lowering(value, converts, template, fills, notes=(note,), indices=(ids,))
+
+
+def _lookup_layouts(t: Layout, i: Layout, axis: int, fill) -> tuple[Layout, tuple, tuple, frozenset]:
+    """The table's layout for a lookup by ids of layout ``i`` (the looked-up dim as it is), the result's
+    dims and axes, and the axes the table's other dims are gathered over."""
+    # The result is split like the ids: it cannot stay a partial sum over those axes.
+    t = t.with_partial(t.partial - i.split_axes if fill is None else ())  # a fill is read once, not per device
+    # A table dim other than the looked-up one split over an axis the ids are split over (an
+    # embedding's d_model over 'data' beside tokens split on the batch: FSDP) is gathered before
+    # the lookup, as varying over that axis (its gradient is reduce-scattered back).
+    used = i.split_axes
+    gathered = frozenset(a for d, ax in enumerate(t.axes) if d != axis for a in ax if a in used)
+    t = Layout(t.dims, tuple(ax if d == axis else tuple(a for a in ax if a not in used) for d, ax in enumerate(t.axes)),
+               t.partial)
+    rest_dims = t.dims[:axis] + t.dims[axis + 1:]
+    rest_axes = t.axes[:axis] + t.axes[axis + 1:]
+    return t, rest_dims[:axis] + i.dims + rest_dims[axis:], rest_axes[:axis] + i.axes + rest_axes[axis:], gathered
 
 
 def _gather_is_cheaper(ctx: RuleContext, table: Layout, result: Layout, split: Axes) -> bool:
@@ -201,6 +214,8 @@ def _lookup_mode(ctx: RuleContext, call: Call, mode_op, fill_op) -> tuple[str, O
 def _take(ctx: RuleContext, call: Call):
     table, ids = call.arg(0, "a"), call.arg(1, "indices")
     axis = _literal(call.arg(2, "axis")) if call.arg(2, "axis") is not None else None
+    if isinstance(table.value, Opaque) and isinstance(ids.value, Array) and ids.value.layout.is_split:
+        return _take_whole(ctx, table, ids, axis)
     if not isinstance(table.value, Array) or not isinstance(ids.value, Array):
         return unknown_call(ctx, call)
     if not isinstance(axis, int):
@@ -212,6 +227,22 @@ def _take(ctx: RuleContext, call: Call):
     # user's call where the table is whole, and needs neither where it is split.
     mode, fill = _lookup_mode(ctx, call, call.arg(4, "mode"), call.arg(7, "fill_value"))
     return lookup(ctx, table, ids, axis % table.value.layout.rank, call.node, mode, fill)
+
+
+def _take_whole(ctx: RuleContext, table: Operand, ids: Operand, axis) -> Lowering:
+    """``jnp.take`` of a table whose dims meshify cannot name (a module array, a literal), by split ids:
+    the table is whole on every device, so each looks its block of ids up locally and the result is split
+    like the ids, whatever the mode.  Only a table known to be 1-D gives the result's dims (the ids'
+    dims); otherwise the error asks for the table's dims."""
+    shape = table.value.shape
+    if shape is None or len(shape) != 1 or axis not in (None, 0, -1):
+        code = ctx.code(table.original)
+        raise ctx.error(UnsupportedError, table.original,
+                        f"jnp.take of {code!r}, whose dims meshify cannot infer, by {ctx.code(ids.original)!r} of "
+                        f"layout {ids.value.layout.describe()} (the result's dims would follow the table's)",
+                        f"name the table's dims first (t: Tensor[\"rows\", ...] = {code}), then jnp.take(t, ...)")
+    i = ids.value.layout.with_partial(())
+    return Lowering(Array(i), (Convert(ids, i, "lookup index"),), indices=(ids,))
 
 
 @op("jax.numpy.take_along_axis")
@@ -237,9 +268,9 @@ def _take_along_axis(ctx: RuleContext, call: Call):
             if layout.axes[d] and layout.axes[d] not in candidates.setdefault(letters[d], []):
                 candidates[letters[d]].append(layout.axes[d])
     chosen = choose_splits([letters[d] for d in others], candidates, {})
-    if set(a for ax in chosen.values() for a in ax) & set(split):
-        raise ctx.error(UnsupportedError, call.node, "take_along_axis whose taken dim shares a mesh axis with "
-                        "another dim", "map the taken dim and the other dims to different mesh axes")
+    # Another dim split over an axis of the taken dim (both over 'model'): gathered over it, so that each
+    # device takes along its block of the taken dim for every row (a masked lookup, summed over the axis).
+    chosen = {k: tuple(x for x in ax if x not in split) for k, ax in chosen.items()}
     # A partial sum is reduced first over the axes the result is split on (like an elementwise op), and
     # wholly where out-of-range ids read a fill value (each device would add it once).
     mode, fill = _lookup_mode(ctx, call, call.arg(3, "mode"), call.arg(4, "fill_value"))
