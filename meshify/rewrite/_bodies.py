@@ -225,7 +225,7 @@ def _walk(rw, call: Call, fn: Operand, args: list[Value], trips, target: Value |
     converted inside the body.  ``passed``: the caller's nodes of ``args``, for their dtypes; the
     result's dtype carriers, in the caller's names, are appended to ``dtype``."""
     node = fn.original
-    rw._loops.append(TracedLoop(trips))
+    rw.enter_loop(TracedLoop(trips))
     try:
         local = local_def(rw, node.value) if isinstance(node, cst.Name) else None
         if local is not None:  # def body(carry, x): ... in the enclosing function
@@ -239,7 +239,7 @@ def _walk(rw, call: Call, fn: Operand, args: list[Value], trips, target: Value |
             return walk_lambda(rw, node, args, target, "the loop body's" if target is None and passed is None
                            else f"the {call.short} branch's", passed, dtype)
     finally:
-        rw._loops.pop()
+        rw.leave_loop()
     raise rw.error(UnsupportedError, node, f"{call.short} body {rw.ctx.code(node)!r}",
                    "pass a function defined with def (here or at module level), or a lambda")
 

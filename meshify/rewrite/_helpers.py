@@ -169,7 +169,7 @@ def call_helper(rw, call, fn: cst.FunctionDef, home=None) -> tuple[Value, cst.Ba
     rw.static_reads |= spec.static_reads
     rw.globals_read |= spec.globals_read
     rw.pinned_reads.update(spec.pinned_reads)
-    rw.records.extend(replace(r, loops=(*rw._loops, *r.loops)) for r in spec.records)
+    rw.records.extend(replace(r, loops=(*rw.loops, *r.loops)) for r in spec.records)
     rw.dtypes.calls[call.node] = spec.dtypes.in_caller(spec.dtype, passed)
     if spec.widened:
         rw.dtypes.widened.add(call.node)

@@ -188,7 +188,7 @@ class FunctionRewriter:
         #: Module variables the body reads (``SCALE``): a call after one is rebound traces again.
         self.globals_read: set[str] = set()
         self.pinned_reads: dict[tuple[str, str], tuple[str, ...]] = {}
-        self._loops: list[int | str | None] = []
+        self._loops: list[int | str | TracedLoop | None] = []
         #: Names bound by a lambda being walked: their partial sums are reduced inline, never hoisted.
         self.lambda_names: set[str] = set()
         #: The nested ``def`` statements walked so far (original node -> what each use needs; _nested).
@@ -1127,6 +1127,18 @@ class FunctionRewriter:
             return
         for observe in CONTRACTION_OBSERVERS:
             observe(self, contraction.value, list(contraction.converts), list(contraction.inputs), contraction.what)
+
+    @property
+    def loops(self) -> tuple[int | str | TracedLoop | None, ...]:
+        """The trip counts of the loops being walked, outermost first (each record made carries them)."""
+        return tuple(self._loops)
+
+    def enter_loop(self, trips: int | str | TracedLoop | None) -> None:
+        """Walks a loop's body from here to :meth:`leave_loop`: what it records runs ``trips`` times."""
+        self._loops.append(trips)
+
+    def leave_loop(self) -> None:
+        self._loops.pop()
 
     def mark_index(self, operand: Operand) -> None:
         """Remembers the names an index expression reads: parameters among them hold integers."""

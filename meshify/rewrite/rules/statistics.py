@@ -120,7 +120,7 @@ def _static(ctx: RuleContext, call: Call, name: str, what: str = "a Python value
     return o
 
 
-def _fill(lowering_fill: list, template: list, call: Call, ctx, *names: str) -> None:
+def _fill(lowering_fill: list, template: list, call: Call, ctx: RuleContext, *names: str) -> None:
     """Appends ``, name={name}`` for each static parameter given, filled with its node."""
     for name in names:
         o = _static(ctx, call, name)
