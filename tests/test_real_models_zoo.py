@@ -221,3 +221,35 @@ def test_fewer_kv_heads_than_devices_is_an_error_naming_the_fix(tmp_path_factory
     text = str(info.value)
     assert "'kv_heads', the major part of 'kv_features'" in text, text
     assert "rules={'kv_features': None}" in text, text
+
+
+def test_the_fix_for_fewer_kv_heads_clears_the_error(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Mistral with 4 kv heads on 1x8 (the issue's case): refused with a fix naming ``rules={'kv_features':
+    None}``; the file with that rule runs and gives one device's logits and gradients."""
+    from meshify.errors import CallError
+
+    decorated, _ = _modules("mistral", "1x8", tmp_path_factory.getbasetemp() / "zoo")
+    sizes = {**SIZES["mistral"], "kv_features": 16}
+    params = _build(decorated.Weights, sizes, np.random.default_rng(0))
+    tokens = jnp.asarray(np.random.default_rng(1).integers(0, sizes["vocab"], (sizes["batch"], sizes["length"])),
+                         jnp.int32)
+    args = decorated.ModelArgs(n_kv_heads=4)
+    with pytest.raises(CallError) as info:
+        decorated.mistral(params, tokens, args)
+    fix = re.search(r"rules=\{'kv_features': None\}", str(info.value))
+    assert fix is not None, str(info.value)
+    source = (MODELS_DIR / "mistral.py").read_text().replace("@mesh(batch=2, model=4,", "@mesh(batch=1, model=8,")
+    assert '"kv_features": "model", ' in source
+    folder = tmp_path_factory.getbasetemp() / "zoo" / "mistral_kv_fix"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "mistral.py"
+    path.write_text(source.replace('"kv_features": "model", ', '"kv_features": None, '))
+    fixed = _import(path)
+    plain = _import(MODELS_DIR / "mistral_plain.py")
+    plain_args = plain.ModelArgs(n_kv_heads=4)
+    want = plain.mistral(_as_plain(params, plain), tokens, plain_args)
+    _close(fixed.mistral(params, tokens, args), want, "mistral logits with kv_features whole")
+    cotangent = jnp.asarray(np.random.default_rng(2).standard_normal(want.shape), jnp.float32)
+    grads = jax.grad(lambda p: jnp.sum(fixed.mistral(p, tokens, args) * cotangent))(params)
+    want_grads = jax.grad(lambda p: jnp.sum(fixed.mistral.reference(p, tokens, args) * cotangent))(params)
+    _close(grads, want_grads, "mistral gradients with kv_features whole")

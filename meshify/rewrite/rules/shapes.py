@@ -8,7 +8,7 @@ from __future__ import annotations
 import libcst as cst
 
 from meshify.annotate._types import BROADCAST, INFERRED, Axes, Layout
-from meshify.errors import LayoutError, UnsupportedError
+from meshify.errors import LayoutError, MeshifyError, UnsupportedError
 from meshify.rewrite._collectives import axes_text
 from meshify.rewrite._plan import choose_splits
 from meshify.rewrite._templates import int_node
@@ -108,6 +108,11 @@ def _reshape_unnamed(ctx: RuleContext, call: Call):
     x = _x(call)
     if isinstance(x.value, Array) and (x.value.layout.is_split or x.value.layout.partial):
         return _reshape_inferred(ctx, call, x)
+    if isinstance(x.value, Array):  # whole: the dims it gets when split (a size-1 mesh axis splits nothing)
+        try:
+            return _reshape_inferred(ctx, call, x)
+        except MeshifyError:
+            pass  # a reshape no split could cross: unknown dims, as any whole value may have
     return unknown_call(ctx, call)
 
 
