@@ -199,8 +199,9 @@ def _draw_key(form: str, shape: tuple[int, ...], seed: int, name: str):
     return jax.random.key_data(keys)
 
 
-def _draw(prediction, hints: dict[str, set[str]], seed: int) -> dict:
-    """A random value for each array leaf: a key, integers (indices) or normal floats."""
+def _draw(prediction, hints: dict[str, set[str]], seed: int, sizes: Mapping[str, int]) -> dict:
+    """A random value for each array leaf: a key, integers (indices) or normal floats.  A leaf of a
+    sequence's items (``params.blocks.*.w``) is drawn once per item (``params.blocks.0.w``, ...)."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
@@ -208,20 +209,44 @@ def _draw(prediction, hints: dict[str, set[str]], seed: int) -> dict:
     leaves = {}
     for i, a in enumerate(prediction.args):
         form = _key_form(a, hints)
-        if form is not None:
-            leaves[a.name] = _draw_key(form, a.global_shape, seed + i, a.name)
-        elif a.integer:
-            leaves[a.name] = rng.integers(0, max(1, low), a.global_shape).astype(np.int32)
-        else:
-            leaves[a.name] = rng.standard_normal(a.global_shape).astype(np.float32)
+        for j, name in enumerate(_item_paths(a.name, sizes)):
+            if form is not None:
+                leaves[name] = _draw_key(form, a.global_shape, seed + i + 7919 * j, a.name)
+            elif a.integer:
+                leaves[name] = rng.integers(0, max(1, low), a.global_shape).astype(np.int32)
+            else:
+                leaves[name] = rng.standard_normal(a.global_shape).astype(np.float32)
     return leaves
 
 
-def _build(module, path: str, struct, leaves: dict):
-    """The argument at ``path``: a leaf array, or the pytree class built from its fields."""
+#: How many items verify gives a sequence (``blocks: tuple[Block, ...]``) whose length ``--dims`` does not name.
+SEQUENCE_LENGTH = 2
+
+
+def _sequence_length(path: str, sizes: Mapping[str, int]) -> int:
+    """The items drawn for the sequence at ``path``: ``--dims blocks=N`` (the field's name, which is also
+    the name of the dim its stacked items get), else :data:`SEQUENCE_LENGTH`."""
+    return sizes.get(path.rsplit(".", 1)[-1], SEQUENCE_LENGTH)
+
+
+def _item_paths(name: str, sizes: Mapping[str, int]) -> list[str]:
+    """``params.blocks.*.w`` -> ``params.blocks.0.w``, ``params.blocks.1.w``, ... (each ``*`` expanded)."""
+    head, star, tail = name.partition(".*")
+    if not star:
+        return [name]
+    return [p for i in range(_sequence_length(head, sizes)) for p in _item_paths(f"{head}.{i}{tail}", sizes)]
+
+
+def _build(module, path: str, struct, leaves: dict, sizes: Mapping[str, int]):
+    """The argument at ``path``: a leaf array, the pytree class built from its fields, or a sequence's items."""
     if struct is None:
         return leaves[path]
-    fields = {name: _build(module, f"{path}.{name}", hint if not isinstance(hint, tuple) else None, leaves)
+    if struct.kind == "sequence":
+        (_, item), = struct.fields
+        items = [_build(module, f"{path}.{i}", item if not isinstance(item, tuple) else None, leaves, sizes)
+                 for i in range(_sequence_length(path, sizes))]
+        return items if struct.cls == "list" else tuple(items)
+    fields = {name: _build(module, f"{path}.{name}", hint if not isinstance(hint, tuple) else None, leaves, sizes)
               for name, hint in struct.fields}
     if struct.kind == "tuple":
         return tuple(fields.values())
@@ -348,8 +373,8 @@ def verify_file(path: Path, func: str | None, sizes: dict[str, int], generated: 
         params = inspect.signature(reference).parameters
         own = {n: v for n, v in statics.items() if n in params and n not in prediction.structure}
         _check_statics(reference, prediction, own)
-        leaves = _draw(prediction, hints, seed)
-        arrays = {name: _build(source, name, struct, leaves) for name, struct in prediction.structure.items()}
+        leaves = _draw(prediction, hints, seed, sizes)
+        arrays = {name: _build(source, name, struct, leaves, sizes) for name, struct in prediction.structure.items()}
         args, kwargs = _call_args(reference, {**own, **arrays})
         want = jax.tree.leaves(_run(reference, args, kwargs, f"{prediction.name}.reference"))
         try:

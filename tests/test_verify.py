@@ -209,3 +209,25 @@ def test_a_file_that_fails_to_import_is_a_message_not_a_traceback(tmp_path: Path
     assert result.exit_code == 2, result.output
     assert "error[MSH070]: importing" in result.output and "ModuleNotFoundError" in result.output
     assert "Traceback" not in result.output
+
+
+# -- sequences of hinted structs --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("blocks", [1, 3])
+def test_a_tuple_of_blocks_gets_one_item_per_dims_blocks(blocks: int) -> None:
+    """``blocks: tuple[Block, ...]`` (tests/real_models/gpt2.py): verify draws ``--dims blocks=N`` items,
+    each its own random weights, and runs the model on them (it crashed building the tuple)."""
+    from meshify.verify import _draw, _predict
+
+    path = ROOT / "tests" / "real_models" / "gpt2.py"
+    sizes = parse_dims(f"batch=4,length=8,positions=16,vocab=64,d_model=32,qkv=3,heads=8,d_head=4,d_ff=64,"
+                       f"blocks={blocks}")
+    (prediction, hints), = _predict(path.read_bytes(), path, sizes, None, {})
+    leaves = _draw(prediction, hints, 0, sizes)
+    items = sorted({int(name.split(".")[2]) for name in leaves if name.startswith("params.blocks.")})
+    assert items == list(range(blocks)), sorted(leaves)
+    if blocks > 1:
+        assert not np.array_equal(leaves["params.blocks.0.w_qkv"], leaves["params.blocks.1.w_qkv"])
+    report, = verify_file(path, None, sizes)
+    assert report.results_agree and report.prediction_matches, report
