@@ -57,3 +57,23 @@ def test_take_of_a_table_without_dims_by_split_ids_asks_for_its_dims() -> None:
 def test_take_of_a_literal_1d_table_by_split_ids_is_local() -> None:
     code = _code("take_literal_table_split_ids")
     assert "jnp.take(jnp.linspace(0.0, 3.0, 4), ids, mode=\"clip\")" in code and "mr.all_gather" not in code
+
+
+def test_a_list_of_indices_is_not_taken_for_an_int() -> None:
+    path = HERE / "index_list_columns.py"
+    source = path.read_text()
+    with pytest.raises(UnsupportedError) as error:
+        convert_source(source, str(path))
+    assert "index '[0, 2]' is a sequence of indices" in str(error.value)
+    assert 'cols: Tensor["k"] = jnp.asarray([0, 2])' not in str(error.value)  # the fix names its own dim
+    assert 'ids: Tensor["k"] = jnp.asarray([0, 2])' in str(error.value)
+    line = source.splitlines().index("    y = x[:, [0, 2]]") + 1
+    assert error.value.span.line == line
+
+
+def test_take_of_a_literal_1d_table_by_whole_ids_names_the_ids_dims() -> None:
+    path = HERE / "take_literal_table_split_ids.py"
+    source = path.read_text().replace('@mesh(model=8)', '@mesh(model=8, rules={"model": None})')
+    assert "rules=" in source
+    code = convert_source(source, str(path)).text
+    assert "jnp.take(jnp.linspace(0.0, 3.0, 4), ids, mode=\"clip\")" in code

@@ -24,8 +24,11 @@ def basic_index(ctx: RuleContext, node: cst.Subscript, base: Operand) -> Value:
     dims): the result's value.  The interpreter evaluated each index and bound first
     (:meth:`RuleContext.operand`), tried :func:`array_index` (a lookup) and the slices of split dims."""
     elements = list(node.slice)
-    layout = base.value.layout
-    dims, axes = [], []
+    array = base.value
+    assert isinstance(array, Array), array
+    layout = array.layout
+    dims: list[str] = []
+    axes: list[Axes] = []
     pos = 0
     explicit = sum(1 for e in elements if not _is_none(ctx, e) and not _is_ellipsis(e))
     for element in elements:
@@ -51,13 +54,13 @@ def basic_index(ctx: RuleContext, node: cst.Subscript, base: Operand) -> Value:
                             f"indexing split dim {layout.dims[pos]!r} of {ctx.code(node.value)!r} "
                             f"(layout {layout.describe()})",
                             f"index before sharding, or map {layout.dims[pos]!r} to no mesh axis")
-        elif kind == "slice":
+        elif kind == "slice" and isinstance(element.slice, cst.Slice):
             dims.append(_sliced_dim(ctx, element.slice, layout.dims[pos]))
             axes.append(())
         pos += 1
     dims.extend(layout.dims[pos:])
     axes.extend(layout.axes[pos:])
-    return Array(Layout(tuple(dims), tuple(axes), layout.partial), base.value.origin)
+    return Array(Layout(tuple(dims), tuple(axes), layout.partial), array.origin)
 
 
 def _sliced_dim(ctx: RuleContext, s: cst.Slice, dim: str) -> str:
@@ -106,6 +109,12 @@ def _index_kind(ctx: RuleContext, element: cst.SubscriptElement) -> str:
         return "full" if s.lower is None and s.upper is None and s.step is None else "slice"
     value = ctx.operand(element.slice.value).value
     if isinstance(value, Static):
+        if _sequence(element.slice.value, value):
+            code = ctx.code(element.slice.value)
+            raise ctx.error(UnsupportedError, element, f"index {code!r} is a sequence of indices: an array index, "
+                            "whose result has a dim of its own that meshify cannot name",
+                            f"make it an array with a named dim, ids: Tensor[\"k\"] = jnp.asarray({code}), and "
+                            "index with ids")
         return "int"
     if isinstance(value, Opaque):
         raise ctx.error(UnsupportedError, element, f"index {ctx.code(element.slice.value)!r} is an array whose "
@@ -113,6 +122,17 @@ def _index_kind(ctx: RuleContext, element: cst.SubscriptElement) -> str:
                         f"name its dims where it is made: {ctx.code(element.slice.value)}: Tensor[...] = ...")
     raise ctx.error(UnsupportedError, element, "advanced indexing with an array beside indices other than ':'",
                     "index the other dims first, or use jnp.take(x, ids, axis=...) or jnp.take_along_axis")
+
+
+def _sequence(node: cst.BaseExpression, value: Static) -> bool:
+    """A static index that is a list or tuple of indices (``x[:, [0, 2]]``, ``x[ROWS]``, ``x[list(range(3))]``),
+    not one int: JAX makes it an array index (a new dim), where an int drops the dim."""
+    if isinstance(node, cst.List | cst.Tuple | cst.ListComp | cst.Set | cst.SetComp | cst.GeneratorExp):
+        return True
+    if value.known and isinstance(value.literal, list | tuple | range | set):
+        return True
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and \
+        node.func.value in ("list", "tuple", "range", "sorted", "reversed")
 
 
 # -- lookups ------------------------------------------------------------------------------------------
@@ -214,7 +234,8 @@ def _lookup_mode(ctx: RuleContext, call: Call, mode_op, fill_op) -> tuple[str, O
 def _take(ctx: RuleContext, call: Call):
     table, ids = call.arg(0, "a"), call.arg(1, "indices")
     axis = _literal(call.arg(2, "axis")) if call.arg(2, "axis") is not None else None
-    if isinstance(table.value, Opaque) and isinstance(ids.value, Array) and ids.value.layout.is_split:
+    if isinstance(table.value, Opaque) and isinstance(ids.value, Array) and (
+            ids.value.layout.is_split or _one_dim(table.value)):
         return _take_whole(ctx, table, ids, axis)
     if not isinstance(table.value, Array) or not isinstance(ids.value, Array):
         return unknown_call(ctx, call)
@@ -233,9 +254,8 @@ def _take_whole(ctx: RuleContext, table: Operand, ids: Operand, axis) -> Lowerin
     """``jnp.take`` of a table whose dims meshify cannot name (a module array, a literal), by split ids:
     the table is whole on every device, so each looks its block of ids up locally and the result is split
     like the ids, whatever the mode.  Only a table known to be 1-D gives the result's dims (the ids'
-    dims); otherwise the error asks for the table's dims."""
-    shape = table.value.shape
-    if shape is None or len(shape) != 1 or axis not in (None, 0, -1):
+    dims, whole ids too); otherwise the error asks for the table's dims."""
+    if not _one_dim(table.value) or axis not in (None, 0, -1):
         code = ctx.code(table.original)
         raise ctx.error(UnsupportedError, table.original,
                         f"jnp.take of {code!r}, whose dims meshify cannot infer, by {ctx.code(ids.original)!r} of "
@@ -243,6 +263,10 @@ def _take_whole(ctx: RuleContext, table: Operand, ids: Operand, axis) -> Lowerin
                         f"name the table's dims first (t: Tensor[\"rows\", ...] = {code}), then jnp.take(t, ...)")
     i = ids.value.layout.with_partial(())
     return Lowering(Array(i), (Convert(ids, i, "lookup index"),), indices=(ids,))
+
+
+def _one_dim(table: Opaque) -> bool:
+    return table.shape is not None and len(table.shape) == 1
 
 
 @op("jax.numpy.take_along_axis")
