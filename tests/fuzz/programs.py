@@ -1404,6 +1404,10 @@ class _Builder:
         if kind == "scan":
             layer = self.new_dim(size=self.pick((2, 3)), base="layer", split=False)
             self.fixed.add(layer)
+            used = {x for d in (*a.dims, *w_dims) for x in self.axes_of(d)}
+            ones = [x for x, n in self.axes.items() if n == 1 and x not in used]
+            if ones and self.flag(50):  # 'layer' on a mesh axis of size 1 (8x1: model=1): it splits nothing
+                self.rules[layer] = (self.pick(ones),)
             w = self.param((layer, *w_dims), std=0.5)
             carry = self.fresh()
             self.values.append(_Value(carry, a.dims, scale))
@@ -1457,16 +1461,33 @@ class _Builder:
             return True
         rest = [d for j, d in enumerate(a.dims) if j != k]
         id_dims: list[str] = []
+        # now and then ids split over the axis that splits the looked-up dim (tokens and vocab both over
+        # 'model'): meshify gathers the ids (or the table) over it
+        share = self.flag(25)
         for _ in range(self.ch.integer(1, 2)):
-            d = self.some_dim(exclude=list(a.dims) + id_dims, compatible=list(a.dims) + id_dims)
+            beside = rest if share else list(a.dims)
+            d = self.some_dim(exclude=list(a.dims) + id_dims, compatible=beside + id_dims)
             if d not in a.dims and d not in id_dims and not set(self.axes_of(d)) & {
-                    x for e in list(a.dims) + id_dims for x in self.axes_of(e)}:
+                    x for e in beside + id_dims for x in self.axes_of(e)}:
                 id_dims.append(d)
         out = (*rest[:k], *id_dims, *rest[k:])
         if not id_dims or not self.fits(out) or not self.disjoint(out):
             return False
-        self.constraints.append((*a.dims, *id_dims))  # type: ignore[arg-type]
+        if share:
+            self.constraints += [tuple(a.dims), out]  # type: ignore[list-item]
+        else:
+            self.constraints.append((*a.dims, *id_dims))  # type: ignore[arg-type]
         ids = self.ids(id_dims, high, low)
+        if kind == "take" and self.flag(20):
+            # a literal 1-D table (no hint: whole on every device) taken by these ids: a local take
+            n = self.sizes[a.dims[k]]  # type: ignore[index]
+            table = self.pick(["jnp.linspace(-1.0, 1.0, {n})", "jnp.arange({n}) * 0.25"]).format(n=n)
+            expr = self.call("jnp.take", "jax.numpy.take", [table, ids], self.lookup_options(along=False))
+            if "arange" in table:
+                self.trigger("jnp.take of a table whose shape meshify cannot read (arange(n) * 0.25)", expr,
+                             unnamed=True)
+            self.emit(expr, tuple(id_dims), 1.0)
+            return True
         if kind == "index":
             self.emit(f"{a.name}[{ids}]", out, a.scale)
         else:
