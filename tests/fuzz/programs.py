@@ -789,7 +789,10 @@ class _Builder:
         else:
             self.lines.append(f"return {returned}")
         ret = hints[0] if len(hints) == 1 else f"tuple[{', '.join(hints)}]"
-        helper = self.extract_helper() if len(self.lines) >= 3 and self.flag(20) else ""
+        # low-precision programs move a run into a helper more often: a partial sum accumulated in float32
+        # crossing the call (an item of a returned tuple too) must come back in the program's dtype
+        helper = self.extract_helper() if len(self.lines) >= 3 and self.flag(20 if self.dtype == "float32" else 60) \
+            else ""
         self.module.provoked = self.module.provoked or self.provoked
         return _Function(self.name, self.mesh, self.axes, self.rules, self.rules_text(), self.sizes, self.args,
                          self.lines, ret, grad, tuple(final.dims), helper, self.constraints,  # type: ignore[arg-type]
@@ -1460,6 +1463,15 @@ class _Builder:
             self.emit(expr, idx_dims, a.scale)
             return True
         rest = [d for j, d in enumerate(a.dims) if j != k]
+        if kind == "index" and high >= 2 and self.flag(10):
+            # a list of indices (x[:, [0, 1]]): an array index in JAX, with a dim of its own (meshify took it
+            # for an int once, dropping the dim); refused, its fix an array with a named dim
+            picked = self.new_dim(size=2, split=False)
+            index = ", ".join([":"] * k + ["[0, 1]"] + ([] if k else ["..."]))
+            expr = f"{a.name}[{index}]"
+            self.trigger("a list of indices", expr)
+            self.emit(expr, (*rest[:k], picked, *rest[k:]), a.scale)
+            return True
         id_dims: list[str] = []
         # now and then ids split over the axis that splits the looked-up dim (tokens and vocab both over
         # 'model'): meshify gathers the ids (or the table) over it
