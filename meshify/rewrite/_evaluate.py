@@ -4,6 +4,8 @@ its rewritten node; calls go to the op rules (:mod:`meshify.rewrite.rules`).
 
 from __future__ import annotations
 
+from typing import TypeGuard
+
 import libcst as cst
 
 from meshify.annotate._types import Layout
@@ -88,11 +90,12 @@ def evaluate(rw, node: cst.BaseExpression):
 def _sequence(node: cst.Tuple | cst.List, items: list[Operand]) -> Operand:
     """A tuple or list literal of evaluated items."""
     new = node.with_changes(elements=[e.with_changes(value=i.node) for e, i in zip(node.elements, items)])
-    if all(isinstance(i.value, Static) for i in items):
-        known = all(i.value.known for i in items)
-        sizes = tuple(i.value.size_of for i in items)
-        shape_of = sizes if items and all(sizes) else None
-        return Operand(Static(tuple(i.value.literal for i in items), known, shape_of=shape_of), node, new)
+    statics = [i.value for i in items if isinstance(i.value, Static)]
+    if len(statics) == len(items):
+        known = all(v.known for v in statics)
+        sizes = [v.size_of for v in statics]
+        shape_of = tuple(d for d in sizes if d is not None) if statics and all(sizes) else None
+        return Operand(Static(tuple(v.literal for v in statics), known, shape_of=shape_of), node, new)
     return Operand(TupleValue(tuple(i.value for i in items)), node, new)
 
 
@@ -166,7 +169,8 @@ def _unary(rw, node: cst.UnaryOperation):
     return Operand(value, node, node.with_changes(expression=nodes[0]))
 
 
-def binary_operator(rw, operator: type, left, right, node) -> tuple[Value, list[cst.BaseExpression]]:
+def binary_operator(rw, operator: type[cst.BaseBinaryOp], left, right, node
+                    ) -> tuple[Value, list[cst.BaseExpression]]:
     """Value and rewritten operands of ``left <op> right``."""
     if operator is cst.MatrixMultiply:
         value, converts, contraction = matmul(rw.rule_context(), [left, right], node, "@")
@@ -311,7 +315,7 @@ def _attribute(rw, node: cst.Attribute):
 
 
 def _is_module_path(rw, node: cst.Attribute) -> bool:
-    root = node
+    root: cst.BaseExpression = node
     while isinstance(root, cst.Attribute):
         root = root.value
     # jnp.einsum, math.pi: a path from an import; anything else (CFG.scale, a closure's cfg.w) is evaluated.
@@ -346,8 +350,9 @@ def _subscript(rw, node: cst.Subscript):
     if isinstance(base.value, Static):
         shape_of = base.value.shape_of
         index = _literal_int(rw, node.slice[0]) if shape_of and len(node.slice) == 1 else None
-        size = Static(size_of=shape_of[index]) if index is not None and -len(shape_of) <= index < len(shape_of) \
-            else Static()
+        size = Static()
+        if shape_of and index is not None and -len(shape_of) <= index < len(shape_of):
+            size = Static(size_of=shape_of[index])
         return Operand(size, node, node.with_changes(value=base.node))
     if sequence_item(base.value) is not None:
         return sequence_index(rw, node, base)
@@ -408,7 +413,7 @@ def _literal_int(rw, element: cst.SubscriptElement) -> int | None:
 def _call(rw, node: cst.Call):
     func = node.func
     local = local_def(rw, func.value) if isinstance(func, cst.Name) else None
-    if local is not None:  # a def nested in the function: rewritten for this call (_nested)
+    if local is not None and isinstance(func, cst.Name):  # a def nested in the function: rewritten for it (_nested)
         value, new = call_local(rw, local, _evaluate_args(rw, node, func.value, None))
         return Operand(value, node, new)
     if isinstance(func, cst.Call) and isinstance(func.func, cst.Name | cst.Attribute):
@@ -500,7 +505,7 @@ def _evaluate_args(rw, node: cst.Call, name: str, receiver) -> Call:
             operand = _sequence(arg.value, evaluated)
         else:
             operand = rw.expr(arg.value)
-            shape = operand.value.shape_of if isinstance(operand.value, Static) else None
+            shape: tuple[str, ...] | None = operand.value.shape_of if isinstance(operand.value, Static) else None
             if shape and _names_only(arg.value):  # y.shape[i], read as the user would write it
                 entries[arg.value] = tuple(rw.expr(cst.Subscript(arg.value, [cst.SubscriptElement(
                     cst.Index(int_node(i)))])) for i in range(len(shape)))
@@ -518,7 +523,7 @@ def _names_only(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name)
 
 
-def is_reshape(rw, node: cst.BaseExpression) -> bool:
+def is_reshape(rw, node: cst.BaseExpression) -> TypeGuard[cst.Call]:
     """Whether ``node`` is ``x.reshape(...)`` or ``jnp.reshape(x, ...)``."""
     if not isinstance(node, cst.Call):
         return False
@@ -552,6 +557,7 @@ def index_array(rw, node: cst.Subscript, base: Operand, ctx: RuleContext | None 
     if found is not None:
         axis, index = found
         lowering = lookup(ctx, base, index, axis, node)
+        assert lowering.result is not None
         ids, table = rw.carry_out(lowering)
         if lowering.template is None:
             looked_up = elements[axis].with_changes(slice=elements[axis].slice.with_changes(value=ids))
@@ -579,7 +585,7 @@ def _subscript_operands(rw, node: cst.Subscript) -> dict[cst.CSTNode, Operand]:
         if isinstance(s, cst.Index):
             if not is_none(ctx, element) and not isinstance(s.value, cst.Ellipsis):
                 operands[s.value] = rw.expr(s.value)
-        else:
+        elif isinstance(s, cst.Slice):
             for bound in (s.lower, s.upper, s.step):
                 if bound is not None:
                     operands[bound] = rw.expr(bound)

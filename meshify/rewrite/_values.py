@@ -88,6 +88,13 @@ class Operand:
     node: cst.BaseExpression
 
 
+def array(operand: Operand) -> Array:
+    """The array ``operand`` holds, where the caller knows it holds one (a rule whose guard checked it)."""
+    value = operand.value
+    assert isinstance(value, Array), value
+    return value
+
+
 @dataclass(frozen=True, slots=True)
 class TracedLoop:
     """A loop JAX runs (scan, fori_loop): its body appears once in the HLO but runs ``trips`` times."""

@@ -113,7 +113,7 @@ class Call:
     name: str
     args: tuple  # tuple[Operand, ...]
     kwargs: dict  # dict[str, Operand]
-    receiver: object = None  # the Operand a method is called on
+    receiver: Operand | None = None  # the operand a method is called on
     #: Parameter name -> operand (a tuple for ``*args``), bound by :func:`closed_world`.
     params: dict = field(default_factory=dict)
     #: Each item of a list or tuple literal written as an argument (``x.reshape((b, l, h, d))``): its
@@ -396,11 +396,13 @@ def closed_world(ctx: RuleContext, call: Call, qualified: str) -> dict[str, obje
     Returns parameter -> operand (a tuple of operands for ``*args``; a keyword ``**kwargs`` takes under its
     own name, modelled when the rule reads the ``**kwargs`` parameter)."""
     declared = signature(qualified)
+    assert declared is not None, qualified  # op() checked it at registration
     models = MODELS[qualified]
     bound = _bind(ctx, call, qualified, declared)
     call.params.update(bound)
     for name, operand in bound.items():
         param = declared.get(name) or declared.varkw()
+        assert param is not None, name  # _bind bound only declared names (or **kwargs)
         if models.reads is None or param.name in models.reads:
             continue
         for o in operand if isinstance(operand, tuple) else (operand,):
@@ -512,9 +514,9 @@ def _arrays_in(value: Value, path: str, node: cst.CSTNode | None = None):
     elif isinstance(value, TupleValue):
         literal = isinstance(node, cst.List | cst.Tuple) and len(node.elements) == len(value.items)
         for i, item in enumerate(value.items):
-            element = node.elements[i].value if literal else None  # type: ignore[union-attr]
-            yield from _arrays_in(item, cst.Module([]).code_for_node(element) if literal else f"{path}[{i}]",
-                                  element)
+            element = node.elements[i].value if isinstance(node, cst.List | cst.Tuple) and literal else None
+            yield from _arrays_in(item, cst.Module([]).code_for_node(element) if element is not None
+                                  else f"{path}[{i}]", element)
     elif isinstance(value, StructValue):
         for name, item in value.fields:
             yield from _arrays_in(item, f"{path}.{name}")

@@ -57,8 +57,8 @@ def _parse_subscripts(ctx: RuleContext, text: str, operands, where) -> tuple[lis
     spare = iter(c for c in string.ascii_uppercase + string.ascii_lowercase if c not in text)
     ellipsis_letters = ""
     if "..." in text:
-        width = max((_rank(o) - (len(s) - 3) for s, o in zip(inputs, operands) if "..." in s and _rank(o) is not None),
-                    default=0)
+        ranks = [(s, _rank(o)) for s, o in zip(inputs, operands)]
+        width = max((r - (len(s) - 3) for s, r in ranks if "..." in s and r is not None), default=0)
         ellipsis_letters = "".join(next(spare) for _ in range(width))
     expanded = []
     for s, o in zip(inputs, operands):
@@ -142,14 +142,14 @@ def contract(ctx: RuleContext, operands: Sequence, inputs: Sequence[str], output
     origin = partial_ops[0].value.origin if partial_ops else ""
     for i, (o, letters) in enumerate(zip(operands, inputs)):
         dims = tuple(names[l] for l in letters)
-        axes = tuple(chosen[l] for l in letters)
+        splits = tuple(chosen[l] for l in letters)
         if isinstance(o.value, Array):
             dims = tuple(d if d.endswith(INFERRED) else n for d, n in zip(o.value.dims, dims))
             partial = o.value.layout.partial & keep if (partial_ops and o is partial_ops[0]) else frozenset()
-            converts.append(Convert(o, Layout(dims, axes, partial), what))
+            converts.append(Convert(o, Layout(dims, splits, partial), what))
         elif isinstance(o.value, Opaque):
             replicated = Operand(Array(Layout.replicated(dims)), o.original, o.node)
-            converts.append(Convert(replicated, Layout(dims, axes), what))
+            converts.append(Convert(replicated, Layout(dims, splits), what))
         else:
             converts.append(None)
     # An operand gathered over an axis another operand is split over (a weight split over 'data'
@@ -187,6 +187,7 @@ def matmul(ctx: RuleContext, operands: Sequence, node, what: str, dot: bool = Fa
                         f"make it a parameter with a Tensor hint, or name its dims first: "
                         f"'w: Tensor[\"d_in\", \"d_out\"] = {text}' (a whole copy on every device)")
     ra, rb = ranks
+    assert ra is not None and rb is not None  # None refused above
     if ra == 0 or rb == 0:
         raise ctx.error(LayoutError, node, f"{what} of a scalar", "use * for scalars")
     if dot and rb > 2:

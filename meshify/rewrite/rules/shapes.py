@@ -12,7 +12,7 @@ from meshify.errors import LayoutError, MeshifyError, UnsupportedError
 from meshify.rewrite._collectives import axes_text
 from meshify.rewrite._plan import choose_splits
 from meshify.rewrite._templates import int_node
-from meshify.rewrite._values import Array, Opaque, Operand, Static, TupleValue
+from meshify.rewrite._values import Array, Opaque, Operand, Static, TupleValue, array
 from meshify.rewrite.rules._api import ADD, At, Call, Convert, Lowering, RuleContext, Template, keep, op, unknown_call
 from meshify.rewrite.rules.elementwise import _kept_partial
 
@@ -28,7 +28,7 @@ _UNKNOWN = object()
 
 
 def _ints(ctx: RuleContext, operands, what: str, where) -> list[int]:
-    out = []
+    out: list[int] = []
     for o in operands:
         lit = _literal(o)
         if isinstance(lit, tuple | list):
@@ -42,9 +42,9 @@ def _ints(ctx: RuleContext, operands, what: str, where) -> list[int]:
 
 
 def _permuted(x: Operand, perm: list[int]) -> Array:
-    layout = x.value.layout
+    layout = array(x).layout
     return Array(Layout(tuple(layout.dims[p] for p in perm), tuple(layout.axes[p] for p in perm), layout.partial),
-                 x.value.origin)
+                 array(x).origin)
 
 
 def _x(call: Call, keyword: str = "a"):
@@ -60,7 +60,7 @@ def _transpose(ctx: RuleContext, call: Call):
     x = _x(call)
     if not isinstance(x.value, Array):
         return unknown_call(ctx, call)
-    rank = x.value.layout.rank
+    rank = array(x).layout.rank
     if call.receiver is not None:
         given = list(call.args) or ([call.kwargs["axes"]] if "axes" in call.kwargs else [])
     else:
@@ -80,7 +80,7 @@ def _swapaxes(ctx: RuleContext, call: Call):
         return unknown_call(ctx, call)
     offset = 0 if call.receiver is not None else 1
     a, b = _ints(ctx, [call.arg(offset, "axis1"), call.arg(offset + 1, "axis2")], "swapaxes", call.node)
-    rank = x.value.layout.rank
+    rank = array(x).layout.rank
     perm = list(range(rank))
     perm[a % rank], perm[b % rank] = perm[b % rank], perm[a % rank]
     return keep(_permuted(x, perm))
@@ -91,7 +91,7 @@ def _moveaxis(ctx: RuleContext, call: Call):
     x = call.arg(0, "a")
     if not isinstance(x.value, Array):
         return unknown_call(ctx, call)
-    rank = x.value.layout.rank
+    rank = array(x).layout.rank
     src = [s % rank for s in _ints(ctx, [call.arg(1, "source")], "moveaxis", call.node)]
     dst = [d % rank for d in _ints(ctx, [call.arg(2, "destination")], "moveaxis", call.node)]
     order = [n for n in range(rank) if n not in src]
@@ -106,7 +106,7 @@ def _moveaxis(ctx: RuleContext, call: Call):
 @op("jax.numpy.reshape", method="reshape", reads=("a", "shape", "args", "copy"))
 def _reshape_unnamed(ctx: RuleContext, call: Call):
     x = _x(call)
-    if isinstance(x.value, Array) and (x.value.layout.is_split or x.value.layout.partial):
+    if isinstance(x.value, Array) and (array(x).layout.is_split or array(x).layout.partial):
         return _reshape_inferred(ctx, call, x)
     if isinstance(x.value, Array):  # whole: the dims it gets when split (a size-1 mesh axis splits nothing)
         try:
@@ -124,7 +124,7 @@ def _reshape_inferred(ctx: RuleContext, call: Call, x: Operand):
     which takes the split.  New dims are named from their size expressions (``cfg.heads`` ->
     ``heads?``; the mark says meshify chose the name), and merging the parts of a split dim back
     gives its name again (``[heads?, head_dim?]`` -> ``q_features``)."""
-    layout = x.value.layout
+    layout = array(x).layout
     sizes, size_nodes, spelled = _shape_operands(ctx, call, whole_shape=True)
     kept = [s.value.size_of if isinstance(s.value, Static) and s.value.size_of in layout.dims
             and layout.dims.count(s.value.size_of) == 1 else None for s in sizes]
@@ -150,7 +150,7 @@ def _reshape_inferred(ctx: RuleContext, call: Call, x: Operand):
     dims = _unique([n or "" for n in names])
     shards = [_shard_size(ctx, sz, nd, ctx.mesh.size(a), d.rstrip(INFERRED), _major_of(layout, d, a))
               for sz, nd, a, d in zip(sizes, size_nodes, axes, dims)]
-    value = Array(Layout(tuple(dims), tuple(axes), layout.partial), x.value.origin)
+    value = Array(Layout(tuple(dims), tuple(axes), layout.partial), array(x).origin)
     return Lowering(value, replace=_resized(call, sizes, shards, spelled), origins=tuple(origins))
 
 
@@ -212,10 +212,10 @@ def reshape_named(ctx: RuleContext, call: Call, dims: tuple[str, ...]) -> Loweri
     if len(size_nodes) != len(dims):
         raise ctx.error(LayoutError, call.node, f"reshape to {len(size_nodes)} sizes but the hint names {len(dims)} "
                         f"dims {list(dims)}", "give the hint one name per size")
-    layout = x.value.layout
+    layout = array(x).layout
     out_axes = _reshape_axes(ctx, call.node, layout, dims)
     shards = [_shard_size(ctx, s, n, ctx.mesh.size(a), d) for s, n, a, d in zip(sizes, size_nodes, out_axes, dims)]
-    value = Array(Layout(dims, tuple(out_axes), layout.partial), x.value.origin)
+    value = Array(Layout(dims, tuple(out_axes), layout.partial), array(x).origin)
     return Lowering(value, replace=_resized(call, sizes, shards, spelled))
 
 
@@ -254,7 +254,7 @@ def _entries(call: Call, shape: Operand) -> tuple[Operand, ...]:
     given = call.entries.get(shape.original)
     if given is not None:
         return given
-    dims = shape.value.shape_of or ()
+    dims = shape.value.shape_of if isinstance(shape.value, Static) and shape.value.shape_of else ()
     return tuple(Operand(Static(size_of=d), node, node) for d, node in
                  ((d, cst.Subscript(shape.node, [cst.SubscriptElement(cst.Index(int_node(i)))]))
                   for i, d in enumerate(dims)))
@@ -373,7 +373,7 @@ def _sequence(ctx: RuleContext, call: Call, keyword: str):
 def _join(ctx: RuleContext, call: Call, kind: str):
     seq, items = _sequence(ctx, call, "tup" if kind in ("hstack", "vstack") else "arrays")
     if kind in ("hstack", "vstack"):  # numpy's: a concatenate along a fixed axis (vstack of vectors: a stack)
-        rank = next((i.value.layout.rank for i in items if isinstance(i.value, Array)), 2)
+        rank = next((array(i).layout.rank for i in items if isinstance(i.value, Array)), 2)
         if kind == "vstack" and rank == 1:
             return _joined(ctx, call, seq, items, "stack", 0, kind)
         return _joined(ctx, call, seq, items, "concatenate", 1 if kind == "hstack" and rank > 1 else 0, kind)
@@ -393,7 +393,7 @@ def _joined(ctx: RuleContext, call: Call, seq, items, kind: str, axis, what: str
     if not isinstance(axis, int):
         raise ctx.error(UnsupportedError, call.node, f"{kind} needs a literal axis", "write axis=<int literal>")
     axis %= rank + (1 if kind == "stack" else 0)
-    if any(a.value.layout.rank != rank for a in arrays):
+    if any(array(a).layout.rank != rank for a in arrays):
         raise ctx.error(LayoutError, call.node, f"{kind} of arrays of different ranks",
                         "give every array the same dims (expand with x[None] where needed)")
     dims = arrays[0].value.dims
@@ -402,7 +402,7 @@ def _joined(ctx: RuleContext, call: Call, seq, items, kind: str, axis, what: str
         if a.value.dims != dims and kind == "stack":
             raise ctx.error(LayoutError, call.node, f"stack of arrays with dims {list(a.value.dims)} and {list(dims)}",
                             "stack arrays with the same dims in the same order")
-        for i, ax in enumerate(a.value.layout.axes):
+        for i, ax in enumerate(array(a).layout.axes):
             if ax and (kind == "stack" or i != axis) and ax not in candidates.setdefault(i, []):
                 candidates[i].append(ax)
     chosen = choose_splits(list(range(rank)), candidates, {i: ctx.rules.axes(d) for i, d in enumerate(dims)})
@@ -410,7 +410,7 @@ def _joined(ctx: RuleContext, call: Call, seq, items, kind: str, axis, what: str
         chosen[axis] = ()
     kept = _kept_partial(items, ADD) - {x for ax in chosen.values() for x in ax}
     converts = tuple(Convert(a, Layout(a.value.dims, tuple(chosen[i] for i in range(rank)),
-                                       a.value.layout.partial & kept), what or kind) for a in arrays)
+                                       array(a).layout.partial & kept), what or kind) for a in arrays)
     out_axes = [chosen[i] for i in range(rank)]
     out_dims = list(dims)
     if kind == "stack":
@@ -426,7 +426,7 @@ def _split(ctx: RuleContext, call: Call):
     x, sections = call.arg(0, "ary"), call.arg(1, "indices_or_sections")
     if not isinstance(x.value, Array):
         return unknown_call(ctx, call)
-    layout = x.value.layout
+    layout = array(x).layout
     axis = _literal(call.arg(2, "axis")) if call.arg(2, "axis") is not None else 0
     count = _literal(sections)
     if not isinstance(axis, int) or not (isinstance(count, int) or isinstance(count, tuple | list)):
@@ -441,7 +441,7 @@ def _split(ctx: RuleContext, call: Call):
                         f"give the sections their own dim instead of fusing them into {dim!r}, e.g. a "
                         "[d_model, 3, heads, d_head] QKV weight with heads split, indexed w[:, 0], w[:, 1], w[:, 2]")
     n = count if isinstance(count, int) else len(count) + 1
-    return keep(TupleValue(tuple(Array(layout, x.value.origin) for _ in range(n))))
+    return keep(TupleValue(tuple(Array(layout, array(x).origin) for _ in range(n))))
 
 
 # -- repeat / broadcast_to (grouped-query attention's kv heads) ----------------------------------------
@@ -456,7 +456,7 @@ def _repeat(ctx: RuleContext, call: Call):
     x, repeats, axis_op = call.arg(0, "a"), call.arg(1, "repeats"), call.arg(2, "axis")
     if not isinstance(x.value, Array):
         return unknown_call(ctx, call)
-    layout = x.value.layout
+    layout = array(x).layout
     axis = _literal(axis_op) if axis_op is not None else None
     if not isinstance(axis, int):
         if not layout.is_split and not layout.partial:
@@ -469,7 +469,7 @@ def _repeat(ctx: RuleContext, call: Call):
     axis %= layout.rank
     dims = list(layout.dims)
     dims[axis] = dims[axis].rstrip(INFERRED) + INFERRED if dims[axis] != BROADCAST else f"{_repeat_name(call)}?"
-    return keep(Array(Layout(tuple(dims), layout.axes, layout.partial), x.value.origin))
+    return keep(Array(Layout(tuple(dims), layout.axes, layout.partial), array(x).origin))
 
 
 def _repeat_name(call: Call) -> str:
@@ -484,7 +484,7 @@ def _broadcast_to(ctx: RuleContext, call: Call):
     x = call.arg(0, "array")
     if not isinstance(x.value, Array):
         return unknown_call(ctx, call)
-    layout = x.value.layout
+    layout = array(x).layout
     shape = call.arg(1, "shape")
     node = shape.original
     if isinstance(node, cst.Tuple | cst.List):
@@ -522,7 +522,7 @@ def _broadcast_to(ctx: RuleContext, call: Call):
     dims = _unique(dims)
     shards = [_shard_size(ctx, s, s.original, ctx.mesh.size(a), d.rstrip(INFERRED)) for s, a, d in
               zip(size_ops, axes, dims)]
-    value = Array(Layout(tuple(dims), tuple(axes), layout.partial), x.value.origin)
+    value = Array(Layout(tuple(dims), tuple(axes), layout.partial), array(x).origin)
     if shards == [None] * len(shards) and isinstance(node, cst.Tuple | cst.List):
         return keep(value)
     # the shape as a tuple of its (per-shard) sizes

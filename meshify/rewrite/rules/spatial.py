@@ -29,7 +29,7 @@ import libcst as cst
 from meshify.annotate._types import BROADCAST, Layout
 from meshify.errors import UnsupportedError
 from meshify.rewrite._collectives import axes_text, halo_kind
-from meshify.rewrite._values import Array, Operand, Static
+from meshify.rewrite._values import Array, Operand, Static, array
 from meshify.rewrite.rules._api import (
     Call,
     Convert,
@@ -100,7 +100,7 @@ def _split_error(ctx: RuleContext, where, call: Call, layout: Layout, dims: list
 
 
 def _whole(x: Operand, purpose: str) -> Convert:
-    layout = x.value.layout
+    layout = array(x).layout
     return Convert(x, layout.with_partial(()), purpose)
 
 
@@ -134,7 +134,7 @@ def _subject(call: Call, param: str):
     x = _array(call, param)
     if x is None:
         return None
-    layout = x.value.layout
+    layout = array(x).layout
     return x, layout, Array(layout.with_partial(())), [d for d in range(layout.rank) if layout.axes[d]]
 
 
@@ -226,13 +226,13 @@ def _pad(ctx: RuleContext, call: Call):
     x = _array(call, "array")
     if x is None:
         return unknown_call(ctx, call)
-    layout = x.value.layout
+    layout = array(x).layout
     widths = _pad_widths(_literal(call, "pad_width"), layout.rank)
     padded = [d for d in range(layout.rank) if layout.axes[d] and (widths is None or any(widths[d]))]
     mode = _literal(call, "mode", "constant")
     options = [name for name in call.params if name not in ("array", "pad_width", "mode")]
     linear = mode in _LINEAR_PADS or (mode == "constant" and _zeros(_pad_values(ctx, call)))
-    value = Array(layout if linear else layout.with_partial(()), x.value.origin)
+    value = Array(layout if linear else layout.with_partial(()), array(x).origin)
     if not padded:  # local: as written, a partial sum first summed unless the padding is linear
         return keep(value) if linear else Lowering(value, (_whole(x, "jnp.pad"),))
     unmodelled = ["mode"] if mode != "constant" else [n for n in options if n != "constant_values"]
@@ -307,7 +307,7 @@ def slice_split_dims(ctx: RuleContext, node: cst.Subscript, base: Operand) -> Sp
     (:meth:`RuleContext.operand`)."""
     from meshify.rewrite.rules.lookups import _is_ellipsis, _is_none
 
-    layout = base.value.layout
+    layout = array(base).layout
     elements = list(node.slice)
     explicit = sum(1 for e in elements if not _is_none(ctx, e) and not _is_ellipsis(e))
     pos, found = 0, []
@@ -324,7 +324,9 @@ def slice_split_dims(ctx: RuleContext, node: cst.Subscript, base: Operand) -> Sp
         pos += 1
     if not found:
         return None
-    slices, emitted, resized = [], [], {}
+    slices: list[Lowering] = []
+    emitted: list[Emitted] = []
+    resized: dict[int, int] = {}
     for n, dim, s in found:
         bounds = [_bound(ctx, element) for element in (s.lower, s.upper, s.step)]
         if bounds[2] not in (None, 1):
@@ -332,7 +334,7 @@ def slice_split_dims(ctx: RuleContext, node: cst.Subscript, base: Operand) -> Sp
                             f"({layout.describe()})", "slice with step 1, or pool with a stride "
                             "(jax.lax.reduce_window), or map that dim to no mesh axis")
         for bound, given in zip(bounds[:2], (s.lower, s.upper)):
-            if bound is ...:
+            if bound is ... and given is not None:
                 raise ctx.error(UnsupportedError, given, f"a slice of split {layout.dims[dim]!r} with a bound that "
                                 "is not an int", "write the bounds as ints (x[:, 1:-1]) or sizes from x.shape")
         emitted += _slice_records(ctx, elements[n], base, layout, dim, bounds[0], bounds[1], resized)
@@ -345,7 +347,7 @@ def slice_split_dims(ctx: RuleContext, node: cst.Subscript, base: Operand) -> Sp
             for n, e in enumerate(elements)]
     whole = all(isinstance(e.slice, cst.Slice) and e.slice.lower is None and e.slice.upper is None
                 and e.slice.step is None for e in rest)
-    return SplitSlices(Array(layout, base.value.origin), tuple(slices), tuple(emitted),
+    return SplitSlices(Array(layout, array(base).origin), tuple(slices), tuple(emitted),
                        None if whole else node.with_changes(slice=rest))
 
 
@@ -389,8 +391,8 @@ def _roll(ctx: RuleContext, call: Call):
     x = _array(call, "a")
     if x is None:
         return unknown_call(ctx, call)
-    layout = x.value.layout
-    value = Array(layout, x.value.origin)
+    layout = array(x).layout
+    value = Array(layout, array(x).origin)
     dims = _axis_dims(ctx, call, "axis", layout)
     if dims is None:
         if layout.is_split:
@@ -437,8 +439,8 @@ def _flip(ctx: RuleContext, call: Call):
     x = _array(call, "m")
     if x is None:
         return unknown_call(ctx, call)
-    layout = x.value.layout
-    value = Array(layout, x.value.origin)
+    layout = array(x).layout
+    value = Array(layout, array(x).origin)
     dims = _axis_dims(ctx, call, "axis", layout)
     split = [d for d in (range(layout.rank) if dims is None else dims) if layout.axes[d]]
     if not split:
