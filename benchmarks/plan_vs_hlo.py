@@ -22,6 +22,7 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")  # before jax is imported
 
 import argparse
 import json
+import re
 import secrets
 import tempfile
 from pathlib import Path
@@ -73,14 +74,38 @@ def _hlo_bytes(text: str) -> int:
     return sum(c.bytes for c in collectives(text))
 
 
+_GROUPS = re.compile(r"replica_groups=(?:\{\{(?P<first>[0-9,]*)\}|\[[0-9]+,(?P<size>[0-9]+)\]<=)")
+
+
+def hlo_collectives(text: str) -> list[tuple[str, int, int]]:
+    """Each collective of compiled HLO text as (kind, bytes per device, devices in its group): the
+    group read from ``replica_groups`` (``{{0,4},{1,5},...}`` or the iota form ``[4,2]<=[8]``)."""
+    from meshify.runtime.hlo import collectives
+
+    out = []
+    lines = [line for line in text.splitlines() if any(f" {k}(" in line or f" {k}-start(" in line
+                                                        for k in ("all-reduce", "all-gather", "reduce-scatter",
+                                                                  "all-to-all", "collective-permute"))]
+    found = collectives(text)
+    assert len(lines) == len(found), "one collective per instruction line"
+    for line, c in zip(lines, found):
+        match = _GROUPS.search(line)
+        if match is None:
+            raise ValueError(f"no replica groups in {line.strip()[:200]}")
+        size = int(match["size"]) if match["size"] else len(match["first"].split(","))
+        out.append((c.kind, c.bytes, size))
+    return out
+
+
 def compiled_forward(folder: Path, case: str, candidate) -> int:
     """Collective bytes per device in the compiled forward pass of ``candidate``."""
     program, arrays = _loaded(folder, case, candidate)
     return _hlo_bytes(program.lower(**arrays).compile().as_text())
 
 
-def compiled_forward_backward(folder: Path, case: str, candidate) -> int:
-    """The same for the forward and backward pass."""
+def compiled_forward_backward_text(folder: Path, case: str, candidate) -> str:
+    """The compiled HLO text of ``candidate``'s forward and backward pass: a vjp with respect to every
+    float argument, its cotangent placed like the output."""
     import jax
     import numpy as np
 
@@ -94,7 +119,12 @@ def compiled_forward_backward(folder: Path, case: str, candidate) -> int:
 
     out = program(**arrays)
     cotangent = jax.device_put(np.ones(out.shape, out.dtype), out.sharding)
-    return _hlo_bytes(jax.jit(forward_backward).lower([arrays[n] for n in floats], cotangent).compile().as_text())
+    return jax.jit(forward_backward).lower([arrays[n] for n in floats], cotangent).compile().as_text()
+
+
+def compiled_forward_backward(folder: Path, case: str, candidate) -> int:
+    """The same for the forward and backward pass."""
+    return _hlo_bytes(compiled_forward_backward_text(folder, case, candidate))
 
 
 def _compare(folder: Path, case: str, every: int) -> dict:

@@ -224,15 +224,27 @@ def factorisations(n: int, parts: int) -> list[tuple[int, ...]]:
 # -- one structure, planned -----------------------------------------------------------------------
 
 _FLOPS, _SAVED = "plan:flops", "plan:saved"
+#: An operand JAX broadcasts over mesh axes it does not vary over (``pvary``, inserted where it meets
+#: operands that do): the backward pass all-reduces its cotangent over them.  A weight meeting
+#: activations split over ``data`` is one: its gradient's all-reduce is data parallelism's.
+_BROADCAST = "plan:broadcast"
+#: An operand gathered as varying (FSDP): the backward pass reduce-scatters its cotangent back.
+_SCATTER = "plan:scatter"
 _patch_lock = threading.Lock()
 
 
 @contextlib.contextmanager
-def _counting_contractions(sizes: dict[str, int]) -> Iterator[None]:
+def _observing(sizes: dict[str, int]) -> Iterator[None]:
     """While rewriting, every einsum/matmul also leaves records: the dims of each pairwise contraction
-    it runs, with their splits (for FLOPs), and its result's layout (saved for the backward pass).
+    it runs, with their splits (for FLOPs), and its result's layout (saved for the backward pass); and
+    every op whose operands vary over different mesh axes, the backward collectives that makes.
     Records carry the loop trips and are copied into each caller of a helper, as collectives are."""
+    from meshify.rewrite import _interp
     from meshify.rewrite.rules import contractions
+
+    # Contractions of three or more operands, planned and not yet converted: jnp.einsum runs them
+    # pairwise, so what JAX broadcasts (and the backward pass all-reduces) is per pairwise step.
+    nary: list[tuple[list, list[str], dict]] = []
 
     def counted(rw, value, converts, inputs, what):
         split: dict[str, tuple[str, tuple[str, ...]]] = {}
@@ -240,27 +252,128 @@ def _counting_contractions(sizes: dict[str, int]) -> Iterator[None]:
             if c is not None:
                 for letter, dim, axes in zip(letters, c.layout.dims, c.layout.axes):
                     split.setdefault(letter, (dim, axes))
-        loops = tuple(rw._loops)
-        for step in _pairwise(inputs, value.layout.dims, split, sizes):
-            rw.records.append(Record(rw._line, _FLOPS, (), what, "", _letters_layout(step, split), loops))
+        loops = rw.loops
+        steps = _path(inputs, value.layout.dims, split, sizes)
+        for _taken, letters, _result in steps:
+            rw.records.append(Record(rw._line, _FLOPS, (), what, "", _letters_layout(letters, split), loops))
         rw.records.append(Record(rw._line, _SAVED, (), what, "", value.layout.with_partial(()), loops))
+        if len(steps) > 1:
+            nary.append((list(converts), list(inputs), split, steps))
+
+    def observed(rw, converts):
+        for i, (planned, inputs, split, steps) in enumerate(nary):
+            given = [c for c in planned if c is not None]
+            if len(given) == len(converts) and all(a is b for a, b in zip(given, converts)):
+                del nary[i]
+                _pairwise_broadcasts(rw, planned, inputs, split, steps)
+                return
+        _broadcasts(rw, converts)
 
     with _patch_lock:
         contractions.OBSERVERS.append(counted)
+        _interp.OPERAND_OBSERVERS.append(observed)
         try:
             yield
         finally:
             contractions.OBSERVERS.remove(counted)
+            _interp.OPERAND_OBSERVERS.remove(observed)
 
 
-def _pairwise(inputs, out_dims: tuple[str, ...], split: dict, sizes: dict[str, int]) -> list[str]:
-    """The letters each pairwise contraction of an einsum spans, in the order ``jnp.einsum`` runs them
-    (opt_einsum's path for the global sizes): ``bhqs,bshk,hkd->bqd`` is two contractions, not one
-    over all six letters.  Letters of one dim name have one size, so which of them the output keeps
-    changes no cost."""
+@dataclass(frozen=True, slots=True)
+class _Gather:
+    axes: tuple[str, ...]
+    layout: Layout  # after the gather: the block whose cotangent is reduce-scattered
+
+
+@dataclass(frozen=True, slots=True)
+class _Side:
+    """One operand of an op, for the backward pass: the mesh axes it varies over, the all_gathers
+    made as varying converting it, and what carries its dtype (empty: it has no cotangent)."""
+
+    vary: frozenset[str]
+    gathers: tuple[_Gather, ...]
+    reason: str
+
+
+def _side(rw, c) -> _Side:
+    """``c``'s operand as an op sees it: varying over the axes its converted layout splits or is
+    partial over, and over those a varying gather took away."""
+    gathers = tuple(_varying_gathers(rw, c))
+    vary = c.layout.split_axes | c.layout.partial | {a for g in gathers for a in g.axes}
+    carriers = rw.dtypes.of(c.operand.original)
+    if not carriers or set(carriers) <= {"bool"}:
+        return _Side(frozenset(vary), gathers, "")  # a constant, a mask, or unknown dtype (an index)
+    return _Side(frozenset(vary), gathers, " ".join(carriers))  # to drop integer parameters later
+
+
+def _broadcast(rw, side: _Side, union: set[str], layout: Layout) -> None:
+    """Records the backward all-reduce of a ``layout`` block JAX broadcasts (``pvary``) over the axes
+    of ``union`` that ``side`` does not vary over, and a reduce-scatter per varying gather of it."""
+    if not side.reason:
+        return
+    loops = rw.loops
+    missing = tuple(a for a in rw.mesh.names if a in union - side.vary)
+    if missing:
+        rw.records.append(Record(rw._line, _BROADCAST, missing, "", side.reason, layout.with_partial(()), loops))
+    for g in side.gathers:
+        rw.records.append(Record(rw._line, _SCATTER, g.axes, "", side.reason, g.layout, loops))
+
+
+def _broadcasts(rw, converts) -> None:
+    """Records what the backward pass sends for one op's operands (converted as ``converts`` say):
+    an all-reduce of each differentiable operand's block over the axes other operands vary over and
+    it does not (JAX's ``pvary``, transposed), and a reduce-scatter for each all_gather of it made as
+    varying (FSDP's)."""
+    sides = [_side(rw, c) for c in converts]
+    union = set().union(*(s.vary for s in sides))
+    for c, side in zip(converts, sides):
+        _broadcast(rw, side, union, c.layout)
+
+
+def _pairwise_broadcasts(rw, converts, inputs, split, steps) -> None:
+    """As :func:`_broadcasts`, for an einsum jnp.einsum runs as ``steps`` (see :func:`_path`): each
+    step broadcasts its two operands (the einsum's own, converted, or an earlier step's result, which
+    varies over the axes of both of its operands) to the axes either varies over."""
+    operands: list[tuple[_Side, Layout]] = []
+    for c, letters in zip(converts, inputs):
+        if c is None:
+            operands.append((_Side(frozenset(), (), ""), _letters_layout(letters, split)))
+        else:
+            operands.append((_side(rw, c), c.layout))
+    for taken, _letters, result in steps:
+        pairs = [operands.pop(i) for i in taken]
+        union = set().union(*(side.vary for side, _ in pairs))
+        for side, layout in pairs:
+            _broadcast(rw, side, union, layout)
+        reason = " ".join(dict.fromkeys(" ".join(side.reason for side, _ in pairs).split()))
+        operands.append((_Side(frozenset(union), (), reason), _letters_layout(result, split)))
+
+
+def _varying_gathers(rw, c) -> list[_Gather]:
+    """The all_gathers converting ``c``'s operand that the rewriter makes as varying (as its
+    ``convert`` decides: the gathered axes split the op's other operands)."""
+    from meshify.rewrite._plan import plan_conversion, step_result
+
+    layout = c.operand.value.layout
+    if layout == c.layout:
+        return []
+    out = []
+    for step in plan_conversion(layout, c.layout, rw.mesh):
+        layout = step_result(step, layout)
+        if step.kind == "all_gather" and set(step.axes) <= c.varying:
+            out.append(_Gather(step.axes, layout.with_partial(())))
+    return out
+
+
+def _path(inputs, out_dims: tuple[str, ...], split: dict, sizes: dict[str, int]) -> list:
+    """The pairwise contractions of an einsum, in the order ``jnp.einsum`` runs them (opt_einsum's
+    path for the global sizes): ``bhqs,bshk,hkd->bqd`` is two contractions, not one over all six
+    letters.  Each is (the positions it takes from the operand list, in the order jnp.einsum pops
+    them; the letters it spans; the letters of its result, appended to the list).  Letters of one
+    dim name have one size, so which of them the output keeps changes no cost."""
     letters = "".join(dict.fromkeys("".join(inputs)))
     if len(inputs) < 3 or not letters.isalpha() or set(letters) - set(split):
-        return [letters]
+        return [(tuple(range(len(inputs))), letters, "")]
     import opt_einsum  # type: ignore[import-untyped]
 
     wanted = list(out_dims)
@@ -271,7 +384,8 @@ def _pairwise(inputs, out_dims: tuple[str, ...], split: dict, sizes: dict[str, i
             output += letter
     shapes = [tuple(sizes.get(split[c][0], 1) for c in term) for term in inputs]
     _path, info = opt_einsum.contract_path(",".join(inputs) + "->" + output, *shapes, shapes=True, optimize="auto")
-    return ["".join(dict.fromkeys(step[2].split("->")[0].replace(",", ""))) for step in info.contraction_list]
+    return [(tuple(step[0]), "".join(dict.fromkeys(step[2].split("->")[0].replace(",", ""))), step[2].split("->")[1])
+            for step in info.contraction_list]
 
 
 def _letters_layout(letters: str, split: dict) -> Layout:
@@ -590,7 +704,7 @@ def _probe(problem: _Problem) -> Planned:
 def _rewrite(problem: _Problem, structure: Structure | None, mesh: MeshSpec, rules: Rules) -> Planned:
     rules_dict = rules.as_dict()
     try:
-        with _counting_contractions(problem.sizes):
+        with _observing(problem.sizes):
             plan = FunctionRewriter(problem.ctx, problem.fn, mesh, rules, sizes=problem.declared,
                                     assume_defaults=True).run()
     except MeshifyError as e:
@@ -602,7 +716,9 @@ def _rewrite(problem: _Problem, structure: Structure | None, mesh: MeshSpec, rul
         leaves.append((name, layout, name not in integer and root not in integer and bool(layout.dims)))
     terms = []
     for r in plan.records:
-        if r.kind not in (_FLOPS, _SAVED) and not collective(r.kind).communicates:
+        if r.kind in (_BROADCAST, _SCATTER) and set(r.reason.split()) <= integer:
+            continue  # an integer parameter's: no cotangent
+        if r.kind not in (_FLOPS, _SAVED, _BROADCAST, _SCATTER) and not collective(r.kind).communicates:
             continue
         from meshify.explain import _trips
 
@@ -649,11 +765,21 @@ def _score(costs: list[Candidate]) -> tuple:
 
 # -- costs ----------------------------------------------------------------------------------------
 
-_BACKWARD = {"psum": "all-reduce", "psum_scatter": "all-gather", "all_gather": "reduce-scatter",
-             "all_to_all": "all-to-all", "softmax": "all-reduce", "log_softmax": "all-reduce",
-             "logsumexp": "all-reduce", "var": "all-reduce", "std": "all-reduce", "masked_var": "all-reduce",
+#: The collective a forward one transposes to in the backward pass (JAX's transposition rules under
+#: ``check_vma``): a psum of a varying value to a free ``pvary``, an invariant all_gather to a local
+#: slice (a varying one, FSDP's, to a reduce-scatter: a ``_SCATTER`` record), a halo's ppermute to the
+#: reverse ppermute; the sharded softmax/log_softmax/var/std divide a varying value by an all-reduced
+#: statistic (whose cotangent is all-reduced), and pmax/pmin's derivative all-reduces which devices hit.
+_BACKWARD = {"psum_scatter": "all-gather", "all_to_all": "all-to-all", "softmax": "all-reduce",
+             "log_softmax": "all-reduce", "var": "all-reduce", "std": "all-reduce", "masked_var": "all-reduce",
              "pmax": "all-reduce", "pmin": "all-reduce", "prod": "reduce-scatter", "cumsum": "reduce-scatter",
              "cumprod": "reduce-scatter"}
+
+
+def _transpose(kind: str) -> str | None:
+    """The HLO collective the backward pass runs for a forward ``kind`` (None: nothing)."""
+    hlo = collective(kind).hlo
+    return "collective-permute" if hlo == "collective-permute" else _BACKWARD.get(kind)
 
 
 def _costs(problem: _Problem, planned: Planned, result: FunctionSearch | None) -> list[Candidate]:
@@ -741,30 +867,23 @@ def _cost(problem: _Problem, planned: Planned, mesh: dict[str, int]) -> Candidat
         if t.kind == _SAVED:
             saved += local * item * t.trips
             continue
+        if t.kind in (_BROADCAST, _SCATTER):  # the cotangent of the operand's block
+            add(bwd, "all-reduce" if t.kind == _BROADCAST else "reduce-scatter", t.axes, local * item, t.trips)
+            continue
         c = collective(t.kind)
         before = sum(comm.values())
         add(fwd, c.hlo, t.axes, local * item, c.instructions * t.trips)  # type: ignore[arg-type]
         forward_comm += sum(comm.values()) - before
         if t.kind == "all_gather":
             gathered = max(gathered, local * item * math.prod(mesh[a] for a in t.axes))
-        if t.kind in _BACKWARD:  # the transpose's operand: what the forward returned
+        back = _transpose(t.kind)
+        if back is not None:  # the transpose's operand: what the forward returned
             p = math.prod(mesh[a] for a in t.axes)
-            add(bwd, _BACKWARD[t.kind], t.axes, _returned(c.hlo, local * item, p), t.trips)  # type: ignore[arg-type]
-    inputs_axes = {a for _, layout, is_param in planned.leaves if not is_param for a in layout.split_axes}
-    params = inputs = 0
-    sync: dict[tuple[str, ...], int] = {}
-    for name, layout, is_param in planned.leaves:
-        size = _local(problem, mesh, layout.dims, layout.axes) * item
-        if not is_param:
-            inputs += size
-            continue
-        params += size
-        # Each device saw its own inputs along these axes: the gradient is a partial sum there.
-        axes = tuple(a for a in mesh if a in inputs_axes and a not in layout.split_axes)
-        if axes:
-            sync[axes] = sync.get(axes, 0) + size
-    for axes, size in sync.items():  # bucketed, as data-parallel trainers do: one all-reduce per group
-        add(bwd, "all-reduce", axes, size, 1)
+            add(bwd, back, t.axes, _returned(c.hlo, local * item, p), t.trips)  # type: ignore[arg-type]
+    params = sum(_local(problem, mesh, layout.dims, layout.axes) for _, layout, is_param in planned.leaves
+                 if is_param) * item
+    inputs = sum(_local(problem, mesh, layout.dims, layout.axes) for _, layout, is_param in planned.leaves
+                 if not is_param) * item
     saved += sum(_local(problem, mesh, v.dims, v.axes) for v in planned.values) * item
     memory = {"parameters": params, "gradients": params, "optimizer": 2 * params if problem.optimizer == "adam" else 0,
               "inputs": inputs, "activations": saved, "gathered": gathered}

@@ -45,7 +45,13 @@ from meshify.rewrite.rules._api import RuleContext
 from meshify.rewrite.rules.contractions import OBSERVERS as CONTRACTION_OBSERVERS
 from meshify.rewrite.rules.shapes import reshape_named
 
-__all__ = ["FunctionRewriter", "Operand", "Record", "FunctionPlan", "TracedLoop"]
+__all__ = ["FunctionRewriter", "Operand", "Record", "FunctionPlan", "TracedLoop", "OPERAND_OBSERVERS"]
+
+#: Called as ``observe(rw, converts)`` with each op's operand conversions (the :class:`Convert` s a rule
+#: asked for, None entries dropped), before they are made.  ``meshify plan`` finds there the operands
+#: JAX broadcasts (``pvary``) over mesh axes they do not vary over, whose cotangents the backward pass
+#: all-reduces; the rewrite itself does not use it.
+OPERAND_OBSERVERS: list = []
 
 
 @dataclass(frozen=True, slots=True)
@@ -1045,6 +1051,7 @@ class FunctionRewriter:
 
     def carry_out(self, lowering) -> list[cst.BaseExpression]:
         """A lowering's conversions (their nodes, in order), index marks, collectives and notes."""
+        self._observe(lowering.converts)
         nodes = [self.convert(c.operand, c.layout, c.purpose, c.varying) for c in lowering.converts]
         nodes = [n if c.wrap is None else call_template(c.wrap, mr=cst.Name(self.ctx.mr), x=n)
                  for c, n in zip(lowering.converts, nodes)]
@@ -1062,8 +1069,14 @@ class FunctionRewriter:
             fill["call"] = call
         return call_template(lowering.template, mr=cst.Name(self.ctx.mr), **fill)
 
+    def _observe(self, converts) -> None:
+        """Tells :data:`OPERAND_OBSERVERS` the conversions of one op's operands, before they are made."""
+        for observe in OPERAND_OBSERVERS:
+            observe(self, [c for c in converts if c is not None])
+
     def converted(self, operands, converts) -> list[cst.BaseExpression]:
         """Each operand's node after the conversion a rule asked for (None: as it is)."""
+        self._observe(converts)
         return [o.node if c is None else self.convert(c.operand, c.layout, c.purpose, c.varying)
                 for o, c in zip(operands, converts)]
 
