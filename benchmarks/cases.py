@@ -38,19 +38,48 @@ def block(x: Tensor["batch", "length", "d_model"],
     return _pre_norm_block(x, norm1, wq, wk, wv, wo, norm2, w1, w2)
 
 
-@mesh(batch=4, model=2, rules={"heads": "model", "d_ff": "model", "d_model": "batch"})
+@mesh(data=4, model=2, rules={"batch": "data", "d_model": "data", "heads": "model", "d_ff": "model"})
 def fsdp_tp(x: Tensor["batch", "length", "d_model"],
-            norm1: Tensor["d_model"],
-            wq: Tensor["d_model", "heads", "d_head"],
-            wk: Tensor["d_model", "heads", "d_head"],
-            wv: Tensor["d_model", "heads", "d_head"],
-            wo: Tensor["heads", "d_head", "d_model"],
-            norm2: Tensor["d_model"],
-            w1: Tensor["d_model", "d_ff"],
-            w2: Tensor["d_ff", "d_model"]) -> Tensor["batch", "length", "d_model"]:
-    """The pre-norm (GPT-2-style) block under FSDP over 'batch' (weights split on d_model, gathered before use) x TP
-    over 'model' (heads and d_ff split), issue #15's ``fsdp_tp`` case."""
-    return _pre_norm_block(x, norm1, wq, wk, wv, wo, norm2, w1, w2)
+            ln1_scale: Tensor["layers", "d_model"],
+            ln1_bias: Tensor["layers", "d_model"],
+            wq: Tensor["layers", "d_model", "heads", "d_head"],
+            wk: Tensor["layers", "d_model", "heads", "d_head"],
+            wv: Tensor["layers", "d_model", "heads", "d_head"],
+            wo: Tensor["layers", "heads", "d_head", "d_model"],
+            ln2_scale: Tensor["layers", "d_model"],
+            ln2_bias: Tensor["layers", "d_model"],
+            w1: Tensor["layers", "d_model", "d_ff"],
+            b1: Tensor["layers", "d_ff"],
+            w2: Tensor["layers", "d_ff", "d_model"],
+            b2: Tensor["layers", "d_model"]) -> Tensor["batch", "length", "d_model"]:
+    """Stacked GPT-2 blocks run by ``jax.lax.scan`` (as examples/gpt2.py runs its layers) under FSDP
+    over 'data' (the batch, and every weight's d_model: gathered one layer at a time right before
+    its use) x TP over 'model' (heads and d_ff split), issue #15's ``fsdp_tp`` case."""
+    layers = (ln1_scale, ln1_bias, wq, wk, wv, wo, ln2_scale, ln2_bias, w1, b1, w2, b2)
+    x, _ = jax.lax.scan(lambda h, layer: (_gpt2_block(h, layer), None), x, layers)
+    return x
+
+
+def _layer_norm(x, scale, bias):
+    mu = x.mean(-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(-1, keepdims=True)
+    return (x - mu) * jax.lax.rsqrt(var + 1e-5) * scale + bias
+
+
+def _gpt2_block(x, layer):
+    """One GPT-2 block: layer norm, causal attention, layer norm, GELU feed-forward with biases."""
+    ln1_scale, ln1_bias, wq, wk, wv, wo, ln2_scale, ln2_bias, w1, b1, w2, b2 = layer
+    length = x.shape[1]
+    causal = jnp.tril(jnp.ones((length, length), dtype=bool))
+    h = _layer_norm(x, ln1_scale, ln1_bias)
+    q = jnp.einsum("bld,dhk->blhk", h, wq)
+    k = jnp.einsum("bld,dhk->blhk", h, wk)
+    v = jnp.einsum("bld,dhk->blhk", h, wv)
+    scores = jnp.einsum("bqhk,bshk->bhqs", q, k) / jnp.sqrt(q.shape[-1])
+    probs = jax.nn.softmax(jnp.where(causal, scores, -1e9), axis=-1)
+    x = x + jnp.einsum("bhqs,bshk,hkd->bqd", probs, v, wo)
+    h = _layer_norm(x, ln2_scale, ln2_bias)
+    return x + jnp.einsum("blf,fd->bld", jax.nn.gelu(jnp.einsum("bld,df->blf", h, w1) + b1), w2) + b2
 
 
 def _pre_norm_block(x, norm1, wq, wk, wv, wo, norm2, w1, w2):

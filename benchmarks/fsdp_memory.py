@@ -1,12 +1,14 @@
 """Where the per-device memory of the ``fsdp_tp`` training step goes (issue #15), against XLA's partitioner.
 
-The ``fsdp_tp`` case (benchmarks/cases.py: a pre-norm Transformer block, FSDP over 'batch' x TP
-over 'model' on 4x2, full sizes) compiled as ``value_and_grad`` five ways:
+The ``fsdp_tp`` case (benchmarks/cases.py: stacked GPT-2 blocks run by ``jax.lax.scan``, FSDP over
+'data' x TP over 'model' on 4x2, full sizes) compiled as ``value_and_grad`` five ways:
 
 - ``meshify``: the ``@mesh`` function;
 - ``manual``: the hand-written shard_map (benchmarks/manual.py);
-- ``manual_regather``: the same, its backward pass gathering the weights again (``jax.checkpoint``
-  with a policy that saves all but the gathers' results) instead of keeping the forward pass's copies;
+- ``manual_regather``: the same, its scan body under ``jax.checkpoint`` with a policy that saves all
+  but the gathers' results, so that the backward pass gathers each layer's weights again (as
+  ZeRO-3 / PyTorch FSDP reshard after the forward pass) instead of keeping every layer's gathered
+  copies until the backward pass reads them;
 - ``gspmd``: XLA's partitioner with the same input shardings, left to pick its output shardings;
 - ``gspmd_at_meshify_outputs``: the same, given meshify's output shardings (every gradient in its
   weight's layout).

@@ -76,9 +76,13 @@ def ffn(mesh: Mesh, comm: Comm = LAX):
 
 def _attention(x, norm, wq, wk, wv, wo):
     """Pre-norm causal self-attention on this device's heads; returns a partial sum over 'model'."""
-    length = x.shape[1]
+    return _causal_attention(x * jax.lax.rsqrt((x * x).mean(-1, keepdims=True) + 1e-6) * norm, wq, wk, wv, wo)
+
+
+def _causal_attention(h, wq, wk, wv, wo):
+    """Causal self-attention of the normalised ``h`` on this device's heads; a partial sum over 'model'."""
+    length = h.shape[1]
     causal = jnp.tril(jnp.ones((length, length), dtype=bool))
-    h = x * jax.lax.rsqrt((x * x).mean(-1, keepdims=True) + 1e-6) * norm
     q, k, v = (jnp.einsum("bld,dhk->blhk", h, w) for w in (wq, wk, wv))
     scores = jnp.einsum("bqhk,bshk->bhqs", q, k) / jnp.sqrt(q.shape[-1])
     probs = jax.nn.softmax(jnp.where(causal, scores, -1e9), axis=-1)
@@ -105,23 +109,46 @@ def block(mesh: Mesh, comm: Comm = LAX):
     return local
 
 
+def _layer_norm(x, scale, bias):
+    mu = x.mean(-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(-1, keepdims=True)
+    return (x - mu) * jax.lax.rsqrt(var + 1e-5) * scale + bias
+
+
+def _gpt2_block(x, layer, comm: Comm):
+    """One GPT-2 block on this device's batch block, heads and d_ff block (FSDP x TP): each weight's
+    d_model block is gathered over 'data' right before its use; one all-reduce over 'model' after
+    attention and one after the feed-forward."""
+    ln1_scale, ln1_bias, wq, wk, wv, wo, ln2_scale, ln2_bias, w1, b1, w2, b2 = layer
+    g = comm.all_gather
+    h = _layer_norm(x, g(ln1_scale, "data", 0), g(ln1_bias, "data", 0))
+    wq, wk, wv = (g(w, "data", 0) for w in (wq, wk, wv))
+    x = x + comm.psum(_causal_attention(h, wq, wk, wv, g(wo, "data", 2)), "model")
+    h = _layer_norm(x, g(ln2_scale, "data", 0), g(ln2_bias, "data", 0))
+    ffn = jnp.einsum("blf,fd->bld", jax.nn.gelu(jnp.einsum("bld,df->blf", h, g(w1, "data", 0)) + b1), g(w2, "data", 1))
+    return x + comm.psum(ffn, "model") + g(b2, "data", 0)
+
+
 def fsdp_tp(mesh: Mesh, comm: Comm = LAX, regather: bool = False):
-    """``block`` with every weight's d_model split over 'batch' too (FSDP x TP): each weight is
-    gathered over 'batch' right before its use; activations stay split on the batch.
+    """Stacked GPT-2 blocks run by ``jax.lax.scan`` under FSDP over 'data' x TP over 'model': the
+    activations split on the batch, every weight's d_model split over 'data' too and gathered one
+    layer at a time, in the scan body, right before its use (so JAX's transpose reduce-scatters
+    each gradient back to its weight's layout).
 
     ``regather``: the backward pass gathers the weights again instead of keeping the forward
     pass's gathered copies (ZeRO-3's trade of bytes for memory), see :func:`_regathering`."""
-    norm, proj = P("batch"), P("batch", "model", None)
-    specs = (P("batch"), norm, proj, proj, proj, P("model", None, "batch"), norm, P("batch", "model"),
-             P("model", "batch"))
+    vec, proj = P(None, "data"), P(None, "data", "model", None)
+    specs = (P("data"), vec, vec, proj, proj, proj, P(None, "model", None, "data"), vec, vec,
+             P(None, "data", "model"), P(None, "model"), P(None, "model", "data"), vec)
 
-    def local(x, norm1, wq, wk, wv, wo, norm2, w1, w2):
-        g = comm.all_gather
-        wq, wk, wv = (g(w, "batch", 0) for w in (wq, wk, wv))
-        x = x + comm.psum(_attention(x, g(norm1, "batch", 0), wq, wk, wv, g(wo, "batch", 2)), "model")
-        return x + comm.psum(_layer_norm_ffn(x, g(norm2, "batch", 0), g(w1, "batch", 0), g(w2, "batch", 1)), "model")
+    def body(h, layer):
+        return _gpt2_block(h, layer, comm), None
 
-    return _shard(mesh, specs, P("batch"), comm)(_regathering(local) if regather else local)
+    def local(x, *layers):
+        x, _ = jax.lax.scan(_regathering(body) if regather else body, x, layers)
+        return x
+
+    return _shard(mesh, specs, P("data"), comm)(local)
 
 
 def _regathering(local):

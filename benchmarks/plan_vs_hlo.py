@@ -30,9 +30,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CASES_FILE = ROOT / "benchmarks" / "cases.py"
 #: One size per dim name, for every case (benchmarks/run.py's quick sizes; a batch of 8 so that
-#: every data-parallel factorisation of 8 devices divides it).
+#: every data-parallel factorisation of 8 devices divides it; one layer, as the compiled HLO holds a scan body once).
 SIZES = {"batch": 8, "length": 16, "d_model": 64, "d_ff": 256, "heads": 8, "d_head": 8, "vocab": 1024,
-         "d_in": 64, "d_hidden": 256, "d_out": 64}
+         "d_in": 64, "d_hidden": 256, "d_out": 64, "layers": 1}
 
 
 def case_names() -> list[str]:

@@ -55,7 +55,7 @@ SIZES = {
     "full": {
         "ffn": dict(B=16, L=128, D=512, F=2048),
         "block": dict(B=16, L=128, D=512, H=8, K=64, F=2048),
-        "fsdp_tp": dict(B=16, L=128, D=512, H=8, K=64, F=2048),
+        "fsdp_tp": dict(B=16, L=128, D=512, H=8, K=64, F=2048, layers=2),
         "vocab_ce": dict(B=16, L=128, D=512, V=32768),
         "dp_mlp": dict(B=1024, I=512, F=2048, O=512),
         "lm_step": dict(B=16, L=128, D=256, H=8, K=32, F=1024, V=8192, layers=2),
@@ -63,7 +63,7 @@ SIZES = {
     "quick": {
         "ffn": dict(B=4, L=16, D=64, F=256),
         "block": dict(B=4, L=16, D=64, H=8, K=8, F=256),
-        "fsdp_tp": dict(B=4, L=16, D=64, H=8, K=8, F=256),
+        "fsdp_tp": dict(B=4, L=16, D=64, H=8, K=8, F=256, layers=2),
         "vocab_ce": dict(B=4, L=16, D=64, V=1024),
         "dp_mlp": dict(B=64, I=64, F=256, O=64),
         "lm_step": dict(B=4, L=16, D=64, H=8, K=8, F=256, V=512, layers=1),
@@ -105,6 +105,19 @@ def _block_args(s: dict, rng: np.random.Generator) -> list[np.ndarray]:
             1 + _normal(rng, D, scale=0.1), _normal(rng, D, F, scale=D ** -0.5), _normal(rng, F, D, scale=F ** -0.5)]
 
 
+def _gpt2_args(s: dict, rng: np.random.Generator) -> list[np.ndarray]:
+    """fsdp_tp's activations and its ``layers`` stacked GPT-2 blocks' weights, in cases.fsdp_tp's order."""
+    n, B, L, D, H, K, F = s["layers"], s["B"], s["L"], s["D"], s["H"], s["K"], s["F"]
+
+    def norm() -> list[np.ndarray]:
+        return [1 + _normal(rng, n, D, scale=0.1), _normal(rng, n, D, scale=0.1)]
+
+    qkv = [_normal(rng, n, D, H, K, scale=D ** -0.5) for _ in range(3)]
+    return [_normal(rng, B, L, D), *norm(), *qkv, _normal(rng, n, H, K, D, scale=(H * K) ** -0.5), *norm(),
+            _normal(rng, n, D, F, scale=D ** -0.5), _normal(rng, n, F, scale=0.1),
+            _normal(rng, n, F, D, scale=F ** -0.5), _normal(rng, n, D, scale=0.1)]
+
+
 def _tokens(s: dict, rng: np.random.Generator) -> list[np.ndarray]:
     return [rng.integers(0, s["V"], (s["B"], s["L"])).astype(np.int32) for _ in range(2)]
 
@@ -144,7 +157,7 @@ def _loss_and_grads(fn: Callable, argnums: tuple[int, ...], scalar: bool) -> Cal
 
 def _array_bench(name: str, mode: str, size: dict, rng: np.random.Generator) -> Bench:
     fn = getattr(cases, name)
-    host = {"ffn": _ffn_args, "block": _block_args, "fsdp_tp": _block_args, "vocab_ce": _vocab_ce_args,
+    host = {"ffn": _ffn_args, "block": _block_args, "fsdp_tp": _gpt2_args, "vocab_ce": _vocab_ce_args,
             "dp_mlp": _dp_mlp_args}[name](size, rng)
     programs = {"meshify": fn, "gspmd": fn.reference, "manual": getattr(manual, name)(fn.sharded.mesh)}
     reference, floor = fn.reference, getattr(manual, name)(fn.sharded.mesh, manual.FLOOR)
