@@ -291,6 +291,26 @@ class ModuleContext:
         return found
 
     @cached_property
+    def annotated_arrays(self) -> dict[str, tuple[str, ...]]:
+        """Module arrays whose dims a hint names where they are bound once (``W: Tensor["d", "e"] = ...``),
+        and that no function rebinds: read as whole replicated arrays with those dims, as ``w: Tensor[...]
+        = W`` in a function names them (the value is the module's, the same on every device)."""
+        from meshify.rewrite._hints import read_dims
+
+        found: dict[str, tuple[str, ...]] = {}
+        for stmt in self.module.body:
+            if not isinstance(stmt, cst.SimpleStatementLine):
+                continue
+            for small in stmt.body:
+                if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.value is not None:
+                    dims = read_dims(self, small.annotation.annotation)
+                    name = small.target.value
+                    if dims is not None and self.assignments.get(name) is small.value \
+                            and name not in self.declared_global:
+                        found[name] = dims
+        return found
+
+    @cached_property
     def declared_global(self) -> frozenset[str]:
         """Names some function rebinds with a ``global`` statement: their value changes at run time,
         so the literal the module assigns proves nothing (an ``if`` or an axis must not rely on it)."""
@@ -322,8 +342,11 @@ class ModuleContext:
         enclosing function) may be an array: opaque, a whole replicated array whose dims must be
         named before it meets a split one.  (Names of enclosing functions: see ``enclosing_names``.)
         """
-        from meshify.rewrite._values import Opaque, Static
+        from meshify.annotate._types import Layout
+        from meshify.rewrite._values import Array, Opaque, Static
 
+        if name in self.annotated_arrays:  # W: Tensor["d", "e"] = ...: a whole array with those dims
+            return Array(Layout.replicated(self.annotated_arrays[name]))
         if name in self.assignments:
             value = self.assignments[name]
             if value is not None and name not in self.imports.imports:
