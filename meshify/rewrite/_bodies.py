@@ -205,6 +205,13 @@ def _partial(value: Value) -> bool:
     return False
 
 
+def _wide_item(result: Value, items) -> bool:
+    """Whether a body's tuple result holds a partial sum accumulated in float32 (``items``: its
+    items' (carriers, widened), see _dtypes)."""
+    return isinstance(result, TupleValue) and items is not None and len(items) == len(result.items) \
+        and any(w and _partial(v) for (_, w), v in zip(items, result.items))
+
+
 def _text(value: Value) -> str:
     if isinstance(value, Array):
         return value.layout.describe()
@@ -254,11 +261,13 @@ def _helper_body(rw, call: Call, node: cst.Name | cst.Attribute, args: list[Valu
     originals = passed if passed is not None else [cst.Name("_") for _ in args]
     fake = Call(cst.Call(func=node, args=[cst.Arg(o) for o in originals]), helper.name.value,
                 tuple(Operand(v, o, o) for v, o in zip(args, originals)), {})
-    result, new_call = call_helper(rw, fake, helper, home)
+    # a loop body's caller cannot name its result's dtype: a float32-accumulated partial sum is completed inside
+    result, new_call = call_helper(rw, fake, helper, home, blind=passed is None)
     if dtype is not None:
         dtype.append(rw.dtypes.of(fake.node))
     if target is None or signature_of(result) == signature_of(target):
-        if target is None and passed is None and _partial(result) and fake.node in rw.dtypes.widened:
+        if target is None and passed is None and _partial(result) and (
+                fake.node in rw.dtypes.widened or _wide_item(result, rw.dtypes.call_items.get(fake.node))):
             raise rw.error(UnsupportedError, node, f"{helper.name.value}() returns a partial sum accumulated in "
                            f"float32 out of a {call.short} body, and meshify cannot name the dtype to cast it back to "
                            f"there", f"reduce it inside {helper.name.value}() (give it a return hint)")
@@ -293,10 +302,10 @@ def _local_body(rw, call: Call, local, args: list[Value], target: Value | None =
             if carriers is not None:
                 carriers[name] = local.default_dtypes.get(name)
     forced = target.layout if isinstance(target, Array) else None
-    result, sub, name = walk_local(rw, local, bound, call.node, carriers, forced=forced)
+    result, sub, name = walk_local(rw, local, bound, call.node, carriers, forced=forced, blind=passed is None)
     if dtype is not None:
         dtype.append(sub.dtypes.in_caller(sub.return_dtype, carriers or {}))
-    if passed is None and _partial(result) and sub.returns_widened:
+    if passed is None and _partial(result) and (sub.returns_widened or _wide_item(result, sub.return_items)):
         raise rw.error(UnsupportedError, local.node, f"{local.name}() returns a partial sum accumulated in float32 "
                        f"out of a {call.short} body, and meshify cannot name the dtype to cast it back to there",
                        f"reduce it inside {local.name}() (pin it with a Tensor hint before returning)")

@@ -15,6 +15,10 @@ Carriers are the function's parameters (a parameter the body rebinds is read onc
 (``x.astype(jnp.bfloat16)``), and ``bool`` for comparisons; a name bound to an expression of
 known carriers stands for those carriers, so they stay valid after the name is rebound.  What
 cannot be told is None: no float32 accumulation is asked for (the psum still adds in float32).
+
+A tuple's items (``t = (x @ w, y)``, a helper's ``return v0, v1``) keep their own carriers and
+widened-ness (:data:`Items`): ``t[0]``, and ``a, b = helper(...)`` in the caller, read their item's,
+so the psum completing one casts it back.
 """
 
 from __future__ import annotations
@@ -28,10 +32,12 @@ from meshify.rewrite._names import dotted_name
 from meshify.rewrite._signatures import BINARY, UNARY
 from meshify.rewrite._values import Array, Opaque, Static, StructValue, TupleValue
 
-__all__ = ["Dtypes", "Carriers"]
+__all__ = ["Dtypes", "Carriers", "Items"]
 
 #: Sorted, unique carrier texts; () for a weakly typed Python scalar; None when unknown.
 Carriers = tuple[str, ...] | None
+#: A tuple's items, in order: each one's carriers and whether it is a partial sum formed in float32.
+Items = tuple[tuple[Carriers, bool], ...]
 
 _BOOLEAN = frozenset({"isnan", "isinf", "isfinite", "signbit", "logical_and", "logical_or", "logical_not",
                       "logical_xor", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
@@ -87,6 +93,10 @@ class Dtypes:
         self.captures: dict[str, str] = {}
         #: Helper calls (by node) -> the carriers of their result, in the caller's terms.
         self.calls: dict[cst.CSTNode, Carriers] = {}
+        #: Helper calls (by node) returning a tuple -> its items, in the caller's terms.
+        self.call_items: dict[cst.CSTNode, Items] = {}
+        #: Name -> the items of the tuple the body last bound to it (a name of no entry: not known).
+        self.tuples: dict[str, Items] = {}
         self._taken = counts.keys() | set(self.params)
 
     # -- binding ------------------------------------------------------------------------------
@@ -95,6 +105,11 @@ class Dtypes:
         """``name`` is bound to ``node`` (None: a value of no expression), whose value is ``value``."""
         carriers = self.of(node) if node is not None else None
         partial = isinstance(value, Array) and bool(value.layout.partial)
+        items = self.items_of(node, value) if isinstance(value, TupleValue) and node is not None else None
+        if items is not None:
+            self.tuples[name] = items
+        else:
+            self.tuples.pop(name, None)
         if partial and node is not None and self.contains_widened(node):
             self.wide_names.add(name)
         else:
@@ -113,35 +128,86 @@ class Dtypes:
     def contains_widened(self, node: cst.CSTNode) -> bool:
         """Whether ``node`` holds a partial sum formed in float32 (a call or a name of one)."""
         found = False
-        widened, names = self.widened, self.wide_names
+        widened, names, item = self.widened, self.wide_names, self._item
 
         class _Find(cst.CSTVisitor):
             def on_visit(self, n: cst.CSTNode) -> bool:
                 nonlocal found
                 if n in widened or (isinstance(n, cst.Name) and n.value in names):
                     found = True
+                elif isinstance(n, cst.Subscript):
+                    known = item(n)
+                    if known is not None:  # t[0], helper(x)[1]: that item alone says
+                        found = known[1]
+                        return False
                 return not found
 
         node.visit(_Find())
         return found
 
-    def snapshot(self) -> tuple[dict[str, Carriers], frozenset[str]]:
-        return dict(self.names), frozenset(self.wide_names)
+    def snapshot(self) -> tuple[dict[str, Carriers], frozenset[str], dict[str, Items]]:
+        return dict(self.names), frozenset(self.wide_names), dict(self.tuples)
 
-    def restore(self, state: tuple[dict[str, Carriers], frozenset[str]]) -> None:
-        self.names, self.wide_names = dict(state[0]), set(state[1])
+    def restore(self, state: tuple[dict[str, Carriers], frozenset[str], dict[str, Items]]) -> None:
+        self.names, self.wide_names, self.tuples = dict(state[0]), set(state[1]), dict(state[2])
 
-    def merge(self, branches: list[tuple[dict[str, Carriers], frozenset[str]]]) -> None:
-        """After an ``if``: a name the branches bind to different dtypes is unknown."""
+    def merge(self, branches: list[tuple[dict[str, Carriers], frozenset[str], dict[str, Items]]]) -> None:
+        """After an ``if``: a name the branches bind to different dtypes is unknown; a tuple's item is
+        widened if it is in any branch."""
         if not branches:
             return
         merged = dict(branches[0][0])
-        for other, _ in branches[1:]:
+        for other, _, _ in branches[1:]:
             for name in set(merged) | set(other):
                 if merged.get(name, other.get(name)) != other.get(name, merged.get(name)):
                     merged[name] = None
         self.names = merged
-        self.wide_names = set().union(*(wide for _, wide in branches))
+        self.wide_names = set().union(*(wide for _, wide, _ in branches))
+        tuples: dict[str, Items] = {}
+        for name in set().union(*(t for _, _, t in branches)):
+            found = [t.get(name) for _, _, t in branches]
+            if all(f is not None and len(f) == len(found[0]) for f in found):  # type: ignore[arg-type]
+                tuples[name] = merge_items(found)  # type: ignore[arg-type]
+            elif any(f is not None and any(w for _, w in f) for f in found):
+                # bound to a tuple holding a float32 partial sum in one branch only: unknown items, widened
+                n = max(len(f) for f in found if f is not None)
+                tuples[name] = tuple((None, True) for _ in range(n))
+        self.tuples = tuples
+
+    # -- tuples --------------------------------------------------------------------------------------
+
+    def items_of(self, node: cst.BaseExpression, value: object) -> Items | None:
+        """Each item's (carriers, widened) of ``node``, a tuple-valued expression; None when unknown."""
+        if not isinstance(value, TupleValue):
+            return None
+        n = len(value.items)
+        if isinstance(node, cst.Tuple | cst.List) and len(node.elements) == n \
+                and not any(isinstance(e, cst.StarredElement) for e in node.elements):
+            return tuple((self.of(e.value), self.contains_widened(e.value)) for e in node.elements)
+        if isinstance(node, cst.Name) and node.value in self.tuples:
+            known = self.tuples[node.value]
+            return known if len(known) == n else None
+        if node in self.call_items:
+            known = self.call_items[node]
+            return known if len(known) == n else None
+        # jnp.split(x @ w, 2), a loop's results: every item has the whole expression's dtype and widened-ness
+        return tuple((self.of(node), self.contains_widened(node)) for _ in range(n))
+
+    def _item(self, node: cst.Subscript) -> tuple[Carriers, bool] | None:
+        """``t[i]`` (an int literal) of a tuple whose items are known: that item's carriers and widened-ness."""
+        if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+            return None
+        index = node.slice[0].slice.value
+        negative = isinstance(index, cst.UnaryOperation) and isinstance(index.operator, cst.Minus)
+        literal = index.expression if negative else index  # type: ignore[attr-defined]
+        if not isinstance(literal, cst.Integer):
+            return None
+        base = node.value
+        items = self.tuples.get(base.value) if isinstance(base, cst.Name) else self.call_items.get(base)
+        if items is None:
+            return None
+        i = -int(literal.value) if negative else int(literal.value)
+        return items[i] if -len(items) <= i < len(items) else None
 
     # -- carriers of an expression ---------------------------------------------------------------
 
@@ -194,6 +260,10 @@ class Dtypes:
     def _access(self, node: cst.Attribute | cst.Subscript) -> Carriers:
         if isinstance(node, cst.Attribute) and node.attr.value in ("T", "mT", "real", "imag"):
             return self.of(node.value)
+        if isinstance(node, cst.Subscript):
+            item = self._item(node)
+            if item is not None:
+                return item[0]
         base = node.value if isinstance(node, cst.Subscript) else node
         if isinstance(base, cst.Attribute) and base.attr.value in ("shape", "ndim", "size"):
             return ()  # Python ints (weakly typed)
@@ -350,6 +420,17 @@ class Dtypes:
         for the top of the body."""
         return [cst.parse_statement(f"{name} = {param}.dtype") for param, name in self.captures.items()
                 if re.search(rf"(?<![\w.]){name}(?!\w)", body)]
+
+
+def merge_items(found: list[Items]) -> Items:
+    """The items of a tuple bound (or returned) on several paths: carriers joined, widened on any."""
+    out = []
+    for parts in zip(*found):
+        carriers: Carriers = ()
+        for c, _ in parts:
+            carriers = _union(carriers, c)
+        out.append((carriers, any(w for _, w in parts)))
+    return tuple(out)
 
 
 def like_node(carriers: tuple[str, ...]) -> cst.BaseExpression:

@@ -44,6 +44,7 @@ class Specialization:
     layouts: str = ""  # its arguments' layouts, as the comment block above the versions names them
     returns: str = ""  # its result's layout, likewise
     origin: str = ""  # the file and line of a helper of another module (``layers.py:12``), else ""
+    items: tuple | None = None  # returns a tuple: each item's (carriers, widened) in the helper's names (_dtypes)
 
 
 @dataclass(slots=True)
@@ -114,11 +115,14 @@ def imported_helper(rw, func: cst.BaseExpression):
     return resolve_call(rw.ctx, func, shadowed)
 
 
-def call_helper(rw, call, fn: cst.FunctionDef, home=None) -> tuple[Value, cst.BaseExpression]:
+def call_helper(rw, call, fn: cst.FunctionDef, home=None,
+                blind: bool = False) -> tuple[Value, cst.BaseExpression]:
     """Rewrites ``helper(args)`` into a call of the helper's version for these layouts.
 
     ``home``: the module that defines ``fn`` where it is not the caller's (an imported helper): the
-    version is rewritten in that module's names, which are carried into the root's file (_imports)."""
+    version is rewritten in that module's names, which are carried into the root's file (_imports).
+    ``blind``: a loop body's version, whose caller cannot name its result's dtype (a partial sum
+    accumulated in float32 is completed before it returns)."""
     from dataclasses import replace
 
     from meshify.errors import UnsupportedError
@@ -141,7 +145,8 @@ def call_helper(rw, call, fn: cst.FunctionDef, home=None) -> tuple[Value, cst.Ba
     _static_for_hint(rw, call, fn, home)
     passed = _passed_dtypes(rw, call, fn)
     unknown = frozenset(p for p, v in bound.items() if not isinstance(v, Static) and passed.get(p) is None)
-    key = (label, home.path, _context_key(rw), tuple((p, signature_of(v)) for p, v in bound.items()), unknown)
+    key = (label, home.path, _context_key(rw), tuple((p, signature_of(v)) for p, v in bound.items()), unknown,
+           blind)
     registry: Specializations = rw.ctx.specializations
     spec = registry.versions.get(key)
     if spec is None:
@@ -149,6 +154,7 @@ def call_helper(rw, call, fn: cst.FunctionDef, home=None) -> tuple[Value, cst.Ba
                                assume_defaults=rw.assume_defaults, unknown_dtypes=unknown,
                                reduce_dtype=rw.reduce_dtype)
         sub.stack = (*rw.stack, label)
+        sub.blind_caller = blind
         node, result = sub.run_helper(bound)
         node = node.with_changes(decorators=_kept_decorators(rw, call, fn, home))
         twin = next((s for s in registry.by_helper(label) if _same_code(s.node, node)), None)
@@ -161,7 +167,8 @@ def call_helper(rw, call, fn: cst.FunctionDef, home=None) -> tuple[Value, cst.Ba
                               frozenset(sub.index_names & params), frozenset(sub.key_names & params),
                               frozenset(sub.static_reads), tuple(sub.pinned_reads.items()), sub.return_dtype,
                               sub.dtypes, sub.returns_widened, globals_read, twin is not None,
-                              layouts_text(bound), returns_text(result), _origin(home, fn))
+                              layouts_text(bound), returns_text(result), _origin(home, fn),
+                              items=sub.return_items)
         registry.versions[key] = spec
         registry.names.add(vname)
     _mark_arguments(rw, call, fn, spec)
@@ -173,6 +180,8 @@ def call_helper(rw, call, fn: cst.FunctionDef, home=None) -> tuple[Value, cst.Ba
     rw.dtypes.calls[call.node] = spec.dtypes.in_caller(spec.dtype, passed)
     if spec.widened:
         rw.dtypes.widened.add(call.node)
+    if spec.items is not None:  # a, b = helper(...): each name takes its item's dtype and widened-ness
+        rw.dtypes.call_items[call.node] = tuple((spec.dtypes.in_caller(c, passed), w) for c, w in spec.items)
     return spec.result, call.rebuild(replaced).with_changes(func=cst.Name(spec.name))
 
 
@@ -226,12 +235,19 @@ def _complete_widened(rw, call, fn: cst.FunctionDef):
     args, kwargs = list(call.args), dict(call.kwargs)
     for i, operand in [*enumerate(call.args), *((k, v) for k, v in call.kwargs.items())]:
         value = operand.value
-        if not (isinstance(value, Array) and value.layout.partial and rw.dtypes.contains_widened(operand.original)):
+        purpose = f"{fn.name.value}() (a float32-accumulated partial sum is completed before a helper call)"
+        if isinstance(value, TupleValue):  # (x @ w, y), or a name of such a tuple: its items completed
+            done = rw.complete_widened(operand, purpose)
+            if done is operand:
+                continue
+            node = done.node
+        elif not (isinstance(value, Array) and value.layout.partial
+                  and rw.dtypes.contains_widened(operand.original)):
             continue
-        whole = value.layout.with_partial(())
-        node = rw.convert(operand, whole, f"{fn.name.value}() (a float32-accumulated partial sum is completed "
-                                          "before a helper call)")
-        done = Operand(Array(whole, value.origin), operand.original, node)
+        else:
+            whole = value.layout.with_partial(())
+            node = rw.convert(operand, whole, purpose)
+            done = Operand(Array(whole, value.origin), operand.original, node)
         replaced[call.position(operand)] = node
         if isinstance(i, int):
             args[i] = done

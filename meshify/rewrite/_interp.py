@@ -30,7 +30,7 @@ from meshify.rewrite import rules as _rules  # noqa: F401  (registers every op r
 from meshify.rewrite._bodies import run_walks
 from meshify.rewrite._collectives import axes_text, collective
 from meshify.rewrite._context import ModuleContext
-from meshify.rewrite._dtypes import Dtypes, like_node
+from meshify.rewrite._dtypes import Dtypes, Items, like_node, merge_items
 from meshify.rewrite._evaluate import binary_operator, evaluate, is_reshape, none_test, reshape_call
 from meshify.rewrite._hints import (StructHint, mesh_decorator, read_dims, read_reduce_dtype, read_return_dims,
                                    read_struct)
@@ -180,6 +180,12 @@ class FunctionRewriter:
         self.return_dtype: tuple[str, ...] | None = ()
         #: Whether a helper returns a partial sum accumulated in float32 (its caller's psum casts back).
         self.returns_widened = False
+        #: A helper returning a tuple: each item's dtype carriers (in the helper's names) and whether it is
+        #: a partial sum accumulated in float32, joined over every return; None when unknown.
+        self.return_items: Items | None = None
+        #: A loop body's walk (scan, fori_loop, while_loop): its caller cannot name the dtype of what it
+        #: returns, so a partial sum accumulated in float32 is completed before the return.
+        self.blind_caller = False
         self._forced_return: Layout | None = None
         self.fn = fn
         self.mesh = mesh
@@ -202,6 +208,8 @@ class FunctionRewriter:
         #: A nested def's walk: the dtype carriers of float32-accumulated partial sums it reads from the
         #: enclosing function (see _nested.walk_local).
         self.closure_dtypes: dict[str, tuple[str, ...] | None] = {}
+        #: Likewise the items of tuples holding such partial sums that it reads (see _nested.walk_local).
+        self.closure_tuples: dict[str, Items] = {}
         self._comments: list[str] = []
         self._line = 0
         #: A one-line body walked as a line of its own -> its first statement (for positions).
@@ -240,6 +248,7 @@ class FunctionRewriter:
         self._helper = True
         self.dtypes.names.update(self.closure_dtypes)
         self.dtypes.wide_names |= set(self.closure_dtypes)
+        self.dtypes.tuples.update(self.closure_tuples)
         for param in self._all_params():
             name = param.name.value
             value = bound[name]
@@ -271,12 +280,14 @@ class FunctionRewriter:
                                  self.assume_defaults, free=self.free, unknown_dtypes=self.dtypes.unknown,
                                  reduce_dtype=self.reduce_dtype)
         again._forced_return = target
-        again.closure_dtypes = self.closure_dtypes
+        again.closure_dtypes, again.closure_tuples = self.closure_dtypes, self.closure_tuples
+        again.blind_caller = self.blind_caller
         node, _ = again.run_helper(bound)
         self.records, self.bindings, self.uses = again.records, again.bindings, again.uses
         self.index_names, self.key_names = again.index_names, again.key_names
         self.static_reads, self.pinned_reads = again.static_reads, again.pinned_reads
         self.dtypes, self.return_dtype, self.returns_widened = again.dtypes, again.return_dtype, again.returns_widened
+        self.return_items = again.return_items
         return node, Array(target)
 
     def _all_params(self) -> list[cst.Param]:
@@ -742,7 +753,8 @@ class FunctionRewriter:
                 # each item's expression, or the whole right-hand side (jnp.split(x @ w, 2): its items
                 # have its dtype, and are partial sums formed like it)
                 nodes = [e.value for e in node.elements] if isinstance(node, cst.Tuple | cst.List) \
-                    and len(node.elements) == len(elements) else _items(node, len(elements))
+                    and len(node.elements) == len(elements) \
+                    else _items(node, len(elements), node is not None and node in self.dtypes.call_items)
                 for e, v, n in zip(elements, value.items, nodes):
                     self._bind_target(e, v, n)
                 return
@@ -837,20 +849,79 @@ class FunctionRewriter:
         self.return_dtype = None if carriers is None or known is None else tuple(dict.fromkeys((*known, *carriers)))
         return carriers
 
+    def _return_items(self, s: cst.Return, op: Operand) -> cst.Return:
+        """A helper's ``return a, b``: each item's carriers and widened-ness kept for the caller (which
+        binds ``x, y = helper(...)`` item by item, so the psum completing ``y`` casts it back); an item
+        accumulated in float32 whose dtype the caller could not name is completed here."""
+        assert isinstance(op.value, TupleValue) and isinstance(s.value, cst.BaseExpression)
+        items = list(self.dtypes.items_of(op.original, op.value) or ())
+        values = list(op.value.items)
+        operands: list[Operand] | None = None
+        if isinstance(op.original, cst.Tuple | cst.List) and isinstance(op.node, cst.Tuple | cst.List) \
+                and len(op.original.elements) == len(op.node.elements) == len(values):
+            operands = [Operand(v, e.value, n.value) for v, e, n in zip(values, op.original.elements, op.node.elements)]
+        elif isinstance(op.original, cst.Name):  # return t: its items, t[0], t[1], rebuilt where one is completed
+            operands = [Operand(v, _index(op.original, i), _index(op.node, i)) for i, v in enumerate(values)]
+        changed = False
+        for i, ((carriers, wide), value) in enumerate(zip(items, values)):
+            if not (wide and _partial(value)) or (isinstance(value, Array) and not self.blind_caller
+                                                  and self.dtypes.expressible(carriers)):
+                continue
+            done = None if operands is None else self.complete_widened(
+                operands[i], "the caller (it cannot name the dtype to cast the sum back to)")
+            if done is None or (_partial(done.value) and self.dtypes.contains_widened(done.original)):
+                raise self.error(UnsupportedError, s.value, f"{self.fn.name.value}() returns "
+                                 f"{self.ctx.code(s.value)!r}, whose item {i} is a partial sum accumulated in "
+                                 "float32 for float16/bfloat16 operands, and its caller cannot name the dtype to "
+                                 "cast it back to", "return a tuple literal of arrays, (a, b), or reduce that "
+                                 "item before returning")
+            assert operands is not None
+            operands[i], values[i], items[i], changed = done, done.value, (carriers, False), True
+        value = TupleValue(tuple(values))
+        self._results.append(value)
+        known = tuple(items) if len(items) == len(values) else None
+        previous = self.return_items
+        if len(self._results) == 1 or previous is None or known is None or len(previous) != len(known):
+            self.return_items = known if len(self._results) == 1 else None
+        else:
+            self.return_items = merge_items([previous, known])
+        if not changed:
+            return s.with_changes(value=op.node)
+        assert operands is not None
+        if isinstance(op.node, cst.Tuple | cst.List) and isinstance(op.original, cst.Tuple | cst.List):
+            return s.with_changes(value=op.node.with_changes(elements=[
+                e.with_changes(value=o.node) for e, o in zip(op.node.elements, operands)]))
+        return s.with_changes(value=cst.Tuple([cst.Element(o.node) for o in operands]))
+
     def _return_stmt(self, s: cst.Return) -> cst.Return:
         if s.value is None:
             raise self.ctx.error(LayoutError, s, "bare return", "return the result")
         hint = self._return
         if self._helper and self._forced_return is not None:
             op = self.expr(s.value)
+            carriers = self._returned_dtype(s.value)
+            if self._forced_return.partial and self.dtypes.contains_widened(s.value):
+                if self.blind_caller or not self.dtypes.expressible(carriers):
+                    raise self.error(UnsupportedError, s.value, f"{self.fn.name.value}() returns a partial sum "
+                                     "accumulated in float32 for float16/bfloat16 operands on several paths, and "
+                                     "its caller cannot name the dtype to cast it back to",
+                                     "reduce it before returning (give the function a return hint)")
+                self.returns_widened = True
             node = self.convert_to_hint(op, self._forced_return, s.value, "every return path")
             self._results.append(Array(self._forced_return))
             return s.with_changes(value=node)
         if self._helper and hint is None:
             op = self.expr(s.value)
             carriers = self._returned_dtype(s.value)
+            if isinstance(op.value, TupleValue):
+                return self._return_items(s, op)
+            if isinstance(op.value, StructValue) and _partial(op.value) and self.dtypes.contains_widened(s.value):
+                raise self.error(UnsupportedError, s.value, f"{self.fn.name.value}() returns "
+                                 f"{self.ctx.code(s.value)!r}, holding a partial sum accumulated in float32 for "
+                                 "float16/bfloat16 operands, whose dtype its caller cannot read back",
+                                 "return the partial sum as an array (or a tuple of arrays), or reduce it first")
             if isinstance(op.value, Array) and op.value.layout.partial and self.dtypes.contains_widened(s.value) \
-                    and not self.dtypes.expressible(carriers):
+                    and (self.blind_caller or not self.dtypes.expressible(carriers)):
                 # A partial sum accumulated in float32 whose dtype the caller could not name: complete it here.
                 whole = op.value.layout.with_partial(())
                 node = self.convert(op, whole, "the caller (it cannot name the dtype to cast the sum back to)")
@@ -1034,6 +1105,13 @@ class FunctionRewriter:
             node = op.node.with_changes(elements=[e.with_changes(value=i.node)
                                                   for e, i in zip(op.node.elements, items)])
             return Operand(TupleValue(tuple(i.value for i in items)), op.original, node)
+        if isinstance(value, TupleValue) and isinstance(op.original, cst.Name) and _partial(value) \
+                and any(w for _, w in self.dtypes.items_of(op.original, value) or ((None, True),)):
+            # a name holding a tuple with such a partial sum: its items, completed where they need it
+            items = [self.complete_widened(Operand(v, _index(op.original, i), _index(op.node, i)), purpose)
+                     for i, v in enumerate(value.items)]
+            node = cst.Tuple([cst.Element(i.node) for i in items])
+            return Operand(TupleValue(tuple(i.value for i in items)), op.original, node)
         return op
 
     def _like(self, original: cst.BaseExpression, where: cst.CSTNode | None = None) -> cst.BaseExpression | None:
@@ -1202,12 +1280,28 @@ _AUG_TO_BINARY = {
 }
 
 
-def _items(node: cst.BaseExpression | None, n: int) -> list[cst.BaseExpression | None]:
+def _items(node: cst.BaseExpression | None, n: int, known: bool = False) -> list[cst.BaseExpression | None]:
     """What each item of ``a, b = node`` is, for its dtype: ``node[i]`` where ``node`` names a tuple
-    (a tuple parameter, a scan's ``xs``: its items' dtypes may differ), else ``node`` itself."""
-    if isinstance(node, cst.Name | cst.Attribute | cst.Subscript):
+    (a tuple parameter, a scan's ``xs``: its items' dtypes may differ) or is a call whose items the
+    dtypes know (``known``: a helper returning a tuple), else ``node`` itself."""
+    if known or isinstance(node, cst.Name | cst.Attribute | cst.Subscript):
         return [cst.Subscript(node, [cst.SubscriptElement(cst.Index(cst.Integer(str(i))))]) for i in range(n)]
     return [node] * n
+
+
+def _index(node: cst.BaseExpression, i: int) -> cst.Subscript:
+    return cst.Subscript(node, [cst.SubscriptElement(cst.Index(cst.Integer(str(i))))])
+
+
+def _partial(value: Value) -> bool:
+    """Whether ``value`` is or holds a partial sum."""
+    if isinstance(value, Array):
+        return bool(value.layout.partial)
+    if isinstance(value, TupleValue):
+        return any(_partial(v) for v in value.items)
+    if isinstance(value, StructValue):
+        return any(_partial(v) for _, v in value.fields)
+    return False
 
 
 def _common_layout(results: list[Value]) -> Layout | None:

@@ -199,12 +199,14 @@ def call_local(rw, local: LocalDef, call) -> tuple[Value, cst.BaseExpression]:
     rw.dtypes.calls[call.node] = sub.dtypes.in_caller(sub.return_dtype, carriers)
     if sub.returns_widened:
         rw.dtypes.widened.add(call.node)
+    if sub.return_items is not None:  # a, b = local(...): each name takes its item's dtype and widened-ness
+        rw.dtypes.call_items[call.node] = tuple((sub.dtypes.in_caller(c, carriers), w) for c, w in sub.return_items)
     return result, call.rebuild(replaced).with_changes(func=name)
 
 
 def walk_local(rw, local: LocalDef, bound: dict[str, Value], site: cst.CSTNode,
                carriers: dict[str, tuple[str, ...] | None] | None = None,
-               forced: Layout | None = None) -> tuple[Value, object, cst.Name]:
+               forced: Layout | None = None, blind: bool = False) -> tuple[Value, object, cst.Name]:
     """Rewrites ``local``'s body for ``bound`` where ``site`` uses it, in ``rw``'s scope as it is now.
 
     ``forced``: the layout every return converts its value to (the common layout of a cond's branches).
@@ -225,7 +227,10 @@ def walk_local(rw, local: LocalDef, bound: dict[str, Value], site: cst.CSTNode,
                            assume_defaults=rw.assume_defaults, free=free, unknown_dtypes=unknown,
                            reduce_dtype=rw.reduce_dtype)
     sub.closure_dtypes = {n: _closure_carriers(rw, n, own) for n in rw.dtypes.wide_names if n in free}
+    sub.closure_tuples = {n: tuple((_closure_items(c, own), w) for c, w in items)
+                          for n, items in rw.dtypes.tuples.items() if n in free and any(w for _, w in items)}
     sub._forced_return = forced
+    sub.blind_caller = blind
     local.active = True
     try:
         node, result = sub.run_helper(bound)
@@ -250,6 +255,16 @@ def _closure_carriers(rw, name: str, own: set[str]) -> tuple[str, ...] | None:
     from meshify.rewrite._dtypes import _names_in
 
     carriers = rw.dtypes.of(cst.Name(name))
+    if carriers is None or any(n in own for text in carriers for n in _names_in(text)):
+        return None
+    return carriers
+
+
+def _closure_items(carriers: tuple[str, ...] | None, own: set[str]) -> tuple[str, ...] | None:
+    """An item's carriers, of a tuple the nested def reads from its enclosing function, if they mean the
+    same inside the def (else None)."""
+    from meshify.rewrite._dtypes import _names_in
+
     if carriers is None or any(n in own for text in carriers for n in _names_in(text)):
         return None
     return carriers

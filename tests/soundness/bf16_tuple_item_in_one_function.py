@@ -1,0 +1,34 @@
+"""bfloat16 partial sums (over split d, accumulated in float32) held in a tuple inside one function:
+t[0] and an item unpacked from the tuple are completed by later psums, which must cast them back."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from meshify import Tensor, mesh
+
+EXPECT = "match"
+
+
+@mesh(model=4, rules={"d": "model"})
+def f(x: Tensor["batch", "d"], w: Tensor["d", "e"]) -> Tensor["batch", "e"]:
+    t = (x @ w, x.sum())
+    return jnp.tanh(t[0]) + t[1]
+
+
+@mesh(model=4, rules={"d": "model"})
+def g(x: Tensor["batch", "d"], w: Tensor["d", "e"]) -> Tensor["batch", "e"]:
+    t = (x.sum(), x @ w)
+    s, y = t
+    return y * s
+
+
+def _args():
+    x = np.ones((2, 8))
+    w = np.zeros((8, 4))
+    w[0::4], w[1::4] = 256.0, 1.0      # devices 0 and 2: 257, which bfloat16 cannot hold
+    w[2::4], w[3::4] = -128.0, -128.0  # devices 1 and 3: -256; the whole sum is 2
+    return (x.astype(jnp.bfloat16), w.astype(jnp.bfloat16))
+
+
+def inputs():
+    return {"f": _args(), "g": _args()}
