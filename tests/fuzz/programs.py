@@ -343,6 +343,8 @@ class _Module:
     imports: set[str] = field(default_factory=set)
     consts: dict[str, str] = field(default_factory=dict)
     arrays: dict[str, str] = field(default_factory=dict)
+    #: Module arrays whose dims a module-level hint names (``G0: Tensor["d", "e"] = ...``) -> the hint.
+    array_hints: dict[str, str] = field(default_factory=dict)
     defs: dict[str, str] = field(default_factory=dict)  # name -> definition, in order
     shared: tuple[_Template, str, bool] | None = None  # template, decorator line, static factor
     triggers: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
@@ -358,10 +360,13 @@ class _Module:
         self.consts[name] = value
         return name
 
-    def array(self, shape: Sequence[int], std: float, dtype: str) -> str:
-        """A module-level array ``G<n>`` of seeded normals (the same in the converted file)."""
+    def array(self, shape: Sequence[int], std: float, dtype: str, dims: Sequence[str] | None = None) -> str:
+        """A module-level array ``G<n>`` of seeded normals (the same in the converted file); ``dims``: a
+        module-level hint names them where it is bound."""
         self.imports.add("numpy")
         name = f"G{len(self.arrays)}"
+        if dims is not None:
+            self.array_hints[name] = f": {hint(dims)}"
         rng_seed = (self.seed * 31 + len(self.arrays)) % 100_003
         self.arrays[name] = (f"jnp.asarray(np.random.default_rng({rng_seed}).standard_normal({tuple(shape)!r}) * "
                              f"{round(std, 4)}, dtype=jnp.{dtype})")
@@ -1806,8 +1811,12 @@ class _Builder:
         if not self.disjoint(dims) or not self.fits(dims):
             return False
         std = 1.0 if kind == "array" else self.sizes[dims[0]] ** -0.5  # type: ignore[index]
-        g = self.module.array([self.sizes[d] for d in dims], std, self.dtype)  # type: ignore[index]
-        if self.flag(70):  # named first: the contract for arrays meshify does not receive as arguments
+        hinted = self.flag(20)  # G0: Tensor[dims] = ... where the module binds it, then used as it is
+        g = self.module.array([self.sizes[d] for d in dims], std, self.dtype,  # type: ignore[index]
+                              dims if hinted else None)  # type: ignore[arg-type]
+        if hinted:
+            ref = g
+        elif self.flag(70):  # named first: the contract for arrays meshify does not receive as arguments
             ref = self.emit(g, dims, std, pin=True).name
         else:
             ref = g
@@ -1990,7 +1999,8 @@ def generate(ch: Chooser, seed: int = 0, mesh: str | None = None) -> Program:
         entries.append(Entry("f2", twin.mesh, dict(twin.sizes), main_entry.args, twin.grad))
     parts = [_imports(module)]
     if module.consts or module.arrays:
-        parts.append("\n" + "".join(f"{k} = {v}\n" for k, v in {**module.consts, **module.arrays}.items()))
+        parts.append("\n" + "".join(f"{k}{module.array_hints.get(k, '')} = {v}\n"
+                                     for k, v in {**module.consts, **module.arrays}.items()))
     for text in module.defs.values():
         parts.append("\n\n" + text)
     for fn in (other, main):
