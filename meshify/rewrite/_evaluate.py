@@ -126,11 +126,24 @@ def _opaque_construct(rw, node):
     local = next((d for d in (local_def(rw, n) for n in names) if d is not None), None)
     if local is not None:
         raise refuse_value(rw, node, local)
-    arrays = [n for n in names if isinstance(rw.env.get(n), Array)]
+    arrays = [n for n in names if isinstance(rw.env.get(n), Array)
+              or _holds_split(rw.env[n] if n in rw.env else rw.free.get(n))]
     if arrays:
         raise rw.error(UnsupportedError, node, f"{type(node).__name__} over array {arrays[0]!r} is not supported "
                        "in a @mesh function", "compute it with jax.numpy operations on whole arrays")
     return Operand(Static(), node, node)
+
+
+def _holds_split(value) -> bool:
+    """Whether ``value`` (a struct or tuple, or a closure's array) holds a split or partial array: a
+    lambda closing over it computes on each device's block, which no unknown call can know."""
+    if isinstance(value, Array):
+        return value.layout.is_split or bool(value.layout.partial)
+    if isinstance(value, StructValue):
+        return any(_holds_split(v) for _, v in value.fields)
+    if isinstance(value, TupleValue):
+        return any(_holds_split(v) for v in value.items)
+    return False
 
 
 def _names_in(node: cst.CSTNode) -> list[str]:
