@@ -63,8 +63,8 @@ def _loaded(folder: Path, case: str, candidate):
     copy.write_bytes(text)
     (report, hints), = _predict(text, copy, SIZES, case, {})
     module = _import(copy, copy.stem)
-    leaves = _draw(report, hints, 0)
-    return getattr(module, case), {name: _build(module, name, struct, leaves)
+    leaves = _draw(report, hints, 0, SIZES)
+    return getattr(module, case), {name: _build(module, name, struct, leaves, SIZES)
                                    for name, struct in report.structure.items()}
 
 

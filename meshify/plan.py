@@ -282,28 +282,48 @@ def _observing(sizes: dict[str, int]) -> Iterator[None]:
 @dataclass(frozen=True, slots=True)
 class _Gather:
     axes: tuple[str, ...]
-    layout: Layout  # after the gather: the block whose cotangent is reduce-scattered
+    layout: Layout  # after the gather: the block whose cotangent is reduce-scattered (a slice's: before it)
 
 
 @dataclass(frozen=True, slots=True)
 class _Side:
-    """One operand of an op, for the backward pass: the mesh axes it varies over, the all_gathers
-    made as varying converting it, and what carries its dtype (empty: it has no cotangent)."""
+    """One operand of an op, for the backward pass: the mesh axes it varies over once converted, the
+    all_gathers made as varying converting it, the local slices of it over axes it did not vary over
+    (``mr.local_block`` indexes by ``axis_index``: JAX broadcasts the whole block there first), and
+    what carries its dtype (empty: it has no cotangent)."""
 
     vary: frozenset[str]
     gathers: tuple[_Gather, ...]
+    slices: tuple[_Gather, ...]
     reason: str
 
 
 def _side(rw, c) -> _Side:
-    """``c``'s operand as an op sees it: varying over the axes its converted layout splits or is
-    partial over, and over those a varying gather took away."""
-    gathers = tuple(_varying_gathers(rw, c))
-    vary = c.layout.split_axes | c.layout.partial | {a for g in gathers for a in g.axes}
+    """``c``'s operand as an op sees it, after the conversion steps ``convert`` makes: it varies over
+    the axes its layout splits or is partial over, less those a psum or an invariant all_gather takes
+    away, plus those a varying gather keeps and a slice adds."""
+    from meshify.rewrite._plan import plan_conversion, step_result
+
+    layout = c.operand.value.layout
+    vary = set(layout.split_axes | layout.partial)
+    gathers, slices = [], []
+    for step in plan_conversion(layout, c.layout, rw.mesh) if layout != c.layout else []:
+        before, layout = layout, step_result(step, layout)
+        axes = set(step.axes)
+        if step.kind == "all_gather" and axes <= c.varying:
+            gathers.append(_Gather(step.axes, layout.with_partial(())))
+        elif step.kind in ("all_gather", "psum"):
+            vary -= axes
+        elif step.kind == "slice":
+            missing = tuple(a for a in rw.mesh.names if a in axes - vary)
+            if missing:
+                slices.append(_Gather(missing, before.with_partial(())))
+            vary |= axes
+    vary |= c.layout.split_axes | c.layout.partial
     carriers = rw.dtypes.of(c.operand.original)
-    if not carriers or set(carriers) <= {"bool"}:
-        return _Side(frozenset(vary), gathers, "")  # a constant, a mask, or unknown dtype (an index)
-    return _Side(frozenset(vary), gathers, " ".join(carriers))  # to drop integer parameters later
+    reason = "" if not carriers or set(carriers) <= {"bool"} else " ".join(carriers)
+    # no reason: a constant, a mask, or unknown dtype (an index); else to drop integer parameters later
+    return _Side(frozenset(vary), tuple(gathers), tuple(slices), reason)
 
 
 def _broadcast(rw, side: _Side, union: set[str], layout: Layout) -> None:
@@ -315,6 +335,8 @@ def _broadcast(rw, side: _Side, union: set[str], layout: Layout) -> None:
     missing = tuple(a for a in rw.mesh.names if a in union - side.vary)
     if missing:
         rw.records.append(Record(rw._line, _BROADCAST, missing, "", side.reason, layout.with_partial(()), loops))
+    for s in side.slices:
+        rw.records.append(Record(rw._line, _BROADCAST, s.axes, "", side.reason, s.layout, loops))
     for g in side.gathers:
         rw.records.append(Record(rw._line, _SCATTER, g.axes, "", side.reason, g.layout, loops))
 
@@ -322,8 +344,8 @@ def _broadcast(rw, side: _Side, union: set[str], layout: Layout) -> None:
 def _broadcasts(rw, converts) -> None:
     """Records what the backward pass sends for one op's operands (converted as ``converts`` say):
     an all-reduce of each differentiable operand's block over the axes other operands vary over and
-    it does not (JAX's ``pvary``, transposed), and a reduce-scatter for each all_gather of it made as
-    varying (FSDP's)."""
+    it does not (JAX's ``pvary``, transposed), and of its whole block where a conversion slices it
+    over such axes, and a reduce-scatter for each all_gather of it made as varying (FSDP's)."""
     sides = [_side(rw, c) for c in converts]
     union = set().union(*(s.vary for s in sides))
     for c, side in zip(converts, sides):
@@ -337,7 +359,7 @@ def _pairwise_broadcasts(rw, converts, inputs, split, steps) -> None:
     operands: list[tuple[_Side, Layout]] = []
     for c, letters in zip(converts, inputs):
         if c is None:
-            operands.append((_Side(frozenset(), (), ""), _letters_layout(letters, split)))
+            operands.append((_Side(frozenset(), (), (), ""), _letters_layout(letters, split)))
         else:
             operands.append((_side(rw, c), c.layout))
     for taken, _letters, result in steps:
@@ -346,23 +368,7 @@ def _pairwise_broadcasts(rw, converts, inputs, split, steps) -> None:
         for side, layout in pairs:
             _broadcast(rw, side, union, layout)
         reason = " ".join(dict.fromkeys(" ".join(side.reason for side, _ in pairs).split()))
-        operands.append((_Side(frozenset(union), (), reason), _letters_layout(result, split)))
-
-
-def _varying_gathers(rw, c) -> list[_Gather]:
-    """The all_gathers converting ``c``'s operand that the rewriter makes as varying (as its
-    ``convert`` decides: the gathered axes split the op's other operands)."""
-    from meshify.rewrite._plan import plan_conversion, step_result
-
-    layout = c.operand.value.layout
-    if layout == c.layout:
-        return []
-    out = []
-    for step in plan_conversion(layout, c.layout, rw.mesh):
-        layout = step_result(step, layout)
-        if step.kind == "all_gather" and set(step.axes) <= c.varying:
-            out.append(_Gather(step.axes, layout.with_partial(())))
-    return out
+        operands.append((_Side(frozenset(union), (), (), reason), _letters_layout(result, split)))
 
 
 def _path(inputs, out_dims: tuple[str, ...], split: dict, sizes: dict[str, int]) -> list:
@@ -997,8 +1003,8 @@ def measure(path: str, source: bytes, search: FunctionSearch, sizes: dict[str, i
             copy.write_bytes(text)
             (report, hints), = _predict(text, copy, sizes, search.name, {})
             module = _import(copy, f"_meshify_plan_{i}_{secrets.token_hex(4)}")
-            leaves = _draw(report, hints, 0)
-            arrays = {name: _build(module, name, struct, leaves) for name, struct in report.structure.items()}
+            leaves = _draw(report, hints, 0, sizes)
+            arrays = {name: _build(module, name, struct, leaves, sizes) for name, struct in report.structure.items()}
             program = getattr(module, search.name)
             args, kwargs = _call_args(program.reference, arrays)
             try:
