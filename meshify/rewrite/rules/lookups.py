@@ -144,19 +144,21 @@ def lookup(ctx: RuleContext, table: Operand, ids: Operand, axis: int, node, mode
     Converts the ids (whole) then the table (reduced first over the axes the ids are split on,
     where it is partial); the template is None where the user's lookup runs as it is.
     """
-    i = ids.value.layout
+    tv, iv = table.value, ids.value
+    assert isinstance(tv, Array) and isinstance(iv, Array), (tv, iv)
+    i = iv.layout
     # The ids split over an axis that splits the table's looked-up dim too (a vocab and the tokens both
     # over 'model'): either the table's dim is gathered (where that moves fewer bytes: _gather_is_cheaper)
     # or the ids are gathered over that axis (small integers), each device looks every id up in its
     # block of the table, and the result is a partial sum over it (a later hint splitting it again
     # makes that a psum_scatter).
-    regathered = frozenset(i.split_axes) & set(table.value.layout.axes[axis])
-    t, dims, axes, gathered = _lookup_layouts(table.value.layout, i, axis, fill)
+    regathered = frozenset(i.split_axes) & set(tv.layout.axes[axis])
+    t, dims, axes, gathered = _lookup_layouts(tv.layout, i, axis, fill)
     split = t.axes[axis]
     gather_table = bool(split) and _gather_is_cheaper(ctx, t, Layout(dims, axes), split)
     if regathered and not gather_table:
         i = Layout(i.dims, tuple(tuple(a for a in ax if a not in regathered) for ax in i.axes), i.partial)
-        t, dims, axes, gathered = _lookup_layouts(table.value.layout, i, axis, fill)
+        t, dims, axes, gathered = _lookup_layouts(tv.layout, i, axis, fill)
     else:
         regathered = frozenset()
     why = "lookup index" if not regathered else \
@@ -255,6 +257,7 @@ def _take_whole(ctx: RuleContext, table: Operand, ids: Operand, axis) -> Lowerin
     the table is whole on every device, so each looks its block of ids up locally and the result is split
     like the ids, whatever the mode.  Only a table known to be 1-D gives the result's dims (the ids'
     dims, whole ids too); otherwise the error asks for the table's dims."""
+    assert isinstance(table.value, Opaque) and isinstance(ids.value, Array), (table.value, ids.value)
     if not _one_dim(table.value) or axis not in (None, 0, -1):
         code = ctx.code(table.original)
         raise ctx.error(UnsupportedError, table.original,
