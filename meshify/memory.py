@@ -35,12 +35,18 @@ lead, and the second operand of a product over both operands' leading dims (a we
 ``x^T dy``); each such copy is counted while its contraction runs.  (GPU matmuls read transposed
 operands in place: there this over-counts.)
 
-Limits (measured with ``benchmarks/memory_predict.py``: at its full sizes every case within 9%):
-XLA packs buffers of different sizes into one heap, leaving gaps (about 4% on a Transformer
-block), and places temporaries in result buffers not yet written; neither is modelled.  The
-second matters for small programs (kilobytes: ``--quick`` sizes, up to 1.3x high) and for steps
-whose gradients and results dwarf their activations (an MLP with 8 MB of weights under adam,
-whose temporaries XLA fits entirely into its results' buffers, comes out 1.4x high).
+XLA's buffer assignment also places a temporary in a result's buffer that is not yet written
+when the temporary's life ends before the result's write (largest temporaries first, each into
+the smallest such result buffer at least its size): under adam or sgd the new parameters and
+moments, written by the update at the end of the step, hold most of the step's activations and
+gradients (XLA's temporaries then shrink to kilobytes).  Measured, XLA:CPU does this only for
+an update's results, not for ``none``'s gradients (written by contractions, reductions and
+collectives through the backward pass), and so does the model.
+
+Limits (measured with ``benchmarks/memory_predict.py``; its results JSON has every case under
+``none`` and adam): XLA packs buffers of different sizes into one heap, leaving gaps (about 4% on
+a Transformer block); a ``scan`` is one step whose body's peak is added while it runs, so that
+buffers XLA reuses across a loop's iterations and its stacked residuals are approximate.
 """
 
 from __future__ import annotations
@@ -250,7 +256,7 @@ def _loop_peak(eqn: Any) -> int:
 class _Liveness:
     """Which values get a buffer (the fusion model in the module docstring), and when each lives."""
 
-    def __init__(self, steps: Sequence[_Step]) -> None:
+    def __init__(self, steps: Sequence[_Step], updated: bool = False) -> None:
         self.steps = steps
         for i, step in enumerate(steps):
             for value in step.ins:
@@ -267,6 +273,8 @@ class _Liveness:
                     for root in self.roots(value):
                         self.last[root] = i
         self.housed = self._in_place()
+        if updated:
+            self.housed |= self._in_results()
 
     def _in_place(self) -> set[_Value]:
         """Temporaries that live on in a result's buffer (in place: see the module docstring)."""
@@ -278,6 +286,36 @@ class _Liveness:
                                if self.last.get(r) == step and r.bytes == result.bytes
                                and not r.out and not r.arg and r not in housed][:1])
         return housed
+
+    def _in_results(self) -> set[_Value]:
+        """Temporaries XLA's buffer assignment places in a result's buffer before the result is
+        written: largest first, each into the smallest result buffer at least its size that holds
+        nothing else during its life (a result lives from its write to the end of the step).  Only
+        in a step with an update (``updated``), and only results an elementwise step writes that do
+        not already hold a temporary written in place (adam's moments beside the new parameter
+        that took the gradient's buffer; none of sgd's) take them: measured, XLA:CPU leaves
+        ``none``'s results (gradients) and sgd's to themselves."""
+        results = sorted((v for v in self.born if v.out and not v.arg and self.steps[self.born[v]].fusible),
+                         key=lambda v: v.bytes)
+        taken: set[_Value] = set()
+        for value in self.housed:  # the result each in-place temporary lives on in
+            match = next((r for r in results if r not in taken and r.bytes == value.bytes
+                          and self.born[r] == self.last[value]), None)
+            if match is not None:
+                taken.add(match)
+        results = [r for r in results if r not in taken]
+        used: dict[_Value, list[tuple[int, int]]] = {r: [(self.born[r], len(self.steps))] for r in results}
+        placed: set[_Value] = set()
+        for value in sorted(self.temporaries(), key=lambda v: -v.bytes):
+            if value in self.housed:
+                continue
+            start, end = self.born[value], self.last[value]
+            for result in results:
+                if result.bytes >= value.bytes and all(end < a or start > b for a, b in used[result]):
+                    used[result].append((start, end))
+                    placed.add(value)
+                    break
+        return placed
 
     def buffered(self, value: _Value) -> bool:
         if value.arg or value.out:
@@ -395,13 +433,13 @@ def predict_step(loss: Callable[..., Any], args: Sequence[Any], argnums: Sequenc
     forward_pass = [e.primitive for e in jax.make_jaxpr(lambda *a: forward(*a)[0])(*inputs).eqns]
     if forward_pass != [e.primitive for e in traced.eqns[:len(forward_pass)]]:
         raise RuntimeError("the traced step does not begin with its forward pass; report this as a meshify bug")
-    liveness, boundary = _simulate(traced, jax.tree.leaves(inputs), len(forward_pass))
+    liveness, boundary = _simulate(traced, jax.tree.leaves(inputs), len(forward_pass), optimizer != "none")
     sizes = [sum(_local_bytes(leaf) for leaf in jax.tree.leaves(part)) for part in inputs]
     return MemoryReport(optimizer, sizes[0], sizes[0], sizes[1], sizes[2], liveness.crossing(boundary),
                         liveness.peak())
 
 
-def _simulate(traced: Any, leaves: Sequence[Any], forward_eqns: int) -> tuple[_Liveness, int]:
+def _simulate(traced: Any, leaves: Sequence[Any], forward_eqns: int, updated: bool) -> tuple[_Liveness, int]:
     """The step's liveness, and the index of its first backward step (the forward pass is the
     traced step's first ``forward_eqns`` equations, as ``jax.vjp`` emits them)."""
     flat = _Flattener()
@@ -410,7 +448,7 @@ def _simulate(traced: Any, leaves: Sequence[Any], forward_eqns: int) -> tuple[_L
     boundary = len(flat.steps)
     flat.run(traced.jaxpr.eqns[forward_eqns:])
     flat.results(traced.jaxpr.outvars)
-    return _Liveness(flat.steps), boundary
+    return _Liveness(flat.steps, updated), boundary
 
 
 # -- explain --optimizer ----------------------------------------------------------------------------
