@@ -576,7 +576,8 @@ def verify(
     seed: Annotated[int, typer.Option("--seed")] = 0,
     rtol: Annotated[float, typer.Option("--rtol", help="Largest accepted max-abs error / max |reference|.")] = 1e-4,
     static: Annotated[list[str] | None, typer.Option("--static", help="A static parameter's value, NAME=VALUE "
-                                                     "(a Python literal: train=True); repeatable.")] = None,
+                                                     "(a Python literal: train=True, or a call of the "
+                                                     "module's class: \"cfg=Config(heads=4)\"); repeatable.")] = None,
 ) -> None:
     """Run the sharded program against .reference on random inputs (imports and runs FILE)."""
     from meshify.verify import parse_statics, verify_file

@@ -72,10 +72,42 @@ def parse_statics(items: list[str]) -> dict[str, object]:
         try:
             statics[name] = ast.literal_eval(text)
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            if _is_call(text):  # --static "cfg=Config(heads=4)": built in the module, once it is imported
+                statics[name] = ModuleCall(text)
+                continue
             raise MeshifyError(f"--static {item}: {text!r} is not a Python literal", code="MSH073",
-                               fix=f"write a literal, e.g. --static {name}=True, --static {name}=3, or a string "
-                                   f"quoted for the shell: --static \"{name}='gelu'\"") from None
+                               fix=f"write a literal, e.g. --static {name}=True, --static {name}=3, a string "
+                                   f"quoted for the shell: --static \"{name}='gelu'\", or a call of the "
+                                   f"module's class: --static \"{name}=Config(heads=4)\"") from None
     return statics
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleCall:
+    """A ``--static`` value that is a call (``Config(heads=4)``), evaluated in the verified module's
+    namespace once it is imported; explain's prediction reads it as a static of unknown value."""
+
+    text: str
+
+    def value(self, module, name: str) -> object:
+        try:
+            return eval(self.text, vars(module))  # noqa: S307 - the user's own module, which verify imports anyway
+        except Exception as e:  # noqa: BLE001 - any error of the user's expression is bad input
+            raise MeshifyError(f"--static {name}={self.text}: {type(e).__name__}: {e}", code="MSH073",
+                               fix=f"call a class or function the module defines or imports, e.g. --static "
+                                   f"\"{name}=Config(heads=4)\"") from None
+
+
+def _is_call(text: str) -> bool:
+    """``Config(heads=4)``, ``mod.Config()``: a call of a name or a dotted name, with any arguments."""
+    try:
+        tree = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return False
+    func = tree.func if isinstance(tree, ast.Call) else None
+    while isinstance(func, ast.Attribute):
+        func = func.value
+    return isinstance(func, ast.Name)
 
 
 def _check_static_names(statics: Mapping[str, object], params: dict[str, list[str]], arrays: set[str]) -> None:
@@ -125,7 +157,8 @@ def _static_rewriter(values: Mapping[str, object]):
     class StaticRewriter(FunctionRewriter):
         def default_of(self, param):
             if param.name.value in values and any(param is own for own in _own_params(self.fn)):
-                return Static.of(values[param.name.value])
+                value = values[param.name.value]
+                return Static() if isinstance(value, ModuleCall) else Static.of(value)
             return super().default_of(param)
 
     return StaticRewriter
@@ -371,7 +404,8 @@ def verify_file(path: Path, func: str | None, sizes: dict[str, int], generated: 
             raise MeshifyError(f"{generated} defines no {prediction.name!r}", code="MSH070",
                                fix=f"regenerate it: meshify convert {path} -o {generated}")
         params = inspect.signature(reference).parameters
-        own = {n: v for n, v in statics.items() if n in params and n not in prediction.structure}
+        own = {n: v.value(source, n) if isinstance(v, ModuleCall) else v
+               for n, v in statics.items() if n in params and n not in prediction.structure}
         _check_statics(reference, prediction, own)
         leaves = _draw(prediction, hints, seed, sizes)
         arrays = {name: _build(source, name, struct, leaves, sizes) for name, struct in prediction.structure.items()}

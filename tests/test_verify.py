@@ -231,3 +231,18 @@ def test_a_tuple_of_blocks_gets_one_item_per_dims_blocks(blocks: int) -> None:
         assert not np.array_equal(leaves["params.blocks.0.w_qkv"], leaves["params.blocks.1.w_qkv"])
     report, = verify_file(path, None, sizes)
     assert report.results_agree and report.prediction_matches, report
+
+
+def test_static_given_as_a_call_of_the_modules_class() -> None:
+    """``--static "args=ModelArgs(n_kv_heads=4)"`` (a NamedTuple config, no literal): built in the verified
+    module once it is imported; the model runs with it (4 kv heads need kv_features=16 to reshape)."""
+    path = ROOT / "tests" / "real_models" / "mistral.py"
+    dims = ["--dims", "batch=4,length=8,vocab=64,d_model=32,layers=2,q_features=128,kv_features=16,hidden=64"]
+    result = _verify(str(path), *dims, "--static", "args=ModelArgs(n_kv_heads=4)")
+    assert result.exit_code == 0, result.output
+    assert "mistral: ok" in result.output, result.output
+    result = _verify(str(path), *dims, "--static", "args=Nope(n_kv_heads=4)")
+    assert result.exit_code == 2, result.output
+    assert "--static args=Nope(n_kv_heads=4): NameError" in result.output, result.output
+    assert "fix: call a class or function the module defines or imports" in result.output, result.output
+    assert parse_statics(["cfg=cfgs.Config(1, heads=2)"])["cfg"].text == "cfgs.Config(1, heads=2)"
