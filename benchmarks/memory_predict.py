@@ -10,10 +10,12 @@ FSDP on 1, 2, 4 and 8 devices (``jax.value_and_grad`` of its loss), on 8 simulat
 - ``measured``: ``compiled.memory_analysis()`` of the compiled step: ``argument_size_in_bytes +
   temp_size_in_bytes``;
 
-and their ratio, which should lie within 10% of 1.  Printed and saved to
+and their ratio, which should lie within 10% of 1.  Then, for every case but ``lm_step``, one optax adam step
+(``optax.adam``) over the case's parameters as ``explain --optimizer adam`` picks them (the float
+arguments with no batch dim; the data is an input), predicted and measured the same way.  Printed and saved to
 ``benchmarks/results/memory_predict.json`` (``--quick``: ``memory_predict_quick.json``).
 
-    python benchmarks/memory_predict.py            # run.py's full sizes, about a minute
+    python benchmarks/memory_predict.py            # run.py's full sizes, a few minutes
     python benchmarks/memory_predict.py --quick    # run.py's quick sizes
 """
 
@@ -26,6 +28,7 @@ os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_force_host_
 os.environ.setdefault("JAX_PLATFORMS", "cpu")  # before jax is imported
 
 import argparse  # noqa: E402
+import inspect  # noqa: E402
 import json  # noqa: E402
 from collections.abc import Callable, Sequence  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -69,6 +72,37 @@ def case_row(name: str, size: dict) -> dict:
     return _row(name, report, _compiled(bench.variants["meshify"], bench.args))
 
 
+def _parameters(name: str) -> tuple[int, ...]:
+    """The case's parameters, as ``explain --optimizer`` picks them: float arguments with no batch dim."""
+    hints = inspect.signature(getattr(cases, name).reference).parameters.values()
+    return tuple(i for i, p in enumerate(hints) if "batch" not in str(p.annotation) and p.name not in ("tokens", "targets"))
+
+
+def adam_row(name: str, size: dict) -> dict:
+    """A run.py case trained by one optax adam step of its loss over its parameters (its data is an input)."""
+    import optax
+
+    fn = getattr(cases, name)
+    args = run.make_bench(name, "fwd", size).args
+    argnums = _parameters(name)
+    optimizer = optax.adam(1e-3)
+    loss = loss_of(fn)
+
+    def step(params, state, *rest):
+        def of(p):
+            p, r = iter(p), iter(rest)
+            return loss(*(next(p) if i in argnums else next(r) for i in range(len(args))))
+
+        value, grads = jax.value_and_grad(of)(params)
+        updates, state = optimizer.update(grads, state, params)
+        return value, optax.apply_updates(params, updates), state
+
+    params = tuple(args[i] for i in argnums)
+    rest = tuple(a for i, a in enumerate(args) if i not in argnums)
+    report = predict_step(loss, args, argnums, "adam")
+    return _row(name, report, _compiled(step, (params, optimizer.init(params), *rest)))
+
+
 def gpt2_row(devices: int) -> dict:
     """fsdp_scaling's GPT-2 under FSDP on ``devices`` devices: one jax.value_and_grad step of its loss."""
     text = fsdp_scaling._source(devices)
@@ -91,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     sizes = run.SIZES["quick" if args.quick else "full"]
     rows = [case_row(name, sizes[name]) for name in run.CASES]
+    rows += [adam_row(name, sizes[name]) for name in run.CASES if name != "lm_step"]
     rows += [gpt2_row(n) for n in fsdp_scaling.DEVICES]
     print(f"{'case':<14} {'optimizer':<9} {'predicted':>12} {'measured':>12} {'ratio':>6}")
     for r in rows:
