@@ -97,9 +97,14 @@ def test_linear_upsampling_takes_a_one_row_halo() -> None:
 
 
 @pytest.mark.parametrize("body, culprit, where", [
-    ('return jnp.pad(x, ((0, 0), (1, 1), (0, 0), (0, 0)), mode="edge")', "mode=", "case.py:9:62"),
+    ('return jnp.pad(x, ((0, 0), (1, 1), (0, 0), (0, 0)), mode="edge")', "do not split into 4 equal blocks",
+     "case.py:9:24"),
+    ('return jnp.pad(x, ((0, 0), (8, 0), (0, 0), (0, 0)), mode="wrap")', "more than a block of 4 rows",
+     "case.py:9:24"),
+    ('return jnp.pad(x, ((0, 0), (1, 1), (0, 0), (0, 0)), mode="symmetric")', "mode=", "case.py:9:62"),
     ("return jnp.pad(x, ((0, 0), (1, 1), (0, 0), (0, 0)))", "do not split into 4 equal blocks", "case.py:9:24"),
-    ("return x[:, ::2]", "a strided slice", "case.py:9:17"),
+    ("return x[:, ::3]", "takes 6 rows, which do not split into 4 equal blocks", "case.py:9:17"),
+    ("return x[:, ::-1]", "a positive int step", "case.py:9:19"),
     ("return x[:, 1:-1]", "do not split into 4 equal blocks", "case.py:9:17"),
     ("return jnp.roll(x, 1)", "flattened", "case.py:9:12"),
     ("return jnp.repeat(x, 2)", "without a literal axis", "case.py:9:12"),
@@ -157,6 +162,9 @@ OPS = {
     "pad_constant": "return jnp.pad(x, ((0, 0), (4, 4), (4, 4), (1, 0)), constant_values=((0, 0), (1.0, 2.0), "
                     "(3.0, 4.0), (5.0, 6.0)))",
     "slice": "return x[:, 2:-2, 4:-4]",
+    "strided_slice": "return x[:, 1::2, ::2] - x[:, ::2, 1::2]",
+    "pad_edge": 'return jnp.pad(x, ((0, 0), (2, 2), (2, 2), (0, 0)), mode="edge")',
+    "pad_wrap": 'return jnp.pad(x, ((0, 0), (2, 2), (2, 2), (0, 0)), mode="wrap")',
     "roll": "return jnp.roll(x, (3, -5), axis=(1, 2))",
     "flip": "return jnp.flip(x, axis=(1, 2))",
     "repeat": 'y: Tensor["batch", "h", "w", "c"] = jnp.repeat(jnp.repeat(x, 2, axis=1), 2, axis=2)\nreturn y',
@@ -168,8 +176,9 @@ OPS = {
     "batch_norm": BATCH_NORM,
 }
 
-#: Where the blocks cannot hold the result: the slice of 16 rows to 12 does not split into 8 blocks.
-REFUSED = {("slice", "8"): "do not split into 8 equal blocks"}
+#: Where the blocks cannot hold the result: 16 rows sliced to 12 or padded to 20 do not split into 8 blocks.
+REFUSED = {("slice", "8"): "do not split into 8 equal blocks", ("pad_edge", "8"): "do not split into 8 equal blocks",
+           ("pad_wrap", "8"): "do not split into 8 equal blocks"}
 
 
 def _program(tmp_path: Path, op: str, mesh: str, converted: bool):
@@ -207,6 +216,8 @@ FAST = [("max_pool_3x3_same", "2x4", "decorator"), ("max_pool_2x2_stride_2", "2x
         ("slice", "8", "converted"), ("roll", "2x2x2", "decorator"), ("flip", "2x4", "converted"),
         ("repeat", "8", "decorator"), ("resize_nearest", "2x4", "converted"), ("resize_bilinear", "2x4", "decorator"),
         ("downsample_nearest", "2x2x2", "converted"), ("skip_concat", "2x4", "converted"),
+        ("strided_slice", "8", "decorator"), ("strided_slice", "2x4", "converted"), ("pad_edge", "2x2x2", "decorator"),
+        ("pad_wrap", "2x4", "converted"), ("pad_wrap", "8", "decorator"),
         ("group_norm", "2x4", "decorator"), ("batch_norm", "2x2x2", "converted")]
 
 
@@ -226,7 +237,8 @@ def test_spatial_op_sweep_matches_one_device(op: str, mesh: str, path: str, tmp_
 
 
 @pytest.mark.parametrize("op, mesh", [("max_pool_3x3_same", "2x4"), ("pad", "2x4"), ("slice", "2x4"),
-                                      ("roll", "2x2x2"), ("flip", "8"), ("avg_pool_3x3_stride_2", "2x2x2")])
+                                      ("roll", "2x2x2"), ("flip", "8"), ("avg_pool_3x3_stride_2", "2x2x2"),
+                                      ("strided_slice", "2x4"), ("pad_edge", "2x4"), ("pad_wrap", "2x2x2")])
 def test_verify_agrees_and_explain_predicts_the_exchanges(op: str, mesh: str, tmp_path: Path) -> None:
     from meshify.explain import parse_dims
     from meshify.verify import verify_file

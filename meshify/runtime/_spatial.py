@@ -288,7 +288,8 @@ def _perm(axes: Axes, source_of) -> tuple[Axes, list[tuple[int, int]]]:
 
 def _exchange_dim(x: jax.Array, dim: int, lo: int, hi: int, axes: Axes, fill="zero") -> jax.Array:
     """``x`` extended along ``dim`` (split over ``axes``) by ``lo`` rows of the previous block and ``hi``
-    of the next; beyond the first and last blocks zeros, or (``fill="edge"``) copies of the edge row."""
+    of the next; beyond the first and last blocks zeros, (``fill="edge"``) copies of the edge row, or
+    (``fill="wrap"``) the rows of the block at the other end (periodic: the ppermute is a ring)."""
     shards, local = _shards(axes), x.shape[dim]
     if max(lo, hi) > local:
         raise CallError(
@@ -298,7 +299,7 @@ def _exchange_dim(x: jax.Array, dim: int, lo: int, hi: int, axes: Axes, fill="ze
     pos = _block_index(axes)
     parts = []
     if lo:
-        order, pairs = _perm(axes, lambda p: p - 1 if p > 0 else None)
+        order, pairs = _perm(axes, lambda p: p - 1 if p > 0 else (shards - 1 if fill == "wrap" else None))
         piece = jax.lax.ppermute(jax.lax.slice_in_dim(x, local - lo, local, axis=dim), order, pairs)
         if fill == "edge":
             edge = jnp.repeat(jax.lax.slice_in_dim(x, 0, 1, axis=dim), lo, axis=dim)
@@ -306,7 +307,7 @@ def _exchange_dim(x: jax.Array, dim: int, lo: int, hi: int, axes: Axes, fill="ze
         parts.append(piece)
     parts.append(x)
     if hi:
-        order, pairs = _perm(axes, lambda p: p + 1 if p + 1 < shards else None)
+        order, pairs = _perm(axes, lambda p: p + 1 if p + 1 < shards else (0 if fill == "wrap" else None))
         piece = jax.lax.ppermute(jax.lax.slice_in_dim(x, 0, hi, axis=dim), order, pairs)
         if fill == "edge":
             edge = jnp.repeat(jax.lax.slice_in_dim(x, local - 1, local, axis=dim), hi, axis=dim)
@@ -390,31 +391,74 @@ def spatial_pad(array: jax.Array, pad_width, mode: str = "constant", constant_va
     hold padding, and the padded dim is split into equal blocks again, so each device takes the few rows
     its new block needs from its neighbours (``reblock_halos``: none when two blocks pad evenly), never
     the whole dim."""
-    if mode != "constant":
-        raise CallError(f"jnp.pad(mode={mode!r}) along a split dim", fix="pad with a constant (mode='constant')")
+    if mode not in ("constant", *BORDER_PADS):
+        raise CallError(f"jnp.pad(mode={mode!r}) along a split dim",
+                        fix="pad with a constant (mode='constant'), 'edge' or 'wrap'")
     axes = [_axes(a) for a in spatial_axes]
     values = _pad_values(constant_values, array.ndim)
     out = array
     for i, (lo, hi) in enumerate(_pad_widths(pad_width, array.ndim)):
         if not (lo or hi):
             continue
-        if axes[i]:
+        if axes[i] and mode != "constant":
+            out = _pad_border(out, i, axes[i], lo, hi, mode)
+        elif axes[i]:
             out = _reblock(out, i, axes[i], -lo, out.shape[i] * _shards(axes[i]) + lo + hi, "jnp.pad", values[i])
         else:
             widths = [(0, 0)] * array.ndim
             widths[i] = (lo, hi)
-            out = jnp.pad(out, widths, constant_values=[values[i]] * array.ndim)
+            out = jnp.pad(out, widths, mode) if mode != "constant" else \
+                jnp.pad(out, widths, constant_values=[values[i]] * array.ndim)
     return out
 
 
-def spatial_slice(x: jax.Array, axis: int, start, stop, *, axis_name) -> jax.Array:
-    """``x[..., start:stop, ...]`` along dim ``axis``, split over ``axis_name``: the global rows
+#: ``jnp.pad`` modes along a split dim whose padding comes from the border blocks' neighbours.
+BORDER_PADS = ("edge", "wrap")
+
+
+def _pad_border(x: jax.Array, dim: int, axes: Axes, lo: int, hi: int, mode: str) -> jax.Array:
+    """``jnp.pad(mode="edge" | "wrap")`` along ``dim``, split over ``axes``: every block takes ``lo`` rows
+    from the previous block and ``hi`` from the next (for ``wrap`` round a ring, so the first block gets the
+    last rows of the image; for ``edge`` the border blocks repeat their edge row instead), which cover the
+    rows of its block of the padded dim, split into equal blocks again: block ``p`` starts ``p * (new -
+    old rows)`` rows into its extended block."""
+    shards, rows = _shards(axes), x.shape[dim]
+    out_rows = rows * shards + lo + hi
+    if out_rows % shards:
+        raise CallError(f"jnp.pad(mode={mode!r}) along dim {dim}, split over {' x '.join(map(repr, axes))} into "
+                        f"{shards} blocks, gives {out_rows} rows, which do not split into {shards} equal blocks",
+                        fix=f"make the result's size a multiple of {shards}, or map this dim to no mesh axis")
+    block = out_rows // shards
+    extended = _exchange_dim(x, dim, lo, hi, axes, fill=mode)
+    return jax.lax.dynamic_slice_in_dim(extended, _block_index(axes) * (block - rows), block, axis=dim)
+
+
+def spatial_slice(x: jax.Array, axis: int, start, stop, step=None, *, axis_name) -> jax.Array:
+    """``x[..., start:stop:step, ...]`` along dim ``axis``, split over ``axis_name``: the global rows
     ``start:stop`` split into equal blocks again, each device taking the rows its new block needs from
-    its neighbours (none when the slice keeps the shard boundaries)."""
+    its neighbours (none when the slice keeps the shard boundaries).  With a ``step`` (a positive int),
+    the rows from ``start`` up to the last one the slice takes plus ``step - 1`` (padding beyond the
+    image, never taken) are re-blocked, then each device takes every ``step``-th row of its block: the
+    number of rows taken must split into equal blocks."""
     axes = _axes(axis_name)
-    total = x.shape[axis] * _shards(axes)
-    begin, end, _ = slice(start, stop).indices(total)
-    return _reblock(x, axis, axes, begin, max(end - begin, 0), f"the slice [{start}:{stop}]")
+    shards = _shards(axes)
+    total = x.shape[axis] * shards
+    what = "the slice [" + ":".join("" if b is None else str(b) for b in (start, stop, *(() if step is None else (step,))))\
+        + "]"
+    if step is None or step == 1:
+        begin, end, _ = slice(start, stop).indices(total)
+        return _reblock(x, axis, axes, begin, max(end - begin, 0), what)
+    if not isinstance(step, int) or step < 1:
+        raise CallError(f"{what} along a split dim: its step is not a positive int",
+                        fix="slice with a positive step (flip first: jnp.flip(x, axis)), or map this dim to no mesh axis")
+    begin, end, _ = slice(start, stop, step).indices(total)
+    taken = len(range(begin, end, step))
+    if taken % shards or not taken:
+        raise CallError(f"{what} along dim {axis}, split over {' x '.join(map(repr, axes))} into {shards} blocks, "
+                        f"takes {taken} rows, which do not split into {shards} equal blocks",
+                        fix=f"take a multiple of {shards} rows, or map this dim to no mesh axis")
+    out = _reblock(x, axis, axes, begin, taken * step, what)
+    return jax.lax.slice_in_dim(out, 0, out.shape[axis], step, axis=axis)
 
 
 # -- periodic and mirrored -------------------------------------------------------------------------------------

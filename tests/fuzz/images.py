@@ -7,13 +7,13 @@ one or two mesh axes, and draws, besides every other op family, what spatial par
 ``jax.lax.conv_general_dilated`` / ``jax.lax.conv`` (kernel sizes 1, 3, 5, strides 1 and 2, rhs
 dilation 1 and 2, SAME / SAME_LOWER / VALID / explicit padding, dimension numbers as letters or
 ``ConvDimensionNumbers`` in any order, grouped and depthwise), max and average pooling
-(``jax.lax.reduce_window``), ``jnp.pad`` (zeros, ``constant_values=``, other modes), slices
-``x[:, 1:-1]``, ``jnp.roll``, ``jnp.flip``, ``jax.image.resize``, ``jnp.repeat``, ``jnp.concatenate``
+(``jax.lax.reduce_window``), ``jnp.pad`` (zeros, ``constant_values=``, ``edge`` / ``wrap`` and other modes), slices
+``x[:, 1:-1]`` (strided now and then: ``x[:, 1::2]``), ``jnp.roll``, ``jnp.flip``, ``jax.image.resize``, ``jnp.repeat``, ``jnp.concatenate``
 along spatial dims or channels, and group / batch norm statistics.
 
 Each op knows the sizes, so it predicts what meshify refuses by design (a window whose output cannot
 split at the block boundaries, a halo wider than a block, a grouped convolution of split features, a
-``mode=`` other than constant along a split dim, a downsampling that is not nearest): such a draw is
+``mode=`` other than constant, edge or wrap along a split dim, a downsampling that is not nearest): such a draw is
 recorded as a trigger (its source, and the headline of the call-time error, which has no place in the
 file), so that any other refusal shows as unprovoked.  A result whose spatial size changes gets a new
 dim name, pinned by a hint, split like its source where the blocks allow.  Half the image modules give
@@ -343,16 +343,34 @@ def _pad(b: _Builder, a: _Value, spatial: list[int], other: list[int]) -> bool:
     options = _pad_options(b, widths)
     expr = b.call("jnp.pad", "jax.numpy.pad", [a.name, "1" if form == "int" else _pairs(widths)], options)
     padded = [i for i in range(rank) if any(widths[i]) and b.axes_of(a.dims[i])]
-    other_mode = bool(padded) and options.get("mode", '"constant"') != '"constant"'
-    even = all(reblocks(b, a.dims[i], -widths[i][0], b.sizes[a.dims[i]] + sum(widths[i])) for i in padded)
+    mode = options.get("mode", '"constant"').strip('"')
+    other_mode = bool(padded) and mode not in ("constant", *BORDER_PADS)
+    if mode in BORDER_PADS:  # every block takes (lo, hi) rows of its neighbours (round a ring for wrap)
+        even = all(_border_pads(b, a.dims[i], *widths[i]) for i in padded)
+    else:
+        even = all(reblocks(b, a.dims[i], -widths[i][0], b.sizes[a.dims[i]] + sum(widths[i])) for i in padded)
     if not _drawn(b, even and not other_mode):
         return False
     if other_mode:
         _refused(b, f"jnp.pad(mode={options['mode']}) along a split dim", expr)
+    elif not even and mode in BORDER_PADS:
+        _refused(b, f"jnp.pad(mode={options['mode']}) whose result does not split into equal blocks", expr,
+                 "jnp.pad(mode=", HALO)
     elif not even:
         _refused(b, "jnp.pad whose result does not split into equal blocks", expr, "jnp.pad along dim", HALO)
     dims = [_resized(b, d, b.sizes[d] + lo + hi) for d, (lo, hi) in zip(a.dims, widths)]
     return _result(b, expr, a, dims, a.scale + 1.0)
+
+
+#: ``jnp.pad`` modes meshify pads a split dim with from the border blocks' neighbours.
+BORDER_PADS = ("edge", "wrap")
+
+
+def _border_pads(b: _Builder, dim: str, lo: int, hi: int) -> bool:
+    """Whether ``jnp.pad(mode="edge" | "wrap")`` of ``(lo, hi)`` rows along ``dim`` splits into equal blocks,
+    each padded from its direct neighbours only."""
+    shards = b.shards(dim)
+    return (b.sizes[dim] + lo + hi) % shards == 0 and max(lo, hi) <= b.sizes[dim] // shards
 
 
 def _pad_options(b: _Builder, widths: Sequence[tuple[int, int]]) -> dict[str, str]:
@@ -375,12 +393,15 @@ def _slice(b: _Builder, a: _Value, spatial: list[int], other: list[int]) -> bool
                   if (lo, hi) != (0, None) and range(rows)[lo:hi]]
         even = [(lo, hi) for lo, hi in bounds if reblocks(b, a.dims[p], lo, len(range(rows)[lo:hi]))]
         lo, hi = b.pick(even if even and b.flag(85) else bounds)
-        step = 2 if b.flag(3) else 1
-        parts[p] = f"{lo or ''}:{'' if hi is None else hi}" + (":2" if step == 2 else "")
+        step = b.pick([2, 2, 3]) if b.flag(8) else 1
+        parts[p] = f"{lo or ''}:{'' if hi is None else hi}" + (f":{step}" if step > 1 else "")
         kept[p] = range(rows)[lo:hi:step]
         if not kept[p]:
             return False
-    ok = all(reblocks(b, a.dims[p], r.start, len(r)) and (r.step == 1 or not b.axes_of(a.dims[p]))
+    # A strided slice re-blocks the rows from its start to its last row taken (plus step - 1), then takes
+    # every step-th row of each block: the rows taken must split into equal blocks too.
+    ok = all(reblocks(b, a.dims[p], r.start, len(r) * r.step)
+             and (r.step == 1 or not b.axes_of(a.dims[p]) or len(r) % b.shards(a.dims[p]) == 0)
              for p, r in kept.items())
     if not kept or not _drawn(b, ok):
         return False

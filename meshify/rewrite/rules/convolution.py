@@ -115,6 +115,8 @@ def _dn_literal(ctx: RuleContext, o: Operand):
         if literal is None or (isinstance(literal, tuple | list) and len(literal) == 3):
             return literal
     node = o.original
+    if isinstance(node, cst.Name):  # dn = jax.lax.conv_dimension_numbers(x.shape, k.shape, (...)) in the body
+        node = _only_assignment(ctx, node)
     if isinstance(node, cst.Call) and ctx.qualified_names(node.func) & _CONV_DN:
         args = {a.keyword.value if a.keyword else i: a.value for i, a in enumerate(node.args)}
         parts = ([args.get(k, args.get(i)) for i, k in enumerate(("lhs_spec", "rhs_spec", "out_spec"))]
@@ -130,6 +132,56 @@ def _dn_literal(ctx: RuleContext, o: Operand):
     raise ctx.error(UnsupportedError, node, f"dimension_numbers={ctx.code(node)} is not a literal meshify can read",
                     'write it as a literal: dimension_numbers=("NHWC", "HWIO", "NHWC"), or '
                     "jax.lax.ConvDimensionNumbers((0, 3, 1, 2), (3, 2, 0, 1), (0, 3, 1, 2))")
+
+
+def _only_assignment(ctx: RuleContext, name: cst.Name) -> cst.BaseExpression:
+    """The value of the one plain assignment ``name = value`` in the function's body (the statements
+    of its top block), else ``name`` itself."""
+    body = ctx.function.body
+    lines = body.body if isinstance(body, cst.IndentedBlock) else ()
+    values = [stmt.value for line in lines if isinstance(line, cst.SimpleStatementLine)
+              for stmt in line.body if isinstance(stmt, cst.Assign | cst.AnnAssign)
+              and any(isinstance(t, cst.Name) and t.value == name.value
+                      for t in ([a.target for a in stmt.targets] if isinstance(stmt, cst.Assign) else [stmt.target]))]
+    assigned = [n for n in _names_assigned(ctx.function.body) if n == name.value]
+    return values[0] if len(values) == 1 and len(assigned) == 1 and values[0] is not None else name
+
+
+def _names_assigned(node: cst.CSTNode) -> list[str]:
+    """Every name bound anywhere in ``node`` (assignments, loop targets, walrus, with ... as)."""
+    found: list[str] = []
+
+    class Visitor(cst.CSTVisitor):
+        def visit_AssignTarget(self, target: cst.AssignTarget) -> None:
+            found.extend(n.value for n in _target_names(target.target))
+
+        def visit_AnnAssign(self, stmt: cst.AnnAssign) -> None:
+            found.extend(n.value for n in _target_names(stmt.target))
+
+        def visit_AugAssign(self, stmt: cst.AugAssign) -> None:
+            found.extend(n.value for n in _target_names(stmt.target))
+
+        def visit_For(self, stmt: cst.For) -> None:
+            found.extend(n.value for n in _target_names(stmt.target))
+
+        def visit_NamedExpr(self, expr: cst.NamedExpr) -> None:
+            found.extend(n.value for n in _target_names(expr.target))
+
+        def visit_AsName(self, alias: cst.AsName) -> None:
+            found.extend(n.value for n in _target_names(alias.name))
+
+    node.visit(Visitor())
+    return found
+
+
+def _target_names(target: cst.CSTNode) -> list[cst.Name]:
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, cst.Tuple | cst.List):
+        return [n for e in target.elements for n in _target_names(e.value)]
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return []
 
 
 def _permutations(ctx: RuleContext, o: Operand, given, rank: int) -> tuple[tuple[int, ...], ...]:

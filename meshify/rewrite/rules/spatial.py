@@ -235,15 +235,22 @@ def _pad(ctx: RuleContext, call: Call):
     value = Array(layout if linear else layout.with_partial(()), array(x).origin)
     if not padded:  # local: as written, a partial sum first summed unless the padding is linear
         return keep(value) if linear else Lowering(value, (_whole(x, "jnp.pad"),))
-    unmodelled = ["mode"] if mode != "constant" else [n for n in options if n != "constant_values"]
+    border = mode in _BORDER_PADS and not options
+    unmodelled = ["mode"] if mode != "constant" and not border else \
+        [n for n in options if n != "constant_values"]
     if unmodelled:
         o = call.params[unmodelled[0]]
         raise _split_error(ctx, o.original, call, layout, padded, f"{unmodelled[0]}={ctx.code(o.original)} is not "
                            "modelled along a split dim", "pad with a constant (mode='constant', constant_values=...), "
-                           "or map that dim to no mesh axis")
+                           "mode='edge' or mode='wrap', or map that dim to no mesh axis")
     emitted: list[Emitted] = []
     where = call.params["pad_width"].original
     resized: dict[int, int] = {}
+    if border:
+        for d in padded:
+            emitted += _border_records(ctx, where, x, layout, d, widths[d] if widths is not None else None, mode,
+                                       resized)
+        padded = []
     for d in padded:
         total = ctx.sizes.get(layout.dims[d])
         lo, hi = widths[d] if widths is not None else (None, None)
@@ -252,6 +259,42 @@ def _pad(ctx: RuleContext, call: Call):
     template, fill = _template(call, "spatial_pad", "array", ("pad_width", "mode", "constant_values"), "spatial_axes")
     return Lowering(value, (Convert(x, value.layout, "jnp.pad"),), template, (*fill, _spatial_fill(layout)),
                     tuple(emitted))
+
+
+#: Modes padding a split dim from the border blocks' neighbours (runtime/_spatial.py's BORDER_PADS).
+_BORDER_PADS = ("edge", "wrap")
+
+
+def _border_records(ctx: RuleContext, where, x: Operand, layout: Layout, dim: int, pads: tuple[int, int] | None,
+                    mode: str, resized: dict[int, int]) -> list[Emitted]:
+    """The exchanges of ``jnp.pad(mode="edge" | "wrap")`` along split ``dim``: ``lo`` rows from the previous
+    block and ``hi`` from the next (round a ring for ``wrap``; the border blocks repeat their edge row for
+    ``edge``), refused here when the sizes are known and the result cannot split evenly or a pad is wider
+    than a block."""
+    total, shards = ctx.sizes.get(layout.dims[dim]), ctx.mesh.size(layout.axes[dim])
+    name = ctx.code(x.original)
+    source = "wrapping round from the other end of the image" if mode == "wrap" else \
+        "the border devices repeating their edge row"
+    if pads is None or total is None:
+        return [_record(ctx, layout, dim, None if pads is None else rows, name,
+                        f"{side} its block for jnp.pad(mode={mode!r}), from the {device} device ({source})")
+                for rows, side, device in (((pads or (1, 1))[0], "before", "previous"),
+                                           ((pads or (1, 1))[1], "after", "next")) if rows]
+    lo, hi = pads
+    if (total + lo + hi) % shards or total % shards:
+        raise ctx.error(UnsupportedError, where, f"jnp.pad(mode={mode!r}) along split {layout.dims[dim]!r} (over "
+                        f"{axes_text(layout.axes[dim])}) gives {total + lo + hi} rows, which do not split into "
+                        f"{shards} equal blocks", f"make the result a multiple of {shards} rows, or map "
+                        f"{layout.dims[dim]!r} to no mesh axis (rules={{{layout.dims[dim]!r}: None}})")
+    if max(lo, hi) > total // shards:
+        raise ctx.error(UnsupportedError, where, f"jnp.pad(mode={mode!r}) along split {layout.dims[dim]!r} pads "
+                        f"more than a block of {total // shards} rows: it would need rows from beyond the "
+                        "neighbouring device", "use fewer shards along this dim, or larger images")
+    out = [_record(ctx, layout, dim, rows, name, f"{side} its block for jnp.pad(mode={mode!r}), from the {device} "
+                   f"device ({source})", resized={d: n for d, n in resized.items() if d != dim})
+           for rows, side, device in ((lo, "before", "previous"), (hi, "after", "next")) if rows]
+    resized[dim] = (total + lo + hi) // shards
+    return out
 
 
 def _pad_values(ctx: RuleContext, call: Call) -> object:
@@ -329,20 +372,26 @@ def slice_split_dims(ctx: RuleContext, node: cst.Subscript, base: Operand) -> Sp
     resized: dict[int, int] = {}
     for n, dim, s in found:
         bounds = [_bound(ctx, element) for element in (s.lower, s.upper, s.step)]
-        if bounds[2] not in (None, 1):
-            raise ctx.error(UnsupportedError, elements[n], f"a strided slice along split {layout.dims[dim]!r} "
-                            f"({layout.describe()})", "slice with step 1, or pool with a stride "
-                            "(jax.lax.reduce_window), or map that dim to no mesh axis")
+        if bounds[2] is not None and not (isinstance(bounds[2], int) and bounds[2] >= 1):
+            raise ctx.error(UnsupportedError, s.step, f"a slice along split {layout.dims[dim]!r} "
+                            f"({layout.describe()}) with step {ctx.code(s.step)}: meshify takes a positive int step",
+                            "slice with a positive int step (x[:, ::2]; flip first for a negative one), or pool "
+                            "with a stride (jax.lax.reduce_window), or map that dim to no mesh axis")
         for bound, given in zip(bounds[:2], (s.lower, s.upper)):
             if bound is ... and given is not None:
                 raise ctx.error(UnsupportedError, given, f"a slice of split {layout.dims[dim]!r} with a bound that "
                                 "is not an int", "write the bounds as ints (x[:, 1:-1]) or sizes from x.shape")
-        emitted += _slice_records(ctx, elements[n], base, layout, dim, bounds[0], bounds[1], resized)
+        emitted += _slice_records(ctx, elements[n], base, layout, dim, bounds[0], bounds[1], resized, bounds[2])
         start = s.lower if s.lower is not None else cst.Name("None")
         stop = s.upper if s.upper is not None else cst.Name("None")
-        slices.append(Lowering(Array(layout), (), "{mr}.spatial_slice({x}, {axis}, {start}, {stop}, axis_name={axes})",
-                               (("x", Ref(0)), ("axis", dim), ("start", start), ("stop", stop),
-                                ("axes", MeshAxes(layout.axes[dim])))))
+        if bounds[2] in (None, 1):
+            slices.append(Lowering(Array(layout), (), "{mr}.spatial_slice({x}, {axis}, {start}, {stop}, "
+                                   "axis_name={axes})", (("x", Ref(0)), ("axis", dim), ("start", start),
+                                                         ("stop", stop), ("axes", MeshAxes(layout.axes[dim])))))
+            continue
+        slices.append(Lowering(Array(layout), (), "{mr}.spatial_slice({x}, {axis}, {start}, {stop}, {step}, "
+                               "axis_name={axes})", (("x", Ref(0)), ("axis", dim), ("start", start), ("stop", stop),
+                                                     ("step", s.step), ("axes", MeshAxes(layout.axes[dim])))))
     rest = [e.with_changes(slice=cst.Slice(lower=None, upper=None)) if any(n == i for i, _, _ in found) else e
             for n, e in enumerate(elements)]
     whole = all(isinstance(e.slice, cst.Slice) and e.slice.lower is None and e.slice.upper is None
@@ -362,13 +411,28 @@ def _bound(ctx: RuleContext, element) -> object:
 
 
 def _slice_records(ctx: RuleContext, where, base: Operand, layout: Layout, dim: int, lo, hi,
-                   resized: dict) -> list[Emitted]:
+                   resized: dict, step=None) -> list[Emitted]:
+    """The exchanges of ``x[lo:hi:step]`` along split ``dim``: the rows from ``lo`` to the last one taken
+    (plus ``step - 1``) re-blocked, then every ``step``-th row of each block taken locally; refused here
+    when the sizes are known and the rows taken cannot split evenly."""
     total = ctx.sizes.get(layout.dims[dim])
     if total is None or lo == "static" or hi == "static":
         return _reblock_records(ctx, where, None, base, layout, dim, None, None, "the slice")  # type: ignore[arg-type]
-    start, stop, _ = slice(lo, hi).indices(total)
-    return _reblock_records(ctx, where, None, base, layout, dim, start, max(stop, start), "the slice",  # type: ignore[arg-type]
-                            resized)
+    if step in (None, 1):
+        start, stop, _ = slice(lo, hi).indices(total)
+        return _reblock_records(ctx, where, None, base, layout, dim, start, max(stop, start),  # type: ignore[arg-type]
+                                "the slice", resized)
+    start, stop, _ = slice(lo, hi, step).indices(total)
+    taken, shards = len(range(start, stop, step)), ctx.mesh.size(layout.axes[dim])
+    if taken % shards or not taken:
+        raise ctx.error(UnsupportedError, where, f"the slice along split {layout.dims[dim]!r} (over "
+                        f"{axes_text(layout.axes[dim])}) takes {taken} rows, which do not split into {shards} equal "
+                        "blocks", f"take a multiple of {shards} rows, or map {layout.dims[dim]!r} to no mesh axis "
+                        f"(rules={{{layout.dims[dim]!r}: None}})")
+    out = _reblock_records(ctx, where, None, base, layout, dim, start, start + taken * step,  # type: ignore[arg-type]
+                           "the slice", resized)
+    resized[dim] = taken // shards
+    return out
 
 
 # -- roll and flip -----------------------------------------------------------------------------------------------
