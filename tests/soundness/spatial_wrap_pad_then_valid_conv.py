@@ -1,0 +1,22 @@
+"""Circular conv written as jnp.pad(mode='wrap') then a VALID 3x3 conv (16 -> 18 -> 16 rows), 2x2x2.
+
+Refused by design, at the call: the VALID conv turns the 2 blocks of 9 padded rows into 16 rows, which do
+not split at the shard boundaries (the fix: pad inside the conv, padding='SAME' or explicit pairs)."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from meshify import Tensor, mesh
+
+EXPECT = "error"
+
+
+@mesh(batch=2, h=2, w=2)
+def f(x: Tensor["batch", "h", "w", "c"], k: Tensor["kh", "kw", "c", "c"]) -> Tensor["batch", "h", "w", "c"]:
+    xp = jnp.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)), mode="wrap")
+    return jax.lax.conv_general_dilated(xp, k, (1, 1), "VALID", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+
+
+def inputs():
+    rng = np.random.default_rng(25)
+    return (rng.standard_normal((2, 16, 16, 3)).astype(np.float32), rng.standard_normal((3, 3, 3, 3)).astype(np.float32))
