@@ -2,8 +2,11 @@
 through ``@mesh`` and a converted file, forward and gradients, against ``.reference``.
 
 Meshes: 8 (one split spatial dim), 2x4 (height x width), 2x2x2 (batch x height x width).  The sweep over
-kernel sizes 1, 3, 5, 7, strides 1 and 2, dilations 1 and 2 and SAME / causal padding is marked slow (a
-fixed sample runs by default; MESHIFY_SLOW=1 runs it all)."""
+kernel sizes 1, 3, 5, 7, strides 1 and 2, dilations 1 and 2 and SAME / VALID / causal padding is marked slow (a
+fixed sample runs by default; MESHIFY_SLOW=1 runs it all), and so is the same sweep of max and average pooling
+(``jax.lax.reduce_window`` with window dilation).  Where the blocks cannot hold a case (its output does not split
+at the shard boundaries, or a halo is wider than a block) meshify must refuse it with a MeshifyError, as
+:func:`_refusal` predicts."""
 
 from __future__ import annotations
 
@@ -55,7 +58,7 @@ def _load(source: str, tmp_path: Path, name: str):
 def _program(tmp_path: Path, mesh: str, k: int, s: int, d: int, padding: str, converted: bool):
     axes, rules = MESHES[mesh]
     head = ", ".join(p for p in (axes, rules) if p)
-    pad = '"SAME"' if padding == "SAME" else f"[({(k - 1) * d - s + 1}, 0), ({(k - 1) * d - s + 1}, 0)]"
+    pad = f'"{padding}"' if padding in ("SAME", "VALID") else f"[({(k - 1) * d - s + 1}, 0), ({(k - 1) * d - s + 1}, 0)]"
     source = textwrap.dedent(PROGRAM).format(mesh=head, s=s, d=d, padding=pad)
     name = f"conv_{mesh.replace('x', '_')}_{k}_{s}_{d}_{padding}_{tmp_path.name}"
     original = _load(source, tmp_path, name)
@@ -84,21 +87,37 @@ def _check(fn, reference, args) -> None:
         np.testing.assert_allclose(np.asarray(g), np.asarray(r), rtol=1e-4, atol=1e-4)
 
 
-CASES = [(m, k, s, d, p) for m, k, s, d, p in itertools.product(MESHES, (1, 3, 5, 7), (1, 2), (1, 2), ("SAME", "causal"))
-         if (k - 1) * d - s + 1 >= 0 or p == "SAME"]
+CASES = [(m, k, s, d, p) for m, k, s, d, p in itertools.product(MESHES, (1, 3, 5, 7), (1, 2), (1, 2),
+                                                                 ("SAME", "VALID", "causal"))
+         if (k - 1) * d - s + 1 >= 0 or p != "causal"]
+SHARDS = {"8": 8, "2x4": 4, "2x2x2": 2}
 
 
-def _fits(mesh: str, k: int, s: int, d: int, padding: str) -> bool:
-    """Whether each block (16 rows over the dim's shards) holds its halo: else meshify refuses at the call."""
-    shards = {"8": 8, "2x4": 4, "2x2x2": 2}[mesh]
-    window = (k - 1) * d + 1
-    lo = (window - s) // 2 if padding == "SAME" else window - s
-    return max(lo, window - s - lo) <= 16 // shards
+def _refusal(mesh: str, window: int, s: int, padding: str, rows: int = 16) -> str | None:
+    """What meshify must say refusing a window of ``window`` rows (dilation included) and stride ``s``
+    over ``rows`` rows split into the mesh's blocks, or None where each block computes its block of the
+    output: the output must have ``rows / s`` rows (SAME, or VALID / explicit padding totalling
+    ``window - s``), each block whole strides, and each halo at most one block."""
+    shards = SHARDS[mesh]
+    if padding == "SAME":
+        total = max((-(-rows // s) - 1) * s + window - rows, 0)
+        lo = total // 2
+    else:
+        lo = 0 if padding == "VALID" else window - s
+        total = lo
+    out = (rows + total - window) // s + 1 if rows + total >= window else 0
+    if (rows // shards) % s or out * s != rows:
+        return "at the shard boundaries"
+    if max(lo, window - s - lo) > rows // shards:
+        return "a halo must be at most one block"
+    return None
 
 
 #: The default run: each mesh, both paths, a 3x3 kernel; stride 2, dilation 2 and causal padding once each.
 FAST = [("8", 3, 1, 1, "SAME"), ("2x4", 3, 2, 1, "SAME"), ("2x2x2", 3, 1, 2, "SAME"), ("2x4", 3, 1, 1, "causal"),
         ("2x4", 1, 2, 1, "SAME")]
+#: VALID over a split spatial dim: a 1x1 kernel (each block's output is its own), wider ones refused.
+VALID = [("2x4", 1, 1, 1, "VALID"), ("2x2x2", 1, 2, 1, "VALID"), ("8", 3, 1, 1, "VALID"), ("2x4", 5, 2, 2, "VALID")]
 
 
 @pytest.mark.parametrize("path", ["decorator", "converted"])
@@ -110,21 +129,114 @@ def test_conv_matches_one_device(mesh, k, s, d, padding, path, tmp_path: Path) -
 
 @pytest.mark.slow
 @pytest.mark.parametrize("path", ["decorator", "converted"])
-@pytest.mark.parametrize("mesh, k, s, d, padding", [c for c in CASES if c not in FAST])
+@pytest.mark.parametrize("mesh, k, s, d, padding", [c for c in CASES if c not in FAST + VALID])
 def test_conv_sweep_matches_one_device_or_is_refused(mesh, k, s, d, padding, path, tmp_path: Path) -> None:
-    fn, reference = _program(tmp_path, mesh, k, s, d, padding, path == "converted")
+    _sweep_case(mesh, k, s, d, padding, path, tmp_path)
+
+
+def _sweep_case(mesh, k, s, d, padding, path, tmp_path: Path) -> None:
     args = _inputs(k)
-    if not _fits(mesh, k, s, d, padding):
-        with pytest.raises(MeshifyError, match="halo"):
-            fn(*args)
+    why = _refusal(mesh, (k - 1) * d + 1, s, padding)
+    if why is not None:  # refused when converting (sizes known to the rule) or at the call
+        with pytest.raises(MeshifyError, match=why):
+            _program(tmp_path, mesh, k, s, d, padding, path == "converted")[0](*args)
         return
-    _check(fn, reference, args)
+    _check(*_program(tmp_path, mesh, k, s, d, padding, path == "converted"), args)
+
+
+
+@pytest.mark.parametrize("path", ["decorator", "converted"])
+@pytest.mark.parametrize("mesh, k, s, d, padding", VALID)
+def test_valid_conv_matches_or_is_refused(mesh, k, s, d, padding, path, tmp_path: Path) -> None:
+    _sweep_case(mesh, k, s, d, padding, path, tmp_path)
+
+
+# -- pooling: the same sweep over jax.lax.reduce_window --------------------------------------------------------
+
+POOL = '''\
+import jax
+import jax.numpy as jnp
+from meshify import Tensor, mesh
+
+
+@mesh({mesh})
+def f(x: Tensor["batch", "h", "w", "c"]) -> Tensor["batch", "h", "w", "c"]:
+    return jax.lax.reduce_window(x, {init}, {op}, (1, {k}, {k}, 1), (1, {s}, {s}, 1), {padding},
+                                 window_dilation=(1, {d}, {d}, 1)){scale}
+'''
+
+POOLS = [(kind, m, k, s, d, p) for kind, m, k, s, d, p in itertools.product(("max", "avg"), MESHES, (1, 3, 5, 7), (1, 2),
+                                                                            (1, 2), ("SAME", "VALID"))
+         if k > 1 or d == 1]
+#: The default run: max and average, each mesh, SAME and VALID, strides 1 and 2, a dilated window, a refusal.
+POOLS_FAST = [("max", "2x4", 3, 2, 1, "SAME"), ("avg", "8", 3, 1, 1, "SAME"), ("max", "2x2x2", 5, 1, 2, "SAME"),
+              ("avg", "2x4", 1, 2, 1, "VALID"), ("max", "8", 7, 1, 1, "SAME"), ("avg", "2x2x2", 3, 2, 1, "VALID")]
+
+
+def _pool_case(kind: str, mesh: str, k: int, s: int, d: int, padding: str, path: str, tmp_path: Path) -> None:
+    axes, rules = MESHES[mesh]
+    source = POOL.format(mesh=", ".join(p for p in (axes, rules) if p), k=k, s=s, d=d, padding=f'"{padding}"',
+                         init="-jnp.inf" if kind == "max" else "0.0", op=f"jax.lax.{'max' if kind == 'max' else 'add'}",
+                         scale="" if kind == "max" else f" / {k * k}.0")
+    name = f"pool_{kind}_{mesh.replace('x', '_')}_{k}_{s}_{d}_{padding}_{tmp_path.name}"
+    original = _load(source, tmp_path, name)
+
+    def sharded():
+        if path == "decorator":
+            return original.f
+        return _load(convert_source(source, f"{name}.py").text, tmp_path, f"{name}_sharded").f
+
+    x = _inputs(1)[0]
+    why = _refusal(mesh, (k - 1) * d + 1, s, padding)
+    if why is not None:  # refused when converting (a VALID window wider than its stride) or at the call
+        with pytest.raises(MeshifyError, match=why):
+            sharded()(x)
+        return
+    fn = sharded()
+    got, want = fn(x), original.f.reference(x)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-5)
+    if kind == "max" and d > 1:
+        return  # JAX has no VJP of a max pool with window dilation (select_and_gather), on one device either
+    weights = np.arange(want.size, dtype=np.float32).reshape(want.shape) / want.size
+    grad, ref = (jax.grad(lambda v, f=f: jnp.sum(jnp.sin(f(v)) * weights))(x) for f in (fn, original.f.reference))
+    np.testing.assert_allclose(np.asarray(grad), np.asarray(ref), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("path", ["decorator", "converted"])
+@pytest.mark.parametrize("kind, mesh, k, s, d, padding", POOLS_FAST)
+def test_pool_matches_one_device_or_is_refused(kind, mesh, k, s, d, padding, path, tmp_path: Path) -> None:
+    _pool_case(kind, mesh, k, s, d, padding, path, tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", ["decorator", "converted"])
+@pytest.mark.parametrize("kind, mesh, k, s, d, padding", [c for c in POOLS if c not in POOLS_FAST])
+def test_pool_sweep_matches_one_device_or_is_refused(kind, mesh, k, s, d, padding, path, tmp_path: Path) -> None:
+    _pool_case(kind, mesh, k, s, d, padding, path, tmp_path)
 
 
 def test_a_halo_wider_than_a_block_is_refused_at_the_call(tmp_path: Path) -> None:
     fn, _ = _program(tmp_path, "8", 7, 1, 1, "SAME", False)
     with pytest.raises(MeshifyError, match="a halo must be at most one block"):
         fn(*_inputs(7))
+
+
+@pytest.mark.parametrize("path", ["decorator", "converted"])
+def test_a_call_time_refusal_points_at_the_statement_that_traced_it(path: str, tmp_path: Path) -> None:
+    """Sizes only the call shows (no @mesh(dims=...)) refused while tracing: the error points at the
+    convolution's statement, in the user's file (decorator) or in the converted file it runs."""
+    fn, _ = _program(tmp_path, "8", 7, 1, 1, "SAME", path == "converted")
+    with pytest.raises(MeshifyError) as info:
+        fn(*_inputs(7))
+    span = info.value.span
+    assert span is not None, str(info.value)
+    if path == "decorator":
+        assert span.path.endswith(f"_{tmp_path.name}.py") and span.line == 9, str(info.value)
+        assert "y = jax.lax.conv_general_dilated(" in span.source_line, str(info.value)
+    else:
+        assert span.path.endswith("_sharded.py") and "mr.halo_conv(" in span.source_line, str(info.value)
+    assert str(info.value).startswith(f"{span.path}:{span.line}:{span.col}: error[MSH050]"), str(info.value)
 
 
 def test_valid_padding_over_a_split_dim_of_unknown_window_is_refused_at_the_call(tmp_path: Path) -> None:

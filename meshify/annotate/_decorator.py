@@ -111,7 +111,10 @@ class MeshFunction:
                 namespace[name] = cell.cell_contents
             namespace.setdefault("jax", jax)
             namespace[generated.mr] = runtime
-            exec(compile(generated.source, f"<meshify: {generated.filename}:{self.__name__}>", "exec"), namespace)
+            filename = f"<meshify: {generated.filename}:{self.__name__}>"
+            # Its lines readable (tracebacks; a call-time error maps its statement back to the user's line).
+            linecache.cache[filename] = (len(generated.source), None, generated.source.splitlines(True), filename)
+            exec(compile(generated.source, filename, "exec"), namespace)
             self._generated = generated
             self._sharded = namespace[fn.__name__]
             self._sharded.origin = fn  # call-time errors point at the user's file

@@ -30,7 +30,7 @@ from meshify.annotate._types import MeshSpec
 from meshify.errors import CallError
 from meshify.runtime._devices import build_mesh
 from meshify.runtime._placement import ProcessLocal, from_host
-from meshify.runtime._source import call_site_span
+from meshify.runtime._source import call_site_span, statement_span
 
 __all__ = ["ArgSpec", "TreeSpec", "Sharded", "bind", "sharded"]
 
@@ -257,9 +257,20 @@ class Sharded:
         names, extra = _split_reads(self._check_statics(statics))
         if any(isinstance(a, jax.core.Tracer) for a in jax.tree.leaves([arrays, extra])):
             self._check(arrays)
-            return self._program(statics, names)[0](*arrays, *extra)
+            return self._traced(lambda: self._program(statics, names)[0](*arrays, *extra))
         placed = self._place(arrays) + [from_host(v, NamedSharding(self.mesh, PartitionSpec())) for v in extra]
-        return self._program(statics, names)[1](*placed)
+        return self._traced(lambda: self._program(statics, names)[1](*placed))
+
+    def _traced(self, run: Callable[[], Any]) -> Any:
+        """``run()`` (which traces the program on first use); a ``CallError`` a runtime function raises
+        while tracing (sizes it cannot split: a window, a pad, a slice) points at the user's statement."""
+        try:
+            return run()
+        except CallError as e:
+            if e.span is not None:
+                raise
+            span = statement_span(e.__traceback__, self.local, self.origin)
+            raise (e.with_span(span) if span is not None else e) from None
 
     def _for_lengths(self, bound: inspect.BoundArguments) -> Sharded:
         """The program for the lengths of this call's sequences (``blocks: tuple[Block, ...]``), each item
@@ -452,7 +463,7 @@ class Sharded:
         names, extra = _split_reads(self._check_statics(statics))
         placed = self._place(self._flatten(bound))
         extra = [from_host(v, NamedSharding(self.mesh, PartitionSpec())) for v in extra]
-        return self._program(statics, names)[1].lower(*placed, *extra)
+        return self._traced(lambda: self._program(statics, names)[1].lower(*placed, *extra))
 
     def _place(self, arrays: Sequence[Any]) -> list[jax.Array]:
         """Checks the arrays, then puts each on the mesh in its sharding (see ``from_host``).

@@ -1,4 +1,5 @@
-"""Where a call-time error points: the decorator, or one parameter of a function's ``def``.
+"""Where a call-time error points: the decorator, one parameter of a function's ``def``, or the
+statement whose runtime call refused the sizes it was traced with.
 
 Read with :mod:`linecache` from the file the function came from (no libcst, no parsing),
 so that a ``CallError`` prints ``path:line:col``, the source line and a caret like every
@@ -7,13 +8,16 @@ rewrite-time error.  Functions without a readable source (``exec``'d code) get n
 
 from __future__ import annotations
 
+import difflib
 import linecache
 import re
+import traceback
 from collections.abc import Callable
+from types import TracebackType
 
 from meshify.errors import SourceSpan
 
-__all__ = ["call_site_span"]
+__all__ = ["call_site_span", "statement_span"]
 
 
 def call_site_span(fn: Callable, param: str | None = None) -> SourceSpan | None:
@@ -51,3 +55,89 @@ def _param_position(lines: list[str], first: int, name: str, param: str) -> tupl
         if text.rstrip().endswith(":") and ")" in text:
             return None
     return None
+
+
+def statement_span(tb: TracebackType | None, program: Callable, origin: Callable) -> SourceSpan | None:
+    """The statement of ``origin`` (the function as the user wrote it) that was running in ``program``
+    (its generated per-device code; a statement calling a helper where the error came from the helper)
+    when the traceback ``tb`` was raised: for a converted file its own line (the file the user runs); for
+    the decorator's generated code (no file) the user's line it came from, found by aligning the two
+    functions' lines (comments left out).  None where no frame of ``program`` is on the traceback, or
+    its lines cannot be read."""
+    code = getattr(program, "__code__", None)
+    if code is None:
+        return None
+    frames = [(f.f_code.co_filename, line) for f, line in traceback.walk_tb(tb) if f.f_code is code]
+    if not frames:
+        return None
+    path, line = frames[-1]
+    generated = linecache.getlines(path)
+    if not 0 < line <= len(generated):
+        return None
+    if origin is program or getattr(origin, "__code__", None) is None or \
+            origin.__code__.co_filename == path:
+        return _line_span(path, line, generated[line - 1])
+    mapped = _aligned(generated, line, origin)
+    return mapped if mapped is not None else None
+
+
+def _line_span(path: str, line: int, text: str) -> SourceSpan:
+    col = len(text) - len(text.lstrip()) + 1
+    return SourceSpan(path, line, col, text, max(1, len(text.strip())))
+
+
+def _aligned(generated: list[str], line: int, origin: Callable) -> SourceSpan | None:
+    """The line of ``origin``'s def that generated line ``line`` stands for: both functions' code lines
+    (comments and blank lines left out) aligned by :class:`difflib.SequenceMatcher`; a rewritten line
+    maps to its place in the block of the user's lines it replaced."""
+    code = origin.__code__
+    path, first = code.co_filename, code.co_firstlineno
+    lines = linecache.getlines(path)
+    if not 0 < first <= len(lines):
+        return None
+    start = next((i + 1 for i in range(first - 1, len(lines)) if _is_def(lines[i], code.co_name)), None)
+    if start is None:
+        return None
+    theirs = _code_lines(lines, start)
+    ours = _code_lines(generated, _def_start(generated, line, code.co_name))
+    where = next((k for k, (n, _) in enumerate(ours) if n >= line), None)
+    if not theirs or where is None:
+        return None
+    matcher = difflib.SequenceMatcher(None, [t for _, t in ours], [t for _, t in theirs], autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if i1 <= where < i2 or (tag == "insert" and i1 == where):
+            j = j1 + min(where - i1, max(j2 - j1 - 1, 0)) if tag != "insert" else j1
+            j = min(j, len(theirs) - 1)
+            number = theirs[j][0]
+            return _line_span(path, number, lines[number - 1])
+    return None
+
+
+def _def_start(lines: list[str], line: int, name: str) -> int:
+    """The line (1-based) of the ``def name`` enclosing generated line ``line`` (its first line if none)."""
+    for i in range(line - 1, -1, -1):
+        if _is_def(lines[i], name):
+            return i + 1
+    return 1
+
+
+def _is_def(text: str, name: str) -> bool:
+    return re.match(rf"\s*(async\s+)?def\s+{name}\b", text) is not None
+
+
+def _code_lines(lines: list[str], first: int) -> list[tuple[int, str]]:
+    """``(line number, stripped text)`` of the function whose ``def`` is line ``first``: its signature and
+    body up to the next line indented no deeper than its ``def``, comments and blank lines left out."""
+    start = first - 1
+    if start >= len(lines):
+        return []
+    indent = len(lines[start]) - len(lines[start].lstrip())
+    out = []
+    for i in range(start, len(lines)):
+        text = lines[i]
+        stripped = text.strip()
+        if i > start and stripped and len(text) - len(text.lstrip()) <= indent and not stripped.startswith(")"):
+            break
+        if stripped and not stripped.startswith("#"):
+            out.append((i + 1, stripped))
+    return out
