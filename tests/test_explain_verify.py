@@ -53,7 +53,7 @@ def test_verify_passes_and_explain_predicts_the_hlo_bytes(name: str) -> None:
 def test_verify_cli_exit_codes_on_a_good_and_a_corrupted_generated_file(tmp_path: Path) -> None:
     source = ROOT / "examples" / "hybrid.py"
     good = tmp_path / "hybrid_sharded.py"
-    good.write_text(convert_source(source.read_text(), "examples/hybrid.py").text)
+    good.write_text(convert_source(source.read_text(), "examples/hybrid.py", width=None).text)  # one line per statement
     args = ["verify", str(source), "--dims", EXAMPLE_DIMS["hybrid.py"]]
     assert CliRunner().invoke(app, [*args, "--generated", str(good)]).exit_code == 0
     corrupted = tmp_path / "hybrid_corrupted.py"
