@@ -237,19 +237,24 @@ def _dot_copies(eqn: Any, operands: Sequence[_Value]) -> int:
 
 def _loop_peak(eqn: Any) -> int:
     """The temporaries a ``scan``/``while``/``cond`` body holds while it runs (its largest branch):
-    its own peak, and a scan's slices of the arrays it scans over (one step's ``xs``, which XLA
-    copies out of them); its carry and results are the loop's own buffers, counted outside."""
+    its own peak, with a scan's slices of the arrays it scans over (one step's ``xs``) as fusible
+    values written at the body's start: XLA copies a slice out only for a consumer it cannot fuse
+    into (a contraction, a collective), and keeps it until that consumer's last read; its carry
+    and results are the loop's own buffers, counted outside."""
     bodies = [eqn.params[k] for k in ("jaxpr", "body_jaxpr") if k in eqn.params]
     bodies += list(eqn.params.get("branches", ()))
     peaks = [0]
     for body in bodies:
         jaxpr = getattr(body, "jaxpr", body)
+        carried = eqn.params["num_consts"] + eqn.params["num_carry"] if eqn.primitive.name == "scan" else len(jaxpr.invars)
         flat = _Flattener()
-        flat.arguments(jaxpr.invars, [1] * len(jaxpr.invars))
+        flat.arguments(jaxpr.invars[:carried], [1] * carried)
+        slices = tuple(_Value(_nbytes(v.aval), "dynamic_slice", fusible=True) for v in jaxpr.invars[carried:])
+        flat.env.update((var, (value, 1)) for var, value in zip(jaxpr.invars[carried:], slices, strict=True))
+        flat.steps.append(_Step((), slices, True))
         flat.run(jaxpr.eqns)
         flat.results(jaxpr.outvars)
-        carried = eqn.params["num_consts"] + eqn.params["num_carry"] if eqn.primitive.name == "scan" else len(jaxpr.invars)
-        peaks.append(_Liveness(flat.steps).peak() + sum(_nbytes(v.aval) for v in jaxpr.invars[carried:]))
+        peaks.append(_Liveness(flat.steps).peak())
     return max(peaks)
 
 
