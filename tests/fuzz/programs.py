@@ -796,8 +796,8 @@ class _Builder:
         ret = hints[0] if len(hints) == 1 else f"tuple[{', '.join(hints)}]"
         # low-precision programs move a run into a helper more often: a partial sum accumulated in float32
         # crossing the call (an item of a returned tuple too) must come back in the program's dtype
-        helper = self.extract_helper() if len(self.lines) >= 3 and self.flag(20 if self.dtype == "float32" else 60) \
-            else ""
+        chance = 20 if self.dtype == "float32" else 60
+        helper = self.extract_helper() if len(self.lines) >= 3 and self.flag(chance) else ""
         self.module.provoked = self.module.provoked or self.provoked
         return _Function(self.name, self.mesh, self.axes, self.rules, self.rules_text(), self.sizes, self.args,
                          self.lines, ret, grad, tuple(final.dims), helper, self.constraints,  # type: ignore[arg-type]
@@ -817,6 +817,10 @@ class _Builder:
         outputs = [n for n in dict.fromkeys(stored) if n in later]
         if not outputs:
             return ""
+        if self.dtype != "float32" and self.flag(50):
+            # (low precision) every name the run binds comes back, a tuple the caller unpacks: each item's
+            # dtype and pending partial sum accumulated in float32 must cross the call on its own
+            outputs += [n for n in dict.fromkeys(stored) if n not in outputs]
         free = list(dict.fromkeys(free))
         name = "helper" if self.name == "f" else f"helper_{self.name}"
         decorator, static = self.module.decorator(len(free))
