@@ -933,6 +933,7 @@ class FunctionRewriter:
             return s.with_changes(value=op.node)
         if self._helper:
             op = self.expr(s.value)
+            self._returned_dtype(s.value)  # the caller reads the result's dtype (a hint names only its dims)
             target = self._rule_layout(hint, self.fn.returns.annotation)  # type: ignore[union-attr,arg-type]
             node = self.convert_to_hint(op, target, s.value, "the return hint")
             self._results.append(Array(target))
@@ -1127,12 +1128,24 @@ class FunctionRewriter:
                              "partial sum before combining it with them")
         return like_node(carriers) if carriers else None
 
+    def _wrapped(self, c, node: cst.BaseExpression) -> cst.BaseExpression:
+        """``node`` in a rule's wrapper (``mr.like(x)``: a partial sum's shape and dtype); a partial sum
+        formed in float32 for float16/bfloat16 operands gives the dtype they promote to (``like=``)."""
+        wrapped = call_template(c.wrap, mr=cst.Name(self.ctx.mr), x=node)
+        if c.wrap != "{mr}.like({x})" or not isinstance(wrapped, cst.Call):
+            return wrapped
+        like = self._like(c.operand.original)
+        if like is None:
+            return wrapped
+        return wrapped.with_changes(args=[*wrapped.args[:-1], wrapped.args[-1].with_changes(comma=cst.Comma(
+            whitespace_after=cst.SimpleWhitespace(" "))), cst.Arg(like, keyword=cst.Name("like"), equal=cst.AssignEqual(
+                whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))])
+
     def carry_out(self, lowering) -> list[cst.BaseExpression]:
         """A lowering's conversions (their nodes, in order), index marks, collectives and notes."""
         self._observe(lowering.converts)
         nodes = [self.convert(c.operand, c.layout, c.purpose, c.varying) for c in lowering.converts]
-        nodes = [n if c.wrap is None else call_template(c.wrap, mr=cst.Name(self.ctx.mr), x=n)
-                 for c, n in zip(lowering.converts, nodes)]
+        nodes = [n if c.wrap is None else self._wrapped(c, n) for c, n in zip(lowering.converts, nodes)]
         for operand in lowering.indices:
             self.mark_index(operand)
         for e in lowering.emitted:

@@ -37,10 +37,15 @@ def local_block(x: jax.Array, axis: int, axis_name: AxisName) -> jax.Array:
 _LOW_PRECISION = (jnp.float16, jnp.bfloat16)
 
 
-def like(x: jax.Array) -> jax.ShapeDtypeStruct:
+def like(x: jax.Array, like=None) -> jax.ShapeDtypeStruct:
     """``x``'s shape and dtype only, for ``jnp.zeros_like``/``full_like``: the result does not vary
-    over the mesh axes ``x`` is a partial sum over (JAX's replication check sees that)."""
-    return jax.ShapeDtypeStruct(x.shape, x.dtype)
+    over the mesh axes ``x`` is a partial sum over (JAX's replication check sees that).  ``like``:
+    the values whose dtype ``x`` has on one device, where ``x`` is a partial sum formed in float32
+    for float16/bfloat16 operands (as the psum completing it casts back)."""
+    if like is None:
+        return jax.ShapeDtypeStruct(x.shape, x.dtype)
+    target = jnp.result_type(*like) if isinstance(like, tuple) else jnp.result_type(like)
+    return jax.ShapeDtypeStruct(x.shape, target if target in _LOW_PRECISION else x.dtype)
 
 
 def shard_size(size: int, shards: int, dim: str, major_of: str | None = None) -> int:
