@@ -1,5 +1,6 @@
 """A nested def returning a tuple whose item is a bfloat16 partial sum over split d (accumulated in
-float32): the enclosing function unpacks it and completes the sum, which must come back in bfloat16."""
+float32): the enclosing function unpacks it and completes the sum, which must come back in bfloat16;
+in g the nested def reads such an item of a tuple the enclosing function holds."""
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -26,5 +27,15 @@ def _args():
     return (x.astype(jnp.bfloat16), w.astype(jnp.bfloat16))
 
 
+@mesh(model=4, rules={"d": "model"})
+def g(x: Tensor["batch", "d"], w: Tensor["d", "e"]) -> Tensor["batch", "e"]:
+    t = (x @ w, x.sum())
+
+    def finish(scale):
+        return jnp.tanh(t[0]) * scale + t[1]
+
+    return finish(2.0)
+
+
 def inputs():
-    return _args()
+    return {"f": _args(), "g": _args()}
