@@ -262,9 +262,13 @@ def halo_reduce_window(operand: jax.Array, init_value, computation, window_dimen
     for i in split:
         _check_split_window("a pooling window (reduce_window)", i, axes[i], shards[i], operand.shape[i], strides[i],
                             window[i], pads[i])
-        local_pads[i] = (0, min(window[i] - strides[i] - pads[i][0], 0))
+        local_pads[i] = (0, 0)
     halos = [(pads[i][0], max(window[i] - strides[i] - pads[i][0], 0)) for i in split]
     extended = halo_exchange(operand, split, halos, [axes[i] for i in split], fill=init_value)
+    for i in split:  # rows to spare (a window narrower than its stride): sliced off, not padded negatively,
+        spare = window[i] - strides[i] - pads[i][0]  # which a max pool's gradient (select_and_scatter) cannot take
+        if spare < 0:
+            extended = jax.lax.slice_in_dim(extended, 0, extended.shape[i] + spare, axis=i)
     return jax.lax.reduce_window(extended, init_value, computation, tuple(window_dimensions), strides, local_pads,
                                  base_dilation=base_dilation, window_dilation=window_dilation)
 
