@@ -210,6 +210,10 @@ _ACROSS = {"max": jax.lax.pmax, "min": jax.lax.pmin}
 
 @functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2, 3, 4))
 def _reduce(x, axis, axis_name, keepdims, kind):
+    return _whole(x, axis, axis_name, keepdims, kind)
+
+
+def _whole(x, axis, axis_name, keepdims, kind):
     local = _LOCAL[kind](x, axis=axis, keepdims=keepdims)
     whole = _ACROSS[kind](local, axis_name)
     if not jnp.issubdtype(local.dtype, jnp.inexact):
@@ -221,8 +225,11 @@ def _reduce(x, axis, axis_name, keepdims, kind):
 
 @_reduce.defjvp
 def _reduce_jvp(axis, axis_name, keepdims, kind, primals, tangents):
+    # reduce_max's JVP, across devices: the tangents at the positions equal to the result, over
+    # their count.  A NaN result (NaN kept as in the primal) equals no position: 0 / 0, NaN, as
+    # jnp.max's (under jit XLA folds its transpose, ct / 0 * 0, to 0, for both alike).
     (x,), (t,) = primals, tangents
-    whole = _ACROSS[kind](_LOCAL[kind](x, axis=axis, keepdims=True), axis_name)
+    whole = _whole(x, axis, axis_name, True, kind)
     hit = (x == whole).astype(t.dtype)
     count = jax.lax.psum(jnp.sum(hit, axis=axis, keepdims=keepdims), axis_name)
     total = jax.lax.psum(jnp.sum(t * hit, axis=axis, keepdims=keepdims), axis_name)
