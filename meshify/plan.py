@@ -709,6 +709,11 @@ def _probe(problem: _Problem) -> Planned:
 
 def _rewrite(problem: _Problem, structure: Structure | None, mesh: MeshSpec, rules: Rules) -> Planned:
     rules_dict = rules.as_dict()
+    # Each layout's helper versions are its own (a version's key holds the mesh and rules, so none is
+    # shared across layouts): kept, every new version would be compared with every earlier layout's.
+    registry = problem.ctx.specializations
+    registry.versions.clear()
+    registry.names.clear()
     try:
         with _observing(problem.sizes):
             plan = FunctionRewriter(problem.ctx, problem.fn, mesh, rules, sizes=problem.declared,

@@ -23,6 +23,7 @@ so the psum completing one casts it back.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 
@@ -82,7 +83,7 @@ class Dtypes:
         fn = rw.fn
         p = fn.params
         self.params = [q.name.value for q in (*p.posonly_params, *p.params, *p.kwonly_params)]
-        counts = _bindings(fn.body)
+        counts = Counter(_bindings(fn.body))  # a copy: the cached count is shared
         for name in self.params:
             counts[name] += 1
         #: Names bound more than once in the body (a parameter reassigned counts).
@@ -452,8 +453,11 @@ def _union(a: Carriers, b: Carriers) -> Carriers:
     return tuple(dict.fromkeys((*a, *b)))
 
 
+@functools.lru_cache(maxsize=1024)
 def _bindings(body: cst.CSTNode) -> Counter:
-    """How many times the body binds each name (assignments, loop targets, with/except names)."""
+    """How many times the body binds each name (assignments, loop targets, with/except names).
+    Cached by node (libcst nodes are immutable and hash by identity): every rewrite of a function, one
+    per layout plan tries, walks the same body."""
     counts: Counter = Counter()
 
     class _Visitor(cst.CSTVisitor):

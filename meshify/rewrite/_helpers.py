@@ -45,6 +45,7 @@ class Specialization:
     returns: str = ""  # its result's layout, likewise
     origin: str = ""  # the file and line of a helper of another module (``layers.py:12``), else ""
     items: tuple | None = None  # returns a tuple: each item's (carriers, widened) in the helper's names (_dtypes)
+    code: tuple | None = None  # its node's _code_of, once a later version has compared with it (_version_code)
 
 
 @dataclass(slots=True)
@@ -157,7 +158,9 @@ def call_helper(rw, call, fn: cst.FunctionDef, home=None,
         sub.blind_caller = blind
         node, result = sub.run_helper(bound)
         node = node.with_changes(decorators=_kept_decorators(rw, call, fn, home))
-        twin = next((s for s in registry.by_helper(label) if _same_code(s.node, node)), None)
+        others = registry.by_helper(label)
+        code = _code_of(node) if others else None  # written out only to compare with another version
+        twin = next((s for s in others if _version_code(s) == code), None)
         # identical code for other layouts: one version, under the earlier one's name
         vname = twin.name if twin is not None else version_name(name, _taken(home, registry))
         node = node.with_changes(name=cst.Name(vname), leading_lines=[])
@@ -168,7 +171,7 @@ def call_helper(rw, call, fn: cst.FunctionDef, home=None,
                               frozenset(sub.static_reads), tuple(sub.pinned_reads.items()), sub.return_dtype,
                               sub.dtypes, sub.returns_widened, globals_read, twin is not None,
                               layouts_text(bound), returns_text(result), _origin(home, fn),
-                              items=sub.return_items)
+                              items=sub.return_items, code=code if home is home.root else None)
         registry.versions[key] = spec
         registry.names.add(vname)
     _mark_arguments(rw, call, fn, spec)
@@ -215,12 +218,18 @@ def _origin(home, fn: cst.FunctionDef) -> str:
     return f"{where.replace(os.sep, '/')}:{home.line(fn)}"
 
 
-def _same_code(a: cst.FunctionDef, b: cst.FunctionDef) -> bool:
-    """Whether two versions of a helper would read the same (body, parameters, decorators)."""
+def _version_code(spec: Specialization) -> tuple[str, ...]:
+    """``spec``'s :func:`_code_of`, written out once (each new version of its helper compares with it)."""
+    if spec.code is None:
+        spec.code = _code_of(spec.node)
+    return spec.code
+
+
+def _code_of(fn: cst.FunctionDef) -> tuple[str, ...]:
+    """What two versions of a helper must share to read the same: body, parameters, decorators."""
     module = cst.Module([])
-    return all(module.code_for_node(x) == module.code_for_node(y)
-               for x, y in ((a.body, b.body), (a.params, b.params))) \
-        and [module.code_for_node(d) for d in a.decorators] == [module.code_for_node(d) for d in b.decorators]
+    return (module.code_for_node(fn.body), module.code_for_node(fn.params),
+            *(module.code_for_node(d) for d in fn.decorators))
 
 
 def _complete_widened(rw, call, fn: cst.FunctionDef):
