@@ -285,6 +285,7 @@ def explain_source(source: str | bytes, path: str, sizes: dict[str, int] | None 
         mesh, rules = read_mesh_decorator(ctx, decorator)
         # --dims sizes reach the rewriter too: a halo's width follows from the kernel's size.
         merged = {**read_mesh_dims(ctx, decorator), **(sizes or {})}
-        plan = FunctionRewriter(ctx, fn, mesh, rules, sizes=merged, assume_defaults=True).run()
+        plan = FunctionRewriter(ctx, fn, mesh, rules, sizes=merged, assume_defaults=True,
+                                declared=read_mesh_dims(ctx, decorator)).run()
         reports.append(_report(ctx, fn, plan, merged, itemsize))
     return reports

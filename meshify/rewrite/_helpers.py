@@ -151,7 +151,7 @@ def call_helper(rw, call, fn: cst.FunctionDef, home=None,
     registry: Specializations = rw.ctx.specializations
     spec = registry.versions.get(key)
     if spec is None:
-        sub = FunctionRewriter(home, fn, rw.mesh, rw.rules, stack=rw.stack, sizes=rw.sizes,
+        sub = FunctionRewriter(home, fn, rw.mesh, rw.rules, stack=rw.stack, sizes=rw.sizes, declared=rw.declared,
                                assume_defaults=rw.assume_defaults, unknown_dtypes=unknown,
                                reduce_dtype=rw.reduce_dtype)
         sub.stack = (*rw.stack, label)

@@ -160,7 +160,7 @@ class FunctionRewriter:
                  stack: tuple[str, ...] = (), sizes: dict[str, int] | None = None,
                  assume_defaults: bool = False, free: dict[str, Value] | None = None,
                  unknown_dtypes: frozenset[str] = frozenset(), reduce_dtype: str | None = None,
-                 nones: frozenset[str] = frozenset()) -> None:
+                 nones: frozenset[str] = frozenset(), declared: dict[str, int] | None = None) -> None:
         self.ctx = ctx
         #: The optional array parameters that are None in this version of a @mesh function (_optional).
         self.nones = nones
@@ -172,6 +172,9 @@ class FunctionRewriter:
         #: Dim sizes from ``@mesh(dims=...)``: when one axis would split two dims, the smaller side
         #: is gathered (unknown dims count as 1024 elements).
         self.sizes = dict(sizes or {})
+        #: The sizes the decorator gives (``sizes`` less explain's ``--dims``): the only ones a choice
+        #: that changes the generated code may read.
+        self.declared = dict(self.sizes if declared is None else declared)
         self.stack = (*stack, fn.name.value)
         self.uses: list[str] = []
         self._helper = False
@@ -278,7 +281,7 @@ class FunctionRewriter:
         # converting every return to one layout.
         again = FunctionRewriter(self.ctx, self.fn, self.mesh, self.rules, self.stack[:-1], self.sizes,
                                  self.assume_defaults, free=self.free, unknown_dtypes=self.dtypes.unknown,
-                                 reduce_dtype=self.reduce_dtype)
+                                 reduce_dtype=self.reduce_dtype, declared=self.declared)
         again._forced_return = target
         again.closure_dtypes, again.closure_tuples = self.closure_dtypes, self.closure_tuples
         again.blind_caller = self.blind_caller
@@ -1223,7 +1226,8 @@ class FunctionRewriter:
         """What an op rule may read (never this rewriter): the mesh, the rules, the sizes, the function,
         the names bound so far, and ``operands`` (sub-expressions evaluated for the rule), all read-only."""
         return RuleContext(self.mesh, self.rules, MappingProxyType(self.sizes), self.fn, self.ctx,
-                           MappingProxyType(self.env), MappingProxyType(operands or {}))
+                           MappingProxyType(self.env), MappingProxyType(operands or {}),
+                           declared=MappingProxyType(self.declared))
 
     def observe_contraction(self, contraction) -> None:
         """Tells the contraction observers (``contractions.OBSERVERS``) of one a rule planned."""

@@ -223,7 +223,7 @@ def walk_local(rw, local: LocalDef, bound: dict[str, Value], site: cst.CSTNode,
     free = {k: v for k, v in {**rw.free, **rw.env}.items() if k not in own}
     unknown = frozenset(p for p, v in bound.items()
                         if not isinstance(v, Static) and (carriers or {}).get(p, (p,)) is None)
-    sub = FunctionRewriter(rw.ctx, local.node, rw.mesh, rw.rules, stack=rw.stack, sizes=rw.sizes,
+    sub = FunctionRewriter(rw.ctx, local.node, rw.mesh, rw.rules, stack=rw.stack, sizes=rw.sizes, declared=rw.declared,
                            assume_defaults=rw.assume_defaults, free=free, unknown_dtypes=unknown,
                            reduce_dtype=rw.reduce_dtype)
     sub.closure_dtypes = {n: _closure_carriers(rw, n, own) for n in rw.dtypes.wide_names if n in free}

@@ -70,6 +70,9 @@ class RuleContext:
     _env: Mapping[str, Value]
     #: Sub-expressions the interpreter evaluated for this rule (a subscript's indices and slice bounds).
     _operands: Mapping[cst.CSTNode, Operand] = field(default_factory=lambda: MappingProxyType({}))
+    #: The sizes ``@mesh(dims=...)`` itself gives (read-only): a choice that changes the code written
+    #: reads only these, so that explain (whose ``--dims`` add to ``sizes``) predicts the code convert writes.
+    declared: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
 
     def code(self, node: cst.CSTNode) -> str:
         """The source text of a node of the user's code (as messages quote it)."""

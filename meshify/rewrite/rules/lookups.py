@@ -207,7 +207,7 @@ def _gather_is_cheaper(ctx: RuleContext, table: Layout, result: Layout, split: A
     of the result moves about 2 (n - 1) / n of it.  Decided only where ``@mesh(dims=...)`` gives every
     size: a table of unknown size (an embedding) is never gathered whole onto every device, which is
     what splitting its vocabulary is there to avoid."""
-    if not all(d in ctx.sizes or d == BROADCAST for d in (*table.dims, *result.dims)):
+    if not all(d in ctx.declared or d == BROADCAST for d in (*table.dims, *result.dims)):
         return False
     local_table = ctx.elements(table.dims) // ctx.mesh.size(table.split_axes)
     local_result = ctx.elements(result.dims) // ctx.mesh.size(result.split_axes)
