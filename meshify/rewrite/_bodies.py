@@ -19,7 +19,7 @@ from meshify.annotate._types import Layout
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._helpers import call_helper, imported_helper, signature_of
 from meshify.rewrite._nested import local_def, walk_local
-from meshify.rewrite._values import Array, Operand, Static, StructValue, TracedLoop, TupleValue, Value
+from meshify.rewrite._values import Array, Operand, Static, StructValue, TracedLoop, TupleValue, Value, holds_partial
 from meshify.rewrite.rules._api import At, Branches, Call, Loop, Lowering
 
 __all__ = ["run_walks", "walk_lambda"]
@@ -155,7 +155,7 @@ def _common(rw, call: Call, results: list[Value]) -> Value:
     from meshify.rewrite._interp import _common_layout
 
     first = results[0]
-    if all(signature_of(r) == signature_of(first) for r in results[1:]) and not _partial(first):
+    if all(signature_of(r) == signature_of(first) for r in results[1:]) and not holds_partial(first):
         return first
     if all(isinstance(r, Array) for r in results):
         layout = _common_layout(results)
@@ -195,21 +195,11 @@ def _convert_to(rw, op: Operand, target: Value, where: cst.CSTNode) -> Operand:
                    "Tensor hints")
 
 
-def _partial(value: Value) -> bool:
-    if isinstance(value, Array):
-        return bool(value.layout.partial)
-    if isinstance(value, TupleValue):
-        return any(_partial(v) for v in value.items)
-    if isinstance(value, StructValue):
-        return any(_partial(v) for _, v in value.fields)
-    return False
-
-
 def _wide_item(result: Value, items) -> bool:
     """Whether a body's tuple result holds a partial sum accumulated in float32 (``items``: its
     items' (carriers, widened), see _dtypes)."""
     return isinstance(result, TupleValue) and items is not None and len(items) == len(result.items) \
-        and any(w and _partial(v) for (_, w), v in zip(items, result.items))
+        and any(w and holds_partial(v) for (_, w), v in zip(items, result.items))
 
 
 def _text(value: Value) -> str:
@@ -266,7 +256,7 @@ def _helper_body(rw, call: Call, node: cst.Name | cst.Attribute, args: list[Valu
     if dtype is not None:
         dtype.append(rw.dtypes.of(fake.node))
     if target is None or signature_of(result) == signature_of(target):
-        if target is None and passed is None and _partial(result) and (
+        if target is None and passed is None and holds_partial(result) and (
                 fake.node in rw.dtypes.widened or _wide_item(result, rw.dtypes.call_items.get(fake.node))):
             raise rw.error(UnsupportedError, node, f"{helper.name.value}() returns a partial sum accumulated in "
                            f"float32 out of a {call.short} body, and meshify cannot name the dtype to cast it back to "
@@ -305,7 +295,7 @@ def _local_body(rw, call: Call, local, args: list[Value], target: Value | None =
     result, sub, name = walk_local(rw, local, bound, call.node, carriers, forced=forced, blind=passed is None)
     if dtype is not None:
         dtype.append(sub.dtypes.in_caller(sub.return_dtype, carriers or {}))
-    if passed is None and _partial(result) and (sub.returns_widened or _wide_item(result, sub.return_items)):
+    if passed is None and holds_partial(result) and (sub.returns_widened or _wide_item(result, sub.return_items)):
         raise rw.error(UnsupportedError, local.node, f"{local.name}() returns a partial sum accumulated in float32 "
                        f"out of a {call.short} body, and meshify cannot name the dtype to cast it back to there",
                        f"reduce it inside {local.name}() (pin it with a Tensor hint before returning)")

@@ -29,18 +29,34 @@ from meshify.errors import LayoutError, MeshifyError, UnsupportedError
 from meshify.rewrite import rules as _rules  # noqa: F401  (registers every op rule)
 from meshify.rewrite._bodies import run_walks
 from meshify.rewrite._collectives import axes_text, collective
+from meshify.rewrite._containers import sequence_item
 from meshify.rewrite._context import ModuleContext
 from meshify.rewrite._dtypes import Dtypes, Items, like_node, merge_items
 from meshify.rewrite._evaluate import binary_operator, evaluate, is_reshape, none_test, reshape_call
-from meshify.rewrite._hints import (StructHint, mesh_decorator, read_dims, read_reduce_dtype, read_return_dims,
-                                   read_struct)
-from meshify.rewrite._containers import sequence_item
+from meshify.rewrite._hints import (
+    StructHint,
+    mesh_decorator,
+    read_dims,
+    read_reduce_dtype,
+    read_return_dims,
+    read_struct,
+)
 from meshify.rewrite._liveness import rebound_first
 from meshify.rewrite._nested import LocalDef, define, emit_defs, local_def, refuse_value
 from meshify.rewrite._optional import optional_inner
 from meshify.rewrite._plan import Step, plan_conversion, step_result
 from meshify.rewrite._templates import apply_step, axes_node, call_template, comment_line, int_node, psum_statement
-from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TracedLoop, TupleValue, Value
+from meshify.rewrite._values import (
+    Array,
+    Opaque,
+    Operand,
+    Static,
+    StructValue,
+    TracedLoop,
+    TupleValue,
+    Value,
+    holds_partial,
+)
 from meshify.rewrite.rules._api import RuleContext
 from meshify.rewrite.rules.contractions import OBSERVERS as CONTRACTION_OBSERVERS
 from meshify.rewrite.rules.shapes import reshape_named
@@ -867,12 +883,12 @@ class FunctionRewriter:
             operands = [Operand(v, _index(op.original, i), _index(op.node, i)) for i, v in enumerate(values)]
         changed = False
         for i, ((carriers, wide), value) in enumerate(zip(items, values)):
-            if not (wide and _partial(value)) or (isinstance(value, Array) and not self.blind_caller
+            if not (wide and holds_partial(value)) or (isinstance(value, Array) and not self.blind_caller
                                                   and self.dtypes.expressible(carriers)):
                 continue
             done = None if operands is None else self.complete_widened(
                 operands[i], "the caller (it cannot name the dtype to cast the sum back to)")
-            if done is None or (_partial(done.value) and self.dtypes.contains_widened(done.original)):
+            if done is None or (holds_partial(done.value) and self.dtypes.contains_widened(done.original)):
                 raise self.error(UnsupportedError, s.value, f"{self.fn.name.value}() returns "
                                  f"{self.ctx.code(s.value)!r}, whose item {i} is a partial sum accumulated in "
                                  "float32 for float16/bfloat16 operands, and its caller cannot name the dtype to "
@@ -918,7 +934,7 @@ class FunctionRewriter:
             carriers = self._returned_dtype(s.value)
             if isinstance(op.value, TupleValue):
                 return self._return_items(s, op)
-            if isinstance(op.value, StructValue) and _partial(op.value) and self.dtypes.contains_widened(s.value):
+            if isinstance(op.value, StructValue) and holds_partial(op.value) and self.dtypes.contains_widened(s.value):
                 raise self.error(UnsupportedError, s.value, f"{self.fn.name.value}() returns "
                                  f"{self.ctx.code(s.value)!r}, holding a partial sum accumulated in float32 for "
                                  "float16/bfloat16 operands, whose dtype its caller cannot read back",
@@ -1109,7 +1125,7 @@ class FunctionRewriter:
             node = op.node.with_changes(elements=[e.with_changes(value=i.node)
                                                   for e, i in zip(op.node.elements, items)])
             return Operand(TupleValue(tuple(i.value for i in items)), op.original, node)
-        if isinstance(value, TupleValue) and isinstance(op.original, cst.Name) and _partial(value) \
+        if isinstance(value, TupleValue) and isinstance(op.original, cst.Name) and holds_partial(value) \
                 and any(w for _, w in self.dtypes.items_of(op.original, value) or ((None, True),)):
             # a name holding a tuple with such a partial sum: its items, completed where they need it
             items = [self.complete_widened(Operand(v, _index(op.original, i), _index(op.node, i)), purpose)
@@ -1308,17 +1324,6 @@ def _items(node: cst.BaseExpression | None, n: int, known: bool = False) -> list
 
 def _index(node: cst.BaseExpression, i: int) -> cst.Subscript:
     return cst.Subscript(node, [cst.SubscriptElement(cst.Index(cst.Integer(str(i))))])
-
-
-def _partial(value: Value) -> bool:
-    """Whether ``value`` is or holds a partial sum."""
-    if isinstance(value, Array):
-        return bool(value.layout.partial)
-    if isinstance(value, TupleValue):
-        return any(_partial(v) for v in value.items)
-    if isinstance(value, StructValue):
-        return any(_partial(v) for _, v in value.fields)
-    return False
 
 
 def _common_layout(results: list[Value]) -> Layout | None:

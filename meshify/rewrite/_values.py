@@ -95,6 +95,17 @@ def array(operand: Operand) -> Array:
     return value
 
 
+def holds_partial(value: Value) -> bool:
+    """Whether ``value`` is or holds (in a tuple or a struct) a partial sum."""
+    if isinstance(value, Array):
+        return bool(value.layout.partial)
+    if isinstance(value, TupleValue):
+        return any(holds_partial(v) for v in value.items)
+    if isinstance(value, StructValue):
+        return any(holds_partial(v) for _, v in value.fields)
+    return False
+
+
 @dataclass(frozen=True, slots=True)
 class TracedLoop:
     """A loop JAX runs (scan, fori_loop): its body appears once in the HLO but runs ``trips`` times."""
