@@ -505,7 +505,7 @@ def explain(
                            "for 2- or 4-byte floats\n  fix: give --itemsize 2 (bfloat16) or 4 (float32)")
         batch_dims = tuple(b.strip() for b in batch.split(",") if b.strip()) or None
         try:
-            memory = predict_file(path, reports, optimizer, itemsize, batch_dims)
+            memory = predict_file(path, reports, optimizer, itemsize, batch_dims, _parse_dims(dims))
         except UnknownBatchDim as e:
             raise _Exit(2, f"error: --batch: {e}\n  fix: pass --batch with dims of the function's arguments") from e
     if fmt == "json":

@@ -52,7 +52,7 @@ buffers XLA reuses across a loop's iterations and its stacked residuals are appr
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -62,7 +62,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.extend.core import Literal
 
-from meshify.verify import _build, _call_args, _import
+from meshify.verify import _build, _call_args, _import, _item_paths
 
 if TYPE_CHECKING:
     from meshify.explain import ArgReport, FunctionReport
@@ -460,14 +460,15 @@ def _simulate(traced: Any, leaves: Sequence[Any], forward_eqns: int, updated: bo
 
 
 def predict_file(path: Path, reports: Sequence[FunctionReport], optimizer: str, itemsize: int = 4,
-                 batch: Sequence[str] | None = None) -> list[MemoryReport]:
+                 batch: Sequence[str] | None = None, sizes: Mapping[str, int] | None = None) -> list[MemoryReport]:
     """Each explained function's training step (``explain --optimizer``).  Unlike the rest of
     explain this imports ``path`` (as ``verify`` does): the step is traced from the function
     itself, its array parameters abstract (nothing allocated) at explain's global shapes and in
     the shardings its ``@mesh`` gives them, its static parameters at their defaults.  Floats get
     ``itemsize`` bytes (``FLOATS``); integers are int32.  The parameters differentiated are the
     arguments holding a float leaf with no batch dim (``batch``; default: the dims whose name
-    contains "batch", as ``plan`` has them); the others (data, indices, keys) are inputs."""
+    contains "batch", as ``plan`` has them); the others (data, indices, keys) are inputs.  A
+    sequence field (``blocks: tuple[Block, ...]``) gets ``sizes[field]`` items, as ``verify`` draws it."""
     from meshify.runtime import simulate_cpu_devices
 
     if itemsize not in FLOATS:
@@ -475,7 +476,7 @@ def predict_file(path: Path, reports: Sequence[FunctionReport], optimizer: str, 
                          + " or ".join(str(i) for i in FLOATS) + "-byte floats")
     simulate_cpu_devices(max(r.devices for r in reports))
     module = _import(path, f"_meshify_memory_{abs(hash(str(path)))}")
-    return [_predict_function(module, report, optimizer, FLOATS[itemsize], batch) for report in reports]
+    return [_predict_function(module, report, optimizer, FLOATS[itemsize], batch, sizes or {}) for report in reports]
 
 
 class UnknownBatchDim(ValueError):
@@ -489,13 +490,13 @@ def _dims(arg: ArgReport) -> list[str]:
 
 
 def _predict_function(module: Any, report: FunctionReport, optimizer: str, floating: Any,
-                      batch: Sequence[str] | None) -> MemoryReport:
+                      batch: Sequence[str] | None, sizes: Mapping[str, int]) -> MemoryReport:
     program = getattr(module, report.name)
     shardings = program.sharded._leaf_shardings()
-    leaves = {a.name: jax.ShapeDtypeStruct(a.global_shape, _dtype(a, floating), sharding=shardings[a.name])
-              for a in report.args}
+    leaves = {path: jax.ShapeDtypeStruct(a.global_shape, _dtype(a, floating), sharding=shardings[a.name])
+              for a in report.args for path in _item_paths(a.name, sizes)}
     names = list(report.structure)
-    values = [_build(module, name, report.structure[name], leaves) for name in names]
+    values = [_build(module, name, report.structure[name], leaves, sizes) for name in names]
     known = {d for a in report.args for d in _dims(a)}
     unknown = sorted(set(batch or ()) - known)
     if unknown:

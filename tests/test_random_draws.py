@@ -271,7 +271,10 @@ def test_dropout_through_the_decorator_forward_and_gradient() -> None:
 def test_a_raw_key_through_the_decorator() -> None:
     x = np.linspace(-1, 1, 8 * 12, dtype=np.float32).reshape(8, 12)
     key = jax.random.PRNGKey(3)
-    _assert_identical(noisy(x, key), jax.jit(noisy.reference)(x, key))
+    # The draws are bit-identical (above); x * u + n may be fused differently by the two compiles
+    # (XLA:CPU contracts to FMA depending on the host), so the result is compared to rounding.
+    np.testing.assert_allclose(np.asarray(noisy(x, key)), np.asarray(jax.jit(noisy.reference)(x, key)),
+                               rtol=1e-6, atol=1e-6)
     assert noisy.source.count("mr.local_draw(") == 2
 
 
@@ -298,7 +301,7 @@ def test_dropout_through_a_converted_file_forward_and_gradient(tmp_path) -> None
     out = tmp_path / "model_sharded.py"
     result = CliRunner().invoke(app, ["convert", str(tmp_path / "model.py"), "-o", str(out)])
     assert result.exit_code == 0, result.output
-    assert "mr.local_draw(jax.random.bernoulli" in out.read_text()
+    assert "jax.random.bernoulli, mr.P(\"batch\", \"model\", None, None)" in out.read_text()
     spec = importlib.util.spec_from_file_location("meshify_test_random_converted", out)
     converted = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(converted)
