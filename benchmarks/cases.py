@@ -60,6 +60,28 @@ def fsdp_tp(x: Tensor["batch", "length", "d_model"],
     return x
 
 
+@mesh(data=4, model=2, rules={"batch": "data", "d_model": "data", "heads": "model", "d_ff": "model"},
+      regather=False)
+def fsdp_tp_keep(x: Tensor["batch", "length", "d_model"],
+                 ln1_scale: Tensor["layers", "d_model"],
+                 ln1_bias: Tensor["layers", "d_model"],
+                 wq: Tensor["layers", "d_model", "heads", "d_head"],
+                 wk: Tensor["layers", "d_model", "heads", "d_head"],
+                 wv: Tensor["layers", "d_model", "heads", "d_head"],
+                 wo: Tensor["layers", "heads", "d_head", "d_model"],
+                 ln2_scale: Tensor["layers", "d_model"],
+                 ln2_bias: Tensor["layers", "d_model"],
+                 w1: Tensor["layers", "d_model", "d_ff"],
+                 b1: Tensor["layers", "d_ff"],
+                 w2: Tensor["layers", "d_ff", "d_model"],
+                 b2: Tensor["layers", "d_model"]) -> Tensor["batch", "length", "d_model"]:
+    """``fsdp_tp`` keeping the gathered weights for the backward pass (``regather=False``), for
+    benchmarks/fsdp_memory.py."""
+    layers = (ln1_scale, ln1_bias, wq, wk, wv, wo, ln2_scale, ln2_bias, w1, b1, w2, b2)
+    x, _ = jax.lax.scan(lambda h, layer: (_gpt2_block(h, layer), None), x, layers)
+    return x
+
+
 def _layer_norm(x, scale, bias):
     mu = x.mean(-1, keepdims=True)
     var = ((x - mu) ** 2).mean(-1, keepdims=True)

@@ -3,12 +3,13 @@
 The ``fsdp_tp`` case (benchmarks/cases.py: stacked GPT-2 blocks run by ``jax.lax.scan``, FSDP over
 'data' x TP over 'model' on 4x2, full sizes) compiled as ``value_and_grad`` five ways:
 
-- ``meshify``: the ``@mesh`` function;
-- ``manual``: the hand-written shard_map (benchmarks/manual.py);
-- ``manual_regather``: the same, its scan body under ``jax.checkpoint`` with a policy that saves all
-  but the gathers' results, so that the backward pass gathers each layer's weights again (as
-  ZeRO-3 / PyTorch FSDP reshard after the forward pass) instead of keeping every layer's gathered
-  copies until the backward pass reads them;
+- ``meshify``: the ``@mesh`` function (its default ``regather=True``: the scan body runs under
+  ``mr.regathering``, ``jax.checkpoint`` with a policy that saves all but the FSDP gathers' results,
+  so that the backward pass gathers each layer's weights again, as ZeRO-3 / PyTorch FSDP reshard
+  after the forward pass, instead of keeping every layer's gathered copies until then);
+- ``meshify_keep``: the same function under ``@mesh(..., regather=False)``;
+- ``manual``: the hand-written shard_map (benchmarks/manual.py), regathering as meshify does;
+- ``manual_keep``: the same, keeping the gathered weights;
 - ``gspmd``: XLA's partitioner with the same input shardings, left to pick its output shardings;
 - ``gspmd_at_meshify_outputs``: the same, given meshify's output shardings (every gradient in its
   weight's layout).
@@ -54,10 +55,12 @@ RESULTS = ROOT / "benchmarks" / "results" / "fsdp_tp"
 def _programs(bench: run.Bench) -> dict[str, tuple]:
     """Each variant's program and its ``jax.jit`` options."""
     argnums = tuple(range(len(bench.args)))
-    regather = manual.fsdp_tp(cases.fsdp_tp.sharded.mesh, regather=True)
+    keep = manual.fsdp_tp(cases.fsdp_tp.sharded.mesh, regather=False)
     meshify_outputs = jax.jit(bench.variants["meshify"]).lower(*bench.args).compile().output_shardings
-    return {"meshify": (bench.variants["meshify"], {}), "manual": (bench.variants["manual"], {}),
-            "manual_regather": (run._loss_and_grads(regather, argnums, False), {}),
+    return {"meshify": (bench.variants["meshify"], {}),
+            "meshify_keep": (run._loss_and_grads(cases.fsdp_tp_keep, argnums, False), {}),
+            "manual": (bench.variants["manual"], {}),
+            "manual_keep": (run._loss_and_grads(keep, argnums, False), {}),
             "gspmd": (bench.variants["gspmd"], {}),
             "gspmd_at_meshify_outputs": (bench.variants["gspmd"], {"out_shardings": meshify_outputs})}
 

@@ -129,14 +129,15 @@ def _gpt2_block(x, layer, comm: Comm):
     return x + comm.psum(ffn, "model") + g(b2, "data", 0)
 
 
-def fsdp_tp(mesh: Mesh, comm: Comm = LAX, regather: bool = False):
+def fsdp_tp(mesh: Mesh, comm: Comm = LAX, regather: bool = True):
     """Stacked GPT-2 blocks run by ``jax.lax.scan`` under FSDP over 'data' x TP over 'model': the
     activations split on the batch, every weight's d_model split over 'data' too and gathered one
     layer at a time, in the scan body, right before its use (so JAX's transpose reduce-scatters
     each gradient back to its weight's layout).
 
-    ``regather``: the backward pass gathers the weights again instead of keeping the forward
-    pass's gathered copies (ZeRO-3's trade of bytes for memory), see :func:`_regathering`."""
+    ``regather`` (default, as meshify's ``@mesh(regather=True)``): the backward pass gathers the
+    weights again instead of keeping the forward pass's gathered copies (ZeRO-3's trade of bytes for
+    memory), see :func:`_regathering`; False keeps them (``@mesh(regather=False)``)."""
     vec, proj = P(None, "data"), P(None, "data", "model", None)
     specs = (P("data"), vec, vec, proj, proj, proj, P(None, "model", None, "data"), vec, vec,
              P(None, "data", "model"), P(None, "model"), P(None, "model", "data"), vec)
@@ -153,7 +154,8 @@ def fsdp_tp(mesh: Mesh, comm: Comm = LAX, regather: bool = False):
 
 def _regathering(local):
     """``local`` under ``jax.checkpoint`` with a policy that saves every residual but the result of
-    an all_gather: the backward pass recomputes those from the saved blocks, gathering again.
+    an all_gather: the backward pass recomputes those from the saved blocks, gathering again
+    (written out here, not ``mr.regathering``: the hand-written program uses no meshify).
     (A name policy, ``save_anything_except_these_names``, would not do: the unnamed all_gather
     result under the name stays saveable.)"""
     return jax.checkpoint(local, policy=lambda primitive, *_, **__: primitive.name != "all_gather")

@@ -106,7 +106,7 @@ _EXPENSIVE = _words("""
 
 #: Calls whose body runs in place, as part of the program that calls them.
 _INLINED = {"jit": "jaxpr", "pjit": "jaxpr", "closed_call": "call_jaxpr", "core_call": "call_jaxpr", "remat": "jaxpr",
-            "checkpoint": "jaxpr", "custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr",
+            "remat2": "jaxpr", "checkpoint": "jaxpr", "custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr",
             "custom_vjp_call_jaxpr": "fun_jaxpr", "shard_map": "jaxpr"}
 
 

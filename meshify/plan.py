@@ -46,7 +46,7 @@ from meshify.rewrite._collectives import collective
 from meshify.rewrite._context import ModuleContext, parse_context
 from meshify.rewrite._driver import mesh_functions
 from meshify.rewrite._hints import read_mesh_decorator, read_mesh_dims
-from meshify.rewrite._interp import FunctionRewriter, Record
+from meshify.rewrite._interp import FunctionRewriter, Record, TracedLoop
 
 __all__ = [
     "MACHINES",
@@ -230,6 +230,11 @@ _FLOPS, _SAVED = "plan:flops", "plan:saved"
 _BROADCAST = "plan:broadcast"
 #: An operand gathered as varying (FSDP): the backward pass reduce-scatters its cotangent back.
 _SCATTER = "plan:scatter"
+#: Such an operand in a loop body under ``mr.regathering`` (``@mesh(regather=True)``, the default):
+#: the backward pass gathers it again.
+_REGATHER = "plan:regather"
+#: A ``_SCATTER`` record's ``dim`` where the gathered operand is a contraction's.
+_CONTRACTED = "contracted"
 _patch_lock = threading.Lock()
 
 
@@ -245,6 +250,9 @@ def _observing(sizes: dict[str, int]) -> Iterator[None]:
     # Contractions of three or more operands, planned and not yet converted: jnp.einsum runs them
     # pairwise, so what JAX broadcasts (and the backward pass all-reduces) is per pairwise step.
     nary: list[tuple[list, list[str], dict]] = []
+    # The conversions of contractions' operands: a weight gathered for one is regathered in a loop under
+    # mr.regathering (JAX saves elementwise ops' broadcast operands instead).
+    contracted: dict[int, object] = {}  # id -> the Convert, held so that no id is reused
 
     def counted(rw, value, converts, inputs, what):
         split: dict[str, tuple[str, tuple[str, ...]]] = {}
@@ -257,6 +265,7 @@ def _observing(sizes: dict[str, int]) -> Iterator[None]:
         for _taken, letters, _result in steps:
             rw.records.append(Record(rw._line, _FLOPS, (), what, "", _letters_layout(letters, split), loops))
         rw.records.append(Record(rw._line, _SAVED, (), what, "", value.layout.with_partial(()), loops))
+        contracted.update((id(c), c) for c in converts if c is not None)
         if len(steps) > 1:
             nary.append((list(converts), list(inputs), split, steps))
 
@@ -267,7 +276,7 @@ def _observing(sizes: dict[str, int]) -> Iterator[None]:
                 del nary[i]
                 _pairwise_broadcasts(rw, planned, inputs, split, steps)
                 return
-        _broadcasts(rw, converts)
+        _broadcasts(rw, converts, bool(converts) and all(id(c) in contracted for c in converts))
 
     with _patch_lock:
         contractions.OBSERVERS.append(counted)
@@ -326,9 +335,11 @@ def _side(rw, c) -> _Side:
     return _Side(frozenset(vary), tuple(gathers), tuple(slices), reason)
 
 
-def _broadcast(rw, side: _Side, union: set[str], layout: Layout) -> None:
+def _broadcast(rw, side: _Side, union: set[str], layout: Layout, contraction: bool = True) -> None:
     """Records the backward all-reduce of a ``layout`` block JAX broadcasts (``pvary``) over the axes
-    of ``union`` that ``side`` does not vary over, and a reduce-scatter per varying gather of it."""
+    of ``union`` that ``side`` does not vary over, and a reduce-scatter per varying gather of it
+    (``contraction``: an operand of one, whose gathered block the backward pass reads: under
+    ``mr.regathering`` gathered again; an elementwise op's backward reads its broadcast instead)."""
     if not side.reason:
         return
     loops = rw.loops
@@ -338,10 +349,11 @@ def _broadcast(rw, side: _Side, union: set[str], layout: Layout) -> None:
     for s in side.slices:
         rw.records.append(Record(rw._line, _BROADCAST, s.axes, "", side.reason, s.layout, loops))
     for g in side.gathers:
-        rw.records.append(Record(rw._line, _SCATTER, g.axes, "", side.reason, g.layout, loops))
+        rw.records.append(Record(rw._line, _SCATTER, g.axes, _CONTRACTED if contraction else "", side.reason,
+                                 g.layout, loops))
 
 
-def _broadcasts(rw, converts) -> None:
+def _broadcasts(rw, converts, contraction: bool) -> None:
     """Records what the backward pass sends for one op's operands (converted as ``converts`` say):
     an all-reduce of each differentiable operand's block over the axes other operands vary over and
     it does not (JAX's ``pvary``, transposed), and of its whole block where a conversion slices it
@@ -349,7 +361,7 @@ def _broadcasts(rw, converts) -> None:
     sides = [_side(rw, c) for c in converts]
     union = set().union(*(s.vary for s in sides))
     for c, side in zip(converts, sides):
-        _broadcast(rw, side, union, c.layout)
+        _broadcast(rw, side, union, c.layout, contraction)
 
 
 def _pairwise_broadcasts(rw, converts, inputs, split, steps) -> None:
@@ -735,6 +747,10 @@ def _rewrite(problem: _Problem, structure: Structure | None, mesh: MeshSpec, rul
 
         trips = _trips(r.loops, problem.sizes, problem.where, r.line)
         terms.append(_Term(r.kind, r.axes, r.layout.dims, r.layout.axes, trips))
+        if r.kind == _SCATTER and r.regathered and r.dim == _CONTRACTED and _trips(tuple(t for t in r.loops if isinstance(t, TracedLoop)),
+                                                           problem.sizes, problem.where, r.line) != 1:
+            # (a loop run once is no loop to XLA: it merges the gather redone with the forward pass's)
+            terms.append(_Term(_REGATHER, r.axes, r.layout.dims, r.layout.axes, trips))
     values = [b.layout for b in plan.bindings]
     return Planned(structure, rules_dict, leaves, terms, values)
 
@@ -880,6 +896,9 @@ def _cost(problem: _Problem, planned: Planned, mesh: dict[str, int]) -> Candidat
             continue
         if t.kind in (_BROADCAST, _SCATTER):  # the cotangent of the operand's block
             add(bwd, "all-reduce" if t.kind == _BROADCAST else "reduce-scatter", t.axes, local * item, t.trips)
+            continue
+        if t.kind == _REGATHER:  # the gathered block again, from its saved local block
+            add(bwd, "all-gather", t.axes, local * item // math.prod(mesh[a] for a in t.axes), t.trips)
             continue
         c = collective(t.kind)
         before = sum(comm.values())

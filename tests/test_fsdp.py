@@ -17,6 +17,7 @@ import pytest
 
 from meshify.annotate._types import Layout, MeshSpec, Rules
 from meshify.errors import RulesError
+from meshify import mesh
 from meshify.rewrite import convert_source
 
 MESH = MeshSpec.of(data=4, model=2)
@@ -107,9 +108,10 @@ def test_fsdp_loss_and_gradients_match_one_device_and_keep_the_weights_layout(tm
     assert len(re.findall(r" reduce-scatter(?:-start)?\(", hlo)) >= 1
 
 
-def _gpt2_fsdp(tmp_path, checkpoint: bool = False):
+def _gpt2_fsdp(tmp_path, checkpoint: bool = False, regather: bool = True):
     """examples/gpt2.py under FSDP x TP on 4x2: d_model over the data axis, heads/d_ff/vocab over model
-    (``checkpoint``: each block under ``jax.checkpoint``, as users remat layers)."""
+    (``checkpoint``: each block under ``jax.checkpoint``, as users remat layers; ``regather=False``:
+    ``@mesh(..., regather=False)``)."""
     import sys
     from pathlib import Path
 
@@ -117,11 +119,11 @@ def _gpt2_fsdp(tmp_path, checkpoint: bool = False):
     old = '@mesh(batch=2, model=4, rules={"heads": "model", "d_ff": "model", "vocab": "model"})'
     assert old in source
     source = source.replace(old, '@mesh(batch=4, model=2, rules={"heads": "model", "d_ff": "model", '
-                                 '"vocab": "model", "d_model": "batch"})')
+                                 '"vocab": "model", "d_model": "batch"}' + ("" if regather else ", regather=False") + ")")
     if checkpoint:
         source = source.replace("\ndef block(", "\n@partial(jax.checkpoint, static_argnums=(3, 4))\ndef block(")
         source = source.replace("import jax\n", "import jax\nfrom functools import partial\n", 1)
-    name = "gpt2_fsdp" + ("_checkpoint" if checkpoint else "")
+    name = "gpt2_fsdp" + ("_checkpoint" if checkpoint else "") + ("" if regather else "_keep")
     path = tmp_path / f"{name}.py"
     path.write_text(source)
     import importlib.util
@@ -175,12 +177,16 @@ def test_gpt2_under_fsdp_and_tensor_parallelism_matches_one_device_and_shrinks_m
     assert per_device <= 1.05 * total / 8, (per_device, total / 8)
 
 
-def test_checkpointed_blocks_under_fsdp_gather_again_in_the_backward_pass(tmp_path) -> None:
-    """jax.checkpoint over the scanned block: the backward pass redoes the weights' gathers instead
-    of keeping the gathered weights (less memory, more all-gathers), with the same gradients."""
+def test_the_backward_pass_gathers_fsdp_weights_again_unless_told_to_keep_them(tmp_path) -> None:
+    """By default (``@mesh(regather=True)``) the scanned block's FSDP gathers are redone in the
+    backward pass (``mr.regathering``) instead of keeping every layer's gathered weights: less memory,
+    more all-gathers, the same gradients.  A user's own ``jax.checkpoint`` over the block regathers
+    too; ``regather=False`` keeps them."""
     results = {}
-    for checkpoint in (False, True):
-        m, _ = _gpt2_fsdp(tmp_path, checkpoint)
+    for variant in ("default", "checkpoint", "keep"):
+        m, source = _gpt2_fsdp(tmp_path, checkpoint=variant == "checkpoint", regather=variant != "keep")
+        text = convert_source(source, "gpt2_fsdp.py").text
+        assert ("jax.lax.scan(mr.regathering(" in text) == (variant != "keep"), variant
         params = m.init_params()
         tokens, targets = next(m.batches(1))
         key, cfg = jax.random.key(0), m.DEFAULT_CONFIG
@@ -193,10 +199,59 @@ def test_checkpointed_blocks_under_fsdp_gather_again_in_the_backward_pass(tmp_pa
         compiled = step.lower(*placed[:4]).compile()
         value, grads = step(*placed[:4])
         gathers = len(re.findall(r" all-gather(?:-start)?\(", compiled.as_text()))
-        results[checkpoint] = (value, grads, compiled.memory_analysis().temp_size_in_bytes, gathers)
-    (v0, g0, temp0, gathers0), (v1, g1, temp1, gathers1) = results[False], results[True]
-    np.testing.assert_allclose(v1, v0, rtol=1e-6)
-    for a, b in zip(jax.tree.leaves(g1), jax.tree.leaves(g0)):
-        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-7)
-    assert temp1 < temp0
-    assert gathers1 > gathers0
+        results[variant] = (value, grads, compiled.memory_analysis().temp_size_in_bytes, gathers)
+    v0, g0, temp0, gathers0 = results["default"]
+    for variant in ("checkpoint", "keep"):
+        v1, g1, _, _ = results[variant]
+        np.testing.assert_allclose(v1, v0, rtol=1e-6)
+        for a, b in zip(jax.tree.leaves(g1), jax.tree.leaves(g0)):
+            np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-7)
+    _, _, temp_keep, gathers_keep = results["keep"]
+    assert temp0 < temp_keep and gathers0 > gathers_keep
+    assert results["checkpoint"][3] >= gathers0
+
+
+def _gathers(step, *args) -> int:
+    return len(re.findall(r" all-gather(?:-start)?\(", step.lower(*args).compile().as_text()))
+
+
+LOOP_SOURCE = '''\
+import jax
+import jax.numpy as jnp
+from meshify import Tensor, mesh
+
+
+@mesh(data=4, model=2, rules={"batch": "data", "d_model": "data", "d_ff": "model"})
+def loss(x: Tensor["batch", "d_model"], w1: Tensor["layers", "d_model", "d_ff"],
+         w2: Tensor["layers", "d_ff", "d_model"]) -> Tensor[()]:
+    def layer(i, h):
+        return h + jax.nn.relu(h @ w1[i]) @ w2[i]
+    y = jax.lax.fori_loop(0, w1.shape[0], layer, x)
+    return jnp.mean((y - x) ** 2)
+'''
+
+
+def test_a_fori_loop_body_that_gathers_weights_runs_under_regathering(tmp_path) -> None:
+    text = convert_source(LOOP_SOURCE, "fsdp_loop.py").text
+    assert "jax.lax.fori_loop(0, w1.shape[0], mr.regathering(layer), x)" in text
+    mod = _module(tmp_path, LOOP_SOURCE)
+    rng = np.random.default_rng(2)
+    x = jnp.asarray(rng.standard_normal((16, 8)), jnp.float32)
+    w1 = jnp.asarray(rng.standard_normal((3, 8, 16)) / 4, jnp.float32)
+    w2 = jnp.asarray(rng.standard_normal((3, 16, 8)) / 4, jnp.float32)
+    loss, grads = jax.jit(jax.value_and_grad(mod.loss, argnums=(1, 2)))(x, w1, w2)
+    want, expected = jax.value_and_grad(mod.loss.reference, argnums=(1, 2))(x, w1, w2)
+    np.testing.assert_allclose(loss, want, rtol=1e-5)
+    for g, r in zip(grads, expected):
+        np.testing.assert_allclose(g, r, rtol=1e-4, atol=1e-6)
+
+
+def test_regather_must_be_a_literal_bool(tmp_path) -> None:
+    from meshify.errors import AnnotationError
+
+    bad = SOURCE.replace('"d_ff": "model"})', '"d_ff": "model"}, regather="no")')
+    with pytest.raises(AnnotationError, match=r"regather='no'|regather=\"no\"") as info:
+        convert_source(bad, "fsdp.py")
+    assert "regather=False" in str(info.value)
+    with pytest.raises(AnnotationError, match="regather"):
+        mesh(data=4, regather="no")

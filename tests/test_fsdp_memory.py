@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-VARIANTS = ("meshify", "manual", "manual_regather", "gspmd", "gspmd_at_meshify_outputs")
+VARIANTS = ("meshify", "meshify_keep", "manual", "manual_keep", "gspmd", "gspmd_at_meshify_outputs")
 
 
 def test_quick_run_reports_every_variant_consistently(tmp_path) -> None:
@@ -23,7 +23,11 @@ def test_quick_run_reports_every_variant_consistently(tmp_path) -> None:
         total = r["arg_bytes"] + r["temp_bytes"] + r["out_bytes"]
         assert total <= r["packed_bytes"] <= 1.01 * total, name
         assert r["arg_bytes"] <= r["live_peak_bytes"] <= r["packed_bytes"], name
-    assert rows["meshify"]["collective_bytes"] == rows["manual"]["collective_bytes"]
+    for mine, theirs in (("meshify", "manual"), ("meshify_keep", "manual_keep")):
+        assert rows[mine]["collective_bytes"] == rows[theirs]["collective_bytes"], mine
+        assert rows[mine]["all_gathers_lowered"] == rows[theirs]["all_gathers_lowered"], mine
+        assert rows[mine]["arg_bytes"] + rows[mine]["temp_bytes"] == rows[theirs]["arg_bytes"] + rows[theirs]["temp_bytes"]
     assert rows["meshify"]["out_bytes"] == rows["gspmd_at_meshify_outputs"]["out_bytes"]
-    # the regathering variant does gather again before XLA's passes (what XLA then does is the finding)
-    assert rows["manual_regather"]["all_gathers_lowered"] > rows["manual"]["all_gathers_lowered"]
+    # regathering gathers again before XLA's passes and keeps less alive
+    assert rows["meshify"]["all_gathers_lowered"] > rows["meshify_keep"]["all_gathers_lowered"]
+    assert rows["meshify"]["temp_bytes"] < rows["meshify_keep"]["temp_bytes"]

@@ -411,6 +411,31 @@ def test_a_bandwidth_bound_pick_sends_least_among_those_that_fit(tmp_path, monke
     _assert_the_pick_sends_least(tmp_path, "ffn", monkeypatch, fitting=6)
 
 
+@pytest.mark.parametrize("case", ["fsdp_tp", "fsdp_tp_keep"])
+def test_a_scanned_fsdp_layout_predicts_the_backward_regather(tmp_path, monkeypatch, case) -> None:
+    """Two scanned layers, FSDP x TP: the compiled loop bodies run twice (their collectives appear once
+    in the HLO, every collective of fsdp_tp is in one), so plan's bytes are twice the HLO's; the
+    default (``regather=True``) predicts the backward pass's second gather of each weight matrix,
+    and ``regather=False`` does not.  (One layer would not do: XLA unrolls a loop run once and merges
+    the regather with the forward pass's gather, which plan knows.)"""
+    from benchmarks import plan_vs_hlo
+
+    monkeypatch.setitem(plan_vs_hlo.SIZES, "layers", 2)
+    rules = {"batch": "data", "d_model": "data", "d_ff": "model"}
+    [c] = [c for c in plan_vs_hlo.candidates(case) if c.rules == rules and c.mesh == {"data": 4, "model": 2}]
+    forward, backward = sum(c.forward_bytes.values()), sum(c.backward_bytes.values())
+    program, arrays = plan_vs_hlo._loaded(tmp_path, case, c)
+    forward_hlo = plan_vs_hlo.hlo_collectives(program.lower(**arrays).compile().as_text())
+    assert forward == 2 * sum(size for _, size, _ in forward_hlo)
+    found = plan_vs_hlo.hlo_collectives(plan_vs_hlo.compiled_forward_backward_text(tmp_path, case, c))
+    assert forward + backward == 2 * sum(size for _, size, _ in found)
+    gathered = [sum(size for kind, size, _ in hlo if kind == "all-gather") for hlo in (forward_hlo, found)]
+    # regathered: every weight matrix (not the vectors: JAX saves their broadcast for the elementwise
+    # ops' backward instead), so plan's bytes above would differ by them if it modelled it otherwise
+    matrices = sum(size for kind, size, _ in forward_hlo if kind == "all-gather" and size > 256)
+    assert gathered[1] == gathered[0] + (matrices if case == "fsdp_tp" else 0) and matrices > 0
+
+
 def _case_names() -> list[str]:
     from benchmarks import plan_vs_hlo
 

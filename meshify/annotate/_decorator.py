@@ -16,7 +16,7 @@ __all__ = ["mesh", "MeshFunction"]
 
 
 def mesh(*, rules: object = None, dims: dict[str, int] | None = None, reduce_dtype: str | None = None,
-         **axes: int) -> Callable[[Callable], MeshFunction]:
+         regather: bool = True, **axes: int) -> Callable[[Callable], MeshFunction]:
     """Declares a device mesh and layout rules for a function with ``Tensor`` hints.
 
     Args:
@@ -27,12 +27,20 @@ def mesh(*, rules: object = None, dims: dict[str, int] | None = None, reduce_dty
         reduce_dtype: ``"bfloat16"`` (or ``"float16"``): float16/bfloat16 partial sums are
             all-reduced in that dtype, half the bytes of the default (float32, as ``jnp.sum``
             accumulates on one device) at a low-precision sum's accuracy.
+        regather: a loop body JAX runs (``jax.lax.scan``'s, ``fori_loop``'s) that gathers weights as
+            FSDP's (split over an axis that also splits the activations) runs under
+            ``mr.regathering``: the backward pass gathers each iteration's weights again rather
+            than keeping every iteration's gathered weights until their gradients (ZeRO-3; on by
+            default).  ``False`` keeps them: one all_gather fewer per weight and iteration.
         **axes: mesh axis names and sizes, in order, e.g. ``batch=2, model=4``.
 
     Returns:
         A decorator turning ``fn`` into a :class:`MeshFunction`: call it with global
         arrays and get global (sharded) arrays back.
     """
+    if not isinstance(regather, bool):
+        raise AnnotationError(f"@mesh(regather={regather!r}) is not True or False", span=_caller_span(),
+                              fix="write regather=False to keep the gathered weights for the backward pass")
     try:
         spec = MeshSpec(tuple(axes), tuple(axes.values()))
         parsed = Rules.parse(spec, rules)

@@ -13,6 +13,8 @@ with the loop's trip count, and the call's result value is known.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import libcst as cst
 
 from meshify.annotate._types import Layout
@@ -54,12 +56,27 @@ def _loop(rw, call: Call, loop: Loop) -> tuple[Value, dict[At, cst.BaseExpressio
         entering, walked[At(call.position(loop.init))] = _enter_as(rw, loop.init, carry, call.short)
         result, node = _iteration(rw, call, loop, entering)
     _same_carry(rw, entering, _carry(loop, result), loop.body.fn.original, call.short)
-    walked[loop.body.at] = node
+    walked[loop.body.at] = _regathering(rw, node, mark.records)
     if loop.stacked is None:
         return result, walked
     assert isinstance(result, TupleValue)
     carry, y = result.items
     return TupleValue((carry, _stack(y, loop.stacked))), walked
+
+
+def _regathering(rw, node: cst.BaseExpression, since: int) -> cst.BaseExpression:
+    """A loop body that gathers weights as FSDP's (records from ``since`` on), under
+    ``mr.regathering`` unless ``@mesh(regather=False)``: JAX's backward pass of a loop stacks what
+    each iteration saves, so every layer's gathered weights would stay alive until the backward pass;
+    under ``jax.checkpoint`` (saving all but those gathers) each iteration gathers its layer again.
+    (Outside loops there is nothing to gain: XLA merges a gather redone in the backward pass with
+    the forward pass's, so Python-unrolled layers keep their gathered weights.)"""
+    if not rw.regather or not any(r.varying for r in rw.records[since:]):
+        return node
+    rw.records[since:] = [replace(r, regathered=True) for r in rw.records[since:]]
+    rw._comments.append("regathering: the backward pass gathers the body's FSDP weights again, layer by layer, "
+                        "instead of keeping every layer's gathered weights until then (@mesh(regather=False) keeps them)")
+    return cst.Call(cst.Attribute(cst.Name(rw.ctx.mr), cst.Name("regathering")), [cst.Arg(node)])
 
 
 def _iteration(rw, call: Call, loop: Loop, carry: Value) -> tuple[Value, cst.BaseExpression]:

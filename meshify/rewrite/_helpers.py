@@ -153,7 +153,7 @@ def call_helper(rw, call, fn: cst.FunctionDef, home=None,
     if spec is None:
         sub = FunctionRewriter(home, fn, rw.mesh, rw.rules, stack=rw.stack, sizes=rw.sizes, declared=rw.declared,
                                assume_defaults=rw.assume_defaults, unknown_dtypes=unknown,
-                               reduce_dtype=rw.reduce_dtype)
+                               reduce_dtype=rw.reduce_dtype, regather=rw.regather)
         sub.stack = (*rw.stack, label)
         sub.blind_caller = blind
         node, result = sub.run_helper(bound)
@@ -277,7 +277,8 @@ def _passed_dtypes(rw, call, fn: cst.FunctionDef) -> dict:
 def _context_key(rw) -> tuple:
     """What a version depends on beyond its arguments: the caller's mesh, rules and dim sizes
     (two @mesh functions of one module on different meshes never share a version)."""
-    return (rw.mesh, repr(rw.rules), tuple(sorted(rw.sizes.items())), rw.assume_defaults, rw.reduce_dtype)
+    return (rw.mesh, repr(rw.rules), tuple(sorted(rw.sizes.items())), rw.assume_defaults, rw.reduce_dtype,
+            rw.regather)
 
 
 def _mark_arguments(rw, call, fn: cst.FunctionDef, spec: Specialization) -> None:

@@ -16,7 +16,7 @@ from meshify.errors import AnnotationError, MeshifyError
 from meshify.rewrite._context import ModuleContext
 
 __all__ = ["MESH_NAMES", "TENSOR_NAMES", "StructHint", "is_integer_hint", "mesh_decorator", "read_dims",
-           "read_mesh_decorator", "read_mesh_dims", "read_return_dims", "read_struct"]
+           "read_mesh_decorator", "read_mesh_dims", "read_regather", "read_return_dims", "read_struct"]
 
 TENSOR_NAMES = frozenset({"meshify.Tensor", "meshify.annotate.Tensor", "meshify.runtime.Tensor"})
 MESH_NAMES = frozenset({"meshify.mesh", "meshify.annotate.mesh"})
@@ -183,7 +183,7 @@ def read_mesh_decorator(ctx: ModuleContext, decorator: cst.Decorator) -> tuple[M
         where[name] = arg
         if name == "rules":
             rules = value
-        elif name in ("dims", "reduce_dtype"):
+        elif name in ("dims", "reduce_dtype", "regather"):
             continue
         else:
             axes[name] = value
@@ -221,6 +221,22 @@ def read_reduce_dtype(ctx: ModuleContext, decorator: cst.Decorator | None) -> st
                                 f"{', '.join(map(repr, REDUCE_DTYPES))}", 'write reduce_dtype="bfloat16" (a string)')
             return None if value == "float32" else value
     return None
+
+
+def read_regather(ctx: ModuleContext, decorator: cst.Decorator | None) -> bool:
+    """``@mesh(..., regather=False)``: the backward pass keeps the weights the forward pass gathered as
+    FSDP's (fewer bytes moved, a whole weight per gathered use alive until its gradient); default True,
+    gather them again."""
+    call = decorator.decorator if decorator is not None else None
+    if not isinstance(call, cst.Call):
+        return True
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "regather":
+            if not (isinstance(arg.value, cst.Name) and arg.value.value in ("True", "False")):
+                raise ctx.error(AnnotationError, arg.value, f"@mesh(regather={ctx.code(arg.value)}) is not True or "
+                                "False", "write regather=False to keep the gathered weights for the backward pass")
+            return arg.value.value == "True"
+    return True
 
 
 def read_mesh_dims(ctx: ModuleContext, decorator: cst.Decorator) -> dict[str, int]:

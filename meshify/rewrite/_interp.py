@@ -38,6 +38,7 @@ from meshify.rewrite._hints import (
     mesh_decorator,
     read_dims,
     read_reduce_dtype,
+    read_regather,
     read_return_dims,
     read_struct,
 )
@@ -87,6 +88,11 @@ class Record:
     #: The enclosing loops' trip counts, outermost first: an int, or the dim whose size it is
     #: (wrapped in TracedLoop for loops JAX runs rather than Python unrolls).
     loops: tuple[int | str | TracedLoop | None, ...] = ()
+    #: An all_gather made as varying (a weight gathered beside values split over its axes: FSDP's).
+    varying: bool = False
+    #: Recorded in a loop body that ``mr.regathering`` wraps (it gathers weights as FSDP's): the backward
+    #: pass gathers them again.
+    regathered: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,7 +182,8 @@ class FunctionRewriter:
                  stack: tuple[str, ...] = (), sizes: dict[str, int] | None = None,
                  assume_defaults: bool = False, free: dict[str, Value] | None = None,
                  unknown_dtypes: frozenset[str] = frozenset(), reduce_dtype: str | None = None,
-                 nones: frozenset[str] = frozenset(), declared: dict[str, int] | None = None) -> None:
+                 nones: frozenset[str] = frozenset(), declared: dict[str, int] | None = None,
+                 regather: bool | None = None) -> None:
         self.ctx = ctx
         #: The optional array parameters that are None in this version of a @mesh function (_optional).
         self.nones = nones
@@ -240,6 +247,9 @@ class FunctionRewriter:
         #: a helper takes its caller's.
         self.reduce_dtype = reduce_dtype if reduce_dtype is not None or stack else \
             read_reduce_dtype(ctx, mesh_decorator(ctx, fn))
+        #: ``@mesh(regather=...)`` (default True): a loop body JAX runs that gathers weights as FSDP's
+        #: runs under ``mr.regathering``; a helper takes its caller's.
+        self.regather = regather if regather is not None else read_regather(ctx, mesh_decorator(ctx, fn))
 
     # -- driver -------------------------------------------------------------------------
 
@@ -297,7 +307,7 @@ class FunctionRewriter:
         # converting every return to one layout.
         again = FunctionRewriter(self.ctx, self.fn, self.mesh, self.rules, self.stack[:-1], self.sizes,
                                  self.assume_defaults, free=self.free, unknown_dtypes=self.dtypes.unknown,
-                                 reduce_dtype=self.reduce_dtype, declared=self.declared)
+                                 reduce_dtype=self.reduce_dtype, declared=self.declared, regather=self.regather)
         again._forced_return = target
         again.closure_dtypes, again.closure_tuples = self.closure_dtypes, self.closure_tuples
         again.blind_caller = self.blind_caller
@@ -1216,7 +1226,7 @@ class FunctionRewriter:
                        "gradient is reduce-scattered back, as in FSDP)")
         self._comments.append(reason)
         dim = layout.dims[step.dim] if step.dim >= 0 else ""
-        self.records.append(Record(self._line, step.kind, step.axes, dim, reason, layout, tuple(self._loops)))
+        self.records.append(Record(self._line, step.kind, step.axes, dim, reason, layout, tuple(self._loops), fsdp))
 
     def note_custom(self, kind: str, axes: tuple[str, ...], layout: Layout, dim: str, reason: str) -> None:
         """Records a collective an op rule emitted itself (pmax, sharded softmax, ...).

@@ -225,7 +225,7 @@ def walk_local(rw, local: LocalDef, bound: dict[str, Value], site: cst.CSTNode,
                         if not isinstance(v, Static) and (carriers or {}).get(p, (p,)) is None)
     sub = FunctionRewriter(rw.ctx, local.node, rw.mesh, rw.rules, stack=rw.stack, sizes=rw.sizes, declared=rw.declared,
                            assume_defaults=rw.assume_defaults, free=free, unknown_dtypes=unknown,
-                           reduce_dtype=rw.reduce_dtype)
+                           reduce_dtype=rw.reduce_dtype, regather=rw.regather)
     sub.closure_dtypes = {n: _closure_carriers(rw, n, own) for n in rw.dtypes.wide_names if n in free}
     sub.closure_tuples = {n: tuple((_closure_items(c, own), w) for c, w in items)
                           for n, items in rw.dtypes.tuples.items() if n in free and any(w for _, w in items)}

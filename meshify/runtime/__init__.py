@@ -28,6 +28,7 @@ from meshify.runtime.ops import (  # noqa: A004
     pmin,
     psum,
     psum_scatter,
+    regathering,
     shard_size,
     softmax,
     sum_dtype,
@@ -40,7 +41,7 @@ __all__ = [
     "available_devices", "build_mesh", "set_devices", "simulate_cpu_devices",
     "initialize", "Topology", "from_host", "to_host", "process_local", "process_slice", "ProcessLocal",
     "like", "shard_size", "sum_dtype", "psum", "psum_scatter", "all_gather", "global_shape", "one_hot", "take", "take_along_axis", "local_block", "local_draw", "log_softmax", "logsumexp", "pmax", "pmin", "softmax",
-    "max", "min",
+    "max", "min", "regathering",
 ]
 
 # Reductions over split dims (runtime/_statistics.py, re-exported by ops).

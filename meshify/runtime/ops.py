@@ -7,12 +7,12 @@ comment saying why.  Axis names are a mesh axis or a tuple of them (major first)
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import jax
 import jax.numpy as jnp
 
-__all__ = ["like", "shard_size", "sum_dtype", "psum", "psum_scatter", "all_gather", "local_block", "take", "take_along_axis", "one_hot", "pmax", "pmin", "max", "min", "softmax",
+__all__ = ["regather_policy", "regathering", "like", "shard_size", "sum_dtype", "psum", "psum_scatter", "all_gather", "local_block", "take", "take_along_axis", "one_hot", "pmax", "pmin", "max", "min", "softmax",
            "log_softmax", "logsumexp", "global_shape"]
 
 AxisName = str | tuple[str, ...]
@@ -137,6 +137,26 @@ def all_gather(x: jax.Array, axis_name: AxisName, axis: int, varying: bool = Fal
     if varying:
         return jax.lax.all_gather(x, axis_name, axis=axis, tiled=True)
     return _all_gather_invariant(x, axis_name, axis=axis, tiled=True)
+
+
+def regather_policy(primitive, *_args, **_params) -> bool:
+    """The ``jax.checkpoint`` policy of :func:`regathering`: every residual is saved except what a
+    varying ``all_gather`` returns, so the backward pass gathers each weight again from its saved
+    block instead of keeping the whole gathered weight alive from the forward pass to the backward
+    (ZeRO-3's trade of bytes for memory).
+    Invariant gathers (``all_gather_invariant``: activations gathered to be whole) stay saved.
+    (A name policy would not do: ``checkpoint_name``'s result is a second value, and the unnamed
+    all_gather result under it stays saveable.)"""
+    return primitive.name != "all_gather"
+
+
+def regathering(body: Callable) -> Callable:
+    """A loop body (``jax.lax.scan``'s, ``fori_loop``'s) that gathers weights as FSDP's, under
+    ``jax.checkpoint`` with :func:`regather_policy`: the backward pass gathers each iteration's weights
+    again from their saved blocks.  Without it JAX stacks every iteration's residuals, the gathered
+    weights of all layers among them, for the backward pass (a checkpoint around the whole program
+    would not help: JAX recomputes a loop's residuals by running the loop, stacking them again)."""
+    return jax.checkpoint(body, policy=regather_policy)
 
 
 def _all_gather_via_psum(x, axis_name, *, axis, tiled=True):
