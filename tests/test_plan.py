@@ -445,5 +445,13 @@ def _case_names() -> list[str]:
 @pytest.mark.slow
 @pytest.mark.parametrize("case", _case_names())
 def test_predicted_bytes_equal_the_compiled_programs_of_every_candidate(tmp_path, monkeypatch, case) -> None:
-    """Every candidate of every case (half of them over the budget), and the pick among those that fit."""
-    _assert_the_pick_sends_least(tmp_path, case, monkeypatch, fitting=None)
+    """Every candidate of every case (half of them over the budget), and the pick among those that fit.
+    In CI's sample of slow tests (no ``MESHIFY_SLOW=1``): every 4th candidate's bytes (block's are
+    several minutes on 2 cores), the pick being checked on ffn by the test above."""
+    if os.environ.get("MESHIFY_SLOW") == "1":
+        _assert_the_pick_sends_least(tmp_path, case, monkeypatch, fitting=None)
+        return
+    from benchmarks import plan_vs_hlo
+
+    for c in plan_vs_hlo.candidates(case)[::4]:
+        _assert_predicted_equals_compiled(tmp_path, case, c)

@@ -189,6 +189,7 @@ class ModuleContext:
         self.text: str = code if code is not None else module.code
         self.lines = self.text.splitlines()
         self.positions = _LazyPositions(module)
+        self._code: dict[int, tuple[cst.CSTNode, str]] = {}
         self.mr = "meshify_rt" if self.imports.bound("mr") else "mr"
         #: The module whose file the rewrite writes: itself, or the module importing this one's helpers.
         self.root: ModuleContext = self
@@ -416,7 +417,12 @@ class ModuleContext:
         return cls(headline, span=self.span(node), fix=fix)
 
     def code(self, node: cst.CSTNode) -> str:
-        return self.module.code_for_node(node)
+        """``node``'s source text (CST nodes are immutable: each one's is written out once; the node is
+        held with it so that its id is not reused)."""
+        found = self._code.get(id(node))
+        if found is None or found[0] is not node:
+            found = self._code[id(node)] = (node, self.module.code_for_node(node))
+        return found[1]
 
 
 class _LazyPositions:

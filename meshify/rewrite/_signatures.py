@@ -234,6 +234,7 @@ SIGNATURES: dict[str, str] = {
     **BINARY,
     # -- elementwise, other
     "jax.numpy.where": "condition, x=None, y=None, /, *, size=None, fill_value=None",
+    "jax.numpy.clip": "arr=None, /, min=None, max=None",
     "jax.numpy.astype": "x, dtype, /, *, copy=False, device=None",
     "jax.numpy.asarray": "a, dtype=None, order=None, *, copy=None, device=None, out_sharding=None",
     "jax.numpy.array": "object, dtype=None, *args, copy=True, order='K', ndmin=0, device=None, out_sharding=None",
@@ -337,6 +338,7 @@ SIGNATURES: dict[str, str] = {
     "jax.Array.transpose": "*args",
     "jax.Array.swapaxes": "axis1, axis2",
     "jax.Array.astype": "dtype, copy=False, device=None",
+    "jax.Array.clip": "min=None, max=None",
     "jax.Array.var": "axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, correction=None",
     "jax.Array.std": "axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, correction=None",
     "jax.Array.prod": "axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None, "

@@ -990,7 +990,9 @@ class _Builder:
             return bool(self.emit(f"jnp.where({a.name} > 0, {a.name}, 0.1 * {a.name})", a.dims, a.scale))
         b, out = self.second(a)
         expr = self.pick([f"jnp.maximum({a.name}, {b.name})", f"jnp.minimum({a.name}, {b.name})",
-                          f"jnp.where({a.name} > {b.name}, {a.name}, {b.name})"])
+                          f"jnp.where({a.name} > {b.name}, {a.name}, {b.name})",
+                          f"jnp.clip({a.name}, {b.name})", f"{a.name}.clip(max={b.name})",
+                          f"jnp.clip({a.name}, -{b.name} * {b.name}, 1.0)"])
         return bool(self.emit(expr, out, max(a.scale, b.scale)))
 
     def binary_shape(self, a: _Value) -> bool:

@@ -48,3 +48,17 @@ def test_a_static_parameter_passes_and_an_array_one_is_refused() -> None:
                    "return jax.nn.leaky_relu(x, negative_slope=0.2)", X, OUT)
     with pytest.raises(UnsupportedError, match="does not model where="):
         assert_rewrite("return jnp.add(x, y, where=y > 0)", "", XY, OUT)
+
+
+def test_clip_is_elementwise_over_the_array_and_its_bounds() -> None:
+    assert_rewrite("return jnp.clip(x, y, 1.0)", "return jnp.clip(x, y, 1.0)", XY, OUT)
+    assert_rewrite("return x.clip(max=y)", "return x.clip(max=y)", XY, OUT)
+
+
+def test_clip_completes_a_partial_sum_first() -> None:
+    assert_rewrite(
+        'return jnp.clip(jnp.einsum("bm,bm->b", x, x), -1.0, 1.0)',
+        """
+        # meshify: psum over 'model': jnp.einsum("bm,bm->b", x, x) is a partial sum (contracted 'model' split); clip needs it whole
+        return jnp.clip(mr.psum(jnp.einsum("bm,bm->b", x, x, preferred_element_type=mr.sum_dtype(x)), "model", like=x), -1.0, 1.0)
+        """, X, 'Tensor["batch"]')

@@ -187,6 +187,22 @@ def _astype(ctx: RuleContext, call: Call):
     return _unary_rule(ctx, call)
 
 
+@op("jax.numpy.clip", method="clip", reads=("arr", "min", "max"))
+def _clip(ctx: RuleContext, call: Call):
+    """``jnp.clip(x, lo, hi)`` / ``x.clip(lo, hi)``: elementwise over all three, each bound an array
+    (broadcast against ``x``, split or not) or a scalar; a partial sum is completed first (clipping
+    is not linear)."""
+    if call.receiver is not None:
+        x, bounds = call.receiver, [call.arg(0, "min"), call.arg(1, "max")]
+    else:
+        x, bounds = call.arg(0, "arr"), [call.arg(1, "min"), call.arg(2, "max")]
+    if x is None:
+        raise ctx.error(UnsupportedError, call.node, f"{call.name} needs an array to clip", "pass the array first")
+    operands = [x, *(b for b in bounds if b is not None)]
+    value, converts = elementwise(ctx, operands, NONLINEAR, call.node, "clip")
+    return Lowering(value, tuple(c for c in converts if c is not None))
+
+
 def _binary_rule(ctx: RuleContext, call: Call, linear: str = NONLINEAR, arity: int = 2):
     operands = [call.arg(i, k) for i, k in enumerate(["x1", "x2", "x3"][:arity])]
     if arity == 3:
