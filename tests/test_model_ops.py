@@ -9,7 +9,7 @@ helpers, pytree parameters, scan/fori_loop/Python loops over layers, static flag
 meshes, through ``@mesh`` and through a converted file, with gradients of a scalar loss
 where marked (outputs and gradients then come from one jitted program).  Always run: each
 case on 2x4 with its first rule set, through ``@mesh`` (with gradients) and through its
-converted file called directly; the rest is slow (a fixed quarter always, all with
+converted file called directly; the rest is slow (an eighth, moving daily, always; all with
 ``MESHIFY_SLOW=1``).  The HLO tests pin the collectives the
 issues promise: one all-reduce per norm statistic, Megatron's single all-reduce for
 attention, no gather of the vocabulary, none at all for random draws.

@@ -5,7 +5,7 @@
 decorated function, compared with its ``.reference``) and once through a file
 converted by ``convert_source`` (compared with the plain function).  The 2x4 mesh with
 a case's first rule set always runs; the rest of the sweep is marked slow (see
-``conftest.py``: a fixed quarter of it runs always, ``MESHIFY_SLOW=1`` runs all).
+``conftest.py``: an eighth of it, moving daily, runs always, ``MESHIFY_SLOW=1`` runs all).
 """
 
 from __future__ import annotations

@@ -37,6 +37,7 @@ from __future__ import annotations
 import importlib.util
 import inspect
 import itertools
+import re
 import sys
 import traceback
 import warnings
@@ -111,6 +112,12 @@ XFAIL: dict[str, str] = {
 
 #: Cases whose converted-path variant is marked slow (compile-heavy); see tests/conftest.py.
 SLOW_CONVERTED: set[str] = set()
+#: The converted path writes the module out: helpers' versions, imports, globals, closures, nested
+#: defs and wrapped helpers are where it has differed from the decorator path, so cases about those
+#: run it always; every other case's converted variant is in the slow sample (the decorator path runs
+#: the same rewrite).
+CONVERTED_ALWAYS = re.compile(r"helper|global|import|closure|default|mesh_calls|method|nested|lambda|jit|vmap|"
+                              r"checkpoint|custom|namedtuple|decorat|struct|module|rebound|rebinds")
 
 _names = itertools.count()
 
@@ -342,7 +349,7 @@ def _param(name: str, path: str):
     reason = XFAIL.get(f"{name}:{path}") or XFAIL.get(name)
     if reason:
         marks.append(pytest.mark.xfail(strict=True, reason=reason, raises=_pinned(reason)))
-    if path == "converted" and name in SLOW_CONVERTED:
+    if path == "converted" and (name in SLOW_CONVERTED or not CONVERTED_ALWAYS.search(name)):
         marks.append(pytest.mark.slow)
     return pytest.param(name, path, marks=marks, id=f"{name}-{path}")
 

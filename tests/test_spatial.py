@@ -3,7 +3,7 @@ through ``@mesh`` and a converted file, forward and gradients, against ``.refere
 
 Meshes: 8 (one split spatial dim), 2x4 (height x width), 2x2x2 (batch x height x width).  The sweep over
 kernel sizes 1, 3, 5, 7, strides 1 and 2, dilations 1 and 2 and SAME / VALID / causal padding is marked slow (a
-fixed sample runs by default; MESHIFY_SLOW=1 runs it all), and so is the same sweep of max and average pooling
+daily sample runs by default; MESHIFY_SLOW=1 runs it all), and so is the same sweep of max and average pooling
 (``jax.lax.reduce_window`` with window dilation).  Where the blocks cannot hold a case (its output does not split
 at the shard boundaries, or a halo is wider than a block) meshify must refuse it with a MeshifyError, as
 :func:`_refusal` predicts."""

@@ -4,7 +4,7 @@ and group norm over split height and width.
 
 As text: what each becomes and which exchanges it records; what is refused, at its place.  Numerically:
 through ``@mesh`` and a converted file, forward and gradients, against ``.reference`` on meshes 8 (height),
-2x4 (height x width) and 2x2x2 (batch x height x width); a fixed sample by default, every op on every mesh
+2x4 (height x width) and 2x2x2 (batch x height x width); a daily sample by default, every op on every mesh
 with MESHIFY_SLOW=1.  And that ``explain`` predicts the collective-permutes the compiled HLO holds."""
 
 from __future__ import annotations
