@@ -747,10 +747,11 @@ def _rewrite(problem: _Problem, structure: Structure | None, mesh: MeshSpec, rul
 
         trips = _trips(r.loops, problem.sizes, problem.where, r.line)
         terms.append(_Term(r.kind, r.axes, r.layout.dims, r.layout.axes, trips))
-        if r.kind == _SCATTER and r.regathered and r.dim == _CONTRACTED and _trips(tuple(t for t in r.loops if isinstance(t, TracedLoop)),
-                                                           problem.sizes, problem.where, r.line) != 1:
+        if r.kind == _SCATTER and r.regathered and r.dim == _CONTRACTED:
             # (a loop run once is no loop to XLA: it merges the gather redone with the forward pass's)
-            terms.append(_Term(_REGATHER, r.axes, r.layout.dims, r.layout.axes, trips))
+            traced = tuple(t for t in r.loops if isinstance(t, TracedLoop))
+            if _trips(traced, problem.sizes, problem.where, r.line) != 1:
+                terms.append(_Term(_REGATHER, r.axes, r.layout.dims, r.layout.axes, trips))
     values = [b.layout for b in plan.bindings]
     return Planned(structure, rules_dict, leaves, terms, values)
 

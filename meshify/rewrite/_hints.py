@@ -202,61 +202,59 @@ def read_mesh_decorator(ctx: ModuleContext, decorator: cst.Decorator) -> tuple[M
 REDUCE_DTYPES = ("float32", "bfloat16", "float16")
 
 
-def read_reduce_dtype(ctx: ModuleContext, decorator: cst.Decorator | None) -> str | None:
-    """``@mesh(..., reduce_dtype="bfloat16")``: float16/bfloat16 partial sums are all-reduced in this
-    dtype instead of float32 (half the bytes, the precision of a low-precision sum); None: float32."""
+def _mesh_keyword(decorator: cst.Decorator | None, name: str) -> cst.Arg | None:
+    """The ``name=`` argument of ``@mesh(...)``, if it is written."""
     call = decorator.decorator if decorator is not None else None
     if not isinstance(call, cst.Call):
         return None
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == "reduce_dtype":
-            try:
-                value = ast.literal_eval(ctx.code(arg.value))
-            except (ValueError, SyntaxError):
-                value = ctx.code(arg.value)
-            if value is None:
-                return None
-            if value not in REDUCE_DTYPES:
-                raise ctx.error(AnnotationError, arg.value, f"@mesh(reduce_dtype={ctx.code(arg.value)}) is not one of "
-                                f"{', '.join(map(repr, REDUCE_DTYPES))}", 'write reduce_dtype="bfloat16" (a string)')
-            return None if value == "float32" else value
-    return None
+    return next((arg for arg in call.args if arg.keyword is not None and arg.keyword.value == name), None)
+
+
+def read_reduce_dtype(ctx: ModuleContext, decorator: cst.Decorator | None) -> str | None:
+    """``@mesh(..., reduce_dtype="bfloat16")``: float16/bfloat16 partial sums are all-reduced in this
+    dtype instead of float32 (half the bytes, the precision of a low-precision sum); None: float32."""
+    arg = _mesh_keyword(decorator, "reduce_dtype")
+    if arg is None:
+        return None
+    try:
+        value = ast.literal_eval(ctx.code(arg.value))
+    except (ValueError, SyntaxError):
+        value = ctx.code(arg.value)
+    if value is None:
+        return None
+    if value not in REDUCE_DTYPES:
+        raise ctx.error(AnnotationError, arg.value, f"@mesh(reduce_dtype={ctx.code(arg.value)}) is not one of "
+                        f"{', '.join(map(repr, REDUCE_DTYPES))}", 'write reduce_dtype="bfloat16" (a string)')
+    return None if value == "float32" else value
 
 
 def read_regather(ctx: ModuleContext, decorator: cst.Decorator | None) -> bool:
     """``@mesh(..., regather=False)``: the backward pass keeps the weights the forward pass gathered as
     FSDP's (fewer bytes moved, a whole weight per gathered use alive until its gradient); default True,
     gather them again."""
-    call = decorator.decorator if decorator is not None else None
-    if not isinstance(call, cst.Call):
+    arg = _mesh_keyword(decorator, "regather")
+    if arg is None:
         return True
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == "regather":
-            if not (isinstance(arg.value, cst.Name) and arg.value.value in ("True", "False")):
-                raise ctx.error(AnnotationError, arg.value, f"@mesh(regather={ctx.code(arg.value)}) is not True or "
-                                "False", "write regather=False to keep the gathered weights for the backward pass")
-            return arg.value.value == "True"
-    return True
+    if not (isinstance(arg.value, cst.Name) and arg.value.value in ("True", "False")):
+        raise ctx.error(AnnotationError, arg.value, f"@mesh(regather={ctx.code(arg.value)}) is not True or False",
+                        "write regather=False to keep the gathered weights for the backward pass")
+    return arg.value.value == "True"
 
 
 def read_mesh_dims(ctx: ModuleContext, decorator: cst.Decorator) -> dict[str, int]:
     """The dim sizes written in ``@mesh(..., dims={...})`` (a literal dict), or {}."""
-    call = decorator.decorator
-    if not isinstance(call, cst.Call):
+    arg = _mesh_keyword(decorator, "dims")
+    if arg is None:
         return {}
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == "dims":
-            try:
-                value = ast.literal_eval(ctx.code(arg.value))
-            except (ValueError, SyntaxError):
-                raise ctx.error(AnnotationError, arg.value, "@mesh(dims=...) is not a literal dict",
-                                'write dims={"batch": 8, "d_model": 512}') from None
-            if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, int)
-                                                       for k, v in value.items()):
-                raise ctx.error(AnnotationError, arg.value, f"@mesh(dims={value!r}) must map dim names to ints",
-                                "write dims={\"batch\": 8, \"d_model\": 1024}")
-            return value
-    return {}
+    try:
+        value = ast.literal_eval(ctx.code(arg.value))
+    except (ValueError, SyntaxError):
+        raise ctx.error(AnnotationError, arg.value, "@mesh(dims=...) is not a literal dict",
+                        'write dims={"batch": 8, "d_model": 512}') from None
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, int) for k, v in value.items()):
+        raise ctx.error(AnnotationError, arg.value, f"@mesh(dims={value!r}) must map dim names to ints",
+                        "write dims={\"batch\": 8, \"d_model\": 1024}")
+    return value
 
 
 #: Bases and decorators that make a class a pytree of its annotated fields.
