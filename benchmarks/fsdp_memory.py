@@ -1,7 +1,7 @@
 """Where the per-device memory of the ``fsdp_tp`` training step goes (issue #15), against XLA's partitioner.
 
 The ``fsdp_tp`` case (benchmarks/cases.py: stacked GPT-2 blocks run by ``jax.lax.scan``, FSDP over
-'data' x TP over 'model' on 4x2, full sizes) compiled as ``value_and_grad`` five ways:
+'data' x TP over 'model' on 4x2, full sizes) compiled as ``value_and_grad`` six ways:
 
 - ``meshify``: the ``@mesh`` function (its default ``regather=True``: the scan body runs under
   ``mr.regathering``, ``jax.checkpoint`` with a policy that saves all but the FSDP gathers' results,
