@@ -129,12 +129,13 @@ class Dtypes:
     def contains_widened(self, node: cst.CSTNode) -> bool:
         """Whether ``node`` holds a partial sum formed in float32 (a call or a name of one)."""
         found = False
-        widened, names, item = self.widened, self.wide_names, self._item
+        widened, names, item, tuples = self.widened, self.wide_names, self._item, self.tuples
 
         class _Find(cst.CSTVisitor):
             def on_visit(self, n: cst.CSTNode) -> bool:
                 nonlocal found
-                if n in widened or (isinstance(n, cst.Name) and n.value in names):
+                if n in widened or (isinstance(n, cst.Name) and (n.value in names or any(
+                        w for _, w in tuples.get(n.value, ())))):  # sum(terms) of a list holding one
                     found = True
                 elif isinstance(n, cst.Subscript):
                     known = item(n)
@@ -316,6 +317,8 @@ class Dtypes:
                 return ("bool",)
             if short in _OWN_DTYPE:
                 return self._stable_text(node)
+            if name == "builtins.sum" or (name == "sum" and not self.rw.ctx.binds("sum")):
+                return self._sum(node)
             if short in ("where", "select") and len(node.args) == 3:
                 return _union(self.of(node.args[1].value), self.of(node.args[2].value))  # not the condition
             if name in _FIRST_TWO and len(node.args) >= 2 and all(a.keyword is None for a in node.args[:2]):
@@ -326,6 +329,21 @@ class Dtypes:
                 arrays = [a for a in node.args if a.keyword is None]
                 return self.of(arrays[0].value) if arrays else None
         return self._stable_text(node)
+
+    def _sum(self, node: cst.Call) -> Carriers:
+        """Python's ``sum([a, b], start)`` is ``start + a + b``; ``sum(terms)`` of a list bound before
+        reads its items' carriers."""
+        out: Carriers = ()
+        for arg in node.args:
+            value = arg.value
+            items = self.tuples.get(value.value) if isinstance(value, cst.Name) else None
+            if items is not None:
+                for carriers, _ in items:
+                    out = _union(out, carriers)
+            else:
+                for item in [e.value for e in value.elements] if isinstance(value, cst.List | cst.Tuple) else [value]:
+                    out = _union(out, self.of(item))
+        return out
 
     def _stable_text(self, node: cst.BaseExpression) -> Carriers:
         """A call of no known dtype (``jnp.eye(3)``, ``f(y)``) as its own carrier, when every name it

@@ -235,6 +235,7 @@ SIGNATURES: dict[str, str] = {
     # -- elementwise, other
     "jax.numpy.where": "condition, x=None, y=None, /, *, size=None, fill_value=None",
     "jax.numpy.clip": "arr=None, /, min=None, max=None",
+    "builtins.sum": "iterable, /, start=0",
     "jax.numpy.astype": "x, dtype, /, *, copy=False, device=None",
     "jax.numpy.asarray": "a, dtype=None, order=None, *, copy=None, device=None, out_sharding=None",
     "jax.numpy.array": "object, dtype=None, *args, copy=True, order='K', ndmin=0, device=None, out_sharding=None",

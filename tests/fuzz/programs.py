@@ -951,8 +951,12 @@ class _Builder:
 
     def binary_arith(self, a: _Value) -> bool:
         b, out = self.second(a)
-        op = self.pick(["+", "-", "*", "/", "jnp.add", "jnp.subtract", "jnp.multiply", "jnp.divide"])
+        op = self.pick(["+", "-", "*", "/", "jnp.add", "jnp.subtract", "jnp.multiply", "jnp.divide", "sum"])
         x, y = a, b
+        if op == "sum":  # Python's own sum() of a list or tuple of arrays (partial sums stay partial)
+            expr = self.pick([f"sum([{a.name}, {b.name}])", f"sum(({b.name}, {a.name}, {a.name}))",
+                              f"sum([{a.name}], {b.name})", f"sum([{b.name}, 1.0], start={a.name})"])
+            return bool(self.emit(expr, out, 2 * a.scale + b.scale + 1))
         if op in ("+", "-", "*", "jnp.add", "jnp.multiply") and self.flag(30):
             x, y = b, a
         if op in ("/", "jnp.divide"):

@@ -62,3 +62,29 @@ def test_clip_completes_a_partial_sum_first() -> None:
         # meshify: psum over 'model': jnp.einsum("bm,bm->b", x, x) is a partial sum (contracted 'model' split); clip needs it whole
         return jnp.clip(mr.psum(jnp.einsum("bm,bm->b", x, x, preferred_element_type=mr.sum_dtype(x)), "model", like=x), -1.0, 1.0)
         """, X, 'Tensor["batch"]')
+
+
+def test_python_sum_of_partial_sums_stays_partial() -> None:
+    assert_rewrite(
+        'return sum([jnp.einsum("bm,bm->b", x, x), jnp.einsum("bm,bm->b", x, y)])',
+        """
+        # meshify: psum over 'model': sum(...) is a partial sum (contracted 'model' split); the return hint needs it whole
+        return mr.psum(sum([jnp.einsum("bm,bm->b", x, x, preferred_element_type=mr.sum_dtype(x)), jnp.einsum("bm,bm->b", x, y, preferred_element_type=mr.sum_dtype(x, y))]), "model", like=(x, y))
+        """, XY, 'Tensor["batch"]')
+
+
+def test_python_sum_with_a_start_completes_the_partial_terms() -> None:
+    assert_rewrite(
+        'return sum([jnp.einsum("bm,bm->b", x, x)], 1.0)',
+        """
+        # meshify: psum over 'model': jnp.einsum("bm,bm->b", x, x) is a partial sum (contracted 'model' split); sum needs it whole
+        return sum([mr.psum(jnp.einsum("bm,bm->b", x, x, preferred_element_type=mr.sum_dtype(x)), "model", like=x)], 1.0)
+        """, X, 'Tensor["batch"]')
+
+
+def test_python_sum_of_a_list_it_cannot_see_into_is_refused() -> None:
+    with pytest.raises(UnsupportedError, match="GeneratorExp"):
+        assert_rewrite("return sum(t for t in (x, y))", "", XY, OUT)
+    with pytest.raises(UnsupportedError, match="write the terms out"):
+        assert_rewrite("return sum(x)", "", XY, OUT)  # Python iterates over the split batch: a partial sum
+    assert_rewrite("terms = [x, y]\nreturn sum(terms)", "terms = [x, y]\nreturn sum(terms)", XY, OUT)

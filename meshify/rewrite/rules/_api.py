@@ -452,6 +452,18 @@ def _bind(ctx: RuleContext, call: Call, qualified: str, declared) -> dict[str, o
 
 
 
+def literal_items(seq: Operand | None) -> list[Operand] | None:
+    """The items of ``[a, b]`` / ``(a, b)`` written as a literal argument, each an operand a rule may
+    convert (None: not a literal, or one with ``*rest``).  The interpreter evaluated the items with the
+    call's arguments; walking them again would repeat their comments."""
+    node = seq.original if seq is not None else None
+    if not isinstance(node, cst.List | cst.Tuple) or any(isinstance(e, cst.StarredElement) for e in node.elements):
+        return None
+    assert seq is not None and isinstance(seq.node, cst.List | cst.Tuple)
+    values = seq.value.items if isinstance(seq.value, TupleValue) else [seq.value] * len(node.elements)
+    return [Operand(v, e.value, n.value) for v, e, n in zip(values, node.elements, seq.node.elements)]
+
+
 def unknown_call(ctx: RuleContext, call: Call) -> Lowering:
     """A function meshify has no rule for: fine on replicated values, an error on split ones."""
     operands = [*call.args, *call.kwargs.values()]
@@ -472,7 +484,7 @@ def unknown_call(ctx: RuleContext, call: Call) -> Lowering:
 #: Functions of static values that return static values (never an array): what Python code
 #: computes sizes and flags with.
 _STATIC_FUNCTIONS = frozenset({"int", "float", "bool", "str", "len", "min", "max", "abs", "round", "range", "tuple",
-                               "list", "sum", "divmod", "pow", "isinstance", "getattr", "hasattr", "type"})
+                               "list", "sum", "builtins.sum", "divmod", "pow", "isinstance", "getattr", "hasattr", "type"})
 _STATIC_MODULES = ("math.", "operator.", "numpy.dtype", "jax.numpy.dtype", "jax.random.split", "jax.random.key",
                    "jax.random.PRNGKey", "jax.random.fold_in", "numpy.prod", "math.prod",
                    "jax.numpy.finfo", "jax.numpy.iinfo", "numpy.finfo", "numpy.iinfo")

@@ -27,7 +27,9 @@ from meshify.rewrite.rules._api import (
     RuleContext,
     beside,
     keep,
+    literal_items,
     op,
+    unknown_call,
 )
 
 # -- elementwise ------------------------------------------------------------------------------
@@ -220,3 +222,31 @@ for _name in BINARY:  # likewise, one line in _signatures.BINARY
 op("jax.numpy.where", reads=("condition", "x", "y"), arity=3)(_binary_rule)
 
 
+@op("builtins.sum", reads=("iterable", "start"))
+def _builtin_sum(ctx: RuleContext, call: Call):
+    """Python's ``sum([a, b, c])`` (or a tuple, or ``start=``): ``start + a + b + c``, elementwise with numpy
+    broadcasting; partial sums stay partial over the axes every term shares (the default start, 0, adds
+    nothing).  The items must be written out: a list built elsewhere may hold anything."""
+    seq, start = call.arg(0, "iterable"), call.arg(1, "start")
+    items = literal_items(seq)
+    if items is None and isinstance(seq.value, TupleValue):  # sum(terms): a list built before, used as it is
+        items = [Operand(v, seq.original, seq.node) for v in seq.value.items]
+        value, converts = elementwise(ctx, [*items, *([start] if start is not None else [])], ADD, call.node, "sum")
+        moved = next((c for c in converts if c is not None and c.layout != c.operand.value.layout), None)
+        if moved is not None:
+            raise ctx.error(LayoutError, call.node, f"sum() of {ctx.code(seq.original)!r}: its terms have different "
+                            f"layouts ({moved.operand.value.layout.describe()} must become "
+                            f"{moved.layout.describe()}), and meshify converts only terms written out",
+                            f"write the terms out: sum([{ctx.code(seq.original)}[0], ...]) or add them with +")
+        return keep(value)
+    if items is None:
+        if seq is not None and isinstance(seq.value, Static) and (start is None or isinstance(start.value, Static)):
+            return unknown_call(ctx, call)
+        raise ctx.error(UnsupportedError, call.node, f"sum() of {ctx.code(call.node.args[0].value)!r}, which is not "
+                        "a list meshify can see into, so it cannot tell which arrays it adds",
+                        "write the terms out: sum([a, b, c]) or a + b + c")
+    operands = [*items, *([start] if start is not None else [])]
+    if not any(isinstance(o.value, Array | Opaque | TupleValue | StructValue) for o in operands):
+        return keep(Static())
+    value, converts = elementwise(ctx, operands, ADD, call.node, "sum")
+    return Lowering(value, tuple(c for c in converts if c is not None))

@@ -13,7 +13,7 @@ from meshify.rewrite._collectives import axes_text
 from meshify.rewrite._plan import choose_splits
 from meshify.rewrite._templates import int_node
 from meshify.rewrite._values import Array, Opaque, Operand, Static, TupleValue, array
-from meshify.rewrite.rules._api import ADD, At, Call, Convert, Lowering, RuleContext, Template, keep, op, unknown_call
+from meshify.rewrite.rules._api import ADD, At, Call, Convert, Lowering, RuleContext, Template, keep, literal_items, op, unknown_call
 from meshify.rewrite.rules.elementwise import _kept_partial
 
 
@@ -357,13 +357,11 @@ def _shard_size(ctx: RuleContext, size: Operand, node: cst.BaseExpression, shard
 
 def _sequence(ctx: RuleContext, call: Call, keyword: str):
     seq = call.arg(0, keyword)
-    node = seq.original if seq is not None else None
-    if not isinstance(node, cst.List | cst.Tuple):
+    items = literal_items(seq)
+    if items is None:
         raise ctx.error(UnsupportedError, call.node, f"{call.name} of something other than a list literal",
                         f"write {call.name.rsplit('.', 1)[-1]}([a, b], axis=...)")
-    # The elements were evaluated with the call's arguments; walking them again would repeat their comments.
-    values = seq.value.items if isinstance(seq.value, TupleValue) else [seq.value] * len(node.elements)
-    return seq, [Operand(v, e.value, n.value) for v, e, n in zip(values, node.elements, seq.node.elements)]
+    return seq, items
 
 
 @op("jax.numpy.hstack", kind="hstack", reads=("tup", "dtype"))
