@@ -13,7 +13,19 @@ from meshify.rewrite._collectives import axes_text
 from meshify.rewrite._plan import choose_splits
 from meshify.rewrite._templates import int_node
 from meshify.rewrite._values import Array, Opaque, Operand, Static, TupleValue, array
-from meshify.rewrite.rules._api import ADD, At, Call, Convert, Lowering, RuleContext, Template, keep, literal_items, op, unknown_call
+from meshify.rewrite.rules._api import (
+    ADD,
+    At,
+    Call,
+    Convert,
+    Lowering,
+    RuleContext,
+    Template,
+    keep,
+    literal_items,
+    op,
+    unknown_call,
+)
 from meshify.rewrite.rules.elementwise import _kept_partial
 
 
