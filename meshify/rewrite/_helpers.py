@@ -142,7 +142,7 @@ def call_helper(rw, call, fn: cst.FunctionDef, home=None,
                        f"meshify cannot tell which function {name}() calls", "give the def and the rebinding "
                        "different names")
     call, replaced = _complete_widened(rw, call, fn)
-    bound = _bind_arguments(rw, call, fn)
+    bound = _bind_arguments(rw, call, fn, home)
     _static_for_hint(rw, call, fn, home)
     passed = _passed_dtypes(rw, call, fn)
     unknown = frozenset(p for p, v in bound.items() if not isinstance(v, Static) and passed.get(p) is None)
@@ -327,7 +327,7 @@ def _static_for_hint(rw, call, fn: cst.FunctionDef, home) -> None:
                        f"{node.attr.value} (it is then an input, read again on every call)")
 
 
-def _bind_arguments(rw, call, fn: cst.FunctionDef) -> dict[str, Value]:
+def _bind_arguments(rw, call, fn: cst.FunctionDef, home) -> dict[str, Value]:
     from meshify.errors import UnsupportedError
 
     params = fn.params
@@ -349,19 +349,25 @@ def _bind_arguments(rw, call, fn: cst.FunctionDef) -> dict[str, Value]:
                 raise rw.error(UnsupportedError, call.node,
                                f"{fn.name.value}() is missing argument {param.name.value!r}",
                                f"pass {param.name.value!r}, or give it a default")
-            bound[param.name.value] = _default(rw, param)
+            bound[param.name.value] = _default(home, param)
     return {p.name.value: bound[p.name.value] for p in [*positional, *params.kwonly_params]}
 
 
-def _default(rw, param: cst.Param) -> Value:
-    """A helper parameter left to its default: a literal is a known static; anything else
-    (``b=jnp.arange(8.0)``) may be an array: opaque, never a scalar passed through."""
+def _default(home, param: cst.Param) -> Value:
+    """A helper parameter left to its default: a literal is a known static; a module-level array with
+    a hint (``b=B`` after ``B: Tensor["d"] = ...``) is that whole array, with those dims, as ``B`` in the
+    body would be; anything else (``b=jnp.arange(8.0)``) may be an array: opaque, never a scalar
+    passed through.  ``home``: the module defining the helper, where its defaults are evaluated."""
     import ast
 
-    from meshify.rewrite._values import Static
+    from meshify.annotate._types import Layout
+    from meshify.rewrite._values import Array, Static
 
+    default = param.default
+    if isinstance(default, cst.Name) and default.value in home.annotated_arrays:
+        return Array(Layout.replicated(home.annotated_arrays[default.value]))
     try:
-        return Static.of(ast.literal_eval(rw.ctx.code(param.default)))
+        return Static.of(ast.literal_eval(home.code(default)))
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return Opaque()
 
