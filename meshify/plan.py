@@ -28,11 +28,14 @@ factorisations that leave a split dim indivisible are pruned.
 from __future__ import annotations
 
 import contextlib
+import gc
 import math
+import multiprocessing
 import os
 import re
 import secrets
 import stat
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -608,6 +611,7 @@ def _search(problem: _Problem, batch: tuple[str, ...] | None, beam: int) -> Func
     result = FunctionSearch(problem.fn.name.value, problem.ctx.line(problem.fn.name), n, problem.machine.key,
                             problem.memory, problem.optimizer, problem.batch, "exhaustive", 0)
     seen: dict[tuple, tuple[Planned, tuple, list[Candidate]]] = {}
+    ahead: dict[Structure, _Evaluated] = {}  # planned and costed by worker processes, not yet visited
 
     def visit(s: Structure) -> tuple | None:
         signature = _signature(problem, s)
@@ -615,42 +619,32 @@ def _search(problem: _Problem, batch: tuple[str, ...] | None, beam: int) -> Func
             return None
         if signature in seen:
             return seen[signature][1]
-        planned = _plan(problem, s)
+        planned, costs, pruned = ahead.pop(s, None) or _evaluate(problem, s)
         result.structures += 1
-        costs = [] if planned.error else _costs(problem, planned, result)
+        result.pruned += pruned
         seen[signature] = (planned, _score(costs) if not planned.error else (2, 0.0), costs)
         if planned.error:
             result.unsupported.append((_rules_text(planned.rules), planned.error))
         return seen[signature][1]
 
+    def prefetch(structures) -> None:
+        """Plans, on worker processes where that pays, each structure whose layouts are new."""
+        todo: dict[tuple, Structure] = {}
+        for s in structures:
+            signature = _signature(problem, s)
+            if signature is not None and signature not in seen and signature not in todo:
+                todo[signature] = s
+        ahead.update(zip(todo.values(), pool.evaluate(todo.values())))
+
     space = _space_size(len(usable), len(fsdp), has_batch)
-    if space <= 96:
-        for s in all_structures(usable, fsdp, has_batch):
-            visit(s)
-    else:
-        result.search = "beam"
-        frontier = [Structure(True)] if has_batch else []
-        frontier += [Structure(False, None, ((d,),)) for d in usable]
-        frontier += [Structure(True, None, ((d,),)) for d in usable] if has_batch else []
-        frontier += [Structure(True, f) for f in fsdp] if has_batch else []
-        scored = {s: visit(s) for s in frontier}
-        # A dim (or FSDP dim) meshify cannot split on its own is not tried in larger structures.
-        usable = tuple(d for d in usable if scored.get(Structure(True, None, ((d,),)) if has_batch
-                                                      else Structure(False, None, ((d,),))) != (2, 0.0))
-        fsdp = tuple(f for f in fsdp if scored.get(Structure(True, f)) != (2, 0.0))
-        expanded: set[Structure] = set()
-        record = None
-        for _ in range(2 * len(usable) + 3):
-            best = sorted((sc, repr(s), s) for s, sc in scored.items() if sc is not None)[:beam]
-            todo = [s for _, _, s in best if s not in expanded]
-            if not todo or (record is not None and best[0][0] >= record):
-                break  # the last round found nothing better: stop
-            record = best[0][0]
-            for s in todo:
-                expanded.add(s)
-                for nxt in s.moves(usable, fsdp, has_batch):
-                    if nxt not in scored:
-                        scored[nxt] = visit(nxt)
+    with _Pool(problem, space) as pool:
+        if space <= 96:
+            structures = list(all_structures(usable, fsdp, has_batch))
+            prefetch(structures)
+            for s in structures:
+                visit(s)
+        else:
+            _beam(result, usable, fsdp, has_batch, beam, visit, prefetch)
     for _planned, _score_, costs in seen.values():
         for c in costs:
             (result.candidates if c.fits else result.rejected).append(c)
@@ -658,6 +652,101 @@ def _search(problem: _Problem, batch: tuple[str, ...] | None, beam: int) -> Func
     result.rejected.sort(key=lambda c: (c.memory_bytes, c.key()))
     result.unsupported.sort()
     return result
+
+
+def _beam(result: FunctionSearch, usable: tuple[str, ...], fsdp: tuple[str, ...], has_batch: bool, beam: int,
+          visit, prefetch) -> None:
+    """Grows the ``beam`` best structures a dim at a time while that finds a better one."""
+    result.search = "beam"
+    frontier = [Structure(True)] if has_batch else []
+    frontier += [Structure(False, None, ((d,),)) for d in usable]
+    frontier += [Structure(True, None, ((d,),)) for d in usable] if has_batch else []
+    frontier += [Structure(True, f) for f in fsdp] if has_batch else []
+    prefetch(frontier)
+    scored = {s: visit(s) for s in frontier}
+    # A dim (or FSDP dim) meshify cannot split on its own is not tried in larger structures.
+    usable = tuple(d for d in usable if scored.get(Structure(True, None, ((d,),)) if has_batch
+                                                  else Structure(False, None, ((d,),))) != (2, 0.0))
+    fsdp = tuple(f for f in fsdp if scored.get(Structure(True, f)) != (2, 0.0))
+    expanded: set[Structure] = set()
+    record = None
+    for _ in range(2 * len(usable) + 3):
+        best = sorted((sc, repr(s), s) for s, sc in scored.items() if sc is not None)[:beam]
+        todo = [s for _, _, s in best if s not in expanded]
+        if not todo or (record is not None and best[0][0] >= record):
+            break  # the last round found nothing better: stop
+        record = best[0][0]
+        prefetch([nxt for s in todo for nxt in s.moves(usable, fsdp, has_batch) if nxt not in scored])
+        for s in todo:
+            expanded.add(s)
+            for nxt in s.moves(usable, fsdp, has_batch):
+                if nxt not in scored:
+                    scored[nxt] = visit(nxt)
+
+
+#: The problem a forked worker plans structures of (set before the fork, read in the child).
+_WORKER_PROBLEM: _Problem | None = None
+
+
+#: A structure planned, its factorisations costed, and how many of them were pruned as indivisible.
+_Evaluated = tuple[Planned, list[Candidate], int]
+
+
+def _evaluate(problem: _Problem, structure: Structure) -> _Evaluated:
+    planned = _plan(problem, structure)
+    if planned.error:
+        return planned, [], 0
+    return planned, *_costs(problem, planned)
+
+
+def _in_worker(structure: Structure) -> _Evaluated:
+    assert _WORKER_PROBLEM is not None
+    return _evaluate(_WORKER_PROBLEM, structure)
+
+
+class _Pool:
+    """Worker processes planning structures in parallel (each rewrite is independent and pure Python).
+
+    Forked, so that each worker has the parsed module already; only where JAX is not imported in this
+    process (forking JAX's threads can deadlock: ``meshify plan`` never imports it) and there are
+    enough structures to pay for the start.  ``MESHIFY_PLAN_JOBS=1`` plans in this process."""
+
+    def __init__(self, problem: _Problem, structures: int) -> None:
+        self.problem = problem
+        self.jobs = _jobs(structures)
+        self.pool = None
+
+    def __enter__(self) -> _Pool:
+        return self
+
+    def evaluate(self, structures) -> list[_Evaluated]:
+        structures = list(structures)
+        if self.jobs < 2 or len(structures) < 2 * self.jobs:
+            return [_evaluate(self.problem, s) for s in structures]
+        if self.pool is None:
+            global _WORKER_PROBLEM
+            _WORKER_PROBLEM = self.problem
+            gc.freeze()  # the parsed module stays shared: no collection in a worker touches (copies) it
+            try:
+                self.pool = multiprocessing.get_context("fork").Pool(self.jobs)
+            finally:
+                _WORKER_PROBLEM = None
+        return self.pool.map(_in_worker, structures, chunksize=1)
+
+    def __exit__(self, *exc) -> None:
+        if self.pool is not None:
+            self.pool.terminate()
+            self.pool.join()
+
+
+def _jobs(structures: int) -> int:
+    """How many worker processes plan ``structures`` structures (1: none, plan here)."""
+    given = os.environ.get("MESHIFY_PLAN_JOBS", "")
+    if given.isdigit() and int(given) > 0:
+        return int(given) if "jax" not in sys.modules else 1
+    if structures < 16 or "jax" in sys.modules or "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    return max(1, min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1, 8))
 
 
 def _space_size(m: int, f: int, batch: bool) -> int:
@@ -726,6 +815,7 @@ def _rewrite(problem: _Problem, structure: Structure | None, mesh: MeshSpec, rul
     registry = problem.ctx.specializations
     registry.versions.clear()
     registry.names.clear()
+    registry.merge_twins = False
     try:
         with _observing(problem.sizes):
             plan = FunctionRewriter(problem.ctx, problem.fn, mesh, rules, sizes=problem.declared,
@@ -810,18 +900,19 @@ def _transpose(kind: str) -> str | None:
     return "collective-permute" if hlo == "collective-permute" else _BACKWARD.get(kind)
 
 
-def _costs(problem: _Problem, planned: Planned, result: FunctionSearch | None) -> list[Candidate]:
-    out = []
+def _costs(problem: _Problem, planned: Planned) -> tuple[list[Candidate], int]:
+    """Every factorisation of the devices into the structure's axes costed, and how many were pruned
+    (a split dim they do not divide)."""
+    out, pruned = [], 0
     assert planned.structure is not None  # a searched layout has one
     axes = planned.structure.axes
     for shape in factorisations(problem.devices, len(axes)):
         mesh = dict(zip(axes, shape))
         if not _divisible(problem, planned, mesh):
-            if result is not None:
-                result.pruned += 1
+            pruned += 1
             continue
         out.append(_cost(problem, planned, mesh))
-    return out
+    return out, pruned
 
 
 def _divisible(problem: _Problem, planned: Planned, mesh: dict[str, int]) -> bool:

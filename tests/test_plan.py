@@ -327,6 +327,26 @@ def test_plan_prints_the_same_bytes_in_two_fresh_processes(tmp_path) -> None:
     assert [f["function"] for f in json.loads(runs[0])] == ["mlp", "ffn"]
 
 
+def test_worker_processes_plan_what_one_process_plans(tmp_path) -> None:
+    """``meshify plan`` forks workers to rewrite structures in parallel (this process has JAX imported,
+    so it plans alone): the ranking and every figure are the same."""
+    import subprocess
+    import sys
+
+    from meshify.plan import plan_source
+
+    example = Path(__file__).resolve().parent.parent / "examples" / "gpt2.py"
+    sizes = {"batch": 64, "length": 128, "d_model": 256, "heads": 8, "d_head": 32, "d_ff": 1024, "vocab": 4096,
+             "layers": 2, "qkv": 3}
+    dims = ",".join(f"{k}={v}" for k, v in sizes.items())
+    forked = subprocess.run([sys.executable, "-m", "meshify", "plan", f"{example}::gpt2", "--devices", "16",
+                             "--dims", dims, "--format", "json"], capture_output=True, check=True,
+                            env={**os.environ, "MESHIFY_PLAN_JOBS": "2"}).stdout
+    search, = plan_source(example.read_bytes(), str(example), 16, sizes, "gpt2")
+    assert search.structures > 8
+    assert json.loads(forked) == [{**json.loads(json.dumps(search.to_json(5))), "measured": []}]
+
+
 # -- predicted = compiled, for every candidate of every benchmark case ("what it must show" 2) -----
 
 def _assert_predicted_equals_compiled(folder: Path, case: str, candidate) -> list[tuple[str, int, int]]:

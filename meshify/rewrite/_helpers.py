@@ -54,6 +54,9 @@ class Specializations:
 
     versions: dict[tuple, Specialization] = field(default_factory=dict)
     names: set[str] = field(default_factory=set)
+    #: Whether versions with the same code are merged (what a file holds); plan, which only costs the
+    #: records, turns it off (writing each version out was a quarter of its rewrite time).
+    merge_twins: bool = True
 
     def of_helper(self, helper: str) -> list[Specialization]:
         """Every version of ``helper``, aliases included, in creation order (the comment block)."""
@@ -159,8 +162,8 @@ def call_helper(rw, call, fn: cst.FunctionDef, home=None,
         node, result = sub.run_helper(bound)
         node = node.with_changes(decorators=_kept_decorators(rw, call, fn, home))
         others = registry.by_helper(label)
-        code = _code_of(node) if others else None  # written out only to compare with another version
-        twin = next((s for s in others if _version_code(s) == code), None)
+        code = _code_of(node) if others and registry.merge_twins else None  # only to compare with another
+        twin = next((s for s in others if _version_code(s) == code), None) if code is not None else None
         # identical code for other layouts: one version, under the earlier one's name
         vname = twin.name if twin is not None else version_name(name, _taken(home, registry))
         node = node.with_changes(name=cst.Name(vname), leading_lines=[])

@@ -7,9 +7,10 @@ several as ``("batch", "model")``.  Planner steps take their template from their
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
@@ -23,34 +24,61 @@ _FILLED = re.compile(r"__meshify_(\w+)__")
 
 
 @functools.cache
-def _parsed_expression(template: str) -> cst.BaseExpression:
-    """A template parsed once, its ``{name}`` placeholders as ``__meshify_name__`` names."""
-    return cst.parse_expression(_PLACEHOLDER.sub(r"__meshify_\1__", template))
+def _parsed_expression(template: str) -> tuple[cst.BaseExpression, tuple]:
+    """A template parsed once, with where each ``{name}`` placeholder sits in it."""
+    node = cst.parse_expression(_PLACEHOLDER.sub(r"__meshify_\1__", template))
+    return node, tuple(_holes(node, ()))
 
 
 @functools.cache
-def _parsed_statement(template: str) -> cst.BaseStatement:
-    return cst.parse_statement(_PLACEHOLDER.sub(r"__meshify_\1__", template))
+def _parsed_statement(template: str) -> tuple[cst.BaseStatement, tuple]:
+    node = cst.parse_statement(_PLACEHOLDER.sub(r"__meshify_\1__", template))
+    return node, tuple(_holes(node, ()))
 
 
-class _Fill(cst.CSTTransformer):
-    """Puts the given nodes where a parsed template has its placeholder names."""
+def _holes(node: cst.CSTNode, path: tuple) -> Iterator[tuple[str, tuple]]:
+    """``(name, path)`` of each placeholder below ``node``; a path step is ``(field, index or None)``."""
+    if isinstance(node, cst.Name):
+        match = _FILLED.fullmatch(node.value)
+        if match:
+            yield match.group(1), path
+        return
+    for f in dataclasses.fields(node):
+        value = getattr(node, f.name)
+        if isinstance(value, cst.CSTNode):
+            yield from _holes(value, (*path, (f.name, None)))
+        elif isinstance(value, Sequence) and not isinstance(value, str):
+            for i, item in enumerate(value):
+                if isinstance(item, cst.CSTNode):
+                    yield from _holes(item, (*path, (f.name, i)))
 
-    def __init__(self, nodes: dict[str, cst.CSTNode]) -> None:
-        super().__init__()
-        self.nodes = nodes
 
-    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
-        match = _FILLED.fullmatch(updated.value)
-        return self.nodes[match.group(1)] if match else updated  # type: ignore[return-value]
+def _put(node: cst.CSTNode, path: tuple, value: cst.CSTNode) -> cst.CSTNode:
+    """``node`` with ``value`` at ``path`` (only the nodes along the path are rebuilt)."""
+    if not path:
+        return value
+    (field, index), rest = path[0], path[1:]
+    child = getattr(node, field)
+    if index is None:
+        return node.with_changes(**{field: _put(child, rest, value)})
+    items = list(child)
+    items[index] = _put(items[index], rest, value)
+    return node.with_changes(**{field: items})
+
+
+def _fill(parsed: tuple[cst.CSTNode, tuple], nodes: dict[str, cst.CSTNode]) -> cst.CSTNode:
+    node, holes = parsed
+    for name, path in holes:
+        node = _put(node, path, nodes[name])
+    return node
 
 
 def parse_template_expression(template: str, **nodes: cst.CSTNode) -> cst.BaseExpression:
-    return _parsed_expression(template).visit(_Fill(nodes))  # type: ignore[return-value]
+    return _fill(_parsed_expression(template), nodes)  # type: ignore[return-value]
 
 
 def parse_template_statement(template: str, **nodes: cst.CSTNode) -> cst.BaseStatement:
-    return _parsed_statement(template).visit(_Fill(nodes))  # type: ignore[return-value]
+    return _fill(_parsed_statement(template), nodes)  # type: ignore[return-value]
 
 
 def axes_node(axes: Sequence[str]) -> cst.BaseExpression:

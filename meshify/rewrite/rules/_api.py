@@ -141,12 +141,13 @@ class Call:
         new_args = []
         for i, arg in enumerate(self.node.args):
             node = replaced.get(i, self.operand_node(i))
-            new_args.append(arg.with_changes(value=node))
+            new_args.append(arg if node is arg.value else arg.with_changes(value=node))
         func = self.node.func
-        if self.receiver is not None and "receiver" in replaced:
-            func = func.with_changes(value=replaced["receiver"])
-        elif self.receiver is not None:
-            func = func.with_changes(value=self.receiver.node)
+        receiver = replaced.get("receiver", self.receiver.node) if self.receiver is not None else None
+        if receiver is not None and receiver is not func.value:  # type: ignore[attr-defined]
+            func = func.with_changes(value=receiver)
+        if func is self.node.func and all(a is b for a, b in zip(new_args, self.node.args)):
+            return self.node  # nothing converted: the call as written (libcst nodes are immutable)
         return self.node.with_changes(func=func, args=new_args)
 
     def position(self, operand) -> int:
