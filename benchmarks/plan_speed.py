@@ -4,7 +4,8 @@
 
 For each device count: ``plan_source`` alone in this process (the search: rewrites and costing;
 median of 3, after one warm-up run so that imports are not counted), and the whole command
-(``python -m meshify plan ... --format json``, a fresh process, imports included; median of 3).
+(``python -m meshify plan ... --format json``, a fresh process, imports included; median of 3); and the
+search again with ``MESHIFY_PLAN_JOBS=1`` (no worker processes), for comparison.
 Goals (issue #16): under 2 s on 64 devices, under 10 s on 1024.
 """
 
@@ -34,11 +35,19 @@ def main() -> int:
     plan_source(source, str(FILE), 8, DIMS, "gpt2")  # warm-up: imports, rule registry
     rows = []
     for devices, goal in GOALS.items():
-        times = []
+        times, alone = [], []
         for _ in range(3):
             start = time.perf_counter()
             search, = plan_source(source, str(FILE), devices, DIMS, "gpt2")
             times.append(time.perf_counter() - start)
+        os.environ["MESHIFY_PLAN_JOBS"] = "1"  # the same search without worker processes, for comparison
+        try:
+            for _ in range(3):
+                start = time.perf_counter()
+                plan_source(source, str(FILE), devices, DIMS, "gpt2")
+                alone.append(time.perf_counter() - start)
+        finally:
+            del os.environ["MESHIFY_PLAN_JOBS"]
         dims = ",".join(f"{k}={v}" for k, v in DIMS.items())
         command = [sys.executable, "-m", "meshify", "plan", f"{FILE}::gpt2", "--devices", str(devices),
                    "--dims", dims, "--format", "json"]
@@ -52,11 +61,12 @@ def main() -> int:
                      "candidates_costed": search.costed, "pruned_indivisible": search.pruned,
                      "unsupported": len(search.unsupported),
                      "search_seconds_median": round(statistics.median(times), 3),
+                     "search_seconds_one_process_median": round(statistics.median(alone), 3),
                      "cli_seconds_median": round(statistics.median(cli), 3), "goal_seconds": goal,
                      "best": best.decorator if best else None,
                      "best_step_ms": round(best.time_s * 1e3, 3) if best else None})
         print(f"{devices:5d} devices: {search.structures} layouts rewritten, {search.costed} candidates costed, "
-              f"search {statistics.median(times):.2f} s, CLI {statistics.median(cli):.2f} s (goal < {goal:.0f} s); "
+              f"search {statistics.median(times):.2f} s ({statistics.median(alone):.2f} s in one process), CLI {statistics.median(cli):.2f} s (goal < {goal:.0f} s); "
               f"best {best.decorator if best else None}")
     result = {"function": "examples/gpt2.py::gpt2", "dims": DIMS, "machine_preset": "h100", "rows": rows,
               "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
