@@ -3,6 +3,7 @@
 import datetime
 import os
 import zlib
+from pathlib import Path
 
 import pytest
 
@@ -40,8 +41,20 @@ def pytest_report_header(config: pytest.Config) -> str:
             "(set it to rerun this sample; MESHIFY_SLOW=1 runs all)")
 
 
+def _heavy() -> frozenset[str]:
+    """The tests ``tests/heavy.txt`` lists (the longest of a measured run; see tests/heavy.py)."""
+    path = Path(__file__).with_name("heavy.txt")
+    lines = path.read_text().splitlines() if path.exists() else []
+    return frozenset(line.strip() for line in lines if line.strip() and not line.startswith("#"))
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Skips ``@pytest.mark.slow`` tests outside the sample unless ``MESHIFY_SLOW=1``."""
+    """Marks the heavy tests slow; skips ``@pytest.mark.slow`` tests outside the sample unless
+    ``MESHIFY_SLOW=1``."""
+    heavy = _heavy()
+    for item in items:
+        if item.nodeid in heavy:
+            item.add_marker(pytest.mark.slow)
     if os.environ.get("MESHIFY_SLOW") == "1":
         return
     key = _sample_key()
