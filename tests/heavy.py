@@ -1,13 +1,17 @@
 """Writes ``tests/heavy.txt``: the tests that took longest in a measured run, which conftest marks slow.
 
     CI=true .venv/bin/python -m pytest -q -n 2 --durations=0 > durations.log
-    .venv/bin/python -m tests.heavy durations.log            # tests over 4 s (setup + call + teardown)
+    .venv/bin/python -m tests.heavy durations.log [older.log ...]   # tests over 4 s (setup + call + teardown)
+
+A run skips the heavy tests outside its sample, so give the logs of earlier runs too (or of a
+``MESHIFY_SLOW=1`` run): a test is heavy if it took over the limit in any of them.
 
 CI runs the suite on 2 cores in about 15 minutes only if the few dozen longest checks (a U-Net
 layer's gradient op by op, a 40-program fuzz batch, a GPT-2 in a scan) are sampled like the other
 slow tests: about 1 in 8 of them run each day, the sample moving daily, and ``MESHIFY_SLOW=1`` runs
-them all.  ``ANCHORS`` always run: one of each family whose members are all heavy, so that no
-family goes unchecked in any CI run.
+them all.  ``ANCHORS`` always run: one of each family whose members are all heavy, and the checks the
+project's contract names (the examples type-check, FSDP x TP matches one device, two processes
+match one), so that none goes unchecked in any CI run.
 """
 
 from __future__ import annotations
@@ -24,29 +28,44 @@ ANCHORS = frozenset({
     "tests/fuzz/test_fuzz.py::test_random_program_matches_reference_or_is_rejected_cleanly[2x4]",
     "tests/test_real_models_zoo.py::test_logits_and_gradients_match_one_device[gpt2-2x4-decorator]",
     "tests/test_examples.py::test_unet_trains_on_split_images_as_on_one_device",
+    "tests/test_typecheck.py::test_mypy_passes_on_the_examples",
+    "tests/test_typecheck.py::test_pyright_passes_on_the_examples",
+    "tests/test_fsdp.py::test_gpt2_under_fsdp_and_tensor_parallelism_matches_one_device_and_shrinks_memory",
+    "tests/test_memory.py::test_scan_over_layers_within_10_percent",
+    "tests/test_multiprocess.py::test_converted_hybrid_on_two_processes_matches_one_process",
+    "tests/test_plan.py::test_worker_processes_plan_what_one_process_plans",
 })
 _LINE = re.compile(r"\s*([\d.]+)s (?:call|setup|teardown)\s+(\S+)")
 
 
-def heavy(log: str, over: float) -> list[str]:
-    """Node ids whose phases took more than ``over`` seconds together in ``log`` (pytest --durations=0)."""
-    seconds: collections.Counter[str] = collections.Counter()
-    for line in log.splitlines():
-        match = _LINE.match(line)
-        if match:
-            seconds[match.group(2)] += float(match.group(1))
-    return sorted(node for node, s in seconds.items() if s > over and node not in ANCHORS)
+def heavy(logs: list[str], over: float) -> list[str]:
+    """Node ids whose phases took more than ``over`` seconds together in one of ``logs`` (pytest
+    --durations=0)."""
+    found: set[str] = set()
+    for log in logs:
+        seconds: collections.Counter[str] = collections.Counter()
+        for line in log.splitlines():
+            match = _LINE.match(line)
+            if match:
+                seconds[match.group(2)] += float(match.group(1))
+        found |= {node for node, s in seconds.items() if s > over and node not in ANCHORS}
+    return sorted(found)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("log", type=Path, help="the output of pytest --durations=0")
+    parser.add_argument("logs", type=Path, nargs="+", help="outputs of pytest --durations=0")
     parser.add_argument("--over", type=float, default=4.0, help="seconds a test must take to be heavy")
     args = parser.parse_args(argv)
-    nodes = heavy(args.log.read_text(), args.over)
-    if not nodes:
-        print(f"error: no test took over {args.over} s in {args.log} (was it run with --durations=0?)",
+    missing = [str(p) for p in args.logs if not p.is_file()]
+    if missing:
+        print(f"error: no such file: {missing[0]}\n  fix: pass the saved output of pytest --durations=0",
               file=sys.stderr)
+        return 2
+    nodes = heavy([p.read_text() for p in args.logs], args.over)
+    if not nodes:
+        print(f"error: no test took over {args.over} s in {', '.join(map(str, args.logs))}\n"
+              "  fix: run pytest with --durations=0 and save its output", file=sys.stderr)
         return 2
     header = (f"# Tests over {args.over:g} s in one run on 2 cores (python -m tests.heavy): marked slow by conftest,\n"
               "# so sampled about 1 in 8 in CI; MESHIFY_SLOW=1 runs them all.\n")

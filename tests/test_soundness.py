@@ -105,8 +105,6 @@ XFAIL: dict[str, str] = {
     "sum_initial_split": "REFUSED MSH030: jnp.sum(initial=...) over a split dim",
     "sum_where_broadcast_mask": "REFUSED MSH030: jnp.sum(where=mask[None, :]) (a broadcast mask) of a batch-split x",
     "method_calls_method": "REFUSED MSH030: self.norm(x), a plain method of the class, has no rule",
-    "python_sum_of_partial_scalars": "REFUSED MSH030: builtin sum() of a list of partial sums",
-    "python_sum_of_partials": "REFUSED MSH030: builtin sum([a, b]) of partial sums",
     "reduce_of_partial_list": "REFUSED MSH030: functools.reduce(jnp.add, [partial sums])",
 }
 
