@@ -831,13 +831,16 @@ class _Builder:
             args.append(self.pick(["0.5", "1.0"]))
             inside.append(f"{outputs[0]} = {outputs[0]} * k")
         first = next((v for v in reversed(self.values) if v.name == outputs[0]), None)
-        if first is not None and first.dims and None not in first.dims and self.flag(10):
+        if first is not None and first.dims and None not in first.dims and self.flag(25):
             # an array default argument the call leaves out, broadcasting against the first output
             dims = first.dims[-self.ch.integer(1, len(first.dims)):]
-            g = self.module.array([self.sizes[d] for d in dims], 1.0, self.dtype)  # type: ignore[index]
+            hinted = self.flag(60)  # B: Tensor[...] = ... at module level: the default has those dims
+            g = self.module.array([self.sizes[d] for d in dims], 1.0, self.dtype,  # type: ignore[index]
+                                  dims if hinted else None)
             params.append(f"b={g}")
             inside.append(f"{outputs[0]} = {outputs[0]} + 0.5 * b")
-            self.trigger("a helper's array default argument", f"b={g}", "0.5 * b", unnamed=True)
+            if not hinted:
+                self.trigger("a helper's array default argument", f"b={g}", "0.5 * b", unnamed=True)
         called = name if static else self.wrapped(name)  # a traced static argument would be an error
         self.lines[i:j] = [f"{', '.join(outputs)} = {called}({', '.join(args)})"]
         if decorator:
