@@ -439,8 +439,8 @@ def _call(rw, node: cst.Call):
             raise refuse_value(rw, func, local)
     names = rw.ctx.qualified_names(func) if isinstance(func, cst.Name | cst.Attribute) else set()
     if isinstance(func, cst.Name) and f"builtins.{func.value}" in REGISTRY and func.value not in rw.env \
-            and not rw.ctx.binds(func.value) and not rw.ctx.imports.bound(func.value):
-        names = {f"builtins.{func.value}"}  # Python's own sum(), not a function of the module named so
+            and not rw.ctx.binds(func.value) and func.value not in rw.ctx.imports.imports:
+        names = {f"builtins.{func.value}"}  # Python's own sum(), not a module's (or a local's) of that name
     if names & TREE_MAP:  # jax.tree.map(lambda *xs: jnp.stack(xs), *params.blocks) (_containers)
         return tree_map(rw, node)
     length = sequence_len(rw, node) if isinstance(func, cst.Name) and func.value == "len" \
