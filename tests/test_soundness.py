@@ -65,7 +65,6 @@ XFAIL: dict[str, str] = {
     "closure_scalar_factory:converted": "REFUSED MSH040: a converted file cannot know what a closure's eps holds",
     "closure_unnamed:converted": "REFUSED MSH040: a converted file cannot know what a closure's W holds",
     "closure_shadows_constant:converted": "REFUSED MSH040: a converted file cannot know what a closure's SCALE holds",
-    "helper_default_array": "REFUSED MSH040: a helper's array default (b=jnp.arange(8.0)) has no named dims",
     "helper_custom_vjp_clip": "REFUSED MSH030: a helper under @jax.custom_vjp is not specialised (it would lose "
                               "its backward)",
     "helper_custom_jvp": "REFUSED MSH030: a helper under @jax.custom_jvp is not specialised",

@@ -372,7 +372,36 @@ def _default(home, param: cst.Param) -> Value:
     try:
         return Static.of(ast.literal_eval(home.code(default)))
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return Opaque()
+        return Opaque(_built_shape(home, default))
+
+
+#: Constructors whose result's shape a default argument spells out in literals.
+_FILLED = frozenset(f"{m}.{f}" for m in ("jax.numpy", "numpy") for f in ("zeros", "ones", "empty", "full"))
+_ARANGE = frozenset({"jax.numpy.arange", "numpy.arange"})
+
+
+def _built_shape(home, node: cst.BaseExpression) -> tuple[int, ...] | None:
+    """The shape of ``jnp.arange(8.0)`` / ``jnp.zeros((4, 8))`` / ``np.full((2, 3), 0.5)`` written with
+    literals (a default argument: a whole array, which then lines up with named dims by position, as
+    ``jnp.zeros((4, 8))`` in a body does); None for anything else."""
+    import ast
+    import math
+
+    if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Name | cst.Attribute):
+        return None
+    names = home.qualified_names(node.func)
+    positional = [a.value for a in node.args if a.keyword is None and not a.star]
+    try:  # a shape, or arange's bounds (full's fill value may be anything)
+        values = [ast.literal_eval(home.code(v)) for v in positional[:1 if names & _FILLED else 3]]
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    if names & _FILLED and values:
+        shape = values[0] if isinstance(values[0], tuple | list) else (values[0],)
+        return tuple(shape) if all(type(n) is int and n >= 0 for n in shape) else None
+    if names & _ARANGE and 1 <= len(values) <= 3 and all(type(v) in (int, float) for v in values):
+        start, stop, step = (0, values[0], 1) if len(values) == 1 else (*values, 1)[:3]
+        return (max(0, math.ceil((stop - start) / step)),) if step else None
+    return None
 
 
 #: Decorators a helper version keeps as they are: they change how JAX runs the function, not
