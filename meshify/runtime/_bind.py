@@ -11,6 +11,7 @@ same full array everywhere or, wrapped in ``process_local``, each process's own 
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import inspect
 import os
@@ -31,6 +32,10 @@ from meshify.errors import CallError
 from meshify.runtime._devices import build_mesh
 from meshify.runtime._placement import ProcessLocal, from_host
 from meshify.runtime._source import call_site_span, statement_span
+
+#: The global size of each hinted dim of the call being traced (see :meth:`Sharded._traced`).
+CALL_SIZES: contextvars.ContextVar[Mapping[str, int] | None] = contextvars.ContextVar("meshify_call_sizes",
+                                                                                     default=None)
 
 __all__ = ["ArgSpec", "TreeSpec", "Sharded", "bind", "sharded"]
 
@@ -257,13 +262,17 @@ class Sharded:
         names, extra = _split_reads(self._check_statics(statics))
         if any(isinstance(a, jax.core.Tracer) for a in jax.tree.leaves([arrays, extra])):
             self._check(arrays)
-            return self._traced(lambda: self._program(statics, names)[0](*arrays, *extra))
+            return self._traced(lambda: self._program(statics, names)[0](*arrays, *extra), arrays)
         placed = self._place(arrays) + [from_host(v, NamedSharding(self.mesh, PartitionSpec())) for v in extra]
-        return self._traced(lambda: self._program(statics, names)[1](*placed))
+        return self._traced(lambda: self._program(statics, names)[1](*placed), arrays)
 
-    def _traced(self, run: Callable[[], Any]) -> Any:
+    def _traced(self, run: Callable[[], Any], arrays: Sequence[Any] = ()) -> Any:
         """``run()`` (which traces the program on first use); a ``CallError`` a runtime function raises
-        while tracing (sizes it cannot split: a window, a pad, a slice) points at the user's statement."""
+        while tracing (sizes it cannot split: a window, a pad, a slice) points at the user's statement.
+        While it runs, :func:`~meshify.runtime.ops.entries` can read the dims' sizes of this call."""
+        sizes = {dim: size for spec, value in zip(self.leaf_specs.values(), arrays)
+                 for dim, size in zip(spec.dims, getattr(value, "shape", ()))}
+        token = CALL_SIZES.set(sizes)
         try:
             return run()
         except CallError as e:
@@ -271,6 +280,8 @@ class Sharded:
                 raise
             span = statement_span(e.__traceback__, self.local, self.origin)
             raise (e.with_span(span) if span is not None else e) from None
+        finally:
+            CALL_SIZES.reset(token)
 
     def _for_lengths(self, bound: inspect.BoundArguments) -> Sharded:
         """The program for the lengths of this call's sequences (``blocks: tuple[Block, ...]``), each item
@@ -463,7 +474,7 @@ class Sharded:
         names, extra = _split_reads(self._check_statics(statics))
         placed = self._place(self._flatten(bound))
         extra = [from_host(v, NamedSharding(self.mesh, PartitionSpec())) for v in extra]
-        return self._traced(lambda: self._program(statics, names)[1].lower(*placed, *extra))
+        return self._traced(lambda: self._program(statics, names)[1].lower(*placed, *extra), placed)
 
     def _place(self, arrays: Sequence[Any]) -> list[jax.Array]:
         """Checks the arrays, then puts each on the mesh in its sharding (see ``from_host``).

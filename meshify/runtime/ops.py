@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 import jax
 import jax.numpy as jnp
 
-__all__ = ["regather_policy", "regathering", "like", "shard_size", "sum_dtype", "psum", "psum_scatter", "all_gather", "local_block", "take", "take_along_axis", "one_hot", "pmax", "pmin", "max", "min", "softmax",
+__all__ = ["regather_policy", "regathering", "entries", "like", "shard_size", "sum_dtype", "psum", "psum_scatter", "all_gather", "local_block", "take", "take_along_axis", "one_hot", "pmax", "pmin", "max", "min", "softmax",
            "log_softmax", "logsumexp", "global_shape"]
 
 AxisName = str | tuple[str, ...]
@@ -31,6 +31,24 @@ def local_block(x: jax.Array, axis: int, axis_name: AxisName) -> jax.Array:
     size = x.shape[axis] // n
     start = jax.lax.axis_index(axis_name) * size
     return jax.lax.dynamic_slice_in_dim(x, start, size, axis)
+
+
+def entries(x, dims: Sequence[str | None], text: str = ""):
+    """``x``, an array whose shape the code spells out (``jnp.arange(4.0)``) and which meshify lined up
+    with named dims by position, checked while tracing against the sizes of those dims in this call:
+    split, a block of the wrong size could broadcast (one entry per device) where the single-device
+    program fails to."""
+    from meshify.runtime._bind import CALL_SIZES
+
+    sizes = CALL_SIZES.get() or {}
+    for i, dim in enumerate(dims):
+        if dim is not None and dim in sizes and x.shape[i] != sizes[dim]:
+            from meshify.errors import CallError
+
+            raise CallError(f"{text or 'an array'} has {x.shape[i]} entries along dim {dim!r}, whose size is "
+                            f"{sizes[dim]} in this call: on one device the two do not broadcast",
+                            fix=f"give it {sizes[dim]} entries there (or 1 to broadcast)")
+    return x
 
 
 #: Float types whose partial sums are added in float32, as ``jnp.sum`` accumulates them.

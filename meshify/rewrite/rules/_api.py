@@ -78,6 +78,11 @@ class RuleContext:
         """The source text of a node of the user's code (as messages quote it)."""
         return self._module.code(node)
 
+    @property
+    def mr(self) -> str:
+        """The name the generated code calls meshify's runtime by (``mr``)."""
+        return self._module.mr
+
     def qualified_names(self, node: cst.CSTNode) -> set[str]:
         """What a name or attribute refers to (``jax.numpy.reshape`` for ``jnp.reshape``)."""
         return self._module.qualified_names(node)
