@@ -728,9 +728,10 @@ class _Pool:
             _WORKER_PROBLEM = self.problem
             gc.freeze()  # the parsed module stays shared: no collection in a worker touches (copies) it
             try:
-                self.pool = multiprocessing.get_context("fork").Pool(self.jobs)
+                self.pool = multiprocessing.get_context("fork").Pool(self.jobs)  # the workers fork here
             finally:
                 _WORKER_PROBLEM = None
+                gc.unfreeze()  # (in this process: collected as before)
         return self.pool.map(_in_worker, structures, chunksize=1)
 
     def __exit__(self, *exc) -> None:
