@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
-import os
 import sys
 import textwrap
 from pathlib import Path
