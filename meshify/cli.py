@@ -552,7 +552,8 @@ def _print_reports(reports, memory) -> None:
                     console.print("    " + line, markup=False)
         values = Table("line", "value", "layout", "local", "bytes/device", title="values", title_justify="left")
         for v in report.values:
-            values.add_row(str(v.line), v.name, escape(v.layout), str(list(v.local_shape)), _human(v.bytes))
+            values.add_row(str(v.line), v.name, escape(v.layout), str(list(v.local_shape)) if v.sized else "?",
+                           _human(v.bytes) if v.sized else "? (a size meshify inferred)")
         console.print(values)
         coll = Table("line", "collective", "axes", "bytes/device", "dtype", "why", title="collectives",
                      title_justify="left")

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 
 import libcst as cst
 
-from meshify.annotate._types import BROADCAST, Layout, MeshSpec
+from meshify.annotate._types import BROADCAST, INFERRED, Layout, MeshSpec
 from meshify.errors import AnnotationError, LayoutError, MeshifyError, SourceSpan
 from meshify.rewrite._collectives import collective
 from meshify.rewrite._context import ModuleContext, parse_context
@@ -49,8 +49,9 @@ class ValueReport:
     line: int
     name: str
     layout: str
-    local_shape: tuple[int, ...]
+    local_shape: tuple[int, ...]  # () with ``sized`` False: a dim meshify inferred has no size known
     bytes: int
+    sized: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,8 +230,23 @@ def _tiling(name: str, layout: Layout, mesh: MeshSpec) -> list[str]:
     return [line.rstrip() for line in lines]
 
 
+def _with_aliases(sizes: dict[str, int], aliases: dict[str, str]) -> dict[str, int]:
+    """``sizes`` and the sizes of inferred dims (``heads?``) lined up with a sized dim (JAX checks that
+    dims lined up in an op have one size), through chains of them."""
+    out = dict(sizes)
+    changed = True
+    while changed:
+        changed = False
+        for inferred, other in aliases.items():
+            if inferred not in out and other in out:
+                out[inferred] = out[other]
+                changed = True
+    return out
+
+
 def _report(ctx: ModuleContext, fn: cst.FunctionDef, plan: FunctionPlan, sizes: dict[str, int],
             itemsize: int) -> FunctionReport:
+    sizes = _with_aliases(sizes, ctx.root.dim_aliases)
     sizer = _Sizer(plan.mesh, sizes, itemsize, f"{ctx.path}::{plan.name}")
     report = FunctionReport(plan.name, ctx.line(fn.name), str(plan.mesh), plan.mesh.devices,
                             structure=dict(plan.args))
@@ -242,6 +258,10 @@ def _report(ctx: ModuleContext, fn: cst.FunctionDef, plan: FunctionPlan, sizes: 
                                      (name in hints and is_integer_hint(ctx, hints[name]))
                                      or name in plan.index_params, name in plan.key_params))
     for binding in plan.bindings:
+        if any(d not in sizes and d.endswith(INFERRED) for d in binding.layout.dims):
+            # a reshape's new dim no size names (its sizes come from the code): the value is shown, unsized
+            report.values.append(ValueReport(binding.line, binding.name, binding.layout.describe(), (), 0, False))
+            continue
         report.values.append(ValueReport(binding.line, binding.name, binding.layout.describe(),
                                          sizer.local_shape(binding.layout), sizer.bytes(binding.layout)))
     for record in plan.records:

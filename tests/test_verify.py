@@ -246,3 +246,14 @@ def test_static_given_as_a_call_of_the_modules_class() -> None:
     assert "--static args=Nope(n_kv_heads=4): NameError" in result.output, result.output
     assert "fix: call a class or function the module defines or imports" in result.output, result.output
     assert parse_statics(["cfg=cfgs.Config(1, heads=2)"])["cfg"].text == "cfgs.Config(1, heads=2)"
+
+
+def test_a_model_reshaping_inside_expressions_verifies_with_its_input_dims_only() -> None:
+    """tests/real_models/vit.py patchifies with reshapes whose new dims meshify names itself
+    (``height_width_0?``): their sizes come from the code, so verify asks only for the dims of the
+    hints; a new dim lined up with a hinted one (the patch features) is sized by it."""
+    path = Path(__file__).resolve().parent / "real_models" / "vit.py"
+    dims = parse_dims("patch_features=48,d_model=64,batch=4,height=16,width=16,channels=3,heads=4,d_head=16,"
+                      "mlp=128,classes=10,layers=2,tokens=17")
+    report, = verify_file(path, None, dims)
+    assert report.ok, report

@@ -200,6 +200,9 @@ class ModuleContext:
         #: Dims a reshape split -> the dim they came from (the helpers share it): merging them back names
         #: the result as the user did (rules/shapes.py reads it, the interpreter records it).
         self.reshape_origins: dict[tuple[str, ...], str] = {}
+        #: An inferred dim (``heads?``) -> a dim it was lined up with (in a contraction or a broadcast),
+        #: which JAX checks has its size: explain sizes the inferred dim by it.
+        self.dim_aliases: dict[str, str] = {}
         #: File -> the absolute name an import of this module's (or of the modules it follows) reached it by.
         self.spelled: dict[str, str] = {}
 

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from meshify.annotate._types import BROADCAST, Axes, Layout, MeshSpec, Rules
+from meshify.annotate._types import BROADCAST, INFERRED, Axes, Layout, MeshSpec, Rules
 from meshify.errors import MeshifyError, UnsupportedError
 from meshify.rewrite._signatures import BINARY, UNARY, signature
 from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TupleValue, Value
@@ -98,6 +98,13 @@ class RuleContext:
     def operand(self, node: cst.BaseExpression) -> Operand:
         """A sub-expression the interpreter evaluated before calling the rule (KeyError: it did not)."""
         return self._operands[node]
+
+    def lined_up(self, a: str, b: str) -> None:
+        """Dims ``a`` and ``b`` lined up in an op (so JAX checks they have one size): an inferred one
+        (``heads?``) takes the other's size in explain's figures."""
+        for inferred, other in ((a, b), (b, a)):
+            if inferred.endswith(INFERRED) and inferred != other:
+                self._module.root.dim_aliases.setdefault(inferred, other)
 
     def reshape_origin(self, dims: tuple[str, ...]) -> str | None:
         """The dim an earlier reshape split into ``dims`` (merging them back gives its name again)."""

@@ -109,6 +109,8 @@ def contract(ctx: RuleContext, operands: Sequence, inputs: Sequence[str], output
             if dim == BROADCAST:
                 continue
             unified = unify_dims(names.get(letter, dim), dim)
+            if unified is not None:
+                ctx.lined_up(names.get(letter, dim), dim)
             if unified is None:
                 raise ctx.error(LayoutError, node,
                                 f"{what} letter {letter!r} is dim {names[letter]!r} in one operand and {dim!r} in "

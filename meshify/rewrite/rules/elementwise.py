@@ -72,6 +72,8 @@ def elementwise(ctx: RuleContext, operands: Sequence, linear: str, node, what: s
             if dim == BROADCAST:
                 continue
             unified = dim if names[pos] == BROADCAST else unify_dims(names[pos], dim)
+            if unified is not None and names[pos] != BROADCAST:
+                ctx.lined_up(names[pos], dim)
             if unified is None:
                 raise ctx.error(LayoutError, node,
                                 f"{what} lines up dim {dim!r} of {ctx.code(o.original)!r} with dim "
