@@ -257,3 +257,14 @@ def test_a_model_reshaping_inside_expressions_verifies_with_its_input_dims_only(
                       "mlp=128,classes=10,layers=2,tokens=17")
     report, = verify_file(path, None, dims)
     assert report.ok, report
+
+
+def test_a_config_default_is_read_for_its_loop_counts() -> None:
+    """tests/real_models/t5.py loops ``for i in range(cfg.layers)`` with ``cfg: Config = DEFAULT_CONFIG``
+    (a NamedTuple whose fields have literal defaults): explain reads the default's fields, as it reads
+    literal defaults, so the loops are counted and verify runs without a --static."""
+    path = Path(__file__).resolve().parent / "real_models" / "t5.py"
+    dims = parse_dims("vocab=64,d_model=32,batch=4,input_length=8,length=8,heads=4,d_head=8,d_ff=64,layers=2,"
+                      "buckets=16")
+    report, = verify_file(path, None, dims)
+    assert report.ok, report

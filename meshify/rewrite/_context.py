@@ -19,6 +19,7 @@ from meshify.rewrite._nesting import check_nesting, too_deep_for_python
 __all__ = ["ModuleContext", "parse_context", "parse_module"]
 
 _BUILTINS = frozenset(dir(builtins))
+_NO_VALUE = object()  # a NamedTuple field without a default
 #: Packages whose module-level names are functions, modules, dtypes and constants, never arrays a
 #: @mesh function could mistake for a scalar.
 _STATIC_MODULES = frozenset({"jax", "jaxlib", "numpy", "math", "functools", "typing", "dataclasses", "meshify",
@@ -293,6 +294,46 @@ class ModuleContext:
                     for name in _bound_names(target):
                         found[name] = value if isinstance(target, cst.Name) and name not in found else None
         return found
+
+    def config_value(self, node: cst.BaseExpression) -> tuple | None:
+        """The value of a config the module spells out, for explain's default mode: ``Config()`` or
+        ``Config(layers=4)`` of a ``NamedTuple`` class of the module whose fields have literal defaults
+        (the arguments literals too), or a module name bound once to such a call (``DEFAULT_CONFIG``).
+        A named tuple of the same fields and values (immutable, so the same wherever it is read); None
+        for anything else."""
+        import collections
+
+        if isinstance(node, cst.Name) and node.value not in self.declared_global:
+            bound = self.assignments.get(node.value)
+            node = bound if bound is not None else node
+        if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Name)):
+            return None
+        cls = self.classes.get(node.func.value)
+        if cls is None or not any("typing.NamedTuple" in self.qualified_names(b.value) for b in cls.bases):
+            return None
+        fields: dict[str, object] = {}
+        for stmt in cls.body.body:
+            for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else []:
+                if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                    fields[small.target.value] = self._literal(small.value) if small.value is not None else _NO_VALUE
+        try:
+            values = dict(fields)
+            names = list(fields)
+            for i, arg in enumerate(node.args):
+                if arg.star or (arg.keyword is None and i >= len(names)):
+                    return None
+                values[arg.keyword.value if arg.keyword is not None else names[i]] = self._literal(arg.value)
+        except ValueError:
+            return None
+        if set(values) != set(names) or any(v is _NO_VALUE for v in values.values()):
+            return None
+        return collections.namedtuple(cls.name.value, names)(**values)  # type: ignore[misc]
+
+    def _literal(self, node: cst.BaseExpression | None) -> object:
+        try:
+            return ast.literal_eval(self.code(node))  # type: ignore[arg-type]
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            raise ValueError(node) from None
 
     @cached_property
     def annotated_arrays(self) -> dict[str, tuple[str, ...]]:

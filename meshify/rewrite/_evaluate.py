@@ -299,6 +299,9 @@ def _attribute(rw, node: cst.Attribute):
         return Operand(value, node, new)
     if isinstance(base.value, Static) and base.value.param is not None:
         rw.static_reads.add((base.value.param, attr))
+    literal = base.value.literal if isinstance(base.value, Static) and base.value.known else None
+    if isinstance(literal, tuple) and attr in getattr(type(literal), "_fields", ()):
+        return Operand(Static.of(getattr(literal, attr)), node, new)  # a field of a config explain knows
     if isinstance(base.value, Array):
         layout = base.value.layout
         if attr == "shape":

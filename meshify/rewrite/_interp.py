@@ -426,6 +426,9 @@ class FunctionRewriter:
                 return Static.of(ast.literal_eval(self.ctx.code(param.default)))
             except (ValueError, SyntaxError):
                 pass
+            config = self.ctx.config_value(param.default)  # cfg: Config = DEFAULT_CONFIG
+            if config is not None:
+                return Static.of(config)
         return Static()
 
     def _struct_value(self, struct: StructHint, path: str, hint: cst.CSTNode,
