@@ -26,7 +26,7 @@ from meshify.rewrite._context import ModuleContext, parse_context
 from meshify.rewrite._driver import mesh_functions
 from meshify.rewrite._hints import is_integer_hint, read_mesh_decorator, read_mesh_dims
 from meshify.rewrite._interp import FunctionPlan, FunctionRewriter
-from meshify.rewrite._values import TracedLoop
+from meshify.rewrite._values import TracedLoop, UnknownLoop
 
 __all__ = ["ArgReport", "CollectiveReport", "FunctionReport", "ValueReport", "explain_source", "parse_dims"]
 
@@ -192,6 +192,11 @@ def _trips(loops, sizes: dict[str, int], where: str, line: int, traced: bool = T
             total *= trips
         elif isinstance(trips, str) and trips in sizes:
             total *= sizes[trips]
+        elif isinstance(trips, UnknownLoop):
+            raise AnnotationError(
+                f"{where}: cannot count the iterations of the loop `for ... in {trips.text}` at line {trips.line} "
+                f"(in {trips.function}), around line {line}",
+                fix="loop over range(N) with N a literal, x.shape[i], or a field of a NamedTuple config default")
         else:
             raise AnnotationError(
                 f"{where}: cannot count the iterations of the loop around line {line}"

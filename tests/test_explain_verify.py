@@ -165,3 +165,26 @@ def test_verify_uses_static_defaults_and_refuses_statics_without_one(tmp_path: P
     assert f"{path}:" in result.output and "^^^^^" in result.output
     assert "fix: pass a value for each: --static scale=VALUE (a Python literal), or give it a default" in result.output
     assert CliRunner().invoke(app, [*args, "--static", "scale=2.0"]).exit_code == 0
+
+
+def test_a_loop_explain_cannot_count_is_named_where_it_is() -> None:
+    """The loop inside a helper, by its own line and iterable (not the line of a collective under it)."""
+    from meshify.errors import AnnotationError
+
+    source = '''\
+import jax.numpy as jnp
+from meshify import Tensor, mesh
+
+
+def stack(x, w):
+    for _ in range(x.ndim):
+        x = x @ w
+    return x
+
+
+@mesh(batch=2, model=4, rules={"d": "model"})
+def f(x: Tensor["batch", "d"], w: Tensor["d", "d"]) -> Tensor["batch", "d"]:
+    return stack(x, w)
+'''
+    with pytest.raises(AnnotationError, match=re.escape("`for ... in range(x.ndim)` at line 6 (in stack)")):
+        explain_source(source, "loops.py", {"batch": 4, "d": 8})

@@ -55,6 +55,7 @@ from meshify.rewrite._values import (
     StructValue,
     TracedLoop,
     TupleValue,
+    UnknownLoop,
     Value,
     holds_partial,
 )
@@ -87,7 +88,7 @@ class Record:
     layout: Layout
     #: The enclosing loops' trip counts, outermost first: an int, or the dim whose size it is
     #: (wrapped in TracedLoop for loops JAX runs rather than Python unrolls).
-    loops: tuple[int | str | TracedLoop | None, ...] = ()
+    loops: tuple[int | str | TracedLoop | UnknownLoop | None, ...] = ()
     #: An all_gather made as varying (a weight gathered beside values split over its axes: FSDP's).
     varying: bool = False
     #: Recorded in a loop body that ``mr.regathering`` wraps (it gathers weights as FSDP's): the backward
@@ -226,7 +227,7 @@ class FunctionRewriter:
         #: Module variables the body reads (``SCALE``): a call after one is rebound traces again.
         self.globals_read: set[str] = set()
         self.pinned_reads: dict[tuple[str, str], tuple[str, ...]] = {}
-        self._loops: list[int | str | TracedLoop | None] = []
+        self._loops: list[int | str | TracedLoop | UnknownLoop | None] = []
         #: Names bound by a lambda being walked: their partial sums are reduced inline, never hoisted.
         self.lambda_names: set[str] = set()
         #: The nested ``def`` statements walked so far (original node -> what each use needs; _nested).
@@ -563,7 +564,9 @@ class FunctionRewriter:
         block = stmt.body if isinstance(stmt.body, cst.IndentedBlock) else self._indented(stmt.body)  # type: ignore[arg-type]
         fresh = rebound_first(block.body)  # assigned before read: each iteration starts them afresh
         start = {name: value for name, value in self.env.items() if name not in fresh}
-        self._loops.append(self._trip_count(stmt.iter))
+        trips = self._trip_count(stmt.iter)
+        self._loops.append(trips if trips is not None else UnknownLoop(self._line, self.ctx.code(stmt.iter),
+                                                                       self.fn.name.value))
         try:
             statements = self._block(block.body)
             statements.extend(self._complete_carried(start, stmt))

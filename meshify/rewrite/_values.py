@@ -107,6 +107,16 @@ def holds_partial(value: Value) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
+class UnknownLoop:
+    """A Python loop whose iterations the rewriter cannot count (``for blk in blocks``, ``range(n)`` of a
+    value it does not know): where it is, for explain's message."""
+
+    line: int
+    text: str  # the iterable as written
+    function: str
+
+
+@dataclass(frozen=True, slots=True)
 class TracedLoop:
     """A loop JAX runs (scan, fori_loop): its body appears once in the HLO but runs ``trips`` times."""
 
