@@ -188,3 +188,38 @@ def f(x: Tensor["batch", "d"], w: Tensor["d", "d"]) -> Tensor["batch", "d"]:
 '''
     with pytest.raises(AnnotationError, match=re.escape("`for ... in range(x.ndim)` at line 6 (in stack)")):
         explain_source(source, "loops.py", {"batch": 4, "d": 8})
+
+
+def test_a_namedtuple_config_default_is_read_and_one_with_other_defaults_is_not() -> None:
+    source = '''\
+from typing import NamedTuple
+import jax.numpy as jnp
+from meshify import Tensor, mesh
+
+
+class Config(NamedTuple):
+    layers: int = 2
+    dtype: object = jnp.float32
+
+
+class Plain(NamedTuple):
+    layers: int = 3
+    scale: float = 0.5
+
+
+@mesh(batch=2, model=4, rules={"d": "model"})
+def f(x: Tensor["batch", "d"], w: Tensor["d", "d"], cfg: Config = Config()) -> Tensor["batch", "d"]:
+    for _ in range(2):
+        x = x @ w
+    return x
+
+
+@mesh(batch=2, model=4, rules={"d": "model"})
+def g(x: Tensor["batch", "d"], w: Tensor["d", "d"], cfg: Plain = Plain(layers=4)) -> Tensor["batch", "d"]:
+    for _ in range(cfg.layers):
+        x = x @ w * cfg.scale
+    return x
+'''
+    f, g = explain_source(source, "configs.py", {"batch": 4, "d": 8})
+XX
+    assert [c.count for c in g.collectives] == [4]  # Plain(layers=4): the loop runs 4 times

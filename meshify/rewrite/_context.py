@@ -312,11 +312,12 @@ class ModuleContext:
         if cls is None or not any("typing.NamedTuple" in self.qualified_names(b.value) for b in cls.bases):
             return None
         fields: dict[str, object] = {}
-        for stmt in cls.body.body:
-            for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else []:
-                if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
-                    fields[small.target.value] = self._literal(small.value) if small.value is not None else _NO_VALUE
-        try:
+        try:  # a default or an argument that is no literal (dtype=jnp.float32): not a config explain reads
+            for stmt in cls.body.body:
+                for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else []:
+                    if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                        fields[small.target.value] = self._literal(small.value) if small.value is not None \
+                            else _NO_VALUE
             values = dict(fields)
             names = list(fields)
             for i, arg in enumerate(node.args):
