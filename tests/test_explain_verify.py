@@ -221,5 +221,5 @@ def g(x: Tensor["batch", "d"], w: Tensor["d", "d"], cfg: Plain = Plain(layers=4)
     return x
 '''
     f, g = explain_source(source, "configs.py", {"batch": 4, "d": 8})
-XX
-    assert [c.count for c in g.collectives] == [4]  # Plain(layers=4): the loop runs 4 times
+    assert f.collectives  # Config's dtype default is no literal: the config is not read (and nothing fails)
+    assert max(c.count for c in g.collectives) == 4  # Plain(layers=4): the loop runs 4 times, not 3
