@@ -92,3 +92,20 @@ def test_a_hand_written_sharded_function_has_no_reference(tmp_path) -> None:
     '''))
     with pytest.raises(CallError, match="not written by meshify convert"):
         _import(tmp_path / "hand.py").double.reference  # noqa: B018
+
+
+def test_a_deep_path_wrapped_in_the_header_still_finds_the_original(tmp_path) -> None:
+    """A source path longer than a line: the formatter wraps the header's Regenerate comment onto a
+    ``#     `` line, which .reference joins again (it read only the first line, and gave no reference)."""
+    from meshify.rewrite import convert_source
+
+    deep = tmp_path / ("a_rather_long_folder_name_" * 3) / ("and_another_one_" * 3)
+    deep.mkdir(parents=True)
+    source = deep / "model.py"
+    source.write_text(SOURCE)
+    text = convert_source(SOURCE, str(source)).text
+    assert "\n#     " in text.split("import", 1)[0]  # the Regenerate line is wrapped
+    (deep / "model_sharded.py").write_text(text)
+    converted = _import(deep / "model_sharded.py")
+    x = np.linspace(-2, 2, 24, dtype=np.float32).reshape(8, 3)
+    np.testing.assert_allclose(np.asarray(converted.scale.reference(x)), np.tanh(x) * 3, rtol=1e-6)

@@ -25,7 +25,7 @@ from meshify.errors import CallError
 __all__ = ["original_reference"]
 
 _REGENERATE = re.compile(r"# Regenerate: meshify convert (?P<args>(?P<src>.+?)(?: -o (?P<out>.+))?)$")
-_HEADER_LINES = 6
+_HEADER_LINES = 12  # the header's comment lines (a long Regenerate line is wrapped onto "#     " lines)
 
 _originals: dict[Path, ModuleType] = {}
 
@@ -33,8 +33,8 @@ _originals: dict[Path, ModuleType] = {}
 def original_reference(local: Callable) -> Callable:
     """The single-device function that the converted ``local`` was generated from."""
     generated = inspect.getsourcefile(inspect.unwrap(local))  # a def under jax.jit: the def's file
-    header = linecache.getlines(generated)[:_HEADER_LINES] if generated else []
-    found = next((m for m in (_REGENERATE.match(line.rstrip("\n")) for line in header) if m), None)
+    header = _logical_lines(linecache.getlines(generated)[:_HEADER_LINES]) if generated else []
+    found = next((m for m in (_REGENERATE.match(line) for line in header) if m), None)
     if generated is None or found is None:
         raise CallError(f"{local.__qualname__} has no .reference: it was not written by meshify convert",
                         fix="call .reference on the original @mesh function")
@@ -53,6 +53,19 @@ def original_reference(local: Callable) -> Callable:
         raise CallError(f"{path} has no @mesh function {local.__qualname__} any more",
                         fix=f"regenerate the converted file: {found.group(0)[len('# Regenerate: '):]}")
     return reference
+
+
+def _logical_lines(lines: list[str]) -> list[str]:
+    """The header's comments with each wrapped one joined again: the formatter breaks a comment longer
+    than the line length (a deep path) onto lines that start ``#     ``."""
+    out: list[str] = []
+    for line in lines:
+        line = line.rstrip("\n")
+        if line.startswith("#     ") and out and out[-1].startswith("# "):
+            out[-1] = f"{out[-1]} {line[1:].strip()}"
+        else:
+            out.append(line)
+    return out
 
 
 def _paths(found: re.Match) -> tuple[str, str | None]:
