@@ -85,7 +85,8 @@ def parse_statics(items: list[str]) -> dict[str, object]:
 @dataclass(frozen=True, slots=True)
 class ModuleCall:
     """A ``--static`` value that is a call (``Config(heads=4)``), evaluated in the verified module's
-    namespace once it is imported; explain's prediction reads it as a static of unknown value."""
+    namespace once it is imported; explain's prediction reads it too where it is a ``NamedTuple`` of the
+    module with literal fields (else as a static of unknown value)."""
 
     text: str
 
@@ -151,6 +152,8 @@ def _own_params(fn) -> list:
 def _static_rewriter(values: Mapping[str, object]):
     """explain's rewriter, with ``values`` in place of the literal defaults of the function's own
     static parameters (a helper's parameters keep theirs)."""
+    import libcst as cst
+
     from meshify.rewrite._interp import FunctionRewriter
     from meshify.rewrite._values import Static
 
@@ -158,7 +161,10 @@ def _static_rewriter(values: Mapping[str, object]):
         def default_of(self, param):
             if param.name.value in values and any(param is own for own in _own_params(self.fn)):
                 value = values[param.name.value]
-                return Static() if isinstance(value, ModuleCall) else Static.of(value)
+                if isinstance(value, ModuleCall):  # Config(layers=4) of a NamedTuple the module defines: read
+                    config = self.ctx.config_value(cst.parse_expression(value.text))
+                    return Static() if config is None else Static.of(config)
+                return Static.of(value)
             return super().default_of(param)
 
     return StaticRewriter

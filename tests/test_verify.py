@@ -268,3 +268,29 @@ def test_a_config_default_is_read_for_its_loop_counts() -> None:
                       "buckets=16")
     report, = verify_file(path, None, dims)
     assert report.ok, report
+
+
+def test_a_static_config_call_is_read_for_the_prediction(tmp_path: Path) -> None:
+    """``--static "cfg=Plain(layers=3)"`` of a NamedTuple the module defines: the reference runs with it,
+    and explain reads its fields too, so the loop over ``range(cfg.layers)`` is counted 3 times."""
+    path = tmp_path / "configs.py"
+    path.write_text('''\
+from typing import NamedTuple
+import jax.numpy as jnp
+from meshify import Tensor, mesh
+
+
+class Plain(NamedTuple):
+    layers: int = 2
+    scale: float = 0.5
+
+
+@mesh(batch=2, model=4, rules={"d": "model"})
+def g(x: Tensor["batch", "d"], w: Tensor["d", "d"], cfg: Plain = Plain()) -> Tensor["batch", "d"]:
+    for _ in range(cfg.layers):
+        x = jnp.tanh(x @ w) * cfg.scale
+    return x
+''')
+    (report,) = verify_file(path, None, parse_dims("batch=4,d=8"), statics=parse_statics(["cfg=Plain(layers=3)"]))
+    assert report.ok, report
+    assert report.found["all-reduce"][0] == report.predicted["all-reduce"][0] == 3, report
