@@ -57,7 +57,8 @@ def test_a_block_of_one_entry_is_refused_where_one_device_fails_to_broadcast(pat
     if path == "converted":
         converted = tmp_path / f"entries_{path}_sharded.py"
         converted.write_text(convert_source(source.read_text(), str(source)).text)
-        assert 'mr.entries(jnp.arange(4.0), ("d",))' in converted.read_text()
+        assert 'mr.entries(mr.local_block(jnp.arange(4.0), axis=0, axis_name="model"), ("d",), (4,))' \
+            in converted.read_text()
         source = converted
     module = _load(source)
     x = jnp.asarray(np.random.default_rng(3).standard_normal((4, 8)).astype(np.float32))
@@ -75,7 +76,7 @@ def test_the_check_runs_for_each_size_and_is_not_written_where_the_size_is_decla
     source = tmp_path / "entries_sizes.py"
     source.write_text(SOURCE.replace("N.0", "8.0"))
     code = convert_source(source.read_text(), str(source)).text
-    assert "return x + mr.local_block(mr.entries(jnp.arange(8.0)" in code
+    assert "return x + mr.entries(mr.local_block(jnp.arange(8.0)" in code
     assert "return x + mr.local_block(jnp.arange(4.0), axis=0" in code  # declared: d is 4
     module = _load(source)
     np.testing.assert_allclose(module.f(jnp.ones((4, 8))), module.f.reference(jnp.ones((4, 8))))

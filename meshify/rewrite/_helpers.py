@@ -385,7 +385,8 @@ def _built_shape(home, node: cst.BaseExpression) -> tuple[int, ...] | None:
     literals (a default argument: a whole array, which then lines up with named dims by position, as
     ``jnp.zeros((4, 8))`` in a body does); None for anything else."""
     import ast
-    import math
+
+    from meshify.rewrite.rules.constructors import arange_length
 
     if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Name | cst.Attribute):
         return None
@@ -399,8 +400,8 @@ def _built_shape(home, node: cst.BaseExpression) -> tuple[int, ...] | None:
         shape = values[0] if isinstance(values[0], tuple | list) else (values[0],)
         return tuple(shape) if all(type(n) is int and n >= 0 for n in shape) else None
     if names & _ARANGE and 1 <= len(values) <= 3 and all(type(v) in (int, float) for v in values):
-        start, stop, step = (0, values[0], 1) if len(values) == 1 else (*values, 1)[:3]
-        return (max(0, math.ceil((stop - start) / step)),) if step else None
+        length = arange_length(values)
+        return (length,) if length is not None else None
     return None
 
 

@@ -1203,8 +1203,9 @@ class FunctionRewriter:
     def converted(self, operands, converts) -> list[cst.BaseExpression]:
         """Each operand's node after the conversion a rule asked for (None: as it is)."""
         self._observe(converts)
-        return [o.node if c is None else self.convert(c.operand, c.layout, c.purpose, c.varying)
-                for o, c in zip(operands, converts)]
+        nodes = [o.node if c is None else self.convert(c.operand, c.layout, c.purpose, c.varying)
+                 for o, c in zip(operands, converts)]
+        return [n if c is None or c.wrap is None else self._wrapped(c, n) for c, n in zip(converts, nodes)]
 
     @staticmethod
     def _filled(value: object, nodes: list) -> cst.CSTNode:

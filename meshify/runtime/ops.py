@@ -33,19 +33,19 @@ def local_block(x: jax.Array, axis: int, axis_name: AxisName) -> jax.Array:
     return jax.lax.dynamic_slice_in_dim(x, start, size, axis)
 
 
-def entries(x, dims: Sequence[str | None], text: str = ""):
-    """``x``, an array whose shape the code spells out (``jnp.arange(4.0)``) and which meshify lined up
-    with named dims by position, checked while tracing against the sizes of those dims in this call:
-    split, a block of the wrong size could broadcast (one entry per device) where the single-device
-    program fails to."""
+def entries(x, dims: Sequence[str | None], shards: Sequence[int]):
+    """``x``, this device's block of an array whose shape the code spells out (``jnp.arange(4.0)``) and
+    which meshify lined up with named dims by position, checked while tracing against the block of
+    those dims' sizes in this call: a block of one entry would broadcast where, on one device, the
+    whole array does not (its size differing from the dim's)."""
     from meshify.runtime._bind import CALL_SIZES
 
     sizes = CALL_SIZES.get() or {}
-    for i, dim in enumerate(dims):
-        if dim is not None and dim in sizes and x.shape[i] != sizes[dim]:
+    for i, (dim, n) in enumerate(zip(dims, shards)):
+        if dim is not None and dim in sizes and x.shape[i] * n != sizes[dim]:
             from meshify.errors import CallError
 
-            raise CallError(f"{text or 'an array'} has {x.shape[i]} entries along dim {dim!r}, whose size is "
+            raise CallError(f"an array has {x.shape[i] * n} entries along dim {dim!r}, whose size is "
                             f"{sizes[dim]} in this call: on one device the two do not broadcast",
                             fix=f"give it {sizes[dim]} entries there (or 1 to broadcast)")
     return x

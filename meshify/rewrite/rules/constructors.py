@@ -79,8 +79,14 @@ def _arange(ctx: RuleContext, call: Call):
     bounds = [_literal(o) for o in call.args[:3]]
     if not bounds or not all(isinstance(b, int | float) and not isinstance(b, bool) for b in bounds):
         return unknown_call(ctx, call)
+    length = arange_length(bounds)
+    return keep(Opaque((length,))) if length is not None else unknown_call(ctx, call)
+
+
+def arange_length(bounds: list) -> int | None:
+    """How many entries ``jnp.arange(*bounds)`` has (``bounds``: 1 to 3 numbers); None for a zero step."""
     start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (*bounds, 1)[:3]
-    return keep(Opaque((max(0, math.ceil((stop - start) / step)),)))
+    return max(0, math.ceil((stop - start) / step)) if step else None
 
 
 @op("jax.numpy.zeros_like", "jax.numpy.ones_like", "jax.numpy.empty_like", "jax.numpy.full_like",

@@ -10,13 +10,10 @@ import string
 from collections.abc import Sequence
 from dataclasses import replace
 
-import libcst as cst
-
 from meshify.annotate._types import BROADCAST, Axes, Layout, unify_dims
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._plan import choose_splits
 from meshify.rewrite._signatures import BINARY, UNARY
-from meshify.rewrite._templates import call_template
 from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TupleValue, Value
 from meshify.rewrite.rules._api import (
     ADD,
@@ -109,21 +106,20 @@ def elementwise(ctx: RuleContext, operands: Sequence, linear: str, node, what: s
     for k, (shape, c) in enumerate(zip(literal_shapes, converts)):
         if shape is not None and c is not None and any(ctx.declared.get(d) != n for n, d, axes in
                                                       zip(shape, c.layout.dims, c.layout.axes) if axes):
-            converts[k] = replace(c, operand=_checked_entries(ctx, c.operand, c.layout))
+            converts[k] = _checked_entries(ctx, c)
     result_axes = tuple(() if n == BROADCAST else chosen[l] for l, n in zip(letters, names))
     return Array(Layout(tuple(names), result_axes, frozenset(keep)), origin), beside(converts)
 
 
-def _checked_entries(ctx: RuleContext, o: Operand, layout: Layout) -> Operand:
+def _checked_entries(ctx: RuleContext, c: Convert) -> Convert:
     """An array of a literal shape (``jnp.arange(8.0)``) lined up by position with a dim that is split:
     each device takes its block, and a block of one entry would broadcast against any block, running
-    where the single-device program fails to broadcast.  So its entries along the split dims are
-    checked, while tracing, against those dims' sizes in the call: ``mr.entries(x, (None, "d"))``."""
-    dims = cst.Tuple([cst.Element(cst.SimpleString(f'"{d}"') if axes else cst.Name("None"))
-                      for d, axes in zip(layout.dims, layout.axes)])
-    if len(dims.elements) == 1:
-        dims = dims.with_changes(elements=[dims.elements[0].with_changes(comma=cst.Comma())])
-    return replace(o, node=call_template("{mr}.entries({x}, {dims})", mr=cst.Name(ctx.mr), x=o.node, dims=dims))
+    where the single-device program fails to broadcast.  So each block is checked, while tracing,
+    against the block of those dims' sizes in the call: ``mr.entries(block, (None, "d"), (1, 4))``."""
+    dims = ", ".join(f'"{d}"' if axes else "None" for d, axes in zip(c.layout.dims, c.layout.axes))
+    shards = ", ".join(str(ctx.mesh.size(axes)) for axes in c.layout.axes)
+    one = "," if len(c.layout.dims) == 1 else ""
+    return replace(c, wrap=f"{{mr}}.entries({{x}}, ({dims}{one}), ({shards}{one}))")
 
 
 def _name_by_position(operands: Sequence) -> list:
