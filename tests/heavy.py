@@ -1,12 +1,12 @@
 """Writes ``tests/heavy.txt``: the tests that took longest in a measured run, which conftest marks slow.
 
     CI=true .venv/bin/python -m pytest -q -n 2 --durations=0 > durations.log
-    .venv/bin/python -m tests.heavy durations.log [older.log ...]   # tests over 4 s (setup + call + teardown)
+    .venv/bin/python -m tests.heavy durations.log [older.log ...]   # tests over 2 s (setup + call + teardown)
 
 A run skips the heavy tests outside its sample, so give the logs of earlier runs too (or of a
 ``MESHIFY_SLOW=1`` run): a test is heavy if it took over the limit in any of them.
 
-CI runs the suite on 2 cores in about 15 minutes only if the few dozen longest checks (a U-Net
+CI runs the suite on 2 cores in about 15 minutes only if the few hundred longest checks (a U-Net
 layer's gradient op by op, a 40-program fuzz batch, a GPT-2 in a scan) are sampled like the other
 slow tests: about 1 in 8 of them run each day, the sample moving daily, and ``MESHIFY_SLOW=1`` runs
 them all.  ``ANCHORS`` always run: one of each family whose members are all heavy, and the checks the
@@ -34,6 +34,9 @@ ANCHORS = frozenset({
     "tests/test_memory.py::test_scan_over_layers_within_10_percent",
     "tests/test_multiprocess.py::test_converted_hybrid_on_two_processes_matches_one_process",
     "tests/test_plan.py::test_worker_processes_plan_what_one_process_plans",
+    "tests/test_examples.py::test_example[hybrid]",
+    "tests/test_spatial.py::test_conv_matches_one_device[2x4-3-1-1-causal-decorator]",
+    "tests/test_random_draws.py::test_dropout_through_the_decorator_forward_and_gradient",
 })
 _LINE = re.compile(r"\s*([\d.]+)s (?:call|setup|teardown)\s+(\S+)")
 
@@ -55,7 +58,7 @@ def heavy(logs: list[str], over: float) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("logs", type=Path, nargs="+", help="outputs of pytest --durations=0")
-    parser.add_argument("--over", type=float, default=4.0, help="seconds a test must take to be heavy")
+    parser.add_argument("--over", type=float, default=2.0, help="seconds a test must take to be heavy")
     args = parser.parse_args(argv)
     missing = [str(p) for p in args.logs if not p.is_file()]
     if missing:
