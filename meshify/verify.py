@@ -8,9 +8,9 @@ ones ``explain`` predicted from the annotations.
 
 Inputs: a random array for each array parameter (integers where they index; keys
 where hinted ``Key[...]`` or used as keys, as raw uint32 key data under a ``UInt32[...]``
-hint), bound by name; static parameters take their defaults, or the
-values given with ``--static NAME=VALUE``, which explain's prediction follows too (an
-``if`` on a static takes the branch the value picks).  Results agree when the largest
+hint), bound by name; static parameters take the values given with ``--static NAME=VALUE``,
+else the function's ``@mesh(..., example={...})`` values, else their defaults; explain's
+prediction follows the same values (an ``if`` on a static takes the branch the value picks).  Results agree when the largest
 difference, relative to the reference's largest magnitude, is at most ``rtol`` and
 every NaN and infinity sits where the reference has the same one.
 """
@@ -138,7 +138,8 @@ def _check_statics(reference, prediction, statics: Mapping[str, object]) -> None
                            "verify makes random arrays for Tensor-hinted parameters only", code="MSH072",
                            span=call_site_span(reference, missing[0]),
                            fix="pass a value for each: " + " ".join(f"--static {n}=VALUE" for n in missing)
-                               + " (a Python literal), or give it a default")
+                               + " (a Python literal), give it a default, or give the function an example: "
+                               + f"@mesh(..., example={{{', '.join(f'{n!r}: VALUE' for n in missing)}}})")
 
 
 # -- prediction -----------------------------------------------------------------------------------
@@ -412,6 +413,8 @@ def verify_file(path: Path, func: str | None, sizes: dict[str, int], generated: 
         params = inspect.signature(reference).parameters
         own = {n: v.value(source, n) if isinstance(v, ModuleCall) else v
                for n, v in statics.items() if n in params and n not in prediction.structure}
+        # @mesh(example=...)'s values (which explain's prediction read from the source) where --static gives none
+        own = {**getattr(getattr(source, prediction.name), "example", {}), **own}
         _check_statics(reference, prediction, own)
         leaves = _draw(prediction, hints, seed, sizes)
         arrays = {name: _build(source, name, struct, leaves, sizes) for name, struct in prediction.structure.items()}

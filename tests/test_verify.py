@@ -294,3 +294,83 @@ def g(x: Tensor["batch", "d"], w: Tensor["d", "d"], cfg: Plain = Plain()) -> Ten
     (report,) = verify_file(path, None, parse_dims("batch=4,d=8"), statics=parse_statics(["cfg=Plain(layers=3)"]))
     assert report.ok, report
     assert report.found["all-reduce"][0] == report.predicted["all-reduce"][0] == 3, report
+
+
+_EXAMPLE = '''\
+from typing import NamedTuple
+import jax.numpy as jnp
+from meshify import Tensor, mesh
+
+
+class Config(NamedTuple):
+    layers: int
+    scale: float = 0.5
+
+
+SMALL = Config(layers=2)
+
+
+@mesh(batch=2, model=4, rules={"d": "model"}, example={"cfg": Config(layers=3), "train": True})
+def g(x: Tensor["batch", "d"], w: Tensor["d", "d"], cfg: Config, train: bool) -> Tensor["batch", "d"]:
+    for _ in range(cfg.layers):
+        x = jnp.tanh(x @ w) * cfg.scale
+    if train:
+        x = jnp.tanh(x @ w)
+    return x
+
+
+@mesh(batch=2, model=4, rules={"d": "model"}, example=dict(cfg=SMALL))
+def h(x: Tensor["batch", "d"], w: Tensor["d", "d"], cfg: Config) -> Tensor["batch", "d"]:
+    for _ in range(cfg.layers):
+        x = jnp.tanh(x @ w)
+    return x
+'''
+
+
+def test_a_mesh_example_gives_statics_without_defaults_their_values(tmp_path: Path) -> None:
+    """``@mesh(..., example={"cfg": Config(layers=3), "train": True})``: a config with no default gets
+    its value from the decorator, for the run and for explain's prediction (the loop counted 3 times, the
+    branch ``train`` picks taken: 4 all-reduces); ``example=dict(cfg=SMALL)`` reads a module constant;
+    ``--static`` still wins over the example."""
+    path = tmp_path / "examples_given.py"
+    path.write_text(_EXAMPLE)
+    g, h = verify_file(path, None, parse_dims("batch=4,d=8"))
+    assert g.ok and h.ok, (g, h)
+    assert g.found["all-reduce"][0] == g.predicted["all-reduce"][0] == 4, g
+    assert h.found["all-reduce"][0] == h.predicted["all-reduce"][0] == 2, h
+    g, = verify_file(path, "g", parse_dims("batch=4,d=8"), statics=parse_statics(["train=False"]))
+    assert g.ok and g.found["all-reduce"][0] == g.predicted["all-reduce"][0] == 3, g
+    result = CliRunner().invoke(app, ["explain", str(path), "--dims", "batch=4,d=8"])
+    assert result.exit_code == 0, result.output
+    assert "cannot count" not in result.output, result.output
+
+
+@pytest.mark.parametrize("example, message", [
+    ('{"cfgg": Config(layers=3)}', "@mesh(example=...) names 'cfgg', which is not a parameter of g()"),
+    ('{"x": 1}', "@mesh(example=...) gives 'x', an array parameter"),
+    ('[("cfg", 1)]', "@mesh(example=[(\"cfg\", 1)]) is not a dict written out"),
+    ('{cfg: 1}', "@mesh(example=...) key cfg is not a parameter name in quotes"),
+])
+def test_a_bad_mesh_example_is_a_positioned_error(tmp_path: Path, example: str, message: str) -> None:
+    path = tmp_path / "bad_example.py"
+    source = _EXAMPLE.replace('example={"cfg": Config(layers=3), "train": True}', f"example={example}")
+    path.write_text(source)
+    result = CliRunner().invoke(app, ["explain", str(path), "--dims", "batch=4,d=8"])
+    assert result.exit_code == 2, result.output
+    assert message in result.output, result.output
+    line = next(i for i, text in enumerate(source.splitlines(), 1) if "example=" + example in text)
+    assert f"bad_example.py:{line}:" in result.output, result.output
+
+
+def test_the_decorator_checks_its_example_when_the_module_is_imported() -> None:
+    from meshify import Tensor, mesh
+    from meshify.errors import AnnotationError
+
+    def f(x: Tensor["batch"], cfg: int) -> Tensor["batch"]:
+        return x * cfg
+
+    assert mesh(batch=8, example={"cfg": 3})(f).example == {"cfg": 3}
+    with pytest.raises(AnnotationError, match="names 'cfgg', which is not a parameter of f()"):
+        mesh(batch=8, example={"cfgg": 3})(f)
+    with pytest.raises(AnnotationError, match="is not a dict from parameter names to values"):
+        mesh(batch=8, example=[("cfg", 3)])  # type: ignore[arg-type]

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import linecache
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from meshify._bound import BoundMethod
@@ -16,7 +17,8 @@ __all__ = ["mesh", "MeshFunction"]
 
 
 def mesh(*, rules: object = None, dims: dict[str, int] | None = None, reduce_dtype: str | None = None,
-         regather: bool = True, **axes: int) -> Callable[[Callable], MeshFunction]:
+         regather: bool = True, example: Mapping[str, object] | None = None,
+         **axes: int) -> Callable[[Callable], MeshFunction]:
     """Declares a device mesh and layout rules for a function with ``Tensor`` hints.
 
     Args:
@@ -32,6 +34,9 @@ def mesh(*, rules: object = None, dims: dict[str, int] | None = None, reduce_dty
             ``mr.regathering``: the backward pass gathers each iteration's weights again rather
             than keeping every iteration's gathered weights until their gradients (ZeRO-3; on by
             default).  ``False`` keeps them: one all_gather fewer per weight and iteration.
+        example: values for static parameters that have no default (``{"cfg": Config(layers=2)}``),
+            used by ``meshify explain``, ``verify`` and ``plan`` (loop counts, branches); a call
+            passes its own values as always.
         **axes: mesh axis names and sizes, in order, e.g. ``batch=2, model=4``.
 
     Returns:
@@ -47,17 +52,28 @@ def mesh(*, rules: object = None, dims: dict[str, int] | None = None, reduce_dty
     except MeshifyError as e:
         raise e.with_span(_caller_span()) from None
 
+    example_fix = 'write example={"cfg": Config(layers=2)}: static parameter names to values'
+    if example is not None and not (isinstance(example, Mapping) and all(isinstance(k, str) for k in example)):
+        raise AnnotationError(f"@mesh(example={example!r}) is not a dict from parameter names to values",
+                              span=_caller_span(), fix=example_fix)
+
     def decorate(fn: Callable) -> MeshFunction:
         if isinstance(fn, staticmethod | classmethod | property):
             kind = type(fn).__name__
             raise AnnotationError(f"@{kind} below @mesh(...)", span=_caller_span(),
                                   fix=f"put @{kind} above @mesh(...): @mesh must decorate the def itself")
-        if _jitted(fn):  # @mesh above @jax.jit: rewrite the def; the bound program is jitted anyway
-            return MeshFunction(fn.__wrapped__, spec, parsed, dict(dims or {}), reference=fn)
-        if not callable(fn) or not hasattr(fn, "__code__"):
+        jitted = _jitted(fn)
+        if not jitted and (not callable(fn) or not hasattr(fn, "__code__")):
             raise AnnotationError(f"@mesh(...) decorates a function, not {fn!r}", span=_caller_span(),
                                   fix="put @mesh(...) directly above a def")
-        return MeshFunction(fn, spec, parsed, dict(dims or {}))
+        inner = fn.__wrapped__ if jitted else fn
+        unknown = [k for k in example or {} if k not in inspect.signature(inner).parameters]
+        if unknown:
+            raise AnnotationError(f"@mesh(example=...) names {unknown[0]!r}, which is not a parameter of "
+                                  f"{inner.__name__}()", span=_caller_span(), fix=example_fix)
+        if jitted:  # @mesh above @jax.jit: rewrite the def; the bound program is jitted anyway
+            return MeshFunction(inner, spec, parsed, dict(dims or {}), reference=fn, example=example)
+        return MeshFunction(fn, spec, parsed, dict(dims or {}), example=example)
 
     return decorate
 
@@ -84,16 +100,19 @@ class MeshFunction:
         reference: the untouched single-device function.
         mesh_spec: the mesh's axis names and sizes.
         rules: the layout rules.
+        example: ``@mesh(example=...)``'s values of static parameters.
     """
 
     def __init__(self, fn: Callable, mesh_spec: MeshSpec, rules: Rules, dims: dict[str, int],
-                 reference: Callable | None = None) -> None:
+                 reference: Callable | None = None, example: Mapping[str, object] | None = None) -> None:
         #: The def meshify rewrites (under ``@mesh`` above ``@jax.jit``: the def jax.jit wraps).
         self.function = fn
         self.reference = fn if reference is None else reference
         self.mesh_spec = mesh_spec
         self.rules = rules
         self.dims = dims
+        #: ``@mesh(example=...)``: values of static parameters for explain, verify and plan.
+        self.example = dict(example or {})
         self._generated = None
         self._sharded = None
         functools.update_wrapper(self, fn)

@@ -16,7 +16,7 @@ from meshify.errors import AnnotationError, MeshifyError
 from meshify.rewrite._context import ModuleContext
 
 __all__ = ["MESH_NAMES", "TENSOR_NAMES", "StructHint", "is_integer_hint", "mesh_decorator", "read_dims",
-           "read_mesh_decorator", "read_mesh_dims", "read_regather", "read_return_dims", "read_struct"]
+           "read_example", "read_mesh_decorator", "read_mesh_dims", "read_regather", "read_return_dims", "read_struct"]
 
 TENSOR_NAMES = frozenset({"meshify.Tensor", "meshify.annotate.Tensor", "meshify.runtime.Tensor"})
 MESH_NAMES = frozenset({"meshify.mesh", "meshify.annotate.mesh"})
@@ -173,6 +173,9 @@ def read_mesh_decorator(ctx: ModuleContext, decorator: cst.Decorator) -> tuple[M
         if name in where:
             raise ctx.error(AnnotationError, arg.keyword, f"@mesh names {name!r} twice",
                             f"give {name!r} once: mesh axis names are unique")
+        if name == "example":  # values of static parameters, read by read_example (calls allowed)
+            where[name] = arg
+            continue
         try:
             value = ast.literal_eval(ctx.code(arg.value))
         except (ValueError, SyntaxError):
@@ -239,6 +242,50 @@ def read_regather(ctx: ModuleContext, decorator: cst.Decorator | None) -> bool:
         raise ctx.error(AnnotationError, arg.value, f"@mesh(regather={ctx.code(arg.value)}) is not True or False",
                         "write regather=False to keep the gathered weights for the backward pass")
     return arg.value.value == "True"
+
+
+def read_example(ctx: ModuleContext, fn: cst.FunctionDef, decorator: cst.Decorator | None
+                 ) -> dict[str, cst.BaseExpression]:
+    """``@mesh(..., example={"cfg": Config(layers=2)})`` (or ``example=dict(cfg=...)``): values for
+    ``fn``'s static parameters that explain, verify and plan use where the signature gives none (a
+    config without a default); name -> the value's expression.  The conversion never reads them: a call
+    passes its own values."""
+    arg = _mesh_keyword(decorator, "example")
+    if arg is None or (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
+        return {}
+    fix = 'write example={"cfg": Config(layers=2)}: a dict from static parameter names to values'
+    entries: list[tuple[cst.CSTNode, str, cst.BaseExpression]] = []
+    value = arg.value
+    if isinstance(value, cst.Dict):
+        for element in value.elements:
+            key = element.key if isinstance(element, cst.DictElement) else None
+            name = key.evaluated_value if isinstance(key, cst.SimpleString) else None
+            if not isinstance(name, str):
+                raise ctx.error(AnnotationError, key if key is not None else element,
+                                f"@mesh(example=...) key {ctx.code(key) if key is not None else '**'} is not a "
+                                "parameter name in quotes", fix)
+            entries.append((key, name, element.value))  # type: ignore[arg-type]
+    elif isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "dict" \
+            and all(a.keyword is not None and not a.star for a in value.args):
+        entries = [(a.keyword, a.keyword.value, a.value) for a in value.args]  # type: ignore[union-attr]
+    else:
+        raise ctx.error(AnnotationError, value, f"@mesh(example={ctx.code(value)}) is not a dict written out", fix)
+    params = {p.name.value: p for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
+    found: dict[str, cst.BaseExpression] = {}
+    for node, name, expr in entries:
+        param = params.get(name)
+        if param is None:
+            raise ctx.error(AnnotationError, node, f"@mesh(example=...) names {name!r}, which is not a parameter "
+                            f"of {fn.name.value}()", f"name one of its static parameters: {', '.join(params) or 'none'}")
+        hint = param.annotation.annotation if param.annotation is not None else None
+        if hint is not None and (read_dims(ctx, hint) is not None or read_struct(ctx, hint) is not None):
+            raise ctx.error(AnnotationError, node, f"@mesh(example=...) gives {name!r}, an array parameter "
+                            "(its hint names dims)", "give examples of static parameters only: meshify verify "
+                            "draws arrays from their hints")
+        if name in found:
+            raise ctx.error(AnnotationError, node, f"@mesh(example=...) names {name!r} twice", "give it once")
+        found[name] = expr
+    return found
 
 
 def read_mesh_dims(ctx: ModuleContext, decorator: cst.Decorator) -> dict[str, int]:

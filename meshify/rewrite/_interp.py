@@ -37,6 +37,7 @@ from meshify.rewrite._hints import (
     StructHint,
     mesh_decorator,
     read_dims,
+    read_example,
     read_reduce_dtype,
     read_regather,
     read_return_dims,
@@ -251,6 +252,9 @@ class FunctionRewriter:
         #: ``@mesh(regather=...)`` (default True): a loop body JAX runs that gathers weights as FSDP's
         #: runs under ``mr.regathering``; a helper takes its caller's.
         self.regather = regather if regather is not None else read_regather(ctx, mesh_decorator(ctx, fn))
+        #: ``@mesh(example={...})``: values for the @mesh function's static parameters, which explain's mode
+        #: reads in place of (missing) defaults; checked on every path, read by none other.
+        self.example = {} if stack else read_example(ctx, fn, mesh_decorator(ctx, fn))
 
     # -- driver -------------------------------------------------------------------------
 
@@ -421,13 +425,15 @@ class FunctionRewriter:
         return params
 
     def default_of(self, param: cst.Param) -> Static:
-        """A static parameter's value: its literal default in explain's mode, else unknown."""
-        if self.assume_defaults and param.default is not None:
+        """A static parameter's value in explain's mode: its ``@mesh(example=...)`` value or its default
+        where either is a literal or a config the module spells out; else (and when converting) unknown."""
+        node = self.example.get(param.name.value, param.default) if self.assume_defaults else None
+        if node is not None:
             try:
-                return Static.of(ast.literal_eval(self.ctx.code(param.default)))
+                return Static.of(ast.literal_eval(self.ctx.code(node)))
             except (ValueError, SyntaxError):
                 pass
-            config = self.ctx.config_value(param.default)  # cfg: Config = DEFAULT_CONFIG
+            config = self.ctx.config_value(node)  # cfg: Config = DEFAULT_CONFIG
             if config is not None:
                 return Static.of(config)
         return Static()
