@@ -9,7 +9,9 @@ measure ``meshify.runtime.hlo`` counts: an all-reduce (``psum``, ``pmax``) retur
 operand's local block, a reduce-scatter its operand's block divided by the shard count,
 an all-gather its operand's block times it, an all-to-all its operand's block.  A
 sharded softmax/log_softmax/logsumexp runs two all-reduces of its statistic (max,
-sum of exp).  Element sizes come from ``itemsize`` (dtypes are not in the hints).
+sum of exp).  Element sizes come from ``itemsize`` (dtypes are not in the hints), except where the
+code says a value's dtype: a comparison's bool (1 byte), an integer parameter's int32 (a jaxtyping
+``Int[...]`` hint, or used as indices), a dtype spelled out (``x.astype(jnp.bfloat16)``).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from meshify.annotate._types import BROADCAST, INFERRED, Layout, MeshSpec
 from meshify.errors import AnnotationError, LayoutError, MeshifyError, SourceSpan
 from meshify.rewrite._collectives import collective
 from meshify.rewrite._context import ModuleContext, parse_context
+from meshify.rewrite._dtypes import DTYPE_BYTES
 from meshify.rewrite._driver import mesh_functions
 from meshify.rewrite._hints import is_integer_hint, read_mesh_decorator, read_mesh_dims
 from meshify.rewrite._interp import FunctionPlan, FunctionRewriter
@@ -161,21 +164,26 @@ class _Sizer:
         return math.prod(self.local_shape(layout)) * self.itemsize
 
 
-def _collective_bytes(kind: str, axes: tuple[str, ...], layout: Layout, sizer: _Sizer) -> int:
+def _collective_bytes(kind: str, axes: tuple[str, ...], layout: Layout, sizer: _Sizer, instructions: int) -> int:
     c = collective(kind)
-    return c.result_bytes(sizer.bytes(layout), sizer.mesh.size(axes)) * c.instructions
+    return c.result_bytes(sizer.bytes(layout), sizer.mesh.size(axes)) * instructions
 
 
 _NAMES = {8: "float64", 4: "float32", 2: "bfloat16/float16", 1: "int8"}
 
 
-def _wire(kind: str, itemsize: int, reduce_dtype: str | None) -> tuple[int, str]:
-    """Bytes per element a collective moves, and its dtype: a psum (or psum_scatter) of 2-byte floats
-    adds them in float32 (as ``jnp.sum`` accumulates on one device), or in ``reduce_dtype``."""
-    if kind in ("psum", "psum_scatter") and itemsize == 2:
+def _wire(kind: str, itemsize: int, reduce_dtype: str | None, dtype: str | None = None) -> tuple[int, str]:
+    """Bytes per element a collective moves, and its dtype: ``dtype`` where the code says the value's
+    (a comparison's bool, an integer's int32, an ``astype``'s), else the float inputs' ``itemsize``; a psum
+    (or psum_scatter) of 2-byte floats adds them in float32 (as ``jnp.sum`` accumulates on one device), or
+    in ``reduce_dtype``."""
+    low_float = dtype in ("float16", "bfloat16") if dtype is not None else itemsize == 2
+    if kind in ("psum", "psum_scatter") and low_float:
         if reduce_dtype is not None:
             return 2, f"{reduce_dtype} (reduce_dtype)"
-        return 4, "float32 (2-byte floats accumulate in float32)"
+        return 4, f"float32 ({dtype or '2-byte floats'} accumulate in float32)"
+    if dtype is not None:
+        return DTYPE_BYTES[dtype], dtype
     return itemsize, _NAMES.get(itemsize, f"{itemsize}-byte")
 
 
@@ -275,11 +283,12 @@ def _report(ctx: ModuleContext, fn: cst.FunctionDef, plan: FunctionPlan, sizes: 
             continue
         repeat = _trips(record.loops, sizes, sizer.where, record.line)
         copies = _trips(record.loops, sizes, sizer.where, record.line, traced=False)
-        wire, dtype = _wire(record.kind, itemsize, plan.reduce_dtype)
-        size = _collective_bytes(record.kind, record.axes, record.layout, sizer) * wire // itemsize
+        moved, instructions = c.moves(record.dtype)
+        wire, dtype = _wire(record.kind, itemsize, plan.reduce_dtype, moved)
+        size = _collective_bytes(record.kind, record.axes, record.layout, sizer, instructions) * wire // itemsize
         report.collectives.append(CollectiveReport(
-            record.line, record.kind, c.hlo, c.instructions * repeat, record.axes, record.dim,  # type: ignore[arg-type]
-            size * repeat, record.reason, c.instructions * copies, size * copies, dtype))
+            record.line, record.kind, c.hlo, instructions * repeat, record.axes, record.dim,  # type: ignore[arg-type]
+            size * repeat, record.reason, instructions * copies, size * copies, dtype))
     return report
 
 

@@ -358,19 +358,35 @@ def _as_numbers(x):
     return np.asarray(x, np.float64)
 
 
-def _compare(got: list, want: list) -> tuple[float, float, list[str]]:
+def _low_precision_eps(x) -> float:
+    """The machine epsilon of a float16/bfloat16 result (its rounding step near 1), else 0."""
+    import jax.numpy as jnp
+
+    dtype = getattr(x, "dtype", None)
+    if dtype is not None and dtype in (jnp.float16, jnp.bfloat16):
+        return float(jnp.finfo(dtype).eps)
+    return 0.0
+
+
+def _compare(got: list, want: list, rtol: float = 1e-4) -> tuple[float, float, list[str], bool]:
     """Max abs and rel errors over the places where both results are finite; both inf (and a note)
-    when the structures or shapes differ, or a NaN or inf is not where the reference has the same."""
+    when the structures or shapes differ, or a NaN or inf is not where the reference has the same; and
+    whether they agree: each result within ``rtol`` of the reference's largest magnitude, a float16 or
+    bfloat16 one within its own epsilon where that is larger (two programs that add in another order
+    round some sums to the neighbouring bfloat16 number, 2**-8 apart relative to 1)."""
     import numpy as np
 
     if len(got) != len(want):
-        return float("inf"), float("inf"), [f"the sharded program returns {len(got)} arrays, the reference {len(want)}"]
-    abs_err, rel_err, notes = 0.0, 0.0, []
+        return (float("inf"), float("inf"),
+                [f"the sharded program returns {len(got)} arrays, the reference {len(want)}"], False)
+    abs_err, rel_err, notes, agree = 0.0, 0.0, [], True
     for i, (g, w) in enumerate(zip(got, want)):
+        tol, dtype = max(rtol, _low_precision_eps(w)), getattr(w, "dtype", "")
         g, w = _as_numbers(g), _as_numbers(w)
         if g.shape != w.shape:
             notes.append(f"result {i}: shape {list(g.shape)}, the reference's {list(w.shape)}")
             abs_err = rel_err = float("inf")
+            agree = False
             continue
         misplaced = (np.isnan(g) != np.isnan(w)) | ((np.isinf(g) | np.isinf(w)) & (g != w))
         if misplaced.any():
@@ -378,6 +394,7 @@ def _compare(got: list, want: list) -> tuple[float, float, list[str]]:
             notes.append(f"result {i}: {int(misplaced.sum())} NaN/inf value(s) not where the reference has them, "
                          f"first at {list(at)}: {g[at]} (reference {w[at]})")
             abs_err = rel_err = float("inf")
+            agree = False
             continue
         finite = np.isfinite(g) & np.isfinite(w)
         g, w = g[finite], w[finite]
@@ -385,7 +402,12 @@ def _compare(got: list, want: list) -> tuple[float, float, list[str]]:
         scale = float(np.abs(w).max(initial=0.0)) if w.size else 1.0
         abs_err = max(abs_err, diff)
         rel_err = max(rel_err, diff / max(1e-30, scale))
-    return abs_err, rel_err, notes
+        if diff / max(1e-30, scale) > tol:
+            agree = False
+        elif tol > rtol and diff > rtol * scale:
+            notes.append(f"result {i} is {dtype}: it agrees within {dtype}'s epsilon ({tol:.3g}), not within "
+                         f"rtol {rtol:g}")
+    return abs_err, rel_err, notes, agree
 
 
 def verify_file(path: Path, func: str | None, sizes: dict[str, int], generated: Path | None = None,
@@ -416,7 +438,10 @@ def verify_file(path: Path, func: str | None, sizes: dict[str, int], generated: 
         # @mesh(example=...)'s values (which explain's prediction read from the source) where --static gives none
         own = {**getattr(getattr(source, prediction.name), "example", {}), **own}
         _check_statics(reference, prediction, own)
-        leaves = _draw(prediction, hints, seed, sizes)
+        # JAX arrays, as the program's callers pass: NumPy ones would run the reference's own ops in NumPy
+        # (x.astype(jnp.bfloat16) @ w: a NumPy bfloat16 product is float32, JAX's is bfloat16)
+        leaves = {name: leaf if isinstance(leaf, jax.Array) else jax.numpy.asarray(leaf)
+                  for name, leaf in _draw(prediction, hints, seed, sizes).items()}
         arrays = {name: _build(source, name, struct, leaves, sizes) for name, struct in prediction.structure.items()}
         args, kwargs = _call_args(reference, {**own, **arrays})
         want = jax.tree.leaves(_run(reference, args, kwargs, f"{prediction.name}.reference"))
@@ -428,8 +453,8 @@ def verify_file(path: Path, func: str | None, sizes: dict[str, int], generated: 
             reports.append(VerifyReport(prediction.name, float("inf"), float("inf"), False, prediction.predicted(),
                                         {}, [f"the sharded program failed: {type(e).__name__}: {first}"]))
             continue
-        abs_err, rel_err, notes = _compare(got, want)
+        abs_err, rel_err, notes, agree = _compare(got, want, rtol)
         found = summarize(collectives(hlo))
-        reports.append(VerifyReport(prediction.name, abs_err, rel_err, rel_err <= rtol, prediction.predicted(),
+        reports.append(VerifyReport(prediction.name, abs_err, rel_err, agree, prediction.predicted(),
                                     {k: tuple(v) for k, v in found.items()}, notes))
     return reports

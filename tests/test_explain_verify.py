@@ -163,7 +163,8 @@ def test_verify_uses_static_defaults_and_refuses_statics_without_one(tmp_path: P
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 2 and "error[MSH072]" in result.output and "(scale)" in result.output
     assert f"{path}:" in result.output and "^^^^^" in result.output
-    assert "fix: pass a value for each: --static scale=VALUE (a Python literal), or give it a default" in result.output
+    assert ("fix: pass a value for each: --static scale=VALUE (a Python literal), give it a default, or give the "
+            "function an example: @mesh(..., example={'scale': VALUE})") in result.output
     assert CliRunner().invoke(app, [*args, "--static", "scale=2.0"]).exit_code == 0
 
 

@@ -38,11 +38,25 @@ def _verify(*argv: str):
     ([np.nan, np.nan], [np.nan, np.nan], True),
 ])
 def test_nan_and_inf_agree_only_where_the_reference_has_the_same(got, want, agree) -> None:
-    abs_err, rel_err, notes = _compare([np.array(got, np.float32)], [np.array(want, np.float32)])
-    assert (rel_err <= 1e-4) is agree, (abs_err, rel_err)
+    abs_err, rel_err, notes, agrees = _compare([np.array(got, np.float32)], [np.array(want, np.float32)])
+    assert (rel_err <= 1e-4) is agree is agrees, (abs_err, rel_err)
     assert bool(notes) is not agree
     if not agree:
         assert abs_err == rel_err == float("inf") and "NaN/inf" in notes[0]
+
+
+def test_low_precision_results_agree_within_their_own_epsilon() -> None:
+    """Two correct programs that add in another order round some bfloat16 sums to the neighbouring
+    number (2**-8 apart near 1): within bfloat16's epsilon they agree; float32 keeps rtol."""
+    import jax.numpy as jnp
+
+    want = jnp.asarray([1.0, 2.0], jnp.bfloat16)
+    got = jnp.asarray([1.0078125, 2.0], jnp.bfloat16)  # one bfloat16 step above 1
+    abs_err, rel_err, notes, agree = _compare([got], [want])
+    assert agree and rel_err == pytest.approx(0.0078125 / 2), (rel_err, notes)
+    assert "agrees within bfloat16's epsilon" in notes[0], notes
+    assert not _compare([got.astype(jnp.float32)], [want.astype(jnp.float32)])[3]
+    assert not _compare([jnp.asarray([1.1, 2.0], jnp.bfloat16)], [want])[3]
 
 
 def test_compare_reports_shapes_and_counts_that_differ() -> None:
@@ -374,3 +388,58 @@ def test_the_decorator_checks_its_example_when_the_module_is_imported() -> None:
         mesh(batch=8, example={"cfgg": 3})(f)
     with pytest.raises(AnnotationError, match="is not a dict from parameter names to values"):
         mesh(batch=8, example=[("cfg", 3)])  # type: ignore[arg-type]
+
+
+_DTYPES = '''\
+import jax.numpy as jnp
+from meshify import Tensor, mesh
+
+
+@mesh(batch=2, model=4, rules={"d": "model"})
+def mask_whole(x: Tensor["batch", "d"], w: Tensor["e", "e"]) -> Tensor["batch", "e"]:
+    m: Tensor["batch", "e"] = (x > 0).reshape(x.shape[0], -1)
+    return jnp.where(m, 1.0, 0.0) @ w
+
+
+@mesh(batch=2, model=4, rules={"d": "model"})
+def int_max(x: Tensor["batch", "d"]) -> Tensor["batch"]:
+    return jnp.max(x.astype(jnp.int32), axis=-1)
+
+
+@mesh(batch=2, model=4, rules={"d": "model"})
+def int8_cumsum(x: Tensor["batch", "d"]) -> Tensor["batch", "d"]:
+    return jnp.cumsum(x.astype(jnp.int8), axis=-1)
+
+
+@mesh(batch=2, model=4, rules={"d": "model"})
+def bool_argmax(x: Tensor["batch", "d"]) -> Tensor["batch"]:
+    return jnp.argmax(x > 0, axis=-1)
+
+
+@mesh(batch=2, model=4, rules={"d": "model"})
+def bf16_matmul(x: Tensor["batch", "d"], w: Tensor["d", "e"]) -> Tensor["batch", "e"]:
+    return x.astype(jnp.bfloat16) @ w.astype(jnp.bfloat16)
+
+
+@mesh(batch=2, model=4, rules={"d": "model"})
+def any_positive(x: Tensor["batch", "d"]) -> Tensor["batch"]:
+    return jnp.any(x > 0, axis=-1)
+'''
+
+
+def test_collectives_of_values_whose_dtype_the_code_says_are_predicted_in_that_dtype(tmp_path: Path) -> None:
+    """A gathered comparison moves 1-byte bools, an integer max needs no NaN flag (1 all-reduce, not 2), an
+    int8 cumsum gathers int8 totals, a bfloat16 product's partial sum crosses in float32: explain counted
+    them all as the float inputs' 4 bytes and 2 instructions, so verify failed these correct programs.
+    The reference runs on JAX arrays (NumPy inputs ran ``x.astype(jnp.bfloat16) @ w`` in NumPy, float32)."""
+    path = tmp_path / "dtypes.py"
+    path.write_text(_DTYPES)
+    reports = verify_file(path, None, parse_dims("batch=4,d=16,e=16"))
+    assert [r.name for r in reports if not r.ok] == [], reports
+    found = {r.name: r.found for r in reports}
+    assert found["mask_whole"]["all-gather"] == (1, 32)  # [2, 16] bools per device
+    assert found["int_max"]["all-reduce"] == (1, 8)
+    assert found["int8_cumsum"]["all-gather"] == (1, 8)
+    result = CliRunner().invoke(app, ["explain", str(path), "--dims", "batch=4,d=16,e=16", "--itemsize", "2"])
+    assert result.exit_code == 0, result.output
+    assert "bool" in result.output and "int8" in result.output and "int32" in result.output, result.output

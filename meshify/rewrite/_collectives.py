@@ -43,6 +43,11 @@ class Collective:
             per device, the measure :mod:`meshify.runtime.hlo` counts.
         effect: ``(layout, axes, dim, to_dim) -> layout`` after a step.
         reason: ``(what, axes, dim, to, purpose, origin) -> text`` of a step's comment.
+        wire: ``dtype of the operand -> dtype the instructions move`` where the code says the operand's
+            (a comparison's bool, an integer's, an ``astype``'s; see ``Dtypes.concrete``); None: the
+            function's float dtype.  Most move the operand's own.
+        exact_instructions: instructions per emission on an integer or bool operand, where fewer (a
+            ``pmax`` carries a NaN flag for floats only).
     """
 
     kind: str
@@ -52,6 +57,15 @@ class Collective:
     result_bytes: Callable[[int, int], int] = lambda local, shards: local
     effect: Callable[..., Layout] | None = None
     reason: Callable[..., str] | None = None
+    wire: Callable[[str | None], str | None] = lambda dtype: dtype
+    exact_instructions: int | None = None
+
+    def moves(self, dtype: str | None) -> tuple[str | None, int]:
+        """The dtype its instructions move for an operand of ``dtype`` (None: the float inputs'), and how
+        many instructions it runs."""
+        exact = dtype is not None and not dtype.startswith(("float", "bfloat", "complex"))
+        count = self.exact_instructions if exact and self.exact_instructions is not None else self.instructions
+        return self.wire(dtype), count
 
     @property
     def communicates(self) -> bool:
@@ -119,10 +133,24 @@ _STEPS = [
             f"all_to_all over {axes_text(axes)}: {purpose} wants {what} split along '{to}' instead of '{dim}'"),
 ]
 
+def _promoted_integer(dtype: str | None) -> str | None:
+    """What ``jnp.prod``/``jnp.sum`` make of an integer or bool operand: at least 32 bits."""
+    if dtype == "bool" or dtype in ("int8", "int16"):
+        return "int32"
+    return "uint32" if dtype in ("uint8", "uint16") else dtype
+
+
+def _arg_key(dtype: str | None) -> str | None:
+    """argmax/argmin all-reduce an integer key as wide as the operand (bool: int32) and an int32 index:
+    one dtype when the key is 32 bits wide; None (the float inputs' size) otherwise."""
+    return "int32" if dtype in ("bool", "int32", "uint32", "float32") else None
+
+
 _RULE_COLLECTIVES = [
-    # The max (min) and whether any device saw a NaN (an all-reduce max drops NaNs; jnp.max keeps them).
-    Collective("pmax", "all-reduce", instructions=2),
-    Collective("pmin", "all-reduce", instructions=2),
+    # The max (min) and whether any device saw a NaN (an all-reduce max drops NaNs; jnp.max keeps them);
+    # an integer max has no NaN to carry.
+    Collective("pmax", "all-reduce", instructions=2, exact_instructions=1),
+    Collective("pmin", "all-reduce", instructions=2, exact_instructions=1),
     # local max, pmax, local sum of exp, psum: two all-reduces of the statistic.
     Collective("softmax", "all-reduce", instructions=2),
     Collective("log_softmax", "all-reduce", instructions=2),
@@ -134,15 +162,18 @@ _RULE_COLLECTIVES = [
     # var/std(where=...): first the global count of the mask (a third all-reduce).
     Collective("masked_var", "all-reduce", instructions=3),
     # argmax/argmin: pmax (pmin) of the ordered key, pmin of the first global index holding it.
-    Collective("argmax", "all-reduce", instructions=2),
-    Collective("argmin", "all-reduce", instructions=2),
-    # any/all: one all-reduce max (min) of the local flags.
-    Collective("any", "all-reduce"),
-    Collective("all", "all-reduce"),
-    # prod: an all-gather of the local products; cumsum/cumprod: of each shard's total.
-    Collective("prod", "all-gather", result_bytes=lambda local, shards: local * shards),
-    Collective("cumsum", "all-gather", result_bytes=lambda local, shards: local * shards),
-    Collective("cumprod", "all-gather", result_bytes=lambda local, shards: local * shards),
+    Collective("argmax", "all-reduce", instructions=2, wire=_arg_key),
+    Collective("argmin", "all-reduce", instructions=2, wire=_arg_key),
+    # any/all: one all-reduce max (min) of the local flags, as int32.
+    Collective("any", "all-reduce", wire=lambda dtype: "int32"),
+    Collective("all", "all-reduce", wire=lambda dtype: "int32"),
+    # prod: an all-gather of the local products (integers promoted as jnp.prod does); cumsum/cumprod:
+    # of each shard's total (jnp.cumsum keeps an integer's dtype and makes a bool's int32).
+    Collective("prod", "all-gather", result_bytes=lambda local, shards: local * shards, wire=_promoted_integer),
+    Collective("cumsum", "all-gather", result_bytes=lambda local, shards: local * shards,
+               wire=lambda dtype: "int32" if dtype == "bool" else dtype),
+    Collective("cumprod", "all-gather", result_bytes=lambda local, shards: local * shards,
+               wire=lambda dtype: "int32" if dtype == "bool" else dtype),
     # Halo exchange (rules/convolution.py, runtime/_spatial.py): one collective-permute per side of a
     # split spatial dim (and per corner of two), on a one-row slab of the value (see halo_kind).
     Collective("halo", "collective-permute"),

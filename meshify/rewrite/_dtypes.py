@@ -33,7 +33,15 @@ from meshify.rewrite._names import dotted_name
 from meshify.rewrite._signatures import BINARY, UNARY
 from meshify.rewrite._values import Array, Opaque, Static, StructValue, TupleValue
 
-__all__ = ["Dtypes", "Carriers", "Items"]
+__all__ = ["DTYPE_BYTES", "Dtypes", "Carriers", "Items"]
+
+#: Bytes per element of the dtypes explain names (64-bit ones as JAX's default keeps them: 32-bit).
+DTYPE_BYTES = {"bool": 1, "int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "int32": 4, "uint32": 4, "int64": 4,
+               "uint64": 4, "float16": 2, "bfloat16": 2, "float32": 4, "float64": 4, "complex64": 8,
+               "complex128": 8}
+#: What JAX makes of a 64-bit dtype with ``jax_enable_x64`` off.
+_X32 = {"int64": "int32", "uint64": "uint32", "float64": "float32", "complex128": "complex64"}
+
 
 #: Sorted, unique carrier texts; () for a weakly typed Python scalar; None when unknown.
 Carriers = tuple[str, ...] | None
@@ -400,6 +408,36 @@ class Dtypes:
                 return (self.rw.ctx.code(node),)
         return None
 
+    # -- concrete dtypes, for explain's bytes ------------------------------------------------------
+
+    def concrete(self, node: cst.BaseExpression) -> str | None:
+        """The dtype ``node`` has where the code says it without the function's float inputs: a
+        comparison's ``bool``, an integer parameter's (an ``Int[...]`` hint, or used as indices) ``int32``,
+        a dtype spelled out (``x.astype(jnp.bfloat16)``, ``dtype=jnp.int8``), promoted as JAX promotes
+        them; None where it follows the float inputs (explain's ``--itemsize`` then) or is unknown.
+        64-bit dtypes are their 32-bit halves (JAX's default, ``jax_enable_x64`` off)."""
+        carriers = self.of(node)
+        if not carriers:
+            return None
+        named = [self._concrete_carrier(text) for text in carriers]
+        if any(d is None for d in named):
+            return None
+        return _promote(named)  # type: ignore[arg-type]
+
+    def _concrete_carrier(self, text: str) -> str | None:
+        if text == "bool":
+            return "bool"
+        name = text[1:-1] if len(text) > 1 and text[0] == text[-1] and text[0] in "\"'" else None
+        for prefix in ("jax.numpy.", "jnp.", "numpy.", "np."):
+            if name is None and text.startswith(prefix):
+                name = text[len(prefix):]
+        if name is not None:
+            name = name.rstrip("_")  # jnp.bool_
+            return _X32.get(name, name) if name in DTYPE_BYTES else None
+        param = next((p for p, capture in self.captures.items() if capture == text), text)
+        return self.rw.param_dtype(param) if param in self.params else None
+
+
     # -- helpers' results in their caller ---------------------------------------------------------
 
     def expressible(self, carriers: Carriers) -> bool:
@@ -513,3 +551,15 @@ def _bindings(body: cst.CSTNode) -> Counter:
 
     body.visit(_Visitor())
     return counts
+
+
+def _promote(dtypes: list[str]) -> str:
+    """JAX's promotion of concrete dtypes, as far as explain needs it: the widest kind (bool < integer <
+    float < complex), the widest of that kind; float16 with bfloat16 is float32."""
+    def kind(d: str) -> int:
+        return 0 if d == "bool" else 1 if "int" in d else 3 if d.startswith("complex") else 2
+    top = max(kind(d) for d in dtypes)
+    same = sorted({d for d in dtypes if kind(d) == top}, key=lambda d: DTYPE_BYTES[d])
+    if top == 2 and {"float16", "bfloat16"} <= set(same) and same[-1] in ("float16", "bfloat16"):
+        return "float32"
+    return same[-1]

@@ -15,7 +15,7 @@ from meshify.annotate._types import BROADCAST, MeshSpec, Rules
 from meshify.errors import AnnotationError, MeshifyError
 from meshify.rewrite._context import ModuleContext
 
-__all__ = ["MESH_NAMES", "TENSOR_NAMES", "StructHint", "is_integer_hint", "mesh_decorator", "read_dims",
+__all__ = ["MESH_NAMES", "TENSOR_NAMES", "StructHint", "hint_dtype", "is_integer_hint", "mesh_decorator", "read_dims",
            "read_example", "read_mesh_decorator", "read_mesh_dims", "read_regather", "read_return_dims", "read_struct"]
 
 TENSOR_NAMES = frozenset({"meshify.Tensor", "meshify.annotate.Tensor", "meshify.runtime.Tensor"})
@@ -44,6 +44,25 @@ INTEGER_HINTS = frozenset(f"jaxtyping.{n}" for n in ("Int", "Integer", "UInt", "
 def is_integer_hint(ctx: ModuleContext, node: cst.BaseExpression) -> bool:
     """Whether a hint says its array holds integers (jaxtyping's ``Int[...]`` family)."""
     return isinstance(node, cst.Subscript) and bool(ctx.qualified_names(node.value) & INTEGER_HINTS)
+
+
+#: jaxtyping's hints that name one dtype (or a kind whose default JAX takes: ``Int`` is int32).
+_DTYPE_HINTS = {"Int": "int32", "Integer": "int32", "Int32": "int32", "Int64": "int32", "Int8": "int8",
+                "Int16": "int16", "UInt": "uint32", "UInt32": "uint32", "UInt8": "uint8", "UInt16": "uint16",
+                "Bool": "bool", "Float16": "float16", "BFloat16": "bfloat16", "Float32": "float32",
+                "Float64": "float32", "Complex64": "complex64"}
+
+
+def hint_dtype(ctx: ModuleContext, node: cst.BaseExpression) -> str | None:
+    """The dtype a jaxtyping hint names (``Int8[Array, "b"]`` -> ``"int8"``), as JAX keeps it by default
+    (64-bit as 32-bit); None for ``Float[...]``, ``Tensor[...]`` and others that name no one dtype."""
+    if not isinstance(node, cst.Subscript):
+        return None
+    for name in ctx.qualified_names(node.value):
+        module, _, short = name.rpartition(".")
+        if module == "jaxtyping" and short in _DTYPE_HINTS:
+            return _DTYPE_HINTS[short]
+    return None
 
 
 def read_dims(ctx: ModuleContext, node: cst.BaseExpression) -> tuple[str, ...] | None:

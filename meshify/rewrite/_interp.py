@@ -35,6 +35,7 @@ from meshify.rewrite._dtypes import Dtypes, Items, like_node, merge_items
 from meshify.rewrite._evaluate import binary_operator, evaluate, is_reshape, none_test, reshape_call
 from meshify.rewrite._hints import (
     StructHint,
+    hint_dtype,
     mesh_decorator,
     read_dims,
     read_example,
@@ -95,6 +96,10 @@ class Record:
     #: Recorded in a loop body that ``mr.regathering`` wraps (it gathers weights as FSDP's): the backward
     #: pass gathers them again.
     regathered: bool = False
+    #: The dtype of the collective's operand where the code says it (a comparison's ``bool``, an integer
+    #: parameter's ``int32``, an ``astype``'s); None: the function's float dtype (explain's itemsize).
+    #: ``Collective.moves`` tells what its instructions move.
+    dtype: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -423,6 +428,16 @@ class FunctionRewriter:
             self._args[name] = None
             self.env[name] = Array(layout)
         return params
+
+    def param_dtype(self, name: str) -> str | None:
+        """A parameter's dtype where the code says it: a jaxtyping dtype hint's, else ``int32`` for one used
+        as indices (an integer array, int32 by JAX's default); None for the function's float inputs."""
+        param = next((p for p in self._all_params() if p.name.value == name), None)
+        hint = param.annotation.annotation if param is not None and param.annotation is not None else None
+        dtype = hint_dtype(self.ctx, hint) if hint is not None else None
+        if dtype is None and name in self.index_names:
+            return "int32"
+        return dtype
 
     def default_of(self, param: cst.Param) -> Static:
         """A static parameter's value in explain's mode: its ``@mesh(example=...)`` value or its default
@@ -1189,8 +1204,10 @@ class FunctionRewriter:
         nodes = [n if c.wrap is None else self._wrapped(c, n) for c, n in zip(lowering.converts, nodes)]
         for operand in lowering.indices:
             self.mark_index(operand)
+        # the dtype of the value a rule's collectives run on: its first operand's (see Collective.wire)
+        dtype = self.dtypes.concrete(lowering.converts[0].operand.original) if lowering.converts else None
         for e in lowering.emitted:
-            self.note_custom(e.kind, e.axes, e.layout, e.dim, e.reason)
+            self.note_custom(e.kind, e.axes, e.layout, e.dim, e.reason, dtype)
         self._comments.extend(lowering.notes)
         return nodes
 
@@ -1239,15 +1256,18 @@ class FunctionRewriter:
                        "gradient is reduce-scattered back, as in FSDP)")
         self._comments.append(reason)
         dim = layout.dims[step.dim] if step.dim >= 0 else ""
-        self.records.append(Record(self._line, step.kind, step.axes, dim, reason, layout, tuple(self._loops), fsdp))
+        self.records.append(Record(self._line, step.kind, step.axes, dim, reason, layout, tuple(self._loops), fsdp,
+                                   dtype=self.dtypes.concrete(op.original)))
 
-    def note_custom(self, kind: str, axes: tuple[str, ...], layout: Layout, dim: str, reason: str) -> None:
+    def note_custom(self, kind: str, axes: tuple[str, ...], layout: Layout, dim: str, reason: str,
+                    dtype: str | None = None) -> None:
         """Records a collective an op rule emitted itself (pmax, sharded softmax, ...).
 
-        ``layout`` is that of the value the collective runs on (e.g. the reduced max).
+        ``layout`` is that of the value the collective runs on (e.g. the reduced max); ``dtype`` its
+        operand's where the code says it.
         """
         self._comments.append(reason)
-        self.records.append(Record(self._line, kind, axes, dim, reason, layout, tuple(self._loops)))
+        self.records.append(Record(self._line, kind, axes, dim, reason, layout, tuple(self._loops), dtype=dtype))
 
     def _reason(self, step: Step, op: Operand, source: Layout, purpose: str) -> str:
         reason = collective(step.kind).reason
