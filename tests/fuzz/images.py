@@ -221,9 +221,14 @@ def _conv(b: _Builder, a: _Value, spatial: list[int], other: list[int]) -> bool:
     if (letters, rhs, out) == ("NC" + space, "OI" + space, "NC" + space) and dilation == groups == 1 and b.flag(15):
         expr = f"jax.lax.conv({a.name}, {kernel.name}, {strides}, {padding})"
     else:
+        options = _conv_options(b, letters, rhs, out, dilation, groups, len(spatial))
+        order = [space.index(x) for x in rhs if x in space]
+        if options.get("dimension_numbers", "").startswith('("') and padding[0] in "([":
+            # Letters pair the spatial dims in the kernel spec's order (JAX sorts the image's by it):
+            # explicit padding is written in that order, as a user reading JAX's docs writes it.
+            padding = _pairs([pads[i] for i in order], "list" if padding[0] == "[" else "tuple")
         expr = b.call("jax.lax.conv_general_dilated", "jax.lax.conv_general_dilated",
-                      [a.name, kernel.name, strides, padding],
-                      _conv_options(b, letters, rhs, out, dilation, groups, len(spatial)))
+                      [a.name, kernel.name, strides, padding], options)
     if not ok:
         _refused(b, "a convolution whose output does not split at the block boundaries", expr,
                  "a convolution over dim", HALO)
@@ -391,6 +396,8 @@ def _slice(b: _Builder, a: _Value, spatial: list[int], other: list[int]) -> bool
         rows, block = b.sizes[a.dims[p]], b.sizes[a.dims[p]] // b.shards(a.dims[p])
         bounds = [(lo, hi) for lo in (0, 1, 2, block) for hi in (None, -1, -2, -block, rows - 1)
                   if (lo, hi) != (0, None) and range(rows)[lo:hi]]
+        if not bounds:  # a one-row dim: no slice but the whole
+            continue
         even = [(lo, hi) for lo, hi in bounds if reblocks(b, a.dims[p], lo, len(range(rows)[lo:hi]))]
         lo, hi = b.pick(even if even and b.flag(85) else bounds)
         step = b.pick([2, 2, 3]) if b.flag(8) else 1
