@@ -115,6 +115,8 @@ class MeshFunction:
         self.example = dict(example or {})
         self._generated = None
         self._sharded = None
+        #: Programs rewritten for module constants rebound from outside (``mod.AXIS = 0``), by their values.
+        self._rebound: dict[tuple, Any] = {}
         functools.update_wrapper(self, fn)
 
     def _build(self):
@@ -124,28 +126,42 @@ class MeshFunction:
             raise e.with_traceback(None) from None
 
     def _build_once(self):
+        from meshify.rewrite._driver import rebound_constants
+
         if self._sharded is None:
-            import jax
+            self._generated, self._sharded = self._compile({})
+        # A module constant the rewrite took (an axis, a shape, a branch may follow from it) rebound from
+        # outside since: the function is rewritten for the values it holds now, as it would be traced.
+        overrides = rebound_constants(self.function, self._generated.plan.global_values)
+        if not overrides:
+            return self._sharded
+        key = tuple(sorted((name, type(value).__name__, repr(value)) for name, value in overrides.items()))
+        if key not in self._rebound:
+            self._rebound[key] = self._compile(overrides)[1]
+        return self._rebound[key]
 
-            import meshify.runtime as runtime
-            from meshify.rewrite import rewrite_function
+    def _compile(self, overrides: dict[str, object]):
+        """The function rewritten (module constants read as ``overrides`` says) and bound."""
+        import jax
 
-            fn = self.function
-            generated = rewrite_function(fn, self.mesh_spec, self.rules, self.dims)
-            namespace = dict(fn.__globals__)
-            code = fn.__code__
-            for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
-                namespace[name] = cell.cell_contents
-            namespace.setdefault("jax", jax)
-            namespace[generated.mr] = runtime
-            filename = f"<meshify: {generated.filename}:{self.__name__}>"
-            # Its lines readable (tracebacks; a call-time error maps its statement back to the user's line).
-            linecache.cache[filename] = (len(generated.source), None, generated.source.splitlines(True), filename)
-            exec(compile(generated.source, filename, "exec"), namespace)
-            self._generated = generated
-            self._sharded = namespace[fn.__name__]
-            self._sharded.origin = fn  # call-time errors point at the user's file
-        return self._sharded
+        import meshify.runtime as runtime
+        from meshify.rewrite import rewrite_function
+
+        fn = self.function
+        generated = rewrite_function(fn, self.mesh_spec, self.rules, self.dims, overrides)
+        namespace = dict(fn.__globals__)
+        code = fn.__code__
+        for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+            namespace[name] = cell.cell_contents
+        namespace.setdefault("jax", jax)
+        namespace[generated.mr] = runtime
+        filename = f"<meshify: {generated.filename}:{self.__name__}>"
+        # Its lines readable (tracebacks; a call-time error maps its statement back to the user's line).
+        linecache.cache[filename] = (len(generated.source), None, generated.source.splitlines(True), filename)
+        exec(compile(generated.source, filename, "exec"), namespace)
+        sharded = namespace[fn.__name__]
+        sharded.origin = fn  # call-time errors point at the user's file
+        return generated, sharded
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         try:

@@ -198,6 +198,9 @@ class ModuleContext:
         #: (file, name) of a name carried from another module -> its name here; what imports each (_imports).
         self.carried_as: dict[tuple[str, str], str] = {}
         self.carried: dict[str, str] = {}
+        #: Module constants whose value the decorator path found rebound from outside (``mod.AXIS = 0``):
+        #: read in place of the literal the source assigns (see MeshFunction._current_constants).
+        self.overrides: dict[str, object] = {}
         #: Dims a reshape split -> the dim they came from (the helpers share it): merging them back names
         #: the result as the user did (rules/shapes.py reads it, the interpreter records it).
         self.reshape_origins: dict[tuple[str, ...], str] = {}
@@ -337,6 +340,20 @@ class ModuleContext:
             raise ValueError(node) from None
 
     @cached_property
+    def literal_constants(self) -> dict[str, object]:
+        """The module's constants as the source assigns them: a literal bound once, by no import, and
+        rebound by no ``global`` statement (the values :meth:`global_value` takes, before overrides)."""
+        found: dict[str, object] = {}
+        for name, value in self.assignments.items():
+            if value is None or name in self.imports.imports or name in self.declared_global:
+                continue
+            try:
+                found[name] = ast.literal_eval(self.code(value))
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                continue
+        return found
+
+    @cached_property
     def annotated_arrays(self) -> dict[str, tuple[str, ...]]:
         """Module arrays whose dims a hint names where they are bound once (``W: Tensor["d", "e"] = ...``),
         and that no function rebinds: read as whole replicated arrays with those dims, as ``w: Tensor[...]
@@ -401,7 +418,7 @@ class ModuleContext:
                 except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
                     return Opaque()
                 if name not in self.declared_global:
-                    return Static.of(literal)
+                    return Static.of(self.overrides.get(name, literal))
                 if isinstance(literal, int | float | bool | str):
                     return Static()  # a scalar a function rebinds: its value is read at each call
             return Opaque()

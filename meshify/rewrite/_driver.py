@@ -232,7 +232,20 @@ def _is_leading(stmt: cst.BaseStatement, index: int) -> bool:
 _module_cache: dict[tuple[str, int], ModuleContext] = {}
 
 
-def _context_for(fn: Callable) -> ModuleContext:
+def rebound_constants(fn: Callable, taken: dict[str, object]) -> dict[str, object]:
+    """The module constants of ``fn``'s module rebound from outside (``mod.AXIS = 0``) since the source
+    assigned them: {} while every one the rewrite took (``taken``: name -> value) still holds it; else each
+    literal constant of the module whose current value is another literal (what to rewrite with)."""
+    from meshify._literals import is_literal, same_literal
+
+    current = fn.__globals__
+    if all(same_literal(current.get(name, value), value) for name, value in taken.items()):
+        return {}
+    return {name: current[name] for name, literal in _context_for(fn).literal_constants.items()
+            if name in current and not same_literal(current[name], literal) and is_literal(current[name])}
+
+
+def _context_for(fn: Callable, fresh: bool = False) -> ModuleContext:
     try:
         filename = inspect.getsourcefile(fn) or inspect.getfile(fn)
     except TypeError:
@@ -246,6 +259,8 @@ def _context_for(fn: Callable) -> ModuleContext:
                           fix="define @mesh functions in a file or notebook cell, not with exec()")
     text = "".join(lines)
     key = (filename, hash(text))
+    if fresh:
+        return parse_context(text, filename)
     if key not in _module_cache or not _module_cache[key].imports_current():
         _module_cache[key] = parse_context(text, filename)
     return _module_cache[key]
@@ -273,10 +288,13 @@ def _closure_values(fn: Callable) -> dict:
     return found
 
 
-def rewrite_function(fn: Callable, mesh: MeshSpec, rules: Rules,
-                     sizes: dict[str, int] | None = None) -> GeneratedFunction:
-    """Rewrites one live function (the decorator path); ``mesh`` and ``rules`` come from the call."""
-    ctx = _context_for(fn)
+def rewrite_function(fn: Callable, mesh: MeshSpec, rules: Rules, sizes: dict[str, int] | None = None,
+                     overrides: dict[str, object] | None = None) -> GeneratedFunction:
+    """Rewrites one live function (the decorator path); ``mesh`` and ``rules`` come from the call;
+    ``overrides`` are module constants rebound from outside (see :func:`rebound_constants`), read in
+    place of the source's literals (in a context of their own: the module's cached one keeps the source's)."""
+    ctx = _context_for(fn, fresh=bool(overrides))
+    ctx.overrides = dict(overrides or {})
     first = fn.__code__.co_firstlineno
     for node, _decorator in mesh_functions(ctx) or []:
         start = ctx.line(node.decorators[0] if node.decorators else node)

@@ -88,6 +88,8 @@ def sharded_decorator_text(plan: FunctionPlan, mr: str) -> str:
     if plan.globals_read:
         reads += "    globals_read=(" + ", ".join(f'"{n}"' for n in plan.globals_read) + \
             ("," if len(plan.globals_read) == 1 else "") + "),\n"
+    if plan.decisive_values:  # the constants' values the rewrite took, checked at every call
+        reads += "    constants={" + ", ".join(f'"{n}": {v!r}' for n, v in plan.decisive_values.items()) + "},\n"
     return (f"{mr}.sharded(\n    {mr}.MeshSpec.of({mesh}),\n    {{\n{args}    }},\n"
             f"    out_specs={out},\n{reads})")
 

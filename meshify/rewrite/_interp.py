@@ -133,6 +133,12 @@ class FunctionPlan:
     static_reads: dict[str, dict[str, tuple[str, ...] | None]] = field(default_factory=dict)
     #: Module variables the function and its helpers read, by name.
     globals_read: tuple[str, ...] = ()
+    #: Those of them that are constants of the module (``AXIS = 1``, no ``global`` statement): the value
+    #: the rewrite took (an axis, a shape, an ``if`` may depend on it), checked at every call.
+    global_values: dict[str, object] = field(default_factory=dict)
+    #: Those whose value may decide the rewrite (all but floats): a converted file refuses a call after one
+    #: is rebound from outside; the decorator path rewrites the function for any of them rebound.
+    decisive_values: dict[str, object] = field(default_factory=dict)
     #: ``@mesh(reduce_dtype=...)``: low-precision partial sums are all-reduced in it (None: float32).
     reduce_dtype: str | None = None
     #: Names of the helper versions this function calls, directly or not, in emission order.
@@ -278,6 +284,13 @@ class FunctionRewriter:
             plan.static_reads.setdefault(param, {})[attr] = self.pinned_reads.get((param, attr))
         plan.helpers = list(dict.fromkeys(self.uses))
         plan.globals_read = tuple(sorted(self.globals_read))
+        for name in plan.globals_read:
+            value = self.ctx.global_value(name)
+            if isinstance(value, Static) and value.known:
+                plan.global_values[name] = value.literal
+        # what a converted file checks: floats feed arithmetic (a temperature, an epsilon), not layouts,
+        # so one rebound from outside is read afresh; an int, a string, a tuple may be an axis, a shape, a mode
+        plan.decisive_values = {n: v for n, v in plan.global_values.items() if not isinstance(v, float | complex)}
         plan.reduce_dtype = self.reduce_dtype
         plan.args = self._args
         return plan

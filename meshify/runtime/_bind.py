@@ -27,6 +27,7 @@ import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 
 from meshify._bound import BoundMethod
+from meshify._literals import same_literal
 from meshify.annotate._types import MeshSpec
 from meshify.errors import CallError
 from meshify.runtime._devices import build_mesh
@@ -150,11 +151,15 @@ class Sharded:
     def __init__(self, local: Callable[..., Any], mesh_spec: MeshSpec, args: Mapping[str, ArgSpec],
                  out_specs: Any, *, devices: Sequence[jax.Device] | None = None,
                  reads: Mapping[str, Mapping[str, tuple[str, ...] | None]] | None = None,
-                 globals_read: Sequence[str] = ()) -> None:
+                 globals_read: Sequence[str] = (), constants: Mapping[str, Any] | None = None) -> None:
         self.local = local
         #: Module variables the body reads (``SCALE``): the program is keyed on their current values,
         #: so a call after one is rebound traces again (``.reference`` reads the current value too).
         self.globals_read = tuple(globals_read)
+        #: The module constants among them (``AXIS = 1``) and the values the rewrite took for them: an
+        #: axis, a shape or an ``if`` may follow from one, so a call after one is rebound from outside
+        #: (``mod.AXIS = 0``) is an error here (``@mesh`` rewrites the function again instead).
+        self.constants = dict(constants or {})
         #: Static parameter -> attribute the body reads off it (``self.w``) -> the dims a hint pins it to,
         #: or None (then it must not be an array of rank > 0).  Arrays there are inputs of every call.
         self.reads = {name: dict(attrs) for name, attrs in (reads or {}).items()}
@@ -295,7 +300,7 @@ class Sharded:
                     for path, _ in (spec.leaves(name) if isinstance(spec, TreeSpec) else [(name, spec)]))
         if key not in self._variants:
             variant = Sharded(self.local, self.mesh_spec, args, self.out_specs, devices=self._devices,
-                              reads=self.reads, globals_read=self.globals_read)
+                              reads=self.reads, globals_read=self.globals_read, constants=self.constants)
             variant.origin, variant._mesh = self.origin, self._mesh
             self._variants[key] = variant
         return self._variants[key]
@@ -392,6 +397,14 @@ class Sharded:
                     f"{self.__name__}(): module variable {name!r} is now an array of shape {tuple(value.shape)}; "
                     "meshify rewrote the function taking it as a Python scalar",
                     fix=f"pass it as an argument with a Tensor hint, or keep {name!r} a Python number")) from None
+            if name in self.constants and not same_literal(value, self.constants[name]):
+                raise self._placed(CallError(
+                    f"{self.__name__}(): module constant {name!r} is {value!r} now; meshify rewrote the function "
+                    f"for {self.constants[name]!r}, its value in the source (an axis, a shape or a branch may "
+                    "follow from it)",
+                    fix=f"regenerate the file after changing {name!r} (meshify convert), rebind it with a `global "
+                        f"{name}` statement in a function of its module (then meshify reads it at each call and "
+                        "never relies on its value), or pass it as an argument")) from None
             if target is not source:
                 target[name] = value
             key.append((name, _Identity(value) if _is_array(value) else _key(value)))
@@ -595,9 +608,10 @@ class _WithArrays:
 def bind(local: Callable[..., Any], mesh: MeshSpec, args: Mapping[str, ArgSpec], out_specs: Any,
          *, devices: Sequence[jax.Device] | None = None,
          reads: Mapping[str, Mapping[str, tuple[str, ...] | None]] | None = None,
-         globals_read: Sequence[str] = ()) -> Sharded:
+         globals_read: Sequence[str] = (), constants: Mapping[str, Any] | None = None) -> Sharded:
     """Wraps a per-device function as a global sharded callable (see :class:`Sharded`)."""
-    return Sharded(local, mesh, args, out_specs, devices=devices, reads=reads, globals_read=globals_read)
+    return Sharded(local, mesh, args, out_specs, devices=devices, reads=reads, globals_read=globals_read,
+                   constants=constants)
 
 
 class _Reference:
@@ -616,8 +630,10 @@ class _Reference:
 
 def sharded(mesh: MeshSpec, args: Mapping[str, ArgSpec], out_specs: Any,
             reads: Mapping[str, Mapping[str, tuple[str, ...] | None]] | None = None,
-            globals_read: Sequence[str] = ()) -> Callable[[Callable], Sharded]:
+            globals_read: Sequence[str] = (), constants: Mapping[str, Any] | None = None
+            ) -> Callable[[Callable], Sharded]:
     """Decorator form of :func:`bind`, used by generated code; ``reads`` names the attributes the
     function reads off its static arguments, checked at each call to hold no array; ``globals_read``
     the module variables it reads, whose current values key the program."""
-    return lambda local: bind(local, mesh, args, out_specs, reads=reads, globals_read=globals_read)
+    return lambda local: bind(local, mesh, args, out_specs, reads=reads, globals_read=globals_read,
+                              constants=constants)

@@ -1,0 +1,28 @@
+"""Module constants as the rewrite takes them: Python literals, compared by value and type."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["is_literal", "same_literal"]
+
+
+def is_literal(value: Any) -> bool:
+    """A value ``ast.literal_eval`` could have produced from a module's source (numbers, strings, bools,
+    None, and tuples and lists of them): one the rewrite can take in place of the source's."""
+    if value is None or isinstance(value, bool | int | float | complex | str | bytes):
+        return True
+    return isinstance(value, tuple | list) and all(is_literal(v) for v in value)
+
+
+def same_literal(value: Any, assumed: Any) -> bool:
+    """Whether a module constant still holds the literal the rewrite took: equal and of the same type
+    (``1``, ``1.0`` and ``True`` are equal, but a float axis is an error where an int is not); NaN is NaN."""
+    if type(value) is not type(assumed):
+        return False
+    if isinstance(value, tuple | list):
+        return len(value) == len(assumed) and all(same_literal(v, a) for v, a in zip(value, assumed))
+    try:
+        return bool(value == assumed) or (value != value and assumed != assumed)
+    except Exception:  # noqa: BLE001 - an object whose == raises is not the literal the rewrite took
+        return False
