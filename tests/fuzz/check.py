@@ -160,16 +160,26 @@ def _argnums(entry: Entry) -> tuple[int, ...]:
     return tuple(i for i, a in enumerate(entry.args) if a.differentiable)
 
 
-def _scenario(entry: Entry, module: ModuleType, attrs: tuple[Any, ...]) -> Iterator[Any]:
+def _scenario(entry: Entry, module: ModuleType, attrs: tuple[Any, ...],
+              rebinds: tuple[tuple[str, str, str], ...] = ()) -> Iterator[Any]:
     """The callables to call, in order: the function; or a method, before and after ``self.w`` and
-    ``self.scale`` change."""
+    ``self.scale`` change.  With ``rebinds``, each module constant is set to its first value before the
+    first call and to its second (from outside the module, as a schedule would) before a second call."""
+    for name, first, _ in rebinds:
+        setattr(module, name, ast.literal_eval(first))
     if not entry.method:
         yield getattr(module, entry.name)
+        if rebinds:
+            for name, _, second in rebinds:
+                setattr(module, name, ast.literal_eval(second))
+            yield getattr(module, entry.name)
         return
     obj = getattr(module, entry.name)(attrs[0])
     yield getattr(obj, entry.method)
     obj.w = attrs[1]
     obj.scale = 0.5
+    for name, _, second in rebinds:
+        setattr(module, name, ast.literal_eval(second))
     yield getattr(obj, entry.method)
 
 
@@ -191,15 +201,15 @@ def _single_device(module: ModuleType) -> Iterator[None]:
             setattr(module, k, v)
 
 
-def _reference(entry: Entry, module: ModuleType, args, attrs) -> list[Any]:
+def _reference(entry: Entry, module: ModuleType, args, attrs, rebinds=()) -> list[Any]:
     """The reference's outputs (values, or value and gradients for losses) per call; one XLA program each."""
     with _single_device(module):
-        return _reference_calls(entry, module, args, attrs)
+        return _reference_calls(entry, module, args, attrs, rebinds)
 
 
-def _reference_calls(entry: Entry, module: ModuleType, args, attrs) -> list[Any]:
+def _reference_calls(entry: Entry, module: ModuleType, args, attrs, rebinds=()) -> list[Any]:
     out = []
-    for fn in _scenario(entry, module, attrs):
+    for fn in _scenario(entry, module, attrs, rebinds):
         ref = _plain(getattr(fn, "reference", fn))  # (a module-level @mesh function is its reference already)
         if entry.grad:
             out.append(_numpy(jax.jit(jax.value_and_grad(ref, _argnums(entry)))(*args)))
@@ -208,10 +218,10 @@ def _reference_calls(entry: Entry, module: ModuleType, args, attrs) -> list[Any]
     return out
 
 
-def _eager(entry: Entry, module: ModuleType, args, attrs, reference: bool) -> list[Any]:
+def _eager(entry: Entry, module: ModuleType, args, attrs, reference: bool, rebinds=()) -> list[Any]:
     out = []
     with jax.disable_jit(), (_single_device(module) if reference else contextlib.nullcontext()):
-        for fn in _scenario(entry, module, attrs):
+        for fn in _scenario(entry, module, attrs, rebinds):
             f = _plain(getattr(fn, "reference", fn) if reference else fn)
             out.append(_numpy(jax.value_and_grad(f, _argnums(entry))(*args) if entry.grad else f(*args)))
     return out
@@ -226,7 +236,7 @@ def check(program: Program, workdir: Path) -> Outcome:
     try:
         data = [_entry_inputs(program, i, e) for i, e in enumerate(entries)]
         original = _import(path, stem)
-        expected = [_reference(e, original, args, attrs) for e, (args, attrs) in zip(entries, data)]
+        expected = [_reference(e, original, args, attrs, program.rebinds) for e, (args, attrs) in zip(entries, data)]
     except Exception:
         return Outcome("invalid", "the reference (plain JAX) failed: " + _trace())
     try:
@@ -248,8 +258,11 @@ def check(program: Program, workdir: Path) -> Outcome:
         return Outcome("crash", "importing the converted module raised: " + _trace() + "\n" + _excerpt(text))
     modules = {"converted": converted, "decorator": original}
     grads = False
+    # With constants rebound from outside, the converted file may refuse the second call (an int
+    # constant it was written for changed): the decorator path, which rewrites instead, goes first.
+    paths = PATHS[::-1] if program.rebinds else PATHS
     for entry, (args, attrs), want in zip(entries, data, expected):
-        for kind in PATHS:
+        for kind in paths:
             outcome = _check_entry(program, entry, modules[kind], original, args, attrs, want, kind, text, str(path))
             if outcome.kind != "accepted":
                 return outcome
@@ -268,9 +281,9 @@ def _check_entry(program: Program, entry: Entry, module: ModuleType, original: M
     label = _label(entry, path)
     tol = LOW_PRECISION.get(program.precision, (RTOL, ATOL))
     argnums = _argnums(entry)
-    calls = _scenario(entry, module, attrs)
+    calls = _scenario(entry, module, attrs, program.rebinds)
     for i, (fn, want) in enumerate(zip(calls, expected)):
-        what = f"{label}, call {i + 1}" if entry.method else label
+        what = f"{label}, call {i + 1}" if entry.method or program.rebinds else label
         try:
             actual = _numpy(fn(*args))
         except MeshifyError as e:
@@ -308,7 +321,7 @@ def _mismatch(program: Program, entry: Entry, module: ModuleType, original: Modu
     """A mismatch, or ``xla`` when, run op by op (``jax.disable_jit``), the sharded program
     agrees with the reference: then only XLA's compilation of it differs, not what meshify wrote."""
     tol = LOW_PRECISION.get(program.precision, (RTOL, ATOL))
-    if entry.method:  # a second call may differ for a cached program, which op by op would not show
+    if entry.method or program.rebinds:  # a second call may differ for a cached program: op by op would not show it
         return Outcome("mismatch", detail, grad=grad)
     try:
         eager_reference = _eager(entry, original, args, attrs, reference=True)
@@ -428,4 +441,4 @@ def load(path: Path) -> Program:
     triggers = tuple((reason, tuple(fragments)) for reason, fragments in meta.get("triggers", ()))
     return Program(text, meta["mesh"], dict(meta["sizes"]), args, meta["grad"], meta["seed"],
                    meta.get("provoked", ""), meta.get("expect", ""), meta.get("xfail", ""), entries,
-                   meta.get("precision", ""), triggers)
+                   meta.get("precision", ""), triggers, tuple(tuple(r) for r in meta.get("rebinds", ())))

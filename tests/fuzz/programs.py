@@ -227,6 +227,8 @@ class Program:
     entries: tuple[Entry, ...] = ()
     precision: str = ""
     triggers: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    #: Module constants set from outside between two calls of each function: (name, first, second).
+    rebinds: tuple[tuple[str, str, str], ...] = ()
 
     def calls(self) -> tuple[Entry, ...]:
         """Every ``@mesh`` function to check, the main one first."""
@@ -242,6 +244,8 @@ class Program:
             meta["precision"] = self.precision
         if self.triggers:
             meta["triggers"] = [[reason, list(fragments)] for reason, fragments in self.triggers]
+        if self.rebinds:
+            meta["rebinds"] = [list(r) for r in self.rebinds]
         return meta
 
 
@@ -342,6 +346,8 @@ class _Module:
     image: bool = False  # the main function starts from an image split over its spatial dims (images.py)
     imports: set[str] = field(default_factory=set)
     consts: dict[str, str] = field(default_factory=dict)
+    #: Constants rebound from outside the module between two calls (``mod.C0 = 0``) -> the second value.
+    rebinds: dict[str, str] = field(default_factory=dict)
     arrays: dict[str, str] = field(default_factory=dict)
     #: Module arrays whose dims a module-level hint names (``G0: Tensor["d", "e"] = ...``) -> the hint.
     array_hints: dict[str, str] = field(default_factory=dict)
@@ -1808,12 +1814,33 @@ class _Builder:
         """Module-level values: a scalar constant, or an array of the module used named or unnamed."""
         if not a.dims or None in a.dims:
             return False
-        kind = self.weighted([("scalar", 5), ("array", 3), ("matmul", 2)])
+        kind = self.weighted([("scalar", 5), ("array", 3), ("matmul", 2), ("axis", 2)])
         if kind == "scalar":
-            c = self.module.const(self.pick(["0.5", "2.0", "0.25", "3"]))
+            value = self.pick(["0.5", "2.0", "0.25", "3"])
+            c = self.module.const(value)
             expr = self.pick([f"{a.name} * {c}", f"{a.name} / {c}", f"{a.name} + {c}", f"jnp.maximum({a.name}, {c})",
                               f"{c} * {a.name}"])
+            others = [v for v in ("0.5", "2.0", "0.25", "3", "2") if v != value and ("." in v) == ("." in value)]
+            if self.flag(25):  # set from outside the module between two calls (a schedule): read afresh
+                self.module.rebinds[c] = self.pick(others)
+                if "." not in value:  # an int constant: a converted file refuses a call once it changed
+                    self.trigger("a converted file refuses a call after an int constant it read is rebound",
+                                 f"module constant '{c}'")
             self.emit(expr, a.dims, a.scale * 3 + 3)
+            return True
+        if kind == "axis":  # a reduction's axis as a module constant, rebound from outside now and then
+            if len(a.dims) < 2:
+                return False
+            axes = list(range(len(a.dims)))
+            axis = self.pick(axes)
+            c = self.module.const(str(self.pick([axis, axis - len(a.dims)])))
+            if self.flag(70):
+                self.module.rebinds[c] = str(self.pick([i for i in axes if i != axis]))
+                self.trigger("a converted file refuses a call after an int constant it read is rebound",
+                             f"module constant '{c}'")
+            size = max(self.sizes[d] for d in a.dims)  # type: ignore[index]
+            self.emit(f"{a.name} * jnp.sum(jnp.tanh({a.name}), axis={c}, keepdims=True)", a.dims,
+                      a.scale * size + 1)
             return True
         if kind == "array":
             k = self.ch.integer(1, len(a.dims))
@@ -2029,7 +2056,8 @@ def generate(ch: Chooser, seed: int = 0, mesh: str | None = None) -> Program:
     simple = len(entries) == 1 and main_entry == main.entry() and main_entry.name == "f"
     return Program(text, chosen, dict(main.sizes), main_entry.args, main_entry.grad, seed, module.provoked,
                    entries=() if simple else tuple(entries), precision=module.precision,
-                   triggers=tuple(module.triggers))
+                   triggers=tuple(module.triggers),
+                   rebinds=tuple((c, module.consts[c], v) for c, v in module.rebinds.items() if c in module.consts))
 
 
 def _imports(module: _Module) -> str:
