@@ -31,7 +31,7 @@ import libcst as cst
 
 from meshify.rewrite._names import dotted_name
 from meshify.rewrite._signatures import BINARY, UNARY
-from meshify.rewrite._values import Array, Opaque, Static, StructValue, TupleValue
+from meshify.rewrite._values import Array, FunctionRef, Opaque, Static, StructValue, TupleValue
 
 __all__ = ["DTYPE_BYTES", "Dtypes", "Carriers", "Items"]
 
@@ -319,6 +319,9 @@ class Dtypes:
                 return self._dtype(node.args[0].value)
             return self.of(func.value) if method in _SAME_AS_FIRST else None
         names = self.rw.ctx.qualified_names(func) if isinstance(func, cst.Name | cst.Attribute) else set()
+        passed = self.rw.env.get(func.value) if isinstance(func, cst.Name) else None
+        if isinstance(passed, Static) and isinstance(passed.literal, FunctionRef):
+            names = set(passed.literal.names)  # act(h) with act=jax.nn.gelu passed in: gelu's dtype
         for name in names:
             short = name.rsplit(".", 1)[-1]
             if short in _BOOLEAN or name == "jax.random.bernoulli":

@@ -15,7 +15,7 @@ from meshify.rewrite._helpers import call_helper, imported_helper
 from meshify.rewrite._nested import call_local, local_def, refuse_value
 from meshify.rewrite._templates import call_template, int_node
 from meshify.rewrite._transforms import TRANSFORMS, transformed_call
-from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TupleValue, Value
+from meshify.rewrite._values import Array, FunctionRef, Opaque, Operand, Static, StructValue, TupleValue, Value
 from meshify.rewrite.rules._api import (
     ADD,
     BODY_OPS,
@@ -481,9 +481,22 @@ def _call(rw, node: cst.Call):
                 raise rw.error(UnsupportedError, node,
                                f"method .{method}() on {rw.ctx.code(func.value)!r}, which has layout "
                                f"{receiver.value.layout.describe()}", unsplit_fix(receiver.value.layout))
+    ref = rw.env.get(func.value) if isinstance(func, cst.Name) and rule_name is None else None
+    if isinstance(ref, Static) and isinstance(ref.literal, FunctionRef):  # act(h), act=jax.nn.gelu passed in
+        ref = ref.literal
+        if ref.helper and ref.path == rw.ctx.path and ref.helper in rw.ctx.functions:
+            value, new = call_helper(rw, _evaluate_args(rw, node, ref.helper, None), rw.ctx.functions[ref.helper])
+            return Operand(value, node, new)
+        rule_name = next((n for n in sorted(ref.names) if n in REGISTRY), None)
+        if rule_name is not None:
+            call = _evaluate_args(rw, node, rule_name, None)
+            closed_world(rw.rule_context(), call, rule_name)
+            value, new = rw.lower(call, REGISTRY[rule_name](rw.rule_context(), call))
+            return Operand(value, node, new)
     if isinstance(func, cst.Name) and func.value in rw.env and rule_name is None:
         raise rw.error(UnsupportedError, node, f"calling local value {func.value!r}",
-                       "call the function by its module name (jnp.exp(x)), or define it at module level")
+                       "call the function by its module name (jnp.exp(x)), pass a module-level def or a "
+                       "jax/jnp function for it (act=jax.nn.gelu), or define it at module level")
     if isinstance(func, cst.Name) and rule_name is None and func.value in rw.ctx.functions \
             and func.value not in rw.ctx.imports.imports:
         value, new = call_helper(rw, _evaluate_args(rw, node, func.value, None), rw.ctx.functions[func.value])

@@ -17,7 +17,7 @@ from functools import lru_cache
 
 import libcst as cst
 
-from meshify.rewrite._values import Array, Opaque, StructValue, TupleValue, Value
+from meshify.rewrite._values import Array, FunctionRef, Opaque, Static, StructValue, TupleValue, Value
 
 __all__ = ["Specialization", "Specializations", "module_names", "signature_of", "version_name"]
 
@@ -131,7 +131,6 @@ def call_helper(rw, call, fn: cst.FunctionDef, home=None,
 
     from meshify.errors import UnsupportedError
     from meshify.rewrite._interp import FunctionRewriter
-    from meshify.rewrite._values import Static
 
     home = home or rw.ctx
     name = fn.name.value
@@ -303,7 +302,6 @@ def _static_for_hint(rw, call, fn: cst.FunctionDef, home) -> None:
     caller "passes static")."""
     from meshify.errors import LayoutError
     from meshify.rewrite._hints import read_dims
-    from meshify.rewrite._values import Static
 
     positional = [*fn.params.posonly_params, *fn.params.params]
     by_name = {p.name.value: p for p in (*positional, *fn.params.kwonly_params)}
@@ -342,10 +340,14 @@ def _bind_arguments(rw, call, fn: cst.FunctionDef, home) -> dict[str, Value]:
     if len(call.args) > len(positional):
         raise rw.error(UnsupportedError, call.node, f"{fn.name.value}() takes {len(positional)} positional "
                        f"arguments but {len(call.args)} were given", f"pass {fn.name.value}() one value per parameter")
-    for param, operand in zip(positional, call.args):
-        bound[param.name.value] = operand.value
-    for name, operand in call.kwargs.items():
-        bound[name] = operand.value
+    shadowed = set(rw.env) | set(rw.free) | set(rw.ctx.enclosing_names(rw.fn))
+    for param, operand in [*zip([p.name.value for p in positional], call.args), *call.kwargs.items()]:
+        value = operand.value
+        if isinstance(value, Static) and not value.known:  # mlp(x, w, jax.nn.gelu): what act(h) calls
+            ref = function_ref(rw.ctx, operand.original, shadowed)
+            if ref is not None and (not ref.helper or home is rw.ctx):
+                value = Static.of(ref)
+        bound[param] = value
     for param in [*positional, *params.kwonly_params]:
         if param.name.value not in bound:
             if param.default is None:
@@ -356,6 +358,24 @@ def _bind_arguments(rw, call, fn: cst.FunctionDef, home) -> dict[str, Value]:
     return {p.name.value: bound[p.name.value] for p in [*positional, *params.kwonly_params]}
 
 
+def function_ref(ctx, node: cst.BaseExpression, shadowed: Collection[str] = ()) -> FunctionRef | None:
+    """What ``node`` names where it is a function meshify can call for the helper it is passed to: a
+    def of the module (``swish``), or a function with a rule (``jax.nn.gelu``, ``jnp.tanh``); else None.
+    ``shadowed``: names the caller binds itself (a local named like a module def is not that def)."""
+    from meshify.rewrite.rules import REGISTRY
+
+    if not isinstance(node, cst.Name | cst.Attribute):
+        return None
+    if isinstance(node, cst.Name):
+        if node.value in shadowed:
+            return None
+        if node.value in ctx.functions and node.value not in ctx.imports.imports \
+                and node.value not in ctx.assignments:
+            return FunctionRef(node.value, helper=node.value, path=ctx.path)
+    names = frozenset(n for n in ctx.qualified_names(node) if n in REGISTRY)
+    return FunctionRef(ctx.code(node), names) if names else None
+
+
 def _default(home, param: cst.Param) -> Value:
     """A helper parameter left to its default: a literal is a known static; a module-level array with
     a hint (``b=B`` after ``B: Tensor["d"] = ...``) is that whole array, with those dims, as ``B`` in the
@@ -364,11 +384,13 @@ def _default(home, param: cst.Param) -> Value:
     import ast
 
     from meshify.annotate._types import Layout
-    from meshify.rewrite._values import Array, Static
 
     default = param.default
     if isinstance(default, cst.Name) and default.value in home.annotated_arrays:
         return Array(Layout.replicated(home.annotated_arrays[default.value]))
+    ref = function_ref(home, default)
+    if ref is not None:  # act=jax.nn.gelu
+        return Static.of(ref)
     try:
         return Static.of(ast.literal_eval(home.code(default)))
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
@@ -461,4 +483,6 @@ def _described(path: str, value: Value) -> list[tuple[str, str]]:
         return [d for k, v in value.fields for d in _described(f"{path}.{k}", v)]
     if isinstance(value, TupleValue):
         return [d for i, v in enumerate(value.items) for d in _described(f"{path}[{i}]", v)]
+    if isinstance(value, Static) and isinstance(value.literal, FunctionRef):  # versions differ by it
+        return [(path, value.literal.text)]
     return []

@@ -8,7 +8,23 @@ import libcst as cst
 
 from meshify.annotate._types import Layout
 
-__all__ = ["Value", "Array", "Static", "Opaque", "TupleValue", "StructValue", "Operand", "TracedLoop"]
+__all__ = ["Value", "Array", "Static", "Opaque", "TupleValue", "StructValue", "Operand", "TracedLoop", "FunctionRef"]
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionRef:
+    """A function passed to a helper as an argument or a default (``act=jax.nn.gelu``, ``mlp(x, swish)``):
+    the literal of the helper's :class:`Static` parameter, so that ``act(h)`` in the helper is the call of
+    what it names (a rule's function, or a def of the module, specialised in turn), and a version of the
+    helper is written per function passed (part of its key)."""
+
+    #: The caller's spelling (``jax.nn.gelu``), for messages.
+    text: str
+    #: The qualified names a rule is registered under (empty for a def of the module).
+    names: frozenset[str] = frozenset()
+    #: A def of the module (``swish``), and that module's path.
+    helper: str = ""
+    path: str = ""
 
 
 @dataclass(frozen=True, slots=True)

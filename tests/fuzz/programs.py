@@ -836,6 +836,16 @@ class _Builder:
             params.append("k")
             args.append(self.pick(["0.5", "1.0"]))
             inside.append(f"{outputs[0]} = {outputs[0]} * k")
+        if self.flag(20):  # an activation passed in, as model code passes act=jax.nn.gelu: act(h) calls it
+            act = self.pick(["jnp.tanh", "jax.nn.gelu", "jax.nn.silu", "jnp.sin", "swish"])
+            if act == "swish":
+                self.module.defs["swish"] = "def swish(x):\n    return x * jax.nn.sigmoid(x)\n"
+            if self.flag(30):
+                params.append(f"act={act}")  # left to its default
+            else:
+                params.append("act")
+                args.append(act if self.flag(60) else f"act={act}")
+            inside.append(f"{outputs[0]} = act({outputs[0]})")
         first = next((v for v in reversed(self.values) if v.name == outputs[0]), None)
         if first is not None and first.dims and None not in first.dims and self.flag(25):
             # an array default argument the call leaves out, broadcasting against the first output
