@@ -187,6 +187,12 @@ def _wire(kind: str, itemsize: int, reduce_dtype: str | None, dtype: str | None 
     return itemsize, _NAMES.get(itemsize, f"{itemsize}-byte")
 
 
+def _squeezed(layout: Layout) -> Layout:
+    """``layout`` without its size-1 dims (a statistic kept with keepdims or not is one collective)."""
+    kept = [i for i, d in enumerate(layout.dims) if d != BROADCAST]
+    return Layout(tuple(layout.dims[i] for i in kept), tuple(layout.axes[i] for i in kept), layout.partial)
+
+
 def _trips(loops, sizes: dict[str, int], where: str, line: int, traced: bool = True) -> int:
     """How many times a statement inside ``loops`` runs per call (``traced=False``: how many
     copies of it the compiled program holds: Python loops unroll, scan bodies appear once)."""
@@ -277,18 +283,39 @@ def _report(ctx: ModuleContext, fn: cst.FunctionDef, plan: FunctionPlan, sizes: 
             continue
         report.values.append(ValueReport(binding.line, binding.name, binding.layout.describe(),
                                          sizer.local_shape(binding.layout), sizer.bytes(binding.layout)))
+    seen: dict[tuple, int] = {}  # (instruction, axes, layout, value, scope) -> the line that first runs it
     for record in plan.records:
         c = collective(record.kind)
         if not c.communicates:
             continue
-        repeat = _trips(record.loops, sizes, sizer.where, record.line)
-        copies = _trips(record.loops, sizes, sizer.where, record.line, traced=False)
+        # A Python loop whose iterations all read the same value (no name it reads is bound in the loop)
+        # asks for one collective XLA computes once: that loop does not multiply it.
+        invariant = record.invariant or tuple(False for _ in record.loops)
+        loops = tuple(trips for trips, same in zip(record.loops, invariant) if not same)
+        repeat = _trips(loops, sizes, sizer.where, record.line)
+        copies = _trips(loops, sizes, sizer.where, record.line, traced=False)
         moved, instructions = c.moves(record.dtype)
         wire, dtype = _wire(record.kind, itemsize, plan.reduce_dtype, moved)
-        size = _collective_bytes(record.kind, record.axes, record.layout, sizer, instructions) * wire // itemsize
+        parts = c.parts[:instructions] if c.parts else tuple(f"{record.kind}#{i}" for i in range(instructions))
+        # One collective per distinct value and scope, as XLA's common-subexpression pass leaves them: the
+        # same psum of the same value twice, softmax's and log_softmax's max and sum of one input, ...
+        fresh, merged_with = 0, None
+        for part in parts:
+            key = (part, record.axes, _squeezed(record.layout) if c.squeezed else record.layout, record.value,
+                   repr(loops))
+            if record.value is not None and c.merges and key in seen:
+                merged_with = seen[key]
+                continue
+            seen[key] = record.line
+            fresh += 1
+        size = _collective_bytes(record.kind, record.axes, record.layout, sizer, fresh) * wire // itemsize
+        reason = record.reason
+        if fresh < instructions:
+            reason += (f" (XLA computes {'it' if fresh == 0 else 'part of it'} once, with the same collective at "
+                       f"line {merged_with}: counted there)")
         report.collectives.append(CollectiveReport(
-            record.line, record.kind, c.hlo, instructions * repeat, record.axes, record.dim,  # type: ignore[arg-type]
-            size * repeat, record.reason, instructions * copies, size * copies, dtype))
+            record.line, record.kind, c.hlo, fresh * repeat, record.axes, record.dim,  # type: ignore[arg-type]
+            size * repeat, reason, fresh * copies, size * copies, dtype))
     return report
 
 

@@ -59,6 +59,15 @@ class Collective:
     reason: Callable[..., str] | None = None
     wire: Callable[[str | None], str | None] = lambda dtype: dtype
     exact_instructions: int | None = None
+    #: What each instruction computes, where kinds share one (softmax's and logsumexp's max and sum of
+    #: exp, jnp.max's max): ``explain`` counts each once per value, as XLA does; () for its own.
+    parts: tuple[str, ...] = ()
+    #: Its statistic runs without the reduced dim, though its record's layout keeps it (size 1): the
+    #: softmax family's max and sum are the same collectives as ``jnp.max(x, axis)``'s, not ``keepdims``'.
+    squeezed: bool = False
+    #: Whether two of it on one value are one collective to XLA; not a halo exchange, whose records of one
+    #: value are its sides (rows up, rows down, corners), each its own collective-permute.
+    merges: bool = True
 
     def moves(self, dtype: str | None) -> tuple[str | None, int]:
         """The dtype its instructions move for an operand of ``dtype`` (None: the float inputs'), and how
@@ -149,18 +158,18 @@ def _arg_key(dtype: str | None) -> str | None:
 _RULE_COLLECTIVES = [
     # The max (min) and whether any device saw a NaN (an all-reduce max drops NaNs; jnp.max keeps them);
     # an integer max has no NaN to carry.
-    Collective("pmax", "all-reduce", instructions=2, exact_instructions=1),
-    Collective("pmin", "all-reduce", instructions=2, exact_instructions=1),
+    Collective("pmax", "all-reduce", instructions=2, exact_instructions=1, parts=("max", "max_nan")),
+    Collective("pmin", "all-reduce", instructions=2, exact_instructions=1, parts=("min", "min_nan")),
     # local max, pmax, local sum of exp, psum: two all-reduces of the statistic.
-    Collective("softmax", "all-reduce", instructions=2),
-    Collective("log_softmax", "all-reduce", instructions=2),
-    Collective("logsumexp", "all-reduce", instructions=2),
+    Collective("softmax", "all-reduce", instructions=2, parts=("max", "sum_exp"), squeezed=True),
+    Collective("log_softmax", "all-reduce", instructions=2, parts=("max", "sum_exp"), squeezed=True),
+    Collective("logsumexp", "all-reduce", instructions=2, parts=("max", "sum_exp"), squeezed=True),
     # Statistics over split dims (rules/statistics.py, runtime/_statistics.py).
     # var/std: psum of the local sums (the global mean), psum of the squared deviations.
-    Collective("var", "all-reduce", instructions=2),
-    Collective("std", "all-reduce", instructions=2),
+    Collective("var", "all-reduce", instructions=2, parts=("mean", "squared_deviations")),
+    Collective("std", "all-reduce", instructions=2, parts=("mean", "squared_deviations")),
     # var/std(where=...): first the global count of the mask (a third all-reduce).
-    Collective("masked_var", "all-reduce", instructions=3),
+    Collective("masked_var", "all-reduce", instructions=3, parts=("count", "mean", "squared_deviations")),
     # argmax/argmin: pmax (pmin) of the ordered key, pmin of the first global index holding it.
     Collective("argmax", "all-reduce", instructions=2, wire=_arg_key),
     Collective("argmin", "all-reduce", instructions=2, wire=_arg_key),
@@ -176,7 +185,7 @@ _RULE_COLLECTIVES = [
                wire=lambda dtype: "int32" if dtype == "bool" else dtype),
     # Halo exchange (rules/convolution.py, runtime/_spatial.py): one collective-permute per side of a
     # split spatial dim (and per corner of two), on a one-row slab of the value (see halo_kind).
-    Collective("halo", "collective-permute"),
+    Collective("halo", "collective-permute", merges=False),
 ]
 
 #: Every kind, by name.
@@ -208,7 +217,8 @@ def halo_kind(rows: int) -> str:
         return "halo"
     kind = f"halo_{rows}"
     if kind not in COLLECTIVES:
-        COLLECTIVES[kind] = Collective(kind, "collective-permute", result_bytes=lambda local, shards: local * rows)
+        COLLECTIVES[kind] = Collective(kind, "collective-permute", result_bytes=lambda local, shards: local * rows,
+                                       merges=False)
     return kind
 
 

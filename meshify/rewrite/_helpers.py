@@ -181,7 +181,7 @@ def call_helper(rw, call, fn: cst.FunctionDef, home=None,
     rw.static_reads |= spec.static_reads
     rw.globals_read |= spec.globals_read
     rw.pinned_reads.update(spec.pinned_reads)
-    rw.records.extend(replace(r, loops=(*rw.loops, *r.loops)) for r in spec.records)
+    rw.carried_records(spec.records, spec.name, [o.original for o in (*call.args, *call.kwargs.values())])
     rw.dtypes.calls[call.node] = spec.dtypes.in_caller(spec.dtype, passed)
     if spec.widened:
         rw.dtypes.widened.add(call.node)

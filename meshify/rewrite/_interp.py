@@ -17,6 +17,7 @@ the return hint.
 from __future__ import annotations
 
 import ast
+import itertools
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -96,6 +97,15 @@ class Record:
     #: Recorded in a loop body that ``mr.regathering`` wraps (it gathers weights as FSDP's): the backward
     #: pass gathers them again.
     regathered: bool = False
+    #: What the collective runs on, for ``explain`` to count one collective per distinct value as XLA's
+    #: common-subexpression pass leaves it: the operand's code with the version of each name it reads
+    #: (a name rebound is another value), the rule's other operands, the scope; None: never merged.
+    value: tuple | None = None
+    #: Per entry of ``loops``: whether the value is the same in every iteration (a Python loop that binds
+    #: none of the names it reads): XLA computes it once, however often the unrolled loop asks.
+    invariant: tuple[bool, ...] = ()
+    #: The index of the statement of the function's body it serves (-1: none), for :func:`dead_statements`.
+    statement: int = -1
     #: The dtype of the collective's operand where the code says it (a comparison's ``bool``, an integer
     #: parameter's ``int32``, an ``astype``'s); None: the function's float dtype (explain's itemsize).
     #: ``Collective.moves`` tells what its instructions move.
@@ -184,6 +194,102 @@ _MAX_RESTARTS = 64
 _MAX_LOOP_ENTRIES = 8  # conversions of a Python loop's variables before the body settles
 
 
+#: Versions of names' values (FunctionRewriter.versions): unique across rewriters and walks.
+_VERSIONS = itertools.count(1)
+
+
+def _names_read(node: cst.CSTNode) -> tuple[str, ...]:
+    """The names an expression reads, sorted (attributes' roots included: ``p.w`` reads ``p``)."""
+    found: set[str] = set()
+
+    class _Names(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            found.add(n.value)
+
+        def visit_Attribute(self, n: cst.Attribute) -> bool:
+            n.value.visit(self)
+            return False  # the attribute's own name is no variable
+
+        def visit_Arg(self, n: cst.Arg) -> bool:
+            n.value.visit(self)
+            return False  # nor is a keyword
+
+    node.visit(_Names())
+    return tuple(sorted(found))
+
+
+def dead_statements(body: Sequence[cst.BaseStatement]) -> set[int]:
+    """The indices of the body's statements that only bind names nothing reads later (``z = jnp.tanh(x @ w)``
+    with ``z`` unused): XLA drops what they compute.  Straight-line liveness from the end; a compound
+    statement, a bare expression, an ``assert`` stay, and every name a nested def or lambda reads is live
+    throughout (it may run later)."""
+    live: set[str] = set()
+
+    class _Deferred(cst.CSTVisitor):
+        def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
+            live.update(_names_read(n.body))
+            return False
+
+        def visit_Lambda(self, n: cst.Lambda) -> bool:
+            live.update(_names_read(n.body))
+            return False
+
+    for stmt in body:
+        stmt.visit(_Deferred())
+    dead: set[int] = set()
+    for i in range(len(body) - 1, -1, -1):
+        stmt = body[i]
+        smalls = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else None
+        if smalls and all(isinstance(small, cst.Assign | cst.AnnAssign) for small in smalls):
+            targets: set[str] = set()
+            plain = True
+            for small in smalls:
+                for t in (small.targets if isinstance(small, cst.Assign) else [small]):
+                    target = t.target
+                    names = _names_read(target)
+                    plain = plain and isinstance(target, cst.Name | cst.Tuple | cst.List) and all(
+                        isinstance(e.value, cst.Name) for e in getattr(target, "elements", [])
+                    ) if not isinstance(target, cst.Name) else plain
+                    targets.update(names)
+            if plain and not (targets & live):
+                dead.add(i)
+                continue
+            live.difference_update(targets)
+            for small in smalls:
+                if small.value is not None:
+                    live.update(_names_read(small.value))
+            continue
+        live.update(_names_read(stmt))
+    return dead
+
+
+def bound_names(node: cst.CSTNode) -> frozenset[str]:
+    """The names a statement (a loop and its body) binds anywhere in it."""
+    found: set[str] = set()
+
+    class _Bound(cst.CSTVisitor):
+        def visit_AssignTarget(self, n: cst.AssignTarget) -> None:
+            found.update(_names_read(n.target))
+
+        def visit_AnnAssign(self, n: cst.AnnAssign) -> None:
+            found.update(_names_read(n.target))
+
+        def visit_AugAssign(self, n: cst.AugAssign) -> None:
+            found.update(_names_read(n.target))
+
+        def visit_For(self, n: cst.For) -> None:
+            found.update(_names_read(n.target))
+
+        def visit_NamedExpr(self, n: cst.NamedExpr) -> None:
+            found.update(_names_read(n.target))
+
+        def visit_FunctionDef(self, n: cst.FunctionDef) -> None:
+            found.add(n.name.value)
+
+    node.visit(_Bound())
+    return frozenset(found)
+
+
 #: Dims of operands without hints get placeholder names like ``einsum_e`` (see ``rules.contractions.contract``).
 _PLACEHOLDER_PREFIXES = ("einsum_", "matmul_", "dot_")
 
@@ -240,6 +346,13 @@ class FunctionRewriter:
         self.globals_read: set[str] = set()
         self.pinned_reads: dict[tuple[str, str], tuple[str, ...]] = {}
         self._loops: list[int | str | TracedLoop | UnknownLoop | None] = []
+        #: Per entry of ``_loops``: the names a Python loop's body binds (None for a loop JAX runs).
+        self._loop_names: list[frozenset[str] | None] = []
+        #: Name -> the version of its value (a fresh number at each binding): see :meth:`identity`.
+        self.versions: dict[str, int] = {}
+        #: The body's statements, and the index of the one being walked (records name it: ``statement``).
+        self._top_statements: Sequence[cst.BaseStatement] = ()
+        self._top = -1
         #: Names bound by a lambda being walked: their partial sums are reduced inline, never hoisted.
         self.lambda_names: set[str] = set()
         #: The nested ``def`` statements walked so far (original node -> what each use needs; _nested).
@@ -355,7 +468,13 @@ class FunctionRewriter:
         one_line = not isinstance(body, cst.IndentedBlock)
         if one_line:  # def f(x): return x * 2
             body = self._indented(body)
+        self._top_statements = body.body
         new_body = emit_defs(self, self._block(body.body))
+        self._top = -1
+        # XLA removes what computes a value nobody reads, collectives too: so does explain's count.
+        dead = dead_statements(body.body)
+        if dead:
+            self.records[:] = [r for r in self.records if r.statement not in dead]
         captured = self.dtypes.captured(cst.Module(body=new_body).code if self.dtypes.captures else "")
         if captured:
             first = new_body[0]
@@ -399,9 +518,12 @@ class FunctionRewriter:
 
     def _block(self, statements) -> list[cst.BaseStatement]:
         out: list[cst.BaseStatement] = []
+        top = statements is self._top_statements
         for i, stmt in enumerate(statements):
             if i and self._is_exit(statements[i - 1]):
                 raise self.ctx.error(UnsupportedError, stmt, "code after return", "remove unreachable code")
+            if top:
+                self._top = i
             out.extend(self._statement(stmt))
         return out
 
@@ -601,11 +723,13 @@ class FunctionRewriter:
         trips = self._trip_count(stmt.iter)
         self._loops.append(trips if trips is not None else UnknownLoop(self._line, self.ctx.code(stmt.iter),
                                                                        self.fn.name.value))
+        self._loop_names.append(bound_names(stmt))
         try:
             statements = self._block(block.body)
             statements.extend(self._complete_carried(start, stmt))
         finally:
             self._loops.pop()
+            self._loop_names.pop()
         body = block.with_changes(body=statements) if block is stmt.body else self._one_line(stmt.body, statements)
         for name, before in start.items():
             after = self.env.get(name)
@@ -753,7 +877,9 @@ class FunctionRewriter:
         assert isinstance(value, Array)
         layout = value.layout.with_partial(value.layout.partial - set(r.axes))
         self.env[r.name] = Array(layout)
-        self.records.append(Record(self._line, "psum", r.axes, "", r.reason, value.layout, tuple(self._loops)))
+        identity, invariant = self._record_scope(cst.Name(r.name))
+        self.records.append(Record(self._line, "psum", r.axes, "", r.reason, value.layout, tuple(self._loops),
+                                   value=identity, invariant=invariant, statement=self._top))
         self.bindings.append(Binding(self._line, r.name, layout))
         line = psum_statement(r.name, r.axes, self.ctx.mr, self._like(cst.Name(r.name), where=stmt),
                               self.reduce_dtype)
@@ -810,6 +936,7 @@ class FunctionRewriter:
         if isinstance(target, cst.Name):
             self.dtypes.bind(target.value, node, value)
             self.env[target.value] = value
+            self.versions[target.value] = next(_VERSIONS)
             if isinstance(value, Array):
                 self.bindings.append(Binding(self._line, target.value, value.layout))
             return
@@ -873,6 +1000,7 @@ class FunctionRewriter:
         node = self.convert_to_hint(op, target, s.value, f"{name}'s hint {_dims_text(dims)}")
         self.dtypes.bind(name, s.value, Array(target))
         self.env[name] = Array(target)
+        self.versions[name] = next(_VERSIONS)
         self.bindings.append(Binding(self._line, name, target))
         return s.with_changes(value=node)
 
@@ -1219,8 +1347,9 @@ class FunctionRewriter:
             self.mark_index(operand)
         # the dtype of the value a rule's collectives run on: its first operand's (see Collective.wire)
         dtype = self.dtypes.concrete(lowering.converts[0].operand.original) if lowering.converts else None
+        operands = tuple(c.operand.original for c in lowering.converts)
         for e in lowering.emitted:
-            self.note_custom(e.kind, e.axes, e.layout, e.dim, e.reason, dtype)
+            self.note_custom(e.kind, e.axes, e.layout, e.dim, e.reason, dtype, operands)
         self._comments.extend(lowering.notes)
         return nodes
 
@@ -1269,18 +1398,26 @@ class FunctionRewriter:
                        "gradient is reduce-scattered back, as in FSDP)")
         self._comments.append(reason)
         dim = layout.dims[step.dim] if step.dim >= 0 else ""
+        value, invariant = self._record_scope(op.original)
         self.records.append(Record(self._line, step.kind, step.axes, dim, reason, layout, tuple(self._loops), fsdp,
-                                   dtype=self.dtypes.concrete(op.original)))
+                                   dtype=self.dtypes.concrete(op.original), value=value, invariant=invariant,
+                                   statement=self._top))
 
     def note_custom(self, kind: str, axes: tuple[str, ...], layout: Layout, dim: str, reason: str,
-                    dtype: str | None = None) -> None:
+                    dtype: str | None = None, operands: tuple[cst.CSTNode, ...] = ()) -> None:
         """Records a collective an op rule emitted itself (pmax, sharded softmax, ...).
 
         ``layout`` is that of the value the collective runs on (e.g. the reduced max); ``dtype`` its
-        operand's where the code says it.
+        operand's where the code says it; ``operands`` the rule's operands (the first the reduced one).
         """
         self._comments.append(reason)
-        self.records.append(Record(self._line, kind, axes, dim, reason, layout, tuple(self._loops), dtype=dtype))
+        value, invariant = self._record_scope(operands[0]) if operands else (None, tuple(False for _ in self._loops))
+        if value is not None and len(operands) > 1:  # a mask, weights: part of what is reduced
+            others = [self._record_scope(o) for o in operands[1:]]
+            value = (value, tuple(v for v, _ in others))
+            invariant = tuple(all(flags) for flags in zip(invariant, *(i for _, i in others)))
+        self.records.append(Record(self._line, kind, axes, dim, reason, layout, tuple(self._loops), dtype=dtype,
+                                   value=value, invariant=invariant, statement=self._top))
 
     def _reason(self, step: Step, op: Operand, source: Layout, purpose: str) -> str:
         reason = collective(step.kind).reason
@@ -1316,9 +1453,41 @@ class FunctionRewriter:
     def enter_loop(self, trips: int | str | TracedLoop | None) -> None:
         """Walks a loop's body from here to :meth:`leave_loop`: what it records runs ``trips`` times."""
         self._loops.append(trips)
+        self._loop_names.append(None)
 
     def leave_loop(self) -> None:
         self._loops.pop()
+        self._loop_names.pop()
+
+    def identity(self, node: cst.CSTNode) -> tuple:
+        """``node``'s value as XLA's common-subexpression pass tells values apart: its code, each name it
+        reads at the version bound now (two reads of ``x @ w`` with neither rebound between are one value)."""
+        names = _names_read(node)
+        return (self.ctx.code(node), tuple((n, self.versions.get(n, 0)) for n in names))
+
+    def carried_records(self, records: Sequence[Record], tag: object, operands: Sequence[cst.CSTNode] | None) -> None:
+        """A callee's records (a helper's version, a nested def's walk) as this function's: inside its loops;
+        each value also told apart by ``tag`` (the version) and the identities of ``operands`` (the call's
+        arguments; None: the callee reads more than them, so its values are never merged)."""
+        scopes = [self._record_scope(o) for o in operands] if operands is not None else None
+        outer = tuple(all(flags) for flags in zip(*(i for _, i in scopes))) if scopes \
+            else tuple(scopes is not None for _ in self._loops)
+        key = (tag, tuple(v for v, _ in scopes)) if scopes is not None else None
+        self.records.extend(replace(r, loops=(*self._loops, *r.loops), invariant=(*outer, *r.invariant),
+                                    value=(key, r.value) if key is not None and r.value is not None else None,
+                                    statement=self._top)
+                            for r in records)
+
+    def _record_scope(self, node: cst.CSTNode | None) -> tuple[tuple | None, tuple[bool, ...]]:
+        """A record's ``value`` and ``invariant`` for a collective on ``node`` (None: a value never merged)."""
+        if node is None:
+            return None, tuple(False for _ in self._loops)
+        identity = self.identity(node)
+        read = {n for n, _ in identity[1]}
+        invariant = tuple(names is not None and not (read & names) for names in self._loop_names)
+        if read & self.lambda_names:  # a lambda's parameter: another value at each use of the lambda
+            return None, tuple(False for _ in self._loops)
+        return identity, invariant
 
     def mark_index(self, operand: Operand) -> None:
         """Remembers the names an index expression reads: parameters among them hold integers."""

@@ -236,7 +236,7 @@ def walk_local(rw, local: LocalDef, bound: dict[str, Value], site: cst.CSTNode,
         node, result = sub.run_helper(bound)
     finally:
         local.active = False
-    rw.records.extend(replace(r, loops=(*rw.loops, *r.loops)) for r in sub.records)
+    rw.carried_records(sub.records, local.name, None)  # it reads the enclosing scope too: never merged
     rw.uses.extend(sub.uses)
     rw.static_reads |= sub.static_reads
     rw.pinned_reads.update(sub.pinned_reads)

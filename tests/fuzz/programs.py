@@ -836,7 +836,9 @@ class _Builder:
             params.append("k")
             args.append(self.pick(["0.5", "1.0"]))
             inside.append(f"{outputs[0]} = {outputs[0]} * k")
-        if self.flag(20):  # an activation passed in, as model code passes act=jax.nn.gelu: act(h) calls it
+        passes_function = not decorator and self.flag(20)
+        if passes_function:  # an activation passed in, as model code passes act=jax.nn.gelu: act(h) calls it
+            # (never into jax.jit or jax.checkpoint, which take arrays only: a function there fails in JAX)
             act = self.pick(["jnp.tanh", "jax.nn.gelu", "jax.nn.silu", "jnp.sin", "swish"])
             if act == "swish":
                 self.module.defs["swish"] = "def swish(x):\n    return x * jax.nn.sigmoid(x)\n"
@@ -857,7 +859,7 @@ class _Builder:
             inside.append(f"{outputs[0]} = {outputs[0]} + 0.5 * b")
             if not hinted:
                 self.trigger("a helper's array default argument", f"b={g}", "0.5 * b", unnamed=True)
-        called = name if static else self.wrapped(name)  # a traced static argument would be an error
+        called = name if static or passes_function else self.wrapped(name)  # a traced static argument would fail
         self.lines[i:j] = [f"{', '.join(outputs)} = {called}({', '.join(args)})"]
         if decorator:
             self.trigger(f"helper under {decorator}", decorator, f"def {name}(", unnamed=True)
