@@ -443,3 +443,79 @@ def test_collectives_of_values_whose_dtype_the_code_says_are_predicted_in_that_d
     result = CliRunner().invoke(app, ["explain", str(path), "--dims", "batch=4,d=16,e=16", "--itemsize", "2"])
     assert result.exit_code == 0, result.output
     assert "bool" in result.output and "int8" in result.output and "int32" in result.output, result.output
+
+
+_DUPLICATES = '''\
+import jax
+import jax.numpy as jnp
+from meshify import Tensor, mesh
+
+
+def h(x, w):
+    return jnp.tanh(x @ w)
+
+
+@mesh(batch=2, model=4, rules={"d": "model"})
+def softmax_and_log_softmax(x: Tensor["batch", "d"]) -> Tensor["batch", "d"]:
+    return jax.nn.softmax(x, axis=-1) + jax.nn.log_softmax(x, axis=-1)
+
+
+@mesh(batch=2, model=4, rules={"d": "model"})
+def logsumexp_and_max(x: Tensor["batch", "d"]) -> Tensor["batch"]:
+    return jax.nn.logsumexp(x, axis=-1) + jnp.max(x, axis=-1)
+
+
+@mesh(batch=2, model=4, rules={"d": "model"})
+def max_kept_and_logsumexp(x: Tensor["batch", "d"]) -> Tensor["batch", "d"]:
+    return x - jnp.max(x, axis=-1, keepdims=True) + jax.nn.logsumexp(x, axis=-1, keepdims=True)
+
+
+@mesh(batch=2, model=4, rules={"d": "model"})
+def var_std(x: Tensor["batch", "d"], m: Tensor["batch", "d"]) -> Tensor["batch"]:
+    return jnp.var(x, axis=-1) + jnp.std(x, axis=-1) + jnp.var(x, axis=-1, ddof=1) + jnp.var(m, axis=-1)
+
+
+@mesh(batch=2, model=4, rules={"d": "model"})
+def helper_twice(x: Tensor["batch", "d"], w: Tensor["d", "e"], v: Tensor["batch", "d"]) -> Tensor["batch", "e"]:
+    return h(x, w) + h(x, w) + h(v, w)
+
+
+@mesh(batch=2, model=4, rules={"d": "model"})
+def loop_invariant(x: Tensor["batch", "d"], w: Tensor["d", "e"], y: Tensor["batch", "e"]) -> Tensor["batch", "e"]:
+    for _ in range(3):
+        y = y + jnp.tanh(x @ w)
+    for _ in range(2):
+        x = x * 2.0
+        y = y + jnp.tanh(x @ w)
+    return y
+
+
+@mesh(batch=2, model=4, rules={"d": "model"})
+def same_statement(x: Tensor["batch", "d"], w: Tensor["d", "e"]) -> Tensor["batch", "e"]:
+    a = jnp.tanh(x @ w) * jnp.sin(x @ w)
+    x = x + 1.0
+    return a + jnp.tanh(x @ w)
+
+
+@mesh(batch=2, model=4, rules={"d": "model"})
+def unused(x: Tensor["batch", "d"], w: Tensor["d", "e"]) -> Tensor["batch", "d"]:
+    z = jnp.tanh(x @ w)
+    u = z * 2.0
+    return x * 2.0
+'''
+
+
+def test_explain_counts_one_collective_per_distinct_value_as_xla_leaves_them(tmp_path: Path) -> None:
+    """XLA computes a collective of one value once (its common-subexpression pass) and drops one nobody
+    reads: softmax and log_softmax of x share their max and sum of exp, as logsumexp and jnp.max share the
+    max (not jnp.max(keepdims=True)'s, another shape); a helper called twice on the same arguments, a
+    value reduced twice in a statement, a psum in a Python loop that never rebinds what it reads are one
+    psum; a value rebound (x = x + 1.0) is another.  verify failed each of these correct programs."""
+    path = tmp_path / "duplicates.py"
+    path.write_text(_DUPLICATES)
+    reports = verify_file(path, None, parse_dims("batch=4,d=16,e=8"))
+    assert [r.name for r in reports if not r.ok] == [], reports
+    predicted = {r.name: r.predicted.get("all-reduce", (0, 0)) for r in reports}
+    assert predicted == {"softmax_and_log_softmax": (2, 16), "logsumexp_and_max": (3, 24),
+                         "max_kept_and_logsumexp": (4, 32), "var_std": (4, 32), "helper_twice": (2, 128),
+                         "loop_invariant": (3, 192), "same_statement": (2, 128), "unused": (0, 0)}, predicted
