@@ -200,6 +200,11 @@ def _trips(loops, sizes: dict[str, int], where: str, line: int, traced: bool = T
     for trips in loops:
         if isinstance(trips, TracedLoop):
             if not traced:
+                if trips.unroll is not True and trips.unroll == 1:
+                    continue
+                count = _trips((trips.trips,), sizes, where, line)
+                k = count if trips.unroll is True else min(int(trips.unroll), count)
+                total *= k + count % k  # the unrolled copies, and one per iteration left over
                 continue
             trips = trips.trips
         if isinstance(trips, int):

@@ -519,3 +519,37 @@ def test_explain_counts_one_collective_per_distinct_value_as_xla_leaves_them(tmp
     assert predicted == {"softmax_and_log_softmax": (2, 16), "logsumexp_and_max": (3, 24),
                          "max_kept_and_logsumexp": (4, 32), "var_std": (4, 32), "helper_twice": (2, 128),
                          "loop_invariant": (3, 192), "same_statement": (2, 128), "unused": (0, 0)}, predicted
+
+
+_UNROLLED = '''\
+import jax
+import jax.numpy as jnp
+from meshify import Tensor, mesh
+
+
+@mesh(batch=2, model=4, rules={"d_ff": "model"})
+def scanned(x: Tensor["batch", "d"], w1: Tensor["layers", "d", "d_ff"], w2: Tensor["layers", "d_ff", "d"]
+            ) -> Tensor["batch", "d"]:
+    def body(h, ws):
+        a, b = ws
+        return h + jnp.tanh(h @ a) @ b, None
+    out, _ = jax.lax.scan(body, x, (w1, w2), unroll=2)
+    return out
+
+
+@mesh(batch=2, model=4, rules={"d_ff": "model"})
+def looped(x: Tensor["batch", "d"], w1: Tensor["d", "d_ff"], w2: Tensor["d_ff", "d"]) -> Tensor["batch", "d"]:
+    def body(i, h):
+        return h + jnp.tanh(h @ w1) @ w2
+    return jax.lax.fori_loop(0, 4, body, x, unroll=True)
+'''
+
+
+def test_unrolled_loop_bodies_are_counted_as_the_hlo_copies_them(tmp_path: Path) -> None:
+    """``scan(..., unroll=2)`` over 5 layers copies the body twice in the loop plus once for the layer left
+    over; ``fori_loop(..., unroll=True)`` once per iteration: explain counted one copy, so verify failed."""
+    path = tmp_path / "unrolled.py"
+    path.write_text(_UNROLLED)
+    scanned, looped = verify_file(path, None, parse_dims("batch=4,d=16,d_ff=32,layers=5"))
+    assert scanned.ok and looped.ok, (scanned, looped)
+    assert scanned.predicted["all-reduce"] == (3, 384) and looped.predicted["all-reduce"] == (4, 512)

@@ -82,7 +82,7 @@ def _regathering(rw, node: cst.BaseExpression, since: int) -> cst.BaseExpression
 def _iteration(rw, call: Call, loop: Loop, carry: Value) -> tuple[Value, cst.BaseExpression]:
     """The body walked for one iteration with ``carry`` entering."""
     args = [carry if i == loop.carry else a for i, a in enumerate(loop.args)]
-    result, node = _walk(rw, call, loop.body.fn, args, loop.trips)
+    result, node = _walk(rw, call, loop.body.fn, args, loop.trips, unroll=loop.unroll)
     if loop.stacked is not None and not (isinstance(result, TupleValue) and len(result.items) == 2):
         raise rw.error(LayoutError, loop.body.fn.original, f"a {call.short} body must return (carry, y)",
                        "return a pair: the new carry and the per-step output (or None)")
@@ -231,7 +231,7 @@ def _text(value: Value) -> str:
 
 
 def _walk(rw, call: Call, fn: Operand, args: list[Value], trips, target: Value | None = None,
-          passed: list[cst.BaseExpression] | None = None, dtype: list | None = None
+          passed: list[cst.BaseExpression] | None = None, dtype: list | None = None, unroll: int | bool = 1
           ) -> tuple[Value, cst.BaseExpression]:
     """Rewrites the loop (or branch) body for ``args``; returns its result value and the body's new node.
 
@@ -239,7 +239,7 @@ def _walk(rw, call: Call, fn: Operand, args: list[Value], trips, target: Value |
     converted inside the body.  ``passed``: the caller's nodes of ``args``, for their dtypes; the
     result's dtype carriers, in the caller's names, are appended to ``dtype``."""
     node = fn.original
-    rw.enter_loop(TracedLoop(trips))
+    rw.enter_loop(TracedLoop(trips, unroll))
     try:
         local = local_def(rw, node.value) if isinstance(node, cst.Name) else None
         if local is not None:  # def body(carry, x): ... in the enclosing function

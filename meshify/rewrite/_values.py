@@ -134,6 +134,10 @@ class UnknownLoop:
 
 @dataclass(frozen=True, slots=True)
 class TracedLoop:
-    """A loop JAX runs (scan, fori_loop): its body appears once in the HLO but runs ``trips`` times."""
+    """A loop JAX runs (scan, fori_loop): its body appears once in the HLO (``unroll`` times, as
+    ``jax.lax.scan(..., unroll=k)`` copies it) but runs ``trips`` times."""
 
     trips: int | str | None
+    #: ``unroll=``: an int k (k copies of the body in the loop, plus one per iteration left over when k does
+    #: not divide the trips), or True (every iteration: no loop).
+    unroll: int | bool = 1

@@ -271,6 +271,8 @@ class Loop:
     init: Operand
     trips: int | str | None
     stacked: str | None = None
+    #: ``unroll=`` (scan, fori_loop with static bounds): the body's copies in the HLO (see TracedLoop).
+    unroll: int | bool = 1
 
 
 @dataclass(frozen=True, slots=True)

@@ -86,8 +86,18 @@ def _scan(ctx: RuleContext, call: Call) -> Lowering:
     else:
         x_value, dim = _drop_leading(ctx, xs.value, xs.original) if xs is not None else (Static(), None)
         trips = dim
-    loop = Loop(_body(call, f), (init.value, x_value), 0, init, trips, stacked=dim or "scan")
+    loop = Loop(_body(call, f), (init.value, x_value), 0, init, trips, stacked=dim or "scan", unroll=_unroll(call))
     return Lowering(None, walks=loop)
+
+
+def _unroll(call: Call) -> int | bool:
+    """``unroll=`` as a literal (an int, or True: every iteration), else 1 (``explain`` then counts one copy)."""
+    given = call.kwargs.get("unroll")
+    value = given.value if given is not None else None
+    if isinstance(value, Static) and value.known and isinstance(value.literal, bool | int) \
+            and value.literal is not False and value.literal >= 1:
+        return value.literal
+    return 1
 
 
 @op("jax.lax.fori_loop")
@@ -102,7 +112,7 @@ def _fori_loop(ctx: RuleContext, call: Call) -> Lowering:
             trips = hi.literal - lo.literal
         elif lo.known and lo.literal == 0:
             trips = hi.size_of
-    return Lowering(None, walks=Loop(_body(call, f), (Static(), init.value), 1, init, trips))
+    return Lowering(None, walks=Loop(_body(call, f), (Static(), init.value), 1, init, trips, unroll=_unroll(call)))
 
 
 def _body(call: Call, fn: Operand) -> Body:
