@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 __all__ = ["is_literal", "same_literal"]
@@ -22,7 +23,9 @@ def same_literal(value: Any, assumed: Any) -> bool:
         return False
     if isinstance(value, tuple | list):
         return len(value) == len(assumed) and all(same_literal(v, a) for v, a in zip(value, assumed))
+    if isinstance(value, float) and math.isnan(value):
+        return math.isnan(assumed)
     try:
-        return bool(value == assumed) or (value != value and assumed != assumed)
+        return bool(value == assumed)
     except Exception:  # noqa: BLE001 - an object whose == raises is not the literal the rewrite took
         return False

@@ -155,7 +155,7 @@ class MeshFunction:
             namespace[name] = cell.cell_contents
         namespace.setdefault("jax", jax)
         namespace[generated.mr] = runtime
-        filename = f"<meshify: {generated.filename}:{self.__name__}>"
+        filename = f"<meshify: {generated.filename}:{fn.__name__}>"
         # Its lines readable (tracebacks; a call-time error maps its statement back to the user's line).
         linecache.cache[filename] = (len(generated.source), None, generated.source.splitlines(True), filename)
         exec(compile(generated.source, filename, "exec"), namespace)

@@ -127,8 +127,6 @@ def call_helper(rw, call, fn: cst.FunctionDef, home=None,
     version is rewritten in that module's names, which are carried into the root's file (_imports).
     ``blind``: a loop body's version, whose caller cannot name its result's dtype (a partial sum
     accumulated in float32 is completed before it returns)."""
-    from dataclasses import replace
-
     from meshify.errors import UnsupportedError
     from meshify.rewrite._interp import FunctionRewriter
 
@@ -388,7 +386,7 @@ def _default(home, param: cst.Param) -> Value:
     default = param.default
     if isinstance(default, cst.Name) and default.value in home.annotated_arrays:
         return Array(Layout.replicated(home.annotated_arrays[default.value]))
-    ref = function_ref(home, default)
+    ref = function_ref(home, default) if default is not None else None
     if ref is not None:  # act=jax.nn.gelu
         return Static.of(ref)
     try:

@@ -218,7 +218,7 @@ def _names_read(node: cst.CSTNode) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
-def dead_statements(body: Sequence[cst.BaseStatement]) -> set[int]:
+def dead_statements(body: Sequence[cst.CSTNode]) -> set[int]:
     """The indices of the body's statements that only bind names nothing reads later (``z = jnp.tanh(x @ w)``
     with ``z`` unused): XLA drops what they compute.  Straight-line liveness from the end; a compound
     statement, a bare expression, an ``assert`` stay, and every name a nested def or lambda reads is live
@@ -239,27 +239,26 @@ def dead_statements(body: Sequence[cst.BaseStatement]) -> set[int]:
     dead: set[int] = set()
     for i in range(len(body) - 1, -1, -1):
         stmt = body[i]
-        smalls = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else None
-        if smalls and all(isinstance(small, cst.Assign | cst.AnnAssign) for small in smalls):
-            targets: set[str] = set()
-            plain = True
-            for small in smalls:
-                for t in (small.targets if isinstance(small, cst.Assign) else [small]):
-                    target = t.target
-                    names = _names_read(target)
-                    plain = plain and isinstance(target, cst.Name | cst.Tuple | cst.List) and all(
-                        isinstance(e.value, cst.Name) for e in getattr(target, "elements", [])
-                    ) if not isinstance(target, cst.Name) else plain
-                    targets.update(names)
-            if plain and not (targets & live):
-                dead.add(i)
-                continue
-            live.difference_update(targets)
-            for small in smalls:
-                if small.value is not None:
-                    live.update(_names_read(small.value))
+        smalls = [s for s in stmt.body if isinstance(s, cst.Assign | cst.AnnAssign)] \
+            if isinstance(stmt, cst.SimpleStatementLine) else []
+        if not smalls or len(smalls) != len(stmt.body):  # type: ignore[attr-defined]
+            live.update(_names_read(stmt))
             continue
-        live.update(_names_read(stmt))
+        targets: set[str] = set()
+        plain = True  # names, or tuples of names: no attribute or subscript written
+        for small in smalls:
+            for target in ([t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]):
+                elements = [e.value for e in target.elements] if isinstance(target, cst.Tuple | cst.List) \
+                    else [target]
+                plain = plain and all(isinstance(e, cst.Name) for e in elements)
+                targets.update(_names_read(target))
+        if plain and not (targets & live):
+            dead.add(i)
+            continue
+        live.difference_update(targets)
+        for small in smalls:
+            if small.value is not None:
+                live.update(_names_read(small.value))
     return dead
 
 
@@ -351,7 +350,7 @@ class FunctionRewriter:
         #: Name -> the version of its value (a fresh number at each binding): see :meth:`identity`.
         self.versions: dict[str, int] = {}
         #: The body's statements, and the index of the one being walked (records name it: ``statement``).
-        self._top_statements: Sequence[cst.BaseStatement] = ()
+        self._top_statements: Sequence[cst.CSTNode] = ()
         self._top = -1
         #: Names bound by a lambda being walked: their partial sums are reduced inline, never hoisted.
         self.lambda_names: set[str] = set()

@@ -16,7 +16,7 @@ each version's collectives carry their ``# meshify:`` comments.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import libcst as cst
 
