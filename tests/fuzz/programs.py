@@ -2069,7 +2069,10 @@ def generate(ch: Chooser, seed: int = 0, mesh: str | None = None) -> Program:
     return Program(text, chosen, dict(main.sizes), main_entry.args, main_entry.grad, seed, module.provoked,
                    entries=() if simple else tuple(entries), precision=module.precision,
                    triggers=tuple(module.triggers),
-                   rebinds=tuple((c, module.consts[c], v) for c, v in module.rebinds.items() if c in module.consts))
+                   # (not where a jitted function may read them: jax.jit caches its trace, stale after a global
+                   # changes, in the reference too: JAX asks jitted functions not to read mutable globals)
+                   rebinds=() if "jax.jit" in text else
+                   tuple((c, module.consts[c], v) for c, v in module.rebinds.items() if c in module.consts))
 
 
 def _imports(module: _Module) -> str:
