@@ -498,6 +498,12 @@ def same_statement(x: Tensor["batch", "d"], w: Tensor["d", "e"]) -> Tensor["batc
 
 
 @mesh(batch=2, model=4, rules={"d": "model"})
+def in_branches(x: Tensor["batch", "d"], w: Tensor["d", "e"], p: Tensor[()]) -> Tensor["batch", "e"]:
+    a = jnp.tanh(x @ w)
+    return a + jax.lax.cond(p > 0, lambda: jnp.tanh(x @ w), lambda: jnp.sin(x @ w))
+
+
+@mesh(batch=2, model=4, rules={"d": "model"})
 def unused(x: Tensor["batch", "d"], w: Tensor["d", "e"]) -> Tensor["batch", "d"]:
     z = jnp.tanh(x @ w)
     u = z * 2.0
@@ -510,7 +516,8 @@ def test_explain_counts_one_collective_per_distinct_value_as_xla_leaves_them(tmp
     reads: softmax and log_softmax of x share their max and sum of exp, as logsumexp and jnp.max share the
     max (not jnp.max(keepdims=True)'s, another shape); a helper called twice on the same arguments, a
     value reduced twice in a statement, a psum in a Python loop that never rebinds what it reads are one
-    psum; a value rebound (x = x + 1.0) is another.  verify failed each of these correct programs."""
+    psum; a value rebound (x = x + 1.0) is another, as is one in a cond branch (a computation of its own).
+    verify failed each of these correct programs."""
     path = tmp_path / "duplicates.py"
     path.write_text(_DUPLICATES)
     reports = verify_file(path, None, parse_dims("batch=4,d=16,e=8"))
@@ -518,7 +525,8 @@ def test_explain_counts_one_collective_per_distinct_value_as_xla_leaves_them(tmp
     predicted = {r.name: r.predicted.get("all-reduce", (0, 0)) for r in reports}
     assert predicted == {"softmax_and_log_softmax": (2, 16), "logsumexp_and_max": (3, 24),
                          "max_kept_and_logsumexp": (4, 32), "var_std": (4, 32), "helper_twice": (2, 128),
-                         "loop_invariant": (3, 192), "same_statement": (2, 128), "unused": (0, 0)}, predicted
+                         "loop_invariant": (3, 192), "same_statement": (2, 128), "in_branches": (3, 192),
+                         "unused": (0, 0)}, predicted
 
 
 _UNROLLED = '''\

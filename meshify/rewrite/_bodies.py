@@ -13,6 +13,7 @@ with the loop's trip count, and the call's result value is known.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
 
 import libcst as cst
@@ -25,6 +26,9 @@ from meshify.rewrite._values import Array, Operand, Static, StructValue, TracedL
 from meshify.rewrite.rules._api import At, Branches, Call, Loop, Lowering
 
 __all__ = ["run_walks", "walk_lambda"]
+
+#: Numbers each walk of a body (TracedLoop.body).
+_BODIES = itertools.count(1)
 
 
 def run_walks(rw, call: Call, lowering: Lowering) -> tuple[Value, cst.Call]:
@@ -239,7 +243,7 @@ def _walk(rw, call: Call, fn: Operand, args: list[Value], trips, target: Value |
     converted inside the body.  ``passed``: the caller's nodes of ``args``, for their dtypes; the
     result's dtype carriers, in the caller's names, are appended to ``dtype``."""
     node = fn.original
-    rw.enter_loop(TracedLoop(trips, unroll))
+    rw.enter_loop(TracedLoop(trips, unroll, next(_BODIES)))
     try:
         local = local_def(rw, node.value) if isinstance(node, cst.Name) else None
         if local is not None:  # def body(carry, x): ... in the enclosing function

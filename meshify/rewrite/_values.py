@@ -141,3 +141,6 @@ class TracedLoop:
     #: ``unroll=``: an int k (k copies of the body in the loop, plus one per iteration left over when k does
     #: not divide the trips), or True (every iteration: no loop).
     unroll: int | bool = 1
+    #: Which walk of a body this is (each a computation of its own in the HLO: XLA merges no collective
+    #: of a scan body or a cond branch with one outside it, nor with another body's).
+    body: int = 0
