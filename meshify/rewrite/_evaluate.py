@@ -15,7 +15,17 @@ from meshify.rewrite._helpers import call_helper, imported_helper
 from meshify.rewrite._nested import call_local, local_def, refuse_value
 from meshify.rewrite._templates import call_template, int_node
 from meshify.rewrite._transforms import TRANSFORMS, transformed_call
-from meshify.rewrite._values import Array, FunctionRef, Opaque, Operand, Static, StructValue, TupleValue, Value
+from meshify.rewrite._values import (
+    Array,
+    FunctionRef,
+    LambdaRef,
+    Opaque,
+    Operand,
+    Static,
+    StructValue,
+    TupleValue,
+    Value,
+)
 from meshify.rewrite.rules._api import (
     ADD,
     BODY_OPS,
@@ -482,6 +492,8 @@ def _call(rw, node: cst.Call):
                                f"method .{method}() on {rw.ctx.code(func.value)!r}, which has layout "
                                f"{receiver.value.layout.describe()}", unsplit_fix(receiver.value.layout))
     ref = rw.env.get(func.value) if isinstance(func, cst.Name) and rule_name is None else None
+    if isinstance(ref, Static) and isinstance(ref.literal, LambdaRef):  # fn(h), fn=lambda y: ... passed in
+        return _call_lambda(rw, node, ref.literal)
     if isinstance(ref, Static) and isinstance(ref.literal, FunctionRef):  # act(h), act=jax.nn.gelu passed in
         ref = ref.literal
         if ref.helper and ref.path == rw.ctx.path and ref.helper in rw.ctx.functions:
@@ -499,8 +511,9 @@ def _call(rw, node: cst.Call):
                        "jax/jnp function for it (act=jax.nn.gelu), or define it at module level")
     if isinstance(func, cst.Name) and rule_name is None and func.value in rw.ctx.functions \
             and func.value not in rw.ctx.imports.imports:
-        value, new = call_helper(rw, _evaluate_args(rw, node, func.value, None), rw.ctx.functions[func.value])
-        return Operand(value, node, new)
+        call = _evaluate_args(rw, node, func.value, None, helper=True)
+        value, new = call_helper(rw, call, rw.ctx.functions[func.value])
+        return Operand(value, node, _lambdas_walked(rw, call, new))
     call = _evaluate_args(rw, node, rule_name or (sorted(names)[0] if names else rw.ctx.code(func)), receiver)
     if rule_name is not None:
         closed_world(rw.rule_context(), call, rule_name)
@@ -508,6 +521,42 @@ def _call(rw, node: cst.Call):
         return Operand(value, node, new)
     value, new = rw.lower(call, unknown_call(rw.rule_context(), call))
     return Operand(value, node, new)
+
+
+def _call_lambda(rw, node: cst.Call, ref: LambdaRef) -> Operand:
+    """``fn(h)`` in a helper, ``fn`` a lambda its caller passed: the lambda walked where it was written, for
+    the values passed here (its records and comments are its writer's); the call is kept."""
+    from meshify.rewrite._bodies import walk_lambda
+
+    call = _evaluate_args(rw, node, rw.ctx.code(node.func), None)
+    if call.kwargs:
+        raise rw.error(UnsupportedError, node, "keyword arguments to a lambda passed in",
+                       "pass the lambda's arguments by position")
+    owner = ref.owner
+    value, new = walk_lambda(owner, ref.node, [o.value for o in call.args],
+                             what=f"the lambda passed to {'.'.join(rw.stack[-1:])}()'s")
+    code = owner.ctx.code(new)
+    if ref.walked and ref.walked[0][0] != code:
+        raise rw.error(UnsupportedError, node, "a lambda passed in is called with values of other layouts than at "
+                       "its first call, so it would need two codes", "pass a module-level def instead (it is "
+                       "specialised per call), or call the lambda with values of one layout")
+    ref.walked.append((code, new))
+    return Operand(value, node, node.with_changes(args=[a.with_changes(value=o.node)
+                                                         for a, o in zip(node.args, call.args)]))
+
+
+def _lambdas_walked(rw, call: Call, new: cst.BaseExpression) -> cst.BaseExpression:
+    """A helper's call with each lambda passed to it replaced by its walked code (its collectives converted
+    where the helper called it); a lambda the helper never called stays as written."""
+    if not isinstance(new, cst.Call):
+        return new
+    walked = {id(o.original): o.value.literal.walked[0][1] for o in (*call.args, *call.kwargs.values())
+              if isinstance(o.value, Static) and isinstance(o.value.literal, LambdaRef) and o.value.literal.walked
+              and o.original is o.value.literal.node}  # written here (not a parameter passing one on)
+    if not walked:
+        return new
+    return new.with_changes(args=[a.with_changes(value=walked[id(a.value)]) if id(a.value) in walked else a
+                                  for a in new.args])
 
 
 def _static_cast(rw, node: cst.Call, receiver: Operand) -> Operand:
@@ -518,10 +567,11 @@ def _static_cast(rw, node: cst.Call, receiver: Operand) -> Operand:
     return Operand(Static(), node, node.with_changes(func=node.func.with_changes(value=receiver.node), args=args))
 
 
-def _evaluate_args(rw, node: cst.Call, name: str, receiver) -> Call:
+def _evaluate_args(rw, node: cst.Call, name: str, receiver, helper: bool = False) -> Call:
     """The call's arguments evaluated, each once: a list or tuple literal item by item (the rule reads
     each item's operand, :attr:`Call.items`), and a shape (``y.shape``) entry by entry as well
-    (:attr:`Call.entries`)."""
+    (:attr:`Call.entries`).  ``helper``: the call of a module def, to which a lambda may be passed
+    (:class:`LambdaRef`; walked where the helper calls it)."""
     args, kwargs = [], {}
     items: dict[cst.CSTNode, Operand] = {}
     entries: dict[cst.CSTNode, tuple[Operand, ...]] = {}
@@ -531,6 +581,8 @@ def _evaluate_args(rw, node: cst.Call, name: str, receiver) -> Call:
         if name in BODY_OPS and (_walked(rw, arg.value) or (isinstance(arg.value, cst.List | cst.Tuple) and any(
                 _walked(rw, e.value) for e in arg.value.elements))):
             operand = Operand(Static(), arg.value, arg.value)  # walked as its rule says (a switch: each branch)
+        elif helper and isinstance(arg.value, cst.Lambda):
+            operand = Operand(Static.of(LambdaRef(arg.value, rw)), arg.value, arg.value)
         elif isinstance(arg.value, cst.List | cst.Tuple):
             evaluated = [rw.expr(e.value) for e in arg.value.elements]
             items.update((e.value, i) for e, i in zip(arg.value.elements, evaluated))

@@ -17,7 +17,7 @@ from functools import lru_cache
 
 import libcst as cst
 
-from meshify.rewrite._values import Array, FunctionRef, Opaque, Static, StructValue, TupleValue, Value
+from meshify.rewrite._values import Array, FunctionRef, LambdaRef, Opaque, Static, StructValue, TupleValue, Value
 
 __all__ = ["Specialization", "Specializations", "module_names", "signature_of", "version_name"]
 
@@ -483,4 +483,6 @@ def _described(path: str, value: Value) -> list[tuple[str, str]]:
         return [d for i, v in enumerate(value.items) for d in _described(f"{path}[{i}]", v)]
     if isinstance(value, Static) and isinstance(value.literal, FunctionRef):  # versions differ by it
         return [(path, value.literal.text)]
+    if isinstance(value, Static) and isinstance(value.literal, LambdaRef):
+        return [(path, "a lambda")]
     return []

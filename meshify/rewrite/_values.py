@@ -8,7 +8,20 @@ import libcst as cst
 
 from meshify.annotate._types import Layout
 
-__all__ = ["Value", "Array", "Static", "Opaque", "TupleValue", "StructValue", "Operand", "TracedLoop", "FunctionRef"]
+__all__ = ["Value", "Array", "Static", "Opaque", "TupleValue", "StructValue", "Operand", "TracedLoop", "FunctionRef",
+           "LambdaRef"]
+
+
+@dataclass(eq=False)
+class LambdaRef:
+    """A lambda passed to a helper (``residual(h, lambda y: mlp(y, w1, w2))``): called in the helper, it is
+    walked where it was written (``owner``'s names as they are during the call) for the values the helper
+    passes it; ``walked`` keeps the code each call needs, one code for all (the call site keeps one lambda).
+    Compared by identity: each evaluation is its own helper version."""
+
+    node: object
+    owner: object
+    walked: list = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)

@@ -839,10 +839,10 @@ class _Builder:
         passes_function = not decorator and self.flag(20)
         if passes_function:  # an activation passed in, as model code passes act=jax.nn.gelu: act(h) calls it
             # (never into jax.jit or jax.checkpoint, which take arrays only: a function there fails in JAX)
-            act = self.pick(["jnp.tanh", "jax.nn.gelu", "jax.nn.silu", "jnp.sin", "swish"])
+            act = self.pick(["jnp.tanh", "jax.nn.gelu", "jax.nn.silu", "jnp.sin", "swish", "lambda t: jnp.tanh(t) * 0.5"])
             if act == "swish":
                 self.module.defs["swish"] = "def swish(x):\n    return x * jax.nn.sigmoid(x)\n"
-            if self.flag(30):
+            if self.flag(30) and not act.startswith("lambda"):
                 params.append(f"act={act}")  # left to its default
             else:
                 params.append("act")
