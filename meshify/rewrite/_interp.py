@@ -697,9 +697,14 @@ class FunctionRewriter:
         self._comments = []
         op, node, layout = Operand(value, cst.Name(name), cst.Name(name)), cst.Name(name), value.layout
         for step in plan_conversion(layout, target, self.mesh):
-            node = apply_step(step, node, self.ctx.mr)
+            # a float16/bfloat16 partial sum accumulated in float32 is cast back, as everywhere else
+            reducing = step.kind in ("psum", "psum_scatter")
+            node = apply_step(step, node, self.ctx.mr, self._like(op.original) if reducing else None,
+                              reduce_dtype=self.reduce_dtype if reducing else None)
             self.note(step, op, layout, "the loop body")
             layout = step_result(step, layout)
+        if value.layout.partial and not target.partial:
+            self.dtypes.completed(name)
         self.env[name] = Array(target, value.origin)
         self.bindings.append(Binding(self._line, name, target))
         assign = cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=node)
