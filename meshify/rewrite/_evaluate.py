@@ -19,6 +19,7 @@ from meshify.rewrite._values import (
     Array,
     FunctionRef,
     LambdaRef,
+    LocalRef,
     Opaque,
     Operand,
     Static,
@@ -494,6 +495,8 @@ def _call(rw, node: cst.Call):
     ref = rw.env.get(func.value) if isinstance(func, cst.Name) and rule_name is None else None
     if isinstance(ref, Static) and isinstance(ref.literal, LambdaRef):  # fn(h), fn=lambda y: ... passed in
         return _call_lambda(rw, node, ref.literal)
+    if isinstance(ref, Static) and isinstance(ref.literal, LocalRef):  # fn(h), fn a nested def passed in
+        return _call_passed_def(rw, node, ref.literal)
     if isinstance(ref, Static) and isinstance(ref.literal, FunctionRef):  # act(h), act=jax.nn.gelu passed in
         ref = ref.literal
         if ref.helper and ref.path == rw.ctx.path and ref.helper in rw.ctx.functions:
@@ -545,6 +548,22 @@ def _call_lambda(rw, node: cst.Call, ref: LambdaRef) -> Operand:
                                                          for a, o in zip(node.args, call.args)]))
 
 
+def _call_passed_def(rw, node: cst.Call, ref: LocalRef) -> Operand:
+    """``fn(h)`` in a helper, ``fn`` a nested def its caller passed: the def rewritten where it was defined,
+    for the values passed here (one version: emit_defs refuses a passed def needing two); the call is kept."""
+    from meshify.rewrite._nested import _bind, walk_local
+
+    call = _evaluate_args(rw, node, rw.ctx.code(node.func), None)
+    local = ref.local
+    bound = _bind(ref.owner, local, call, node)
+    # blind: the helper cannot name what the def's result dtype is, so a float16/bfloat16 partial sum
+    # accumulated in float32 is completed (and cast back) inside the def, as a loop body's is
+    result, _sub, _name = walk_local(ref.owner, local, bound, node, blind=True)
+    return Operand(result, node, node.with_changes(args=[a.with_changes(value=o.node)
+                                                         for a, o in zip(node.args, [*call.args,
+                                                                                     *call.kwargs.values()])]))
+
+
 def _lambdas_walked(rw, call: Call, new: cst.BaseExpression) -> cst.BaseExpression:
     """A helper's call with each lambda passed to it replaced by its walked code (its collectives converted
     where the helper called it); a lambda the helper never called stays as written."""
@@ -583,6 +602,10 @@ def _evaluate_args(rw, node: cst.Call, name: str, receiver, helper: bool = False
             operand = Operand(Static(), arg.value, arg.value)  # walked as its rule says (a switch: each branch)
         elif helper and isinstance(arg.value, cst.Lambda):
             operand = Operand(Static.of(LambdaRef(arg.value, rw)), arg.value, arg.value)
+        elif helper and isinstance(arg.value, cst.Name) and local_def(rw, arg.value.value) is not None:
+            local = local_def(rw, arg.value.value)
+            local.passed = arg.value  # type: ignore[union-attr]
+            operand = Operand(Static.of(LocalRef(local, rw)), arg.value, arg.value)
         elif isinstance(arg.value, cst.List | cst.Tuple):
             evaluated = [rw.expr(e.value) for e in arg.value.elements]
             items.update((e.value, i) for e, i in zip(arg.value.elements, evaluated))

@@ -17,7 +17,17 @@ from functools import lru_cache
 
 import libcst as cst
 
-from meshify.rewrite._values import Array, FunctionRef, LambdaRef, Opaque, Static, StructValue, TupleValue, Value
+from meshify.rewrite._values import (
+    Array,
+    FunctionRef,
+    LambdaRef,
+    LocalRef,
+    Opaque,
+    Static,
+    StructValue,
+    TupleValue,
+    Value,
+)
 
 __all__ = ["Specialization", "Specializations", "module_names", "signature_of", "version_name"]
 
@@ -485,4 +495,6 @@ def _described(path: str, value: Value) -> list[tuple[str, str]]:
         return [(path, value.literal.text)]
     if isinstance(value, Static) and isinstance(value.literal, LambdaRef):
         return [(path, "a lambda")]
+    if isinstance(value, Static) and isinstance(value.literal, LocalRef):
+        return [(path, f"{value.literal.local.name}()")]
     return []

@@ -49,6 +49,9 @@ class LocalDef:
     #: Every Name node a use was emitted with, and its use (a use walked again gets a new node).
     names: list[tuple[cst.Name, cst.CSTNode]] = field(default_factory=list)
     active: bool = False
+    #: Where it is passed to a helper as a value (``residual(h, block)``): that argument names the def
+    #: itself, so it must end with one version.
+    passed: cst.CSTNode | None = None
 
     @property
     def name(self) -> str:
@@ -299,6 +302,11 @@ def emit_defs(rw, body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
         if len(versions) == 1:
             swaps[original] = next(iter(versions.values()))[0]
             continue
+        if local.passed is not None:
+            raise rw.error(UnsupportedError, local.passed, f"{local.name}() is passed to a helper and needs other "
+                           "code for another of its uses (other layouts), but the argument names one def",
+                           f"pass a module-level def instead (specialised per call), or use {local.name}() with "
+                           "values of one layout")
         swaps[original], renamed = _versions(rw, local, versions)
         for name, site in local.names:
             if site in codes:

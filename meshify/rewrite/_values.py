@@ -9,7 +9,7 @@ import libcst as cst
 from meshify.annotate._types import Layout
 
 __all__ = ["Value", "Array", "Static", "Opaque", "TupleValue", "StructValue", "Operand", "TracedLoop", "FunctionRef",
-           "LambdaRef"]
+           "LambdaRef", "LocalRef"]
 
 
 @dataclass(eq=False)
@@ -22,6 +22,15 @@ class LambdaRef:
     node: object
     owner: object
     walked: list = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class LocalRef:
+    """A nested def passed to a helper (``residual(h, block)``): called in the helper, it is rewritten where
+    it was defined (``owner``'s names as they are during the call), as a nested def's own calls are."""
+
+    local: object
+    owner: object
 
 
 @dataclass(frozen=True, slots=True)
