@@ -31,6 +31,13 @@ def _function_names(fn: cst.FunctionDef) -> set[str]:
     p = fn.params
     names = {param.name.value for param in (*p.posonly_params, *p.params, *p.kwonly_params)}
     names |= {star.name.value for star in (p.star_arg, p.star_kwarg) if isinstance(star, cst.Param)}
+    return names | bound_names(fn.body)
+
+
+def bound_names(node: cst.CSTNode) -> set[str]:
+    """The names a statement or block binds (assignments, loop targets, defs and classes), not counting
+    those bound inside functions nested in it."""
+    names: set[str] = set()
 
     class _Gather(cst.CSTVisitor):
         def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
@@ -53,7 +60,10 @@ def _function_names(fn: cst.FunctionDef) -> set[str]:
         def visit_For(self, node: cst.For) -> None:
             names.update(_bound_names(node.target))
 
-    fn.body.visit(_Gather())
+        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+            names.update(_bound_names(node.target))
+
+    node.visit(_Gather())
     return names
 
 

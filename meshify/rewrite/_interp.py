@@ -31,7 +31,7 @@ from meshify.rewrite import rules as _rules  # noqa: F401  (registers every op r
 from meshify.rewrite._bodies import run_walks
 from meshify.rewrite._collectives import axes_text, collective
 from meshify.rewrite._containers import sequence_item
-from meshify.rewrite._context import ModuleContext
+from meshify.rewrite._context import ModuleContext, bound_names
 from meshify.rewrite._dtypes import Dtypes, Items, like_node, merge_items
 from meshify.rewrite._evaluate import binary_operator, evaluate, is_reshape, none_test, reshape_call
 from meshify.rewrite._hints import (
@@ -260,33 +260,6 @@ def dead_statements(body: Sequence[cst.CSTNode]) -> set[int]:
             if small.value is not None:
                 live.update(_names_read(small.value))
     return dead
-
-
-def bound_names(node: cst.CSTNode) -> frozenset[str]:
-    """The names a statement (a loop and its body) binds anywhere in it."""
-    found: set[str] = set()
-
-    class _Bound(cst.CSTVisitor):
-        def visit_AssignTarget(self, n: cst.AssignTarget) -> None:
-            found.update(_names_read(n.target))
-
-        def visit_AnnAssign(self, n: cst.AnnAssign) -> None:
-            found.update(_names_read(n.target))
-
-        def visit_AugAssign(self, n: cst.AugAssign) -> None:
-            found.update(_names_read(n.target))
-
-        def visit_For(self, n: cst.For) -> None:
-            found.update(_names_read(n.target))
-
-        def visit_NamedExpr(self, n: cst.NamedExpr) -> None:
-            found.update(_names_read(n.target))
-
-        def visit_FunctionDef(self, n: cst.FunctionDef) -> None:
-            found.add(n.name.value)
-
-    node.visit(_Bound())
-    return frozenset(found)
 
 
 #: Dims of operands without hints get placeholder names like ``einsum_e`` (see ``rules.contractions.contract``).
@@ -727,7 +700,7 @@ class FunctionRewriter:
         trips = self._trip_count(stmt.iter)
         self._loops.append(trips if trips is not None else UnknownLoop(self._line, self.ctx.code(stmt.iter),
                                                                        self.fn.name.value))
-        self._loop_names.append(bound_names(stmt))
+        self._loop_names.append(frozenset(bound_names(stmt)))
         try:
             statements = self._block(block.body)
             statements.extend(self._complete_carried(start, stmt))
