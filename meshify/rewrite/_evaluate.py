@@ -4,6 +4,7 @@ its rewritten node; calls go to the op rules (:mod:`meshify.rewrite.rules`).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TypeGuard
 
 import libcst as cst
@@ -535,8 +536,11 @@ def _call_lambda(rw, node: cst.Call, ref: LambdaRef) -> Operand:
     if call.kwargs:
         raise rw.error(UnsupportedError, node, "keyword arguments to a lambda passed in",
                        "pass the lambda's arguments by position")
+    # a float16/bfloat16 partial sum accumulated in float32 is completed (cast back) here, where its dtype's
+    # names exist: inside the lambda, written elsewhere, they do not
+    args = [rw.complete_widened(o, "the lambda passed in") for o in call.args]
     owner = ref.owner
-    value, new = walk_lambda(owner, ref.node, [o.value for o in call.args],
+    value, new = walk_lambda(owner, ref.node, [o.value for o in args],
                              what=f"the lambda passed to {'.'.join(rw.stack[-1:])}()'s")
     code = owner.ctx.code(new)
     if ref.walked and ref.walked[0][0] != code:
@@ -545,7 +549,7 @@ def _call_lambda(rw, node: cst.Call, ref: LambdaRef) -> Operand:
                        "specialised per call), or call the lambda with values of one layout")
     ref.walked.append((code, new))
     return Operand(value, node, node.with_changes(args=[a.with_changes(value=o.node)
-                                                         for a, o in zip(node.args, call.args)]))
+                                                         for a, o in zip(node.args, args)]))
 
 
 def _call_passed_def(rw, node: cst.Call, ref: LocalRef) -> Operand:
@@ -554,14 +558,15 @@ def _call_passed_def(rw, node: cst.Call, ref: LocalRef) -> Operand:
     from meshify.rewrite._nested import _bind, walk_local
 
     call = _evaluate_args(rw, node, rw.ctx.code(node.func), None)
+    completed = [rw.complete_widened(o, f"{ref.local.name}() passed in") for o in (*call.args, *call.kwargs.values())]
+    call = replace(call, args=tuple(completed[:len(call.args)]), kwargs=dict(zip(call.kwargs, completed[len(call.args):])))
     local = ref.local
     bound = _bind(ref.owner, local, call, node)
     # blind: the helper cannot name what the def's result dtype is, so a float16/bfloat16 partial sum
     # accumulated in float32 is completed (and cast back) inside the def, as a loop body's is
     result, _sub, _name = walk_local(ref.owner, local, bound, node, blind=True)
     return Operand(result, node, node.with_changes(args=[a.with_changes(value=o.node)
-                                                         for a, o in zip(node.args, [*call.args,
-                                                                                     *call.kwargs.values()])]))
+                                                         for a, o in zip(node.args, completed)]))
 
 
 def _lambdas_walked(rw, call: Call, new: cst.BaseExpression) -> cst.BaseExpression:
