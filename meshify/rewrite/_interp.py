@@ -1161,6 +1161,15 @@ class FunctionRewriter:
                 ) -> cst.BaseExpression:
         """``op``'s node, wrapped in the collectives that give it layout ``target``."""
         value = op.value
+        if isinstance(value, Opaque) and (target.is_split or target.partial):
+            # a whole array of unknown dims cannot be sliced to a block: passing it whole would mis-shape
+            # (or, with equal sizes, mis-align) what the rule computes
+            code = self.ctx.code(op.original)
+            raise self.error(UnsupportedError, op.original,
+                             f"{_short(code)!r}, whose dims meshify cannot infer, would have to be split as "
+                             f"{target.describe()} for {purpose}",
+                             f"name its dims where it is bound ({_short(code)}: Tensor[...] = ...) so that meshify "
+                             "can slice it, or map the dims it meets to no mesh axis")
         if not isinstance(value, Array):
             return op.node
         source = value.layout
