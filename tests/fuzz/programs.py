@@ -1990,8 +1990,8 @@ def _lift(f: _Function, ch: Chooser, module: _Module, mode: str) -> tuple[str, E
     in_helper = {c for c in used if re.search(rf"\b{c}\b", f.helper)}
     params, values = ["W"], [module.array([f.sizes[d] for d in lifted.dims], lifted.std, lifted.dtype)]
     for c in used:
-        if not _weighted(ch, [(False, 50), (True, 50)]):
-            continue
+        if "." not in module.consts[c] or not _weighted(ch, [(False, 50), (True, 50)]):
+            continue  # (an int may be an axis: the factory's float values would not do)
         params.append(c)
         values.append(_pick(ch, ["0.75", "-1.5", "4.0"]))
         if c not in in_helper and not _weighted(ch, [(False, 50), (True, 50)]):
