@@ -1,5 +1,5 @@
-"""Function transforms applied at the call site: ``jax.checkpoint(f)(...)``, ``jax.remat(f)(...)``
-and ``jax.vmap(f, in_axes=...)(...)`` inside a function being rewritten.
+"""Function transforms applied at the call site: ``jax.checkpoint(f)(...)``, ``jax.remat(f)(...)``,
+``jax.jit(f)(...)`` and ``jax.vmap(f, in_axes=...)(...)`` inside a function being rewritten.
 
 ``f`` (a module helper, a nested def or a lambda) is rewritten for the values it is called with,
 as a direct call would be, and the transform is kept around its version
@@ -22,7 +22,7 @@ from meshify.rewrite._values import Array, Operand, Static, TupleValue, Value
 __all__ = ["TRANSFORMS", "transformed_call"]
 
 #: The transforms a call site may apply to a helper, nested def or lambda.
-TRANSFORMS = frozenset({"jax.checkpoint", "jax.remat", "jax.vmap"})
+TRANSFORMS = frozenset({"jax.checkpoint", "jax.remat", "jax.vmap", "jax.jit"})
 
 
 def transformed_call(rw, node: cst.Call, kind: str):

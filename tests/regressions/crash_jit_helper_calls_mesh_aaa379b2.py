@@ -1,9 +1,9 @@
 # Fuzz crash found by tests/fuzz on the 8 mesh.
 # crash: calling f (converted path) raised: ValueError: The context mesh AbstractMesh('model': 8, axis_types=(Manual,), device_kind=cpu, num_cores=None, platform=cpu) should match the mesh passed to shard_map Mesh('model': 8, axis_types=(Auto,)) [meshify/runtime/_bind.py:270 in <lambda>]
 # Found by: python tests/fuzz/run.py --seed 2032 --only 147
-# Open (found at 7e8569b, also at 4a99281): jax.jit(helper)(x1, x2) with replicated arguments is kept as
-# written, and helper calls the @mesh function g, whose shard_map then runs inside f's: a JAX error, not a
-# MeshifyError. A strict xfail until fixed (the plain call helper(x1, x2) is specialised and works).
+# Fixed: jax.jit(helper)(x1, x2) with replicated arguments was kept as written (an unknown call of
+# replicated values), and helper calls the @mesh function g, whose shard_map then ran inside f's: a JAX
+# error. jax.jit at the call site is a transform now, like jax.checkpoint: helper is specialised.
 # Rerun: python -m pytest tests/test_regressions.py -k crash_jit_helper_calls_mesh_aaa379b2
 import jax
 import jax.numpy as jnp
@@ -76,5 +76,4 @@ FUZZ = {'mesh': '8',
                 'placeholder',
                 'cannot infer the dims',
                 'whose dims meshify cannot infer']]],
- 'expect': 'accepted',
- 'xfail': 'jax.jit(helper) kept as written (replicated arguments) while helper calls a @mesh function: nested shard_map raises in JAX'}
+ 'expect': 'accepted'}
