@@ -548,8 +548,7 @@ def _call_lambda(rw, node: cst.Call, ref: LambdaRef) -> Operand:
                        "its first call, so it would need two codes", "pass a module-level def instead (it is "
                        "specialised per call), or call the lambda with values of one layout")
     ref.walked.append((code, new))
-    return Operand(value, node, node.with_changes(args=[a.with_changes(value=o.node)
-                                                         for a, o in zip(node.args, args)]))
+    return Operand(value, node, _with_operands(node, args))
 
 
 def _call_passed_def(rw, node: cst.Call, ref: LocalRef) -> Operand:
@@ -565,8 +564,12 @@ def _call_passed_def(rw, node: cst.Call, ref: LocalRef) -> Operand:
     # blind: the helper cannot name what the def's result dtype is, so a float16/bfloat16 partial sum
     # accumulated in float32 is completed (and cast back) inside the def, as a loop body's is
     result, _sub, _name = walk_local(ref.owner, local, bound, node, blind=True)
-    return Operand(result, node, node.with_changes(args=[a.with_changes(value=o.node)
-                                                         for a, o in zip(node.args, completed)]))
+    return Operand(result, node, _with_operands(node, completed))
+
+
+def _with_operands(node: cst.Call, operands) -> cst.Call:
+    """``node`` with each argument's value replaced by its operand's (converted) node, in order."""
+    return node.with_changes(args=[a.with_changes(value=o.node) for a, o in zip(node.args, operands)])
 
 
 def _lambdas_walked(rw, call: Call, new: cst.BaseExpression) -> cst.BaseExpression:
