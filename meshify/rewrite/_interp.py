@@ -17,6 +17,7 @@ the return hint.
 from __future__ import annotations
 
 import ast
+import functools
 import itertools
 import json
 from collections.abc import Sequence
@@ -198,6 +199,7 @@ _MAX_LOOP_ENTRIES = 8  # conversions of a Python loop's variables before the bod
 _VERSIONS = itertools.count(1)
 
 
+@functools.lru_cache(maxsize=1 << 16)  # nodes hash by identity and never change: plan rewrites one tree ~100 times
 def _names_read(node: cst.CSTNode) -> tuple[str, ...]:
     """The names an expression reads, sorted (attributes' roots included: ``p.w`` reads ``p``)."""
     found: set[str] = set()
@@ -218,11 +220,16 @@ def _names_read(node: cst.CSTNode) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
-def dead_statements(body: Sequence[cst.CSTNode]) -> set[int]:
+def dead_statements(body: Sequence[cst.CSTNode]) -> frozenset[int]:
     """The indices of the body's statements that only bind names nothing reads later (``z = jnp.tanh(x @ w)``
     with ``z`` unused): XLA drops what they compute.  Straight-line liveness from the end; a compound
     statement, a bare expression, an ``assert`` stay, and every name a nested def or lambda reads is live
     throughout (it may run later)."""
+    return _dead_statements(tuple(body))
+
+
+@functools.lru_cache(maxsize=1 << 12)  # by the statements' identities (see _names_read)
+def _dead_statements(body: tuple[cst.CSTNode, ...]) -> frozenset[int]:
     live: set[str] = set()
 
     class _Deferred(cst.CSTVisitor):
@@ -259,7 +266,7 @@ def dead_statements(body: Sequence[cst.CSTNode]) -> set[int]:
         for small in smalls:
             if small.value is not None:
                 live.update(_names_read(small.value))
-    return dead
+    return frozenset(dead)
 
 
 #: Dims of operands without hints get placeholder names like ``einsum_e`` (see ``rules.contractions.contract``).
