@@ -299,13 +299,13 @@ def _report(ctx: ModuleContext, fn: cst.FunctionDef, plan: FunctionPlan, sizes: 
         loops = tuple(trips for trips, same in zip(record.loops, invariant) if not same)
         repeat = _trips(loops, sizes, sizer.where, record.line)
         copies = _trips(loops, sizes, sizer.where, record.line, traced=False)
-        moved, instructions = c.moves(record.dtype)
-        wire, dtype = _wire(record.kind, itemsize, plan.reduce_dtype, moved)
+        moved = c.moves(record.dtype)
+        instructions = len(moved)
         parts = c.parts[:instructions] if c.parts else tuple(f"{record.kind}#{i}" for i in range(instructions))
         # One collective per distinct value and scope, as XLA's common-subexpression pass leaves them: the
         # same psum of the same value twice, softmax's and log_softmax's max and sum of one input, ...
-        fresh, merged_with = 0, None
-        for part in parts:
+        fresh, merged_with, size, dtypes = 0, None, 0, []
+        for part, part_dtype in zip(parts, moved):
             key = (part, record.axes, _squeezed(record.layout) if c.squeezed else record.layout, record.value,
                    repr(loops))
             if record.value is not None and c.merges and key in seen:
@@ -313,7 +313,10 @@ def _report(ctx: ModuleContext, fn: cst.FunctionDef, plan: FunctionPlan, sizes: 
                 continue
             seen[key] = record.line
             fresh += 1
-        size = _collective_bytes(record.kind, record.axes, record.layout, sizer, fresh) * wire // itemsize
+            wire, wire_dtype = _wire(record.kind, itemsize, plan.reduce_dtype, part_dtype)
+            size += _collective_bytes(record.kind, record.axes, record.layout, sizer, 1) * wire // itemsize
+            dtypes.append(wire_dtype)
+        dtype = " + ".join(dict.fromkeys(dtypes)) or _wire(record.kind, itemsize, plan.reduce_dtype, moved[0])[1]
         reason = record.reason
         if fresh < instructions:
             reason += (f" (XLA computes {'it' if fresh == 0 else 'part of it'} once, with the same collective at "

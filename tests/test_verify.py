@@ -417,6 +417,11 @@ def bool_argmax(x: Tensor["batch", "d"]) -> Tensor["batch"]:
 
 
 @mesh(batch=2, model=4, rules={"d": "model"})
+def bf16_argmax(x: Tensor["batch", "d"]) -> Tensor["batch"]:
+    return jnp.argmax(x.astype(jnp.bfloat16), axis=-1)
+
+
+@mesh(batch=2, model=4, rules={"d": "model"})
 def bf16_matmul(x: Tensor["batch", "d"], w: Tensor["d", "e"]) -> Tensor["batch", "e"]:
     return x.astype(jnp.bfloat16) @ w.astype(jnp.bfloat16)
 
@@ -429,7 +434,7 @@ def any_positive(x: Tensor["batch", "d"]) -> Tensor["batch"]:
 
 def test_collectives_of_values_whose_dtype_the_code_says_are_predicted_in_that_dtype(tmp_path: Path) -> None:
     """A gathered comparison moves 1-byte bools, an integer max needs no NaN flag (1 all-reduce, not 2), an
-    int8 cumsum gathers int8 totals, a bfloat16 product's partial sum crosses in float32: explain counted
+    int8 cumsum gathers int8 totals, a bfloat16 argmax reduces an int16 key then an int32 index, a bfloat16 product's partial sum crosses in float32: explain counted
     them all as the float inputs' 4 bytes and 2 instructions, so verify failed these correct programs.
     The reference runs on JAX arrays (NumPy inputs ran ``x.astype(jnp.bfloat16) @ w`` in NumPy, float32)."""
     path = tmp_path / "dtypes.py"
@@ -440,6 +445,7 @@ def test_collectives_of_values_whose_dtype_the_code_says_are_predicted_in_that_d
     assert found["mask_whole"]["all-gather"] == (1, 32)  # [2, 16] bools per device
     assert found["int_max"]["all-reduce"] == (1, 8)
     assert found["int8_cumsum"]["all-gather"] == (1, 8)
+    assert found["bf16_argmax"]["all-reduce"] == (2, 2 * 2 + 2 * 4)  # an int16 key, then an int32 index
     result = CliRunner().invoke(app, ["explain", str(path), "--dims", "batch=4,d=16,e=16", "--itemsize", "2"])
     assert result.exit_code == 0, result.output
     assert "bool" in result.output and "int8" in result.output and "int32" in result.output, result.output

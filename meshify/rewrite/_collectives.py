@@ -45,7 +45,8 @@ class Collective:
         reason: ``(what, axes, dim, to, purpose, origin) -> text`` of a step's comment.
         wire: ``dtype of the operand -> dtype the instructions move`` where the code says the operand's
             (a comparison's bool, an integer's, an ``astype``'s; see ``Dtypes.concrete``); None: the
-            function's float dtype.  Most move the operand's own.
+            function's float dtype.  Most move the operand's own; a tuple gives each instruction's (argmax
+            reduces a key as wide as the operand, then an int32 index).
         exact_instructions: instructions per emission on an integer or bool operand, where fewer (a
             ``pmax`` carries a NaN flag for floats only).
     """
@@ -57,7 +58,7 @@ class Collective:
     result_bytes: Callable[[int, int], int] = lambda local, shards: local
     effect: Callable[..., Layout] | None = None
     reason: Callable[..., str] | None = None
-    wire: Callable[[str | None], str | None] = lambda dtype: dtype
+    wire: Callable[[str | None], str | None | tuple[str | None, ...]] = lambda dtype: dtype
     exact_instructions: int | None = None
     #: What each instruction computes, where kinds share one (softmax's and logsumexp's max and sum of
     #: exp, jnp.max's max): ``explain`` counts each once per value, as XLA does; () for its own.
@@ -69,12 +70,13 @@ class Collective:
     #: value are its sides (rows up, rows down, corners), each its own collective-permute.
     merges: bool = True
 
-    def moves(self, dtype: str | None) -> tuple[str | None, int]:
-        """The dtype its instructions move for an operand of ``dtype`` (None: the float inputs'), and how
-        many instructions it runs."""
+    def moves(self, dtype: str | None) -> tuple[str | None, ...]:
+        """The dtype each of its instructions moves for an operand of ``dtype`` (None: the float inputs'),
+        one entry per instruction it runs."""
         exact = dtype is not None and not dtype.startswith(("float", "bfloat", "complex"))
         count = self.exact_instructions if exact and self.exact_instructions is not None else self.instructions
-        return self.wire(dtype), count
+        wire = self.wire(dtype)
+        return wire[:count] if isinstance(wire, tuple) else (wire,) * count
 
     @property
     def communicates(self) -> bool:
@@ -149,10 +151,13 @@ def _promoted_integer(dtype: str | None) -> str | None:
     return "uint32" if dtype in ("uint8", "uint16") else dtype
 
 
-def _arg_key(dtype: str | None) -> str | None:
-    """argmax/argmin all-reduce an integer key as wide as the operand (bool: int32) and an int32 index:
-    one dtype when the key is 32 bits wide; None (the float inputs' size) otherwise."""
-    return "int32" if dtype in ("bool", "int32", "uint32", "float32") else None
+def _arg_key(dtype: str | None) -> tuple[str | None, str]:
+    """argmax/argmin all-reduce an integer key as wide as the operand (bool: int32; an integer is its own
+    key; None: the float inputs' size) and then an int32 index (runtime/_statistics.py ``_arg``)."""
+    if dtype is None or dtype == "bool":
+        return ("int32" if dtype else None), "int32"
+    floats = {"float16": "int16", "bfloat16": "int16", "float32": "int32", "float64": "int64"}
+    return floats.get(dtype, dtype), "int32"
 
 
 _RULE_COLLECTIVES = [
