@@ -535,6 +535,80 @@ def test_explain_counts_one_collective_per_distinct_value_as_xla_leaves_them(tmp
                          "unused": (0, 0)}, predicted
 
 
+_PASSED = '''\
+import jax
+import jax.numpy as jnp
+from meshify import Tensor, mesh
+
+
+def repeat(h, fn, n):
+    for _ in range(n):
+        h = fn(h)
+    return h
+
+
+def accumulate(h, x, fn, n):
+    for _ in range(n):
+        h = h + fn(x)
+    return h
+
+
+def outer_loop(h, fn):
+    for _ in range(2):
+        h = repeat(h, fn, 2)
+    return h
+
+
+@mesh(batch=2, model=4, rules={"d": "model"})
+def lambda_in_loop(x: Tensor["batch", "d"], w: Tensor["d"]) -> Tensor["batch", "d"]:
+    return repeat(x, lambda y: y - jnp.mean(y * w, axis=-1, keepdims=True), 3)
+
+
+@mesh(batch=2, model=4, rules={"d": "model"})
+def def_in_loop(x: Tensor["batch", "d"], w: Tensor["d"]) -> Tensor["batch", "d"]:
+    def block(y):
+        return y - jnp.mean(y * w, axis=-1, keepdims=True)
+    return repeat(x, block, 3)
+
+
+@mesh(batch=2, model=4, rules={"d": "model"})
+def lambda_same_argument(x: Tensor["batch", "d"], w: Tensor["d"]) -> Tensor["batch", "d"]:
+    return accumulate(x, x, lambda y: jnp.mean(y * w, axis=-1, keepdims=True), 3)
+
+
+@mesh(batch=2, model=4, rules={"d": "model"})
+def def_same_argument(x: Tensor["batch", "d"], w: Tensor["d"]) -> Tensor["batch", "d"]:
+    def stat(y):
+        return jax.nn.logsumexp(y * w, axis=-1, keepdims=True)
+    return accumulate(x, x, stat, 4)
+
+
+@mesh(batch=2, model=4, rules={"d": "model"})
+def lambda_reads_the_writer(x: Tensor["batch", "d"], w: Tensor["d"]) -> Tensor["batch", "d"]:
+    return repeat(x, lambda y: y - jnp.mean(x * w, axis=-1, keepdims=True), 3)
+
+
+@mesh(batch=2, model=4, rules={"d": "model"})
+def helper_in_helper_loop(x: Tensor["batch", "d"], w: Tensor["d"]) -> Tensor["batch", "d"]:
+    return outer_loop(x, lambda y: y - jnp.mean(y * w, axis=-1, keepdims=True))
+'''
+
+
+def test_functions_passed_to_helpers_count_the_helpers_loops(tmp_path: Path) -> None:
+    """A lambda or nested def passed to a helper runs its collectives where the helper calls it: inside the
+    helper's loops (and those of the helpers between), once per distinct argument (``h = h + fn(x)`` in a
+    loop is one value to XLA), once for a value only the writer decides.  explain counted the lambda's
+    records in its writer, outside the helper's loop: 1 all-reduce for 3, so verify failed these."""
+    path = tmp_path / "passed.py"
+    path.write_text(_PASSED)
+    reports = verify_file(path, None, parse_dims("batch=4,d=16"))
+    assert [r.name for r in reports if not r.ok] == [], reports
+    predicted = {r.name: r.predicted.get("all-reduce", (0, 0)) for r in reports}
+    assert predicted == {"lambda_in_loop": (3, 24), "def_in_loop": (3, 24), "lambda_same_argument": (1, 8),
+                         "def_same_argument": (2, 16), "lambda_reads_the_writer": (1, 8),
+                         "helper_in_helper_loop": (4, 32)}, predicted
+
+
 _UNROLLED = '''\
 import jax
 import jax.numpy as jnp

@@ -540,8 +540,10 @@ def _call_lambda(rw, node: cst.Call, ref: LambdaRef) -> Operand:
     # names exist: inside the lambda, written elsewhere, they do not
     args = [rw.complete_widened(o, "the lambda passed in") for o in call.args]
     owner = ref.owner
+    start = len(owner.records)
     value, new = walk_lambda(owner, ref.node, [o.value for o in args],
                              what=f"the lambda passed to {'.'.join(rw.stack[-1:])}()'s")
+    _records_run_here(rw, owner, start, ref.node, list(call.args))
     code = owner.ctx.code(new)
     if ref.walked and ref.walked[0][0] != code:
         raise rw.error(UnsupportedError, node, "a lambda passed in is called with values of other layouts than at "
@@ -563,8 +565,34 @@ def _call_passed_def(rw, node: cst.Call, ref: LocalRef) -> Operand:
     bound = _bind(ref.owner, local, call, node)
     # blind: the helper cannot name what the def's result dtype is, so a float16/bfloat16 partial sum
     # accumulated in float32 is completed (and cast back) inside the def, as a loop body's is
+    start = len(ref.owner.records)
     result, _sub, _name = walk_local(ref.owner, local, bound, node, blind=True)
+    _records_run_here(rw, ref.owner, start, local.node, [*call.args, *call.kwargs.values()])
     return Operand(result, node, _with_operands(node, completed))
+
+
+def _records_run_here(rw, owner, start: int, tag: cst.CSTNode, operands: list) -> None:
+    """The records a lambda or nested def passed in (``tag``, its node) made in its writer ``owner`` (from
+    ``start``) moved to the helper ``rw`` calling it with ``operands``: its collectives run inside the
+    helper's loops (``for _ in range(3): h = fn(h)`` runs them 3 times), and are carried to the writer with
+    the helper's other records.  A record of one of the writer's values (it has an identity) is the same
+    value at each iteration of the helper's Python loops (not of a scan: XLA runs it again); one the
+    function's parameters decide is the same value where the same function gets the same arguments
+    (``h = h + fn(x)``: XLA computes ``fn(x)`` once), told apart by its place in the walk."""
+    moved = owner.records[start:]
+    del owner.records[start:]
+    depth = len(owner.loops)
+    scopes = [rw._record_scope(o.original) for o in operands]
+    known = all(identity is not None for identity, _ in scopes)
+    same_args = tuple(all(flags) for flags in zip(*(flags for _, flags in scopes))) if scopes and known \
+        else tuple(known for _ in rw.loops)
+    python_loops = [names is not None for names in rw._loop_names]
+    key = (tag, tuple(identity for identity, _ in scopes))
+    for i, r in enumerate(moved):
+        value = r.value if r.value is not None else (key, i) if known else None
+        outer = (p and (r.value is not None or same) for p, same in zip(python_loops, same_args))
+        rw.records.append(replace(r, loops=(*rw.loops, *r.loops[depth:]), value=value, statement=rw._top,
+                                  invariant=(*outer, *(r.invariant or (False,) * len(r.loops))[depth:])))
 
 
 def _with_operands(node: cst.Call, operands) -> cst.Call:
