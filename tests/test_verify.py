@@ -609,6 +609,28 @@ def test_functions_passed_to_helpers_count_the_helpers_loops(tmp_path: Path) -> 
                          "helper_in_helper_loop": (4, 32)}, predicted
 
 
+_GATHER_SIDE = '''\
+import jax.numpy as jnp
+from meshify import Tensor, mesh
+
+
+@mesh(data=2, model=4, rules={"batch": "data", "vocab": "data", "d_model": "model"})
+def logits(x: Tensor["batch", "d_model"], w: Tensor["d_model", "vocab"]) -> Tensor["batch", "vocab"]:
+    return x @ w
+'''
+
+
+def test_explain_gathers_the_side_the_written_code_gathers(tmp_path: Path) -> None:
+    """``batch`` and ``vocab`` both on ``data`` meet in ``x @ w``: one side is gathered, the smaller by the
+    sizes ``@mesh(dims=...)`` declares (here none: a tie, w).  explain chose by its ``--dims`` (x is smaller)
+    and predicted a program neither convert nor the decorator writes, so verify failed it."""
+    path = tmp_path / "gather_side.py"
+    path.write_text(_GATHER_SIDE)
+    report, = verify_file(path, None, parse_dims("batch=64,d_model=128,vocab=512"))
+    assert report.ok, report
+    assert report.predicted["all-gather"] == (1, 128 // 4 * 512 * 4)  # w's block over data, whole vocab
+
+
 _UNROLLED = '''\
 import jax
 import jax.numpy as jnp

@@ -111,11 +111,12 @@ class RuleContext:
         return self._module.reshape_origins.get(dims)
 
     def elements(self, dims: Sequence[str]) -> int:
-        """Estimated elements of a value with these dims (unknown sizes count 1024), for choosing which
-        side to gather."""
+        """Estimated elements of a value with these dims, for choosing which side to gather: the sizes
+        ``@mesh(dims=...)`` declares (unknown ones count 1024), as the code written is chosen (explain's
+        ``--dims`` alone would predict a program that convert and the decorator do not write)."""
         total = 1
         for dim in dims:
-            total *= 1 if dim == BROADCAST else self.sizes.get(dim, 1024)
+            total *= 1 if dim == BROADCAST else self.declared.get(dim, 1024)
         return total
 
 
