@@ -17,6 +17,7 @@ code says a value's dtype: a comparison's bool (1 byte), an integer parameter's 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 
 import libcst as cst
@@ -28,7 +29,7 @@ from meshify.rewrite._context import ModuleContext, parse_context
 from meshify.rewrite._dtypes import DTYPE_BYTES
 from meshify.rewrite._driver import mesh_functions
 from meshify.rewrite._hints import is_integer_hint, read_mesh_decorator, read_mesh_dims
-from meshify.rewrite._interp import FunctionPlan, FunctionRewriter
+from meshify.rewrite._interp import FunctionPlan, FunctionRewriter, Record
 from meshify.rewrite._values import TracedLoop, UnknownLoop
 
 __all__ = ["ArgReport", "CollectiveReport", "FunctionReport", "ValueReport", "explain_source", "parse_dims"]
@@ -193,6 +194,46 @@ def _squeezed(layout: Layout) -> Layout:
     return Layout(tuple(layout.dims[i] for i in kept), tuple(layout.axes[i] for i in kept), layout.partial)
 
 
+@dataclass(frozen=True)
+class Distinct:
+    """A communicating record as XLA's common-subexpression pass leaves it (see :func:`distinct`)."""
+
+    record: Record
+    #: The loops that multiply it: a Python loop whose iterations all read the same value is not one.
+    loops: tuple
+    #: The dtype each of its instructions moves (Collective.moves), and of those the ones not merged.
+    moved: tuple[str | None, ...]
+    fresh: tuple[str | None, ...]
+    #: The line of the record an instruction merged with (None: none merged).
+    merged_with: int | None
+
+
+def distinct(records: Sequence[Record]) -> Iterator[Distinct]:
+    """The records that communicate, each with its instructions that XLA runs: one collective per distinct
+    value and scope (the same psum of the same value twice, softmax's and log_softmax's max and sum of one
+    input are one), none more for the iterations of a Python loop that never rebinds what it reads.
+    explain's counts and plan's forward costs both read this."""
+    seen: dict[tuple, int] = {}  # (instruction, axes, layout, value, scope) -> the line that first runs it
+    for record in records:
+        c = collective(record.kind)
+        if not c.communicates:
+            continue
+        invariant = record.invariant or tuple(False for _ in record.loops)
+        loops = tuple(trips for trips, same in zip(record.loops, invariant) if not same)
+        moved = c.moves(record.dtype)
+        parts = c.parts[:len(moved)] if c.parts else tuple(f"{record.kind}#{i}" for i in range(len(moved)))
+        fresh, merged_with = [], None
+        for part, part_dtype in zip(parts, moved):
+            key = (part, record.axes, _squeezed(record.layout) if c.squeezed else record.layout, record.value,
+                   repr(loops))
+            if record.value is not None and c.merges and key in seen:
+                merged_with = seen[key]
+                continue
+            seen[key] = record.line
+            fresh.append(part_dtype)
+        yield Distinct(record, loops, moved, tuple(fresh), merged_with)
+
+
 def _trips(loops, sizes: dict[str, int], where: str, line: int, traced: bool = True) -> int:
     """How many times a statement inside ``loops`` runs per call (``traced=False``: how many
     copies of it the compiled program holds: Python loops unroll, scan bodies appear once)."""
@@ -288,42 +329,23 @@ def _report(ctx: ModuleContext, fn: cst.FunctionDef, plan: FunctionPlan, sizes: 
             continue
         report.values.append(ValueReport(binding.line, binding.name, binding.layout.describe(),
                                          sizer.local_shape(binding.layout), sizer.bytes(binding.layout)))
-    seen: dict[tuple, int] = {}  # (instruction, axes, layout, value, scope) -> the line that first runs it
-    for record in plan.records:
-        c = collective(record.kind)
-        if not c.communicates:
-            continue
-        # A Python loop whose iterations all read the same value (no name it reads is bound in the loop)
-        # asks for one collective XLA computes once: that loop does not multiply it.
-        invariant = record.invariant or tuple(False for _ in record.loops)
-        loops = tuple(trips for trips, same in zip(record.loops, invariant) if not same)
-        repeat = _trips(loops, sizes, sizer.where, record.line)
-        copies = _trips(loops, sizes, sizer.where, record.line, traced=False)
-        moved = c.moves(record.dtype)
-        instructions = len(moved)
-        parts = c.parts[:instructions] if c.parts else tuple(f"{record.kind}#{i}" for i in range(instructions))
-        # One collective per distinct value and scope, as XLA's common-subexpression pass leaves them: the
-        # same psum of the same value twice, softmax's and log_softmax's max and sum of one input, ...
-        fresh, merged_with, size, dtypes = 0, None, 0, []
-        for part, part_dtype in zip(parts, moved):
-            key = (part, record.axes, _squeezed(record.layout) if c.squeezed else record.layout, record.value,
-                   repr(loops))
-            if record.value is not None and c.merges and key in seen:
-                merged_with = seen[key]
-                continue
-            seen[key] = record.line
-            fresh += 1
+    for d in distinct(plan.records):
+        record, c = d.record, collective(d.record.kind)
+        repeat = _trips(d.loops, sizes, sizer.where, record.line)
+        copies = _trips(d.loops, sizes, sizer.where, record.line, traced=False)
+        size, dtypes = 0, []
+        for part_dtype in d.fresh:
             wire, wire_dtype = _wire(record.kind, itemsize, plan.reduce_dtype, part_dtype)
             size += _collective_bytes(record.kind, record.axes, record.layout, sizer, 1) * wire // itemsize
             dtypes.append(wire_dtype)
-        dtype = " + ".join(dict.fromkeys(dtypes)) or _wire(record.kind, itemsize, plan.reduce_dtype, moved[0])[1]
+        dtype = " + ".join(dict.fromkeys(dtypes)) or _wire(record.kind, itemsize, plan.reduce_dtype, d.moved[0])[1]
         reason = record.reason
-        if fresh < instructions:
-            reason += (f" (XLA computes {'it' if fresh == 0 else 'part of it'} once, with the same collective at "
-                       f"line {merged_with}: counted there)")
+        if len(d.fresh) < len(d.moved):
+            reason += (f" (XLA computes {'it' if not d.fresh else 'part of it'} once, with the same collective at "
+                       f"line {d.merged_with}: counted there)")
         report.collectives.append(CollectiveReport(
-            record.line, record.kind, c.hlo, fresh * repeat, record.axes, record.dim,  # type: ignore[arg-type]
-            size * repeat, reason, fresh * copies, size * copies, dtype))
+            record.line, record.kind, c.hlo, len(d.fresh) * repeat, record.axes, record.dim,  # type: ignore[arg-type]
+            size * repeat, reason, len(d.fresh) * copies, size * copies, dtype))
     return report
 
 

@@ -226,6 +226,7 @@ def factorisations(n: int, parts: int) -> list[tuple[int, ...]]:
 
 # -- one structure, planned -----------------------------------------------------------------------
 
+_PSEUDO = "plan:"  # the records plan's observers add (not collectives)
 _FLOPS, _SAVED = "plan:flops", "plan:saved"
 #: An operand JAX broadcasts over mesh axes it does not vary over (``pvary``, inserted where it meets
 #: operands that do): the backward pass all-reduces its cotangent over them.  A weight meeting
@@ -427,6 +428,10 @@ class _Term:
     dims: tuple[str, ...]
     split: tuple[tuple[str, ...], ...]
     trips: int
+    #: A forward collective's instructions XLA runs (those not merged with an equal one), and how often its
+    #: transpose runs in the backward pass (every iteration: each has its own cotangent).
+    instructions: int = 1
+    backward_trips: int = 0
 
 
 @dataclass(slots=True)
@@ -828,15 +833,23 @@ def _rewrite(problem: _Problem, structure: Structure | None, mesh: MeshSpec, rul
     for name, layout in plan.in_layouts.items():
         root = name.split(".")[0]
         leaves.append((name, layout, name not in integer and root not in integer and bool(layout.dims)))
+    from meshify.explain import _trips, distinct
+
+    # the forward collectives as XLA leaves them (one per distinct value and scope), as explain counts them;
+    # their transposes in the backward pass each run (their cotangents differ)
+    forward = {id(d.record): d for d in distinct([r for r in plan.records if not r.kind.startswith(_PSEUDO)])}
     terms = []
     for r in plan.records:
         if r.kind in (_BROADCAST, _SCATTER) and set(r.reason.split()) <= integer:
             continue  # an integer parameter's: no cotangent
-        if r.kind not in (_FLOPS, _SAVED, _BROADCAST, _SCATTER) and not collective(r.kind).communicates:
+        if r.kind not in (_FLOPS, _SAVED, _BROADCAST, _SCATTER) and id(r) not in forward:
             continue
-        from meshify.explain import _trips
-
         trips = _trips(r.loops, problem.sizes, problem.where, r.line)
+        d = forward.get(id(r))
+        if d is not None:
+            terms.append(_Term(r.kind, r.axes, r.layout.dims, r.layout.axes,
+                               _trips(d.loops, problem.sizes, problem.where, r.line), len(d.fresh), trips))
+            continue
         terms.append(_Term(r.kind, r.axes, r.layout.dims, r.layout.axes, trips))
         if r.kind == _SCATTER and r.regathered and r.dim == _CONTRACTED:
             # (a loop run once is no loop to XLA: it merges the gather redone with the forward pass's)
@@ -995,14 +1008,14 @@ def _cost(problem: _Problem, planned: Planned, mesh: dict[str, int]) -> Candidat
             continue
         c = collective(t.kind)
         before = sum(comm.values())
-        add(fwd, c.hlo, t.axes, local * item, c.instructions * t.trips)  # type: ignore[arg-type]
+        add(fwd, c.hlo, t.axes, local * item, t.instructions * t.trips)  # type: ignore[arg-type]
         forward_comm += sum(comm.values()) - before
         if t.kind == "all_gather":
             gathered = max(gathered, local * item * math.prod(mesh[a] for a in t.axes))
         back = _transpose(t.kind)
         if back is not None:  # the transpose's operand: what the forward returned
             p = math.prod(mesh[a] for a in t.axes)
-            add(bwd, back, t.axes, _returned(c.hlo, local * item, p), t.trips)  # type: ignore[arg-type]
+            add(bwd, back, t.axes, _returned(c.hlo, local * item, p), t.backward_trips)  # type: ignore[arg-type]
     params = sum(_local(problem, mesh, layout.dims, layout.axes) for _, layout, is_param in planned.leaves
                  if is_param) * item
     inputs = sum(_local(problem, mesh, layout.dims, layout.axes) for _, layout, is_param in planned.leaves

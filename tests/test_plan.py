@@ -119,6 +119,37 @@ def test_forward_bytes_equal_explains_for_the_same_mesh_and_rules() -> None:
     assert checked == 12
 
 
+DUPLICATES = '''\
+import jax
+import jax.numpy as jnp
+from meshify import Tensor, mesh
+
+
+@mesh(batch=8)
+def head(x: Tensor["batch", "d_model"], w: Tensor["d_model", "vocab"]) -> Tensor["batch", "vocab"]:
+    logits = x @ w
+    out = jax.nn.softmax(logits, axis=-1) + jax.nn.log_softmax(logits, axis=-1)
+    for _ in range(3):
+        out = out + jnp.max(logits, axis=-1, keepdims=True) + jnp.mean(x @ w, axis=-1, keepdims=True)
+    return out
+'''
+
+
+def test_forward_bytes_dedupe_as_explain_and_xla_do() -> None:
+    """softmax and log_softmax of one value share their max and sum (and jnp.max its max); a Python loop
+    reading only values it never rebinds computes its collectives once: plan costed each as written (its
+    forward bytes 4x explain's, which equal the compiled program's)."""
+    sizes = {"batch": 64, "d_model": 128, "vocab": 512}
+    search, = plan_source(DUPLICATES, "m.py", 8, sizes, "head")
+    checked = 0
+    for c in search.candidates + search.rejected:
+        text = apply_mesh(DUPLICATES.encode(), "m.py", {"head": c})
+        report, = explain_source(text, "m.py", sizes, "head")
+        assert sum(c.forward_bytes.values()) == report.collective_bytes, c.decorator
+        checked += "vocab" in c.rules or "d_model" in c.rules
+    assert checked >= 2
+
+
 def test_pure_data_parallel_wins_when_weights_are_tiny_and_the_batch_large() -> None:
     search, = plan_source(MLP, "m.py", 8, TINY_WEIGHTS, "mlp", memory=parse_memory("16GiB"))
     assert search.best.mesh == {"data": 8}
