@@ -25,7 +25,7 @@ from meshify.rewrite._nested import local_def, walk_local
 from meshify.rewrite._values import Array, Operand, Static, StructValue, TracedLoop, TupleValue, Value, holds_partial
 from meshify.rewrite.rules._api import At, Branches, Call, Loop, Lowering
 
-__all__ = ["run_walks", "walk_lambda"]
+__all__ = ["is_partial", "partial_lambda", "run_walks", "walk_lambda"]
 
 #: Numbers each walk of a body (TracedLoop.body).
 _BODIES = itertools.count(1)
@@ -231,6 +231,26 @@ def _text(value: Value) -> str:
     return type(value).__name__.lower()
 
 
+def is_partial(rw, node: cst.BaseExpression) -> bool:
+    """``functools.partial(f, ...)`` with no ``*``/``**`` arguments (it is walked as a lambda)."""
+    return isinstance(node, cst.Call) and bool(node.args) and not any(a.star for a in node.args) \
+        and node.args[0].keyword is None and "functools.partial" in rw.ctx.qualified_names(node.func)
+
+
+def partial_lambda(node: cst.Call, count: int) -> cst.Lambda:
+    """``functools.partial(f, *bound, **kw)`` called with ``count`` arguments, as the lambda it stands for:
+    ``lambda partial_arg0, ...: f(*bound, partial_arg0, ..., **kw)`` (its bound arguments are read where
+    it was written, as the partial read them there, when the helper calls it at once)."""
+    names = [f"partial_arg{i}" for i in range(count)]
+    bound = [a for a in node.args[1:] if a.keyword is None]
+    keywords = [a for a in node.args[1:] if a.keyword is not None]
+    args = [*(a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in bound),
+            *(cst.Arg(cst.Name(n)) for n in names),
+            *(a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in keywords)]
+    return cst.Lambda(cst.Parameters([cst.Param(cst.Name(n)) for n in names]),
+                      cst.Call(node.args[0].value, args))
+
+
 # -- walking one body: a nested def, a module helper or a lambda ---------------------------------------
 
 
@@ -253,6 +273,8 @@ def _walk(rw, call: Call, fn: Operand, args: list[Value], trips, target: Value |
         imported = imported_helper(rw, node) if isinstance(node, cst.Name | cst.Attribute) else None
         if imported is not None:  # from .layers import block: another module's helper (_imports)
             return _helper_body(rw, call, node, args, target, passed, dtype, imported)
+        if is_partial(rw, node):  # functools.partial(block, cfg=cfg): the lambda it stands for
+            node = partial_lambda(node, len(args))
         if isinstance(node, cst.Lambda):
             return walk_lambda(rw, node, args, target, "the loop body's" if target is None and passed is None
                            else f"the {call.short} branch's", passed, dtype)

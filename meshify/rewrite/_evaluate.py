@@ -530,7 +530,7 @@ def _call(rw, node: cst.Call):
 def _call_lambda(rw, node: cst.Call, ref: LambdaRef) -> Operand:
     """``fn(h)`` in a helper, ``fn`` a lambda its caller passed: the lambda walked where it was written, for
     the values passed here (its records and comments are its writer's); the call is kept."""
-    from meshify.rewrite._bodies import walk_lambda
+    from meshify.rewrite._bodies import partial_lambda, walk_lambda
 
     call = _evaluate_args(rw, node, rw.ctx.code(node.func), None)
     if call.kwargs:
@@ -541,8 +541,10 @@ def _call_lambda(rw, node: cst.Call, ref: LambdaRef) -> Operand:
     args = [rw.complete_widened(o, "the lambda passed in") for o in call.args]
     owner = ref.owner
     start = len(owner.records)
-    value, new = walk_lambda(owner, ref.node, [o.value for o in args],
-                             what=f"the lambda passed to {'.'.join(rw.stack[-1:])}()'s")
+    lam = partial_lambda(ref.node, len(args)) if ref.partial else ref.node
+    value, new = walk_lambda(owner, lam, [o.value for o in args],
+                             what=f"the {'functools.partial' if ref.partial else 'lambda'} passed to "
+                                  f"{'.'.join(rw.stack[-1:])}()'s")
     _records_run_here(rw, owner, start, ref.node, list(call.args))
     code = owner.ctx.code(new)
     if ref.walked and ref.walked[0][0] != code:
@@ -638,6 +640,8 @@ def _evaluate_args(rw, node: cst.Call, name: str, receiver, helper: bool = False
             operand = Operand(Static(), arg.value, arg.value)  # walked as its rule says (a switch: each branch)
         elif helper and isinstance(arg.value, cst.Lambda):
             operand = Operand(Static.of(LambdaRef(arg.value, rw)), arg.value, arg.value)
+        elif helper and _partial(rw, arg.value):
+            operand = Operand(Static.of(LambdaRef(arg.value, rw, partial=True)), arg.value, arg.value)
         elif helper and isinstance(arg.value, cst.Name) and local_def(rw, arg.value.value) is not None:
             local = local_def(rw, arg.value.value)
             local.passed = arg.value  # type: ignore[union-attr]
@@ -738,5 +742,13 @@ def _subscript_operands(rw, node: cst.Subscript) -> dict[cst.CSTNode, Operand]:
 
 
 def _walked(rw, node: cst.BaseExpression) -> bool:
-    """A lambda or nested def passed to a loop or branch op, walked in this scope (:mod:`._bodies`)."""
-    return isinstance(node, cst.Lambda) or (isinstance(node, cst.Name) and local_def(rw, node.value) is not None)
+    """A lambda, nested def or ``functools.partial`` passed to a loop or branch op, walked in this scope
+    (:mod:`._bodies`)."""
+    return isinstance(node, cst.Lambda) or (isinstance(node, cst.Name) and local_def(rw, node.value) is not None) \
+        or _partial(rw, node)
+
+
+def _partial(rw, node: cst.BaseExpression) -> bool:
+    from meshify.rewrite._bodies import is_partial
+
+    return is_partial(rw, node)

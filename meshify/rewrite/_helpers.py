@@ -494,7 +494,7 @@ def _described(path: str, value: Value) -> list[tuple[str, str]]:
     if isinstance(value, Static) and isinstance(value.literal, FunctionRef):  # versions differ by it
         return [(path, value.literal.text)]
     if isinstance(value, Static) and isinstance(value.literal, LambdaRef):
-        return [(path, "a lambda")]
+        return [(path, "a functools.partial" if value.literal.partial else "a lambda")]
     if isinstance(value, Static) and isinstance(value.literal, LocalRef):
         return [(path, f"{value.literal.local.name}()")]
     return []

@@ -1465,7 +1465,9 @@ class FunctionRewriter:
         scopes = [self._record_scope(o) for o in operands] if operands is not None else None
         outer = tuple(all(flags) for flags in zip(*(i for _, i in scopes))) if scopes \
             else tuple(scopes is not None for _ in self._loops)
-        key = (tag, tuple(v for v, _ in scopes)) if scopes is not None else None
+        # an operand without an identity (a lambda's parameter: another value at each use) is never merged
+        key = (tag, tuple(v for v, _ in scopes)) if scopes is not None and all(v is not None for v, _ in scopes) \
+            else None
         self.records.extend(replace(r, loops=(*self._loops, *r.loops), invariant=(*outer, *r.invariant),
                                     value=(key, r.value) if key is not None and r.value is not None else None,
                                     statement=self._top)

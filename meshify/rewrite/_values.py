@@ -22,6 +22,9 @@ class LambdaRef:
     node: object
     owner: object
     walked: list = field(default_factory=list)
+    #: ``functools.partial(f, *bound, **kw)`` passed in (``node`` is that call): walked as
+    #: ``lambda *args: f(*bound, *args, **kw)`` with one parameter per argument the helper passes.
+    partial: bool = False
 
 
 @dataclass(eq=False)
