@@ -839,10 +839,15 @@ class _Builder:
         passes_function = not decorator and self.flag(20)
         if passes_function:  # an activation passed in, as model code passes act=jax.nn.gelu: act(h) calls it
             # (never into jax.jit or jax.checkpoint, which take arrays only: a function there fails in JAX)
-            act = self.pick(["jnp.tanh", "jax.nn.gelu", "jax.nn.silu", "jnp.sin", "swish", "lambda t: jnp.tanh(t) * 0.5"])
+            act = self.pick(["jnp.tanh", "jax.nn.gelu", "jax.nn.silu", "jnp.sin", "swish", "lambda t: jnp.tanh(t) * 0.5",
+                             "functools.partial(jax.nn.leaky_relu, negative_slope=0.2)", "functools.partial(scaled, 0.5)"])
             if act == "swish":
                 self.module.defs["swish"] = "def swish(x):\n    return x * jax.nn.sigmoid(x)\n"
-            if self.flag(30) and not act.startswith("lambda"):
+            if act.startswith("functools"):  # a partial, walked as the lambda it stands for
+                self.module.imports.add("functools")
+                if "scaled" in act:
+                    self.module.defs["scaled"] = "def scaled(s, x):\n    return s * jnp.tanh(x)\n"
+            if self.flag(30) and not act.startswith(("lambda", "functools")):
                 params.append(f"act={act}")  # left to its default
             else:
                 params.append("act")
@@ -1453,10 +1458,16 @@ class _Builder:
             ys = self.fresh()
             step = self.pick(["jnp.tanh(h * w)", "h + 0.5 * jnp.sin(w)", "h * 0.5 + jnp.cos(h * w)"])
             out = self.pick(["None", "h", "jnp.tanh(h)"])
+            body = f"lambda h, w: ({step}, {out})"
+            if self.flag(25):  # a module def bound by functools.partial, as model code passes its layer function
+                self.module.imports.add("functools")
+                n = len([d for d in self.module.defs if d.startswith("scan_step")])
+                self.module.defs[f"scan_step{n}"] = f"def scan_step{n}(h, w, c):\n    return ({step}) * c, {out}\n"
+                body = f"functools.partial(scan_step{n}, c=1.0)"
             if out == "None":
-                self.lines.append(f"{carry}, _ = jax.lax.scan(lambda h, w: ({step}, None), {a.name}, {w.name})")
+                self.lines.append(f"{carry}, _ = jax.lax.scan({body}, {a.name}, {w.name})")
             else:
-                self.lines.append(f"{carry}, {ys} = jax.lax.scan(lambda h, w: ({step}, {out}), {a.name}, {w.name})")
+                self.lines.append(f"{carry}, {ys} = jax.lax.scan({body}, {a.name}, {w.name})")
                 self.values.append(_Value(ys, (layer, *a.dims), scale))
             return True
         w = self.operand(w_dims, std=0.5) if w_dims or self.flag(50) else None
