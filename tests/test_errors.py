@@ -32,9 +32,13 @@ CASES = {
     "non_string_dim": (
         '@mesh(batch=2)\ndef f(x: Tensor["batch", 3]) -> Tensor["batch"]:\n    return x\n',
         AnnotationError, (6, 26), "3"),
-    "missing_return_hint": (
-        '@mesh(batch=2)\ndef f(x: Tensor["batch"]):\n    return x\n',
-        AnnotationError, (6, 5), "no return hint"),
+    "unhinted_return_of_a_python_value": (
+        '@mesh(batch=2)\ndef f(x: Tensor["batch"]):\n    return x.shape[0]\n',
+        UnsupportedError, (7, 12), "no return hint"),
+    "unhinted_returns_differ_by_path": (
+        '@mesh(batch=2)\ndef f(x: Tensor["batch"], w: Tensor["d"], flag=True):\n    if flag:\n        return x\n'
+        '    return w\n',
+        LayoutError, (6, 5), "different layouts on different paths"),
     "unsupported_op_on_split_dim": (
         '@mesh(batch=2, model=4)\ndef f(x: Tensor["batch", "model"]) -> Tensor["batch", "model"]:\n'
         '    return jnp.fft.fft(x)\n',

@@ -141,12 +141,11 @@ def _read_jaxtyping(ctx: ModuleContext, node: cst.Subscript) -> tuple[str, ...]:
     return tuple(_dim_name(ctx, shape, name, "jaxtyping") for name in shape.evaluated_value.split())
 
 
-def read_return_dims(ctx: ModuleContext, fn: cst.FunctionDef) -> tuple[str, ...] | tuple[tuple[str, ...], ...]:
-    """The return hint's dims, or a tuple of them for ``tuple[Tensor[...], ...]``."""
+def read_return_dims(ctx: ModuleContext, fn: cst.FunctionDef) -> tuple[str, ...] | tuple[tuple[str, ...], ...] | None:
+    """The return hint's dims, or a tuple of them for ``tuple[Tensor[...], ...]``; None without a hint (each
+    result then leaves in the layout it has, its partial sums completed)."""
     if fn.returns is None:
-        raise ctx.error(AnnotationError, fn.name, f"{fn.name.value}() has no return hint",
-                        'add one, e.g. -> Annotated[jax.Array, "batch", "d_model"] (or Tensor["batch", "d_model"]), '
-                        "or -> Annotated[jax.Array, ()] for a scalar")
+        return None
     hint = fn.returns.annotation
     if isinstance(hint, cst.Subscript) and ctx.qualified_names(hint.value) & _TUPLE_NAMES:
         items = []

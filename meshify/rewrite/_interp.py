@@ -364,8 +364,10 @@ class FunctionRewriter:
     def run(self) -> FunctionPlan:
         params = self._bind_params()
         self._return = read_return_dims(self.ctx, self.fn)
-        out_layouts = self._out_layouts()
+        out_layouts = self._out_layouts() if self._return is not None else None
         node = self._walk_body()
+        if out_layouts is None:
+            out_layouts = self._unhinted_layouts()
         plan = FunctionPlan(self.fn.name.value, self.mesh, self.rules, params,
                             {n: self.rules.layout(d) for n, d in params.items()}, out_layouts,
                             self.records, self.bindings)
@@ -1119,6 +1121,8 @@ class FunctionRewriter:
             node = self.convert_to_hint(op, target, s.value, "the return hint")
             self._results.append(Array(target))
             return s.with_changes(value=node)
+        if hint is None:
+            return self._unhinted_return(s)
         if hint and isinstance(hint[0], tuple):
             if not isinstance(s.value, cst.Tuple) or len(s.value.elements) != len(hint):
                 raise self.ctx.error(LayoutError, s.value, f"the return hint names a tuple of {len(hint)} "
@@ -1134,6 +1138,50 @@ class FunctionRewriter:
         op = self.expr(s.value)
         node = self.convert_to_hint(op, self.rules.layout(hint), s.value, "the return hint")
         return s.with_changes(value=node)
+
+    def _unhinted_return(self, s: cst.Return) -> cst.Return:
+        """A ``@mesh`` function without a return hint: each result leaves in the layout it has (its splits
+        kept, its partial sums completed); a tuple literal item by item."""
+        assert s.value is not None
+        if isinstance(s.value, cst.Tuple):
+            elements, layouts = [], []
+            for i, e in enumerate(s.value.elements):
+                if isinstance(e, cst.StarredElement):
+                    raise self.ctx.error(UnsupportedError, e, "a starred item in a returned tuple",
+                                         "return the items one by one, or add a return hint")
+                node, layout = self._leaving(self.expr(e.value), e.value, f"return value {i}")
+                elements.append(e.with_changes(value=node))
+                layouts.append(layout)
+            self._results.append(TupleValue(tuple(Array(l) for l in layouts)))
+            return s.with_changes(value=s.value.with_changes(elements=elements))
+        node, layout = self._leaving(self.expr(s.value), s.value, "the result")
+        self._results.append(Array(layout))
+        return s.with_changes(value=node)
+
+    def _leaving(self, op: Operand, where: cst.BaseExpression, purpose: str) -> tuple[cst.BaseExpression, Layout]:
+        value = op.value
+        if isinstance(value, Array):
+            target = value.layout.with_partial(())
+            return self.convert_to_hint(op, target, where, purpose), target
+        if isinstance(value, Opaque):
+            return op.node, Layout.replicated(())  # a whole array of dims meshify does not know: replicated
+        what = "a tuple" if isinstance(value, TupleValue) else "a pytree" if isinstance(value, StructValue) \
+            else "a Python value"
+        raise self.ctx.error(UnsupportedError, where, f"{self.fn.name.value}() returns {self.ctx.code(where)!r}, "
+                             f"{what}, and has no return hint", "return arrays (a tuple literal of them for several), "
+                             'or add a return hint: -> tuple[Tensor["batch"], Tensor[()]]')
+
+    def _unhinted_layouts(self) -> tuple[Layout, ...] | Layout:
+        """The out_specs of a function without a return hint: its results' layouts, one for every path."""
+        first = self._results[0]
+        if any(r != first for r in self._results[1:]):
+            raise self.ctx.error(LayoutError, self.fn.name, f"{self.fn.name.value}() has no return hint and returns "
+                                 "values of different layouts on different paths",
+                                 'add a return hint naming the dims it returns (-> Tensor["batch", "d_model"])')
+        if isinstance(first, TupleValue):
+            return tuple(item.layout for item in first.items)  # type: ignore[union-attr]
+        assert isinstance(first, Array)
+        return first.layout
 
     # -- conversions ----------------------------------------------------------------------
 

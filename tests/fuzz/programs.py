@@ -459,8 +459,9 @@ class _Function:
         body = "".join(_indent(line, indent + "    ") + "\n" for line in [*first, *(self.lines if lines is None
                                                                                     else lines)])
         params = self.params() if params is None else params
-        return (f"{indent}{decorator or self.decorator()}\n{indent}def {name or self.name}({', '.join(params)}) -> "
-                f"{self.ret}:\n{body}")
+        returns = f" -> {self.ret}" if self.ret else ""
+        return (f"{indent}{decorator or self.decorator()}\n{indent}def {name or self.name}({', '.join(params)})"
+                f"{returns}:\n{body}")
 
     def entry(self, name: str = "") -> Entry:
         return Entry(name or self.name, self.mesh, dict(self.sizes), tuple(self.args), self.grad)
@@ -800,6 +801,8 @@ class _Builder:
         else:
             self.lines.append(f"return {returned}")
         ret = hints[0] if len(hints) == 1 else f"tuple[{', '.join(hints)}]"
+        if not self.provoked and self.flag(12):  # no return hint, as much plain code has: results leave as they are
+            ret = ""
         # low-precision programs move a run into a helper more often: a partial sum accumulated in float32
         # crossing the call (an item of a returned tuple too) must come back in the program's dtype
         chance = 20 if self.dtype == "float32" else 60
