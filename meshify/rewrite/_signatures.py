@@ -130,6 +130,7 @@ UNARY: dict[str, str] = {
     "jax.lax.lgamma": "x",
     "jax.lax.logistic": "x, *, accuracy=None",
     "jax.lax.neg": "x",
+    "jax.lax.stop_gradient": "x",
     "jax.lax.population_count": "x",
     "jax.lax.sinh": "x",
     "jax.lax.tan": "x, *, accuracy=None",

@@ -177,8 +177,11 @@ def _unary_rule(ctx: RuleContext, call: Call, linear: str = NONLINEAR):
     return Lowering(value, tuple(c for c in converts if c is not None))
 
 
+#: Unary functions a partial sum passes through (f(a + b) = f(a) + f(b)): its psum is deferred past them.
+_LINEAR_UNARY = frozenset({"jax.numpy.negative", "jax.lax.neg", "jax.lax.stop_gradient"})
+
 for _name in UNARY:  # a new elementwise function is one line in _signatures.UNARY
-    op(_name, reads=(REQUIRED,), passthrough=True, linear=NEG if _name == "jax.numpy.negative" else NONLINEAR)(
+    op(_name, reads=(REQUIRED,), passthrough=True, linear=NEG if _name in _LINEAR_UNARY else NONLINEAR)(
         _unary_rule)
 
 
