@@ -32,6 +32,12 @@ CASES = {
     "non_string_dim": (
         '@mesh(batch=2)\ndef f(x: Tensor["batch", 3]) -> Tensor["batch"]:\n    return x\n',
         AnnotationError, (6, 26), "3"),
+    "squeeze_without_axis_of_a_split_value": (
+        '@mesh(batch=2)\ndef f(x: Tensor["batch", "d"]) -> Tensor["batch", "d"]:\n    return jnp.squeeze(x)\n',
+        UnsupportedError, (7, 12), "squeeze without axis"),
+    "squeeze_of_a_split_dim": (
+        '@mesh(batch=2)\ndef f(x: Tensor["batch", "d"]) -> Tensor["d"]:\n    return x.squeeze(0)\n',
+        LayoutError, (7, 12), "squeeze of dim 'batch'"),
     "unhinted_return_of_a_python_value": (
         '@mesh(batch=2)\ndef f(x: Tensor["batch"]):\n    return x.shape[0]\n',
         UnsupportedError, (7, 12), "no return hint"),

@@ -1272,6 +1272,8 @@ class _Builder:
         if mode == "vector" and len(dims) >= 2:
             w = self.operand([dims[-1]], std=self.sizes[dims[-1]] ** -0.5)
             left, right, out = a, w, dims[:-1]
+            if self.flag(25):
+                spell = "jnp.inner({}, {})"
         elif mode == "left" and len(dims) <= 3:
             k = dims[0] if len(dims) == 1 else dims[-2]
             n = self.some_dim(exclude=dims, compatible=[k])
@@ -1287,13 +1289,15 @@ class _Builder:
             n = self.some_dim(exclude=dims, compatible=[dims[-1]])
             w = self.operand([dims[-1], n], std=self.sizes[dims[-1]] ** -0.5)
             left, right, out = a, w, (*dims[:-1], n)
+            if self.flag(15):
+                spell = self.pick(["jnp.tensordot({}, {}, axes=1)", "jnp.tensordot({}, {}, axes=([-1], [0]))"])
         if not self.fits(out):
             return False
         if spell.startswith("jnp.dot") and len(right.dims) > 2:
             spell = "jnp.matmul({}, {})"
         k = self.sizes[left.dims[-1]]
         expr = spell.format(left.name, right.name)
-        if spell.startswith("jnp."):
+        if spell.startswith(("jnp.matmul", "jnp.dot")):
             options = self.dot_options()
             if options:
                 fn = spell.split("(")[0]
@@ -1313,7 +1317,7 @@ class _Builder:
         rank = len(a.dims)
         if rank < 2:
             return False
-        form = self.ch.integer(0, 4)
+        form = self.ch.integer(0, 5)
         perm = self.shuffled(range(rank))
         if form == 0:
             expr, out = f"{a.name}.T", tuple(reversed(a.dims))
@@ -1329,8 +1333,14 @@ class _Builder:
             out = [d for k, d in enumerate(a.dims) if k != i]
             out.insert(j, a.dims[i])
             expr = f"jnp.moveaxis({a.name}, {i}, {j})"
-        else:
+        elif form == 4:
             expr, out = f"{a.name}.transpose({', '.join(map(str, perm))})", tuple(a.dims[p] for p in perm)
+        else:  # a size-1 dim inserted and squeezed again (expand_dims with a negative axis now and then)
+            k = self.ch.integer(0, rank)
+            at = k - rank - 1 if self.flag(30) else k
+            inner = f"jnp.expand_dims({a.name}, {at})"
+            expr = f"{inner}.squeeze({at})" if self.flag(50) else f"jnp.squeeze({inner}, axis={at})"
+            out = tuple(a.dims)
         self.emit(expr, out, a.scale)
         return True
 

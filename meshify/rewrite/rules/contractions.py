@@ -228,3 +228,80 @@ def _dot(ctx: RuleContext, call: Call):
                     contraction=contraction)
 
 
+
+
+@op("jax.numpy.outer", reads=("a", "b"))
+def _outer(ctx: RuleContext, call: Call):
+    """``jnp.outer(a, b)`` of two vectors: ``einsum("i,j->ij")``, each output dim keeping its split."""
+    operands = [call.arg(0, "a"), call.arg(1, "b")]
+    if any(_rank(o) != 1 for o in operands if isinstance(o.value, Array)) or \
+            not all(isinstance(o.value, Array) for o in operands):
+        return _flattened(ctx, call, operands, "outer")
+    value, converts, contraction = contract(ctx, operands, ["i", "j"], "ij", call.node, "outer")
+    return Lowering(value, tuple(c for c in converts if c is not None), contraction=contraction)
+
+
+@op("jax.numpy.inner", reads=("a", "b", "precision", "preferred_element_type"))
+def _inner(ctx: RuleContext, call: Call):
+    """``jnp.inner(a, b)``: the last dims contracted (``einsum("...k,...k->......")``)."""
+    operands = [call.arg(0, "a"), call.arg(1, "b")]
+    ranks = [_rank(o) for o in operands]
+    if not all(isinstance(o.value, Array) for o in operands) or 0 in ranks:
+        return _flattened(ctx, call, operands, "inner")
+    ra, rb = ranks
+    assert ra is not None and rb is not None
+    a = string.ascii_letters[:ra - 1] + "Z"
+    b = string.ascii_letters[ra - 1:ra - 1 + rb - 1] + "Z"
+    value, converts, contraction = contract(ctx, operands, [a, b], a[:-1] + b[:-1], call.node, "inner")
+    return Lowering(value, tuple(c for c in converts if c is not None), accumulate=_accumulate(value, operands),
+                    contraction=contraction)
+
+
+@op("jax.numpy.tensordot", reads=("a", "b", "axes", "precision", "preferred_element_type"))
+def _tensordot(ctx: RuleContext, call: Call):
+    """``jnp.tensordot(a, b, axes)`` with literal axes (an int N: a's last N dims with b's first N; or two
+    sequences of axes): an einsum over the paired dims."""
+    operands = [call.arg(0, "a"), call.arg(1, "b")]
+    if not all(isinstance(o.value, Array) for o in operands):
+        return _flattened(ctx, call, operands, "tensordot")
+    ra, rb = (_rank(o) for o in operands)
+    assert ra is not None and rb is not None
+    given = call.arg(2, "axes")
+    axes = 2 if given is None else given.value.literal if isinstance(given.value, Static) and given.value.known \
+        else None
+    if isinstance(axes, int) and 0 <= axes <= min(ra, rb):
+        pairs = list(zip(range(ra - axes, ra), range(axes)))
+    elif isinstance(axes, tuple | list) and len(axes) == 2 and all(isinstance(x, tuple | list | int) for x in axes):
+        left, right = ([x] if isinstance(x, int) else list(x) for x in axes)
+        if len(left) != len(right) or not all(isinstance(i, int) and -r <= i < r
+                                                for side, r in ((left, ra), (right, rb)) for i in side):
+            raise ctx.error(LayoutError, given.original, f"tensordot axes {axes!r} do not pair dims of a ({ra} dims) "
+                            f"with dims of b ({rb} dims)", "give two sequences of the same length")
+        pairs = [(i % ra, j % rb) for i, j in zip(left, right)]
+    else:
+        where = given.original if given is not None else call.node
+        raise ctx.error(UnsupportedError, where, "tensordot with axes meshify cannot read",
+                        "write axes as an int literal or two tuples of int literals")
+    a = list(string.ascii_letters[:ra])
+    b = list(string.ascii_letters[ra:ra + rb])
+    for i, j in pairs:
+        b[j] = a[i]
+    out = [l for i, l in enumerate(a) if i not in {p for p, _ in pairs}] + \
+        [l for j, l in enumerate(b) if j not in {q for _, q in pairs}]
+    value, converts, contraction = contract(ctx, operands, ["".join(a), "".join(b)], "".join(out), call.node,
+                                            "tensordot")
+    return Lowering(value, tuple(c for c in converts if c is not None), accumulate=_accumulate(value, operands),
+                    contraction=contraction)
+
+
+def _flattened(ctx: RuleContext, call: Call, operands: Sequence, what: str) -> Lowering:
+    """outer/inner/tensordot of a scalar, of values of unknown dims, or outer of arrays of more than one dim
+    (numpy flattens them first): whole values only."""
+    from meshify.rewrite.rules._api import unknown_call
+
+    for o in operands:
+        if isinstance(o.value, Array) and (o.value.layout.is_split or o.value.layout.partial):
+            raise ctx.error(UnsupportedError, call.node, f"jnp.{what} of {ctx.code(o.original)!r} (layout "
+                            f"{o.value.layout.describe()}) with a scalar, an operand of unknown dims, or (outer) "
+                            "one of more than one dim", f"write it as jnp.einsum with named dims, or as a product")
+    return unknown_call(ctx, call)

@@ -185,6 +185,16 @@ for _name in UNARY:  # a new elementwise function is one line in _signatures.UNA
         _unary_rule)
 
 
+@op("jax.numpy.nan_to_num", reads=("x", "copy", "nan", "posinf", "neginf"))
+def _nan_to_num(ctx: RuleContext, call: Call):
+    """``jnp.nan_to_num(x, nan=0.0, posinf=..., neginf=...)``: elementwise, its replacements numbers."""
+    for o in [*call.args[1:], *call.kwargs.values()]:
+        if not isinstance(o.value, Static):
+            raise ctx.error(UnsupportedError, o.original, f"an array replacement {ctx.code(o.original)!r} in "
+                            "jnp.nan_to_num", "give nan=, posinf=, neginf= as numbers, or use jnp.where")
+    return _unary_rule(ctx, call)
+
+
 @op("jax.numpy.asarray", "jax.numpy.array", reads=("a", "object", "dtype", "copy"))
 def _asarray(ctx: RuleContext, call: Call):
     x = call.arg(0, "a") or call.arg(0, "object")

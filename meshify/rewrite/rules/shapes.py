@@ -85,6 +85,57 @@ def _transpose(ctx: RuleContext, call: Call):
     return keep(_permuted(x, [p % rank for p in perm]))
 
 
+@op("jax.numpy.expand_dims", reads=("a", "axis"))
+def _expand_dims(ctx: RuleContext, call: Call):
+    """``jnp.expand_dims(x, axis)``: size-1 dims inserted (never split); splits and partial sums kept."""
+    x = _x(call)
+    if not isinstance(x.value, Array):
+        return unknown_call(ctx, call)
+    layout = array(x).layout
+    inserted = _ints(ctx, [call.arg(1, "axis")], "expand_dims", call.node)
+    rank = layout.rank + len(inserted)
+    at = sorted({a % rank for a in inserted}) if all(-rank <= a < rank for a in inserted) else None
+    if at is None or len(at) != len(inserted):
+        raise ctx.error(LayoutError, call.node, f"expand_dims axis {inserted} out of range or repeated for a result "
+                        f"of {rank} dims", f"give each new axis once, between {-rank} and {rank - 1}")
+    dims, axes = list(layout.dims), list(layout.axes)
+    for a in at:
+        dims.insert(a, BROADCAST)
+        axes.insert(a, ())
+    return keep(Array(Layout(tuple(dims), tuple(axes), layout.partial), x.value.origin))
+
+
+@op("jax.numpy.squeeze", method="squeeze", reads=("a", "axis"))
+def _squeeze(ctx: RuleContext, call: Call):
+    """``jnp.squeeze(x, axis)`` / ``x.squeeze(axis)``: the named size-1 dims removed (each unsplit); without
+    ``axis`` a split value is refused: a dim whose global size is 1 (which the hints cannot tell) would
+    be squeezed by the reference and kept here, and a split dim whose block has one row squeezed here only."""
+    x = _x(call)
+    if not isinstance(x.value, Array):
+        return unknown_call(ctx, call)
+    layout = array(x).layout
+    given = call.args[0] if call.receiver is not None and call.args else call.kwargs.get("axis") \
+        if call.receiver is not None else call.arg(1, "axis")
+    if given is None or _literal(given) is None:
+        if layout.is_split or layout.partial:
+            raise ctx.error(UnsupportedError, call.node, f"squeeze without axis of {ctx.code(x.original)!r}, which "
+                            f"has layout {layout.describe()}", "name the size-1 axes: jnp.squeeze(x, axis=1)")
+        return keep(Opaque())
+    squeezed = _ints(ctx, [given], "squeeze", call.node)
+    rank = layout.rank
+    if not all(-rank <= a < rank for a in squeezed):
+        raise ctx.error(LayoutError, call.node, f"squeeze axis {squeezed} out of range for {rank} dims",
+                        f"give axes between {-rank} and {rank - 1}")
+    gone = {a % rank for a in squeezed}
+    for a in sorted(gone):
+        if layout.axes[a]:
+            raise ctx.error(LayoutError, call.node, f"squeeze of dim {layout.dims[a]!r}, split over "
+                            f"{axes_text(layout.axes[a])}", "squeeze only size-1 dims (a split dim has more than one row)")
+    kept = [i for i in range(rank) if i not in gone]
+    return keep(Array(Layout(tuple(layout.dims[i] for i in kept), tuple(layout.axes[i] for i in kept),
+                             layout.partial), x.value.origin))
+
+
 @op("jax.numpy.swapaxes", method="swapaxes")
 def _swapaxes(ctx: RuleContext, call: Call):
     x = _x(call)
