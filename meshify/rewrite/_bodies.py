@@ -22,8 +22,8 @@ from meshify.annotate._types import Layout
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._helpers import call_helper, imported_helper, signature_of
 from meshify.rewrite._nested import local_def, walk_local
-from meshify.rewrite._values import Array, Operand, Static, StructValue, TracedLoop, TupleValue, Value, holds_partial
-from meshify.rewrite.rules._api import At, Branches, Call, Loop, Lowering
+from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TracedLoop, TupleValue, Value, holds_partial
+from meshify.rewrite.rules._api import At, Branches, Call, Loop, Lowering, literal_items
 
 __all__ = ["is_partial", "partial_lambda", "run_walks", "walk_lambda"]
 
@@ -55,9 +55,30 @@ def _loop(rw, call: Call, loop: Loop) -> tuple[Value, dict[At, cst.BaseExpressio
     result, node = _iteration(rw, call, loop, entering)
     walked: dict[At, cst.BaseExpression] = {}
     carry = _carry(loop, result)
-    if isinstance(carry, Array) and _settles_elsewhere(entering, carry):
+    if _named_by_body(entering, carry):  # c = jnp.zeros(()) carried as the body's named scalar
+        rw.rollback(mark)
+        entering = carry
+        result, node = _iteration(rw, call, loop, entering)
+    elif isinstance(carry, Array) and _settles_elsewhere(entering, carry):
         rw.rollback(mark)
         entering, walked[At(call.position(loop.init))] = _enter_as(rw, loop.init, carry, call.short)
+        result, node = _iteration(rw, call, loop, entering)
+    elif _items_settle_elsewhere(entering, carry) and literal_items(loop.init) is not None:
+        # (h, total) = (jnp.zeros(...), 0.0) entering a body that returns h split: each item converted on entry
+        rw.rollback(mark)
+        assert isinstance(entering, TupleValue) and isinstance(carry, TupleValue)
+        items = literal_items(loop.init)
+        assert items is not None and isinstance(loop.init.node, cst.Tuple | cst.List)
+        values, nodes = [], []
+        for item, before, after in zip(items, entering.items, carry.items):
+            value, item_node = _enter_as(rw, item, after, call.short) if isinstance(after, Array) and \
+                _settles_elsewhere(before, after) else (after, item.node) if _named_by_body(before, after) \
+                else (before, item.node)
+            values.append(value)
+            nodes.append(item_node)
+        entering = TupleValue(tuple(values))
+        walked[At(call.position(loop.init))] = loop.init.node.with_changes(
+            elements=[e.with_changes(value=n) for e, n in zip(loop.init.node.elements, nodes)])
         result, node = _iteration(rw, call, loop, entering)
     _same_carry(rw, entering, _carry(loop, result), loop.body.fn.original, call.short)
     walked[loop.body.at] = _regathering(rw, node, mark.records)
@@ -120,6 +141,19 @@ def _settles_elsewhere(init: Value, carry: Value) -> bool:
             and init.layout != carry.layout)
 
 
+def _items_settle_elsewhere(init: Value, carry: Value) -> bool:
+    """A tuple carry some of whose items the body returns in another layout of the same dims (or named)."""
+    return isinstance(init, TupleValue) and isinstance(carry, TupleValue) and len(init.items) == len(carry.items) \
+        and any(_settles_elsewhere(a, b) or _named_by_body(a, b) for a, b in zip(init.items, carry.items))
+
+
+def _named_by_body(init: Value, carry: Value) -> bool:
+    """A whole carry of dims meshify cannot name (``jnp.zeros(())``, an Opaque) that the body returns whole
+    with named dims of the same rank: the loop runs it with the body's dims (nothing to convert)."""
+    return isinstance(init, Opaque) and isinstance(carry, Array) and not carry.layout.is_split \
+        and not carry.layout.partial and (init.shape is None or len(init.shape) == carry.layout.rank)
+
+
 def _enter_as(rw, init: Operand, carry: Array, what: str) -> tuple[Array, cst.BaseExpression]:
     """The carry converted, on its way into the loop, to the layout the body returns it in
     (converting inside would repeat the conversion, a psum even summing again, each iteration);
@@ -132,7 +166,9 @@ def _enter_as(rw, init: Operand, carry: Array, what: str) -> tuple[Array, cst.Ba
 def _same_carry(rw, before: Value, after: Value, where, what: str) -> None:
     if signature_of(before) != signature_of(after):
         def text(v):
-            return v.layout.describe() if isinstance(v, Array) else type(v).__name__
+            if isinstance(v, TupleValue):
+                return "(" + ", ".join(text(i) for i in v.items) + ")"
+            return v.layout.describe() if isinstance(v, Array) else type(v).__name__.lower()
         raise rw.error(LayoutError, where,
                        f"the {what} carry changes layout in the loop body: {text(before)} in, {text(after)} out",
                        "return the carry in the layout it came in (pin it with a Tensor hint in the body)")

@@ -319,6 +319,12 @@ class Dtypes:
                 return self._dtype(node.args[0].value)
             return self.of(func.value) if method in _SAME_AS_FIRST else None
         names = self.rw.ctx.qualified_names(func) if isinstance(func, cst.Name | cst.Attribute) else set()
+        from meshify.rewrite.rules._api import BODY_OPS
+
+        if names & BODY_OPS:
+            # a scan, loop or branch walks its functions and may convert its operands (a carry entering in
+            # its body's layout): its text, traced again for a dtype, is not what runs, and may not trace
+            return None
         passed = self.rw.env.get(func.value) if isinstance(func, cst.Name) else None
         if isinstance(passed, Static) and isinstance(passed.literal, FunctionRef):
             names = set(passed.literal.names)  # act(h) with act=jax.nn.gelu passed in: gelu's dtype

@@ -1477,10 +1477,13 @@ class _Builder:
                 n = len([d for d in self.module.defs if d.startswith("scan_step")])
                 self.module.defs[f"scan_step{n}"] = f"def scan_step{n}(h, w, c):\n    return ({step}) * c, {out}\n"
                 body = f"functools.partial(scan_step{n}, c=1.0)"
+            init = a.name
+            if self.flag(20):  # a carry that starts whole (zeros of the global shape) and may come back split
+                init = f"jnp.zeros({a.name}.shape, {a.name}.dtype) + 0.5"
             if out == "None":
-                self.lines.append(f"{carry}, _ = jax.lax.scan({body}, {a.name}, {w.name})")
+                self.lines.append(f"{carry}, _ = jax.lax.scan({body}, {init}, {w.name})")
             else:
-                self.lines.append(f"{carry}, {ys} = jax.lax.scan({body}, {a.name}, {w.name})")
+                self.lines.append(f"{carry}, {ys} = jax.lax.scan({body}, {init}, {w.name})")
                 self.values.append(_Value(ys, (layer, *a.dims), scale))
             return True
         w = self.operand(w_dims, std=0.5) if w_dims or self.flag(50) else None

@@ -299,9 +299,16 @@ def _flattened(ctx: RuleContext, call: Call, operands: Sequence, what: str) -> L
     (numpy flattens them first): whole values only."""
     from meshify.rewrite.rules._api import unknown_call
 
-    for o in operands:
-        if isinstance(o.value, Array) and (o.value.layout.is_split or o.value.layout.partial):
-            raise ctx.error(UnsupportedError, call.node, f"jnp.{what} of {ctx.code(o.original)!r} (layout "
-                            f"{o.value.layout.describe()}) with a scalar, an operand of unknown dims, or (outer) "
-                            "one of more than one dim", f"write it as jnp.einsum with named dims, or as a product")
+    split = next((o for o in operands if isinstance(o.value, Array) and (o.value.layout.is_split
+                                                                          or o.value.layout.partial)), None)
+    if split is not None:
+        unknown = next((o for o in operands if not isinstance(o.value, Array)), None)
+        if unknown is not None:
+            text = ctx.code(unknown.original)
+            raise ctx.error(LayoutError, call.node, f"cannot infer the dims of {text!r}, an operand of {what}",
+                            f"make it a parameter with a Tensor hint, or name its dims first: "
+                            f"'v: Tensor[...] = {text}' (a whole copy on every device)")
+        raise ctx.error(UnsupportedError, call.node, f"jnp.{what} of {ctx.code(split.original)!r} (layout "
+                        f"{split.value.layout.describe()}) with a scalar, or (outer) of arrays of more than one "
+                        "dim, which it flattens", "write it as jnp.einsum with named dims, or as a product")
     return unknown_call(ctx, call)
