@@ -442,8 +442,9 @@ def _call(rw, node: cst.Call):
     func = node.func
     local = local_def(rw, func.value) if isinstance(func, cst.Name) else None
     if local is not None and isinstance(func, cst.Name):  # a def nested in the function: rewritten for it (_nested)
-        value, new = call_local(rw, local, _evaluate_args(rw, node, func.value, None))
-        return Operand(value, node, new)
+        call = _evaluate_args(rw, node, func.value, None, helper=True)  # it may be passed functions too
+        value, new = call_local(rw, local, call)
+        return Operand(value, node, _lambdas_walked(rw, call, new))
     if isinstance(func, cst.Call) and isinstance(func.func, cst.Name | cst.Attribute):
         kind = next((n for n in sorted(rw.ctx.qualified_names(func.func)) if n in TRANSFORMS), None)
         if kind is not None:  # jax.checkpoint(block)(x, w), jax.vmap(row)(x): f rewritten for these operands

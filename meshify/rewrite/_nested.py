@@ -164,13 +164,13 @@ def _bind(rw, local: LocalDef, call, where: cst.CSTNode) -> dict[str, Value]:
     if len(call.args) > len(positional):
         raise rw.error(UnsupportedError, where, f"{local.name}() takes {len(positional)} positional arguments "
                        f"but {len(call.args)} were given", f"pass {local.name}() one value per parameter")
-    bound = {param.name.value: operand.value for param, operand in zip(positional, call.args)}
+    bound = {param.name.value: _passed(rw, operand) for param, operand in zip(positional, call.args)}
     known = {q.name.value for q in (*positional, *p.kwonly_params)}
     for name, operand in call.kwargs.items():
         if name not in known:
             raise rw.error(UnsupportedError, where, f"{local.name}() has no parameter {name!r}",
                            f"its parameters are {', '.join(sorted(known))}")
-        bound[name] = operand.value
+        bound[name] = _passed(rw, operand)
     for param in (*positional, *p.kwonly_params):
         name = param.name.value
         if name not in bound:
@@ -179,6 +179,18 @@ def _bind(rw, local: LocalDef, call, where: cst.CSTNode) -> dict[str, Value]:
                                f"pass {name!r}, or give it a default")
             bound[name] = local.defaults[name]
     return {q.name.value: bound[q.name.value] for q in (*positional, *p.kwonly_params)}
+
+
+def _passed(rw, operand) -> Value:
+    """An argument's value, a function meshify can call (``block(h, jax.nn.gelu)``) as its reference."""
+    from meshify.rewrite._helpers import function_ref
+
+    value = operand.value
+    if isinstance(value, Static) and not value.known:
+        ref = function_ref(rw.ctx, operand.original, set(rw.env) | set(rw.free) | set(rw.ctx.enclosing_names(rw.fn)))
+        if ref is not None:
+            return Static.of(ref)
+    return value
 
 
 def call_local(rw, local: LocalDef, call) -> tuple[Value, cst.BaseExpression]:

@@ -1,0 +1,45 @@
+"""A nested def taking the function it applies, as model code writes a block inside its forward: a jax
+function, a module def, a lambda closing over a split weight, a functools.partial and another nested def
+passed to it; a Python loop in it calling the function.  Before, every one of these was "calling local
+value 'act'"."""
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from meshify import Tensor, mesh
+
+EXPECT = "match"
+
+
+def swish(x):
+    return x * jax.nn.sigmoid(x)
+
+
+def scaled(s, x):
+    return s * jnp.tanh(x)
+
+
+@mesh(batch=2, model=4, rules={"d_ff": "model"})
+def f(x: Tensor["batch", "d"], w1: Tensor["d", "d_ff"], w2: Tensor["d_ff", "d"], g: Tensor["d_ff"]):
+    def block(h, act, times=1):
+        for _ in range(times):
+            h = h + act(h @ w1) @ w2 * 0.5
+        return h
+
+    def gated(y):
+        return jax.nn.gelu(y) * g
+
+    h = block(x, jax.nn.gelu)
+    h = block(h, swish, 2)
+    h = block(h, lambda y: jnp.tanh(y) * g)
+    h = block(h, functools.partial(scaled, 0.5))
+    h = block(h, gated)
+    return jnp.mean(h ** 2)
+
+
+def inputs():
+    rng = np.random.default_rng(18)
+    return (rng.standard_normal((4, 8)).astype(np.float32), 0.3 * rng.standard_normal((8, 16)).astype(np.float32),
+            0.3 * rng.standard_normal((16, 8)).astype(np.float32), 1.0 + 0.1 * rng.standard_normal(16).astype(np.float32))
