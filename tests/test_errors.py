@@ -265,3 +265,20 @@ def test_version_option() -> None:
 
     result = CliRunner().invoke(app, ["--version"])
     assert result.exit_code == 0 and result.output.strip() == f"meshify {__version__}"
+
+
+def test_a_scalar_jit_traces_into_an_unhinted_parameter_gets_the_jit_fix(tmp_path: Path) -> None:
+    """``jax.jit(f)(x, scale=3.0)`` traces ``scale``; unhinted, it is static to meshify: the fix names
+    jit's static_argnames (or a scalar hint), not the array spellings."""
+    import jax
+
+    module = _load(tmp_path, '''
+        @mesh(batch=2)
+        def f(x: Tensor["batch"], scale: float = 1.0) -> Tensor["batch"]:
+            return x * scale
+        ''', "jitscale")
+    with pytest.raises(CallError, match=r"static_argnames=\('scale',\)") as info:
+        jax.jit(module.f)(np.ones(4, np.float32), scale=3.0)
+    assert "scale: Tensor[()]" in str(info.value)
+    np.testing.assert_allclose(np.asarray(jax.jit(module.f, static_argnames=("scale",))(np.ones(4, np.float32),
+                                                                                       scale=3.0)), 3.0)

@@ -341,11 +341,14 @@ class Sharded:
             if found is None:
                 continue
             where = "" if found is value else f" (an array of shape {tuple(found.shape)} inside it)"
+            traced = isinstance(found, jax.core.Tracer) and found is value and found.ndim == 0
+            fix = (f"a scalar traced by jax.jit: make it static there (jax.jit(f, static_argnames=('{name}',))), "
+                   f"or give it a hint, {name}: Tensor[()], to pass it as a replicated array") if traced else (
+                   f"name its dims: {name}: Tensor[...] (a tuple or dict of arrays: a NamedTuple or dataclass "
+                   "with a Tensor hint per field), or pass a Python number")
             raise self._placed(CallError(
                 f"{self.__name__}(): argument {name!r} is {type(value).__name__}{where} but has no Tensor hint, "
-                "so meshify takes it as a static Python value",
-                fix=f"name its dims: {name}: Tensor[...] (a tuple or dict of arrays: a NamedTuple or dataclass "
-                    "with a Tensor hint per field), or pass a Python number"), name) from None
+                "so meshify takes it as a static Python value", fix=fix), name) from None
         return reads
 
     def __get__(self, instance: Any, owner: type | None = None) -> Any:
