@@ -38,6 +38,10 @@ CASES = {
     "squeeze_of_a_split_dim": (
         '@mesh(batch=2)\ndef f(x: Tensor["batch", "d"]) -> Tensor["d"]:\n    return x.squeeze(0)\n',
         LayoutError, (7, 12), "squeeze of dim 'batch'"),
+    "attention_over_a_split_sequence": (
+        '@mesh(seq=4)\ndef f(q: Tensor["b", "seq", "h", "k"], k: Tensor["b", "seq", "h", "k"]):\n'
+        '    return jax.nn.dot_product_attention(q, k, k)\n',
+        UnsupportedError, (7, 12), "sequence dim 'seq'"),
     "unhinted_return_of_a_python_value": (
         '@mesh(batch=2)\ndef f(x: Tensor["batch"]):\n    return x.shape[0]\n',
         UnsupportedError, (7, 12), "no return hint"),

@@ -253,6 +253,9 @@ SIGNATURES: dict[str, str] = {
     "jax.numpy.amax": "a, axis=None, out=None, keepdims=False, initial=None, where=None",
     "jax.numpy.amin": "a, axis=None, out=None, keepdims=False, initial=None, where=None",
     "jax.nn.softmax": "x, axis=-1, where=None",
+    "jax.nn.dot_product_attention": "query, key, value, bias=None, mask=None, *, scale=None, is_causal=False, "
+                                    "query_seq_lengths=None, key_value_seq_lengths=None, local_window_size=None, "
+                                    "implementation=None, return_residual=False",
     "jax.nn.log_softmax": "x, axis=-1, where=None",
     "jax.nn.logsumexp": "a, axis=None, b=None, keepdims=False, return_sign=False, where=None",
     "jax.scipy.special.logsumexp": "a, axis=None, b=None, keepdims=False, return_sign=False, where=None",

@@ -312,3 +312,73 @@ def _flattened(ctx: RuleContext, call: Call, operands: Sequence, what: str) -> L
                         f"{split.value.layout.describe()}) with a scalar, or (outer) of arrays of more than one "
                         "dim, which it flattens", "write it as jnp.einsum with named dims, or as a product")
     return unknown_call(ctx, call)
+
+
+# -- attention ------------------------------------------------------------------------------------------
+
+_ATTENTION_ROLES = {-3: "sequence", -1: "head dim"}
+
+
+@op("jax.nn.dot_product_attention", reads=("query", "key", "value", "bias", "mask", "scale", "is_causal",
+                                           "query_seq_lengths", "key_value_seq_lengths", "local_window_size",
+                                           "implementation"))
+def _dot_product_attention(ctx: RuleContext, call: Call):
+    """``jax.nn.dot_product_attention(q, k, v, ...)`` over ``[batch, seq, heads, head_dim]`` (or without
+    batch): local where batch and heads are split (the same way in q, k and v; grouped kv heads split as
+    the query heads are, so each device's query heads read its own kv heads); a split sequence or head
+    dim is refused (it needs ring attention, or a partial sum inside the softmax).  bias and mask
+    (``[batch, heads, q_seq, kv_seq]``, right-aligned) and the sequence lengths (``[batch]``) take the
+    batch and heads splits."""
+    from meshify.rewrite.rules._api import unknown_call
+
+    q, k, v = call.arg(0, "query"), call.arg(1, "key"), call.arg(2, "value")
+    qkv = [q, k, v]
+    if not all(isinstance(o.value, Array) for o in qkv):
+        return _flattened(ctx, call, qkv, "dot_product_attention")
+    ranks = {o.value.layout.rank for o in qkv}
+    if len(ranks) != 1 or ranks.pop() not in (3, 4):
+        raise ctx.error(LayoutError, call.node, "dot_product_attention of query, key and value of other ranks than "
+                        "[batch, seq, heads, head_dim] (or [seq, heads, head_dim]) each",
+                        "give each of query, key and value those dims")
+    for o in qkv:
+        layout = o.value.layout
+        for pos, role in _ATTENTION_ROLES.items():
+            if layout.axes[pos]:
+                raise ctx.error(UnsupportedError, call.node, f"dot_product_attention over the {role} dim "
+                                f"{layout.dims[pos]!r} of {ctx.code(o.original)!r}, split over "
+                                f"{layout.axes[pos]}", f"map {layout.dims[pos]!r} to no mesh axis (a split "
+                                "sequence needs ring attention; split batch or heads instead)")
+    rank = q.value.layout.rank
+    heads = next((o.value.layout.axes[-2] for o in qkv if o.value.layout.axes[-2]), ())
+    batch = next((o.value.layout.axes[0] for o in qkv if o.value.layout.axes[0]), ()) if rank == 4 else ()
+    if set(heads) & set(batch):
+        raise ctx.error(LayoutError, call.node, "dot_product_attention with batch and heads split over one axis",
+                        "split batch and heads over different mesh axes")
+
+    def laid(o: Operand) -> Layout:
+        dims = o.value.layout.dims
+        return Layout(dims, ((batch,) if rank == 4 else ()) + ((), heads, ()), frozenset())
+
+    converts = [Convert(o, laid(o), "dot_product_attention") for o in qkv]
+    for name, positions in (("bias", (-4, -3)), ("mask", (-4, -3)), ("query_seq_lengths", (-1,)),
+                            ("key_value_seq_lengths", (-1,))):
+        index = {"bias": 3, "mask": 4}.get(name)
+        extra = call.arg(index, name) if index is not None else call.kwargs.get(name)
+        if extra is None or isinstance(extra.value, Static):
+            continue
+        wanted = {-4: batch, -3: heads} if len(positions) == 2 else {-1: batch}
+        if not isinstance(extra.value, Array):
+            if batch or heads:
+                text = ctx.code(extra.original)
+                raise ctx.error(LayoutError, extra.original, f"cannot infer the dims of {text!r}, the {name} of "
+                                "dot_product_attention with its batch or heads split",
+                                f"name its dims first: '{name}: Tensor[...] = {text}' (size-1 dims as \"1\")")
+            continue
+        layout = extra.value.layout
+        axes = []
+        for i, dim in enumerate(layout.dims):
+            pos = i - layout.rank
+            axes.append(() if dim == BROADCAST else wanted.get(pos, ()))
+        converts.append(Convert(extra, Layout(layout.dims, tuple(axes), frozenset()), "dot_product_attention"))
+    value = Array(laid(q))
+    return Lowering(value, tuple(converts))
