@@ -41,7 +41,7 @@ CASES = {
     "attention_over_a_split_sequence": (
         '@mesh(seq=4)\ndef f(q: Tensor["b", "seq", "h", "k"], k: Tensor["b", "seq", "h", "k"]):\n'
         '    return jax.nn.dot_product_attention(q, k, k)\n',
-        UnsupportedError, (7, 12), "sequence dim 'seq'"),
+        UnsupportedError, (7, 12), "sequence dim ('seq'"),
     "unhinted_return_of_a_python_value": (
         '@mesh(batch=2)\ndef f(x: Tensor["batch"]):\n    return x.shape[0]\n',
         UnsupportedError, (7, 12), "no return hint"),

@@ -929,13 +929,24 @@ class _Builder:
                ("jax.nn.silu({})", None), ("jax.nn.softplus({})", None), ("-{}", None), ("jnp.negative({})", None),
                ("jnp.log1p(jnp.abs({}))", 1.5), ("jnp.sqrt(jnp.abs({}) + 1.0)", 2.0), ("jax.nn.leaky_relu({})", None),
                ("jax.nn.elu({})", None), ("jax.lax.tanh({})", 1.0), ("{}.astype(jnp.float32)", None),
-               ("jax.nn.relu6({})", 6.0), ("jnp.maximum({}, 0.0)", None)]
+               ("jax.nn.relu6({})", 6.0), ("jnp.maximum({}, 0.0)", None), ("jax.lax.stop_gradient({})", None),
+               ("jnp.nan_to_num({}, nan=0.0, posinf=1.0)", None), ("jnp.where(jnp.isinf({0}), 0.0, {0})", None)]
         if a.scale <= 1.5:
             fns += [("jnp.exp({})", math.exp(a.scale) * 2), ("jnp.square({})", a.scale ** 2 * 2)]
         if self.flag(8):
             return self.unary_cast(a)
         template, scale = self.pick(fns)
         self.emit(template.format(a.name), a.dims, scale if scale is not None else a.scale)
+        return True
+
+    def attention(self, a: _Value) -> bool:
+        """``jax.nn.dot_product_attention(a, a, a)``: ``a`` read as [batch,] seq, heads, head_dim; refused
+        where its sequence (-3) or head dim (-1) is split."""
+        causal = ", is_causal=True" if self.flag(40) else ""
+        expr = f"jax.nn.dot_product_attention({a.name}, {a.name}, {a.name}{causal})"
+        if self.axes_of(a.dims[-3]) or self.axes_of(a.dims[-1]):
+            self.trigger("dot_product_attention over a split sequence or head dim", expr)
+        self.emit(expr, a.dims, a.scale)
         return True
 
     def unary_cast(self, a: _Value) -> bool:
@@ -1149,6 +1160,8 @@ class _Builder:
     def op_softmax(self, a: _Value) -> bool:
         if not a.dims or None in a.dims:
             return False
+        if len(a.dims) in (3, 4) and len(set(a.dims)) == len(a.dims) and self.flag(15):
+            return self.attention(a)
         kind = self.pick(["softmax", "log_softmax", "logsumexp"])
         rank = len(a.dims)
         omit = self.flag(20)

@@ -14,6 +14,7 @@ import libcst as cst
 
 from meshify.annotate._types import BROADCAST, Axes, INFERRED, Layout, unify_dims
 from meshify.errors import LayoutError, UnsupportedError
+from meshify.rewrite._collectives import axes_text
 from meshify.rewrite._plan import choose_splits
 from meshify.rewrite._values import Array, Opaque, Operand, Static, TupleValue, Value
 from meshify.rewrite.rules._api import Call, Contraction, Convert, Lowering, RuleContext, beside, op
@@ -316,7 +317,7 @@ def _flattened(ctx: RuleContext, call: Call, operands: Sequence, what: str) -> L
 
 # -- attention ------------------------------------------------------------------------------------------
 
-_ATTENTION_ROLES = {-3: "sequence", -1: "head dim"}
+_ATTENTION_ROLES = {-3: "sequence dim", -1: "head dim"}
 
 
 @op("jax.nn.dot_product_attention", reads=("query", "key", "value", "bias", "mask", "scale", "is_causal",
@@ -344,9 +345,9 @@ def _dot_product_attention(ctx: RuleContext, call: Call):
         layout = o.value.layout
         for pos, role in _ATTENTION_ROLES.items():
             if layout.axes[pos]:
-                raise ctx.error(UnsupportedError, call.node, f"dot_product_attention over the {role} dim "
-                                f"{layout.dims[pos]!r} of {ctx.code(o.original)!r}, split over "
-                                f"{layout.axes[pos]}", f"map {layout.dims[pos]!r} to no mesh axis (a split "
+                raise ctx.error(UnsupportedError, call.node, f"dot_product_attention with its {role} "
+                                f"({layout.dims[pos]!r} of {ctx.code(o.original)!r}) split over "
+                                f"{axes_text(layout.axes[pos])}", f"map {layout.dims[pos]!r} to no mesh axis (a split "
                                 "sequence needs ring attention; split batch or heads instead)")
     rank = q.value.layout.rank
     heads = next((o.value.layout.axes[-2] for o in qkv if o.value.layout.axes[-2]), ())
