@@ -258,6 +258,11 @@ def _loop_peak(eqn: Any) -> int:
     return max(peaks)
 
 
+#: Operations XLA runs in place on their first operand's buffer (when nothing reads it later).
+_UPDATED_IN_PLACE = frozenset({"scatter-add", "scatter_add", "scatter", "scatter-mul", "scatter_mul",
+                               "dynamic_update_slice"})
+
+
 class _Liveness:
     """Which values get a buffer (the fusion model in the module docstring), and when each lives."""
 
@@ -277,19 +282,40 @@ class _Liveness:
                 for value in step.ins:
                     for root in self.roots(value):
                         self.last[root] = i
+        self._updated_in_place()
         self.housed = self._in_place()
         if updated:
             self.housed |= self._in_results()
+
+    def _updated_in_place(self) -> None:
+        """A scatter (or dynamic_update_slice) writes its result into its operand's buffer when that
+        operand is a temporary read for the last time there (XLA updates it in place: the gradient of a
+        gather, ``zeros.at[ids].add(g)``, costs one buffer, not two): the operand dies as the step begins."""
+        for i, step in enumerate(self.steps):
+            if not step.outs or not step.ins or step.outs[0].primitive not in _UPDATED_IN_PLACE:
+                continue
+            result = step.outs[0]
+            if result.out:
+                continue  # the operand lives on in the result's own buffer (_in_place)
+            for root in self.roots(step.ins[0]):
+                if not root.arg and not root.out and self.last.get(root) == i and self.born.get(root, i) < i \
+                        and root.bytes == result.bytes:
+                    self.last[root] = i - 1
+                    break
 
     def _in_place(self) -> set[_Value]:
         """Temporaries that live on in a result's buffer (in place: see the module docstring)."""
         housed: set[_Value] = set()
         for result in (v for v in self.born if v.out and not v.arg):
             step = self.born[result]
-            if self.steps[step].fusible:
-                housed.update([r for v in self.steps[step].ins for r in self.roots(v)
-                               if self.last.get(r) == step and r.bytes == result.bytes
-                               and not r.out and not r.arg and r not in housed][:1])
+            ins = self.steps[step].ins
+            if result.primitive in _UPDATED_IN_PLACE:  # a scatter into zeros, written where the result goes
+                ins = ins[:1]
+            elif not self.steps[step].fusible:
+                continue
+            housed.update([r for v in ins for r in self.roots(v)
+                           if self.last.get(r) == step and r.bytes == result.bytes
+                           and not r.out and not r.arg and r not in housed][:1])
         return housed
 
     def _in_results(self) -> set[_Value]:

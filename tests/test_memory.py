@@ -52,6 +52,20 @@ def test_value_and_grad_step_within_10_percent(name, make):
     assert 0 < report.activations <= report.temporaries
 
 
+def test_an_embedding_gradient_is_scattered_in_place():
+    """The gradient of a table lookup is ``zeros.at[ids].add(g)``: XLA scatters into the zeros where the
+    gradient goes (its output buffer), so the zeros cost nothing more; counted as a temporary of their own,
+    the prediction was 1.95x XLA's."""
+    def loss(table, ids):
+        return jnp.sum(jnp.tanh(table[ids]) ** 2)
+
+    rng = np.random.default_rng(0)
+    args = (rng.standard_normal((4096, 256)).astype(np.float32), rng.integers(0, 4096, (64,)).astype(np.int32))
+    report = predict_step(loss, args, (0,), "none")
+    measured = _measured(jax.value_and_grad(loss), args)
+    assert abs(report.peak / measured - 1) <= 0.02, (report, measured)
+
+
 def test_scan_over_layers_within_10_percent():
     """fsdp_tp: two GPT-2 blocks under jax.lax.scan (FSDP x TP).  Each step's slices of the stacked
     weights and residuals are copied out only for the contractions and collectives that read them
