@@ -26,8 +26,8 @@ from meshify.annotate._types import BROADCAST, INFERRED, Layout, MeshSpec
 from meshify.errors import AnnotationError, LayoutError, MeshifyError, SourceSpan
 from meshify.rewrite._collectives import collective
 from meshify.rewrite._context import ModuleContext, parse_context
-from meshify.rewrite._dtypes import DTYPE_BYTES
 from meshify.rewrite._driver import mesh_functions
+from meshify.rewrite._dtypes import DTYPE_BYTES
 from meshify.rewrite._hints import is_integer_hint, read_mesh_decorator, read_mesh_dims
 from meshify.rewrite._interp import FunctionPlan, FunctionRewriter, Record
 from meshify.rewrite._values import TracedLoop, UnknownLoop

@@ -22,7 +22,17 @@ from meshify.annotate._types import Layout
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._helpers import call_helper, imported_helper, signature_of
 from meshify.rewrite._nested import local_def, walk_local
-from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TracedLoop, TupleValue, Value, holds_partial
+from meshify.rewrite._values import (
+    Array,
+    Opaque,
+    Operand,
+    Static,
+    StructValue,
+    TracedLoop,
+    TupleValue,
+    Value,
+    holds_partial,
+)
 from meshify.rewrite.rules._api import At, Branches, Call, Loop, Lowering, literal_items
 
 __all__ = ["is_partial", "partial_lambda", "run_walks", "walk_lambda"]

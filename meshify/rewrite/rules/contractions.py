@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from meshify.annotate._types import BROADCAST, Axes, INFERRED, Layout, unify_dims
+from meshify.annotate._types import BROADCAST, INFERRED, Axes, Layout, unify_dims
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._collectives import axes_text
 from meshify.rewrite._plan import choose_splits
@@ -330,7 +330,6 @@ def _dot_product_attention(ctx: RuleContext, call: Call):
     dim is refused (it needs ring attention, or a partial sum inside the softmax).  bias and mask
     (``[batch, heads, q_seq, kv_seq]``, right-aligned) and the sequence lengths (``[batch]``) take the
     batch and heads splits."""
-    from meshify.rewrite.rules._api import unknown_call
 
     q, k, v = call.arg(0, "query"), call.arg(1, "key"), call.arg(2, "value")
     qkv = [q, k, v]
