@@ -944,8 +944,8 @@ class _Builder:
         where its sequence (-3) or head dim (-1) is split."""
         causal = ", is_causal=True" if self.flag(40) else ""
         expr = f"jax.nn.dot_product_attention({a.name}, {a.name}, {a.name}{causal})"
-        if self.axes_of(a.dims[-3]) or self.axes_of(a.dims[-1]):
-            self.trigger("dot_product_attention over a split sequence or head dim", expr)
+        # (always a trigger: a twin of the function on another mesh may split what this one keeps whole)
+        self.trigger("dot_product_attention over a split sequence or head dim", expr, "sequence dim", "head dim")
         self.emit(expr, a.dims, a.scale)
         return True
 
