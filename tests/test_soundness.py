@@ -85,7 +85,6 @@ XFAIL: dict[str, str] = {
     "literal_arange_local_batch": "REFUSED MSH040: cannot infer the dims of jnp.arange(8)[:, None]",
     "literal_equal_sizes": "REFUSED MSH040: cannot infer the dims of jnp.arange(8) beside x [8, 8]",
     "literal_eye": "REFUSED MSH040: cannot infer the dims of jnp.eye(8), an operand of @",
-    "literal_random_normal": "REFUSED MSH040: cannot infer the dims of jax.random.normal(key, (8,))",
     "model_attention_literal_mask": "REFUSED MSH040: cannot infer the dims of jnp.tril(jnp.ones((6, 6))) > 0",
     "shape_slice_zeros": "REFUSED MSH040: cannot infer the dims of jnp.zeros(x.shape[:1])",
     "softmax_where_positional": (

@@ -10,6 +10,8 @@ import string
 from collections.abc import Sequence
 from dataclasses import replace
 
+import numpy as np
+
 from meshify.annotate._types import BROADCAST, Axes, Layout, unify_dims
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._plan import choose_splits
@@ -49,8 +51,9 @@ def elementwise(ctx: RuleContext, operands: Sequence, linear: str, node, what: s
         if isinstance(o.value, TupleValue | StructValue):  # never a static: it may hold split arrays
             raise ctx.error(UnsupportedError, o.original, f"{what} on a tuple or pytree {ctx.code(o.original)!r}",
                             "unpack the tuple (or read the pytree's field) and use one array")
-    if not arrays:
-        return (Opaque() if opaque else Static()), [None] * len(operands)
+    if not arrays:  # jnp.arange(16) * 0.5 keeps its literal shape, to be named where it meets named dims
+        return (Opaque(_broadcast_shape([o.value.shape for o in opaque])) if opaque else Static()), \
+            [None] * len(operands)
     if opaque:
         for o in arrays:
             if o.value.layout.is_split or o.value.layout.partial:
@@ -109,6 +112,16 @@ def elementwise(ctx: RuleContext, operands: Sequence, linear: str, node, what: s
             converts[k] = _checked_entries(ctx, c)
     result_axes = tuple(() if n == BROADCAST else chosen[l] for l, n in zip(letters, names))
     return Array(Layout(tuple(names), result_axes, frozenset(keep)), origin), beside(converts)
+
+
+def _broadcast_shape(shapes: list) -> tuple[int, ...] | None:
+    """numpy's broadcast of literal shapes (None: one is unknown, or they do not broadcast)."""
+    if any(shape is None for shape in shapes):
+        return None
+    try:
+        return tuple(int(n) for n in np.broadcast_shapes(*shapes))
+    except ValueError:
+        return None
 
 
 def _checked_entries(ctx: RuleContext, c: Convert) -> Convert:
