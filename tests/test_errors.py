@@ -42,6 +42,10 @@ CASES = {
         '@mesh(seq=4)\ndef f(q: Tensor["b", "seq", "h", "k"], k: Tensor["b", "seq", "h", "k"]):\n'
         '    return jax.nn.dot_product_attention(q, k, k)\n',
         UnsupportedError, (7, 12), "sequence dim ('seq'"),
+    "unnamed_attribute_taken_for_a_number": (
+        'class M:\n    @mesh(batch=2)\n    def f(self, x: Tensor["d"]) -> Tensor["batch", "d"]:\n'
+        '        v = self.w * x\n        return v.sum(axis=-2)\n',
+        LayoutError, (9, 27), "w: Tensor[...] = self.w"),
     "unhinted_return_of_a_python_value": (
         '@mesh(batch=2)\ndef f(x: Tensor["batch"]):\n    return x.shape[0]\n',
         UnsupportedError, (7, 12), "no return hint"),

@@ -1475,9 +1475,10 @@ class FunctionRewriter:
     def rule_context(self, operands: dict[cst.CSTNode, Operand] | None = None) -> RuleContext:
         """What an op rule may read (never this rewriter): the mesh, the rules, the sizes, the function,
         the names bound so far, and ``operands`` (sub-expressions evaluated for the rule), all read-only."""
+        unnamed = tuple(f"{p}.{a}" for p, a in sorted(self.static_reads) if (p, a) not in self.pinned_reads)
         return RuleContext(self.mesh, self.rules, MappingProxyType(self.sizes), self.fn, self.ctx,
                            MappingProxyType(self.env), MappingProxyType(operands or {}),
-                           declared=MappingProxyType(self.declared))
+                           declared=MappingProxyType(self.declared), unnamed_reads=unnamed)
 
     def observe_contraction(self, contraction) -> None:
         """Tells the contraction observers (``contractions.OBSERVERS``) of one a rule planned."""

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from meshify.annotate._types import BROADCAST, INFERRED, Axes, Layout, MeshSpec, Rules
-from meshify.errors import MeshifyError, UnsupportedError
+from meshify.errors import LayoutError, MeshifyError, UnsupportedError
 from meshify.rewrite._signatures import BINARY, UNARY, signature
 from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TupleValue, Value
 
@@ -73,6 +73,9 @@ class RuleContext:
     #: The sizes ``@mesh(dims=...)`` itself gives (read-only): a choice that changes the code written
     #: reads only these, so that explain (whose ``--dims`` add to ``sizes``) predicts the code convert writes.
     declared: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    #: Attributes read so far off static parameters without a dims hint (``self.w``): taken for Python
+    #: numbers, so a dims error may come from one that is an array.
+    unnamed_reads: tuple[str, ...] = ()
 
     def code(self, node: cst.CSTNode) -> str:
         """The source text of a node of the user's code (as messages quote it)."""
@@ -89,6 +92,10 @@ class RuleContext:
 
     def error(self, cls: type[MeshifyError], node: cst.CSTNode, headline: str, fix: str = "") -> MeshifyError:
         """A positioned error at ``node`` (file, line, column, the line quoted, the fix), to raise."""
+        if issubclass(cls, LayoutError) and self.unnamed_reads:
+            param = self.unnamed_reads[0].split(".")[0]
+            fix += (f"; meshify took {', '.join(self.unnamed_reads)} (read without a dims hint) for Python values: "
+                    f"if one is an array, name its dims where it is read (w: Tensor[...] = {param}.w)")
         return self._module.error(cls, node, headline, fix)
 
     def bound(self, name: str) -> Value | None:
