@@ -1154,7 +1154,20 @@ class FunctionRewriter:
                 layouts.append(layout)
             self._results.append(TupleValue(tuple(Array(l) for l in layouts)))
             return s.with_changes(value=s.value.with_changes(elements=elements))
-        node, layout = self._leaving(self.expr(s.value), s.value, "the result")
+        op = self.expr(s.value)
+        if isinstance(op.value, TupleValue) and all(isinstance(v, Array | Opaque) for v in op.value.items):
+            # return helper(x): a tuple whose items leave as they are (a pending partial sum cannot be
+            # completed inside a tuple the code does not spell out)
+            partial = next((i for i, v in enumerate(op.value.items) if isinstance(v, Array) and v.layout.partial), None)
+            if partial is not None:
+                raise self.ctx.error(UnsupportedError, s.value, f"{self.fn.name.value}() returns "
+                                     f"{self.ctx.code(s.value)!r}, whose item {partial} is a partial sum, and has "
+                                     "no return hint", f"unpack it and return the items: a, b = "
+                                     f"{self.ctx.code(s.value)}; return a, b")
+            items = tuple(Array(v.layout if isinstance(v, Array) else Layout.replicated(())) for v in op.value.items)
+            self._results.append(TupleValue(items))
+            return s.with_changes(value=op.node)
+        node, layout = self._leaving(op, s.value, "the result")
         self._results.append(Array(layout))
         return s.with_changes(value=node)
 
