@@ -26,7 +26,7 @@ from meshify.rewrite.rules.shapes import _literal
 def _shape_dims(operand) -> tuple[str, ...] | None:
     if operand is None or not isinstance(operand.value, Static):
         return None
-    if operand.value.shape_of:
+    if operand.value.shape_of is not None:  # () too: the shape of a scalar
         return operand.value.shape_of
     if operand.value.size_of:
         return (operand.value.size_of,)
