@@ -65,30 +65,21 @@ def _loop(rw, call: Call, loop: Loop) -> tuple[Value, dict[At, cst.BaseExpressio
     result, node = _iteration(rw, call, loop, entering)
     walked: dict[At, cst.BaseExpression] = {}
     carry = _carry(loop, result)
-    if _named_by_body(entering, carry):  # c = jnp.zeros(()) carried as the body's named scalar
+    items = literal_items(loop.init) if _items_settle_elsewhere(entering, carry) else None
+    if _enters_elsewhere(entering, carry) or items is not None:
+        # the loop runs in the layout its body returns the carry in: the carry converted on its way in
+        # (item by item for a tuple literal, (h, total) = (jnp.zeros(...), 0.0))
         rw.rollback(mark)
-        entering = carry
-        result, node = _iteration(rw, call, loop, entering)
-    elif isinstance(carry, Array) and _settles_elsewhere(entering, carry):
-        rw.rollback(mark)
-        entering, walked[At(call.position(loop.init))] = _enter_as(rw, loop.init, carry, call.short)
-        result, node = _iteration(rw, call, loop, entering)
-    elif _items_settle_elsewhere(entering, carry) and literal_items(loop.init) is not None:
-        # (h, total) = (jnp.zeros(...), 0.0) entering a body that returns h split: each item converted on entry
-        rw.rollback(mark)
-        assert isinstance(entering, TupleValue) and isinstance(carry, TupleValue)
-        items = literal_items(loop.init)
-        assert items is not None and isinstance(loop.init.node, cst.Tuple | cst.List)
-        values, nodes = [], []
-        for item, before, after in zip(items, entering.items, carry.items):
-            value, item_node = _enter_as(rw, item, after, call.short) if isinstance(after, Array) and \
-                _settles_elsewhere(before, after) else (after, item.node) if _named_by_body(before, after) \
-                else (before, item.node)
-            values.append(value)
-            nodes.append(item_node)
-        entering = TupleValue(tuple(values))
-        walked[At(call.position(loop.init))] = loop.init.node.with_changes(
-            elements=[e.with_changes(value=n) for e, n in zip(loop.init.node.elements, nodes)])
+        if items is None:
+            entering, walked[At(call.position(loop.init))] = _entering(rw, loop.init, entering, carry, call.short)
+        else:
+            assert isinstance(entering, TupleValue) and isinstance(carry, TupleValue)
+            assert isinstance(loop.init.node, cst.Tuple | cst.List)
+            pairs = [_entering(rw, item, before, after, call.short)
+                     for item, before, after in zip(items, entering.items, carry.items)]
+            entering = TupleValue(tuple(value for value, _ in pairs))
+            walked[At(call.position(loop.init))] = loop.init.node.with_changes(
+                elements=[e.with_changes(value=n) for e, (_, n) in zip(loop.init.node.elements, pairs)])
         result, node = _iteration(rw, call, loop, entering)
     _same_carry(rw, entering, _carry(loop, result), loop.body.fn.original, call.short)
     walked[loop.body.at] = _regathering(rw, node, mark.records)
@@ -151,10 +142,25 @@ def _settles_elsewhere(init: Value, carry: Value) -> bool:
             and init.layout != carry.layout)
 
 
+def _enters_elsewhere(init: Value, carry: Value) -> bool:
+    """The loop should run with the carry as the body returns it: another layout of the same dims, or
+    the body's named dims for a whole carry of none."""
+    return _named_by_body(init, carry) or (isinstance(carry, Array) and _settles_elsewhere(init, carry))
+
+
 def _items_settle_elsewhere(init: Value, carry: Value) -> bool:
-    """A tuple carry some of whose items the body returns in another layout of the same dims (or named)."""
+    """A tuple carry some of whose items enter elsewhere (:func:`_enters_elsewhere`)."""
     return isinstance(init, TupleValue) and isinstance(carry, TupleValue) and len(init.items) == len(carry.items) \
-        and any(_settles_elsewhere(a, b) or _named_by_body(a, b) for a, b in zip(init.items, carry.items))
+        and any(_enters_elsewhere(a, b) for a, b in zip(init.items, carry.items))
+
+
+def _entering(rw, init: Operand, before: Value, after: Value, what: str) -> tuple[Value, cst.BaseExpression]:
+    """The carry (or a carry item) ``init`` as the loop runs it, and its node."""
+    if _named_by_body(before, after):  # c = jnp.zeros(()) carried as the body's named scalar
+        return after, init.node
+    if isinstance(after, Array) and _settles_elsewhere(before, after):
+        return _enter_as(rw, init, after, what)
+    return before, init.node
 
 
 def _named_by_body(init: Value, carry: Value) -> bool:

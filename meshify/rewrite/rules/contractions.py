@@ -17,7 +17,7 @@ from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._collectives import axes_text
 from meshify.rewrite._plan import choose_splits
 from meshify.rewrite._values import Array, Opaque, Operand, Static, TupleValue, Value
-from meshify.rewrite.rules._api import Call, Contraction, Convert, Lowering, RuleContext, beside, op
+from meshify.rewrite.rules._api import Call, Contraction, Convert, Lowering, RuleContext, beside, op, unknown_call
 
 # -- contractions ---------------------------------------------------------------------------------
 
@@ -298,8 +298,6 @@ def _tensordot(ctx: RuleContext, call: Call):
 def _flattened(ctx: RuleContext, call: Call, operands: Sequence, what: str) -> Lowering:
     """outer/inner/tensordot of a scalar, of values of unknown dims, or outer of arrays of more than one dim
     (numpy flattens them first): whole values only."""
-    from meshify.rewrite.rules._api import unknown_call
-
     split = next((o for o in operands if isinstance(o.value, Array) and (o.value.layout.is_split
                                                                           or o.value.layout.partial)), None)
     if split is not None:
