@@ -31,6 +31,7 @@ import libcst as cst
 
 from meshify.rewrite._names import dotted_name
 from meshify.rewrite._signatures import BINARY, UNARY
+from meshify.rewrite.rules._api import BODY_OPS
 from meshify.rewrite._values import Array, FunctionRef, Opaque, Static, StructValue, TupleValue
 
 __all__ = ["DTYPE_BYTES", "Dtypes", "Carriers", "Items"]
@@ -319,8 +320,6 @@ class Dtypes:
                 return self._dtype(node.args[0].value)
             return self.of(func.value) if method in _SAME_AS_FIRST else None
         names = self.rw.ctx.qualified_names(func) if isinstance(func, cst.Name | cst.Attribute) else set()
-        from meshify.rewrite.rules._api import BODY_OPS
-
         if names & BODY_OPS:
             # a scan, loop or branch walks its functions and may convert its operands (a carry entering in
             # its body's layout): its text, traced again for a dtype, is not what runs, and may not trace
