@@ -4,9 +4,10 @@ through ``@mesh`` and a converted file, forward and gradients, against ``.refere
 Meshes: 8 (one split spatial dim), 2x4 (height x width), 2x2x2 (batch x height x width).  The sweep over
 kernel sizes 1, 3, 5, 7, strides 1 and 2, dilations 1 and 2 and SAME / VALID / causal padding is marked slow (a
 daily sample runs by default; MESHIFY_SLOW=1 runs it all), and so is the same sweep of max and average pooling
-(``jax.lax.reduce_window`` with window dilation).  Where the blocks cannot hold a case (its output does not split
-at the shard boundaries, or a halo is wider than a block) meshify must refuse it with a MeshifyError, as
-:func:`_refusal` predicts."""
+(``jax.lax.reduce_window`` with window dilation).  A VALID window (or a stride) that shrinks a split dim off the shard
+boundaries has its output re-blocked: each device reads the rows its windows cover from its neighbours.  Where
+the blocks cannot hold a case (its output rows do not split evenly, or a device would read beyond its direct
+neighbours) meshify must refuse it with a MeshifyError, as :func:`_refusal` predicts."""
 
 from __future__ import annotations
 
@@ -90,15 +91,15 @@ def _check(fn, reference, args) -> None:
 CASES = [(m, k, s, d, p) for m, k, s, d, p in itertools.product(MESHES, (1, 3, 5, 7), (1, 2), (1, 2),
                                                                  ("SAME", "VALID", "causal"))
          if (k - 1) * d - s + 1 >= 0 or p != "causal"]
-SHARDS = {"8": 8, "2x4": 4, "2x2x2": 2}
+SHARDS = {"8": (8,), "2x4": (2, 4), "2x2x2": (2, 2)}  # the blocks of h, then of w
 
 
 def _refusal(mesh: str, window: int, s: int, padding: str, rows: int = 16) -> str | None:
     """What meshify must say refusing a window of ``window`` rows (dilation included) and stride ``s``
-    over ``rows`` rows split into the mesh's blocks, or None where each block computes its block of the
-    output: the output must have ``rows / s`` rows (SAME, or VALID / explicit padding totalling
-    ``window - s``), each block whole strides, and each halo at most one block."""
-    shards = SHARDS[mesh]
+    over ``rows`` rows split into the mesh's blocks (h, then w), or None where each block computes its
+    block of the global output.  Each device computes an equal block of the global output rows, so they
+    must split evenly into the blocks; each device reads the rows its windows cover (padding included),
+    which must lie in its own block and its direct neighbours'."""
     if padding == "SAME":
         total = max((-(-rows // s) - 1) * s + window - rows, 0)
         lo = total // 2
@@ -106,18 +107,26 @@ def _refusal(mesh: str, window: int, s: int, padding: str, rows: int = 16) -> st
         lo = 0 if padding == "VALID" else window - s
         total = lo
     out = (rows + total - window) // s + 1 if rows + total >= window else 0
-    if (rows // shards) % s or out * s != rows:
-        return "at the shard boundaries"
-    if max(lo, window - s - lo) > rows // shards:
-        return "a halo must be at most one block"
+    for shards in SHARDS[mesh]:
+        if out <= 0 or out % shards:
+            return "do not split into"
+        block, out_block = rows // shards, out // shards
+        for i in range(shards):  # device i reads rows [first, last) of the image (beyond it: padding)
+            first = max(i * out_block * s - lo, 0)
+            last = min(i * out_block * s - lo + (out_block - 1) * s + window, rows)
+            if first < last and max(i * block - first, last - (i + 1) * block) > block:
+                return "a halo must be at most one block"
     return None
 
 
 #: The default run: each mesh, both paths, a 3x3 kernel; stride 2, dilation 2 and causal padding once each.
 FAST = [("8", 3, 1, 1, "SAME"), ("2x4", 3, 2, 1, "SAME"), ("2x2x2", 3, 1, 2, "SAME"), ("2x4", 3, 1, 1, "causal"),
         ("2x4", 1, 2, 1, "SAME")]
-#: VALID over a split spatial dim: a 1x1 kernel (each block's output is its own), wider ones refused.
-VALID = [("2x4", 1, 1, 1, "VALID"), ("2x2x2", 1, 2, 1, "VALID"), ("8", 3, 1, 1, "VALID"), ("2x4", 5, 2, 2, "VALID")]
+#: VALID over a split spatial dim: a 1x1 kernel (each block's output is its own); 3x3 and 5x5 windows whose
+#: shrunk output is re-blocked (14 rows in 2 blocks, 12 in 4), dilated and strided; 14 rows in 8 blocks and
+#: a halo wider than a block refused.
+VALID = [("2x4", 1, 1, 1, "VALID"), ("2x2x2", 1, 2, 1, "VALID"), ("2x2x2", 3, 1, 1, "VALID"), ("2x4", 5, 1, 1, "VALID"),
+         ("2x2x2", 3, 2, 2, "VALID"), ("8", 3, 1, 1, "VALID"), ("2x4", 5, 2, 2, "VALID")]
 
 
 @pytest.mark.parametrize("path", ["decorator", "converted"])
@@ -188,7 +197,7 @@ def _pool_case(kind: str, mesh: str, k: int, s: int, d: int, padding: str, path:
 
     x = _inputs(1)[0]
     why = _refusal(mesh, (k - 1) * d + 1, s, padding)
-    if why is not None:  # refused when converting (a VALID window wider than its stride) or at the call
+    if why is not None:  # refused when converting (sizes known to the rule) or at the call
         with pytest.raises(MeshifyError, match=why):
             sharded()(x)
         return
@@ -247,7 +256,7 @@ def test_a_call_time_refusal_points_at_the_statement_that_traced_it(path: str, t
 def test_valid_padding_over_a_split_dim_of_unknown_window_is_refused_at_the_call(tmp_path: Path) -> None:
     source = textwrap.dedent(PROGRAM).format(mesh="h=8", s=1, d=1, padding='"VALID"')
     fn = _load(source, tmp_path, f"conv_valid_{tmp_path.name}").f
-    with pytest.raises(MeshifyError, match="do not split into 8 blocks"):
+    with pytest.raises(MeshifyError, match="14 output rows, which do not split into 8 equal blocks"):
         fn(*_inputs(3))
 
 

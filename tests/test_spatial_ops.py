@@ -158,6 +158,9 @@ OPS = {
                              '"VALID")',
     "avg_pool_3x3_stride_2": 'return jax.lax.reduce_window(x, 0.0, jax.lax.add, (1, 3, 3, 1), (1, 2, 2, 1), '
                              '"SAME") / 9.0',
+    "max_pool_5x5_valid": 'return jax.lax.reduce_window(x, -jnp.inf, jax.lax.max, (1, 5, 5, 1), (1, 1, 1, 1), '
+                          '"VALID")',
+    "avg_pool_3x3_valid": 'return jax.lax.reduce_window(x, 0.0, jax.lax.add, (1, 3, 3, 1), (1, 1, 1, 1), "VALID") / 9.0',
     "pad": "return jnp.pad(x, ((0, 0), (4, 4), (4, 4), (0, 0)))",
     "pad_constant": "return jnp.pad(x, ((0, 0), (4, 4), (4, 4), (1, 0)), constant_values=((0, 0), (1.0, 2.0), "
                     "(3.0, 4.0), (5.0, 6.0)))",
@@ -176,9 +179,11 @@ OPS = {
     "batch_norm": BATCH_NORM,
 }
 
-#: Where the blocks cannot hold the result: 16 rows sliced to 12 or padded to 20 do not split into 8 blocks.
+#: Where the blocks cannot hold the result: 16 rows sliced to 12 or padded to 20 do not split into 8 blocks, nor
+#: the 12 rows of a 5x5 VALID pool, nor the 14 of a 3x3 one into 4 or 8.
 REFUSED = {("slice", "8"): "do not split into 8 equal blocks", ("pad_edge", "8"): "do not split into 8 equal blocks",
-           ("pad_wrap", "8"): "do not split into 8 equal blocks"}
+           ("pad_wrap", "8"): "do not split into 8 equal blocks", ("max_pool_5x5_valid", "8"): "do not split into 8",
+           ("avg_pool_3x3_valid", "8"): "do not split into 8", ("avg_pool_3x3_valid", "2x4"): "do not split into 4"}
 
 
 def _program(tmp_path: Path, op: str, mesh: str, converted: bool):
@@ -218,7 +223,8 @@ FAST = [("max_pool_3x3_same", "2x4", "decorator"), ("max_pool_2x2_stride_2", "2x
         ("downsample_nearest", "2x2x2", "converted"), ("skip_concat", "2x4", "converted"),
         ("strided_slice", "8", "decorator"), ("strided_slice", "2x4", "converted"), ("pad_edge", "2x2x2", "decorator"),
         ("pad_wrap", "2x4", "converted"), ("pad_wrap", "8", "decorator"),
-        ("group_norm", "2x4", "decorator"), ("batch_norm", "2x2x2", "converted")]
+        ("group_norm", "2x4", "decorator"), ("batch_norm", "2x2x2", "converted"),
+        ("max_pool_5x5_valid", "2x4", "converted"), ("avg_pool_3x3_valid", "2x2x2", "decorator")]
 
 
 @pytest.mark.parametrize("op, mesh, path", FAST)
@@ -238,7 +244,8 @@ def test_spatial_op_sweep_matches_one_device(op: str, mesh: str, path: str, tmp_
 
 @pytest.mark.parametrize("op, mesh", [("max_pool_3x3_same", "2x4"), ("pad", "2x4"), ("slice", "2x4"),
                                       ("roll", "2x2x2"), ("flip", "8"), ("avg_pool_3x3_stride_2", "2x2x2"),
-                                      ("strided_slice", "2x4"), ("pad_edge", "2x4"), ("pad_wrap", "2x2x2")])
+                                      ("strided_slice", "2x4"), ("pad_edge", "2x4"), ("pad_wrap", "2x2x2"),
+                                      ("max_pool_5x5_valid", "2x4"), ("avg_pool_3x3_valid", "2x2x2")])
 def test_verify_agrees_and_explain_predicts_the_exchanges(op: str, mesh: str, tmp_path: Path) -> None:
     from meshify.explain import parse_dims
     from meshify.verify import verify_file

@@ -155,20 +155,38 @@ def _assemble(grid: dict, dims: list[int], prefix: tuple[int, ...]) -> jax.Array
     return parts[0] if len(parts) == 1 else jnp.concatenate(parts, axis=dims[len(prefix)])
 
 
-def _check_split_window(what: str, dim: int, axes: Axes, shards: int, rows: int, stride: int, window: int,
-                        pad: tuple[int, int]) -> None:
-    """A windowed op over a split dim computes each device's block of the global output only when that
-    output has ``rows * shards / stride`` rows and each block holds whole strides."""
+def _lines_up(rows: int, shards: int, stride: int, window: int, pad: tuple[int, int]) -> bool:
+    """Whether a window over a dim split into ``shards`` blocks of ``rows`` gives each device the block of
+    the global output at its own shard boundaries: the output has ``rows * shards / stride`` rows and
+    each block holds whole strides (SAME padding, or explicit padding totalling ``window - stride``), so
+    a fixed halo from each neighbour completes it."""
     lo, hi = pad
     total = rows * shards
     out_rows = (total + lo + hi - window) // stride + 1 if total + lo + hi >= window else 0
-    if rows % stride or out_rows * stride != total or lo < 0:
+    return rows % stride == 0 and out_rows * stride == total and lo >= 0
+
+
+def _window_rows(x: jax.Array, dim: int, axes: Axes, stride: int, window: int, pad: tuple[int, int], what: str,
+                 fill=0) -> jax.Array:
+    """The rows of ``x`` along ``dim`` (split over ``axes``) that this device's block of a window's global
+    output reads, padding (``fill``) included, where the output does not line up with the shard
+    boundaries (a VALID window shrinks the dim; a stride that does not divide a block): the output's
+    rows are split into equal blocks and each device takes, from its neighbours, the rows its windows
+    cover (``reblock_halos`` with overlapping spans).  A window over the result with no padding along
+    ``dim`` computes exactly this device's output block."""
+    shards, rows = _shards(axes), x.shape[dim]
+    total = rows * shards
+    lo, hi = pad
+    out_rows = (total + lo + hi - window) // stride + 1 if total + lo + hi >= window else 0
+    if out_rows <= 0 or out_rows % shards:
         raise CallError(
             f"{what} over dim {dim} split over {' x '.join(map(repr, axes))} ({shards} blocks of {rows} rows, "
             f"{total} in all) with stride {stride}, window {window} and padding {tuple(pad)} gives {out_rows} output "
-            f"rows, which do not split into {shards} blocks of {rows} / {stride} rows at the shard boundaries",
-            fix="use padding='SAME' (or explicit padding totalling window - stride) and blocks whose size is a "
-                "multiple of the stride, or map this dim to no mesh axis")
+            f"rows, which do not split into {shards} equal blocks",
+            fix=f"choose sizes or padding that give a multiple of {shards} output rows (padding='SAME' keeps "
+                f"rows / stride), or map this dim to no mesh axis")
+    block = out_rows // shards
+    return _reblock(x, dim, axes, -lo, block * stride * shards, what, (fill, fill), span=(block - 1) * stride + window)
 
 
 # -- convolution ---------------------------------------------------------------------------------------
@@ -201,9 +219,11 @@ def halo_conv(lhs: jax.Array, rhs: jax.Array, window_strides: Sequence[int], pad
     """``jax.lax.conv_general_dilated`` of a block split along spatial dims (``spatial_axes``: the mesh
     axes splitting each spatial dim of ``lhs``, in the order of ``dimension_numbers``, or None):
     the halos from the neighbours, then a local convolution that computes this device's block of
-    the global output.  A split dim's block must cover whole strides of the output (``stride``
-    divides it) and the global output must have ``rows / stride`` rows (SAME padding, or explicit
-    padding totalling ``window - stride``); otherwise this raises, saying so."""
+    the global output.  Where the output lines up with the shard boundaries (``rows / stride`` rows,
+    each block whole strides: SAME padding, or explicit padding totalling ``window - stride``) a fixed
+    halo and the corners; otherwise (a VALID window shrinking the dim) the output's rows are split into
+    equal blocks again and each device takes the rows its windows cover (:func:`_window_rows`), which
+    raises, saying so, where they do not split evenly or reach beyond the neighbouring blocks."""
     specs = _specs(lhs.ndim, dimension_numbers)
     spatial = list(specs.lhs_spec[2:])
     kernel = [rhs.shape[d] for d in specs.rhs_spec[2:]]
@@ -219,12 +239,17 @@ def halo_conv(lhs: jax.Array, rhs: jax.Array, window_strides: Sequence[int], pad
     pads, halos = conv_halos(global_in, kernel, strides, dilation, padding)
     local_pads = list(pads)
     split = [i for i in range(n) if axes[i]]
-    for i in split:
-        _check_split_window("a convolution", spatial[i], axes[i], shards[i], lhs.shape[spatial[i]], strides[i],
-                            (kernel[i] - 1) * dilation[i] + 1, pads[i])
-        local_pads[i] = (0, min(halos[i][1], 0))
-    extended = halo_exchange(lhs, [spatial[i] for i in split], [(halos[i][0], max(halos[i][1], 0)) for i in split],
-                             [axes[i] for i in split])
+    window = [(k - 1) * d + 1 for k, d in zip(kernel, dilation)]
+    if all(_lines_up(lhs.shape[spatial[i]], shards[i], strides[i], window[i], pads[i]) for i in split):
+        for i in split:
+            local_pads[i] = (0, min(halos[i][1], 0))
+        extended = halo_exchange(lhs, [spatial[i] for i in split],
+                                 [(halos[i][0], max(halos[i][1], 0)) for i in split], [axes[i] for i in split])
+    else:  # each split dim's output re-blocked in turn (a later dim's exchange carries the corners)
+        extended = lhs
+        for i in split:
+            extended = _window_rows(extended, spatial[i], axes[i], strides[i], window[i], pads[i], "a convolution")
+            local_pads[i] = (0, 0)
     return jax.lax.conv_general_dilated(
         extended, rhs, strides, local_pads, lhs_dilation=lhs_dilation, rhs_dilation=rhs_dilation,
         dimension_numbers=dimension_numbers, feature_group_count=feature_group_count,
@@ -260,9 +285,14 @@ def halo_reduce_window(operand: jax.Array, init_value, computation, window_dimen
         pads = [tuple(p) for p in padding]
     local_pads = list(pads)
     for i in split:
-        _check_split_window("a pooling window (reduce_window)", i, axes[i], shards[i], operand.shape[i], strides[i],
-                            window[i], pads[i])
         local_pads[i] = (0, 0)
+    if not all(_lines_up(operand.shape[i], shards[i], strides[i], window[i], pads[i]) for i in split):
+        extended = operand  # each split dim's output re-blocked in turn (as halo_conv)
+        for i in split:
+            extended = _window_rows(extended, i, axes[i], strides[i], window[i], pads[i],
+                                    "a pooling window (reduce_window)", init_value)
+        return jax.lax.reduce_window(extended, init_value, computation, tuple(window_dimensions), strides, local_pads,
+                                     base_dilation=base_dilation, window_dilation=window_dilation)
     halos = [(pads[i][0], max(window[i] - strides[i] - pads[i][0], 0)) for i in split]
     extended = halo_exchange(operand, split, halos, [axes[i] for i in split], fill=init_value)
     for i in split:  # rows to spare (a window narrower than its stride): sliced off, not padded negatively,
@@ -320,14 +350,17 @@ def _exchange_dim(x: jax.Array, dim: int, lo: int, hi: int, axes: Axes, fill="ze
     return parts[0] if len(parts) == 1 else jnp.concatenate(parts, axis=dim)
 
 
-def reblock_halos(rows: int, shards: int, start: int, out_rows: int) -> tuple[int, int]:
+def reblock_halos(rows: int, shards: int, start: int, out_rows: int, span: int | None = None) -> tuple[int, int]:
     """The rows a block needs from its previous and next neighbour when the dim's global rows
     ``[start, start + out_rows)`` (beyond ``[0, rows * shards)``: padding) are split into ``shards``
-    blocks again: ``(before, after)``, each at most ``rows`` for a neighbour exchange."""
+    blocks again: ``(before, after)``, each at most ``rows`` for a neighbour exchange.  With ``span``,
+    block ``i`` takes the ``span`` rows from ``start + i * out_rows / shards`` instead (the windows of a
+    convolution's output block, overlapping their neighbours')."""
     total, block = rows * shards, out_rows // shards
+    span = block if span is None else span
     before = after = 0
     for i in range(shards):
-        lo, hi = max(start + i * block, 0), min(start + (i + 1) * block, total)
+        lo, hi = max(start + i * block, 0), min(start + i * block + span, total)
         if lo < hi:
             before = max(before, i * rows - lo)
             after = max(after, hi - (i + 1) * rows)
@@ -335,11 +368,11 @@ def reblock_halos(rows: int, shards: int, start: int, out_rows: int) -> tuple[in
 
 
 def _reblock(x: jax.Array, dim: int, axes: Axes, start: int, out_rows: int, what: str,
-             values: tuple = (0, 0)) -> jax.Array:
+             values: tuple = (0, 0), span: int | None = None) -> jax.Array:
     """This device's block of the dim's global rows ``[start, start + out_rows)`` split again into as
-    many blocks; rows before the image hold ``values[0]``, rows after it ``values[1]`` (only the border
-    devices hold them).  A neighbour exchange (``reblock_halos``), a local pad and a dynamic slice at
-    this device's offset."""
+    many blocks (``span`` rows from its block's start, where given); rows before the image hold
+    ``values[0]``, rows after it ``values[1]`` (only the border devices hold them).  A neighbour
+    exchange (``reblock_halos``), a local pad and a dynamic slice at this device's offset."""
     shards, rows = _shards(axes), x.shape[dim]
     total = rows * shards
     if out_rows % shards or out_rows <= 0:
@@ -347,24 +380,25 @@ def _reblock(x: jax.Array, dim: int, axes: Axes, start: int, out_rows: int, what
                         f"gives {out_rows} rows, which do not split into {shards} equal blocks",
                         fix=f"make the result's size a multiple of {shards}, or map this dim to no mesh axis")
     block = out_rows // shards
-    before, after = reblock_halos(rows, shards, start, out_rows)
+    span = block if span is None else span
+    before, after = reblock_halos(rows, shards, start, out_rows, span)
     extended = _exchange_dim(x, dim, max(before, 0), max(after, 0), axes)
     first = -max(before, 0)  # the global row of extended[0], relative to this device's block start
     offsets = [start + i * block - i * rows - first for i in range(shards)]
-    pad_lo, pad_hi = max(-min(offsets), 0), max(max(offsets) + block - extended.shape[dim], 0)
+    pad_lo, pad_hi = max(-min(offsets), 0), max(max(offsets) + span - extended.shape[dim], 0)
     if pad_lo or pad_hi:
         widths = [(0, 0)] * x.ndim
         widths[dim] = (pad_lo, pad_hi)
         extended = jnp.pad(extended, widths)
     pos = _block_index(axes)
     begin = start + pos * block  # global row of this device's first output row
-    out = jax.lax.dynamic_slice_in_dim(extended, begin - pos * rows - first + pad_lo, block, axis=dim)
-    if start < 0 or start + out_rows > total:
+    out = jax.lax.dynamic_slice_in_dim(extended, begin - pos * rows - first + pad_lo, span, axis=dim)
+    if start < 0 or start + (shards - 1) * block + span > total:
         shape = [1] * x.ndim
-        shape[dim] = block
+        shape[dim] = span
         row = begin + jax.lax.broadcasted_iota(jnp.int32, tuple(shape), dim)
-        before, after = (jnp.asarray(v, out.dtype) for v in values)
-        out = jnp.where(row < 0, before, jnp.where(row >= total, after, out))
+        lo_value, hi_value = (jnp.asarray(v, out.dtype) for v in values)
+        out = jnp.where(row < 0, lo_value, jnp.where(row >= total, hi_value, out))
     return out
 
 

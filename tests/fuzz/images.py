@@ -93,13 +93,26 @@ def op_spatial(b: _Builder, a: _Value) -> bool:
 
 
 def window_splits(b: _Builder, dim: str, window: int, stride: int, lo: int, hi: int) -> bool:
-    """Whether a window over ``dim`` runs split (always, when ``dim`` is whole): the output must have
-    ``rows / stride`` rows cut at the block boundaries, and a block must hold the halo."""
+    """Whether a window over ``dim`` runs split (always, when ``dim`` is whole): an output of ``rows /
+    stride`` rows cut at the block boundaries takes a halo a block must hold; any other output (a VALID
+    window shrinking the dim) is cut into equal blocks again, each device reading the rows its windows
+    cover from its direct neighbours only."""
     if not b.axes_of(dim):
         return True
     rows, shards = b.sizes[dim], b.shards(dim)
-    return (window - stride <= lo + hi <= window - 1 and rows % (shards * stride) == 0
-            and max(lo, window - stride - lo) <= rows // shards)
+    block = rows // shards
+    if window - stride <= lo + hi <= window - 1 and block % stride == 0 and lo >= 0:
+        return max(lo, window - stride - lo) <= block
+    out = (rows + lo + hi - window) // stride + 1 if rows + lo + hi >= window else 0
+    if out <= 0 or out % shards:
+        return False
+    out_block = out // shards
+    for i in range(shards):  # device i reads rows [first, last) of the image
+        first = max(i * out_block * stride - lo, 0)
+        last = min(i * out_block * stride - lo + (out_block - 1) * stride + window, rows)
+        if first < last and max(i * block - first, last - (i + 1) * block) > block:
+            return False
+    return True
 
 
 def reblocks(b: _Builder, dim: str, start: int, out_rows: int) -> bool:
@@ -230,7 +243,7 @@ def _conv(b: _Builder, a: _Value, spatial: list[int], other: list[int]) -> bool:
         expr = b.call("jax.lax.conv_general_dilated", "jax.lax.conv_general_dilated",
                       [a.name, kernel.name, strides, padding], options)
     if not ok:
-        _refused(b, "a convolution whose output does not split at the block boundaries", expr,
+        _refused(b, "a convolution whose output rows do not split into equal blocks", expr,
                  "a convolution over dim", HALO)
     if groups > 1 and any(b.axes_of(d) for d in (a.dims[c], cout, kernel_dims[rhs.index("I")])):
         _refused(b, "a grouped convolution of split features", expr)
@@ -323,7 +336,7 @@ def _pool(b: _Builder, a: _Value, spatial: list[int], other: list[int]) -> bool:
         expr += f", window_dilation={_ints([dilation if i in spatial else 1 for i in range(rank)])}"
     expr += ")" + (f" / {size ** len(spatial)}" if average else "")
     if not ok:
-        _refused(b, "a pooling window whose output does not split at the block boundaries", expr,
+        _refused(b, "a pooling window whose output rows do not split into equal blocks", expr,
                  "a pooling window", HALO)
     dims = list(a.dims)
     for p, r in zip(spatial, rows):

@@ -107,16 +107,34 @@ def _refused(body: str, mesh: str, params: str = NHWC, cls=UnsupportedError) -> 
     return str(info.value)
 
 
-def test_valid_padding_over_a_split_spatial_dim_is_refused_at_the_padding() -> None:
+def test_valid_padding_over_a_split_spatial_dim_is_refused_at_the_padding_where_the_output_does_not_split() -> None:
     message = _refused(f'return jax.lax.conv_general_dilated(x, k, (1, 1), "VALID", {DN})',
-                       'h=8, dims={"kh": 3, "kw": 3}')
-    assert "case.py:9:55" in message and "padding='SAME'" in message, message
+                       'h=8, dims={"kh": 3, "kw": 3, "h": 16}')
+    assert "case.py:9:55" in message and "gives 14 output rows" in message and "padding='SAME'" in message, message
 
 
-def test_a_stride_that_does_not_divide_the_blocks_is_refused_at_the_strides() -> None:
+def test_a_stride_that_does_not_divide_the_blocks_is_refused_where_the_output_does_not_split() -> None:
     message = _refused(f'return jax.lax.conv_general_dilated(x, k, (2, 2), "SAME", {DN})',
                        'h=8, dims={"kh": 3, "kw": 3, "h": 24}')
-    assert "case.py:9:48" in message and "multiple of 16" in message, message
+    assert "case.py:9:55" in message and "gives 12 output rows" in message and "multiple of 8" in message, message
+
+
+def test_a_window_reaching_beyond_the_neighbours_is_refused_at_the_strides() -> None:
+    message = _refused(f'return jax.lax.conv_general_dilated(x, k, (1, 1), "VALID", {DN})',
+                       'h=8, dims={"kh": 9, "kw": 9, "h": 32}')
+    assert "case.py:9:48" in message and "a halo must be at most one block" in message, message
+
+
+def test_a_valid_convolution_shrinking_a_split_dim_is_re_blocked() -> None:
+    """64 rows in 8 blocks, a 9-row VALID window: 56 output rows, 7 per device, each device reading the 15
+    rows its windows cover: up to 7 from the previous device and 7 from the next (device 7 reads rows
+    49-63, device 0 rows 0-14)."""
+    got = rewrite(f'return jax.lax.conv_general_dilated(x, k, (1, 1), "VALID", {DN})', NHWC, OUT,
+                  mesh='h=8, dims={"kh": 9, "kw": 9, "h": 64}').splitlines()
+    assert "7 rows of 'x' before the rows its windows cover along split 'h' (the output re-blocked)" in got[0], got
+    assert "7 rows of 'x' after the rows its windows cover" in got[1], got
+    assert got[-1] == ('return mr.halo_conv(x, k, (1, 1), "VALID", dimension_numbers=("NHWC", "HWIO", "NHWC"), '
+                       'spatial_axes=("h", None))'), got
 
 
 def test_a_transposed_convolution_over_a_split_dim_is_refused() -> None:

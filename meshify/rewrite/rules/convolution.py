@@ -11,15 +11,19 @@ across the shard boundary: the call becomes ``mr.halo_conv`` (:mod:`meshify.runt
 which exchanges exactly that halo with ``ppermute`` (rows, columns, and the corners of two split
 dims; zeros at the image border) and convolves the extended block.  Its width follows from the
 kernel size, dilation, stride and padding; where those are known when rewriting (literals, and
-dim sizes from ``@mesh(dims=...)``) each exchange is recorded with its bytes and a convolution whose
-output cannot split at the shard boundaries is refused here, at its place; otherwise the runtime
-checks at trace time.
+dim sizes from ``@mesh(dims=...)``) each exchange is recorded with its bytes; otherwise the runtime
+checks at trace time.  An output that does not line up with the shard boundaries (a VALID window
+shrinking the dim: 16 rows to 14) is split into equal blocks again, each device taking the rows its
+windows cover from its neighbours; one whose rows do not split evenly, or whose windows reach beyond
+the neighbouring blocks, is refused here, at its place.
 """
 
 from __future__ import annotations
 
 import ast
+import math
 from dataclasses import replace
+from typing import NamedTuple
 
 import libcst as cst
 
@@ -286,7 +290,7 @@ def _refuse_lhs_dilation(ctx: RuleContext, call: Call, spatial) -> None:
                         "map that dim to no mesh axis, or upsample (jnp.repeat) and then convolve")
 
 
-def _rewrite_time_halos(ctx: RuleContext, call: Call, specs, layout: Layout, spatial) -> list[tuple[int, int] | None]:
+def _rewrite_time_halos(ctx: RuleContext, call: Call, specs, layout: Layout, spatial) -> list[Halo | None]:
     """Each spatial dim's halo ``(rows before, rows after)`` where the window, stride and padding are
     known now (None where not, or not split); a convolution whose output cannot split at the shard
     boundaries is refused here."""
@@ -294,7 +298,7 @@ def _rewrite_time_halos(ctx: RuleContext, call: Call, specs, layout: Layout, spa
     strides = _literal(call, "window_strides")
     dilation = _literal(call, "rhs_dilation", None)
     padding = _literal(call, "padding")
-    out: list[tuple[int, int] | None] = []
+    out: list[Halo | None] = []
     for i, (dim, axes) in enumerate(zip(specs[0][2:], spatial)):
         kernel = ctx.sizes.get(rhs.value.dims[specs[1][2 + i]]) if isinstance(rhs.value, Array) else None
         if not axes or kernel is None or strides is ... or dilation is ... or padding is ...:
@@ -306,31 +310,73 @@ def _rewrite_time_halos(ctx: RuleContext, call: Call, specs, layout: Layout, spa
     return out
 
 
+class Halo(NamedTuple):
+    """The rows a block of a windowed op reads from each neighbour along one split dim: ``before`` and
+    ``after``; ``span``: the rows each device's windows cover (None where the sizes are known only at trace
+    time).  ``aligned``: the output lines up with the shard boundaries (a fixed halo, the corners from the
+    diagonal devices); where one split dim's does not, the runtime re-blocks each split dim's output in
+    turn (a later dim's exchange carries the corners)."""
+
+    before: int
+    after: int
+    span: int | None = None
+    aligned: bool = True
+
+
 def window_halo(ctx: RuleContext, call: Call, what: str, name: str, axes, window: int, stride: int, padding,
-                i: int) -> tuple[int, int]:
-    """The halo ``(rows before, rows after)`` of a window over spatial dim ``name`` (the ``i``-th windowed
-    dim, split over ``axes``) with ``stride`` and ``padding`` (a string or one pair per windowed dim);
-    refused at the call's ``padding`` or ``window_strides`` where its output cannot split at the shard
-    boundaries or a block would not hold its halo (sizes from ``@mesh(dims=...)``)."""
+                i: int) -> Halo | None:
+    """The halo of a window over spatial dim ``name`` (the ``i``-th windowed dim, split over ``axes``) with
+    ``stride`` and ``padding`` (a string or one pair per windowed dim), None where it follows from sizes
+    known only at trace time.  An output that lines up with the shard boundaries takes a fixed halo; one
+    that does not (a VALID window shrinking the dim, a stride that does not divide a block) is split into
+    equal blocks again, each device taking the rows its windows cover.  Refused at the call's ``padding``
+    where the output rows do not split evenly, or at ``window_strides`` where a block would need rows
+    beyond its neighbours' (sizes from ``@mesh(dims=...)``)."""
     rows = ctx.sizes.get(name)
+    shards = ctx.mesh.size(axes)
     lo, hi = _pads(padding, i, window, stride, rows)
-    if not window - stride <= lo + hi <= window - 1 or lo < 0:
+    if rows is None:  # SAME padding, or explicit padding totalling window - stride, lines up for any size
+        return Halo(lo, max(window - stride - lo, 0)) if lo + hi == window - stride and lo >= 0 else None
+    block = rows // shards
+    out_rows = (rows + lo + hi - window) // stride + 1 if rows + lo + hi >= window else 0
+    if block % stride == 0 and out_rows * stride == rows and lo >= 0:
+        halo = Halo(lo, max(window - stride - lo, 0), block - stride + window)
+    elif out_rows <= 0 or out_rows % shards:
         o = call.params.get("padding")
         raise ctx.error(UnsupportedError, o.original if o is not None else call.node,
-                        f"{what} over spatial dim {name!r} split over {axes_text(axes)} with "
-                        f"a window of {window}, stride {stride} and padding ({lo}, {hi}): its output does not have "
-                        f"rows / {stride} rows, so it cannot split at the shard boundaries",
-                        "use padding='SAME' (or explicit padding totalling window - stride), or map "
-                        f"{name!r} to no mesh axis (rules={{{name!r}: None}})")
-    shards = ctx.mesh.size(axes)
-    if rows is not None and (rows % (shards * stride) or max(lo, window - stride - lo) > rows // shards):
+                        f"{what} over spatial dim {name!r} ({rows} rows split over {axes_text(axes)}) with a window "
+                        f"of {window}, stride {stride} and padding ({lo}, {hi}) gives {out_rows} output rows, which "
+                        f"do not split into {shards} equal blocks",
+                        f"choose sizes or padding that give a multiple of {shards} output rows (padding='SAME' keeps "
+                        f"rows / stride), or map {name!r} to no mesh axis (rules={{{name!r}: None}})")
+    else:
+        out_block = out_rows // shards
+        span = (out_block - 1) * stride + window
+        halo = Halo(*reblock_halos(block, shards, -lo, out_block * stride * shards, span), span, aligned=False)
+    if max(halo.before, halo.after) > block:
         o = call.params.get("window_strides")
         raise ctx.error(UnsupportedError, o.original if o is not None else call.node,
-                        f"{what} over spatial dim {name!r} ({rows} rows in {shards} blocks) "
-                        f"with stride {stride} and a halo of ({lo}, {window - stride - lo}) rows: each block must "
-                        "hold whole strides and at least its halo", f"make {name!r} a multiple of "
-                        f"{shards * stride} with blocks of at least the halo, or use fewer shards")
-    return lo, max(window - stride - lo, 0)
+                        f"{what} over spatial dim {name!r} ({rows} rows in {shards} blocks) with a window of "
+                        f"{window}, stride {stride} and padding ({lo}, {hi}) needs {max(halo.before, halo.after)} rows from a "
+                        f"neighbour's block of {block}: a halo must be at most one block",
+                        f"use fewer shards along {name!r}, larger images, or a smaller window")
+    return halo
+
+
+def reblock_halos(rows: int, shards: int, start: int, out_rows: int, span: int | None = None) -> tuple[int, int]:
+    """As :func:`meshify.runtime._spatial.reblock_halos` (the rewriter imports no JAX): the rows a block
+    needs from its previous and next neighbour when the global rows ``[start, start + out_rows)`` of a dim
+    of ``rows * shards`` rows are split into ``shards`` blocks again (block ``i`` taking ``span`` rows
+    from ``start + i * out_rows / shards`` where given)."""
+    total, block = rows * shards, out_rows // shards
+    span = block if span is None else span
+    before = after = 0
+    for i in range(shards):
+        lo, hi = max(start + i * block, 0), min(start + i * block + span, total)
+        if lo < hi:
+            before = max(before, i * rows - lo)
+            after = max(after, hi - (i + 1) * rows)
+    return before, after
 
 
 def _pads(padding, i: int, window: int, stride: int, rows: int | None) -> tuple[int, int]:
@@ -349,6 +395,8 @@ def _exchanges(ctx: RuleContext, lhs: Operand, layout: Layout, dims, spatial, ha
     """One record per ppermute: each side of each split dim, and each corner of two."""
     what = ctx.code(lhs.original)
     split = [i for i, a in enumerate(spatial) if a]
+    if any(h is not None and not h.aligned for h in halos):
+        return _reblocked_exchanges(ctx, what, layout, dims, spatial, halos)
     emitted = []
     for i in split:
         for side in (-1, 1):
@@ -377,6 +425,29 @@ def _exchanges(ctx: RuleContext, lhs: Operand, layout: Layout, dims, spatial, ha
                                         f"halo over {axes_text(axes)}: the {corner} corner of {what!r} along split "
                                         f"{layout.dims[dims[a]]!r}, {layout.dims[dims[b]]!r}, from the diagonal "
                                         "device (ppermute)" + _unknown(cells)))
+    return tuple(emitted)
+
+
+def _reblocked_exchanges(ctx: RuleContext, what: str, layout: Layout, dims, spatial, halos) -> tuple[Emitted, ...]:
+    """The ppermutes of re-blocking each split dim's window output in turn (``mr._window_rows``): its rows
+    before and after, on a slab whose earlier re-blocked dims hold their new length (the corners)."""
+    emitted = []
+    resized: dict[int, int | None] = {}
+    for i in (i for i, a in enumerate(spatial) if a):
+        halo = halos[i]
+        line = ("row", "column", "slice")[min(i, 2)]
+        for side in (-1, 1):
+            width = None if halo is None else (halo.before if side < 0 else halo.after)
+            if width == 0:
+                continue
+            cells = None if width is None or None in resized.values() else width * math.prod(resized.values())
+            rows = f"{line}s" if width is None else f"{width} {line}{'s' * (width != 1)}"
+            emitted.append(_emitted(ctx, layout, [dims[i], *resized], spatial[i], cells,
+                                    f"halo over {axes_text(spatial[i])}: {rows} of {what!r} "
+                                    f"{'before' if side < 0 else 'after'} the rows its windows cover along split "
+                                    f"{layout.dims[dims[i]]!r} (the output re-blocked), from the "
+                                    f"{'previous' if side < 0 else 'next'} device (ppermute)" + _unknown(cells)))
+        resized[dims[i]] = None if halo is None else halo.span
     return tuple(emitted)
 
 

@@ -42,7 +42,7 @@ from meshify.rewrite.rules._api import (
     op,
     unknown_call,
 )
-from meshify.rewrite.rules.convolution import _axes_code, _exchanges, window_halo
+from meshify.rewrite.rules.convolution import _axes_code, _exchanges, reblock_halos, window_halo
 
 
 def _array(call: Call, name: str) -> Operand | None:
@@ -173,20 +173,6 @@ def _pool_halos(ctx: RuleContext, call: Call, layout: Layout, split: list[int]) 
 
 
 # -- pad and slices: re-blocking ------------------------------------------------------------------------------
-
-
-def reblock_halos(rows: int, shards: int, start: int, out_rows: int) -> tuple[int, int]:
-    """As :func:`meshify.runtime._spatial.reblock_halos` (the rewriter imports no JAX): the rows a block
-    needs from its previous and next neighbour when the global rows ``[start, start + out_rows)`` of a dim
-    of ``rows * shards`` rows are split into ``shards`` blocks again."""
-    total, block = rows * shards, out_rows // shards
-    before = after = 0
-    for i in range(shards):
-        lo, hi = max(start + i * block, 0), min(start + (i + 1) * block, total)
-        if lo < hi:
-            before = max(before, i * rows - lo)
-            after = max(after, hi - (i + 1) * rows)
-    return before, after
 
 
 def _reblock_records(ctx: RuleContext, where, call: Call, x: Operand, layout: Layout, dim: int, start: int | None,
