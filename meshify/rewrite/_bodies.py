@@ -367,6 +367,7 @@ def _local_body(rw, call: Call, local, args: list[Value], target: Value | None =
                 passed: list[cst.BaseExpression] | None = None, dtype: list | None = None
                 ) -> tuple[Value, cst.BaseExpression]:
     """A nested def as the loop body: rewritten where the loop traces it, in the enclosing scope."""
+    local.shape(len(args))
     p = local.node.params
     positional = [q.name.value for q in (*p.posonly_params, *p.params)]
     if len(positional) < len(args):

@@ -200,6 +200,8 @@ class ModuleContext:
         self.text: str = code if code is not None else module.code
         self.lines = self.text.splitlines()
         self.positions = _LazyPositions(module)
+        #: Nodes meshify wrote for the user's (a def standing for ``f = lambda ...``) -> the node they stand for.
+        self.anchors: dict[cst.CSTNode, cst.CSTNode] = {}
         self._code: dict[int, tuple[cst.CSTNode, str]] = {}
         self.mr = "meshify_rt" if self.imports.bound("mr") else "mr"
         #: The module whose file the rewrite writes: itself, or the module importing this one's helpers.
@@ -471,6 +473,7 @@ class ModuleContext:
         return lines
 
     def line(self, node: cst.CSTNode) -> int:
+        node = self.anchors.get(node, node)
         found = self._statement_lines.get(node)
         if found is not None:
             return found + self.line_offset
@@ -478,7 +481,7 @@ class ModuleContext:
         return (pos.start.line if pos else 0) + self.line_offset
 
     def span(self, node: cst.CSTNode) -> SourceSpan:
-        pos = self.positions.get(node)
+        pos = self.positions.get(self.anchors.get(node, node))
         if pos is None:
             return SourceSpan(self.path, 1 + self.line_offset, 1)
         text = self.lines[pos.start.line - 1] if pos.start.line <= len(self.lines) else ""

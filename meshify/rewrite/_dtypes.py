@@ -137,6 +137,9 @@ class Dtypes:
 
     def contains_widened(self, node: cst.CSTNode) -> bool:
         """Whether ``node`` holds a partial sum formed in float32 (a call or a name of one)."""
+        if not self.widened and not self.wide_names and not any(
+                w for items in (*self.tuples.values(), *self.call_items.values()) for _, w in items):
+            return False  # none formed yet (a float32 program's every partial sum)
         found = False
         widened, names, item, tuples = self.widened, self.wide_names, self._item, self.tuples
 

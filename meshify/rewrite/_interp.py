@@ -47,7 +47,7 @@ from meshify.rewrite._hints import (
     read_struct,
 )
 from meshify.rewrite._liveness import rebound_first
-from meshify.rewrite._nested import LocalDef, define, emit_defs, local_def, refuse_value
+from meshify.rewrite._nested import LocalDef, bound_function, define, emit_defs, local_def, refuse_value
 from meshify.rewrite._optional import optional_inner
 from meshify.rewrite._plan import Step, plan_conversion, step_result
 from meshify.rewrite._templates import apply_step, axes_node, call_template, comment_line, int_node, psum_statement
@@ -609,6 +609,11 @@ class FunctionRewriter:
             return self._for_statement(stmt)
         if isinstance(stmt, cst.If):
             return [self._if_statement(stmt)]
+        if isinstance(stmt, cst.SimpleStatementLine):
+            self._line = self.ctx.line(self._anchors.get(stmt, stmt))
+            local = bound_function(self, stmt)  # f = lambda ...: / act = functools.partial(...): a nested def
+            if local is not None:
+                return [local]
         if not isinstance(stmt, cst.SimpleStatementLine):
             kind = type(stmt).__name__.lower()
             fix = {"for": "use jax.lax.scan/fori_loop, or vectorise the loop",
@@ -875,6 +880,12 @@ class FunctionRewriter:
     def _small(self, s: cst.BaseSmallStatement) -> cst.BaseSmallStatement:
         if isinstance(s, cst.Assign):
             op = self.expr(s.value)
+            if isinstance(op.value, Static) and not op.value.known:  # act = jax.nn.gelu: act(h) calls it
+                from meshify.rewrite._helpers import function_ref
+
+                ref = function_ref(self.ctx, s.value, set(self.env) | set(self.free)
+                                   | set(self.ctx.enclosing_names(self.fn)))
+                op = op if ref is None else replace(op, value=Static.of(ref))
             for target in s.targets:
                 self._bind_target(target.target, op.value, s.value)
             return s.with_changes(value=op.node)

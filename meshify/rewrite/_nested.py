@@ -25,7 +25,7 @@ from meshify.errors import UnsupportedError
 from meshify.rewrite._templates import comment_line
 from meshify.rewrite._values import Static, Value
 
-__all__ = ["LocalDef", "call_local", "define", "emit_defs", "local_def", "refuse_value", "walk_local"]
+__all__ = ["LocalDef", "bound_function", "call_local", "define", "emit_defs", "local_def", "refuse_value", "walk_local"]
 
 #: Decorators a nested def keeps: they change how JAX runs it, not what it computes.
 _KEPT_DECORATORS = frozenset({"jax.jit", "jax.checkpoint", "jax.remat", "jax.named_call"})
@@ -52,10 +52,74 @@ class LocalDef:
     #: Where it is passed to a helper as a value (``residual(h, block)``): that argument names the def
     #: itself, so it must end with one version.
     passed: cst.CSTNode | None = None
+    #: ``act = functools.partial(f, *bound, **kw)``: the partial call; ``node`` is then the def it stands for
+    #: with as many parameters as the use at hand passes (:meth:`shape`).
+    partial: cst.Call | None = None
 
     @property
     def name(self) -> str:
         return self.node.name.value
+
+    def shape(self, count: int, keywords=()) -> None:
+        """For a partial, ``node`` becomes the def it stands for when called with ``count`` positional
+        arguments and ``keywords``: ``def act(partial_arg0, ..., partial_bound0=b0, ..., k=v, *, extra):
+        return f(partial_bound0, ..., partial_arg0, ..., k=k, extra=extra)`` (the bound arguments are the
+        defaults, read where the partial was made, as it read them)."""
+        if self.partial is None:
+            return
+        self.node = _partial_def(self.node.name, self.partial, count, keywords, self.node.leading_lines)
+
+
+def _partial_parts(call: cst.Call) -> tuple[list[cst.Arg], list[cst.Arg]]:
+    return [a for a in call.args[1:] if a.keyword is None], [a for a in call.args[1:] if a.keyword is not None]
+
+
+def _partial_def(name: cst.Name, call: cst.Call, count: int, keywords, leading_lines) -> cst.FunctionDef:
+    bound, given = _partial_parts(call)
+    fixed = [a.keyword.value for a in given]  # type: ignore[union-attr]
+    extra = [k for k in keywords if k not in fixed]
+    tight = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
+    params = [*(cst.Param(cst.Name(f"partial_arg{i}")) for i in range(count)),
+              *(cst.Param(cst.Name(f"partial_bound{i}"), default=a.value, equal=tight) for i, a in enumerate(bound)),
+              *(cst.Param(cst.Name(k), default=a.value, equal=tight) for k, a in zip(fixed, given))]
+    args = [*(cst.Arg(cst.Name(f"partial_bound{i}")) for i in range(len(bound))),
+            *(cst.Arg(cst.Name(f"partial_arg{i}")) for i in range(count)),
+            *(cst.Arg(cst.Name(k), keyword=cst.Name(k), equal=tight) for k in (*fixed, *extra))]
+    body = cst.IndentedBlock([cst.SimpleStatementLine([cst.Return(cst.Call(call.args[0].value, args))])])
+    return cst.FunctionDef(name, cst.Parameters(params, kwonly_params=[cst.Param(cst.Name(k)) for k in extra],
+                                                star_arg=cst.ParamStar() if extra else cst.MaybeSentinel.DEFAULT),
+                           body, leading_lines=leading_lines)
+
+
+def bound_function(rw, stmt: cst.SimpleStatementLine) -> cst.BaseStatement | None:
+    """``f = lambda x: ...`` or ``act = functools.partial(g, ...)`` in the function: a nested def of that
+    name (rewritten at each use, as a ``def`` is); the lambda is written out as the def it stands for, a
+    partial stays as written where nothing calls it.  None: not such a statement."""
+    from meshify.rewrite._bodies import is_partial
+
+    small = stmt.body[0] if len(stmt.body) == 1 else None
+    if not isinstance(small, cst.Assign) or len(small.targets) != 1 or not isinstance(small.targets[0].target, cst.Name):
+        return None
+    name, value = small.targets[0].target, small.value
+    if isinstance(value, cst.Lambda):
+        fn = cst.FunctionDef(name, value.params, cst.IndentedBlock([cst.SimpleStatementLine([cst.Return(value.body)])]),
+                             leading_lines=stmt.leading_lines)
+        rw.ctx.anchors[fn] = stmt
+        return define(rw, fn)
+    if not is_partial(rw, value):
+        return None
+    assert isinstance(value, cst.Call)
+    template = _partial_def(name, value, 0, (), stmt.leading_lines)
+    rw.ctx.anchors[template] = stmt
+    defaults, nodes, carriers = {}, {}, {}
+    for param in template.params.params:
+        defaults[param.name.value], nodes[param.name.value] = _default(rw, template, param)
+        carriers[param.name.value] = rw.dtypes.of(param.default)
+    local = LocalDef(template, defaults, nodes, carriers, partial=value)
+    rw.env[name.value] = Static.of(local)
+    rw.dtypes.bind(name.value, None, rw.env[name.value])
+    rw.local_defs[stmt] = local
+    return stmt
 
 
 def local_def(rw, name: str) -> LocalDef | None:
@@ -159,6 +223,7 @@ def _default(rw, stmt: cst.FunctionDef, param: cst.Param) -> tuple[Value, cst.Ba
 
 def _bind(rw, local: LocalDef, call, where: cst.CSTNode) -> dict[str, Value]:
     """The nested def's parameters bound to a call's operands, then to their defaults."""
+    local.shape(len(call.args), tuple(call.kwargs))
     p = local.node.params
     positional = [*p.posonly_params, *p.params]
     if len(call.args) > len(positional):

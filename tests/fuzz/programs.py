@@ -854,6 +854,10 @@ class _Builder:
                 params.append(f"act={act}")  # left to its default
             else:
                 params.append("act")
+                if self.flag(30):  # held in a name first (fn = lambda ...; act = functools.partial(...))
+                    held = f"act{i}"
+                    self.lines.insert(i, f"{held} = {act}")
+                    i, j, act = i + 1, j + 1, held
                 args.append(act if self.flag(60) else f"act={act}")
             inside.append(f"{outputs[0]} = act({outputs[0]})")
         first = next((v for v in reversed(self.values) if v.name == outputs[0]), None)
@@ -1490,6 +1494,10 @@ class _Builder:
                 n = len([d for d in self.module.defs if d.startswith("scan_step")])
                 self.module.defs[f"scan_step{n}"] = f"def scan_step{n}(h, w, c):\n    return ({step}) * c, {out}\n"
                 body = f"functools.partial(scan_step{n}, c=1.0)"
+            if self.flag(25):  # the body held in a name first (step = lambda h, w: ...)
+                held = f"step{len(self.lines)}"
+                self.lines.append(f"{held} = {body}")
+                body = held
             init = a.name
             if self.flag(20):  # a carry that starts whole (zeros of the global shape) and may come back split
                 init = f"jnp.zeros({a.name}.shape, {a.name}.dtype) + 0.5"
