@@ -10,7 +10,7 @@ from typing import TypeGuard
 import libcst as cst
 
 from meshify.annotate._types import Layout
-from meshify.errors import LayoutError, UnsupportedError
+from meshify.errors import LayoutError, MeshifyError, UnsupportedError
 from meshify.rewrite._containers import TREE_MAP, sequence_index, sequence_item, sequence_len, tree_map
 from meshify.rewrite._helpers import call_helper, imported_helper
 from meshify.rewrite._nested import call_local, local_def, refuse_value
@@ -287,11 +287,35 @@ def _if_exp(rw, node: cst.IfExp):
         taken = rw.expr(node.body if known else node.orelse)
         new = node.with_changes(body=taken.node) if known else node.with_changes(orelse=taken.node)
         return Operand(taken.value, node, new)
+    if test.value.known:  # a flag meshify reads (a module constant): the branch Python skips may not fit
+        mark = rw.mark()
+        try:
+            return _both(rw, node)
+        except MeshifyError:
+            rw.rollback(mark)
+            taken = rw.expr(node.body if test.value.literal else node.orelse)
+            new = node.with_changes(body=taken.node) if test.value.literal else node.with_changes(orelse=taken.node)
+            return Operand(taken.value, node, new)
+    return _both(rw, node)
+
+
+def _both(rw, node: cst.IfExp) -> Operand:
     body, orelse = rw.expr(node.body), rw.expr(node.orelse)
     if body.value != orelse.value:
         raise rw.error(LayoutError, node, "the branches of this conditional expression have different layouts",
                        "give both branches the same dims, or annotate the result")
     return Operand(body.value, node, node.with_changes(body=body.node, orelse=orelse.node))
+
+
+def chosen(rw, node: cst.BaseExpression) -> cst.BaseExpression:
+    """The branch of ``a if flag else b`` Python takes where meshify reads ``flag`` (a module constant),
+    in turn; else ``node``."""
+    while isinstance(node, cst.IfExp):
+        test = rw.expr(node.test)
+        if not (isinstance(test.value, Static) and test.value.known):
+            break
+        node = node.body if test.value.literal else node.orelse
+    return node
 
 
 # -- attributes and subscripts ----------------------------------------------------------------

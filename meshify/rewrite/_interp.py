@@ -881,9 +881,10 @@ class FunctionRewriter:
         if isinstance(s, cst.Assign):
             op = self.expr(s.value)
             if isinstance(op.value, Static) and not op.value.known:  # act = jax.nn.gelu: act(h) calls it
+                from meshify.rewrite._evaluate import chosen
                 from meshify.rewrite._helpers import function_ref
 
-                ref = function_ref(self.ctx, s.value, set(self.env) | set(self.free)
+                ref = function_ref(self.ctx, chosen(self, s.value), set(self.env) | set(self.free)
                                    | set(self.ctx.enclosing_names(self.fn)))
                 op = op if ref is None else replace(op, value=Static.of(ref))
             for target in s.targets:

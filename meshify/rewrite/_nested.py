@@ -52,9 +52,9 @@ class LocalDef:
     #: Where it is passed to a helper as a value (``residual(h, block)``): that argument names the def
     #: itself, so it must end with one version.
     passed: cst.CSTNode | None = None
-    #: ``act = functools.partial(f, *bound, **kw)``: the partial call; ``node`` is then the def it stands for
-    #: with as many parameters as the use at hand passes (:meth:`shape`).
-    partial: cst.Call | None = None
+    #: ``act = functools.partial(f, *bound, **kw)`` (or ``f if flag else g``): that expression; ``node`` is
+    #: then the def it stands for with as many parameters as the use at hand passes (:meth:`shape`).
+    partial: cst.Call | cst.IfExp | None = None
 
     @property
     def name(self) -> str:
@@ -74,7 +74,17 @@ def _partial_parts(call: cst.Call) -> tuple[list[cst.Arg], list[cst.Arg]]:
     return [a for a in call.args[1:] if a.keyword is None], [a for a in call.args[1:] if a.keyword is not None]
 
 
-def _partial_def(name: cst.Name, call: cst.Call, count: int, keywords, leading_lines) -> cst.FunctionDef:
+def _partial_def(name: cst.Name, call: cst.Call | cst.IfExp, count: int, keywords, leading_lines) -> cst.FunctionDef:
+    if isinstance(call, cst.IfExp):  # act = f if flag else g: def act(...): return f(...) if flag else g(...)
+        params = [cst.Param(cst.Name(f"partial_arg{i}")) for i in range(count)]
+        tight = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
+        args = [*(cst.Arg(cst.Name(f"partial_arg{i}")) for i in range(count)),
+                *(cst.Arg(cst.Name(k), keyword=cst.Name(k), equal=tight) for k in keywords)]
+        value = call.with_changes(body=cst.Call(call.body, args), orelse=cst.Call(call.orelse, args))
+        return cst.FunctionDef(name, cst.Parameters(params, kwonly_params=[cst.Param(cst.Name(k)) for k in keywords],
+                                                    star_arg=cst.ParamStar() if keywords else cst.MaybeSentinel.DEFAULT),
+                               cst.IndentedBlock([cst.SimpleStatementLine([cst.Return(value)])]),
+                               leading_lines=leading_lines)
     bound, given = _partial_parts(call)
     fixed = [a.keyword.value for a in given]  # type: ignore[union-attr]
     extra = [k for k in keywords if k not in fixed]
@@ -91,6 +101,16 @@ def _partial_def(name: cst.Name, call: cst.Call, count: int, keywords, leading_l
                            body, leading_lines=leading_lines)
 
 
+def _refs(rw, node: cst.IfExp) -> bool:
+    """Whether each branch of ``f if flag else g`` (a flag meshify does not read) names a function it can
+    call: a def of the module or a jax function (``jax.nn.gelu if cfg.gelu else jax.nn.relu``)."""
+    from meshify.rewrite._helpers import function_ref
+
+    shadowed = set(rw.env) | set(rw.free) | set(rw.ctx.enclosing_names(rw.fn))
+    return all(function_ref(rw.ctx, b, shadowed) is not None if not isinstance(b, cst.IfExp) else _refs(rw, b)
+               for b in (node.body, node.orelse))
+
+
 def bound_function(rw, stmt: cst.SimpleStatementLine) -> cst.BaseStatement | None:
     """``f = lambda x: ...`` or ``act = functools.partial(g, ...)`` in the function: a nested def of that
     name (rewritten at each use, as a ``def`` is); the lambda is written out as the def it stands for, a
@@ -100,15 +120,19 @@ def bound_function(rw, stmt: cst.SimpleStatementLine) -> cst.BaseStatement | Non
     small = stmt.body[0] if len(stmt.body) == 1 else None
     if not isinstance(small, cst.Assign) or len(small.targets) != 1 or not isinstance(small.targets[0].target, cst.Name):
         return None
-    name, value = small.targets[0].target, small.value
+    from meshify.rewrite._evaluate import chosen
+
+    name, value = small.targets[0].target, chosen(rw, small.value)
     if isinstance(value, cst.Lambda):
         fn = cst.FunctionDef(name, value.params, cst.IndentedBlock([cst.SimpleStatementLine([cst.Return(value.body)])]),
                              leading_lines=stmt.leading_lines)
         rw.ctx.anchors[fn] = stmt
         return define(rw, fn)
-    if not is_partial(rw, value):
+    if isinstance(value, cst.IfExp) and not _refs(rw, value):
         return None
-    assert isinstance(value, cst.Call)
+    if not isinstance(value, cst.IfExp) and not is_partial(rw, value):
+        return None
+    assert isinstance(value, cst.Call | cst.IfExp)
     template = _partial_def(name, value, 0, (), stmt.leading_lines)
     rw.ctx.anchors[template] = stmt
     defaults, nodes, carriers = {}, {}, {}

@@ -14,6 +14,7 @@ import numpy as np
 from meshify import Tensor, mesh
 
 EXPECT = "match"
+GELU = False
 
 
 def swish(x):
@@ -30,8 +31,10 @@ def scaled(s, x, power=1):
 
 @mesh(batch=2, model=4, rules={"d_ff": "model"})
 def f(x: Tensor["batch", "d"], w1: Tensor["d", "d_ff"], w2: Tensor["d_ff", "d"], g: Tensor["d_ff"],
-      ws: Tensor["layers", "d", "d"]):
+      ws: Tensor["layers", "d", "d"], use_gelu: bool = False):
     act = partial(jax.nn.gelu, approximate=False)
+    chosen = jax.nn.gelu if use_gelu else jax.nn.relu
+    fixed = partial(jax.nn.gelu, approximate=True) if GELU else jax.nn.tanh
     gate = lambda t: jax.nn.sigmoid(t) * g
     g2 = swish
     act2 = jax.nn.relu
@@ -42,6 +45,7 @@ def f(x: Tensor["batch", "d"], w1: Tensor["d", "d_ff"], w2: Tensor["d_ff", "d"],
     h = h + ffn(h, w1, w2, act) * 0.25
     h = h + gate(h @ w1) @ w2 * 0.1
     h = h + g2(act2(h @ w1)) @ w2 * 0.1
+    h = h + fixed(chosen(h @ w1)) @ w2 * 0.1
     h = h + tanh_s(h) + tanh_s(h, power=3) * 0.5
     square = lambda t: t * t
     h = h + jnp.sum(square(h @ w1), axis=-1, keepdims=True) * 1e-3 + square(h) * 1e-2
