@@ -306,6 +306,20 @@ def partial_lambda(node: cst.Call, count: int) -> cst.Lambda:
 # -- walking one body: a nested def, a module helper or a lambda ---------------------------------------
 
 
+#: Wrappers of a body that leave what it computes as it is: the body inside is walked, the wrapper kept.
+_BODY_WRAPPERS = frozenset({"jax.checkpoint", "jax.remat", "jax.jit", "jax.named_call"})
+
+
+def unwrapped(rw, node: cst.BaseExpression) -> tuple[list[cst.Call], cst.BaseExpression]:
+    """``jax.checkpoint(step, policy=...)`` (nested too): the wrapper calls, outermost first, and the body."""
+    wrappers = []
+    while isinstance(node, cst.Call) and node.args and node.args[0].keyword is None and not node.args[0].star \
+            and isinstance(node.func, cst.Name | cst.Attribute) and rw.ctx.qualified_names(node.func) & _BODY_WRAPPERS:
+        wrappers.append(node)
+        node = node.args[0].value
+    return wrappers, node
+
+
 def _walk(rw, call: Call, fn: Operand, args: list[Value], trips, target: Value | None = None,
           passed: list[cst.BaseExpression] | None = None, dtype: list | None = None, unroll: int | bool = 1
           ) -> tuple[Value, cst.BaseExpression]:
@@ -313,7 +327,15 @@ def _walk(rw, call: Call, fn: Operand, args: list[Value], trips, target: Value |
 
     ``target``: the value the result must leave the body as (a cond's branches agree on one); it is
     converted inside the body.  ``passed``: the caller's nodes of ``args``, for their dtypes; the
-    result's dtype carriers, in the caller's names, are appended to ``dtype``."""
+    result's dtype carriers, in the caller's names, are appended to ``dtype``.  A body under
+    ``jax.checkpoint`` (``jax.remat``, ``jax.jit``) is walked inside it, the wrapper kept."""
+    wrappers, inner = unwrapped(rw, fn.original)
+    if wrappers:
+        value, new = _walk(rw, call, replace(fn, original=inner, node=inner), args, trips, target, passed, dtype,
+                           unroll)
+        for w in reversed(wrappers):
+            new = w.with_changes(args=[w.args[0].with_changes(value=new), *w.args[1:]])
+        return value, new
     node = fn.original
     rw.enter_loop(TracedLoop(trips, unroll, next(_BODIES)))
     try:

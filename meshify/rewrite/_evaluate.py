@@ -769,8 +769,11 @@ def _subscript_operands(rw, node: cst.Subscript) -> dict[cst.CSTNode, Operand]:
 def _walked(rw, node: cst.BaseExpression) -> bool:
     """A lambda, nested def or ``functools.partial`` passed to a loop or branch op, walked in this scope
     (:mod:`._bodies`)."""
-    return isinstance(node, cst.Lambda) or (isinstance(node, cst.Name) and local_def(rw, node.value) is not None) \
-        or _partial(rw, node)
+    from meshify.rewrite._bodies import unwrapped
+
+    wrappers, node = unwrapped(rw, node)
+    return bool(wrappers) or isinstance(node, cst.Lambda) or (
+        isinstance(node, cst.Name) and local_def(rw, node.value) is not None) or _partial(rw, node)
 
 
 def _partial(rw, node: cst.BaseExpression) -> bool:
