@@ -473,6 +473,10 @@ def _call(rw, node: cst.Call):
         kind = next((n for n in sorted(rw.ctx.qualified_names(func.func)) if n in TRANSFORMS), None)
         if kind is not None:  # jax.checkpoint(block)(x, w), jax.vmap(row)(x): f rewritten for these operands
             return transformed_call(rw, node, kind)
+    if isinstance(func, cst.Subscript):
+        table = _function_table(rw, func)
+        if table is not None:  # ACT[cfg.act](h): a module-level dict of jax functions
+            return _table_call(rw, node, func, table)
     if not isinstance(func, cst.Name | cst.Attribute):  # f(g)(x): a nested def inside is a value
         local = next((d for d in (local_def(rw, n) for n in _names_in(func)) if d is not None), None)
         if local is not None:
@@ -549,6 +553,69 @@ def _call(rw, node: cst.Call):
         value, new = rw.lower(call, REGISTRY[rule_name](rw.rule_context(), call))
         return Operand(value, node, new)
     value, new = rw.lower(call, unknown_call(rw.rule_context(), call))
+    return Operand(value, node, new)
+
+
+def _function_table(rw, func: cst.Subscript) -> dict[object, str] | None:
+    """``ACT[...]`` of a module-level dict literal whose every value is a jax function meshify has a rule for
+    (``ACT = {"gelu": jax.nn.gelu, "relu": jax.nn.relu}``): key -> that rule's name; else None."""
+    import ast
+
+    from meshify.rewrite._helpers import function_ref
+
+    base = func.value
+    if not isinstance(base, cst.Name) or base.value in rw.env or base.value in rw.free or len(func.slice) != 1:
+        return None
+    literal = rw.ctx.assignments.get(base.value)
+    if not isinstance(literal, cst.Dict) or not literal.elements or base.value in rw.ctx.declared_global:
+        return None
+    table: dict[object, str] = {}
+    for element in literal.elements:
+        if not isinstance(element, cst.DictElement):
+            return None
+        ref = function_ref(rw.ctx, element.value)
+        rule = next((n for n in sorted(ref.names) if n in REGISTRY), None) if ref is not None and not ref.helper else None
+        try:
+            key = ast.literal_eval(rw.ctx.code(element.key))
+        except (ValueError, SyntaxError):
+            return None
+        if rule is None:
+            return None
+        table[key] = rule
+    return table
+
+
+def _table_call(rw, node: cst.Call, func: cst.Subscript, table: dict[object, str]) -> Operand:
+    """``ACT[key](h)``: the rule of the function the key picks where meshify reads the key; else each
+    function's, which must agree on the result and run as written (no collective), so that whichever
+    the key picks when the program runs is right."""
+    key = rw.expr(func.slice[0].slice.value)  # type: ignore[attr-defined]
+    if not isinstance(key.value, Static):
+        raise rw.error(UnsupportedError, func, f"{rw.ctx.code(func)} picks a function by a traced array",
+                       "pick it by a static value (a string or int from the config)")
+    if key.value.known and key.value.literal in table:
+        names = [table[key.value.literal]]
+    else:
+        names = list(dict.fromkeys(table.values()))
+    results = []
+    for rule_name in names:
+        mark = rw.mark()
+        call = _evaluate_args(rw, node, rule_name, None)
+        closed_world(rw.rule_context(), call, rule_name)
+        value, new = rw.lower(call, REGISTRY[rule_name](rw.rule_context(), call))
+        results.append((value, new))
+        if rule_name != names[-1]:
+            rw.rollback(mark)
+    value, new = results[-1]
+    if len(names) == 1:
+        return Operand(value, node, new)
+    plain = [isinstance(n, cst.Call) and n.func is node.func for _, n in results]
+    if not all(plain) or any(v != value for v, _ in results):
+        raise rw.error(UnsupportedError, node, f"{rw.ctx.code(func)}(...) may call any of "
+                       f"{', '.join(sorted(set(names)))}, which need different code or layouts here, and meshify "
+                       "does not know the key when rewriting",
+                       f"bind the key to a constant meshify reads (a module-level literal), or call the functions "
+                       f"by name under an if on the key")
     return Operand(value, node, new)
 
 

@@ -15,6 +15,8 @@ from meshify import Tensor, mesh
 
 EXPECT = "match"
 GELU = False
+ACT = {"gelu": jax.nn.gelu, "relu": jax.nn.relu, "silu": jax.nn.silu, 3: jnp.tanh}
+CHOICE = "silu"
 
 
 def swish(x):
@@ -35,7 +37,7 @@ def scaled(s, x, power=1):
 
 @mesh(batch=2, model=4, rules={"d_ff": "model"})
 def f(x: Tensor["batch", "d"], w1: Tensor["d", "d_ff"], w2: Tensor["d_ff", "d"], g: Tensor["d_ff"],
-      ws: Tensor["layers", "d", "d"], use_gelu: bool = False):
+      ws: Tensor["layers", "d", "d"], use_gelu: bool = False, act_name: str = "relu"):
     act = partial(jax.nn.gelu, approximate=False)
     chosen = jax.nn.gelu if use_gelu else jax.nn.relu
     fixed = partial(jax.nn.gelu, approximate=True) if GELU else jax.nn.tanh
@@ -50,6 +52,7 @@ def f(x: Tensor["batch", "d"], w1: Tensor["d", "d_ff"], w2: Tensor["d_ff", "d"],
     h = h + gate(h @ w1) @ w2 * 0.1
     h = h + g2(act2(h @ w1)) @ w2 * 0.1
     h = h + fixed(chosen(h @ w1)) @ w2 * 0.1
+    h = h + ACT[act_name](h @ w1) @ w2 * 0.1 + ACT[CHOICE](h) * 0.1 + ACT[3](h @ w1) @ w2 * 0.1
     h = h + tanh_s(h) + tanh_s(h, power=3) * 0.5
     square = lambda t: t * t
     h = h + jnp.sum(square(h @ w1), axis=-1, keepdims=True) * 1e-3 + square(h) * 1e-2
