@@ -614,8 +614,8 @@ def _table_call(rw, node: cst.Call, func: cst.Subscript, table: dict[object, str
         raise rw.error(UnsupportedError, node, f"{rw.ctx.code(func)}(...) may call any of "
                        f"{', '.join(sorted(set(names)))}, which need different code or layouts here, and meshify "
                        "does not know the key when rewriting",
-                       f"bind the key to a constant meshify reads (a module-level literal), or call the functions "
-                       f"by name under an if on the key")
+                       "bind the key to a constant meshify reads (a module-level literal), or call the functions "
+                       "by name under an if on the key")
     return Operand(value, node, new)
 
 
