@@ -351,7 +351,7 @@ def _bind_arguments(rw, call, fn: cst.FunctionDef, home) -> dict[str, Value]:
     shadowed = set(rw.env) | set(rw.free) | set(rw.ctx.enclosing_names(rw.fn))
     for param, operand in [*zip([p.name.value for p in positional], call.args), *call.kwargs.items()]:
         value = operand.value
-        if isinstance(value, Static) and not value.known:  # mlp(x, w, jax.nn.gelu): what act(h) calls
+        if isinstance(value, Static | Opaque) and not getattr(value, "known", False):  # mlp(x, w, jax.nn.gelu)
             ref = function_ref(rw.ctx, operand.original, shadowed)
             if ref is not None and (not ref.helper or home is rw.ctx):
                 value = Static.of(ref)
@@ -372,6 +372,9 @@ def function_ref(ctx, node: cst.BaseExpression, shadowed: Collection[str] = ()) 
     ``shadowed``: names the caller binds itself (a local named like a module def is not that def)."""
     from meshify.rewrite.rules import REGISTRY
 
+    if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and node.value.value not in shadowed \
+            and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        return _table_entry(ctx, node.value.value, node.slice[0].slice.value, shadowed)
     if not isinstance(node, cst.Name | cst.Attribute):
         return None
     if isinstance(node, cst.Name):
@@ -382,6 +385,24 @@ def function_ref(ctx, node: cst.BaseExpression, shadowed: Collection[str] = ()) 
             return FunctionRef(node.value, helper=node.value, path=ctx.path)
     names = frozenset(n for n in ctx.qualified_names(node) if n in REGISTRY)
     return FunctionRef(ctx.code(node), names) if names else None
+
+
+def _table_entry(ctx, table: str, key: cst.BaseExpression, shadowed: Collection[str]) -> FunctionRef | None:
+    """``ACT["gelu"]``: the function a module-level dict literal holds under a literal key, if meshify can
+    call it."""
+    import ast
+
+    literal = ctx.assignments.get(table)
+    if not isinstance(literal, cst.Dict) or table in ctx.declared_global:
+        return None
+    try:
+        wanted = ast.literal_eval(ctx.code(key))
+        for element in literal.elements:
+            if isinstance(element, cst.DictElement) and ast.literal_eval(ctx.code(element.key)) == wanted:
+                return function_ref(ctx, element.value, shadowed)
+    except (ValueError, SyntaxError):
+        return None
+    return None
 
 
 def _default(home, param: cst.Param) -> Value:

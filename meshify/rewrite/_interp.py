@@ -880,7 +880,7 @@ class FunctionRewriter:
     def _small(self, s: cst.BaseSmallStatement) -> cst.BaseSmallStatement:
         if isinstance(s, cst.Assign):
             op = self.expr(s.value)
-            if isinstance(op.value, Static) and not op.value.known:  # act = jax.nn.gelu: act(h) calls it
+            if isinstance(op.value, Static | Opaque) and not getattr(op.value, "known", False):  # act = jax.nn.gelu
                 from meshify.rewrite._evaluate import chosen
                 from meshify.rewrite._helpers import function_ref
 

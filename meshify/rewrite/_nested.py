@@ -23,7 +23,7 @@ import libcst as cst
 from meshify.annotate._types import Layout
 from meshify.errors import UnsupportedError
 from meshify.rewrite._templates import comment_line
-from meshify.rewrite._values import Static, Value
+from meshify.rewrite._values import Opaque, Static, Value
 
 __all__ = ["LocalDef", "bound_function", "call_local", "define", "emit_defs", "local_def", "refuse_value", "walk_local"]
 
@@ -275,7 +275,7 @@ def _passed(rw, operand) -> Value:
     from meshify.rewrite._helpers import function_ref
 
     value = operand.value
-    if isinstance(value, Static) and not value.known:
+    if isinstance(value, Static | Opaque) and not getattr(value, "known", False):
         ref = function_ref(rw.ctx, operand.original, set(rw.env) | set(rw.free) | set(rw.ctx.enclosing_names(rw.fn)))
         if ref is not None:
             return Static.of(ref)

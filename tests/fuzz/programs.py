@@ -843,7 +843,10 @@ class _Builder:
         if passes_function:  # an activation passed in, as model code passes act=jax.nn.gelu: act(h) calls it
             # (never into jax.jit or jax.checkpoint, which take arrays only: a function there fails in JAX)
             act = self.pick(["jnp.tanh", "jax.nn.gelu", "jax.nn.silu", "jnp.sin", "swish", "lambda t: jnp.tanh(t) * 0.5",
-                             "functools.partial(jax.nn.leaky_relu, negative_slope=0.2)", "functools.partial(scaled, 0.5)"])
+                             "functools.partial(jax.nn.leaky_relu, negative_slope=0.2)", "functools.partial(scaled, 0.5)",
+                             'ACT["gelu"]', 'ACT["tanh"]'])
+            if act.startswith("ACT"):  # an entry of a module-level table of activations
+                self.module.defs["ACT"] = 'ACT = {"gelu": jax.nn.gelu, "tanh": jnp.tanh, "silu": jax.nn.silu}\n'
             if act == "swish":
                 self.module.defs["swish"] = "def swish(x):\n    return x * jax.nn.sigmoid(x)\n"
             if act.startswith("functools"):  # a partial, walked as the lambda it stands for

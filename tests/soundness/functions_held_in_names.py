@@ -27,6 +27,10 @@ def ffn(h, w1, w2, act):
     return act(h @ w1) @ w2
 
 
+def ffn_default(h, w1, w2, act=ACT["silu"]):
+    return act(h @ w1) @ w2
+
+
 def layer(c, w):
     return jnp.tanh(c @ w) * 0.5 + c, None
 
@@ -48,7 +52,7 @@ def f(x: Tensor["batch", "d"], w1: Tensor["d", "d_ff"], w2: Tensor["d_ff", "d"],
     tanh_s = functools.partial(scaled, scale)
     scale = scale * 100.0  # the partial keeps the value it bound
     h = x + act(x @ w1) @ w2 * 0.5
-    h = h + ffn(h, w1, w2, act) * 0.25
+    h = h + ffn(h, w1, w2, act) * 0.25 + ffn(h, w1, w2, ACT["gelu"]) * 0.1 + ffn_default(h, w1, w2) * 0.1
     h = h + gate(h @ w1) @ w2 * 0.1
     h = h + g2(act2(h @ w1)) @ w2 * 0.1
     h = h + fixed(chosen(h @ w1)) @ w2 * 0.1
