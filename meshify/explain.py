@@ -28,7 +28,7 @@ from meshify.rewrite._collectives import collective
 from meshify.rewrite._context import ModuleContext, parse_context
 from meshify.rewrite._driver import mesh_functions
 from meshify.rewrite._dtypes import DTYPE_BYTES
-from meshify.rewrite._hints import is_integer_hint, read_mesh_decorator, read_mesh_dims
+from meshify.rewrite._hints import hint_dtype, is_integer_hint, read_mesh_decorator, read_mesh_dims
 from meshify.rewrite._interp import FunctionPlan, FunctionRewriter, Record
 from meshify.rewrite._values import TracedLoop, UnknownLoop
 
@@ -46,6 +46,7 @@ class ArgReport:
     tiling: list[str]
     integer: bool = False  # the hint says integers (jaxtyping's Int[...]) or it is used as an index
     key: bool = False  # used as a jax.random key
+    boolean: bool = False  # the hint says booleans (jaxtyping's Bool[...]) or it is used as a mask
 
 
 @dataclass(frozen=True, slots=True)
@@ -321,7 +322,9 @@ def _report(ctx: ModuleContext, fn: cst.FunctionDef, plan: FunctionPlan, sizes: 
         report.args.append(ArgReport(name, layout.describe(), sizer.global_shape(layout), sizer.local_shape(layout),
                                      sizer.bytes(layout), _tiling(name, layout, plan.mesh),
                                      (name in hints and is_integer_hint(ctx, hints[name]))
-                                     or name in plan.index_params, name in plan.key_params))
+                                     or name in plan.index_params, name in plan.key_params,
+                                     (name in hints and hint_dtype(ctx, hints[name]) == "bool")
+                                     or name in plan.mask_params))
     for binding in plan.bindings:
         if any(d not in sizes and d.endswith(INFERRED) for d in binding.layout.dims):
             # a reshape's new dim no size names (its sizes come from the code): the value is shown, unsized

@@ -240,7 +240,7 @@ def _draw_key(form: str, shape: tuple[int, ...], seed: int, name: str):
 
 
 def _draw(prediction, hints: dict[str, set[str]], seed: int, sizes: Mapping[str, int]) -> dict:
-    """A random value for each array leaf: a key, integers (indices) or normal floats.  A leaf of a
+    """A random value for each array leaf: a key, booleans (masks), integers (indices) or normal floats.  A leaf of a
     sequence's items (``params.blocks.*.w``) is drawn once per item (``params.blocks.0.w``, ...)."""
     import numpy as np
 
@@ -252,6 +252,8 @@ def _draw(prediction, hints: dict[str, set[str]], seed: int, sizes: Mapping[str,
         for j, name in enumerate(_item_paths(a.name, sizes)):
             if form is not None:
                 leaves[name] = _draw_key(form, a.global_shape, seed + i + 7919 * j, a.name)
+            elif a.boolean:
+                leaves[name] = rng.random(a.global_shape) < 0.7
             elif a.integer:
                 leaves[name] = rng.integers(0, max(1, low), a.global_shape).astype(np.int32)
             else:

@@ -663,3 +663,26 @@ def test_unrolled_loop_bodies_are_counted_as_the_hlo_copies_them(tmp_path: Path)
     scanned, looped = verify_file(path, None, parse_dims("batch=4,d=16,d_ff=32,layers=5"))
     assert scanned.ok and looped.ok, (scanned, looped)
     assert scanned.predicted["all-reduce"] == (3, 384) and looped.predicted["all-reduce"] == (4, 512)
+
+
+def test_masks_are_drawn_as_booleans_and_a_broadcast_mask_dim_stays_whole(tmp_path) -> None:
+    """An attention ``mask=`` and ``jnp.where``'s condition hinted as Tensor[...]: verify draws booleans for
+    them (it drew floats, and the reference raised), and a mask dim of another name than the query's heads
+    (size 1, broadcast) stays whole where heads are split (it was split: 1 row over 4 devices)."""
+    from meshify.explain import explain_source, parse_dims
+    from meshify.verify import verify_file
+
+    path = tmp_path / "att.py"
+    path.write_text(
+        "import jax\nimport jax.numpy as jnp\nfrom meshify import Tensor, mesh\n\n\n"
+        "@mesh(batch=2, heads=4)\n"
+        'def f(q: Tensor["batch", "seq", "heads", "dh"], k: Tensor["batch", "seq", "heads", "dh"],\n'
+        '      v: Tensor["batch", "seq", "heads", "dh"], mask: Tensor["batch", "one", "seq", "seq"],\n'
+        '      keep: Tensor["batch", "seq", "heads", "dh"]) -> Tensor["batch", "seq", "heads", "dh"]:\n'
+        "    o = jax.nn.dot_product_attention(q, k, v, mask=mask)\n"
+        "    return jnp.where(keep, o, 0.0)\n")
+    dims = parse_dims("batch=2,seq=8,heads=4,dh=8,one=1")
+    (report,) = verify_file(path, None, dims)
+    assert report.results_agree, report
+    (explained,) = explain_source(path.read_text(), str(path), dims)
+    assert {a.name for a in explained.args if a.boolean} == {"mask", "keep"}, explained.args

@@ -494,6 +494,9 @@ def _call(rw, node: cst.Call):
     rule_name = next((n for n in sorted(names) if n in REGISTRY), None)
     if node.args and isinstance(node.args[0].value, cst.Name) and any(n.startswith("jax.random.") for n in names):
         rw.key_names.add(node.args[0].value.value)  # a key: verify feeds it jax.random.key(...)
+    mask = _mask_argument(node, rule_name)
+    if isinstance(mask, cst.Name):
+        rw.mask_names.add(mask.value)  # a mask: verify feeds it booleans
     imported = imported_helper(rw, func) if rule_name is None and isinstance(func, cst.Name | cst.Attribute) else None
     if imported is not None:  # from .layers import mlp: a helper of another module of the package (_imports)
         home, helper = imported
@@ -554,6 +557,16 @@ def _call(rw, node: cst.Call):
         return Operand(value, node, new)
     value, new = rw.lower(call, unknown_call(rw.rule_context(), call))
     return Operand(value, node, new)
+
+
+def _mask_argument(node: cst.Call, rule_name: str | None) -> cst.BaseExpression | None:
+    """The argument a call reads as a boolean mask: ``jnp.where``'s condition, ``mask=`` of attention."""
+    if rule_name == "jax.numpy.where" and node.args and node.args[0].keyword is None:
+        return node.args[0].value
+    if rule_name in ("jax.nn.dot_product_attention", "jax.numpy.where"):
+        return next((a.value for a in node.args if a.keyword is not None
+                     and a.keyword.value == ("mask" if rule_name != "jax.numpy.where" else "condition")), None)
+    return None
 
 
 def _function_table(rw, func: cst.Subscript) -> dict[object, str] | None:

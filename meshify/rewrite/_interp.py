@@ -139,6 +139,8 @@ class FunctionPlan:
     index_params: set[str] = field(default_factory=set)
     #: Parameters used as jax.random keys.
     key_params: set[str] = field(default_factory=set)
+    #: Parameters used as masks (``jnp.where``'s condition, an attention ``mask=``): verify draws booleans.
+    mask_params: set[str] = field(default_factory=set)
     #: Static parameter -> attribute the body reads off it (``self.w``) -> the dims a hint pins it to
     #: (``w: Tensor["d", "f"] = self.w``) or None: at call time an array there is passed in as an input.
     static_reads: dict[str, dict[str, tuple[str, ...] | None]] = field(default_factory=dict)
@@ -319,6 +321,8 @@ class FunctionRewriter:
         self.bindings: list[Binding] = []
         self.index_names: set[str] = set()
         self.key_names: set[str] = set()
+        #: Names used as masks where this function reads them (not followed into helpers: verify's draw only).
+        self.mask_names: set[str] = set()
         #: (static parameter, attribute) pairs read, e.g. ("self", "w"), and the dims of those a hint pins.
         self.static_reads: set[tuple[str, str]] = set()
         #: Module variables the body reads (``SCALE``): a call after one is rebound traces again.
@@ -374,6 +378,7 @@ class FunctionRewriter:
         plan.node = node
         plan.index_params = self.index_names & set(params)
         plan.key_params = self.key_names & set(params)
+        plan.mask_params = self.mask_names & set(params)
         for param, attr in sorted(self.static_reads):
             plan.static_reads.setdefault(param, {})[attr] = self.pinned_reads.get((param, attr))
         plan.helpers = list(dict.fromkeys(self.uses))

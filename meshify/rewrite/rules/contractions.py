@@ -373,10 +373,11 @@ def _dot_product_attention(ctx: RuleContext, call: Call):
                                 f"name its dims first: '{name}: Tensor[...] = {text}' (size-1 dims as \"1\")")
             continue
         layout = extra.value.layout
-        axes = []
-        for i, dim in enumerate(layout.dims):
-            pos = i - layout.rank
-            axes.append(() if dim == BROADCAST else wanted.get(pos, ()))
+        q_dims = q.value.layout.dims
+        own = {-4: q_dims[0], -3: q_dims[-2]} if len(positions) == 2 else {-1: q_dims[0]}
+        # split as the query's batch / heads where it is that dim; another name there (size 1) is broadcast
+        axes = [wanted.get(i - layout.rank, ()) if dim == own.get(i - layout.rank) else ()
+                for i, dim in enumerate(layout.dims)]
         converts.append(Convert(extra, Layout(layout.dims, tuple(axes), frozenset()), "dot_product_attention"))
     value = Array(laid(q))
     return Lowering(value, tuple(converts))
