@@ -22,6 +22,7 @@ from collections.abc import Sequence
 import jax
 import jax.numpy as jnp
 
+from meshify._halos import reblock_halos
 from meshify.errors import CallError
 
 __all__ = ["conv_halos", "halo_conv", "halo_exchange", "halo_reduce_window", "spatial_flip", "spatial_pad",
@@ -348,23 +349,6 @@ def _exchange_dim(x: jax.Array, dim: int, lo: int, hi: int, axes: Axes, fill="ze
             piece = jnp.where(pos < shards - 1, piece, edge)
         parts.append(piece)
     return parts[0] if len(parts) == 1 else jnp.concatenate(parts, axis=dim)
-
-
-def reblock_halos(rows: int, shards: int, start: int, out_rows: int, span: int | None = None) -> tuple[int, int]:
-    """The rows a block needs from its previous and next neighbour when the dim's global rows
-    ``[start, start + out_rows)`` (beyond ``[0, rows * shards)``: padding) are split into ``shards``
-    blocks again: ``(before, after)``, each at most ``rows`` for a neighbour exchange.  With ``span``,
-    block ``i`` takes the ``span`` rows from ``start + i * out_rows / shards`` instead (the windows of a
-    convolution's output block, overlapping their neighbours')."""
-    total, block = rows * shards, out_rows // shards
-    span = block if span is None else span
-    before = after = 0
-    for i in range(shards):
-        lo, hi = max(start + i * block, 0), min(start + i * block + span, total)
-        if lo < hi:
-            before = max(before, i * rows - lo)
-            after = max(after, hi - (i + 1) * rows)
-    return before, after
 
 
 def _reblock(x: jax.Array, dim: int, axes: Axes, start: int, out_rows: int, what: str,

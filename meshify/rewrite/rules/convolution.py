@@ -27,6 +27,7 @@ from typing import NamedTuple
 
 import libcst as cst
 
+from meshify._halos import reblock_halos
 from meshify.annotate._types import BROADCAST, Layout
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._collectives import axes_text, halo_kind
@@ -361,22 +362,6 @@ def window_halo(ctx: RuleContext, call: Call, what: str, name: str, axes, window
                         f"neighbour's block of {block}: a halo must be at most one block",
                         f"use fewer shards along {name!r}, larger images, or a smaller window")
     return halo
-
-
-def reblock_halos(rows: int, shards: int, start: int, out_rows: int, span: int | None = None) -> tuple[int, int]:
-    """As :func:`meshify.runtime._spatial.reblock_halos` (the rewriter imports no JAX): the rows a block
-    needs from its previous and next neighbour when the global rows ``[start, start + out_rows)`` of a dim
-    of ``rows * shards`` rows are split into ``shards`` blocks again (block ``i`` taking ``span`` rows
-    from ``start + i * out_rows / shards`` where given)."""
-    total, block = rows * shards, out_rows // shards
-    span = block if span is None else span
-    before = after = 0
-    for i in range(shards):
-        lo, hi = max(start + i * block, 0), min(start + i * block + span, total)
-        if lo < hi:
-            before = max(before, i * rows - lo)
-            after = max(after, hi - (i + 1) * rows)
-    return before, after
 
 
 def _pads(padding, i: int, window: int, stride: int, rows: int | None) -> tuple[int, int]:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
+from meshify._halos import reblock_halos
 from meshify.annotate._types import BROADCAST, Layout
 from meshify.errors import UnsupportedError
 from meshify.rewrite._collectives import axes_text, halo_kind
@@ -42,7 +43,7 @@ from meshify.rewrite.rules._api import (
     op,
     unknown_call,
 )
-from meshify.rewrite.rules.convolution import _axes_code, _exchanges, reblock_halos, window_halo
+from meshify.rewrite.rules.convolution import _axes_code, _exchanges, window_halo
 
 
 def _array(call: Call, name: str) -> Operand | None:
