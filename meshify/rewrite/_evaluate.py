@@ -541,6 +541,10 @@ def _call(rw, node: cst.Call):
             closed_world(rw.rule_context(), call, rule_name)
             value, new = rw.lower(call, REGISTRY[rule_name](rw.rule_context(), call))
             return Operand(value, node, new)
+    held = _held_elementwise(rw, node, func) \
+        if rule_name is None and (receiver is None or isinstance(receiver.value, Static)) else None
+    if held is not None:  # cfg.act(h): a function a static value holds, on a split block
+        return held
     if isinstance(func, cst.Name) and func.value in rw.env and rule_name is None:
         raise rw.error(UnsupportedError, node, f"calling local value {func.value!r}",
                        "call the function by its module name (jnp.exp(x)), pass a module-level def or a "
@@ -557,6 +561,39 @@ def _call(rw, node: cst.Call):
         return Operand(value, node, new)
     value, new = rw.lower(call, unknown_call(rw.rule_context(), call))
     return Operand(value, node, new)
+
+
+def _held_elementwise(rw, node: cst.Call, func: cst.BaseExpression) -> Operand | None:
+    """``cfg.act(h)`` / ``act(h)``: a function held in a static value of unknown literal (a config field,
+    a parameter), called on one split or partial array: taken for an elementwise function of one array
+    (the layout kept, a partial sum completed first), and checked when JAX traces the call
+    (``mr.elementwise(cfg.act)(h)`` raises unless it is one meshify has a rule for).  None where it does
+    not apply (a whole array: the call runs as written)."""
+    if len(node.args) != 1 or node.args[0].keyword is not None or node.args[0].star \
+            or not isinstance(func, cst.Name | cst.Attribute) or _is_module_path(rw, func):
+        return None
+    root = func
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    base = rw.env.get(root.value, rw.free.get(root.value)) if isinstance(root, cst.Name) else None
+    if not isinstance(base, Static) or base.known or (isinstance(func, cst.Name) and func.value not in rw.env):
+        return None
+    mark = rw.mark()
+    held = rw.expr(func)
+    call = _evaluate_args(rw, node, "jax.numpy.tanh", None)
+    call = replace(call, name=rw.ctx.code(func))  # what its comments call it
+    x = call.args[0].value
+    if not isinstance(held.value, Static) or held.value.known or not isinstance(x, Array) \
+            or not (x.layout.is_split or x.layout.partial):
+        rw.rollback(mark)
+        return None
+    closed_world(rw.rule_context(), call, "jax.numpy.tanh")
+    value, new = rw.lower(call, REGISTRY["jax.numpy.tanh"](rw.rule_context(), call))
+    if not isinstance(new, cst.Call):  # pragma: no cover - the unary rule keeps the call
+        raise rw.error(UnsupportedError, node, f"{rw.ctx.code(func)}(...) on {rw.ctx.code(node.args[0].value)!r}",
+                       "call a jax function by its name")
+    check = cst.Call(cst.Attribute(cst.Name(rw.ctx.mr), cst.Name("elementwise")), [cst.Arg(held.node)])
+    return Operand(value, node, new.with_changes(func=check))
 
 
 def _mask_argument(node: cst.Call, rule_name: str | None) -> cst.BaseExpression | None:

@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 
 __all__ = ["regather_policy", "regathering", "entries", "like", "shard_size", "sum_dtype", "psum", "psum_scatter", "all_gather", "local_block", "take", "take_along_axis", "one_hot", "pmax", "pmin", "max", "min", "softmax",
-           "log_softmax", "logsumexp", "global_shape"]
+           "log_softmax", "logsumexp", "global_shape", "elementwise"]
 
 AxisName = str | tuple[str, ...]
 
@@ -391,3 +391,28 @@ def one_hot(x: jax.Array, num_classes: int, axis_name: AxisName, dtype=jnp.float
 
 from meshify.runtime._random import local_draw  # noqa: E402,F401 (random draws: each device its own block)
 from meshify.runtime._statistics import all, any, argmax, argmin, cumprod, cumsum, matrix_norm, norm, prod, std, var  # noqa: E402,F401,A004 (reductions over split dims)
+
+
+def elementwise(fn: Callable) -> Callable:
+    """``fn`` where the program calls a function held in a static value (``cfg.act(h)``) on a split block:
+    the rewrite took it for an elementwise function of one array, so it must be one meshify has a rule
+    for (``jax.nn.gelu``, ``jnp.tanh``, ..., or a ``functools.partial`` of one binding keywords only);
+    anything else raises here, when JAX traces the call."""
+    import functools
+    import importlib
+
+    from meshify._unary import UNARY
+    from meshify.errors import CallError
+
+    target = fn.func if isinstance(fn, functools.partial) and not fn.args else fn
+    for name in UNARY:
+        module, _, attr = name.rpartition(".")
+        try:
+            if getattr(importlib.import_module(module), attr, None) is target:
+                return fn
+        except ImportError:  # pragma: no cover - a JAX without that module
+            continue
+    raise CallError(f"{fn!r} is called on a split or partial block, where meshify took it for an elementwise "
+                    "function of one array (it is held in a static value, so the rewrite could not see which)",
+                    fix="pass a jax.nn / jax.numpy elementwise function (or a functools.partial of one with "
+                        "keywords), or call a module-level def by its name so that meshify rewrites it")
