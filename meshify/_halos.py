@@ -3,7 +3,7 @@ neighbours' blocks a device needs when a split dim is cut into equal blocks agai
 
 from __future__ import annotations
 
-__all__ = ["reblock_halos"]
+__all__ = ["concat_shifts", "reblock_halos"]
 
 
 def reblock_halos(rows: int, shards: int, start: int, out_rows: int, span: int | None = None) -> tuple[int, int]:
@@ -21,3 +21,17 @@ def reblock_halos(rows: int, shards: int, start: int, out_rows: int, span: int |
             before = max(before, i * rows - lo)
             after = max(after, hi - (i + 1) * rows)
     return before, after
+
+
+def concat_shifts(rows: int, shards: int, offset: int, block: int) -> dict[int, tuple[int, ...]]:
+    """For one input of a concatenation along a split dim (``rows`` rows in each of ``shards`` blocks, at
+    row ``offset`` of the result, which is cut into blocks of ``block`` rows): shift ``d`` -> the result
+    blocks ``p`` that need some of the input's block ``p + d`` (``d`` 0: their own)."""
+    out: dict[int, list[int]] = {}
+    total = rows * shards
+    for p in range(shards):
+        lo, hi = max(p * block - offset, 0), min((p + 1) * block - offset, total)
+        if lo < hi:
+            for q in range(lo // rows, (hi - 1) // rows + 1):
+                out.setdefault(q - p, []).append(p)
+    return {d: tuple(ps) for d, ps in sorted(out.items())}

@@ -175,6 +175,8 @@ OPS = {
     "resize_bilinear": 'b, h, w, c = x.shape\nreturn jax.image.resize(x, (b, 2 * h, 2 * w, c), "bilinear")',
     "downsample_nearest": 'b, h, w, c = x.shape\nreturn jax.image.resize(x, (b, h // 2, w // 2, c), "nearest")',
     "skip_concat": "return jnp.concatenate([x, jnp.tanh(x)], axis=-1)[..., :4] * 0.5 + x",
+    "concat_split": "return jnp.concatenate([x, jnp.tanh(x), x * 2.0], axis=1)",
+    "concat_uneven": "return jnp.concatenate([jnp.tanh(x), x[:, :8], x[:, 4:12]], axis=1)",
     "group_norm": GROUP_NORM,
     "batch_norm": BATCH_NORM,
 }
@@ -224,7 +226,8 @@ FAST = [("max_pool_3x3_same", "2x4", "decorator"), ("max_pool_2x2_stride_2", "2x
         ("strided_slice", "8", "decorator"), ("strided_slice", "2x4", "converted"), ("pad_edge", "2x2x2", "decorator"),
         ("pad_wrap", "2x4", "converted"), ("pad_wrap", "8", "decorator"),
         ("group_norm", "2x4", "decorator"), ("batch_norm", "2x2x2", "converted"),
-        ("max_pool_5x5_valid", "2x4", "converted"), ("avg_pool_3x3_valid", "2x2x2", "decorator")]
+        ("max_pool_5x5_valid", "2x4", "converted"), ("avg_pool_3x3_valid", "2x2x2", "decorator"),
+        ("concat_split", "8", "decorator"), ("concat_split", "2x4", "converted"), ("concat_uneven", "2x4", "converted")]
 
 
 @pytest.mark.parametrize("op, mesh, path", FAST)
@@ -245,7 +248,8 @@ def test_spatial_op_sweep_matches_one_device(op: str, mesh: str, path: str, tmp_
 @pytest.mark.parametrize("op, mesh", [("max_pool_3x3_same", "2x4"), ("pad", "2x4"), ("slice", "2x4"),
                                       ("roll", "2x2x2"), ("flip", "8"), ("avg_pool_3x3_stride_2", "2x2x2"),
                                       ("strided_slice", "2x4"), ("pad_edge", "2x4"), ("pad_wrap", "2x2x2"),
-                                      ("max_pool_5x5_valid", "2x4"), ("avg_pool_3x3_valid", "2x2x2")])
+                                      ("max_pool_5x5_valid", "2x4"), ("avg_pool_3x3_valid", "2x2x2"),
+                                      ("concat_split", "8"), ("concat_split", "2x4")])
 def test_verify_agrees_and_explain_predicts_the_exchanges(op: str, mesh: str, tmp_path: Path) -> None:
     from meshify.explain import parse_dims
     from meshify.verify import verify_file

@@ -60,7 +60,8 @@ __all__ += ["conv_halos", "halo_conv", "halo_exchange"]
 
 # Pooling, padding, slicing, roll, flip and resize along split spatial dims (runtime/_spatial.py).
 from meshify.runtime._spatial import (  # noqa: E402
-    halo_reduce_window, spatial_flip, spatial_pad, spatial_resize, spatial_roll, spatial_slice,
+    halo_reduce_window, spatial_concatenate, spatial_flip, spatial_pad, spatial_resize, spatial_roll, spatial_slice,
 )
 
-__all__ += ["halo_reduce_window", "spatial_flip", "spatial_pad", "spatial_resize", "spatial_roll", "spatial_slice"]
+__all__ += ["halo_reduce_window", "spatial_concatenate", "spatial_flip", "spatial_pad", "spatial_resize", "spatial_roll",
+            "spatial_slice"]

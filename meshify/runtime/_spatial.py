@@ -22,11 +22,11 @@ from collections.abc import Sequence
 import jax
 import jax.numpy as jnp
 
-from meshify._halos import reblock_halos
+from meshify._halos import concat_shifts, reblock_halos
 from meshify.errors import CallError
 
-__all__ = ["conv_halos", "halo_conv", "halo_exchange", "halo_reduce_window", "spatial_flip", "spatial_pad",
-           "spatial_resize", "spatial_roll", "spatial_slice"]
+__all__ = ["conv_halos", "halo_conv", "halo_exchange", "halo_reduce_window", "spatial_concatenate", "spatial_flip",
+           "spatial_pad", "spatial_resize", "spatial_roll", "spatial_slice"]
 
 Axes = tuple[str, ...]
 
@@ -481,6 +481,48 @@ def spatial_slice(x: jax.Array, axis: int, start, stop, step=None, *, axis_name)
                         fix=f"take a multiple of {shards} rows, or map this dim to no mesh axis")
     out = _reblock(x, axis, axes, begin, taken * step, what)
     return jax.lax.slice_in_dim(out, 0, out.shape[axis], step, axis=axis)
+
+
+def spatial_concatenate(arrays: Sequence[jax.Array], axis: int = 0, dtype=None, *, axis_name) -> jax.Array:
+    """``jnp.concatenate(arrays, axis)`` along a dim split over ``axis_name`` in every array: the result is
+    cut into equal blocks again, and each device takes the blocks of each array its new block overlaps
+    from the devices holding them (one ``ppermute`` of a whole block per array and distance,
+    :func:`meshify._halos.concat_shifts`; a block already in place moves nowhere), never the whole dim."""
+    axes = _axes(axis_name)
+    shards = _shards(axes)
+    axis %= arrays[0].ndim
+    kind = jnp.result_type(*arrays) if dtype is None else dtype
+    rows = [a.shape[axis] for a in arrays]
+    block = sum(rows)
+    pos = _block_index(axes)
+    shape = [1] * arrays[0].ndim
+    shape[axis] = block
+    row = pos * block + jax.lax.broadcasted_iota(jnp.int32, tuple(shape), axis)  # global rows of this block
+    out, offset = None, 0
+    for a, r in zip(arrays, rows):
+        a = a.astype(kind)
+        shifts = concat_shifts(r, shards, offset, block)
+        low, high = min(shifts), max(shifts)
+        parts = []
+        for d in range(low, high + 1):
+            if d == 0:
+                parts.append(a)
+            elif d in shifts:
+                needed = set(shifts[d])
+                order, pairs = _perm(axes, lambda p, d=d, needed=needed: p + d if p in needed else None)
+                parts.append(jax.lax.ppermute(a, order, pairs))
+            else:
+                parts.append(jnp.zeros_like(a))
+        extended = parts[0] if len(parts) == 1 else jnp.concatenate(parts, axis=axis)
+        widths = [(0, 0)] * a.ndim
+        widths[axis] = (block, block)  # room for a slice starting before or ending after what came in
+        extended = jnp.pad(extended, widths)
+        start = pos * block - offset - (pos + low) * r + block
+        piece = jax.lax.dynamic_slice_in_dim(extended, start, block, axis=axis)
+        inside = (row >= offset) & (row < offset + r * shards)
+        out = jnp.where(inside, piece, jnp.zeros((), kind) if out is None else out)
+        offset += r * shards
+    return out
 
 
 # -- periodic and mirrored -------------------------------------------------------------------------------------

@@ -467,8 +467,14 @@ def _joined(ctx: RuleContext, call: Call, seq, items, kind: str, axis, what: str
             if ax and (kind == "stack" or i != axis) and ax not in candidates.setdefault(i, []):
                 candidates[i].append(ax)
     chosen = choose_splits(list(range(rank)), candidates, {i: ctx.rules.axes(d) for i, d in enumerate(dims)})
+    along: Axes = ()
     if kind == "concatenate":
-        chosen[axis] = ()
+        # split along the joined dim (one way in every array that is): the result is cut into blocks again,
+        # each device taking the blocks its new one overlaps (mr.spatial_concatenate), never the whole dim
+        splits = {array(a).layout.axes[axis] for a in arrays if array(a).layout.axes[axis]}
+        taken = {x for i, ax in chosen.items() if i != axis for x in ax}
+        along = next(iter(splits)) if len(splits) == 1 and not set(next(iter(splits))) & taken else ()
+        chosen[axis] = along
     kept = _kept_partial(items, ADD) - {x for ax in chosen.values() for x in ax}
     converts = tuple(Convert(a, Layout(a.value.dims, tuple(chosen[i] for i in range(rank)),
                                        array(a).layout.partial & kept), what or kind) for a in arrays)
@@ -477,7 +483,12 @@ def _joined(ctx: RuleContext, call: Call, seq, items, kind: str, axis, what: str
     if kind == "stack":
         out_dims.insert(axis, "stacked")
         out_axes.insert(axis, ())
-    return Lowering(Array(Layout(tuple(out_dims), tuple(out_axes), frozenset(kept))), converts)
+    value = Array(Layout(tuple(out_dims), tuple(out_axes), frozenset(kept)))
+    if along:
+        from meshify.rewrite.rules.spatial import concat_lowering
+
+        return concat_lowering(ctx, call, seq, arrays, converts, axis, along, value)
+    return Lowering(value, converts)
 
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
-from meshify._halos import reblock_halos
+from meshify._halos import concat_shifts, reblock_halos
 from meshify.annotate._types import BROADCAST, Layout
 from meshify.errors import UnsupportedError
 from meshify.rewrite._collectives import axes_text, halo_kind
@@ -420,6 +420,43 @@ def _slice_records(ctx: RuleContext, where, base: Operand, layout: Layout, dim: 
                            "the slice", resized)
     resized[dim] = taken // shards
     return out
+
+
+# -- concatenate along a split dim --------------------------------------------------------------------------
+
+
+def concat_lowering(ctx: RuleContext, call: Call, seq: Operand, arrays: list[Operand], converts, axis: int,
+                    along, value: Array) -> Lowering:
+    """``jnp.concatenate([a, b], axis)`` along a dim split over ``along`` in every array (each converted to
+    it): ``mr.spatial_concatenate``, recorded as one whole-block ppermute per array and distance where the
+    sizes are known (``concat_shifts``)."""
+    names = [f"a{i}" for i in range(len(arrays))]
+    template = "{mr}.spatial_concatenate([" + ", ".join("{" + n + "}" for n in names) + "], {axis}"
+    fill: list = [(n, Ref(i)) for i, n in enumerate(names)]
+    fill.append(("axis", axis))
+    dtype = call.params.get("dtype")
+    if dtype is not None:
+        template += ", dtype={dtype}"
+        fill.append(("dtype", dtype.node))
+    template += ", axis_name={axes})"
+    fill.append(("axes", MeshAxes(along)))
+    shards = ctx.mesh.size(along)
+    sizes = [ctx.sizes.get(array(a).layout.dims[axis]) for a in arrays]
+    emitted: list[Emitted] = []
+    if None in sizes or any(n % shards for n in sizes):  # type: ignore[operator]
+        for a, c in zip(arrays, converts):
+            emitted.append(_record(ctx, c.layout, axis, None, ctx.code(a.original), "the blocks of it the new "
+                                   "block overlaps, from the devices holding them", whole=True))
+    else:
+        block, offset = sum(sizes) // shards, 0  # type: ignore[arg-type]
+        for a, c, n in zip(arrays, converts, sizes):
+            for d in concat_shifts(n // shards, shards, offset, block):  # type: ignore[operator]
+                if d:
+                    emitted.append(_record(ctx, c.layout, axis, None, ctx.code(a.original),
+                                           f"its block from the device {abs(d)} {'after' if d > 0 else 'before'} "
+                                           "(the joined dim cut into blocks again)", whole=True))
+            offset += n  # type: ignore[operator]
+    return Lowering(value, converts, template, tuple(fill), tuple(emitted))
 
 
 # -- roll and flip -----------------------------------------------------------------------------------------------
