@@ -31,8 +31,8 @@ import libcst as cst
 
 from meshify.rewrite._names import dotted_name
 from meshify.rewrite._signatures import BINARY, UNARY
-from meshify.rewrite.rules._api import BODY_OPS
 from meshify.rewrite._values import Array, FunctionRef, Opaque, Static, StructValue, TupleValue
+from meshify.rewrite.rules._api import BODY_OPS
 
 __all__ = ["DTYPE_BYTES", "Dtypes", "Carriers", "Items"]
 
@@ -71,6 +71,18 @@ _PROMOTED = frozenset({"matmul", "dot", "einsum", "tensordot", "inner", "outer",
 _FIRST_TWO = frozenset({"jax.lax.conv_general_dilated", "jax.lax.conv", "jax.lax.conv_with_general_padding"})
 #: Keywords naming the result's dtype.
 _DTYPE_KEYWORDS = ("dtype", "preferred_element_type")
+
+
+@functools.cache
+def _dtype_position(name: str) -> int | None:
+    """Where a dtype parameter of ``name``'s declared signature stands among its positional ones, or None."""
+    from meshify.rewrite._signatures import signature
+
+    sig = signature(name)
+    if sig is None:
+        return None
+    positional = [p.name for p in sig.params if p.kind in ("positional", "either")]
+    return next((i for i, p in enumerate(positional) if p in _DTYPE_KEYWORDS), None)
 #: Keywords and positions of non-array parameters of the calls above (ignored when promoting).
 _NON_ARRAY_KEYWORDS = frozenset({"axis", "axes", "keepdims", "ddof", "shape", "newshape", "order", "mode",
                                  "fill_value", "indices", "precision", "optimize", "approximate", "initial",
@@ -317,12 +329,20 @@ class Dtypes:
         root = func
         while isinstance(root, cst.Attribute):
             root = root.value
+        positional = [a.value for a in node.args if a.keyword is None and not a.star]
         if isinstance(func, cst.Attribute) and not (isinstance(root, cst.Name) and root.value not in self.rw.env):
             method = func.attr.value  # x.sum(), (a + b).astype(...), self.norm(x)
             if method == "astype" and node.args:
                 return self._dtype(node.args[0].value)
+            at = _dtype_position(f"jax.Array.{method}")  # x.mean(0, jnp.float32)
+            if at is not None and len(positional) > at:
+                return self._dtype(positional[at])
             return self.of(func.value) if method in _SAME_AS_FIRST else None
         names = self.rw.ctx.qualified_names(func) if isinstance(func, cst.Name | cst.Attribute) else set()
+        for name in names:  # jnp.mean(x, 0, jnp.float32): a dtype given by position
+            at = _dtype_position(name)
+            if at is not None and len(positional) > at:
+                return self._dtype(positional[at])
         if names & BODY_OPS:
             # a scan, loop or branch walks its functions and may convert its operands (a carry entering in
             # its body's layout): its text, traced again for a dtype, is not what runs, and may not trace
