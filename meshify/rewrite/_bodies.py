@@ -24,6 +24,8 @@ from meshify.rewrite._helpers import call_helper, imported_helper, signature_of
 from meshify.rewrite._nested import local_def, walk_local
 from meshify.rewrite._values import (
     Array,
+    LambdaRef,
+    LocalRef,
     Opaque,
     Operand,
     Static,
@@ -342,6 +344,9 @@ def _walk(rw, call: Call, fn: Operand, args: list[Value], trips, target: Value |
         local = local_def(rw, node.value) if isinstance(node, cst.Name) else None
         if local is not None:  # def body(carry, x): ... in the enclosing function
             return _local_body(rw, call, local, args, target, passed, dtype)
+        held = rw.env.get(node.value) if isinstance(node, cst.Name) else None
+        if isinstance(held, Static) and isinstance(held.literal, LambdaRef | LocalRef):
+            return _passed_body(rw, call, node, held.literal, args, target, dtype)
         if isinstance(node, cst.Name) and node.value in rw.ctx.functions:
             return _helper_body(rw, call, node, args, target, passed, dtype)
         imported = imported_helper(rw, node) if isinstance(node, cst.Name | cst.Attribute) else None
@@ -383,6 +388,36 @@ def _helper_body(rw, call: Call, node: cst.Name | cst.Attribute, args: list[Valu
     inner = cst.Call(new_call.func, [cst.Arg(star, star="*")])
     converted = _convert_to(rw, Operand(result, fake.node, inner), target, node)
     return converted.value, cst.Lambda(cst.Parameters(star_arg=cst.Param(star, star="*")), converted.node)
+
+
+def _passed_body(rw, call: Call, node: cst.Name, ref, args: list[Value], target: Value | None,
+                 dtype: list | None) -> tuple[Value, cst.BaseExpression]:
+    """A helper's loop body its caller passed in (``scan(step, h, ws)``, ``step`` a lambda, a partial or a
+    nested def of the caller): walked where it was written, for the values this loop passes it (its records
+    run inside this helper's loops); the helper's code keeps the name it has for it (the caller's argument
+    is the walked code: one code for every use)."""
+    from meshify.rewrite._evaluate import _records_run_here
+
+    owner = ref.owner
+    start = len(owner.records)
+    operands = [o for o in call.args if isinstance(o.value, Array | TupleValue)]
+    if isinstance(ref, LocalRef):
+        value, _name = _local_body(owner, call, ref.local, args, target)
+        _records_run_here(rw, owner, start, ref.local.node, operands)
+        if dtype is not None:
+            dtype.append(None)  # its result's dtype is named in its writer's scope, not here
+        return value, node
+    lam = partial_lambda(ref.node, len(args)) if ref.partial else ref.node
+    value, new = walk_lambda(owner, lam, args, target, f"the {call.short} body passed to {'.'.join(rw.stack[-1:])}()'s")
+    _records_run_here(rw, owner, start, ref.node, operands)
+    code = owner.ctx.code(new)
+    if ref.walked and ref.walked[0][0] != code:
+        raise rw.error(UnsupportedError, node, f"the {call.short} body passed in needs other code here than at its "
+                       "first use (other layouts)", "pass a module-level def instead (it is specialised per use)")
+    ref.walked.append((code, new))
+    if dtype is not None:
+        dtype.append(None)
+    return value, node
 
 
 def _local_body(rw, call: Call, local, args: list[Value], target: Value | None = None,
