@@ -194,6 +194,22 @@ def attend(probs: Tensor["batch", "heads", "q", "s"], v: Tensor["batch", "s", "h
     assert dp.flops == 3 * 2 * (1 * 4 * 8 * 8 * 16 + 1 * 4 * 8 * 16 * 32)
 
 
+def test_dot_product_attention_costs_its_two_contractions() -> None:
+    """Scores (b q h d k) and weighted values (b h q k e), heads split 2 ways; grouped kv heads count as the
+    query heads they serve.  It was not counted at all."""
+    source = MLP + '''
+
+@mesh(model=2)
+def attention(q: Tensor["batch", "seq", "heads", "dh"], k: Tensor["batch", "kv_seq", "kv_heads", "dh"],
+              v: Tensor["batch", "kv_seq", "kv_heads", "dh"]) -> Tensor["batch", "seq", "heads", "dh"]:
+    return jax.nn.dot_product_attention(q, k, v)
+'''
+    sizes = {"batch": 2, "seq": 16, "heads": 4, "kv_seq": 8, "kv_heads": 2, "dh": 8}
+    search, = plan_source(source, "m.py", 2, sizes, "attention")
+    tp, = [c for c in search.candidates if c.rules == {"heads": "model", "kv_heads": "model"}]
+    assert tp.flops == 3 * 2 * 2 * (2 * 16 * 2 * 8 * 8)
+
+
 def test_a_given_layout_costs_as_the_search_costs_it() -> None:
     search, = plan_source(MLP, "m.py", 8, FFN, "ffn")
     for c in search.candidates[:4] + search.candidates[-2:]:

@@ -1514,8 +1514,9 @@ class FunctionRewriter:
         """Tells the contraction observers (``contractions.OBSERVERS``) of one a rule planned."""
         if contraction is None:
             return
-        for observe in CONTRACTION_OBSERVERS:
-            observe(self, contraction.value, list(contraction.converts), list(contraction.inputs), contraction.what)
+        for one in contraction if isinstance(contraction, tuple) else (contraction,):  # attention: two
+            for observe in CONTRACTION_OBSERVERS:
+                observe(self, one.value, list(one.converts), list(one.inputs), one.what)
 
     @property
     def loops(self) -> tuple[int | str | TracedLoop | None, ...]:

@@ -357,7 +357,7 @@ class Lowering:
     accumulate: tuple[str, tuple[Operand, ...]] | None = None
     replace: tuple[tuple[At, object], ...] = ()
     walks: Loop | Branches | None = None
-    contraction: Contraction | None = None
+    contraction: Contraction | tuple[Contraction, ...] | None = None
     origins: tuple[tuple[tuple[str, ...], str], ...] = ()
 
 

@@ -380,4 +380,18 @@ def _dot_product_attention(ctx: RuleContext, call: Call):
                 for i, dim in enumerate(layout.dims)]
         converts.append(Convert(extra, Layout(layout.dims, tuple(axes), frozenset()), "dot_product_attention"))
     value = Array(laid(q))
-    return Lowering(value, tuple(converts))
+    return Lowering(value, tuple(converts), contraction=_attention_contractions(converts, value, rank))
+
+
+def _attention_contractions(converts: list[Convert], value: Array, rank: int) -> tuple[Contraction, ...]:
+    """Attention's two contractions, for ``meshify plan``'s FLOPs and saved activations: the scores
+    (``bqhd,bkhd->bhqk``: every query head against its kv head's keys) and the weighted values
+    (``bhqk,bkhe->bqhe``)."""
+    q, k, v = converts[:3]
+    qd, kd = q.layout.dims, k.layout.dims
+    b = "b" if rank == 4 else ""
+    scores_dims = ((qd[0],) if rank == 4 else ()) + (qd[-2], qd[-3], kd[-3])
+    scores_axes = ((q.layout.axes[0],) if rank == 4 else ()) + (q.layout.axes[-2], (), ())
+    scores = Convert(q.operand, Layout(scores_dims, scores_axes, frozenset()), "dot_product_attention")
+    return (Contraction(Array(scores.layout), (q, k), (f"{b}qhd", f"{b}khd"), "dot_product_attention"),
+            Contraction(value, (scores, v), (f"{b}hqk", f"{b}khe"), "dot_product_attention"))
