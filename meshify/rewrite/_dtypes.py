@@ -73,6 +73,10 @@ _FIRST_TWO = frozenset({"jax.lax.conv_general_dilated", "jax.lax.conv", "jax.lax
 _DTYPE_KEYWORDS = ("dtype", "preferred_element_type")
 
 
+def _is_none(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
 @functools.cache
 def _dtype_position(name: str) -> int | None:
     """Where a dtype parameter of ``name``'s declared signature stands among its positional ones, or None."""
@@ -323,7 +327,7 @@ class Dtypes:
         if node in self.calls:
             return self.calls[node]
         for arg in node.args:
-            if arg.keyword is not None and arg.keyword.value in _DTYPE_KEYWORDS:
+            if arg.keyword is not None and arg.keyword.value in _DTYPE_KEYWORDS and not _is_none(arg.value):
                 return self._dtype(arg.value)
         func = node.func
         root = func
@@ -335,13 +339,13 @@ class Dtypes:
             if method == "astype" and node.args:
                 return self._dtype(node.args[0].value)
             at = _dtype_position(f"jax.Array.{method}")  # x.mean(0, jnp.float32)
-            if at is not None and len(positional) > at:
+            if at is not None and len(positional) > at and not _is_none(positional[at]):
                 return self._dtype(positional[at])
             return self.of(func.value) if method in _SAME_AS_FIRST else None
         names = self.rw.ctx.qualified_names(func) if isinstance(func, cst.Name | cst.Attribute) else set()
         for name in names:  # jnp.mean(x, 0, jnp.float32): a dtype given by position
             at = _dtype_position(name)
-            if at is not None and len(positional) > at:
+            if at is not None and len(positional) > at and not _is_none(positional[at]):
                 return self._dtype(positional[at])
         if names & BODY_OPS:
             # a scan, loop or branch walks its functions and may convert its operands (a carry entering in

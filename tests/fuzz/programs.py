@@ -880,7 +880,11 @@ class _Builder:
             self.trigger(f"helper under {decorator}", decorator, f"def {name}(", unnamed=True)
         lines = "".join(_indent(line, "    ") + "\n" for line in inside)
         head = f"{decorator}\n" if decorator else ""
-        return f"\n\n{head}def {name}({', '.join(params)}):\n{lines}    return {', '.join(outputs)}\n"
+        text = f"{head}def {name}({', '.join(params)}):\n{lines}    return {', '.join(outputs)}"
+        if self.flag(25):  # a nested def in the function (taking functions too), as model code writes blocks
+            self.lines.insert(i, text)
+            return ""
+        return f"\n\n{text}\n"
 
     def wrapped(self, name: str) -> str:
         """``name``, or now and then ``jax.jit(name)`` / ``jax.checkpoint(name)`` at the call site."""
