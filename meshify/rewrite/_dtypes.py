@@ -326,6 +326,8 @@ class Dtypes:
     def _call(self, node: cst.Call) -> Carriers:
         if node in self.calls:
             return self.calls[node]
+        if node in self.rw.elementwise_calls:  # cfg.act(h), checked elementwise when traced: h's dtype
+            return self.of(node.args[0].value)
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value in _DTYPE_KEYWORDS and not _is_none(arg.value):
                 return self._dtype(arg.value)

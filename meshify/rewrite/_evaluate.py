@@ -9,6 +9,7 @@ from typing import TypeGuard
 
 import libcst as cst
 
+from meshify._unary import UNARY
 from meshify.annotate._types import Layout
 from meshify.errors import LayoutError, MeshifyError, UnsupportedError
 from meshify.rewrite._containers import TREE_MAP, sequence_index, sequence_item, sequence_len, tree_map
@@ -473,6 +474,8 @@ def _call(rw, node: cst.Call):
         kind = next((n for n in sorted(rw.ctx.qualified_names(func.func)) if n in TRANSFORMS), None)
         if kind is not None:  # jax.checkpoint(block)(x, w), jax.vmap(row)(x): f rewritten for these operands
             return transformed_call(rw, node, kind)
+    if _is_getattr_of_module(rw, func):  # getattr(jax.nn, cfg.activation)(h)
+        return _getattr_call(rw, node, func)  # type: ignore[arg-type]
     if isinstance(func, cst.Subscript):
         table = _function_table(rw, func)
         if table is not None:  # ACT[cfg.act](h): a module-level dict of jax functions
@@ -563,23 +566,25 @@ def _call(rw, node: cst.Call):
     return Operand(value, node, new)
 
 
-def _held_elementwise(rw, node: cst.Call, func: cst.BaseExpression) -> Operand | None:
+def _held_elementwise(rw, node: cst.Call, func: cst.BaseExpression, checked: bool = False) -> Operand | None:
     """``cfg.act(h)`` / ``act(h)``: a function held in a static value of unknown literal (a config field,
     a parameter), called on one split or partial array: taken for an elementwise function of one array
     (the layout kept, a partial sum completed first), and checked when JAX traces the call
     (``mr.elementwise(cfg.act)(h)`` raises unless it is one meshify has a rule for).  None where it does
     not apply (a whole array: the call runs as written)."""
-    if len(node.args) != 1 or node.args[0].keyword is not None or node.args[0].star \
-            or not isinstance(func, cst.Name | cst.Attribute) or _is_module_path(rw, func):
+    if len(node.args) != 1 or node.args[0].keyword is not None or node.args[0].star:
         return None
-    root = func
-    while isinstance(root, cst.Attribute):
-        root = root.value
-    base = rw.env.get(root.value, rw.free.get(root.value)) if isinstance(root, cst.Name) else None
-    if not isinstance(base, Static) or base.known or (isinstance(func, cst.Name) and func.value not in rw.env):
-        return None
+    if not checked:
+        if not isinstance(func, cst.Name | cst.Attribute) or _is_module_path(rw, func):
+            return None
+        root = func
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        base = rw.env.get(root.value, rw.free.get(root.value)) if isinstance(root, cst.Name) else None
+        if not isinstance(base, Static) or base.known or (isinstance(func, cst.Name) and func.value not in rw.env):
+            return None
     mark = rw.mark()
-    held = rw.expr(func)
+    held = rw.expr(func) if not checked else Operand(Static(), func, func)  # getattr(jax.nn, name): as written
     call = _evaluate_args(rw, node, "jax.numpy.tanh", None)
     call = replace(call, name=rw.ctx.code(func))  # what its comments call it
     x = call.args[0].value
@@ -592,8 +597,40 @@ def _held_elementwise(rw, node: cst.Call, func: cst.BaseExpression) -> Operand |
     if not isinstance(new, cst.Call):  # pragma: no cover - the unary rule keeps the call
         raise rw.error(UnsupportedError, node, f"{rw.ctx.code(func)}(...) on {rw.ctx.code(node.args[0].value)!r}",
                        "call a jax function by its name")
+    rw.elementwise_calls.add(node)
     check = cst.Call(cst.Attribute(cst.Name(rw.ctx.mr), cst.Name("elementwise")), [cst.Arg(held.node)])
     return Operand(value, node, new.with_changes(func=check))
+
+
+def _is_getattr_of_module(rw, func: cst.BaseExpression) -> bool:
+    return isinstance(func, cst.Call) and isinstance(func.func, cst.Name) and func.func.value == "getattr" \
+        and "getattr" not in rw.env and not rw.ctx.binds("getattr") and len(func.args) == 2 \
+        and not any(a.keyword or a.star for a in func.args) and isinstance(func.args[0].value, cst.Name | cst.Attribute) \
+        and _is_module_path(rw, func.args[0].value)
+
+
+def _getattr_call(rw, node: cst.Call, func: cst.Call) -> Operand:
+    """``getattr(jax.nn, name)(h)``: the function of that module ``name`` reads where meshify reads it (a
+    constant); else taken for an elementwise function of one array, checked when JAX traces the call."""
+    name = rw.expr(func.args[1].value)
+    if not isinstance(name.value, Static):
+        raise rw.error(UnsupportedError, func, "getattr with a name that is an array", "pass a string")
+    modules = sorted(rw.ctx.qualified_names(func.args[0].value))
+    if name.value.known and isinstance(name.value.literal, str):
+        rule_name = next((f"{m}.{name.value.literal}" for m in modules
+                          if f"{m}.{name.value.literal}" in REGISTRY), None)
+        if rule_name is not None:
+            call = _evaluate_args(rw, node, rule_name, None)
+            closed_world(rw.rule_context(), call, rule_name)
+            value, new = rw.lower(call, REGISTRY[rule_name](rw.rule_context(), call))
+            if rule_name in UNARY:
+                rw.elementwise_calls.add(node)  # its dtype is its operand's
+            return Operand(value, node, new)
+    held = _held_elementwise(rw, node, func, checked=True)
+    if held is not None:
+        return held
+    value, new = rw.lower(call := _evaluate_args(rw, node, rw.ctx.code(func), None), unknown_call(rw.rule_context(), call))
+    return Operand(value, node, new)
 
 
 def _mask_argument(node: cst.Call, rule_name: str | None) -> cst.BaseExpression | None:

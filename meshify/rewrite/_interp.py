@@ -323,6 +323,9 @@ class FunctionRewriter:
         self.key_names: set[str] = set()
         #: Names used as masks where this function reads them (not followed into helpers: verify's draw only).
         self.mask_names: set[str] = set()
+        #: Calls of a function a static value holds, checked elementwise when traced (mr.elementwise):
+        #: their result has their operand's dtype.
+        self.elementwise_calls: set[cst.CSTNode] = set()
         #: (static parameter, attribute) pairs read, e.g. ("self", "w"), and the dims of those a hint pins.
         self.static_reads: set[tuple[str, str]] = set()
         #: Module variables the body reads (``SCALE``): a call after one is rebound traces again.

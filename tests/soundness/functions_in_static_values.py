@@ -1,6 +1,7 @@
 """A function held in a static value, as config-driven model code writes it: ``cfg.act(h)`` (a NamedTuple
 config field holding ``functools.partial(jax.nn.gelu, approximate=False)``), ``act(h)`` (a parameter
-defaulting to ``jax.nn.silu``), on split blocks and on a partial sum (completed first), and on a whole
+defaulting to ``jax.nn.silu``), ``getattr(jax.nn, cfg.activation)`` and ``getattr(jax.nn, GATE)`` (a
+module constant), on split blocks and on a partial sum (completed first), and on a whole
 array (called as written).  Before, each split call was "cfg.act has no meshify rule"."""
 import functools
 from typing import Callable, NamedTuple
@@ -12,11 +13,13 @@ import numpy as np
 from meshify import Tensor, mesh
 
 EXPECT = "match"
+GATE = "sigmoid"
 
 
 class Config(NamedTuple):
     act: Callable = functools.partial(jax.nn.gelu, approximate=False)
     scale: float = 0.5
+    activation: str = "tanh"
 
 
 CFG = Config()
@@ -28,6 +31,7 @@ def f(x: Tensor["batch", "d"], w1: Tensor["d", "d_ff"], w2: Tensor["d_ff", "d"],
     h = cfg.act(x @ w1)
     c: Tensor["d"] = cfg.act(b)  # a whole array: called as written (no dims inferred for an unknown function)
     y = act(h @ w2) * cfg.scale + c
+    y = getattr(jax.nn, cfg.activation)(y) + getattr(jax.nn, GATE)(y)
     return jnp.mean(y ** 2) + jnp.mean(act(x))
 
 
