@@ -483,7 +483,8 @@ def spatial_slice(x: jax.Array, axis: int, start, stop, step=None, *, axis_name)
     return jax.lax.slice_in_dim(out, 0, out.shape[axis], step, axis=axis)
 
 
-def spatial_concatenate(arrays: Sequence[jax.Array], axis: int = 0, dtype=None, *, axis_name) -> jax.Array:
+def spatial_concatenate(arrays: Sequence[jax.Array], axis: int = 0, dtype=None, *, axis_name,
+                        dim: str | None = None) -> jax.Array:
     """``jnp.concatenate(arrays, axis)`` along a dim split over ``axis_name`` in every array: the result is
     cut into equal blocks again, and each device takes the blocks of each array its new block overlaps
     from the devices holding them (one ``ppermute`` of a whole block per array and distance,
@@ -522,6 +523,12 @@ def spatial_concatenate(arrays: Sequence[jax.Array], axis: int = 0, dtype=None, 
         inside = (row >= offset) & (row < offset + r * shards)
         out = jnp.where(inside, piece, jnp.zeros((), kind) if out is None else out)
         offset += r * shards
+    if dim is not None:  # the joined dim's size in this call, for the checks of arrays lined up with it
+        from meshify.runtime._bind import CALL_SIZES
+
+        sizes = CALL_SIZES.get()
+        if isinstance(sizes, dict):
+            sizes[dim] = offset
     return out
 
 

@@ -43,6 +43,11 @@ def elementwise(ctx: RuleContext, operands: Sequence, linear: str, node, what: s
     """numpy-broadcast elementwise op: merge splits, keep partial sums where linearity allows.
 
     Returns the result and, per operand, the layout it must be converted to (None: used as it is)."""
+    values = [o for o in operands if not isinstance(o.value, Static)]
+    if len(values) == 1 and isinstance(values[0].value, Array) and not values[0].value.layout.partial:
+        # one array and Python numbers (tanh(x), x * 0.5): its layout, as the general case below gives it
+        layout = values[0].value.layout
+        return Array(layout, ""), beside([Convert(o, layout, what) if o is values[0] else None for o in operands])
     literal_shapes = [o.value.shape if isinstance(o.value, Opaque) else None for o in operands]
     operands = _name_by_position(operands)
     arrays = [o for o in operands if isinstance(o.value, Array)]

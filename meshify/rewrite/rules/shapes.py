@@ -483,6 +483,8 @@ def _joined(ctx: RuleContext, call: Call, seq, items, kind: str, axis, what: str
     if kind == "stack":
         out_dims.insert(axis, "stacked")
         out_axes.insert(axis, ())
+    if along:  # the joined dim has another size than its operands': an inferred name (its size: the call's)
+        out_dims[axis] = out_dims[axis].rstrip(INFERRED) + INFERRED
     value = Array(Layout(tuple(out_dims), tuple(out_axes), frozenset(kept)))
     if along:
         from meshify.rewrite.rules.spatial import concat_lowering

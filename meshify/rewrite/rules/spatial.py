@@ -438,8 +438,9 @@ def concat_lowering(ctx: RuleContext, call: Call, seq: Operand, arrays: list[Ope
     if dtype is not None:
         template += ", dtype={dtype}"
         fill.append(("dtype", dtype.node))
-    template += ", axis_name={axes})"
+    template += ", axis_name={axes}, dim={dim})"
     fill.append(("axes", MeshAxes(along)))
+    fill.append(("dim", cst.SimpleString(repr(value.layout.dims[axis]))))
     shards = ctx.mesh.size(along)
     sizes = [ctx.sizes.get(array(a).layout.dims[axis]) for a in arrays]
     emitted: list[Emitted] = []
