@@ -824,8 +824,8 @@ class _Builder:
         stored = [n for line in inside for n in _names(line)[1]]
         later = {n for line in self.lines[j:] for n in _names(line)[0]}
         outputs = [n for n in dict.fromkeys(stored) if n in later]
-        if not outputs:
-            return ""
+        if not outputs or any(re.fullmatch(r"(act|step)\d+", n) for n in outputs):
+            return ""  # (a function held in a name is not returned: a helper returns arrays)
         if self.dtype != "float32" and self.flag(50):
             # (low precision) every name the run binds comes back, a tuple the caller unpacks: each item's
             # dtype and pending partial sum accumulated in float32 must cross the call on its own
