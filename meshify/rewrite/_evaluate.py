@@ -356,6 +356,16 @@ def _attribute(rw, node: cst.Attribute):
                 return Operand(Static(), node, cst.BinaryOperation(new, cst.Multiply(), int_node(total),
                                                                    lpar=[cst.LeftParen()], rpar=[cst.RightParen()]))
             return Operand(Static(), node, new)
+        if attr == "dtype" and layout.partial and rw.dtypes.contains_widened(node.value):
+            # a partial sum accumulated in float32 for float16/bfloat16 values: the dtype it has once summed
+            carriers = rw.dtypes.of(node.value)
+            if carriers is None:
+                raise rw.error(UnsupportedError, node, f"cannot tell the dtype of {rw.ctx.code(node.value)!r}, a "
+                               "partial sum accumulated in float32 for float16/bfloat16 operands",
+                               f"complete it first (pin it: v: Tensor[...] = {rw.ctx.code(node.value)})")
+            dtype = cst.Call(cst.Attribute(cst.Name(rw.ctx.mr), cst.Name("dtype_of")),
+                             [cst.Arg(cst.parse_expression(c)) for c in carriers])
+            return Operand(Static(), node, dtype)
         if attr in ("ndim", "dtype"):
             return Operand(Static(), node, new)
         if attr == "T":

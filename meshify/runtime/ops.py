@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 
 __all__ = ["regather_policy", "regathering", "entries", "like", "shard_size", "sum_dtype", "psum", "psum_scatter", "all_gather", "local_block", "take", "take_along_axis", "one_hot", "pmax", "pmin", "max", "min", "softmax",
-           "log_softmax", "logsumexp", "global_shape", "elementwise"]
+           "log_softmax", "logsumexp", "global_shape", "elementwise", "dtype_of"]
 
 AxisName = str | tuple[str, ...]
 
@@ -93,6 +93,12 @@ def sum_dtype(*like) -> jnp.dtype | None:
     contraction whose result is a partial sum; the psum completing it casts back (``like=``).
     """
     return jnp.dtype(jnp.float32) if jnp.result_type(*like) in _LOW_PRECISION else None
+
+
+def dtype_of(*like) -> jnp.dtype:
+    """``x.dtype`` of a partial sum accumulated in float32 for values like these: the dtype it has once
+    summed (what ``x.dtype`` is on one device)."""
+    return jnp.result_type(*like)
 
 
 def _cast_back(summed: jax.Array, like) -> jax.Array:
