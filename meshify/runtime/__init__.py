@@ -15,6 +15,7 @@ from meshify.runtime._distributed import Topology, initialize
 from meshify.runtime._placement import ProcessLocal, from_host, process_local, process_slice, to_host
 from meshify.runtime.ops import (  # noqa: A004
     all_gather,
+    canonical_dtype,
     dtype_of,
     elementwise,
     entries,
@@ -44,7 +45,7 @@ __all__ = [
     "available_devices", "build_mesh", "set_devices", "simulate_cpu_devices",
     "initialize", "Topology", "from_host", "to_host", "process_local", "process_slice", "ProcessLocal",
     "like", "shard_size", "sum_dtype", "psum", "psum_scatter", "all_gather", "global_shape", "one_hot", "take", "take_along_axis", "local_block", "local_draw", "log_softmax", "logsumexp", "pmax", "pmin", "softmax",
-    "max", "min", "regathering", "entries", "elementwise", "dtype_of",
+    "max", "min", "regathering", "entries", "elementwise", "dtype_of", "canonical_dtype",
 ]
 
 # Reductions over split dims (runtime/_statistics.py, re-exported by ops).

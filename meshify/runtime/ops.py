@@ -13,7 +13,8 @@ import jax
 import jax.numpy as jnp
 
 __all__ = ["regather_policy", "regathering", "entries", "like", "shard_size", "sum_dtype", "psum", "psum_scatter", "all_gather", "local_block", "take", "take_along_axis", "one_hot", "pmax", "pmin", "max", "min", "softmax",
-           "log_softmax", "logsumexp", "global_shape", "elementwise", "dtype_of"]
+           "log_softmax", "logsumexp", "global_shape", "elementwise", "dtype_of",
+           "canonical_dtype"]
 
 AxisName = str | tuple[str, ...]
 
@@ -93,6 +94,12 @@ def sum_dtype(*like) -> jnp.dtype | None:
     contraction whose result is a partial sum; the psum completing it casts back (``like=``).
     """
     return jnp.dtype(jnp.float32) if jnp.result_type(*like) in _LOW_PRECISION else None
+
+
+def canonical_dtype(kind) -> jnp.dtype:
+    """A Python type as a dtype (``float``: float32 with 64-bit off), strong where ``jnp.result_type``
+    takes the type itself as weak: what ``x.astype(float)`` gives."""
+    return jax.dtypes.canonicalize_dtype(kind)
 
 
 def dtype_of(*like) -> jnp.dtype:
