@@ -881,7 +881,9 @@ class _Builder:
         lines = "".join(_indent(line, "    ") + "\n" for line in inside)
         head = f"{decorator}\n" if decorator else ""
         text = f"{head}def {name}({', '.join(params)}):\n{lines}    return {', '.join(outputs)}"
-        if self.flag(25):  # a nested def in the function (taking functions too), as model code writes blocks
+        # a nested def in the function (taking functions too), as model code writes blocks; not where it would
+        # take a module name as a parameter (W, lifted to self.w / a closure later, would be no name)
+        if all(re.fullmatch(r"[a-z_]\w*", p.split("=")[0]) for p in params) and self.flag(25):
             self.lines.insert(i, text)
             return ""
         return f"\n\n{text}\n"
