@@ -247,7 +247,13 @@ class Dtypes:
         if isinstance(node, cst.Name):
             return self._name(node.value)
         if isinstance(node, cst.BinaryOperation):
-            return _union(self.of(node.left), self.of(node.right))
+            both = _union(self.of(node.left), self.of(node.right))
+            if isinstance(node.operator, cst.Divide) and both and any(
+                    not re.fullmatch(r"[A-Za-z_]\w*", t) or t in self.rw.index_names for t in both):
+                # an integer array divided is a float (jnp.arange(24) / 24): where a carrier may be an integer
+                # (an expression, an index), the quotient's dtype says so; a hinted array is taken for a float
+                return (f"{self.rw.ctx.mr}.quotient_dtype({', '.join(both)})",)
+            return both
         if isinstance(node, cst.UnaryOperation):
             return None if isinstance(node.operator, cst.Not) else self.of(node.expression)
         if isinstance(node, cst.Comparison | cst.BooleanOperation):
@@ -497,8 +503,16 @@ class Dtypes:
         if carriers is None:
             return None
         out: Carriers = ()
+        quotient = f"{self.rw.ctx.mr}.quotient_dtype("
         for text in carriers:
-            if text in self.params:
+            if text.startswith(quotient):  # mr.quotient_dtype(a, b): its arguments in the caller's names
+                call = cst.parse_expression(text)
+                assert isinstance(call, cst.Call)
+                inner = self.in_caller(tuple(cst.Module([]).code_for_node(a.value) for a in call.args), passed)
+                if inner is None:
+                    return None
+                out = _union(out, (f"{quotient}{', '.join(inner)})",) if inner else ())
+            elif text in self.params:
                 if passed.get(text) is None:
                     return None
                 out = _union(out, passed[text])

@@ -31,6 +31,7 @@ from meshify.runtime.ops import (  # noqa: A004
     pmax,
     pmin,
     psum,
+    quotient_dtype,
     psum_scatter,
     regathering,
     shard_size,
@@ -45,7 +46,7 @@ __all__ = [
     "available_devices", "build_mesh", "set_devices", "simulate_cpu_devices",
     "initialize", "Topology", "from_host", "to_host", "process_local", "process_slice", "ProcessLocal",
     "like", "shard_size", "sum_dtype", "psum", "psum_scatter", "all_gather", "global_shape", "one_hot", "take", "take_along_axis", "local_block", "local_draw", "log_softmax", "logsumexp", "pmax", "pmin", "softmax",
-    "max", "min", "regathering", "entries", "elementwise", "dtype_of", "canonical_dtype",
+    "max", "min", "regathering", "entries", "elementwise", "dtype_of", "canonical_dtype", "quotient_dtype",
 ]
 
 # Reductions over split dims (runtime/_statistics.py, re-exported by ops).

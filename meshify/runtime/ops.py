@@ -14,7 +14,7 @@ import jax.numpy as jnp
 
 __all__ = ["regather_policy", "regathering", "entries", "like", "shard_size", "sum_dtype", "psum", "psum_scatter", "all_gather", "local_block", "take", "take_along_axis", "one_hot", "pmax", "pmin", "max", "min", "softmax",
            "log_softmax", "logsumexp", "global_shape", "elementwise", "dtype_of",
-           "canonical_dtype"]
+           "canonical_dtype", "quotient_dtype"]
 
 AxisName = str | tuple[str, ...]
 
@@ -100,6 +100,13 @@ def canonical_dtype(kind) -> jnp.dtype:
     """A Python type as a dtype (``float``: float32 with 64-bit off), strong where ``jnp.result_type``
     takes the type itself as weak: what ``x.astype(float)`` gives."""
     return jax.dtypes.canonicalize_dtype(kind)
+
+
+def quotient_dtype(*like) -> jnp.dtype:
+    """The dtype of ``a / b`` for values like these: their promoted dtype, or the default float where
+    that is an integer (``jnp.arange(24) / 24`` is float32)."""
+    kind = jnp.result_type(*like)
+    return kind if jnp.issubdtype(kind, jnp.inexact) else jax.dtypes.canonicalize_dtype(float)
 
 
 def dtype_of(*like) -> jnp.dtype:
