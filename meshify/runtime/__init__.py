@@ -31,8 +31,8 @@ from meshify.runtime.ops import (  # noqa: A004
     pmax,
     pmin,
     psum,
-    quotient_dtype,
     psum_scatter,
+    quotient_dtype,
     regathering,
     shard_size,
     softmax,
@@ -51,7 +51,17 @@ __all__ = [
 
 # Reductions over split dims (runtime/_statistics.py, re-exported by ops).
 from meshify.runtime.ops import (  # noqa: E402,A004
-    all, any, argmax, argmin, cumprod, cumsum, matrix_norm, norm, prod, std, var,
+    all,
+    any,
+    argmax,
+    argmin,
+    cumprod,
+    cumsum,
+    matrix_norm,
+    norm,
+    prod,
+    std,
+    var,
 )
 
 __all__ += ["all", "any", "argmax", "argmin", "cumprod", "cumsum", "matrix_norm", "norm", "prod", "std", "var"]
@@ -63,7 +73,13 @@ __all__ += ["conv_halos", "halo_conv", "halo_exchange"]
 
 # Pooling, padding, slicing, roll, flip and resize along split spatial dims (runtime/_spatial.py).
 from meshify.runtime._spatial import (  # noqa: E402
-    halo_reduce_window, spatial_concatenate, spatial_flip, spatial_pad, spatial_resize, spatial_roll, spatial_slice,
+    halo_reduce_window,
+    spatial_concatenate,
+    spatial_flip,
+    spatial_pad,
+    spatial_resize,
+    spatial_roll,
+    spatial_slice,
 )
 
 __all__ += ["halo_reduce_window", "spatial_concatenate", "spatial_flip", "spatial_pad", "spatial_resize", "spatial_roll",
