@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import replace
+from typing import Any
 
 import libcst as cst
 
@@ -390,9 +391,11 @@ def _helper_body(rw, call: Call, node: cst.Name | cst.Attribute, args: list[Valu
     return converted.value, cst.Lambda(cst.Parameters(star_arg=cst.Param(star, star="*")), converted.node)
 
 
-def _passed_body(rw, call: Call, node: cst.Name, ref, args: list[Value], target: Value | None,
+def _passed_body(rw, call: Call, node: cst.BaseExpression, ref: Any, args: list[Value],
+                 target: Value | None,
                  dtype: list | None) -> tuple[Value, cst.BaseExpression]:
-    """A helper's loop body its caller passed in (``scan(step, h, ws)``, ``step`` a lambda, a partial or a
+    """A helper's loop body its caller passed in (``ref``: its LambdaRef or LocalRef; ``scan(step, h, ws)``,
+    ``step`` a lambda, a partial or a
     nested def of the caller): walked where it was written, for the values this loop passes it (its records
     run inside this helper's loops); the helper's code keeps the name it has for it (the caller's argument
     is the walked code: one code for every use)."""
@@ -403,7 +406,7 @@ def _passed_body(rw, call: Call, node: cst.Name, ref, args: list[Value], target:
     operands = [o for o in call.args if isinstance(o.value, Array | TupleValue)]
     if isinstance(ref, LocalRef):
         value, _name = _local_body(owner, call, ref.local, args, target)
-        _records_run_here(rw, owner, start, ref.local.node, operands)
+        _records_run_here(rw, owner, start, ref.local.node, operands)  # type: ignore[attr-defined]
         if dtype is not None:
             dtype.append(None)  # its result's dtype is named in its writer's scope, not here
         return value, node

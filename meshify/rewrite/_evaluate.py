@@ -377,7 +377,7 @@ def _attribute(rw, node: cst.Attribute):
     return Operand(Static(), node, new)
 
 
-def _is_module_path(rw, node: cst.Attribute) -> bool:
+def _is_module_path(rw, node: cst.Name | cst.Attribute) -> bool:
     root: cst.BaseExpression = node
     while isinstance(root, cst.Attribute):
         root = root.value
@@ -587,7 +587,7 @@ def _held_elementwise(rw, node: cst.Call, func: cst.BaseExpression, checked: boo
     if not checked:
         if not isinstance(func, cst.Name | cst.Attribute) or _is_module_path(rw, func):
             return None
-        root = func
+        root: cst.BaseExpression = func
         while isinstance(root, cst.Attribute):
             root = root.value
         base = rw.env.get(root.value, rw.free.get(root.value)) if isinstance(root, cst.Name) else None

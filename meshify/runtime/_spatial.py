@@ -206,9 +206,10 @@ def conv_halos(global_in: Sequence[int], kernel: Sequence[int], strides: Sequenc
     dilated window is ``(kernel - 1) * dilation + 1`` (negative: the block has rows to spare)."""
     window = [(k - 1) * d + 1 for k, d in zip(kernel, dilation)]
     if isinstance(padding, str):
-        pads = [tuple(p) for p in jax.lax.padtype_to_pads(tuple(global_in), tuple(window), tuple(strides), padding)]
+        given = jax.lax.padtype_to_pads(tuple(global_in), tuple(window), tuple(strides), padding)
+        pads: list[tuple[int, int]] = [(int(lo), int(hi)) for lo, hi in given]
     else:
-        pads = [tuple(p) for p in padding]
+        pads = [(int(lo), int(hi)) for lo, hi in padding]
     halos = [(lo, w - s - lo) for (lo, _), w, s in zip(pads, window, strides)]
     return pads, halos
 
@@ -281,9 +282,10 @@ def halo_reduce_window(operand: jax.Array, init_value, computation, window_dimen
     window = [(w - 1) * d + 1 for w, d in zip(window_dimensions, dilation)]
     global_in = [operand.shape[i] * s for i, s in enumerate(shards)]
     if isinstance(padding, str):
-        pads = [tuple(p) for p in jax.lax.padtype_to_pads(tuple(global_in), tuple(window), strides, padding)]
+        given = jax.lax.padtype_to_pads(tuple(global_in), tuple(window), strides, padding)
+        pads: list[tuple[int, int]] = [(int(lo), int(hi)) for lo, hi in given]
     else:
-        pads = [tuple(p) for p in padding]
+        pads = [(int(lo), int(hi)) for lo, hi in padding]
     local_pads = list(pads)
     for i in split:
         local_pads[i] = (0, 0)
@@ -523,6 +525,7 @@ def spatial_concatenate(arrays: Sequence[jax.Array], axis: int = 0, dtype=None, 
         inside = (row >= offset) & (row < offset + r * shards)
         out = jnp.where(inside, piece, jnp.zeros((), kind) if out is None else out)
         offset += r * shards
+    assert out is not None  # (one array at least: the rewrite passes every operand)
     if dim is not None:  # the joined dim's size in this call, for the checks of arrays lined up with it
         from meshify.runtime._bind import CALL_SIZES
 

@@ -425,7 +425,8 @@ def _reblocked_exchanges(ctx: RuleContext, what: str, layout: Layout, dims, spat
             width = None if halo is None else (halo.before if side < 0 else halo.after)
             if width == 0:
                 continue
-            cells = None if width is None or None in resized.values() else width * math.prod(resized.values())
+            known = [n for n in resized.values() if n is not None]
+            cells = None if width is None or len(known) != len(resized) else width * math.prod(known)
             rows = f"{line}s" if width is None else f"{width} {line}{'s' * (width != 1)}"
             emitted.append(_emitted(ctx, layout, [dims[i], *resized], spatial[i], cells,
                                     f"halo over {axes_text(spatial[i])}: {rows} of {what!r} "

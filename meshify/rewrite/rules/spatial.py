@@ -43,7 +43,7 @@ from meshify.rewrite.rules._api import (
     op,
     unknown_call,
 )
-from meshify.rewrite.rules.convolution import _axes_code, _exchanges, window_halo
+from meshify.rewrite.rules.convolution import Halo, _axes_code, _exchanges, window_halo
 
 
 def _array(call: Call, name: str) -> Operand | None:
@@ -159,7 +159,7 @@ def _reduce_window(ctx: RuleContext, call: Call):
     return Lowering(value, (_whole(x, "a pooling window"),), template, fill, emitted)
 
 
-def _pool_halos(ctx: RuleContext, call: Call, layout: Layout, split: list[int]) -> list[tuple[int, int] | None]:
+def _pool_halos(ctx: RuleContext, call: Call, layout: Layout, split: list[int]) -> list[Halo | None]:
     """Each split dim's halo where the window, strides and padding are literals (else None)."""
     windows, strides = _literal(call, "window_dimensions"), _literal(call, "window_strides")
     dilation, padding = _literal(call, "window_dilation"), _literal(call, "padding", "VALID")
