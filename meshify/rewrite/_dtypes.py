@@ -438,7 +438,7 @@ class Dtypes:
             return None
         if isinstance(node, cst.SimpleString):
             return (self.rw.ctx.code(node),)
-        if isinstance(node, cst.Name) and node.value in ("float", "int", "complex", "bool") \
+        if isinstance(node, cst.Name) and node.value in ("float", "complex") \
                 and node.value not in self.rw.env and not self.rw.ctx.binds(node.value):
             # x.astype(float) is float32 (with 64-bit off), where jnp.result_type(float, ...) is a weak type
             return (f"{self.rw.ctx.mr}.canonical_dtype({node.value})",)

@@ -27,10 +27,12 @@ def test_hstack_and_vstack_are_concatenates_along_their_axis() -> None:
     params = 'x: Tensor["batch", "d"], y: Tensor["batch", "d"]'
     assert_rewrite('z: Tensor["batch", "d2"] = jnp.hstack([x, y])\nreturn z',
                    'z: Tensor["batch", "d2"] = jnp.hstack([x, y])\nreturn z', params, 'Tensor["batch", "d2"]')
+    # joined along the split dim: re-blocked (a ppermute per operand), then gathered for the hint's whole 'rows'
     assert_rewrite('z: Tensor["rows", "d"] = jnp.vstack([x, y])\nreturn z', """
-        # meshify: all_gather over 'batch': vstack needs dim 'batch' of x whole
-        # meshify: all_gather over 'batch': vstack needs dim 'batch' of y whole
-        z: Tensor["rows", "d"] = jnp.vstack([mr.all_gather(x, "batch", axis=0), mr.all_gather(y, "batch", axis=0)])
+        # meshify: halo over 'batch': its block of 'x' along split 'batch', the blocks of it the new block overlaps, from the devices holding them (ppermute)
+        # meshify: halo over 'batch': its block of 'y' along split 'batch', the blocks of it the new block overlaps, from the devices holding them (ppermute)
+        # meshify: all_gather over 'batch': z's hint [rows, d] needs dim 'rows' of jnp.vstack([x, y]) whole
+        z: Tensor["rows", "d"] = mr.all_gather(mr.spatial_concatenate([x, y], 0, axis_name="batch", dim='batch?'), "batch", axis=0)
         return z
         """, params, 'Tensor["rows", "d"]')
 
