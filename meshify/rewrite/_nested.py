@@ -234,6 +234,11 @@ def _default(rw, stmt: cst.FunctionDef, param: cst.Param) -> tuple[Value, cst.Ba
     from meshify.rewrite._interp import _Restart
 
     assert param.default is not None
+    from meshify.rewrite._helpers import function_ref
+
+    ref = function_ref(rw.ctx, param.default, set(rw.env) | set(rw.free) | set(rw.ctx.enclosing_names(rw.fn)))
+    if ref is not None:  # def block(h, act=jax.nn.silu) / act=ACT["gelu"]: what act(h) calls
+        return Static.of(ref), param.default
     try:
         op = rw.expr(param.default)
     except _Restart:
