@@ -639,7 +639,8 @@ def _getattr_call(rw, node: cst.Call, func: cst.Call) -> Operand:
     held = _held_elementwise(rw, node, func, checked=True)
     if held is not None:
         return held
-    value, new = rw.lower(call := _evaluate_args(rw, node, rw.ctx.code(func), None), unknown_call(rw.rule_context(), call))
+    call = _evaluate_args(rw, node, rw.ctx.code(func), None)
+    value, new = rw.lower(call, unknown_call(rw.rule_context(), call))
     return Operand(value, node, new)
 
 
