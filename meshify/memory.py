@@ -35,13 +35,20 @@ lead, and the second operand of a product over both operands' leading dims (a we
 ``x^T dy``); each such copy is counted while its contraction runs.  (GPU matmuls read transposed
 operands in place: there this over-counts.)
 
+XLA:CPU's all-reduce combiner merges all-reduces of one kind, axes and dtype that do not depend
+on each other into one, run where the last of them is (a step's gradient sums become one
+all-reduce at its end): each partial sum lives until then.  A buffer of a constant (the zeros a
+gather's gradient is scattered into) is written at the start of the program, and a gradient
+added to such a scatter is scattered into in place (``a + scatter_add(zeros, ...)`` becomes
+``scatter_add(a, ...)``).  A weight's gradient and the contraction beside it that reads the same
+cotangent run with the copy made for the weight's alive during both.
+
 XLA's buffer assignment also places a temporary in a result's buffer that is not yet written
 when the temporary's life ends before the result's write (largest temporaries first, each into
 the smallest such result buffer at least its size): under adam or sgd the new parameters and
 moments, written by the update at the end of the step, hold most of the step's activations and
-gradients (XLA's temporaries then shrink to kilobytes).  Measured, XLA:CPU does this only for
-an update's results, not for ``none``'s gradients (written by contractions, reductions and
-collectives through the backward pass), and so does the model.
+gradients (XLA's temporaries then shrink to kilobytes), and under ``none`` the gradients a
+combined all-reduce writes at the end of the step hold what is dead by then.
 
 Limits (measured with ``benchmarks/memory_predict.py``; its results JSON has every case under
 ``none`` and adam): XLA packs buffers of different sizes into one heap, leaving gaps (about 4% on
@@ -53,7 +60,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -153,6 +160,8 @@ class _Step:
     outs: tuple[_Value, ...]
     fusible: bool  # reads fused operands in place (an elementwise operation or a reduction)
     transient: int = 0  # a loop: its body's own peak, alive while the step runs
+    copied: tuple[_Value, ...] = ()  # a contraction: the operands XLA:CPU copies before it runs
+    reduction: tuple = ()  # an all-reduce: what XLA's combiner groups it by (primitive, axes, dtype)
 
 
 def _itemsize(dtype: Any) -> int:
@@ -172,6 +181,7 @@ class _Flattener:
     def __init__(self) -> None:
         self.steps: list[_Step] = []
         self.env: dict[Any, tuple[_Value, int]] = {}
+        self.dots: dict[_Value, tuple[int, Any, list[_Value]]] = {}  # a contraction's result: its step
 
     def read(self, atom: Any) -> tuple[_Value, int] | None:
         return None if isinstance(atom, Literal) else self.env.get(atom)
@@ -196,6 +206,8 @@ class _Flattener:
 
     def operation(self, eqn: Any, name: str) -> None:
         ins = [(atom, found) for atom in eqn.invars if (found := self.read(atom)) is not None]
+        if name == "transpose" and len(ins) == 1 and ins[0][1][0] in self.dots:
+            self._transposed(ins[0][1][0], eqn.params["permutation"])
         if name in _ALIASES and len(ins) == 1 and ins[0][1][0].bytes * ins[0][1][1] == _nbytes(eqn.outvars[0].aval):
             self.env[eqn.outvars[0]] = ins[0][1]
             return
@@ -203,12 +215,26 @@ class _Flattener:
         operands = tuple(value for _, (value, _) in ins)
         outs = []
         for var in eqn.outvars:
-            # Outside shard_map XLA's partitioner splits a result like its operand of the same shape.
-            factor = next((f for atom, (_, f) in ins if atom.aval.shape == var.aval.shape), 1)
+            # Outside shard_map XLA's partitioner splits a result like its split operand of the same shape.
+            factor = max((f for atom, (_, f) in ins if atom.aval.shape == var.aval.shape), default=1)
             outs.append(_Value(_nbytes(var.aval) // factor, name, operands, fusible=fusible))
             self.env[var] = (outs[-1], factor)
-        copies = _dot_copies(eqn, [v for _, (v, _) in ins]) if name == "dot_general" else 0
-        self.steps.append(_Step(operands, tuple(outs), fusible or name in _REDUCTIONS, _loop_peak(eqn) + copies))
+        copied = _dot_copies(eqn, [v for _, (v, _) in ins]) if name == "dot_general" else ()
+        if name == "dot_general":
+            self.dots[outs[0]] = (len(self.steps), eqn, [v for _, (v, _) in ins])
+        reduction = (name, eqn.params.get("axes"), str(eqn.outvars[0].aval.dtype)) if name in _ALL_REDUCES else ()
+        self.steps.append(_Step(operands, tuple(outs), fusible or name in _REDUCTIONS, _loop_peak(eqn), copied,
+                                reduction))
+
+    def _transposed(self, result: _Value, permutation: Sequence[int]) -> None:
+        """A contraction whose result is transposed, rhs dims first: XLA computes the transposed
+        product (operands swapped), so the operand its matmul copies is the other one."""
+        index, eqn, operands = self.dots[result]
+        _, (lhs_b, _) = eqn.params["dimension_numbers"]
+        if lhs_b or not permutation or permutation[0] == 0 or len(operands) != 2:
+            return
+        step = self.steps[index]
+        self.steps[index] = replace(step, copied=_dot_copies(eqn, operands, swapped=True))
 
     def inline(self, eqn: Any, body: Any) -> None:
         """A call's body in place; inside ``shard_map`` shapes are already local (factor 1)."""
@@ -224,15 +250,16 @@ class _Flattener:
             self.env[var] = (value, max(1, _nbytes(var.aval) // max(1, value.bytes)) if manual else factor)
 
 
-def _dot_copies(eqn: Any, operands: Sequence[_Value]) -> int:
+def _dot_copies(eqn: Any, operands: Sequence[_Value], swapped: bool = False) -> tuple[_Value, ...]:
     """The operand copies XLA:CPU makes for a contraction its matmul cannot read in place: an
     operand whose batch dims do not lead (attention's ``bqhk,bshk->bhqs``), and the second operand
-    of a product contracting both operands' leading dims (a weight's gradient, ``x^T dy``)."""
+    of a product contracting both operands' leading dims (a weight's gradient, ``x^T dy``; the
+    first when the product is computed ``swapped``, its result transposed)."""
     (lhs_c, rhs_c), (lhs_b, rhs_b) = eqn.params["dimension_numbers"]
     copies = [tuple(b) != tuple(range(len(b))) for b in (lhs_b, rhs_b)]
     leading = not lhs_b and tuple(lhs_c) == tuple(range(len(lhs_c))) == tuple(rhs_c)
-    copies[1] = copies[1] or leading
-    return sum(value.bytes for value, copied in zip(operands, copies, strict=False) if copied)
+    copies[0 if swapped else 1] = copies[0 if swapped else 1] or leading
+    return tuple(value for value, copied in zip(operands, copies, strict=False) if copied)
 
 
 def _loop_peak(eqn: Any) -> int:
@@ -258,16 +285,37 @@ def _loop_peak(eqn: Any) -> int:
     return max(peaks)
 
 
+#: All-reduces, which XLA's combiner merges when neither depends on the other.
+_ALL_REDUCES = _words("psum psum_invariant psum2 pmax pmin")
+
 #: Operations XLA runs in place on their first operand's buffer (when nothing reads it later).
 _UPDATED_IN_PLACE = frozenset({"scatter-add", "scatter_add", "scatter", "scatter-mul", "scatter_mul",
                                "dynamic_update_slice"})
+
+
+def _siblings_first(steps: Sequence[_Step]) -> list[_Step]:
+    """A weight's gradient (a contraction that copies an operand first, ``x^T dy``) and the
+    contraction beside it that reads the same operand (``dy W^T``): XLA:CPU makes the copy, runs the
+    other contraction, then the weight's, so the copy is alive during both."""
+    steps = list(steps)
+    for i in range(len(steps) - 1):
+        first, second = steps[i], steps[i + 1]
+        if first.copied and second.outs and second.outs[0].primitive == "dot_general" and not second.copied \
+                and set(first.copied) & set(second.ins) and not set(first.outs) & set(second.ins):
+            steps[i], steps[i + 1] = replace(second, copied=first.copied), first
+    return steps
+
+
+def _zeros(value: _Value) -> bool:
+    """A broadcast of a constant (``jnp.zeros_like``: the base a gather's gradient is scattered into)."""
+    return value.primitive == "broadcast_in_dim" and not value.operands
 
 
 class _Liveness:
     """Which values get a buffer (the fusion model in the module docstring), and when each lives."""
 
     def __init__(self, steps: Sequence[_Step], updated: bool = False) -> None:
-        self.steps = steps
+        self.steps = steps = _siblings_first(steps)
         for i, step in enumerate(steps):
             for value in step.ins:
                 value.consumers.append(i)
@@ -277,15 +325,57 @@ class _Liveness:
         for i, step in enumerate(steps):
             written = [v for v in step.outs if self.buffered(v)]
             for value in written:
-                self.born[value] = self.last[value] = i
+                # A buffer of a constant (the zeros a gather's gradient is scattered into) depends on
+                # nothing: XLA's scheduler writes it at the start of the program.
+                self.born[value], self.last[value] = (0 if _zeros(value) else i), i
             if written:  # a fused step reads nothing itself: the step it is fused into does
                 for value in step.ins:
                     for root in self.roots(value):
                         self.last[root] = i
+        self.combined: set[_Value] = set()  # results written by a combined all-reduce
+        self.reduced: set[_Value] = set()  # and the buffers it reads
+        self._combined()
         self._updated_in_place()
+        self.shared = self._shared()
         self.housed = self._in_place()
-        if updated:
-            self.housed |= self._in_results()
+        self.housed |= self._in_results(updated)
+
+    def _combined(self) -> None:
+        """XLA's all-reduce combiner merges all-reduces of the same kind, axes and dtype that do not
+        depend on each other into one, run where the last of them is: a gradient's partial sum waits
+        for the other gradients' (in program order, each joins the group before it unless it depends
+        on one of its members).  Each member's operand then lives until the group runs."""
+        producer = {v: i for i, step in enumerate(self.steps) for v in step.outs}
+        after: list[frozenset[int]] = []  # the all-reduce steps each step depends on
+        groups: dict[tuple, list[int]] = {}
+        closed: list[list[int]] = []
+        for i, step in enumerate(self.steps):
+            needs = frozenset().union(*(after[producer[v]] for v in step.ins if v in producer))
+            if step.reduction:
+                group = groups.setdefault(step.reduction, [])
+                if needs & set(group):
+                    closed.append(group)
+                    group = groups[step.reduction] = []
+                group.append(i)
+                needs |= {i}
+            after.append(needs)
+        for group in [*closed, *groups.values()]:
+            end = group[-1]
+            for i in group[:-1]:
+                for value in self.steps[i].ins:
+                    for root in self.roots(value):
+                        if not root.arg:
+                            self.last[root] = max(self.last[root], end)
+                for value in self.steps[i].outs:
+                    if value in self.born and all(c >= end for c in value.consumers):
+                        self.born[value] = end
+                        self.last[value] = max(self.last[value], end)
+            if len(group) > 1:
+                self.combined.update(v for i in group for v in self.steps[i].outs)
+                for value in (r for i in group for v in self.steps[i].ins for r in self.roots(v)):
+                    self.reduced.add(value)
+                    if value.primitive in _UPDATED_IN_PLACE:  # and the buffer it was updated in
+                        self.reduced.update(self.roots(value.operands[0]))
 
     def _updated_in_place(self) -> None:
         """A scatter (or dynamic_update_slice) writes its result into its operand's buffer when that
@@ -303,6 +393,27 @@ class _Liveness:
                     self.last[root] = i - 1
                     break
 
+    def _shared(self) -> set[_Value]:
+        """Sums written into a scatter's buffer: XLA's simplifier turns ``a + scatter_add(zeros, i, u)``
+        (the gradient of a gather added to another gradient) into ``scatter_add(a, i, u)``, updated in
+        place, so the sum costs nothing more, the zeros are never written, and the scatter's buffer
+        lives on until the sum's last read."""
+        home: dict[_Value, _Value] = {}
+        zeros: set[_Value] = set()
+        for i, step in enumerate(self.steps):
+            for value in step.outs:
+                if value.primitive not in ("add", "add_any") or value.out or self.born.get(value) != i:
+                    continue
+                donor = next((r for v in step.ins for r in self.roots(v)
+                              if r.primitive in _UPDATED_IN_PLACE and not r.out and set(r.consumers) == {i}
+                              and r.bytes == value.bytes and _zeros(r.operands[0])), None)
+                if donor is not None:
+                    home[value] = home.get(donor, donor)
+                    zeros.add(donor.operands[0])
+        for value, buffer in home.items():
+            self.last[buffer] = max(self.last[buffer], self.last[value])
+        return set(home) | zeros
+
     def _in_place(self) -> set[_Value]:
         """Temporaries that live on in a result's buffer (in place: see the module docstring)."""
         housed: set[_Value] = set()
@@ -318,30 +429,36 @@ class _Liveness:
                            and not r.out and not r.arg and r not in housed][:1])
         return housed
 
-    def _in_results(self) -> set[_Value]:
+    def _in_results(self, updated: bool) -> set[_Value]:
         """Temporaries XLA's buffer assignment places in a result's buffer before the result is
         written: largest first, each into the smallest result buffer at least its size that holds
-        nothing else during its life (a result lives from its write to the end of the step).  Only
-        in a step with an update (``updated``), and only results an elementwise step writes that do
-        not already hold a temporary written in place (adam's moments beside the new parameter
-        that took the gradient's buffer; none of sgd's) take them: measured, XLA:CPU leaves
-        ``none``'s results (gradients) and sgd's to themselves."""
-        results = sorted((v for v in self.born if v.out and not v.arg and self.steps[self.born[v]].fusible),
-                         key=lambda v: v.bytes)
-        taken: set[_Value] = set()
+        nothing else during its life (a result lives from its write to the end of the step).  The
+        results that take them (measured on XLA:CPU): those a combined all-reduce writes at the end
+        of the step (``none``'s gradients), though never its own operands; and in a step with an
+        update (``updated``), those an elementwise step writes, unless they hold a temporary
+        written in place (adam's new parameter that took the gradient's buffer), from when that
+        temporary is written if a combined all-reduce writes it (sgd's new parameter over its
+        summed gradient)."""
+        results = sorted((v for v in self.born if v.out and not v.arg), key=lambda v: v.bytes)
+        written = {r: self.born[r] for r in results}  # when each result's buffer is first written
+        holding: set[_Value] = set()
         for value in self.housed:  # the result each in-place temporary lives on in
-            match = next((r for r in results if r not in taken and r.bytes == value.bytes
+            match = next((r for r in results if r not in holding and r.bytes == value.bytes
                           and self.born[r] == self.last[value]), None)
             if match is not None:
-                taken.add(match)
-        results = [r for r in results if r not in taken]
-        used: dict[_Value, list[tuple[int, int]]] = {r: [(self.born[r], len(self.steps))] for r in results}
+                holding.add(match)
+                written[match] = self.born[value] if updated and value in self.combined else -1
+        results = [r for r in results if written[r] >= 0 and (
+            r in self.combined or r in holding or updated and self.steps[self.born[r]].fusible)]
+        used: dict[_Value, list[tuple[int, int]]] = {r: [(written[r], len(self.steps))] for r in results}
         placed: set[_Value] = set()
         for value in sorted(self.temporaries(), key=lambda v: -v.bytes):
-            if value in self.housed:
+            if value in self.housed or value in self.shared:
                 continue
             start, end = self.born[value], self.last[value]
             for result in results:
+                if value in self.reduced and (result in self.combined or result in holding):
+                    continue  # an all-reduce's operand is not written into its results
                 if result.bytes >= value.bytes and all(end < a or start > b for a, b in used[result]):
                     used[result].append((start, end))
                     placed.add(value)
@@ -371,18 +488,20 @@ class _Liveness:
         """Temporary bytes alive at each step."""
         delta = [0] * (len(self.steps) + 1)
         for value in self.temporaries():
-            if value in self.housed:
+            if value in self.housed or value in self.shared:
                 continue
             delta[self.born[value]] += value.bytes
             delta[self.last[value] + 1] -= value.bytes
         return list(np.cumsum(delta[:-1])) if self.steps else []
 
     def peak(self) -> int:
-        return int(max((alive + step.transient for alive, step in zip(self.live(), self.steps)), default=0))
+        return int(max((alive + step.transient + sum(v.bytes for v in step.copied)
+                        for alive, step in zip(self.live(), self.steps)), default=0))
 
     def crossing(self, boundary: int) -> int:
         """Bytes of the temporaries written before step ``boundary`` and read at or after it."""
-        return sum(v.bytes for v in self.temporaries() if self.born[v] < boundary <= self.last[v])
+        return sum(v.bytes for v in self.temporaries()
+                   if v not in self.shared and self.born[v] < boundary <= self.last[v])
 
 
 # -- the step ---------------------------------------------------------------------------------------

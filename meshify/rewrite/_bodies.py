@@ -148,7 +148,8 @@ def _settles_elsewhere(init: Value, carry: Value) -> bool:
 def _enters_elsewhere(init: Value, carry: Value) -> bool:
     """The loop should run with the carry as the body returns it: another layout of the same dims, or
     the body's named dims for a whole carry of none."""
-    return _named_by_body(init, carry) or (isinstance(carry, Array) and _settles_elsewhere(init, carry))
+    return _named_by_body(init, carry) or _static_enters(init, carry) \
+        or (isinstance(carry, Array) and _settles_elsewhere(init, carry))
 
 
 def _items_settle_elsewhere(init: Value, carry: Value) -> bool:
@@ -161,9 +162,25 @@ def _entering(rw, init: Operand, before: Value, after: Value, what: str) -> tupl
     """The carry (or a carry item) ``init`` as the loop runs it, and its node."""
     if _named_by_body(before, after):  # c = jnp.zeros(()) carried as the body's named scalar
         return after, init.node
+    if _static_enters(before, after):  # the same on every device: sliced on its way in
+        assert isinstance(after, Array)
+        whole = Operand(Array(Layout.replicated(after.dims)), init.original, init.node)
+        return _enter_as(rw, whole, after, what) if after.layout.is_split else (after, init.node)
     if isinstance(after, Array) and _settles_elsewhere(before, after):
         return _enter_as(rw, init, after, what)
     return before, init.node
+
+
+def _static_enters(init: Value, carry: Value) -> bool:
+    """A carry the same on every device (a constant: ``jnp.float32(0)``, an instance's array; or an
+    array of dims meshify cannot name: ``jnp.zeros((B, D))``) that the body returns as an array: the
+    loop runs it as the body returns it, sliced on its way in where that is split (JAX requires the
+    carry's shape to stay)."""
+    if not isinstance(carry, Array) or carry.layout.partial:
+        return False
+    if isinstance(init, Opaque):
+        return init.shape is None or len(init.shape) == carry.layout.rank
+    return isinstance(init, Static)
 
 
 def _named_by_body(init: Value, carry: Value) -> bool:

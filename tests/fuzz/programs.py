@@ -833,6 +833,9 @@ class _Builder:
         free = list(dict.fromkeys(free))
         name = "helper" if self.name == "f" else f"helper_{self.name}"
         decorator, static = self.module.decorator(len(free))
+        takes_function = any(re.fullmatch(r"(act|step)\d+", n) for n in free)
+        if takes_function:  # a held function passed in: never into jax.jit or jax.checkpoint (arrays only)
+            decorator, static = "", False
         params, args = list(free), list(free)
         inside = list(inside)
         if static:
@@ -874,7 +877,7 @@ class _Builder:
             inside.append(f"{outputs[0]} = {outputs[0]} + 0.5 * b")
             if not hinted:
                 self.trigger("a helper's array default argument", f"b={g}", "0.5 * b", unnamed=True)
-        called = name if static or passes_function else self.wrapped(name)  # a traced static argument would fail
+        called = name if static or passes_function or takes_function else self.wrapped(name)  # a traced static argument would fail
         self.lines[i:j] = [f"{', '.join(outputs)} = {called}({', '.join(args)})"]
         if decorator:
             self.trigger(f"helper under {decorator}", decorator, f"def {name}(", unnamed=True)
