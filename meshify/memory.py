@@ -35,6 +35,12 @@ lead, and the second operand of a product over both operands' leading dims (a we
 ``x^T dy``); each such copy is counted while its contraction runs.  (GPU matmuls read transposed
 operands in place: there this over-counts.)
 
+XLA:CPU's reductions (YNNPACK fusions) fuse the elementwise steps that read arrays of their own
+shape but take no broadcast of an array: ``x - mean`` or ``x * rsqrt(var)`` read by a reduction is
+written to a buffer first (a bias added to a contraction's result is fused into the contraction).
+An elementwise value of rank 3 or more that contractions and elementwise steps both read is
+written twice while both read it: a 2-D block for the matmuls and the value itself.
+
 XLA:CPU's all-reduce combiner merges all-reduces of one kind, axes and dtype that do not depend
 on each other into one, run where the last of them is (a step's gradient sums become one
 all-reduce at its end): each partial sum lives until then.  A buffer of a constant (the zeros a
@@ -152,6 +158,7 @@ class _Value:
     out: bool = False
     fusible: bool = False
     consumers: list[int] = field(default_factory=list)  # the steps that read it
+    rank: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,7 +195,7 @@ class _Flattener:
 
     def arguments(self, invars: Sequence[Any], factors: Sequence[int]) -> None:
         for var, factor in zip(invars, factors, strict=True):
-            self.env[var] = (_Value(_nbytes(var.aval) // factor, arg=True), factor)
+            self.env[var] = (_Value(_nbytes(var.aval) // factor, arg=True, rank=len(var.aval.shape)), factor)
 
     def results(self, outvars: Sequence[Any]) -> None:
         """Marks the program's results (XLA's output bytes, never temporaries)."""
@@ -217,7 +224,7 @@ class _Flattener:
         for var in eqn.outvars:
             # Outside shard_map XLA's partitioner splits a result like its split operand of the same shape.
             factor = max((f for atom, (_, f) in ins if atom.aval.shape == var.aval.shape), default=1)
-            outs.append(_Value(_nbytes(var.aval) // factor, name, operands, fusible=fusible))
+            outs.append(_Value(_nbytes(var.aval) // factor, name, operands, fusible=fusible, rank=len(var.aval.shape)))
             self.env[var] = (outs[-1], factor)
         copied = _dot_copies(eqn, [v for _, (v, _) in ins]) if name == "dot_general" else ()
         if name == "dot_general":
@@ -306,6 +313,16 @@ def _siblings_first(steps: Sequence[_Step]) -> list[_Step]:
     return steps
 
 
+def _broadcasts(value: _Value) -> bool:
+    """An elementwise value computed from a broadcast of an array (``x - mean``, ``x * rsqrt(var)``),
+    not of a number."""
+    if value.primitive in _ALIASES or value.primitive == "broadcast_in_dim" \
+            or any(o.primitive == "dot_general" for o in value.operands):
+        return False  # (a bias added to a contraction's result is fused into the contraction)
+    return any(o.primitive == "broadcast_in_dim" and o.operands and o.operands[0].rank >= 1 and o.operands[0].bytes > 8
+               or o.rank >= 1 and 8 < o.bytes < value.bytes for o in value.operands)  # (lax broadcasts size-1 dims)
+
+
 def _zeros(value: _Value) -> bool:
     """A broadcast of a constant (``jnp.zeros_like``: the base a gather's gradient is scattered into)."""
     return value.primitive == "broadcast_in_dim" and not value.operands
@@ -320,8 +337,11 @@ class _Liveness:
             for value in step.ins:
                 value.consumers.append(i)
         self._roots: dict[_Value, frozenset[_Value]] = {}
+        self._feeds: dict[_Value, bool] = {}
         self.born: dict[_Value, int] = {}
         self.last: dict[_Value, int] = {}
+        self.fused_last: dict[_Value, int] = {}  # the last elementwise step or reduction reading it
+        self.dot_last: dict[_Value, int] = {}  # the last contraction reading it
         for i, step in enumerate(steps):
             written = [v for v in step.outs if self.buffered(v)]
             for value in written:
@@ -332,6 +352,10 @@ class _Liveness:
                 for value in step.ins:
                     for root in self.roots(value):
                         self.last[root] = i
+                        if step.fusible:
+                            self.fused_last[root] = i
+                        elif written[0].primitive == "dot_general":
+                            self.dot_last[root] = i
         self.combined: set[_Value] = set()  # results written by a combined all-reduce
         self.reduced: set[_Value] = set()  # and the buffers it reads
         self._combined()
@@ -472,7 +496,17 @@ class _Liveness:
             return False  # dead code: XLA removes it
         if not value.fusible or any(not self.steps[i].fusible for i in value.consumers):
             return True
+        if _broadcasts(value) and self._feeds_reduction(value):
+            return True  # XLA:CPU's reductions (YNNPACK fusions) take no broadcast of an array
         return value.primitive in _EXPENSIVE and len(set(value.consumers)) > 1
+
+    def _feeds_reduction(self, value: _Value) -> bool:
+        """Whether a reduction reads ``value`` through elementwise steps fused into it."""
+        if value not in self._feeds:
+            self._feeds[value] = False  # (no cycles in a program; this only guards the recursion)
+            outs = [self.steps[i].outs[0] for i in value.consumers if self.steps[i].outs]
+            self._feeds[value] = any(o.primitive in _REDUCTIONS or o.fusible and self._feeds_reduction(o) for o in outs)
+        return self._feeds[value]
 
     def roots(self, value: _Value) -> frozenset[_Value]:
         """The buffers a value is computed from (itself, when it has one)."""
@@ -492,7 +526,18 @@ class _Liveness:
                 continue
             delta[self.born[value]] += value.bytes
             delta[self.last[value] + 1] -= value.bytes
+        for value, end in self.twice().items():
+            delta[self.born[value]] += value.bytes
+            delta[end + 1] -= value.bytes
         return list(np.cumsum(delta[:-1])) if self.steps else []
+
+    def twice(self) -> dict[_Value, int]:
+        """Values XLA:CPU writes twice, with the step the second copy lives to: an elementwise value of
+        rank 3 or more that contractions read (flattened to a 2-D block in the matmul's fusion) and
+        elementwise steps or reductions read too (in its own shape, in theirs)."""
+        return {v: min(self.dot_last[v], self.fused_last[v]) for v in self.born
+                if v.fusible and v.rank >= 3 and not v.arg and not v.out and v in self.dot_last and v in self.fused_last
+                and v not in self.housed and v not in self.shared}
 
     def peak(self) -> int:
         return int(max((alive + step.transient + sum(v.bytes for v in step.copied)
