@@ -327,14 +327,14 @@ def partial_lambda(node: cst.Call, count: int) -> cst.Lambda:
 
 
 #: Wrappers of a body that leave what it computes as it is: the body inside is walked, the wrapper kept.
-_BODY_WRAPPERS = frozenset({"jax.checkpoint", "jax.remat", "jax.jit", "jax.named_call"})
+BODY_WRAPPERS = frozenset({"jax.checkpoint", "jax.remat", "jax.jit", "jax.named_call"})
 
 
 def unwrapped(rw, node: cst.BaseExpression) -> tuple[list[cst.Call], cst.BaseExpression]:
     """``jax.checkpoint(step, policy=...)`` (nested too): the wrapper calls, outermost first, and the body."""
     wrappers = []
     while isinstance(node, cst.Call) and node.args and node.args[0].keyword is None and not node.args[0].star \
-            and isinstance(node.func, cst.Name | cst.Attribute) and rw.ctx.qualified_names(node.func) & _BODY_WRAPPERS:
+            and isinstance(node.func, cst.Name | cst.Attribute) and rw.ctx.qualified_names(node.func) & BODY_WRAPPERS:
         wrappers.append(node)
         node = node.args[0].value
     return wrappers, node

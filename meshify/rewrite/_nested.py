@@ -55,6 +55,8 @@ class LocalDef:
     #: ``act = functools.partial(f, *bound, **kw)`` (or ``f if flag else g``): that expression; ``node`` is
     #: then the def it stands for with as many parameters as the use at hand passes (:meth:`shape`).
     partial: cst.Call | cst.IfExp | None = None
+    #: ``partial`` is a wrapper of a function (``jax.checkpoint(f, ...)``), called as it would be in place.
+    wrapper: bool = False
 
     @property
     def name(self) -> str:
@@ -67,20 +69,25 @@ class LocalDef:
         defaults, read where the partial was made, as it read them)."""
         if self.partial is None:
             return
-        self.node = _partial_def(self.node.name, self.partial, count, keywords, self.node.leading_lines)
+        self.node = _partial_def(self.node.name, self.partial, count, keywords, self.node.leading_lines,
+                                 self.wrapper)
 
 
 def _partial_parts(call: cst.Call) -> tuple[list[cst.Arg], list[cst.Arg]]:
     return [a for a in call.args[1:] if a.keyword is None], [a for a in call.args[1:] if a.keyword is not None]
 
 
-def _partial_def(name: cst.Name, call: cst.Call | cst.IfExp, count: int, keywords, leading_lines) -> cst.FunctionDef:
-    if isinstance(call, cst.IfExp):  # act = f if flag else g: def act(...): return f(...) if flag else g(...)
+def _partial_def(name: cst.Name, call: cst.Call | cst.IfExp, count: int, keywords, leading_lines,
+                 wrapper: bool = False) -> cst.FunctionDef:
+    if isinstance(call, cst.IfExp) or wrapper:
+        # act = f if flag else g: def act(...): return f(...) if flag else g(...)
+        # ck = jax.checkpoint(f, ...): def ck(...): return jax.checkpoint(f, ...)(...)
         params = [cst.Param(cst.Name(f"partial_arg{i}")) for i in range(count)]
         tight = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
         args = [*(cst.Arg(cst.Name(f"partial_arg{i}")) for i in range(count)),
                 *(cst.Arg(cst.Name(k), keyword=cst.Name(k), equal=tight) for k in keywords)]
-        value = call.with_changes(body=cst.Call(call.body, args), orelse=cst.Call(call.orelse, args))
+        value = cst.Call(call, args) if wrapper else \
+            call.with_changes(body=cst.Call(call.body, args), orelse=cst.Call(call.orelse, args))  # type: ignore[union-attr]
         return cst.FunctionDef(name, cst.Parameters(params, kwonly_params=[cst.Param(cst.Name(k)) for k in keywords],
                                                     star_arg=cst.ParamStar() if keywords else cst.MaybeSentinel.DEFAULT),
                                cst.IndentedBlock([cst.SimpleStatementLine([cst.Return(value)])]),
@@ -112,9 +119,10 @@ def _refs(rw, node: cst.IfExp) -> bool:
 
 
 def bound_function(rw, stmt: cst.SimpleStatementLine) -> cst.BaseStatement | None:
-    """``f = lambda x: ...`` or ``act = functools.partial(g, ...)`` in the function: a nested def of that
-    name (rewritten at each use, as a ``def`` is); the lambda is written out as the def it stands for, a
-    partial stays as written where nothing calls it.  None: not such a statement."""
+    """``f = lambda x: ...``, ``act = functools.partial(g, ...)`` or ``ck = jax.checkpoint(g, ...)`` in the
+    function: a nested def of that name (rewritten at each use, as a ``def`` is); the lambda is written
+    out as the def it stands for, a partial or wrapper stays as written where nothing calls it.  None:
+    not such a statement."""
     from meshify.rewrite._bodies import is_partial
 
     small = stmt.body[0] if len(stmt.body) == 1 else None
@@ -130,20 +138,31 @@ def bound_function(rw, stmt: cst.SimpleStatementLine) -> cst.BaseStatement | Non
         return define(rw, fn)
     if isinstance(value, cst.IfExp) and not _refs(rw, value):
         return None
-    if not isinstance(value, cst.IfExp) and not is_partial(rw, value):
+    wrapper = wrapped_function(rw, value)
+    if not isinstance(value, cst.IfExp) and not is_partial(rw, value) and not wrapper:
         return None
     assert isinstance(value, cst.Call | cst.IfExp)
-    template = _partial_def(name, value, 0, (), stmt.leading_lines)
+    template = _partial_def(name, value, 0, (), stmt.leading_lines, wrapper)
     rw.ctx.anchors[template] = stmt
     defaults, nodes, carriers = {}, {}, {}
     for param in template.params.params:
         defaults[param.name.value], nodes[param.name.value] = _default(rw, template, param)
         carriers[param.name.value] = rw.dtypes.of(param.default)
-    local = LocalDef(template, defaults, nodes, carriers, partial=value)
+    local = LocalDef(template, defaults, nodes, carriers, partial=value, wrapper=wrapper)
     rw.env[name.value] = Static.of(local)
     rw.dtypes.bind(name.value, None, rw.env[name.value])
     rw.local_defs[stmt] = local
     return stmt
+
+
+def wrapped_function(rw, node: cst.BaseExpression) -> bool:
+    """``jax.checkpoint(f, ...)``, ``jax.remat(f)``, ``jax.jit(f)``: a function under a wrapper that
+    leaves what it computes as it is, held in a name (``ck = jax.checkpoint(block)``) and called as
+    the wrapper would be called in place (``jax.checkpoint(block)(h, w)``)."""
+    from meshify.rewrite._bodies import BODY_WRAPPERS
+
+    return isinstance(node, cst.Call) and bool(node.args) and not any(a.star for a in node.args) \
+        and node.args[0].keyword is None and bool(rw.ctx.qualified_names(node.func) & BODY_WRAPPERS)
 
 
 def local_def(rw, name: str) -> LocalDef | None:
