@@ -59,3 +59,43 @@ def test_a_function_a_config_holds_is_checked_when_traced(tmp_path: Path) -> Non
 
     assert float(module.f(x, w1, module.Config(jax.nn.gelu))) == pytest.approx(
         float(module.f.reference(x, w1, module.Config(jax.nn.gelu))), rel=1e-5)
+
+
+MODULE_OBJECT = '''\
+import types
+
+import jax
+import jax.numpy as jnp
+from meshify import Tensor, mesh
+
+CFG = types.SimpleNamespace(act=jax.nn.silu)
+
+
+@mesh(batch=2, model=4, rules={"d_ff": "model"})
+def f(x: Tensor["batch", "d"], w1: Tensor["d", "d_ff"]):
+    return jnp.sum(CFG.act(x @ w1) ** 2)
+'''
+
+
+def test_a_function_an_object_of_the_module_holds_is_read_at_each_call(tmp_path: Path) -> None:
+    """``CFG.act(h)``, ``CFG`` a module-level object: checked when traced, as a static's, and the program
+    is keyed on the function it holds, so ``CFG.act = ...`` later builds the program again (it was
+    refused; taken as it held at the first call, a later change would silently differ from .reference)."""
+    import jax
+    import jax.numpy as jnp
+
+    path = tmp_path / "module_object.py"
+    path.write_text(MODULE_OBJECT)
+    spec = importlib.util.spec_from_file_location(f"module_object_{tmp_path.name}", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    assert "mr.elementwise(CFG.act)(x @ w1)" in module.f.source
+    rng = np.random.default_rng(0)
+    x, w1 = rng.standard_normal((4, 8)).astype(np.float32), rng.standard_normal((8, 16)).astype(np.float32)
+    for act in (jax.nn.silu, jnp.tanh, jax.nn.gelu):
+        module.CFG.act = act
+        assert float(module.f(x, w1)) == pytest.approx(float(module.f.reference(x, w1)), rel=1e-5), act
+    module.CFG.act = lambda t: t * 2.0
+    with pytest.raises(MeshifyError, match="elementwise function of one array"):
+        module.f(x, w1)

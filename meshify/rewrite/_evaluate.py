@@ -555,7 +555,7 @@ def _call(rw, node: cst.Call):
             value, new = rw.lower(call, REGISTRY[rule_name](rw.rule_context(), call))
             return Operand(value, node, new)
     held = _held_elementwise(rw, node, func) \
-        if rule_name is None and (receiver is None or isinstance(receiver.value, Static)) else None
+        if rule_name is None and (receiver is None or isinstance(receiver.value, Static | Opaque)) else None
     if held is not None:  # cfg.act(h): a function a static value holds, on a split block
         return held
     if isinstance(func, cst.Name) and func.value in rw.env and rule_name is None:
@@ -577,13 +577,14 @@ def _call(rw, node: cst.Call):
 
 
 def _held_elementwise(rw, node: cst.Call, func: cst.BaseExpression, checked: bool = False) -> Operand | None:
-    """``cfg.act(h)`` / ``act(h)``: a function held in a static value of unknown literal (a config field,
-    a parameter), called on one split or partial array: taken for an elementwise function of one array
+    """``cfg.act(h)`` / ``act(h)`` / ``CFG.act(h)``: a function held in a static value of unknown literal (a
+    config field, a parameter, an object of the module), called on one split or partial array: taken for an elementwise function of one array
     (the layout kept, a partial sum completed first), and checked when JAX traces the call
     (``mr.elementwise(cfg.act)(h)`` raises unless it is one meshify has a rule for).  None where it does
     not apply (a whole array: the call runs as written)."""
     if len(node.args) != 1 or node.args[0].keyword is not None or node.args[0].star:
         return None
+    module_object = False
     if not checked:
         if not isinstance(func, cst.Name | cst.Attribute) or _is_module_path(rw, func):
             return None
@@ -591,6 +592,10 @@ def _held_elementwise(rw, node: cst.Call, func: cst.BaseExpression, checked: boo
         while isinstance(root, cst.Attribute):
             root = root.value
         base = rw.env.get(root.value, rw.free.get(root.value)) if isinstance(root, cst.Name) else None
+        if base is None and isinstance(root, cst.Name) and isinstance(func, cst.Attribute) \
+                and root.value in rw.ctx.assignments and root.value not in rw.ctx.functions:
+            module_object = True  # CFG.act(h): an object of the module (Opaque: it might be an array)
+            base = Static()
         if not isinstance(base, Static) or base.known or (isinstance(func, cst.Name) and func.value not in rw.env):
             return None
     mark = rw.mark()
@@ -598,8 +603,8 @@ def _held_elementwise(rw, node: cst.Call, func: cst.BaseExpression, checked: boo
     call = _evaluate_args(rw, node, "jax.numpy.tanh", None)
     call = replace(call, name=rw.ctx.code(func))  # what its comments call it
     x = call.args[0].value
-    if not isinstance(held.value, Static) or held.value.known or not isinstance(x, Array) \
-            or not (x.layout.is_split or x.layout.partial):
+    if not (isinstance(held.value, Static) and not held.value.known or module_object and isinstance(held.value, Opaque)) \
+            or not isinstance(x, Array) or not (x.layout.is_split or x.layout.partial):
         rw.rollback(mark)
         return None
     closed_world(rw.rule_context(), call, "jax.numpy.tanh")
@@ -608,6 +613,8 @@ def _held_elementwise(rw, node: cst.Call, func: cst.BaseExpression, checked: boo
         raise rw.error(UnsupportedError, node, f"{rw.ctx.code(func)}(...) on {rw.ctx.code(node.args[0].value)!r}",
                        "call a jax function by its name")
     rw.elementwise_calls.add(node)
+    if module_object:  # the program is keyed on the function it holds now (CFG = Cfg(act=...) later)
+        rw.globals_read.add(rw.ctx.code(func))
     check = cst.Call(cst.Attribute(cst.Name(rw.ctx.mr), cst.Name("elementwise")), [cst.Arg(held.node)])
     return Operand(value, node, new.with_changes(func=check))
 

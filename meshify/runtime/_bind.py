@@ -392,7 +392,16 @@ class Sharded:
         target = self.local.__globals__
         key = []
         for name in self.globals_read:
-            if name not in source:
+            root, *path = name.split(".")  # CFG.act: a function an object of the module holds
+            if root not in source:
+                continue
+            if path:
+                if target is not source:
+                    target[root] = source[root]
+                value = source[root]
+                for attr in path:
+                    value = getattr(value, attr, None)
+                key.append((name, _Identity(value) if _is_array(value) else _key(value)))
                 continue
             value = source[name]
             if _is_array(value) and value.ndim:

@@ -951,8 +951,30 @@ class _Builder:
             fns += [("jnp.exp({})", math.exp(a.scale) * 2), ("jnp.square({})", a.scale ** 2 * 2)]
         if self.flag(8):
             return self.unary_cast(a)
+        if self.flag(6):
+            return self.unary_dispatched(a)
         template, scale = self.pick(fns)
         self.emit(template.format(a.name), a.dims, scale if scale is not None else a.scale)
+        return True
+
+    def unary_dispatched(self, a: _Value) -> bool:
+        """An activation picked as config-driven code picks it: ``getattr(jax.nn, C0)(x)`` by a module
+        constant, ``ACT[C0](x)`` from a module table, ``CFG.act(x)`` held by an object of the module."""
+        form = self.weighted([("getattr", 3), ("object", 3), ("table", 2)])
+        if form == "object":
+            if "CFG" not in self.module.defs:
+                self.module.imports.add("types")
+                act = self.pick(["jax.nn.silu", "jnp.tanh", "jax.nn.gelu", "jax.nn.relu"])
+                self.module.defs["CFG"] = f"CFG = types.SimpleNamespace(act={act}, eps=1e-5)\n"
+            self.emit(f"CFG.act({a.name})", a.dims, a.scale)
+            return True
+        if form == "table":
+            self.module.defs["ACT"] = 'ACT = {"gelu": jax.nn.gelu, "tanh": jnp.tanh, "silu": jax.nn.silu}\n'
+            key = self.module.const(repr(self.pick(["gelu", "tanh", "silu"])))
+            self.emit(f"ACT[{key}]({a.name})", a.dims, a.scale)
+            return True
+        key = self.module.const(repr(self.pick(["gelu", "silu", "tanh", "relu", "sigmoid", "softplus"])))
+        self.emit(f"getattr(jax.nn, {key})({a.name})", a.dims, a.scale)
         return True
 
     def attention(self, a: _Value) -> bool:
@@ -2138,8 +2160,8 @@ def generate(ch: Chooser, seed: int = 0, mesh: str | None = None) -> Program:
 
 def _imports(module: _Module) -> str:
     text = HEADER
-    if "functools" in module.imports:
-        text = "import functools\n\n" + text
+    if "functools" in module.imports or "types" in module.imports:
+        text = "".join(f"import {m}\n" for m in sorted({"functools", "types"} & module.imports)) + "\n" + text
     if "numpy" in module.imports:
         text = text.replace("import jax.numpy as jnp\n", "import jax.numpy as jnp\nimport numpy as np\n")
     return text
