@@ -54,14 +54,18 @@ def sequence_index(rw, node: cst.Subscript, base: Operand) -> Operand:
 
 
 def sequence_len(rw, node: cst.Call) -> Operand | None:
-    """``len(params.blocks)``: a static int (each call's length; the program is built per length)."""
+    """``len(params.blocks)``: a static int (each call's length; the program is built per length);
+    ``len(xs)`` of a tuple meshify holds item by item: its length."""
     if len(node.args) != 1 or node.args[0].keyword is not None or node.args[0].star \
             or not isinstance(node.args[0].value, cst.Name | cst.Attribute):  # evaluated again if not one
         return None
     sequence = rw.expr(node.args[0].value)
+    new = node.with_changes(args=[node.args[0].with_changes(value=sequence.node)])
+    if isinstance(sequence.value, TupleValue):  # len(xs), a helper's *args: this call's count
+        return Operand(Static.of(len(sequence.value.items)), node, new)
     if sequence_item(sequence.value) is None:
         return None
-    return Operand(Static(), node, node.with_changes(args=[node.args[0].with_changes(value=sequence.node)]))
+    return Operand(Static(), node, new)
 
 
 def tree_map(rw, node: cst.Call) -> Operand:

@@ -119,6 +119,8 @@ class Dtypes:
         self.captures: dict[str, str] = {}
         #: Helper calls (by node) -> the carriers of their result, in the caller's terms.
         self.calls: dict[cst.CSTNode, Carriers] = {}
+        #: ``f(*xs)``, ``g(**kw)`` -> the call with its items spelled out (whose dtype is recorded).
+        self.spelled: dict[cst.CSTNode, cst.Call] = {}
         #: Helper calls (by node) returning a tuple -> its items, in the caller's terms.
         self.call_items: dict[cst.CSTNode, Items] = {}
         #: Name -> the items of the tuple the body last bound to it (a name of no entry: not known).
@@ -259,6 +261,13 @@ class Dtypes:
         if isinstance(node, cst.Comparison | cst.BooleanOperation):
             return ("bool",)
         if isinstance(node, cst.IfExp):
+            from meshify.rewrite._evaluate import chosen
+
+            mark = self.rw.mark()
+            picked = chosen(self.rw, node)  # act(y) if act is not None else y: the branch Python takes
+            self.rw.rollback(mark)
+            if picked is not node:
+                return self.of(picked)
             return _union(self.of(node.body), self.of(node.orelse))
         if isinstance(node, cst.Attribute | cst.Subscript):
             return self._access(node)
@@ -330,6 +339,7 @@ class Dtypes:
         return isinstance(node, cst.Name)
 
     def _call(self, node: cst.Call) -> Carriers:
+        node = self.spelled.get(node, node)
         if node in self.calls:
             return self.calls[node]
         if node in self.rw.elementwise_calls:  # cfg.act(h), checked elementwise when traced: h's dtype
@@ -338,6 +348,9 @@ class Dtypes:
             if arg.keyword is not None and arg.keyword.value in _DTYPE_KEYWORDS and not _is_none(arg.value):
                 return self._dtype(arg.value)
         func = node.func
+        if isinstance(func, cst.Name) and func.value == "len" and "len" not in self.rw.env \
+                and not self.rw.ctx.binds("len"):
+            return ()  # a Python int (weakly typed)
         root = func
         while isinstance(root, cst.Attribute):
             root = root.value
@@ -512,7 +525,7 @@ class Dtypes:
                 if inner is None:
                     return None
                 out = _union(out, (f"{quotient}{', '.join(inner)})",) if inner else ())
-            elif text in self.params:
+            elif text in self.params or text in passed:  # (xs[0], kw["b"]: an item of *args, **kwargs)
                 if passed.get(text) is None:
                     return None
                 out = _union(out, passed[text])

@@ -433,6 +433,9 @@ def _subscript(rw, node: cst.Subscript):
         return Operand(value, node, node.with_changes(value=base.node))
     if isinstance(base.value, TupleValue):
         index = _literal_int(rw, node.slice[0]) if len(node.slice) == 1 else None
+        bounds = _literal_slice(rw, node.slice[0]) if len(node.slice) == 1 and index is None else None
+        if bounds is not None:  # xs[1:]: the tuple of those items
+            return Operand(TupleValue(base.value.items[slice(*bounds)]), node, node.with_changes(value=base.node))
         if index is None:
             raise rw.error(UnsupportedError, node, "indexing a tuple of arrays with a non-literal index",
                            "index it with an int literal, or unpack it: a, b = pair")
@@ -458,6 +461,19 @@ def _whole_indices(rw, node: cst.Subscript, base) -> None:
                            f"layout {index.value.layout.describe()} (each device would look its own ids up)",
                            f"name the table's dims first (t: Tensor[\"rows\", ...] = {table}), so that the lookup "
                            "follows the index's split")
+
+
+def _literal_slice(rw, element: cst.SubscriptElement) -> tuple[int | None, int | None, int | None] | None:
+    """``1:``, ``:-1``, ``::2``: a slice whose bounds are int literals (or left out); else None."""
+    if not isinstance(element.slice, cst.Slice):
+        return None
+    bounds = []
+    for part in (element.slice.lower, element.slice.upper, element.slice.step):
+        value = rw.expr(part).value if part is not None else Static.of(None)
+        if not (isinstance(value, Static) and value.known and (value.literal is None or type(value.literal) is int)):
+            return None
+        bounds.append(value.literal)
+    return bounds[0], bounds[1], bounds[2]
 
 
 def _literal_int(rw, element: cst.SubscriptElement) -> int | None:
@@ -553,6 +569,8 @@ def _call(rw, node: cst.Call):
             call = _evaluate_args(rw, node, rule_name, None)
             closed_world(rw.rule_context(), call, rule_name)
             value, new = rw.lower(call, REGISTRY[rule_name](rw.rule_context(), call))
+            if rule_name in UNARY:
+                rw.elementwise_calls.add(node)  # its dtype is its operand's
             return Operand(value, node, new)
     held = _held_elementwise(rw, node, func) \
         if rule_name is None and (receiver is None or isinstance(receiver.value, Static | Opaque)) else None
@@ -829,9 +847,9 @@ def _evaluate_args(rw, node: cst.Call, name: str, receiver, helper: bool = False
     args, kwargs = [], {}
     items: dict[cst.CSTNode, Operand] = {}
     entries: dict[cst.CSTNode, tuple[Operand, ...]] = {}
+    if any(a.star for a in node.args):
+        node = _stars_spelled_out(rw, node, name)
     for arg in node.args:
-        if arg.star:
-            raise rw.error(UnsupportedError, arg, f"*args/**kwargs in a call to {name}", "pass arguments one by one")
         if name in BODY_OPS and (_walked(rw, arg.value) or (isinstance(arg.value, cst.List | cst.Tuple) and any(
                 _walked(rw, e.value) for e in arg.value.elements))):
             operand = Operand(Static(), arg.value, arg.value)  # walked as its rule says (a switch: each branch)
@@ -858,6 +876,33 @@ def _evaluate_args(rw, node: cst.Call, name: str, receiver, helper: bool = False
         else:
             kwargs[arg.keyword.value] = operand
     return Call(node, name, tuple(args), kwargs, receiver, items=items, entries=entries)
+
+
+def _stars_spelled_out(rw, node: cst.Call, name: str) -> cst.Call:
+    """``f(*xs)``, ``g(h, **kw)`` where ``xs`` holds a tuple and ``kw`` a dict of known keys (a helper's
+    ``*args``/``**kwargs``): the call with each item passed on its own (``f(xs[0], xs[1])``,
+    ``g(h, act=kw["act"])``), which is what Python passes."""
+    args: list[cst.Arg] = []
+    for arg in node.args:
+        if not arg.star:
+            args.append(arg)
+            continue
+        value = rw.expr(arg.value).value if isinstance(arg.value, cst.Name) else None
+        if arg.star == "*" and isinstance(value, TupleValue):
+            args += [cst.Arg(cst.Subscript(arg.value, [cst.SubscriptElement(cst.Index(int_node(i)))]))
+                     for i in range(len(value.items))]
+        elif arg.star == "**" and isinstance(value, StructValue) and value.kind == "dict" \
+                and all(isinstance(k, str) and k.isidentifier() for k, _ in value.fields):
+            tight = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
+            args += [cst.Arg(cst.Subscript(arg.value, [cst.SubscriptElement(cst.Index(cst.SimpleString(repr(k))))]),
+                             keyword=cst.Name(k), equal=tight) for k, _ in value.fields]
+        else:
+            raise rw.error(UnsupportedError, arg, f"*args/**kwargs in a call to {name}",
+                           "pass arguments one by one (a helper's own *args or **kwargs may be passed on as they are)")
+    spelled = node.with_changes(args=[a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in args])
+    rw.ctx.anchors[spelled] = node
+    rw.dtypes.spelled[node] = spelled  # its dtype is the spelled-out call's
+    return spelled
 
 
 def _names_only(node: cst.BaseExpression) -> bool:

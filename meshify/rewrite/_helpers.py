@@ -281,7 +281,23 @@ def _passed_dtypes(rw, call, fn: cst.FunctionDef) -> dict:
     """Helper parameter -> the dtype carriers of the caller's argument (see :mod:`_dtypes`)."""
     positional = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
     passed = {**dict(zip(positional, call.args)), **call.kwargs}
-    return {param: rw.dtypes.of(operand.original) for param, operand in passed.items()}
+    dtypes = {param: rw.dtypes.of(operand.original) for param, operand in passed.items()}
+    named = {*positional, *(p.name.value for p in fn.params.kwonly_params)}
+    # *args and **kwargs: the carriers of every item passed there (the items' dtypes promote as theirs do)
+    for star, operands in ((fn.params.star_arg, call.args[len(positional):]),
+                           (fn.params.star_kwarg, [o for k, o in call.kwargs.items() if k not in named])):
+        if isinstance(star, cst.Param):
+            name = star.name.value
+            carriers = [rw.dtypes.of(o.original) for o in operands]
+            dtypes[name] = None if any(c is None for c in carriers) else \
+                tuple(dict.fromkeys(n for c in carriers for n in c))  # type: ignore[union-attr]
+            if star is fn.params.star_arg:  # xs[0], xs[-1]: each item's own
+                for i, c in enumerate(carriers):
+                    dtypes[f"{name}[{i}]"] = dtypes[f"{name}[-{len(carriers) - i}]"] = c
+            else:  # kw["bias"]
+                for k, c in zip([k for k in call.kwargs if k not in named], carriers):
+                    dtypes[f"{name}[{k!r}]"] = dtypes[f'{name}["{k}"]'] = c
+    return dtypes
 
 
 def _context_key(rw) -> tuple:
@@ -340,22 +356,37 @@ def _bind_arguments(rw, call, fn: cst.FunctionDef, home) -> dict[str, Value]:
     from meshify.errors import UnsupportedError
 
     params = fn.params
-    if isinstance(params.star_arg, cst.Param) or isinstance(params.star_kwarg, cst.Param):
-        raise rw.error(UnsupportedError, call.node, f"calling {fn.name.value}(), which takes *args/**kwargs",
-                       "give each argument its own parameter")
+    star = params.star_arg.name.value if isinstance(params.star_arg, cst.Param) else None
+    star_kw = params.star_kwarg.name.value if isinstance(params.star_kwarg, cst.Param) else None
     positional = [*params.posonly_params, *params.params]
     bound: dict[str, Value] = {}
-    if len(call.args) > len(positional):
+    if len(call.args) > len(positional) and star is None:
         raise rw.error(UnsupportedError, call.node, f"{fn.name.value}() takes {len(positional)} positional "
                        f"arguments but {len(call.args)} were given", f"pass {fn.name.value}() one value per parameter")
     shadowed = set(rw.env) | set(rw.free) | set(rw.ctx.enclosing_names(rw.fn))
-    for param, operand in [*zip([p.name.value for p in positional], call.args), *call.kwargs.items()]:
+    named = {p.name.value for p in (*positional, *params.kwonly_params)}
+    extra: list[Value] = []  # *args
+    extra_kw: list[tuple[str, Value]] = []  # **kwargs
+    for i, (param, operand) in enumerate([*zip([p.name.value for p in positional] + [None] * len(call.args),
+                                               call.args), *call.kwargs.items()]):
         value = operand.value
         if isinstance(value, Static | Opaque) and not getattr(value, "known", False):  # mlp(x, w, jax.nn.gelu)
             ref = function_ref(rw.ctx, operand.original, shadowed)
             if ref is not None and (not ref.helper or home is rw.ctx):
                 value = Static.of(ref)
-        bound[param] = value
+        if param is None:
+            extra.append(value)
+        elif param not in named and i >= len(call.args):
+            if star_kw is None:
+                raise rw.error(UnsupportedError, call.node, f"{fn.name.value}() has no parameter {param!r}",
+                               f"pass one of {', '.join(sorted(named))}")
+            extra_kw.append((param, value))
+        else:
+            bound[param] = value
+    if star is not None:
+        bound[star] = TupleValue(tuple(extra))
+    if star_kw is not None:
+        bound[star_kw] = StructValue("dict", tuple(extra_kw), "dict")
     for param in [*positional, *params.kwonly_params]:
         if param.name.value not in bound:
             if param.default is None:
@@ -363,7 +394,9 @@ def _bind_arguments(rw, call, fn: cst.FunctionDef, home) -> dict[str, Value]:
                                f"{fn.name.value}() is missing argument {param.name.value!r}",
                                f"pass {param.name.value!r}, or give it a default")
             bound[param.name.value] = _default(home, param)
-    return {p.name.value: bound[p.name.value] for p in [*positional, *params.kwonly_params]}
+    order = [p.name.value for p in positional] + ([star] if star else []) \
+        + [p.name.value for p in params.kwonly_params] + ([star_kw] if star_kw else [])
+    return {name: bound[name] for name in order}
 
 
 def function_ref(ctx, node: cst.BaseExpression, shadowed: Collection[str] = ()) -> FunctionRef | None:

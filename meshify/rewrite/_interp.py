@@ -178,6 +178,30 @@ class WalkState:
     dtypes: tuple[dict, frozenset[str]]
 
 
+def _items_proxy(rw, node: cst.BaseExpression, value: Value) -> cst.BaseExpression | None:
+    """``for t in xs`` / ``for t in xs[1:]`` over a tuple meshify holds item by item (a helper's ``*args``):
+    ``xs[1] + xs[2]``, an expression whose dtype carriers are those items' (what ``t``'s dtype is read
+    from); None for any other loop."""
+    from meshify.rewrite._evaluate import _literal_slice
+
+    if not isinstance(value, TupleValue) or not value.items:
+        return None
+    base, bounds = node, (None, None, None)
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1:
+        base, bounds = node.value, _literal_slice(rw, node.slice[0])
+    if not isinstance(base, cst.Name) or bounds is None:
+        return None
+    whole = rw.env.get(base.value)
+    if not isinstance(whole, TupleValue):
+        return None
+    indices = list(range(len(whole.items)))[slice(*bounds)]
+    items = [cst.Subscript(base, [cst.SubscriptElement(cst.Index(cst.Integer(str(i))))]) for i in indices]
+    proxy: cst.BaseExpression = items[0]
+    for item in items[1:]:
+        proxy = cst.BinaryOperation(proxy, cst.Add(), item)
+    return proxy
+
+
 class _Restart(Exception):
     """Raised to materialise a variable's partial sum before the current statement."""
 
@@ -446,6 +470,9 @@ class FunctionRewriter:
 
     def _all_params(self) -> list[cst.Param]:
         p = self.fn.params
+        if self._helper:  # *args and **kwargs: the tuple and dict of what this call passes there
+            stars = [s for s in (p.star_arg, p.star_kwarg) if isinstance(s, cst.Param)]
+            return [*p.posonly_params, *p.params, *p.kwonly_params, *stars]
         for star in (p.star_arg, p.star_kwarg):
             if isinstance(star, cst.Param):
                 raise self.ctx.error(UnsupportedError, star, f"*args/**kwargs in {self.fn.name.value}()",
@@ -709,13 +736,22 @@ class FunctionRewriter:
         self._line = self.ctx.line(stmt)
         iterable = self.expr(stmt.iter)
         item = sequence_item(iterable.value)  # for block in params.blocks: each item has the item hint's layout
+        if isinstance(iterable.value, TupleValue) and iterable.value.items:  # for t in xs (a helper's *args)
+            item = iterable.value.items[0]
+            from meshify.rewrite._bodies import _text
+            from meshify.rewrite._helpers import signature_of
+
+            if any(signature_of(i) != signature_of(item) for i in iterable.value.items[1:]):
+                raise self.ctx.error(UnsupportedError, stmt.iter, "a Python loop over a tuple whose items have "
+                                     "different layouts: " + ", ".join(_text(i) for i in iterable.value.items),
+                                     "give the items the same layout before the loop, or unroll it")
         if not isinstance(iterable.value, Static) and item is None:
             raise self.ctx.error(UnsupportedError, stmt.iter, "a Python loop over an array",
                                  "loop over static values (range(n)), or use jax.lax.scan")
         if stmt.orelse is not None or stmt.asynchronous is not None:
             raise self.ctx.error(UnsupportedError, stmt, "for/else or async for",
                                  "write a plain for loop (move the else: block after it)")
-        self._bind_target(stmt.target, Static() if item is None else item)
+        self._bind_target(stmt.target, Static() if item is None else item, _items_proxy(self, stmt.iter, iterable.value))
         block = stmt.body if isinstance(stmt.body, cst.IndentedBlock) else self._indented(stmt.body)  # type: ignore[arg-type]
         fresh = rebound_first(block.body)  # assigned before read: each iteration starts them afresh
         start = {name: value for name, value in self.env.items() if name not in fresh}
