@@ -966,6 +966,10 @@ class _Builder:
                 self.module.imports.add("types")
                 act = self.pick(["jax.nn.silu", "jnp.tanh", "jax.nn.gelu", "jax.nn.relu"])
                 self.module.defs["CFG"] = f"CFG = types.SimpleNamespace(act={act}, eps=1e-5)\n"
+            # (on a whole array the call runs as written and its result's dims are not named: refused where
+            # they are needed, as for a function a static parameter holds)
+            self.trigger("a function an object of the module holds, on a whole array", f"CFG.act({a.name})",
+                         unnamed=True)
             self.emit(f"CFG.act({a.name})", a.dims, a.scale)
             return True
         if form == "table":
