@@ -824,7 +824,7 @@ class _Builder:
         stored = [n for line in inside for n in _names(line)[1]]
         later = {n for line in self.lines[j:] for n in _names(line)[0]}
         outputs = [n for n in dict.fromkeys(stored) if n in later]
-        if not outputs or any(re.fullmatch(r"(act|step)\d+", n) for n in outputs):
+        if not outputs or any(re.fullmatch(r"(act|step|ck)\d+", n) for n in outputs):
             return ""  # (a function held in a name is not returned: a helper returns arrays)
         if self.dtype != "float32" and self.flag(50):
             # (low precision) every name the run binds comes back, a tuple the caller unpacks: each item's
@@ -833,7 +833,7 @@ class _Builder:
         free = list(dict.fromkeys(free))
         name = "helper" if self.name == "f" else f"helper_{self.name}"
         decorator, static = self.module.decorator(len(free))
-        takes_function = any(re.fullmatch(r"(act|step)\d+", n) for n in free)
+        takes_function = any(re.fullmatch(r"(act|step|ck)\d+", n) for n in free)
         if takes_function:  # a held function passed in: never into jax.jit or jax.checkpoint (arrays only)
             decorator, static = "", False
         params, args = list(free), list(free)
@@ -877,8 +877,17 @@ class _Builder:
             inside.append(f"{outputs[0]} = {outputs[0]} + 0.5 * b")
             if not hinted:
                 self.trigger("a helper's array default argument", f"b={g}", "0.5 * b", unnamed=True)
+        if not static and not passes_function and len(free) >= 2 and not set(free) & set(stored) and self.flag(30):
+            params, args, inside = self.starred(free, params, args, inside)
         called = name if static or passes_function or takes_function else self.wrapped(name)  # a traced static argument would fail
-        self.lines[i:j] = [f"{', '.join(outputs)} = {called}({', '.join(args)})"]
+        call = f"{', '.join(outputs)} = {called}({', '.join(args)})"
+        if called == name and not static and not takes_function and self.flag(6):
+            # held in a name first, as model code holds a rematerialised block: ck = jax.checkpoint(block)
+            held = f"ck{i}"
+            wrapper = self.pick(["jax.checkpoint", "jax.remat", "jax.jit"])
+            self.lines[i:j] = [f"{held} = {wrapper}({name})", call.replace(f"= {name}(", f"= {held}(", 1)]
+        else:
+            self.lines[i:j] = [call]
         if decorator:
             self.trigger(f"helper under {decorator}", decorator, f"def {name}(", unnamed=True)
         lines = "".join(_indent(line, "    ") + "\n" for line in inside)
@@ -890,6 +899,25 @@ class _Builder:
             self.lines.insert(i, text)
             return ""
         return f"\n\n{text}\n"
+
+    def starred(self, free: list[str], params: list[str], args: list[str], inside: list[str]
+                ) -> tuple[list[str], list[str], list[str]]:
+        """A helper written with ``*rest`` (its later parameters read as ``rest[0]``, ...) or ``**kw``
+        (read as ``kw["x1"]``, passed by keyword), as wrappers and blocks forward their arguments."""
+        defaults = [p for p in params if "=" in p]
+        if self.flag(50):
+            names = {n: f"rest[{k}]" for k, n in enumerate(free[1:])}
+            params = [free[0], "*rest", *defaults]
+        else:
+            names = {n: f'kw["{n}"]' for n in free[1:]}
+            params = [free[0], *defaults, "**kw"]
+            args = [free[0], *(f"{n}={n}" for n in free[1:]), *args[len(free):]]
+        pattern = re.compile(r"(?<![\w.\"])(" + "|".join(map(re.escape, names)) + r")(?![\w\"])")
+        renamed = [pattern.sub(lambda m: names[m.group(1)], line) for line in inside]
+        # a trigger's fragments as the helper now spells them too (a refusal there is still the trigger's)
+        self.module.triggers[:] = [(reason, (*group, *{pattern.sub(lambda m: names[m.group(1)], f) for f in group}))
+                                   for reason, group in self.module.triggers]
+        return params, args, renamed
 
     def wrapped(self, name: str) -> str:
         """``name``, or now and then ``jax.jit(name)`` / ``jax.checkpoint(name)`` at the call site."""
