@@ -355,6 +355,9 @@ class Dtypes:
         while isinstance(root, cst.Attribute):
             root = root.value
         positional = [a.value for a in node.args if a.keyword is None and not a.star]
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Subscript) \
+                and isinstance(func.value.value, cst.Attribute) and func.value.value.attr.value == "at":
+            return self.of(func.value.value.value)  # x.at[i].set(v): x's dtype (v is cast to it)
         if isinstance(func, cst.Attribute) and not (isinstance(root, cst.Name) and root.value not in self.rw.env):
             method = func.attr.value  # x.sum(), (a + b).astype(...), self.norm(x)
             if method == "astype" and node.args:

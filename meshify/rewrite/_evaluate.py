@@ -491,6 +491,8 @@ def _literal_int(rw, element: cst.SubscriptElement) -> int | None:
 
 def _call(rw, node: cst.Call):
     func = node.func
+    if _is_at_update(rw, func):  # x.at[:, 0].set(v), mask.at[i].add(1)
+        return _at_update(rw, node)
     local = local_def(rw, func.value) if isinstance(func, cst.Name) else None
     if local is not None and isinstance(func, cst.Name):  # a def nested in the function: rewritten for it (_nested)
         call = _evaluate_args(rw, node, func.value, None, helper=True)  # it may be passed functions too
@@ -635,6 +637,106 @@ def _held_elementwise(rw, node: cst.Call, func: cst.BaseExpression, checked: boo
         rw.globals_read.add(rw.ctx.code(func))
     check = cst.Call(cst.Attribute(cst.Name(rw.ctx.mr), cst.Name("elementwise")), [cst.Arg(held.node)])
     return Operand(value, node, new.with_changes(func=check))
+
+
+#: ``x.at[...].op(...)`` updates meshify models (``get`` reads; ``apply`` runs a function of the user's).
+_AT_OPS = frozenset({"set", "add", "multiply", "mul", "divide", "min", "max", "power", "get"})
+
+
+def _is_at_update(rw, func: cst.BaseExpression) -> bool:
+    return isinstance(func, cst.Attribute) and func.attr.value in _AT_OPS and isinstance(func.value, cst.Subscript) \
+        and isinstance(func.value.value, cst.Attribute) and func.value.value.attr.value == "at" \
+        and not (isinstance(func.value.value.value, cst.Name | cst.Attribute) and _is_module_path(rw, func.value.value.value))
+
+
+def _at_update(rw, node: cst.Call) -> Operand:
+    """``x.at[idx].set(v)`` (``add``, ``multiply``, ``divide``, ``min``, ``max``, ``power``; ``get``): on a
+    named array, an update of the elements its basic index picks (ints, slices, ``...`` on unsplit
+    dims): each device updates its own block, the value converted to the picked region's layout first
+    (a partial sum completed first: an update is not linear); the result has ``x``'s layout.  On a
+    whole array of unknown dims the call runs as written, with whole values only.  ``get`` is
+    ``x[idx]``."""
+    func = node.func
+    assert isinstance(func, cst.Attribute) and isinstance(func.value, cst.Subscript)
+    sub = func.value
+    at = sub.value
+    assert isinstance(at, cst.Attribute)
+    op = func.attr.value
+    base = rw.expr(at.value)
+    read = cst.Subscript(at.value, sub.slice)
+    rw.ctx.anchors[read] = sub
+    if op == "get":
+        if node.args:
+            raise rw.error(UnsupportedError, node, f"{rw.ctx.code(func)}() with arguments",
+                           "index as x[idx] (modes: jnp.take(x, ids, axis, mode=...))")
+        found = rw.expr(read) if not isinstance(base.value, Array) else index_array(rw, read, base)
+        new_base = found.node.value if isinstance(found.node, cst.Subscript) else base.node
+        return Operand(found.value, node, node.with_changes(func=func.with_changes(value=sub.with_changes(
+            value=at.with_changes(value=new_base)))))
+    values = [a for a in node.args if a.keyword is None]
+    if len(values) != 1 or any(a.star for a in node.args):
+        raise rw.error(UnsupportedError, node, f"{rw.ctx.code(func)}() with {len(values)} values",
+                       f"pass one value: x.at[idx].{op}(v)")
+    keywords = {a.keyword.value: rw.expr(a.value) for a in node.args if a.keyword is not None}
+    for name, operand in keywords.items():
+        if not isinstance(operand.value, Static):
+            raise rw.error(UnsupportedError, node, f"{rw.ctx.code(func)}({name}=...) with an array",
+                           "pass Python values for mode=, indices_are_sorted=, unique_indices=")
+    update = rw.expr(values[0].value)
+    if not isinstance(base.value, Array):
+        if isinstance(update.value, Array) and (update.value.layout.is_split or update.value.layout.partial):
+            raise rw.error(UnsupportedError, values[0].value,
+                           f"{rw.ctx.code(func)}({rw.ctx.code(values[0].value)}) puts an array of layout "
+                           f"{update.value.layout.describe()} into {rw.ctx.code(at.value)!r}, whose dims meshify "
+                           "cannot infer", f"name its dims where it is made: {rw.ctx.code(at.value)}: Tensor[...] = ...")
+        for element in sub.slice:  # the indices are read whole
+            if isinstance(element.slice, cst.Index):
+                index = rw.expr(element.slice.value).value
+                if isinstance(index, Array) and (index.layout.is_split or index.layout.partial):
+                    raise rw.error(UnsupportedError, element, f"index {rw.ctx.code(element.slice.value)!r} of "
+                                   f"layout {index.layout.describe()} into an array whose dims meshify cannot infer",
+                                   "name the array's dims where it is made")
+        new = node.with_changes(func=func.with_changes(value=sub.with_changes(value=at.with_changes(value=base.node))),
+                                args=[a.with_changes(value=update.node) if a is values[0] else a for a in node.args])
+        return Operand(base.value, node, new)
+    layout = base.value.layout
+    ctx = rw.rule_context(_subscript_operands(rw, read))
+    for element in sub.slice:
+        if isinstance(element.slice, cst.Index) and not is_none(ctx, element) \
+                and not isinstance(element.slice.value, cst.Ellipsis) \
+                and not isinstance(ctx.operand(element.slice.value).value, Static):
+            raise rw.error(UnsupportedError, element, f"{rw.ctx.code(func)}() with the array index "
+                           f"{rw.ctx.code(element.slice.value)!r} (a scatter)",
+                           "index with ints and slices, or scatter with jnp functions on whole arrays")
+        if isinstance(element.slice, cst.Index) and is_none(ctx, element):
+            raise rw.error(UnsupportedError, element, f"{rw.ctx.code(func)}() with None in its index",
+                           "index the array's own dims only")
+    region = basic_index(ctx, read, base)
+    assert isinstance(region, Array)
+    target = base
+    if layout.partial:  # an update of a partial sum: each device would update its own part
+        target = Operand(Array(layout.with_partial(())), base.original,
+                         rw.convert(base, layout.with_partial(()), f"{rw.ctx.code(func)}() (an update needs it whole)"))
+    value = update
+    if isinstance(update.value, Array):
+        u = update.value.layout
+        if u.rank > region.layout.rank or u.dims != region.layout.dims[region.layout.rank - u.rank:]:
+            raise rw.error(LayoutError, values[0].value,
+                           f"{rw.ctx.code(values[0].value)!r} has dims {list(u.dims)} but "
+                           f"{rw.ctx.code(read)!r} picks {list(region.layout.dims)}",
+                           "give the value the picked elements' dims (or the trailing ones of them)")
+        offset = region.layout.rank - u.rank
+        wanted = Layout(u.dims, region.layout.axes[offset:])
+        value = Operand(Array(wanted), update.original, rw.convert(update, wanted, f"the value {op} puts into "
+                                                                    f"{rw.ctx.code(at.value)!r}"))
+    elif isinstance(update.value, Opaque) and region.layout.is_split:
+        raise rw.error(UnsupportedError, values[0].value,
+                       f"{rw.ctx.code(values[0].value)!r} is an array whose dims meshify cannot infer, put into "
+                       f"elements of layout {region.layout.describe()}",
+                       f"name its dims where it is made: v: Tensor[...] = {rw.ctx.code(values[0].value)}")
+    new = node.with_changes(func=func.with_changes(value=sub.with_changes(value=at.with_changes(value=target.node))),
+                            args=[a.with_changes(value=value.node) if a is values[0] else a for a in node.args])
+    return Operand(Array(layout.with_partial(()), base.value.origin), node, new)
 
 
 def _is_getattr_of_module(rw, func: cst.BaseExpression) -> bool:

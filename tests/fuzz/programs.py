@@ -1013,6 +1013,11 @@ class _Builder:
         """``jax.nn.dot_product_attention(a, a, a)``: ``a`` read as [batch,] seq, heads, head_dim; refused
         where its sequence (-3) or head dim (-1) is split."""
         causal = ", is_causal=True" if self.flag(40) else ""
+        if not causal and self.flag(35):  # a boolean mask, as models pass one: causal, or padding by a key row
+            n = f"{a.name}.shape[-3]"
+            causal = self.pick([f", mask=jnp.tril(jnp.ones(({n}, {n}), dtype=bool))",
+                                f", mask=jnp.arange({n})[None, :] <= jnp.arange({n})[:, None]",
+                                f", mask=jnp.ones(({n}, {n}), dtype=bool).at[:, -1].set(False)"])
         expr = f"jax.nn.dot_product_attention({a.name}, {a.name}, {a.name}{causal})"
         # (always a trigger: a twin of the function on another mesh may split what this one keeps whole)
         self.trigger("dot_product_attention over a split sequence or head dim", expr, "sequence dim", "head dim")
