@@ -367,6 +367,7 @@ def walk_local(rw, local: LocalDef, bound: dict[str, Value], site: cst.CSTNode,
     rw.carried_records(sub.records, local.name, None)  # it reads the enclosing scope too: never merged
     rw.uses.extend(sub.uses)
     rw.static_reads |= sub.static_reads
+    rw.globals_read |= sub.globals_read  # (a module constant it reads keys the enclosing program)
     rw.pinned_reads.update(sub.pinned_reads)
     rw.index_names |= {n for n in sub.index_names if n in free}
     rw.key_names |= {n for n in sub.key_names if n in free}
