@@ -186,7 +186,8 @@ def _items_proxy(rw, node: cst.BaseExpression, value: Value) -> cst.BaseExpressi
 
     if not isinstance(value, TupleValue) or not value.items:
         return None
-    base, bounds = node, (None, None, None)
+    base: cst.BaseExpression = node
+    bounds: tuple[int | None, int | None, int | None] | None = (None, None, None)
     if isinstance(node, cst.Subscript) and len(node.slice) == 1:
         base, bounds = node.value, _literal_slice(rw, node.slice[0])
     if not isinstance(base, cst.Name) or bounds is None:
