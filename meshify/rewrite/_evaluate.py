@@ -700,18 +700,27 @@ def _at_update(rw, node: cst.Call) -> Operand:
                                 args=[a.with_changes(value=update.node) if a is values[0] else a for a in node.args])
         return Operand(base.value, node, new)
     layout = base.value.layout
-    ctx = rw.rule_context(_subscript_operands(rw, read))
+    operands = _subscript_operands(rw, read)
+    ctx = rw.rule_context(operands)
+    elements = []  # for the layout: a traced scalar index (cache.at[:, pos]) picks like an int
     for element in sub.slice:
-        if isinstance(element.slice, cst.Index) and not is_none(ctx, element) \
-                and not isinstance(element.slice.value, cst.Ellipsis) \
-                and not isinstance(ctx.operand(element.slice.value).value, Static):
-            raise rw.error(UnsupportedError, element, f"{rw.ctx.code(func)}() with the array index "
-                           f"{rw.ctx.code(element.slice.value)!r} (a scatter)",
-                           "index with ints and slices, or scatter with jnp functions on whole arrays")
+        index = ctx.operand(element.slice.value).value if isinstance(element.slice, cst.Index) \
+            and not isinstance(element.slice.value, cst.Ellipsis) and not is_none(ctx, element) else None
         if isinstance(element.slice, cst.Index) and is_none(ctx, element):
             raise rw.error(UnsupportedError, element, f"{rw.ctx.code(func)}() with None in its index",
                            "index the array's own dims only")
-    region = basic_index(ctx, read, base)
+        if index is not None and not isinstance(index, Static):
+            scalar = isinstance(index, Array) and index.layout.rank == 0 and not index.layout.partial \
+                or isinstance(index, Opaque) and index.shape == ()
+            if not scalar:
+                raise rw.error(UnsupportedError, element, f"{rw.ctx.code(func)}() with the array index "
+                               f"{rw.ctx.code(element.slice.value)!r} (a scatter)",
+                               "index with ints, slices and scalars, or scatter with jnp functions on whole arrays")
+            element = element.with_changes(slice=cst.Index(cst.Integer("0")))
+        elements.append(element)
+    picked = read.with_changes(slice=elements)
+    rw.ctx.anchors[picked] = sub
+    region = basic_index(rw.rule_context({**operands, **_subscript_operands(rw, picked)}), picked, base)
     assert isinstance(region, Array)
     target = base
     if layout.partial:  # an update of a partial sum: each device would update its own part
