@@ -52,6 +52,9 @@ def run_walks(rw, call: Call, lowering: Lowering) -> tuple[Value, cst.Call]:
     nodes = rw.carry_out(lowering)
     if isinstance(walks, Loop):
         value, walked = _loop(rw, call, walks)
+        # JAX keeps a carry's dtype through the loop: the carry that comes out has the init's
+        if walks.stacked is None and isinstance(value, Array) and call.node not in rw.dtypes.calls:
+            rw.dtypes.calls[call.node] = rw.dtypes.of(walks.init.original)
     else:
         assert isinstance(walks, Branches), walks
         value, walked = _branches(rw, call, walks, completed)

@@ -111,6 +111,11 @@ SIGNATURES: dict[str, str] = {
     "jax.numpy.astype": "x, dtype, /, *, copy=False, device=None",
     "jax.numpy.asarray": "a, dtype=None, order=None, *, copy=None, device=None, out_sharding=None",
     "jax.numpy.array": "object, dtype=None, *args, copy=True, order='K', ndmin=0, device=None, out_sharding=None",
+    # -- dynamic slices (rules/dynamic.py) -----------------------------------------------------------
+    "jax.lax.dynamic_update_slice": "operand, update, start_indices, *, allow_negative_indices=True",
+    "jax.lax.dynamic_update_slice_in_dim": "operand, update, start_index, axis, *, allow_negative_indices=True",
+    "jax.lax.dynamic_slice_in_dim": "operand, start_index, slice_size, axis=0, *, allow_negative_indices=True",
+    "jax.lax.dynamic_index_in_dim": "operand, index, axis=0, keepdims=True, *, allow_negative_indices=True",
     # -- reductions and the softmax family ---------------------------------------------------------
     "jax.numpy.sum": "a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None, "
                      "promote_integers=True",

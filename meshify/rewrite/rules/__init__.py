@@ -10,8 +10,9 @@ from meshify.rewrite.rules import constructors, contractions, control, elementwi
 from meshify.rewrite.rules import statistics
 from meshify.rewrite.rules import convolution
 from meshify.rewrite.rules import spatial
+from meshify.rewrite.rules import dynamic
 from meshify.rewrite.rules._api import BODY_OPS, METHODS, MODELS, REGISTRY, REQUIRED, Call, closed_world, op
 
 __all__ = ["BODY_OPS", "METHODS", "MODELS", "REGISTRY", "REQUIRED", "Call", "closed_world", "op",
            "constructors", "contractions", "control", "elementwise", "lookups", "reductions", "shapes", "statistics"]
-__all__ += ["convolution", "spatial"]
+__all__ += ["convolution", "dynamic", "spatial"]

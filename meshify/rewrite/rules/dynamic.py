@@ -1,0 +1,130 @@
+"""Rules for ``jax.lax``'s dynamic slices: a cache written at a traced position
+(``dynamic_update_slice``, ``dynamic_update_slice_in_dim``) and read back (``dynamic_slice_in_dim``,
+``dynamic_index_in_dim``).
+
+Each device runs the call on its own block: the position must fall in an unsplit dim (a split dim
+is written or read whole, from 0), and the update is converted to the operand's splits first.  An
+update of a partial sum completes it first (writing into each device's part would repeat the
+update in the sum); a read keeps it (a slice is linear).
+"""
+
+from __future__ import annotations
+
+from meshify.annotate._types import BROADCAST, Layout
+from meshify.errors import LayoutError, UnsupportedError
+from meshify.rewrite._values import Array, Opaque, Operand, Static, array
+from meshify.rewrite.rules._api import Call, Convert, Lowering, RuleContext, keep, literal_items, op, unknown_call
+
+__all__: list[str] = []
+
+
+def _axis(ctx: RuleContext, call: Call, operand: Operand | None, rank: int) -> int:
+    value = operand.value if operand is not None else Static.of(0)
+    if not (isinstance(value, Static) and value.known and type(value.literal) is int and -rank <= value.literal < rank):
+        raise ctx.error(UnsupportedError, call.node, f"{call.short} needs a literal int axis below {rank}",
+                        "write the axis as an int literal so that meshify knows which dim it moves along")
+    return value.literal % rank
+
+
+def _unsplit_at(ctx: RuleContext, call: Call, x: Operand, axis: int) -> None:
+    layout = array(x).layout
+    if layout.axes[axis]:
+        raise ctx.error(UnsupportedError, call.node,
+                        f"{call.short} along split dim {layout.dims[axis]!r} of {ctx.code(x.original)!r} "
+                        f"(layout {layout.describe()})",
+                        f"map {layout.dims[axis]!r} to no mesh axis, or move along an unsplit dim")
+
+
+def _update(ctx: RuleContext, call: Call, x: Operand, update: Operand | None, free: set[int]) -> Lowering:
+    """The operand (completed if partial) updated by ``update`` converted to its splits; ``free``: the
+    positions the call may write at any offset (the others it writes whole)."""
+    layout = array(x).layout
+    converts = []
+    if layout.partial:
+        converts.append(Convert(x, layout.with_partial(()), f"{call.short} (an update needs it whole)"))
+    if update is None or isinstance(update.value, Static):
+        return Lowering(Array(layout.with_partial(()), array(x).origin), converts=tuple(converts))
+    if isinstance(update.value, Opaque):
+        if layout.is_split:
+            raise ctx.error(UnsupportedError, update.original, f"{ctx.code(update.original)!r} is an array whose dims "
+                            f"meshify cannot infer, written into {ctx.code(x.original)!r} of layout "
+                            f"{layout.describe()}", f"name its dims where it is made: u: Tensor[...] = "
+                            f"{ctx.code(update.original)}")
+        return Lowering(Array(layout.with_partial(()), array(x).origin), converts=tuple(converts))
+    u = array(update).layout
+    if u.rank != layout.rank:
+        raise ctx.error(LayoutError, update.original, f"{call.short}'s update {ctx.code(update.original)!r} has "
+                        f"{u.rank} dims, the operand {layout.rank}", "give the update the operand's rank (JAX's rule)")
+    for i, (dim, axes) in enumerate(zip(layout.dims, layout.axes)):
+        if axes and (i in free or u.dims[i] != dim):
+            raise ctx.error(UnsupportedError, call.node,
+                            f"{call.short} writes part of split dim {dim!r} of {ctx.code(x.original)!r} "
+                            f"(layout {layout.describe()}): the update's dim there is {u.dims[i]!r}",
+                            f"write whole split dims (start 0, the update's dim named {dim!r}), or map {dim!r} "
+                            "to no mesh axis")
+    target = Layout(u.dims, tuple(a if not free or i not in free else () for i, a in enumerate(layout.axes)))
+    converts.append(Convert(update, target, f"the update {call.short} writes"))
+    return Lowering(Array(layout.with_partial(()), array(x).origin), converts=tuple(converts))
+
+
+@op("jax.lax.dynamic_update_slice", reads=("operand", "update", "start_indices"))
+def _dynamic_update_slice(ctx: RuleContext, call: Call):
+    """``dynamic_update_slice(cache, new, (0, pos, 0, 0))``: split dims written whole (start 0)."""
+    x, update = call.arg(0, "operand"), call.arg(1, "update")
+    if not isinstance(x.value, Array):
+        return unknown_call(ctx, call)
+    layout = array(x).layout
+    starts = literal_items(call.arg(2, "start_indices"))
+    if starts is None or len(starts) != layout.rank:
+        if layout.is_split:
+            raise ctx.error(UnsupportedError, call.node, f"{call.short}'s start indices are not a literal tuple of "
+                            f"{layout.rank} entries", "write them out: (0, pos, 0)")
+        return _update(ctx, call, x, update, set(range(layout.rank)))
+    free = {i for i, s in enumerate(starts) if not (isinstance(s.value, Static) and s.value.literal == 0)}
+    return _update(ctx, call, x, update, free)
+
+
+@op("jax.lax.dynamic_update_slice_in_dim", reads=("operand", "update", "start_index", "axis"))
+def _dynamic_update_slice_in_dim(ctx: RuleContext, call: Call):
+    """``dynamic_update_slice_in_dim(cache, new, pos, axis=1)``: along an unsplit dim."""
+    x, update = call.arg(0, "operand"), call.arg(1, "update")
+    if not isinstance(x.value, Array):
+        return unknown_call(ctx, call)
+    axis = _axis(ctx, call, call.arg(3, "axis"), array(x).layout.rank)
+    _unsplit_at(ctx, call, x, axis)
+    return _update(ctx, call, x, update, {axis})
+
+
+@op("jax.lax.dynamic_slice_in_dim", reads=("operand", "start_index", "slice_size", "axis"))
+def _dynamic_slice_in_dim(ctx: RuleContext, call: Call):
+    """``dynamic_slice_in_dim(cache, pos, n, axis=1)``: a read along an unsplit dim, splits and partial
+    sums kept (the read dim keeps its name: its size is the slice's)."""
+    x = call.arg(0, "operand")
+    if not isinstance(x.value, Array):
+        return unknown_call(ctx, call)
+    axis = _axis(ctx, call, call.arg(3, "axis"), array(x).layout.rank)
+    _unsplit_at(ctx, call, x, axis)
+    return keep(x.value)
+
+
+@op("jax.lax.dynamic_index_in_dim", reads=("operand", "index", "axis", "keepdims"))
+def _dynamic_index_in_dim(ctx: RuleContext, call: Call):
+    """``dynamic_index_in_dim(cache, pos, axis=1, keepdims=False)``: one position of an unsplit dim."""
+    x = call.arg(0, "operand")
+    if not isinstance(x.value, Array):
+        return unknown_call(ctx, call)
+    layout = array(x).layout
+    axis = _axis(ctx, call, call.arg(2, "axis"), layout.rank)
+    _unsplit_at(ctx, call, x, axis)
+    keepdims = call.arg(3, "keepdims")
+    keep_dim = True if keepdims is None else keepdims.value.literal if isinstance(keepdims.value, Static) \
+        and keepdims.value.known else None
+    if keep_dim is None:
+        raise ctx.error(UnsupportedError, call.node, f"{call.short} with a keepdims meshify cannot read",
+                        "write keepdims=True or keepdims=False")
+    dims, axes = list(layout.dims), list(layout.axes)
+    if keep_dim:
+        dims[axis] = BROADCAST
+    else:
+        del dims[axis], axes[axis]
+    return keep(Array(Layout(tuple(dims), tuple(axes), layout.partial), array(x).origin))
