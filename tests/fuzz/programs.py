@@ -751,7 +751,8 @@ class _Builder:
                     continue
             op = self.weighted([("unary", 14), ("binary", 18), ("einsum", 18), ("matmul", 9), ("reduce", 12),
                                 ("softmax", 8), ("shape", 11), ("lookup", 8), ("loop", 6), ("literal", 5),
-                                ("listy", 4), ("call", 5), ("const", 4), ("spatial", 60 if self.spatial else 0)])
+                                ("listy", 4), ("call", 5), ("const", 4), ("update", 4),
+                                ("spatial", 60 if self.spatial else 0)])
             if not getattr(self, f"op_{op}")(a):
                 self.op_unary(a)
         return self.finish()
@@ -1007,6 +1008,37 @@ class _Builder:
             return True
         key = self.module.const(repr(self.pick(["gelu", "silu", "tanh", "relu", "sigmoid", "softplus"])))
         self.emit(f"getattr(jax.nn, {key})({a.name})", a.dims, a.scale)
+        return True
+
+    def op_update(self, a: _Value) -> bool:
+        """An update of some elements along one dim, as model code writes them: ``a.at[..., 1].set(0.5)``,
+        ``.at[:, 1:].multiply(0.5)``, ``.add``, ``.min``/``.max``; a traced position (``jnp.argmax(...)``-free:
+        ``jnp.int32(1)``); ``jax.lax.dynamic_update_slice_in_dim`` of a slice read back by
+        ``dynamic_slice_in_dim``.  Refused where that dim is split (a trigger)."""
+        if not a.dims or None in a.dims or any(self.sizes[d] < 2 for d in a.dims):  # type: ignore[index]
+            return False
+        k = self.ch.integer(0, len(a.dims) - 1)
+        lead = ":, " * k
+        form = self.weighted([("set", 3), ("multiply", 2), ("add", 2), ("clip", 2), ("traced", 2), ("dynamic", 3)])
+        if form == "set":
+            expr = f"{a.name}.at[{lead}1].set({self.pick(['0.5', '-1.0', '0.0'])})"
+        elif form == "multiply":
+            expr = f"{a.name}.at[{lead}1:].multiply(0.5)"
+        elif form == "add":
+            expr = f"{a.name}.at[{lead}0].add(1.0)"
+        elif form == "clip":
+            expr = f"{a.name}.at[{lead}1].min(0.5).at[{lead}0].max(-0.5)"
+        elif form == "traced":
+            expr = f"{a.name}.at[{lead}jnp.int32(1)].set({a.name}.at[{lead}0].get())"
+            if len(a.dims) == 1:
+                expr = f"{a.name}.at[jnp.int32(1)].set(0.25)"
+        else:
+            piece = f"jax.lax.dynamic_slice_in_dim({a.name}, 0, 1, axis={k})"
+            expr = f"jax.lax.dynamic_update_slice_in_dim({a.name}, {piece} * 0.5, jnp.int32(1), axis={k})"
+        if self.axes_of(a.dims[k]):  # along a split dim: refused
+            self.trigger("an update along a split dim", expr, "split dim")
+        scale = a.scale + (1.0 if form == "add" else 0.0)
+        self.emit(expr, a.dims, max(scale, 1.0) if form in ("set", "traced") else scale)
         return True
 
     def attention(self, a: _Value) -> bool:
