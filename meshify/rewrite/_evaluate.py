@@ -13,7 +13,7 @@ from meshify._unary import UNARY
 from meshify.annotate._types import Layout
 from meshify.errors import LayoutError, MeshifyError, UnsupportedError
 from meshify.rewrite._containers import TREE_MAP, sequence_index, sequence_item, sequence_len, tree_map
-from meshify.rewrite._helpers import call_helper, imported_helper
+from meshify.rewrite._helpers import call_helper, function_ref, imported_helper
 from meshify.rewrite._nested import call_local, local_def, refuse_value
 from meshify.rewrite._templates import call_template, int_node
 from meshify.rewrite._transforms import TRANSFORMS, transformed_call
@@ -545,6 +545,8 @@ def _call(rw, node: cst.Call):
         receiver = rw.expr(func.value)
         if isinstance(receiver.value, Static) and func.attr.value == "astype":
             return _static_cast(rw, node, receiver)
+        if isinstance(receiver.value, StructValue) and receiver.value.kind == "dict" and func.attr.value == "get":
+            return _dict_get(rw, node, receiver)
         if isinstance(receiver.value, Array | Opaque):
             method = func.attr.value
             if method in METHODS and isinstance(receiver.value, Array):
@@ -746,6 +748,31 @@ def _at_update(rw, node: cst.Call) -> Operand:
     new = node.with_changes(func=func.with_changes(value=sub.with_changes(value=at.with_changes(value=target.node))),
                             args=[a.with_changes(value=value.node) if a is values[0] else a for a in node.args])
     return Operand(Array(layout.with_partial(()), base.value.origin), node, new)
+
+
+def _dict_get(rw, node: cst.Call, receiver: Operand) -> Operand:
+    """``kwargs.get("act", jax.nn.gelu)`` on a dict meshify holds key by key (a helper's ``**kwargs``, a
+    dict parameter): the value under that key, else the default (a function it names is that function)."""
+    struct = receiver.value
+    assert isinstance(struct, StructValue)
+    args = [a for a in node.args if a.keyword is None and not a.star]
+    key = rw.expr(args[0].value).value if args and len(node.args) == len(args) <= 2 else None
+    if not (isinstance(key, Static) and key.known and isinstance(key.literal, str)):
+        raise rw.error(UnsupportedError, node, f"{rw.ctx.code(node.func)}() with a key meshify cannot read",
+                       f"read it by a literal key: {rw.ctx.code(node.func.value)}.get(\"name\", default)")  # type: ignore[attr-defined]
+    value = struct.field(key.literal)
+    new_args = list(node.args)
+    if value is None:
+        if len(args) < 2:
+            value = Static.of(None)
+        else:
+            default = rw.expr(args[1].value)
+            shadowed = set(rw.env) | set(rw.free) | set(rw.ctx.enclosing_names(rw.fn))
+            ref = function_ref(rw.ctx, args[1].value, shadowed) \
+                if isinstance(default.value, Static | Opaque) and not getattr(default.value, "known", False) else None
+            value = Static.of(ref) if ref is not None and not ref.helper else default.value
+            new_args[1] = node.args[1].with_changes(value=default.node)
+    return Operand(value, node, node.with_changes(func=node.func.with_changes(value=receiver.node), args=new_args))
 
 
 def _is_getattr_of_module(rw, func: cst.BaseExpression) -> bool:

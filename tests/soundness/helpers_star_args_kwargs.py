@@ -1,7 +1,7 @@
 """Helpers taking ``*args`` and ``**kwargs``, as model code writes them: keyword arguments passed on
 (``block(h, w1, w2, act=jax.nn.gelu, bias=b)`` forwarding ``**kw`` to ``dense``), an array among them
 (a split bias), ``*xs`` summed in a Python loop over ``xs[1:]`` and counted with ``len(xs)``, a star
-parameter left empty.  Each call is specialised for what it passes; the calls inside spell the
+parameter left empty, ``kwargs.get("act", jax.nn.gelu)``.  Each call is specialised for what it passes; the calls inside spell the
 items out (``dense(h, w, act=kw["act"])``).  Before, "calling block(), which takes *args/**kwargs"."""
 import jax
 import jax.numpy as jnp
@@ -34,12 +34,18 @@ def scaled(x, *rest, scale=2.0):
     return x * scale
 
 
+def dense_get(h, w, **kwargs):
+    act = kwargs.get("act", jax.nn.gelu)
+    return act(h @ w) * kwargs.get("scale", 1.0)
+
+
 @mesh(data=2, model=4, rules={"batch": "data", "d_ff": "model"})
 def f(x: Tensor["batch", "d"], w1: Tensor["d", "d_ff"], w2: Tensor["d_ff", "d"], b: Tensor["d_ff"]):
     h = block(x, w1, w2, act=jax.nn.gelu, bias=b)
     h = block(h, w1, w2)
     h = mean_of(h, x, jnp.tanh(x))
-    return jnp.mean(scaled(h) ** 2) + jnp.mean(scaled(x, h, scale=0.5))
+    g = dense_get(h, w1) + dense_get(h, w1, act=jnp.tanh, scale=0.5)
+    return jnp.mean(scaled(h) ** 2) + jnp.mean(scaled(x, h, scale=0.5)) + jnp.mean(g ** 2)
 
 
 def inputs():
