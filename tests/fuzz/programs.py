@@ -910,7 +910,8 @@ class _Builder:
             names = {n: f"rest[{k}]" for k, n in enumerate(free[1:])}
             params = [free[0], "*rest", *defaults]
         else:
-            names = {n: f'kw["{n}"]' for n in free[1:]}
+            read = self.pick(['kw["{}"]', 'kw["{}"]', 'kw.get("{}")'])
+            names = {n: read.format(n) for n in free[1:]}
             params = [free[0], *defaults, "**kw"]
             args = [free[0], *(f"{n}={n}" for n in free[1:]), *args[len(free):]]
         pattern = re.compile(r"(?<![\w.\"])(" + "|".join(map(re.escape, names)) + r")(?![\w\"])")
