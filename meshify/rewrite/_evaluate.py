@@ -14,6 +14,7 @@ from meshify.annotate._types import Layout
 from meshify.errors import LayoutError, MeshifyError, UnsupportedError
 from meshify.rewrite._containers import TREE_MAP, sequence_index, sequence_item, sequence_len, tree_map
 from meshify.rewrite._helpers import call_helper, function_ref, imported_helper
+from meshify.rewrite._names import dotted_name
 from meshify.rewrite._nested import call_local, local_def, refuse_value
 from meshify.rewrite._templates import call_template, int_node
 from meshify.rewrite._transforms import TRANSFORMS, transformed_call
@@ -518,6 +519,9 @@ def _call(rw, node: cst.Call):
         names = {f"builtins.{func.value}"}  # Python's own sum(), not a module's (or a local's) of that name
     if names & TREE_MAP:  # jax.tree.map(lambda *xs: jnp.stack(xs), *params.blocks) (_containers)
         return tree_map(rw, node)
+    optax_loss = next((n for n in sorted(names) if n in _OPTAX_LOSSES), None)
+    if optax_loss is not None:  # optax.softmax_cross_entropy_with_integer_labels(logits, labels): its definition
+        return _optax_loss(rw, node, optax_loss)
     length = sequence_len(rw, node) if isinstance(func, cst.Name) and func.value == "len" \
         and "len" not in rw.env else None
     if length is not None:
@@ -748,6 +752,68 @@ def _at_update(rw, node: cst.Call) -> Operand:
     new = node.with_changes(func=func.with_changes(value=sub.with_changes(value=at.with_changes(value=target.node))),
                             args=[a.with_changes(value=value.node) if a is values[0] else a for a in node.args])
     return Operand(Array(layout.with_partial(()), base.value.origin), node, new)
+
+
+#: optax losses meshify runs as optax defines them (over split dims too): name -> parameters, definition.
+_OPTAX_LOSSES = {
+    "optax.softmax_cross_entropy_with_integer_labels": (
+        ("logits", "labels", "axis"),
+        "({jax}.nn.logsumexp({logits}, axis={axis}) - {jnp}.squeeze({jnp}.take_along_axis({logits}, "
+        "{jnp}.expand_dims({labels}, {axis}), axis={axis}), axis={axis}))"),
+    "optax.softmax_cross_entropy": (
+        ("logits", "labels", "axis"),
+        "(-{jnp}.sum({labels} * {jax}.nn.log_softmax({logits}, axis={axis}), axis={axis}))"),
+}
+for _name in list(_OPTAX_LOSSES):
+    _OPTAX_LOSSES[_name.replace("optax.", "optax.losses.")] = _OPTAX_LOSSES[_name]
+
+
+def _optax_loss(rw, node: cst.Call, name: str) -> Operand:
+    """``optax.softmax_cross_entropy_with_integer_labels(logits, labels)`` (``softmax_cross_entropy``):
+    evaluated as optax defines it (``logsumexp(logits) - take_along_axis(logits, labels)``, each with its
+    rule: over a split vocab a masked local lookup and psums), written out in the rewritten code."""
+    params, template = _OPTAX_LOSSES[name]
+    short = name.rsplit(".", 1)[-1]
+    bound: dict[str, cst.BaseExpression] = {}
+    for i, arg in enumerate(node.args):
+        key = arg.keyword.value if arg.keyword is not None else params[i] if i < len(params) and not arg.star else None
+        if key not in params:
+            raise rw.error(UnsupportedError, arg, f"optax.{short}() with {rw.ctx.code(arg)!r}",
+                           "pass logits, labels and an int axis (where= is not modelled)")
+        bound[key] = arg.value
+    if "logits" not in bound or "labels" not in bound:
+        raise rw.error(UnsupportedError, node, f"optax.{short}() without logits and labels", "pass both")
+    for key in ("logits", "labels"):
+        if dotted_name(bound[key]) is None:  # read twice by the definition: a name reads nothing again
+            raise rw.error(UnsupportedError, bound[key], f"optax.{short}() of the expression "
+                           f"{rw.ctx.code(bound[key])!r}", f"bind it to a name first: {key} = {rw.ctx.code(bound[key])}")
+    axis = rw.expr(bound["axis"]).value if "axis" in bound else Static.of(-1)
+    if not (isinstance(axis, Static) and axis.known and type(axis.literal) is int):
+        raise rw.error(UnsupportedError, node, f"optax.{short}() with an axis that is not an int literal",
+                       "pass one int axis (a tuple of axes is not modelled)")
+    spelled = {q: next((alias for alias, full in rw.ctx.imports.imports.items() if full == q), None)
+               for q in ("jax", "jax.numpy")}
+    if None in spelled.values():
+        raise rw.error(UnsupportedError, node, f"optax.{short}() in a module that does not import jax and "
+                       "jax.numpy (meshify writes optax's definition with them)",
+                       "add import jax and import jax.numpy as jnp")
+    code = template.format(jax=spelled["jax"], jnp=spelled["jax.numpy"], logits=rw.ctx.code(bound["logits"]),
+                           labels=rw.ctx.code(bound["labels"]), axis=axis.literal)
+    definition = cst.parse_expression(code)
+    _anchor_all(rw, definition, node)
+    found = rw.expr(definition)
+    rw.dtypes.calls[node] = rw.dtypes.of(definition)
+    return Operand(found.value, node, found.node)
+
+
+def _anchor_all(rw, tree: cst.CSTNode, anchor: cst.CSTNode) -> None:
+    """Every node of a written-out definition reports errors at ``anchor`` (the user's call)."""
+    class _Anchors(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            rw.ctx.anchors[node] = anchor
+            return True
+
+    tree.visit(_Anchors())
 
 
 def _dict_get(rw, node: cst.Call, receiver: Operand) -> Operand:
