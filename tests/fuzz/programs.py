@@ -1626,10 +1626,19 @@ class _Builder:
     def op_lookup(self, a: _Value) -> bool:
         if not a.dims or None in a.dims or not self.disjoint(a.dims):
             return False
-        kind = self.weighted([("index", 4), ("take", 3), ("along", 4), ("one_hot", 2)])
+        kind = self.weighted([("index", 4), ("take", 3), ("along", 4), ("one_hot", 2), ("optax", 2)])
         if kind == "one_hot":
             return self.lookup_one_hot(a)
         rank = len(a.dims)
+        if kind == "optax":  # a loss over the last dim, as training code calls optax inside the loss
+            if rank < 2 or not self.disjoint(a.dims[:-1]):
+                return False
+            low, high = self.id_range(self.sizes[a.dims[-1]])  # type: ignore[index]
+            ids = self.ids(a.dims[:-1], high, low)  # type: ignore[arg-type]
+            self.module.imports.add("optax")
+            expr = f"optax.softmax_cross_entropy_with_integer_labels({a.name}, {ids})"
+            self.emit(expr, a.dims[:-1], a.scale + math.log(self.sizes[a.dims[-1]]) + 1)  # type: ignore[index]
+            return True
         k = 0 if kind == "index" else self.ch.integer(0, rank - 1)
         high = self.sizes[a.dims[k]]  # type: ignore[index]
         low, high = self.id_range(high)
@@ -2232,6 +2241,8 @@ def _imports(module: _Module) -> str:
     text = HEADER
     if "functools" in module.imports or "types" in module.imports:
         text = "".join(f"import {m}\n" for m in sorted({"functools", "types"} & module.imports)) + "\n" + text
+    if "optax" in module.imports:
+        text = text.replace("import jax.numpy as jnp\n", "import jax.numpy as jnp\nimport optax\n")
     if "numpy" in module.imports:
         text = text.replace("import jax.numpy as jnp\n", "import jax.numpy as jnp\nimport numpy as np\n")
     return text
