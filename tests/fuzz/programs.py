@@ -1036,8 +1036,9 @@ class _Builder:
         else:
             piece = f"jax.lax.dynamic_slice_in_dim({a.name}, 0, 1, axis={k})"
             expr = f"jax.lax.dynamic_update_slice_in_dim({a.name}, {piece} * 0.5, jnp.int32(1), axis={k})"
-        if self.axes_of(a.dims[k]):  # along a split dim: refused
-            self.trigger("an update along a split dim", expr, "split dim")
+        # along a split dim: refused (always a trigger: a twin of the function on another mesh, or rules
+        # resolved per value, may split what this one keeps whole)
+        self.trigger("an update along a split dim", expr, "split dim")
         scale = a.scale + (1.0 if form == "add" else 0.0)
         self.emit(expr, a.dims, max(scale, 1.0) if form in ("set", "traced") else scale)
         return True
