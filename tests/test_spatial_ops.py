@@ -182,10 +182,12 @@ OPS = {
 }
 
 #: Where the blocks cannot hold the result: 16 rows sliced to 12 or padded to 20 do not split into 8 blocks, nor
-#: the 12 rows of a 5x5 VALID pool, nor the 14 of a 3x3 one into 4 or 8.
+#: the 12 rows of a 5x5 VALID pool, nor the 14 of a 3x3 one into 4 or 8; a slice reaching past the neighbours.
 REFUSED = {("slice", "8"): "do not split into 8 equal blocks", ("pad_edge", "8"): "do not split into 8 equal blocks",
            ("pad_wrap", "8"): "do not split into 8 equal blocks", ("max_pool_5x5_valid", "8"): "do not split into 8",
-           ("avg_pool_3x3_valid", "8"): "do not split into 8", ("avg_pool_3x3_valid", "2x4"): "do not split into 4"}
+           ("avg_pool_3x3_valid", "8"): "do not split into 8", ("avg_pool_3x3_valid", "2x4"): "do not split into 4",
+           # x[:, 4:12] of 16 rows in blocks of 2: a device's rows of the slice lie 2 blocks away
+           ("concat_uneven", "8"): "a halo must be at most one block"}
 
 
 def _program(tmp_path: Path, op: str, mesh: str, converted: bool):
