@@ -882,7 +882,7 @@ class _Builder:
             params, args, inside = self.starred(free, params, args, inside)
         called = name if static or passes_function or takes_function else self.wrapped(name)  # a traced static argument would fail
         call = f"{', '.join(outputs)} = {called}({', '.join(args)})"
-        if called == name and not static and not takes_function and self.flag(6):
+        if called == name and not static and not takes_function and not passes_function and self.flag(6):
             # held in a name first, as model code holds a rematerialised block: ck = jax.checkpoint(block)
             held = f"ck{i}"
             wrapper = self.pick(["jax.checkpoint", "jax.remat", "jax.jit"])
