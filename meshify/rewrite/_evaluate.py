@@ -709,6 +709,7 @@ def _at_update(rw, node: cst.Call) -> Operand:
     operands = _subscript_operands(rw, read)
     ctx = rw.rule_context(operands)
     elements = []  # for the layout: a traced scalar index (cache.at[:, pos]) picks like an int
+    literals: dict[cst.CSTNode, Operand] = {}
     for element in sub.slice:
         index = ctx.operand(element.slice.value).value if isinstance(element.slice, cst.Index) \
             and not isinstance(element.slice.value, cst.Ellipsis) and not is_none(ctx, element) else None
@@ -722,11 +723,13 @@ def _at_update(rw, node: cst.Call) -> Operand:
                 raise rw.error(UnsupportedError, element, f"{rw.ctx.code(func)}() with the array index "
                                f"{rw.ctx.code(element.slice.value)!r} (a scatter)",
                                "index with ints, slices and scalars, or scatter with jnp functions on whole arrays")
-            element = element.with_changes(slice=cst.Index(cst.Integer("0")))
+            zero = cst.Integer("0")
+            literals[zero] = Operand(Static.of(0), zero, zero)
+            element = element.with_changes(slice=cst.Index(zero))
         elements.append(element)
     picked = read.with_changes(slice=elements)
     rw.ctx.anchors[picked] = sub
-    region = basic_index(rw.rule_context({**operands, **_subscript_operands(rw, picked)}), picked, base)
+    region = basic_index(rw.rule_context({**operands, **literals}), picked, base)  # (each index evaluated once)
     assert isinstance(region, Array)
     target = base
     if layout.partial:  # an update of a partial sum: each device would update its own part
