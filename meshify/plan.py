@@ -240,6 +240,9 @@ _REGATHER = "plan:regather"
 #: A ``_SCATTER`` record's ``dim`` where the gathered operand is a contraction's.
 _CONTRACTED = "contracted"
 _patch_lock = threading.Lock()
+#: Whether helper versions are reused across the layouts of one search (see ``_rewrite``); tests turn it
+#: off to check that reuse changes nothing.
+SHARE_VERSIONS = True
 
 
 @contextlib.contextmanager
@@ -816,12 +819,14 @@ def _probe(problem: _Problem) -> Planned:
 
 def _rewrite(problem: _Problem, structure: Structure | None, mesh: MeshSpec, rules: Rules) -> Planned:
     rules_dict = rules.as_dict()
-    # Each layout's helper versions are its own (a version's key holds the mesh and rules, so none is
-    # shared across layouts): kept, every new version would be compared with every earlier layout's.
+    # A version made for an earlier layout is reused where the rules it read agree (Specializations.shared):
+    # a layout that splits `vocab` differently rewrites no block that never reads `vocab`'s rule.  Names
+    # are never reused, so that no two versions of one layout share one.
     registry = problem.ctx.specializations
     registry.versions.clear()
-    registry.names.clear()
     registry.merge_twins = False
+    if registry.shared is None and SHARE_VERSIONS:
+        registry.shared = {}
     try:
         with _observing(problem.sizes):
             plan = FunctionRewriter(problem.ctx, problem.fn, mesh, rules, sizes=problem.declared,

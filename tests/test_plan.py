@@ -394,6 +394,51 @@ def test_worker_processes_plan_what_one_process_plans(tmp_path) -> None:
     assert json.loads(forked) == [{**json.loads(json.dumps(search.to_json(5))), "measured": []}]
 
 
+SPLIT_HEADS = '''\
+import jax.numpy as jnp
+from meshify import Tensor, mesh
+
+
+def split_heads(x):
+    y: Tensor["batch", "length", "heads", "d_head"] = x.reshape(x.shape[0], x.shape[1], 8, -1)
+    return jnp.sum(y ** 2, axis=-1)
+
+
+@mesh(batch=2, model=4, rules={"heads": "model"})
+def attn(x: Tensor["batch", "length", "d_model"], wq: Tensor["d_model", "heads", "d_head"]) -> Tensor[()]:
+    q = jnp.einsum("bld,dhk->blhk", x, wq)
+    return jnp.mean(split_heads(x) * 2.0) + jnp.mean(q ** 2)
+'''
+
+
+def test_versions_reused_across_layouts_change_no_figure(tmp_path, monkeypatch) -> None:
+    """A helper version made for one layout is reused for another whose rules agree on every dim it
+    read (``Specializations.shared``): every candidate, rejected one and refusal is as without reuse,
+    for the example GPT-2 on 64 devices, every benchmark case (whole files: helpers shared by several
+    functions) on 8, and a helper whose layouts come from a rule its arguments do not show (the hint
+    on ``y``: reusing its version across ``heads`` rules would cost the wrong program)."""
+    from benchmarks import plan_vs_hlo
+    from meshify import plan
+
+    example = Path(__file__).resolve().parent.parent / "examples" / "gpt2.py"
+    gpt2 = {"batch": 64, "length": 128, "d_model": 256, "heads": 8, "d_head": 32, "d_ff": 1024, "vocab": 4096,
+            "layers": 2, "qkv": 3}
+    heads = {"batch": 8, "length": 16, "d_model": 64, "heads": 8, "d_head": 8}
+    problems = [(example, 64, gpt2), (plan_vs_hlo.CASES_FILE, 8, plan_vs_hlo.SIZES),
+                (_file(tmp_path, SPLIT_HEADS), 8, heads)]
+
+    def searches() -> list:
+        out = []
+        for path, devices, sizes in problems:
+            for search in plan_source(path.read_bytes(), str(path), devices, sizes, memory=1 << 50):
+                out.append((search.to_json(), search.structures, search.unsupported))
+        return out
+
+    shared = searches()
+    monkeypatch.setattr(plan, "SHARE_VERSIONS", False)
+    assert searches() == shared
+
+
 # -- predicted = compiled, for every candidate of every benchmark case ("what it must show" 2) -----
 
 def _assert_predicted_equals_compiled(folder: Path, case: str, candidate) -> list[tuple[str, int, int]]:

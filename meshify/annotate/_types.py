@@ -6,6 +6,7 @@ and their reprs are evaluable Python.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
@@ -92,6 +93,29 @@ class MeshSpec:
         return "MeshSpec.of(" + ", ".join(f"{n}={s}" for n, s in zip(self.names, self.sizes)) + ")"
 
 
+#: The open :func:`consulted` sets, innermost last.
+_CONSULTED: list[set[str]] = []
+
+
+@contextlib.contextmanager
+def consulted() -> Iterator[set[str]]:
+    """A set that collects every dim whose rule :meth:`Rules.candidates` is asked for while the block
+    runs (nested blocks each collect, the outer ones too)."""
+    seen: set[str] = set()
+    _CONSULTED.append(seen)
+    try:
+        yield seen
+    finally:
+        _CONSULTED.pop()  # (innermost: blocks nest)
+
+
+def note_consulted(dims: Iterable[str]) -> None:
+    """Notes ``dims`` in every open :func:`consulted` set, as if their rules were read now (what reusing
+    a result computed from them reads)."""
+    for seen in _CONSULTED:
+        seen.update(dims)
+
+
 @dataclass(frozen=True, slots=True)
 class Rules:
     """Layout rules: which mesh axes split each logical dim name, resolved per value in dim order.
@@ -129,7 +153,14 @@ class Rules:
 
     def candidates(self, dim: str) -> tuple[Axes, ...]:
         """The ways to split ``dim``, in order of preference (the last may be ``()``: whole), as the
-        rules name them (size-1 axes included: see :meth:`layout`)."""
+        rules name them (size-1 axes included: see :meth:`layout`).  Every query is noted in each
+        open :func:`consulted` set (what a rewrite read of the rules, so that plan can reuse it)."""
+        for seen in _CONSULTED:
+            seen.add(dim)
+        return self.unnoted(dim)
+
+    def unnoted(self, dim: str) -> tuple[Axes, ...]:
+        """:meth:`candidates`, noted nowhere (comparing two rules is no reading of them)."""
         for name, candidates in self.table:
             if name == dim:
                 return candidates

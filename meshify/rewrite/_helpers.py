@@ -17,6 +17,7 @@ from functools import lru_cache
 
 import libcst as cst
 
+from meshify.annotate._types import consulted, note_consulted
 from meshify.rewrite._values import (
     Array,
     FunctionRef,
@@ -56,6 +57,7 @@ class Specialization:
     origin: str = ""  # the file and line of a helper of another module (``layers.py:12``), else ""
     items: tuple | None = None  # returns a tuple: each item's (carriers, widened) in the helper's names (_dtypes)
     code: tuple | None = None  # its node's _code_of, once a later version has compared with it (_version_code)
+    consulted: frozenset[str] = frozenset()  # the dims whose rules its rewrite read, transitively
 
 
 @dataclass(slots=True)
@@ -67,6 +69,11 @@ class Specializations:
     #: Whether versions with the same code are merged (what a file holds); plan, which only costs the
     #: records, turns it off (writing each version out was a quarter of its rewrite time).
     merge_twins: bool = True
+    #: Plan's versions across the layouts it tries: (helper, arguments, mesh, ...) -> each version made
+    #: so far with the rules it read (dim -> candidates).  A version depends on the rules only through
+    #: what it read of them (every read goes through ``Rules.candidates``, which notes it), so another
+    #: layout whose rules agree on those dims has the same version.  None: not shared (a file's rewrite).
+    shared: dict[tuple, list[tuple[tuple, Specialization]]] | None = None
 
     def of_helper(self, helper: str) -> list[Specialization]:
         """Every version of ``helper``, aliases included, in creation order (the comment block)."""
@@ -156,17 +163,24 @@ def call_helper(rw, call, fn: cst.FunctionDef, home=None,
     _static_for_hint(rw, call, fn, home)
     passed = _passed_dtypes(rw, call, fn)
     unknown = frozenset(p for p, v in bound.items() if not isinstance(v, Static) and passed.get(p) is None)
-    key = (label, home.path, _context_key(rw), tuple((p, signature_of(v)) for p, v in bound.items()), unknown,
-           blind)
+    arguments = (tuple((p, signature_of(v)) for p, v in bound.items()), unknown, blind)
+    key = (label, home.path, _context_key(rw), *arguments)
     registry: Specializations = rw.ctx.specializations
     spec = registry.versions.get(key)
-    if spec is None:
+    if spec is None and registry.shared is not None:
+        spec = _shared_version(rw, registry.shared.get((label, home.path, _context_key(rw, rules=False), *arguments)))
+        if spec is not None:
+            registry.versions[key] = spec
+    if spec is not None:
+        note_consulted(spec.consulted)  # what this caller's rewrite reads through it
+    else:
         sub = FunctionRewriter(home, fn, rw.mesh, rw.rules, stack=rw.stack, sizes=rw.sizes, declared=rw.declared,
                                assume_defaults=rw.assume_defaults, unknown_dtypes=unknown,
                                reduce_dtype=rw.reduce_dtype, regather=rw.regather)
         sub.stack = (*rw.stack, label)
         sub.blind_caller = blind
-        node, result = sub.run_helper(bound)
+        with consulted() as read:
+            node, result = sub.run_helper(bound)
         node = node.with_changes(decorators=_kept_decorators(rw, call, fn, home))
         others = registry.by_helper(label)
         code = _code_of(node) if others and registry.merge_twins else None  # only to compare with another
@@ -181,9 +195,13 @@ def call_helper(rw, call, fn: cst.FunctionDef, home=None,
                               frozenset(sub.static_reads), tuple(sub.pinned_reads.items()), sub.return_dtype,
                               sub.dtypes, sub.returns_widened, globals_read, twin is not None,
                               layouts_text(bound), returns_text(result), _origin(home, fn),
-                              items=sub.return_items, code=code if home is home.root else None)
+                              items=sub.return_items, code=code if home is home.root else None,
+                              consulted=frozenset(read))
         registry.versions[key] = spec
         registry.names.add(vname)
+        if registry.shared is not None:
+            registry.shared.setdefault((label, home.path, _context_key(rw, rules=False), *arguments), []).append(
+                (tuple((d, rw.rules.unnoted(d)) for d in sorted(read)), spec))
     _mark_arguments(rw, call, fn, spec)
     rw.uses.extend([*spec.uses, spec.name])
     rw.static_reads |= spec.static_reads
@@ -300,11 +318,20 @@ def _passed_dtypes(rw, call, fn: cst.FunctionDef) -> dict:
     return dtypes
 
 
-def _context_key(rw) -> tuple:
+def _context_key(rw, rules: bool = True) -> tuple:
     """What a version depends on beyond its arguments: the caller's mesh, rules and dim sizes
-    (two @mesh functions of one module on different meshes never share a version)."""
-    return (rw.mesh, repr(rw.rules), tuple(sorted(rw.sizes.items())), rw.assume_defaults, rw.reduce_dtype,
-            rw.regather)
+    (two @mesh functions of one module on different meshes never share a version); without the
+    rules, for :attr:`Specializations.shared`."""
+    return (rw.mesh, repr(rw.rules) if rules else None, tuple(sorted(rw.sizes.items())), rw.assume_defaults,
+            rw.reduce_dtype, rw.regather)
+
+
+def _shared_version(rw, made: list[tuple[tuple, Specialization]] | None) -> Specialization | None:
+    """The version made for another layout whose rules agree with ``rw``'s on every dim it read."""
+    for read, spec in made or ():
+        if all(rw.rules.unnoted(d) == c for d, c in read):
+            return spec
+    return None
 
 
 def _mark_arguments(rw, call, fn: cst.FunctionDef, spec: Specialization) -> None:
