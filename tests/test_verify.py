@@ -514,6 +514,28 @@ def unused(x: Tensor["batch", "d"], w: Tensor["d", "e"]) -> Tensor["batch", "d"]
     z = jnp.tanh(x @ w)
     u = z * 2.0
     return x * 2.0
+
+
+def scaled(x, w, s=2.0):
+    return jnp.tanh((x * s) @ w)
+
+
+def kw(x, **k):
+    return jnp.tanh(x @ k["w"])
+
+
+@mesh(batch=2, model=4, rules={"d": "model"})
+def helper_and_caller(x: Tensor["batch", "d"], w: Tensor["d", "e"], v: Tensor["batch", "d"]) -> Tensor["batch", "e"]:
+    a = h(x, w) + jnp.sin(x @ w)  # one value: the helper's x @ w is the caller's
+    b = h(w=w, x=v) + jnp.cos(v @ w)  # passed by keyword
+    x = x * 3.0
+    return a + b + jnp.tanh(x @ w)  # x rebound: another value
+
+
+@mesh(batch=2, model=4, rules={"d": "model"})
+def helper_not_caller(x: Tensor["batch", "d"], w: Tensor["d", "e"], s: Tensor[()]) -> Tensor["batch", "e"]:
+    a = scaled(x, w) + jnp.sin((x * s) @ w)  # the helper's s is its default, not the caller's s
+    return a + kw(x, w=w) + kw(x, w=w * 2.0)  # **k: its items differ per call
 '''
 
 
@@ -521,8 +543,9 @@ def test_explain_counts_one_collective_per_distinct_value_as_xla_leaves_them(tmp
     """XLA computes a collective of one value once (its common-subexpression pass) and drops one nobody
     reads: softmax and log_softmax of x share their max and sum of exp, as logsumexp and jnp.max share the
     max (not jnp.max(keepdims=True)'s, another shape); a helper called twice on the same arguments, a
-    value reduced twice in a statement, a psum in a Python loop that never rebinds what it reads are one
-    psum; a value rebound (x = x + 1.0) is another, as is one in a cond branch (a computation of its own).
+    helper's ``x @ w`` and its caller's of the same arguments, a value reduced twice in a statement, a psum
+    in a Python loop that never rebinds what it reads are one psum; a value rebound (x = x + 1.0) is another,
+    as is one in a cond branch (a computation of its own), a helper's default or ``**kwargs`` item.
     verify failed each of these correct programs."""
     path = tmp_path / "duplicates.py"
     path.write_text(_DUPLICATES)
@@ -532,7 +555,7 @@ def test_explain_counts_one_collective_per_distinct_value_as_xla_leaves_them(tmp
     assert predicted == {"softmax_and_log_softmax": (2, 16), "logsumexp_and_max": (3, 24),
                          "max_kept_and_logsumexp": (4, 32), "var_std": (4, 32), "helper_twice": (2, 128),
                          "loop_invariant": (3, 192), "same_statement": (2, 128), "in_branches": (3, 192),
-                         "unused": (0, 0)}, predicted
+                         "unused": (0, 0), "helper_and_caller": (3, 192), "helper_not_caller": (4, 256)}, predicted
 
 
 _PASSED = '''\

@@ -7,6 +7,7 @@ and their reprs are evaluable Python.
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
@@ -93,8 +94,15 @@ class MeshSpec:
         return "MeshSpec.of(" + ", ".join(f"{n}={s}" for n, s in zip(self.names, self.sizes)) + ")"
 
 
-#: The open :func:`consulted` sets, innermost last.
-_CONSULTED: list[set[str]] = []
+class _Open(threading.local):
+    #: The open :func:`consulted` sets of this thread, innermost last.
+    sets: list[set[str]]
+
+    def __init__(self) -> None:
+        self.sets = []
+
+
+_OPEN = _Open()
 
 
 @contextlib.contextmanager
@@ -102,17 +110,17 @@ def consulted() -> Iterator[set[str]]:
     """A set that collects every dim whose rule :meth:`Rules.candidates` is asked for while the block
     runs (nested blocks each collect, the outer ones too)."""
     seen: set[str] = set()
-    _CONSULTED.append(seen)
+    _OPEN.sets.append(seen)
     try:
         yield seen
     finally:
-        _CONSULTED.pop()  # (innermost: blocks nest)
+        _OPEN.sets.pop()  # (innermost: blocks nest)
 
 
 def note_consulted(dims: Iterable[str]) -> None:
     """Notes ``dims`` in every open :func:`consulted` set, as if their rules were read now (what reusing
     a result computed from them reads)."""
-    for seen in _CONSULTED:
+    for seen in _OPEN.sets:
         seen.update(dims)
 
 
@@ -155,7 +163,7 @@ class Rules:
         """The ways to split ``dim``, in order of preference (the last may be ``()``: whole), as the
         rules name them (size-1 axes included: see :meth:`layout`).  Every query is noted in each
         open :func:`consulted` set (what a rewrite read of the rules, so that plan can reuse it)."""
-        for seen in _CONSULTED:
+        for seen in _OPEN.sets:
             seen.add(dim)
         return self.unnoted(dim)
 

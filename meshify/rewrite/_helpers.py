@@ -207,13 +207,27 @@ def call_helper(rw, call, fn: cst.FunctionDef, home=None,
     rw.static_reads |= spec.static_reads
     rw.globals_read |= spec.globals_read
     rw.pinned_reads.update(spec.pinned_reads)
-    rw.carried_records(spec.records, spec.name, [o.original for o in (*call.args, *call.kwargs.values())])
+    rw.carried_records(spec.records, spec.name, [o.original for o in (*call.args, *call.kwargs.values())],
+                       _argument_nodes(call, fn) if home is home.root else None)
     rw.dtypes.calls[call.node] = spec.dtypes.in_caller(spec.dtype, passed)
     if spec.widened:
         rw.dtypes.widened.add(call.node)
     if spec.items is not None:  # a, b = helper(...): each name takes its item's dtype and widened-ness
         rw.dtypes.call_items[call.node] = tuple((spec.dtypes.in_caller(c, passed), w) for c, w in spec.items)
     return spec.result, call.rebuild(replaced).with_changes(func=cst.Name(spec.name))
+
+
+def _argument_nodes(call, fn: cst.FunctionDef) -> dict[str, cst.CSTNode | None]:
+    """Each parameter of ``fn`` -> the caller's node passed for it (None: its default, or ``*args``/``**kwargs``:
+    no one node of the caller's is its value)."""
+    p = fn.params
+    out: dict[str, cst.CSTNode | None] = {q.name.value: None for q in (*p.posonly_params, *p.params, *p.kwonly_params)}
+    out.update((s.name.value, None) for s in (p.star_arg, p.star_kwarg) if isinstance(s, cst.Param))
+    positional = [q.name.value for q in (*p.posonly_params, *p.params)]
+    for name, operand in (*zip(positional, call.args), *call.kwargs.items()):
+        if name in out:
+            out[name] = operand.original
+    return out
 
 
 def _taken(home, registry: Specializations) -> set[str]:

@@ -20,7 +20,8 @@ import ast
 import functools
 import itertools
 import json
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
@@ -47,6 +48,7 @@ from meshify.rewrite._hints import (
     read_struct,
 )
 from meshify.rewrite._liveness import rebound_first
+from meshify.rewrite._names import dotted_name
 from meshify.rewrite._nested import LocalDef, bound_function, define, emit_defs, local_def, refuse_value
 from meshify.rewrite._optional import optional_inner
 from meshify.rewrite._plan import Step, plan_conversion, step_result
@@ -1578,20 +1580,88 @@ class FunctionRewriter:
         names = _names_read(node)
         return (self.ctx.code(node), tuple((n, self.versions.get(n, 0)) for n in names))
 
-    def carried_records(self, records: Sequence[Record], tag: object, operands: Sequence[cst.CSTNode] | None) -> None:
+    def carried_records(self, records: Sequence[Record], tag: object, operands: Sequence[cst.CSTNode] | None,
+                        params: Mapping[str, cst.CSTNode | None] | None = None) -> None:
         """A callee's records (a helper's version, a nested def's walk) as this function's: inside its loops;
         each value also told apart by ``tag`` (the version) and the identities of ``operands`` (the call's
-        arguments; None: the callee reads more than them, so its values are never merged)."""
+        arguments; None: the callee reads more than them, so its values are never merged).
+
+        ``params``: the callee's parameters -> the caller's argument nodes (a helper of this module).  A
+        value the helper computes from its parameters alone (``x @ w`` in ``act(h, w1)``) is then the
+        caller's ``h @ w1``, as XLA's common-subexpression pass sees it: one collective with the caller's
+        own ``h @ w1`` (see :meth:`_in_caller`)."""
         scopes = [self._record_scope(o) for o in operands] if operands is not None else None
         outer = tuple(all(flags) for flags in zip(*(i for _, i in scopes))) if scopes \
             else tuple(scopes is not None for _ in self._loops)
         # an operand without an identity (a lambda's parameter: another value at each use) is never merged
         key = (tag, tuple(v for v, _ in scopes)) if scopes is not None and all(v is not None for v, _ in scopes) \
             else None
+        translated: dict[object, object] = {}
+
+        def value(r: Record) -> object:
+            if key is None or r.value is None:
+                return None
+            if params is not None and not any(r.loops):
+                if r.value not in translated:
+                    translated[r.value] = self._in_caller(r.value, params)
+                if translated[r.value] is not None:
+                    return translated[r.value]
+            return (key, r.value)
+
         self.records.extend(replace(r, loops=(*self._loops, *r.loops), invariant=(*outer, *r.invariant),
-                                    value=(key, r.value) if key is not None and r.value is not None else None,
-                                    statement=self._top)
+                                    value=value(r), statement=self._top)
                             for r in records)
+
+    def _in_caller(self, value: object, params: Mapping[str, cst.CSTNode | None]) -> tuple | None:
+        """A helper record's ``value`` (an :meth:`identity`, or one with the rule's other operands') as
+        this function's identity of the same expression with each parameter replaced by its argument;
+        None where it reads anything else of the helper's (a name it rebound, a default) or a name this
+        function binds (another value here), or an argument is more than a name or attribute chain
+        (``act(a + b, w)``: its text would not be what this function writes)."""
+        if not isinstance(value, tuple) or len(value) != 2:
+            return None
+        code, names = value
+        if not isinstance(code, str):  # (the operand's identity, the others')
+            first = self._in_caller(code, params)
+            others = tuple(self._in_caller(o, params) for o in names) if isinstance(names, tuple) else (None,)
+            return None if first is None or None in others else (first, others)
+        for name, version in names:
+            if version != 0:
+                return None  # rebound in the helper
+            if name in params:
+                node = params[name]
+                if node is None or dotted_name(node) is None:
+                    return None  # a default, *args/**kwargs, or an expression passed
+            elif name in self.env or name in self.versions or name in self.free:
+                return None  # the helper's global is another value here
+        if re.search(r"\blambda\b|\bfor\b", code):
+            return None  # names bound inside the expression
+        try:
+            expression = cst.parse_expression(code)
+        except cst.ParserSyntaxError:
+            return None
+
+        class _Arguments(cst.CSTTransformer):
+            def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+                return params.get(original.value) or updated
+
+            def visit_Attribute(self, node: cst.Attribute) -> bool:
+                return False  # the attribute's own name is no variable: its value is rewritten on leaving
+
+            def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+                return updated.with_changes(value=original.value.visit(self))
+
+            def visit_Arg(self, node: cst.Arg) -> bool:
+                return True
+
+            def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
+                return updated.with_changes(keyword=original.keyword)  # a keyword is no variable
+
+        rewritten = expression.visit(_Arguments())
+        if not isinstance(rewritten, cst.BaseExpression):
+            return None
+        return (cst.Module([]).code_for_node(rewritten),
+                tuple((n, self.versions.get(n, 0)) for n in _names_read(rewritten)))
 
     def _record_scope(self, node: cst.CSTNode | None) -> tuple[tuple | None, tuple[bool, ...]]:
         """A record's ``value`` and ``invariant`` for a collective on ``node`` (None: a value never merged)."""
