@@ -76,11 +76,30 @@ def _arange(ctx: RuleContext, call: Call):
         return unknown_call(ctx, call)
     if dims is not None and len(call.args) == 1:
         return keep(Array(Layout.replicated(dims)))
+    half = _divided_size(ctx, call.args[0].original) if len(call.args) == 1 else None
+    if half is not None:  # jnp.arange(D // 2): rotary frequencies, as jnp.arange(0, D, 2) below
+        return keep(Array(Layout.replicated((half,))))
+    stop = _shape_dims(call.arg(1, "stop")) if len(call.args) >= 2 else None
+    steps = [_literal(o) for o in (call.args[0], *call.args[2:3])]
+    if stop is not None and len(stop) == 1 and all(isinstance(b, int) and not isinstance(b, bool) and b > 0
+                                                   for b in steps[1:]) and steps[0] == 0:
+        # jnp.arange(0, D, 2) with D a dim's size (rotary frequencies): its entries line up with that dim's
+        # first half (x[..., :D // 2] keeps the dim's name): named so, whole on every device
+        return keep(Array(Layout.replicated(stop)))
     bounds = [_literal(o) for o in call.args[:3]]
     if not bounds or not all(isinstance(b, int | float) and not isinstance(b, bool) for b in bounds):
         return unknown_call(ctx, call)
     length = arange_length(bounds)
     return keep(Opaque((length,))) if length is not None else unknown_call(ctx, call)
+
+
+def _divided_size(ctx: RuleContext, node: cst.CSTNode) -> str | None:
+    """The dim whose size ``node`` divides by an int literal (``D // 2``, ``D`` bound to ``x.shape[-1]``)."""
+    if not (isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.FloorDivide)
+            and isinstance(node.left, cst.Name) and isinstance(node.right, cst.Integer)):
+        return None
+    value = ctx.bound(node.left.value)
+    return value.size_of if isinstance(value, Static) and int(node.right.value, 0) > 0 else None
 
 
 def arange_length(bounds: list) -> int | None:
