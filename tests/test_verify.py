@@ -709,3 +709,38 @@ def test_masks_are_drawn_as_booleans_and_a_broadcast_mask_dim_stays_whole(tmp_pa
     assert report.results_agree, report
     (explained,) = explain_source(path.read_text(), str(path), dims)
     assert {a.name for a in explained.args if a.boolean} == {"mask", "keep"}, explained.args
+
+
+_STAR_INDICES = '''\
+import jax.numpy as jnp
+from meshify import Tensor, mesh
+
+
+def lookup(table, *ids):
+    return table[ids[0]] + jnp.take(table, ids[-1], axis=0)
+
+
+def embed(table, **kw):
+    return table[kw["tokens"]] * kw["scale"]
+
+
+@mesh(batch=8)
+def f(table: Tensor["vocab", "d"], a: Tensor["batch"], b: Tensor["batch"], s: Tensor["batch", "d"],
+      c: Tensor["batch"]) -> Tensor[()]:
+    return jnp.mean(lookup(table, a, c, b) * embed(table, tokens=b, scale=s))
+'''
+
+
+def test_ids_passed_through_star_args_and_kwargs_are_drawn_as_integers(tmp_path: Path) -> None:
+    """A helper indexing with ``ids[0]``, ``ids[-1]`` (``*ids``) and ``kw["tokens"]`` (``**kw``): the caller's
+    arguments passed there are indices (verify draws integers for them; it drew floats, and the reference
+    raised "Indexer must have integer or boolean type"), the others stay floats (``c``, ``ids[1]``, and
+    ``kw["scale"]``'s ``s``)."""
+    from meshify.explain import explain_source
+
+    path = tmp_path / "stars.py"
+    path.write_text(_STAR_INDICES)
+    reports = verify_file(path, None, parse_dims("batch=8,vocab=16,d=4"))
+    assert [r.ok for r in reports] == [True], reports
+    report, = explain_source(_STAR_INDICES.encode(), str(path), parse_dims("batch=8,vocab=16,d=4"))
+    assert {a.name for a in report.args if a.integer} == {"a", "b"}, report.args

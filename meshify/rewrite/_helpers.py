@@ -190,8 +190,11 @@ def call_helper(rw, call, fn: cst.FunctionDef, home=None,
         node = node.with_changes(name=cst.Name(vname), leading_lines=[])
         node, globals_read = _carried(home, node, frozenset(sub.globals_read), registry, twin)
         params = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
+        stars = {s.name.value for s in (fn.params.star_arg, fn.params.star_kwarg) if isinstance(s, cst.Param)}
+        # (*args/**kwargs, or one item of them: ``ids[0]``)
+        indices = frozenset(n for n in sub.index_names if n in params or n.split("[")[0] in stars)
         spec = Specialization(label, vname, node, result, list(sub.records), list(dict.fromkeys(sub.uses)),
-                              frozenset(sub.index_names & params), frozenset(sub.key_names & params),
+                              indices, frozenset(sub.key_names & params),
                               frozenset(sub.static_reads), tuple(sub.pinned_reads.items()), sub.return_dtype,
                               sub.dtypes, sub.returns_widened, globals_read, twin is not None,
                               layouts_text(bound), returns_text(result), _origin(home, fn),
@@ -351,13 +354,26 @@ def _shared_version(rw, made: list[tuple[tuple, Specialization]] | None) -> Spec
 def _mark_arguments(rw, call, fn: cst.FunctionDef, spec: Specialization) -> None:
     """The caller's names passed where the helper wants indices or keys are indices or keys too
     (so that ``meshify verify`` feeds the caller's parameters integers and keys)."""
-    positional = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
+    p = fn.params
+    positional = [q.name.value for q in (*p.posonly_params, *p.params)]
     passed = {**dict(zip(positional, call.args)), **call.kwargs}
+    named = {*positional, *(q.name.value for q in p.kwonly_params)}
     for param, operand in passed.items():
         if param in spec.index_params:
             rw.mark_index(operand)
         if param in spec.key_params and isinstance(operand.original, cst.Name):
             rw.key_names.add(operand.original.value)
+    # what *args / **kwargs take: each item used as an index (``ids[0]``), or all where the whole is
+    if isinstance(p.star_arg, cst.Param):
+        star, items = p.star_arg.name.value, call.args[len(positional):]
+        for i, operand in enumerate(items):
+            if {star, f"{star}[{i}]", f"{star}[-{len(items) - i}]"} & spec.index_params:
+                rw.mark_index(operand)
+    if isinstance(p.star_kwarg, cst.Param):
+        star = p.star_kwarg.name.value
+        for key, operand in call.kwargs.items():
+            if key not in named and {star, f"{star}[{key!r}]"} & spec.index_params:
+                rw.mark_index(operand)
 
 
 def _static_for_hint(rw, call, fn: cst.FunctionDef, home) -> None:

@@ -228,6 +228,22 @@ _MAX_LOOP_ENTRIES = 8  # conversions of a Python loop's variables before the bod
 _VERSIONS = itertools.count(1)
 
 
+def _star_item(node: cst.Subscript, stars: set[str]) -> str | None:
+    """``ids[0]`` / ``ids[-1]`` / ``kw["tokens"]`` of a star parameter in ``stars``, spelled ``ids[0]``,
+    ``ids[-1]``, ``kw['tokens']``; else None."""
+    if not (isinstance(node.value, cst.Name) and node.value.value in stars and len(node.slice) == 1
+            and isinstance(node.slice[0].slice, cst.Index)):
+        return None
+    index = node.slice[0].slice.value
+    negative = isinstance(index, cst.UnaryOperation) and isinstance(index.operator, cst.Minus)
+    literal = index.expression if negative else index  # type: ignore[attr-defined]
+    if isinstance(literal, cst.Integer):
+        return f"{node.value.value}[{'-' if negative else ''}{int(literal.value, 0)}]"
+    if isinstance(literal, cst.SimpleString) and not negative:
+        return f"{node.value.value}[{literal.evaluated_value!r}]"
+    return None
+
+
 @functools.lru_cache(maxsize=1 << 16)  # nodes hash by identity and never change: plan rewrites one tree ~100 times
 def _names_read(node: cst.CSTNode) -> tuple[str, ...]:
     """The names an expression reads, sorted (attributes' roots included: ``p.w`` reads ``p``)."""
@@ -1675,12 +1691,25 @@ class FunctionRewriter:
         return identity, invariant
 
     def mark_index(self, operand: Operand) -> None:
-        """Remembers the names an index expression reads: parameters among them hold integers."""
+        """Remembers the names an index expression reads: parameters among them hold integers.  An item
+        of a helper's ``*args``/``**kwargs`` read by a literal (``ids[0]``, ``kw["tokens"]``) is
+        remembered as that item (``ids[0]``, ``kw['tokens']``): only what its caller passes there holds
+        integers (see ``_helpers._mark_arguments``)."""
         names = self.index_names
+        p = self.fn.params
+        stars = {s.name.value for s in (p.star_arg, p.star_kwarg) if isinstance(s, cst.Param)} if self._helper \
+            else set()
 
         class _Names(cst.CSTVisitor):
             def visit_Name(self, node: cst.Name) -> None:
                 names.add(node.value)
+
+            def visit_Subscript(self, node: cst.Subscript) -> bool:
+                item = _star_item(node, stars)
+                if item is None:
+                    return True
+                names.add(item)
+                return False
 
         operand.original.visit(_Names())
 
