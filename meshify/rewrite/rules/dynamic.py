@@ -1,6 +1,6 @@
 """Rules for ``jax.lax``'s dynamic slices: a cache written at a traced position
-(``dynamic_update_slice``, ``dynamic_update_slice_in_dim``) and read back (``dynamic_slice_in_dim``,
-``dynamic_index_in_dim``).
+(``dynamic_update_slice``, ``dynamic_update_slice_in_dim``) and read back (``dynamic_slice``,
+``dynamic_slice_in_dim``, ``dynamic_index_in_dim``).
 
 Each device runs the call on its own block: the position must fall in an unsplit dim (a split dim
 is written or read whole, from 0), and the update is converted to the operand's splits first.  An
@@ -10,10 +10,23 @@ update in the sum); a read keeps it (a slice is linear).
 
 from __future__ import annotations
 
+import dataclasses
+
 from meshify.annotate._types import BROADCAST, Layout
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._values import Array, Opaque, Operand, Static, array
-from meshify.rewrite.rules._api import Call, Convert, Lowering, RuleContext, keep, literal_items, op, unknown_call
+from meshify.rewrite.rules._api import (
+    At,
+    Call,
+    Convert,
+    Lowering,
+    RuleContext,
+    keep,
+    literal_items,
+    op,
+    unknown_call,
+)
+from meshify.rewrite.rules.shapes import _shard_size
 
 __all__: list[str] = []
 
@@ -79,9 +92,9 @@ def _dynamic_update_slice(ctx: RuleContext, call: Call):
         if layout.is_split:
             raise ctx.error(UnsupportedError, call.node, f"{call.short}'s start indices are not a literal tuple of "
                             f"{layout.rank} entries", "write them out: (0, pos, 0)")
-        return _update(ctx, call, x, update, set(range(layout.rank)))
+        return _marked(_update(ctx, call, x, update, set(range(layout.rank))), call, (2, "start_indices"))
     free = {i for i, s in enumerate(starts) if not (isinstance(s.value, Static) and s.value.literal == 0)}
-    return _update(ctx, call, x, update, free)
+    return _marked(_update(ctx, call, x, update, free), call, (2, "start_indices"))
 
 
 @op("jax.lax.dynamic_update_slice_in_dim", reads=("operand", "update", "start_index", "axis"))
@@ -92,7 +105,7 @@ def _dynamic_update_slice_in_dim(ctx: RuleContext, call: Call):
         return unknown_call(ctx, call)
     axis = _axis(ctx, call, call.arg(3, "axis"), array(x).layout.rank)
     _unsplit_at(ctx, call, x, axis)
-    return _update(ctx, call, x, update, {axis})
+    return _marked(_update(ctx, call, x, update, {axis}), call, (2, "start_index"))
 
 
 @op("jax.lax.dynamic_slice_in_dim", reads=("operand", "start_index", "slice_size", "axis"))
@@ -104,7 +117,70 @@ def _dynamic_slice_in_dim(ctx: RuleContext, call: Call):
         return unknown_call(ctx, call)
     axis = _axis(ctx, call, call.arg(3, "axis"), array(x).layout.rank)
     _unsplit_at(ctx, call, x, axis)
-    return keep(x.value)
+    return _marked(keep(x.value), call, (1, "start_index"))
+
+
+def _marked(lowering: Lowering, call: Call, *names: tuple[int, str]) -> Lowering:
+    """``lowering`` with the positions the call reads (see :func:`_positions`) as its indices."""
+    return dataclasses.replace(lowering, indices=(*lowering.indices, *_positions(call, *names)))
+
+
+def _positions(call: Call, *names: tuple[int, str]) -> tuple[Operand, ...]:
+    """The operands a call reads as positions (start indices, an index), for ``Lowering.indices``: an
+    argument named there holds integers (``meshify verify`` draws them so)."""
+    out: list[Operand] = []
+    for position, name in names:
+        operand = call.arg(position, name)
+        if operand is None:
+            continue
+        items = literal_items(operand)
+        out.extend(items if items is not None else [operand])
+    return tuple(o for o in out if not isinstance(o.value, Static) or not o.value.known)
+
+
+def _items(call: Call, seq: Operand | None) -> list[Operand] | None:
+    """The items of a literal tuple argument as the interpreter evaluated each (``B`` of ``(B, 3, H)``
+    its own value: a dim's size), else None."""
+    items = literal_items(seq)
+    if items is None:
+        return None
+    return [call.items.get(o.original, o) for o in items]
+
+
+@op("jax.lax.dynamic_slice", reads=("operand", "start_indices", "slice_sizes"))
+def _dynamic_slice(ctx: RuleContext, call: Call):
+    """``dynamic_slice(cache, (0, pos, 0), (B, n, D))``: a read at traced positions of unsplit dims; a
+    split dim is read whole (start 0, its size written as the dim's, ``x.shape[0]`` or a name bound to
+    it), its size replaced by the block's.  Splits and partial sums kept (a slice is linear; the dims
+    read keep their names)."""
+    x = call.arg(0, "operand")
+    if not isinstance(x.value, Array):
+        return unknown_call(ctx, call)
+    layout = array(x).layout
+    if not layout.is_split:
+        return _marked(keep(x.value), call, (1, "start_indices"))
+    starts, sizes_arg = call.arg(1, "start_indices"), call.arg(2, "slice_sizes")
+    starts_items, sizes = _items(call, starts), _items(call, sizes_arg)
+    if starts_items is None or sizes is None or len(starts_items) != layout.rank or len(sizes) != layout.rank:
+        raise ctx.error(UnsupportedError, call.node, f"{call.short} of {ctx.code(x.original)!r} (layout "
+                        f"{layout.describe()}) with start indices or sizes that are not literal tuples of "
+                        f"{layout.rank} entries", "write both out: (0, pos, 0) and (x.shape[0], n, d)")
+    assert sizes_arg is not None
+    replace = []
+    for i, (dim, axes, start, size) in enumerate(zip(layout.dims, layout.axes, starts_items, sizes)):
+        if not axes:
+            continue
+        whole = isinstance(size.value, Static) and size.value.size_of == dim
+        if not (isinstance(start.value, Static) and start.value.literal == 0 and whole):
+            raise ctx.error(UnsupportedError, call.node,
+                            f"{call.short} reads part of split dim {dim!r} of {ctx.code(x.original)!r} (layout "
+                            f"{layout.describe()}): start {ctx.code(start.original)}, size {ctx.code(size.original)}",
+                            f"read split dims whole (start 0, size {ctx.code(x.original)}.shape[{i}]), or map "
+                            f"{dim!r} to no mesh axis")
+        shard = _shard_size(ctx, size, size.original, ctx.mesh.size(axes), dim)
+        if shard is not None:
+            replace.append((At(call.position(sizes_arg), i), shard))
+    return _marked(Lowering(x.value, replace=tuple(replace)), call, (1, "start_indices"))
 
 
 @op("jax.lax.dynamic_index_in_dim", reads=("operand", "index", "axis", "keepdims"))
@@ -127,4 +203,4 @@ def _dynamic_index_in_dim(ctx: RuleContext, call: Call):
         dims[axis] = BROADCAST
     else:
         del dims[axis], axes[axis]
-    return keep(Array(Layout(tuple(dims), tuple(axes), layout.partial), array(x).origin))
+    return _marked(keep(Array(Layout(tuple(dims), tuple(axes), layout.partial), array(x).origin)), call, (1, "index"))
