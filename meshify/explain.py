@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 
 import libcst as cst
 
-from meshify.annotate._types import BROADCAST, INFERRED, Layout, MeshSpec
+from meshify.annotate._types import BROADCAST, INFERRED, Layout, MeshSpec, literal_size
 from meshify.errors import AnnotationError, LayoutError, MeshifyError, SourceSpan
 from meshify.rewrite._collectives import collective
 from meshify.rewrite._context import ModuleContext, parse_context
@@ -142,14 +142,15 @@ class _Sizer:
         self.mesh, self.sizes, self.itemsize, self.where = mesh, sizes, itemsize, where
 
     def global_shape(self, layout: Layout) -> tuple[int, ...]:
-        missing = [d for d in layout.dims if d != BROADCAST and d not in self.sizes]
+        missing = [d for d in layout.dims if d != BROADCAST and d not in self.sizes and literal_size(d) is None]
         if missing:
             raise AnnotationError(
                 f"{self.where}: no size for dim{'s' if len(missing) > 1 else ''} "
                 f"{', '.join(repr(d) for d in dict.fromkeys(missing))}",
                 fix="pass them with --dims " + ",".join(f"{d}=N" for d in dict.fromkeys(missing))
                     + " or dims={...} in @mesh(...)")
-        return tuple(1 if d == BROADCAST else self.sizes[d] for d in layout.dims)
+        return tuple(1 if d == BROADCAST else self.sizes[d] if d in self.sizes else literal_size(d) or 0
+                     for d in layout.dims)
 
     def local_shape(self, layout: Layout) -> tuple[int, ...]:
         shape = []

@@ -25,6 +25,13 @@ BROADCAST = "1"
 INFERRED = "?"
 
 
+def literal_size(dim: str) -> int | None:
+    """The size an inferred dim's name says (``2?``: top_k's 2 entries), else None."""
+    if dim.endswith(INFERRED) and dim[:-1].isdigit():
+        return int(dim[:-1])
+    return None
+
+
 def unify_dims(a: str, b: str) -> str | None:
     """The name two dims lined up with each other take: the same name, or the user's name over an
     inferred one (the first of two inferred ones); None when both are the user's and differ."""

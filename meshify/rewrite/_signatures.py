@@ -116,6 +116,7 @@ SIGNATURES: dict[str, str] = {
     "jax.lax.dynamic_update_slice_in_dim": "operand, update, start_index, axis, *, allow_negative_indices=True",
     "jax.lax.dynamic_slice_in_dim": "operand, start_index, slice_size, axis=0, *, allow_negative_indices=True",
     "jax.lax.dynamic_slice": "operand, start_indices, slice_sizes, *, allow_negative_indices=True",
+    "jax.lax.top_k": "operand, k, *, axis=-1",
     "jax.lax.dynamic_index_in_dim": "operand, index, axis=0, keepdims=True, *, allow_negative_indices=True",
     # -- reductions and the softmax family ---------------------------------------------------------
     "jax.numpy.sum": "a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None, "

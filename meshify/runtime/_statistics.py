@@ -285,3 +285,23 @@ def cumprod(x: jax.Array, axis: int, axis_name: AxisName, dtype=None) -> jax.Arr
     product of the totals of the devices before this one."""
     return _scan(x, axis, axis_name, dtype, "prod")
 
+
+
+# -- top_k --------------------------------------------------------------------------------------------------
+
+
+def top_k(x: jax.Array, k: int, axis: int, axis_name: AxisName) -> tuple[jax.Array, jax.Array]:
+    """``jax.lax.top_k(x, k, axis=axis)`` along a dim split over ``axis_name``: each device's own top
+    ``min(k, block)`` with their global indices, both all-gathered (``shards * min(k, block)`` candidates
+    per row, the whole dim where ``k`` reaches a block), then the top ``k`` of those.  Exact, ties
+    included: a lower global index comes first, as in ``top_k`` (the candidates are ordered by block,
+    then by their order within it)."""
+    from meshify.runtime.ops import all_gather
+
+    axis = axis % x.ndim
+    size = x.shape[axis]
+    values, indices = jax.lax.top_k(x, min(k, size), axis=axis)
+    indices = indices + (jax.lax.axis_index(axis_name) * size).astype(indices.dtype)
+    values, indices = all_gather(values, axis_name, axis=axis), all_gather(indices, axis_name, axis=axis)
+    best, picked = jax.lax.top_k(values, k, axis=axis)
+    return best, jnp.take_along_axis(indices, picked, axis=axis)

@@ -18,10 +18,10 @@ from dataclasses import replace
 
 import libcst as cst
 
-from meshify.annotate._types import BROADCAST, Layout
+from meshify.annotate._types import BROADCAST, INFERRED, Layout
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._collectives import axes_text
-from meshify.rewrite._values import Array, Opaque, Operand, Static
+from meshify.rewrite._values import Array, Opaque, Operand, Static, TupleValue
 from meshify.rewrite.rules._api import Call, Convert, Emitted, Lowering, MeshAxes, Ref, RuleContext, op, unknown_call
 
 # -- reading the call ---------------------------------------------------------------------------------
@@ -536,3 +536,49 @@ def _scan_rule(ctx: RuleContext, call: Call, kind: str):
 
 for _kind in ("cumsum", "cumprod"):
     op(f"jax.numpy.{_kind}", method=_kind, kind=_kind, reads=("a", "axis", "dtype"))(_scan_rule)
+
+
+# -- top_k -------------------------------------------------------------------------------------------------------
+
+
+def top_k_dim(k: object) -> str:
+    """The name of the dim ``top_k`` returns its ``k`` entries along: ``2?`` for a literal 2 (an inferred
+    dim, sized by its name: explain reads it), ``top_k?`` otherwise."""
+    return f"{k}{INFERRED}" if type(k) is int and k > 0 else f"top_k{INFERRED}"
+
+
+@op("jax.lax.top_k", reads=("operand", "k", "axis"))
+def _top_k(ctx: RuleContext, call: Call):
+    """``values, indices = jax.lax.top_k(x, k)``: along an unsplit dim, as written (a partial sum
+    completed first); along a split one, each device's own top ``k`` with their global indices
+    all-gathered, then the top ``k`` of those (``mr.top_k``: ``shards * k`` candidates per row cross,
+    not the dim).  Other dims keep their splits."""
+    x, k_op = call.arg(0, "operand"), call.arg(1, "k")
+    if not isinstance(x.value, Array) or k_op is None:
+        return unknown_call(ctx, call)
+    layout = x.value.layout
+    if not (isinstance(k_op.value, Static) and k_op.value.known and type(k_op.value.literal) is int):
+        raise ctx.error(UnsupportedError, k_op.original, f"top_k's k={ctx.code(k_op.original)} is not an int "
+                        "meshify can read", "write k as an int literal or a config field with a default")
+    k = k_op.value.literal
+    axis = _literal(ctx, call, "axis", -1)
+    if type(axis) is not int or not -layout.rank <= axis < layout.rank:
+        raise ctx.error(UnsupportedError, call.node, f"top_k(axis={axis!r}) of a value of {layout.rank} dims",
+                        "pass an int axis in range")
+    axis %= layout.rank
+    whole = layout.with_partial(())
+    dims = (*layout.dims[:axis], top_k_dim(k), *layout.dims[axis + 1:])
+    axes = (*layout.axes[:axis], (), *layout.axes[axis + 1:])
+    result = TupleValue((Array(Layout(dims, axes)), Array(Layout(dims, axes))))
+    split = layout.axes[axis]
+    if not split:
+        return Lowering(result, (Convert(x, whole, "top_k"),))
+    shards = ctx.mesh.size(split)
+    block = ctx.sizes.get(layout.dims[axis], 0) // shards
+    candidates = top_k_dim(min(k, block) if block else k)
+    gathered = Layout((*layout.dims[:axis], candidates, *layout.dims[axis + 1:]), axes)
+    emitted = Emitted("top_k", split, gathered, layout.dims[axis],
+                      f"top_k over {axes_text(split)}: each device's top {k} of split '{layout.dims[axis]}' of "
+                      f"{ctx.code(x.original)!r} with their global indices all-gathered, then the top {k} of those")
+    return Lowering(result, (Convert(x, whole, "top_k"),), "{mr}.top_k({x}, {k}, axis={axis}, axis_name={axes})",
+                    (("x", Ref(0)), ("k", k_op.node), ("axis", axis), ("axes", MeshAxes(split))), (emitted,))
