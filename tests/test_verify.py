@@ -533,6 +533,23 @@ def helper_and_caller(x: Tensor["batch", "d"], w: Tensor["d", "e"], v: Tensor["b
 
 
 @mesh(batch=2, model=4, rules={"d": "model"})
+def dead_reader_of_a_psum(x: Tensor["batch", "d"]) -> Tensor["batch"]:
+    s = jnp.sum(x, axis=-1)  # a partial sum
+    unused = jnp.tanh(s)  # dead, but the psum completing s before it is read below
+    return jax.nn.relu(s)
+
+
+@mesh(batch=2, model=4, rules={"d": "model"})
+def dead_python_loop(x: Tensor["batch", "d"], y: Tensor["batch", "d"]) -> Tensor["batch"]:
+    z = x - jnp.max(x, axis=-1, keepdims=True)
+    for _ in range(2):
+        z = z * 0.5 + jnp.sin(y)  # binds only z, which nothing reads after: XLA drops the loop and the pmax
+    if True:
+        w = jnp.sum(y, axis=-1)
+    return jnp.sum(x, axis=-1)
+
+
+@mesh(batch=2, model=4, rules={"d": "model"})
 def helper_not_caller(x: Tensor["batch", "d"], w: Tensor["d", "e"], s: Tensor[()]) -> Tensor["batch", "e"]:
     a = scaled(x, w) + jnp.sin((x * s) @ w)  # the helper's s is its default, not the caller's s
     return a + kw(x, w=w) + kw(x, w=w * 2.0)  # **k: its items differ per call
@@ -545,8 +562,9 @@ def test_explain_counts_one_collective_per_distinct_value_as_xla_leaves_them(tmp
     max (not jnp.max(keepdims=True)'s, another shape); a helper called twice on the same arguments, a
     helper's ``x @ w`` and its caller's of the same arguments, a value reduced twice in a statement, a psum
     in a Python loop that never rebinds what it reads are one psum; a value rebound (x = x + 1.0) is another,
-    as is one in a cond branch (a computation of its own), a helper's default or ``**kwargs`` item.
-    verify failed each of these correct programs."""
+    as is one in a cond branch (a computation of its own), a helper's default or ``**kwargs`` item; a
+    Python loop or branch that only binds names nobody reads is dropped, but not a psum completing a name
+    that a later statement reads, before a dead statement.  verify failed each of these correct programs."""
     path = tmp_path / "duplicates.py"
     path.write_text(_DUPLICATES)
     reports = verify_file(path, None, parse_dims("batch=4,d=16,e=8"))
@@ -555,7 +573,8 @@ def test_explain_counts_one_collective_per_distinct_value_as_xla_leaves_them(tmp
     assert predicted == {"softmax_and_log_softmax": (2, 16), "logsumexp_and_max": (3, 24),
                          "max_kept_and_logsumexp": (4, 32), "var_std": (4, 32), "helper_twice": (2, 128),
                          "loop_invariant": (3, 192), "same_statement": (2, 128), "in_branches": (3, 192),
-                         "unused": (0, 0), "helper_and_caller": (3, 192), "helper_not_caller": (4, 256)}, predicted
+                         "unused": (0, 0), "helper_and_caller": (3, 192), "helper_not_caller": (4, 256),
+                         "dead_reader_of_a_psum": (1, 8), "dead_python_loop": (1, 8)}, predicted
 
 
 _PASSED = '''\

@@ -113,6 +113,9 @@ class Record:
     #: parameter's ``int32``, an ``astype``'s); None: the function's float dtype (explain's itemsize).
     #: ``Collective.moves`` tells what its instructions move.
     dtype: str | None = None
+    #: The name a psum completing a partial sum rebinds (``v = mr.psum(v, ...)`` before the statement that
+    #: needs it whole): live wherever a live statement reads that name later, even if its statement is dead.
+    binds: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,12 +273,19 @@ def dead_statements(body: Sequence[cst.CSTNode]) -> frozenset[int]:
     with ``z`` unused): XLA drops what they compute.  Straight-line liveness from the end; a compound
     statement, a bare expression, an ``assert`` stay, and every name a nested def or lambda reads is live
     throughout (it may run later)."""
-    return _dead_statements(tuple(body))
+    return _dead_statements(tuple(body))[0]
+
+
+def live_before(body: Sequence[cst.CSTNode], index: int) -> frozenset[str]:
+    """The names some live statement reads at or after statement ``index`` of ``body`` before rebinding
+    them (see :func:`dead_statements`): a psum rebinding one of them there is live."""
+    return _dead_statements(tuple(body))[1][index]
 
 
 @functools.lru_cache(maxsize=1 << 12)  # by the statements' identities (see _names_read)
-def _dead_statements(body: tuple[cst.CSTNode, ...]) -> frozenset[int]:
+def _dead_statements(body: tuple[cst.CSTNode, ...]) -> tuple[frozenset[int], tuple[frozenset[str], ...]]:
     live: set[str] = set()
+    before: list[frozenset[str]] = [frozenset()] * len(body)
 
     class _Deferred(cst.CSTVisitor):
         def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
@@ -290,28 +300,89 @@ def _dead_statements(body: tuple[cst.CSTNode, ...]) -> frozenset[int]:
         stmt.visit(_Deferred())
     dead: set[int] = set()
     for i in range(len(body) - 1, -1, -1):
-        stmt = body[i]
-        smalls = [s for s in stmt.body if isinstance(s, cst.Assign | cst.AnnAssign)] \
-            if isinstance(stmt, cst.SimpleStatementLine) else []
-        if not smalls or len(smalls) != len(stmt.body):  # type: ignore[attr-defined]
+        _liveness_step(body[i], i, live, dead)
+        before[i] = frozenset(live)
+    return frozenset(dead), tuple(before)
+
+
+def _liveness_step(stmt: cst.CSTNode, i: int, live: set[str], dead: set[int]) -> None:
+    """One statement of :func:`_dead_statements`' backward pass: ``live`` becomes what is live before it."""
+    if isinstance(stmt, cst.For | cst.If | cst.While):
+        assigned = _assigned_only(stmt)
+        if assigned is not None and not (assigned & live):
+            dead.add(i)  # a Python loop or branch that only binds names nobody reads later: XLA drops it
+        else:
             live.update(_names_read(stmt))
+        return
+    smalls = [s for s in stmt.body if isinstance(s, cst.Assign | cst.AnnAssign)] \
+        if isinstance(stmt, cst.SimpleStatementLine) else []
+    if not smalls or len(smalls) != len(stmt.body):  # type: ignore[attr-defined]
+        live.update(_names_read(stmt))
+        return
+    targets: set[str] = set()
+    plain = True  # names, or tuples of names: no attribute or subscript written
+    for small in smalls:
+        for target in ([t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]):
+            elements = [e.value for e in target.elements] if isinstance(target, cst.Tuple | cst.List) \
+                else [target]
+            plain = plain and all(isinstance(e, cst.Name) for e in elements)
+            targets.update(_names_read(target))
+    if plain and not (targets & live):
+        dead.add(i)
+        return
+    live.difference_update(targets)
+    for small in smalls:
+        if small.value is not None:
+            live.update(_names_read(small.value))
+
+
+def _assigned_only(node: cst.CSTNode) -> set[str] | None:
+    """The names a ``for``/``if``/``while`` statement binds, where all it does is bind names (plain
+    assignments to names, ``pass``, nested such statements); None where it does anything else (a call
+    for its effect, an attribute or item written, a ``return``, ``break``, an ``else``...)."""
+    out: set[str] = set()
+    if isinstance(node, cst.For):
+        if node.orelse is not None or node.asynchronous is not None:
+            return None
+        out |= set(_names_read(node.target))
+    elif isinstance(node, cst.If):
+        if node.orelse is not None:
+            other = _assigned_only(node.orelse if isinstance(node.orelse, cst.If) else node.orelse)
+            if other is None:
+                return None
+            out |= other
+    elif isinstance(node, cst.While):
+        if node.orelse is not None:
+            return None
+    elif not isinstance(node, cst.Else):
+        return None
+    body = node.body
+    statements = body.body if isinstance(body, cst.IndentedBlock) else [cst.SimpleStatementLine(body=body.body)]
+    for stmt in statements:
+        if isinstance(stmt, cst.For | cst.If | cst.While):
+            inner = _assigned_only(stmt)
+            if inner is None:
+                return None
+            out |= inner
             continue
-        targets: set[str] = set()
-        plain = True  # names, or tuples of names: no attribute or subscript written
-        for small in smalls:
-            for target in ([t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]):
-                elements = [e.value for e in target.elements] if isinstance(target, cst.Tuple | cst.List) \
-                    else [target]
-                plain = plain and all(isinstance(e, cst.Name) for e in elements)
-                targets.update(_names_read(target))
-        if plain and not (targets & live):
-            dead.add(i)
-            continue
-        live.difference_update(targets)
-        for small in smalls:
-            if small.value is not None:
-                live.update(_names_read(small.value))
-    return frozenset(dead)
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            return None
+        for small in stmt.body:
+            if isinstance(small, cst.Pass):
+                continue
+            if isinstance(small, cst.Assign):
+                targets = [t.target for t in small.targets]
+            elif isinstance(small, cst.AnnAssign | cst.AugAssign) and (
+                    not isinstance(small, cst.AnnAssign) or small.value is not None):
+                targets = [small.target]
+            else:
+                return None
+            for target in targets:
+                elements = [e.value for e in target.elements] if isinstance(target, cst.Tuple | cst.List) else [target]
+                if not all(isinstance(e, cst.Name) for e in elements):
+                    return None
+                out |= {e.value for e in elements}  # type: ignore[attr-defined]
+    return out
 
 
 #: Dims of operands without hints get placeholder names like ``einsum_e`` (see ``rules.contractions.contract``).
@@ -508,8 +579,9 @@ class FunctionRewriter:
         self._top = -1
         # XLA removes what computes a value nobody reads, collectives too: so does explain's count.
         dead = dead_statements(body.body)
-        if dead:
-            self.records[:] = [r for r in self.records if r.statement not in dead]
+        if dead:  # (a psum rebinding a name lives where a later live statement reads it)
+            self.records[:] = [r for r in self.records if r.statement not in dead
+                               or (r.binds and r.binds in live_before(body.body, r.statement))]
         captured = self.dtypes.captured(cst.Module(body=new_body).code if self.dtypes.captures else "")
         if captured:
             first = new_body[0]
@@ -933,7 +1005,7 @@ class FunctionRewriter:
         self.env[r.name] = Array(layout)
         identity, invariant = self._record_scope(cst.Name(r.name))
         self.records.append(Record(self._line, "psum", r.axes, "", r.reason, value.layout, tuple(self._loops),
-                                   value=identity, invariant=invariant, statement=self._top))
+                                   value=identity, invariant=invariant, statement=self._top, binds=r.name))
         self.bindings.append(Binding(self._line, r.name, layout))
         line = psum_statement(r.name, r.axes, self.ctx.mr, self._like(cst.Name(r.name), where=stmt),
                               self.reduce_dtype)
