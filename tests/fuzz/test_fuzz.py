@@ -60,3 +60,23 @@ def test_random_program_matches_reference_or_is_rejected_cleanly(mesh: str, data
         # Hypothesis replays the shrunk example last, so this file ends up holding it.
         path = save(program, outcome, PENDING, name=f"hypothesis_{mesh.replace('x', '_')}")
         pytest.fail(f"{outcome.kind} (program saved to {path}):\n{program.text}\n{outcome.detail}", pytrace=False)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("chunk", range(4))
+def test_explain_predicts_the_compiled_bytes_of_accepted_programs(chunk: int) -> None:
+    """Issue #16's promise, over the fuzzer's programs (``counts.py``): for every accepted program's
+    float32 functions, explain's bytes per collective kind equal the compiled program's (XLA drops a
+    psum of a dead statement's operand, a loop nobody reads, merges a helper's ``x @ w`` with its
+    caller's: each was a difference found this way).  Programs ``10 * chunk`` to ``10 * chunk + 9``
+    of seed 16."""
+    from tests.fuzz.counts import compare
+    from tests.fuzz.programs import RandomChooser
+    from tests.fuzz.run import program_seed
+
+    for i in range(10 * chunk, 10 * chunk + 10):
+        seed = program_seed(16, i)
+        program = generate(RandomChooser(seed), seed=seed)
+        if check(program, _WORKDIR).kind != "accepted":
+            continue
+        assert compare(program, _WORKDIR) == [], program.text
