@@ -549,6 +549,18 @@ def dead_python_loop(x: Tensor["batch", "d"], y: Tensor["batch", "d"]) -> Tensor
     return jnp.sum(x, axis=-1)
 
 
+def ignores(x, y):
+    unused = jnp.tanh(y)
+    return x * 2.0
+
+
+@mesh(batch=2, model=4, rules={"d": "model"})
+def argument_nobody_reads(x: Tensor["batch", "d"], w: Tensor["d", "e"]) -> Tensor["batch", "d"]:
+    s = jnp.sum(x, axis=-1)  # a partial sum, completed for ignores(), which never reads it
+    t: Tensor["batch", "e"] = x @ w  # completed by its hint, passed where nothing reads it
+    return ignores(x, s) + ignores(x, t) + ignores(x, jnp.tanh(s))
+
+
 @mesh(batch=2, model=4, rules={"d": "model"})
 def helper_not_caller(x: Tensor["batch", "d"], w: Tensor["d", "e"], s: Tensor[()]) -> Tensor["batch", "e"]:
     a = scaled(x, w) + jnp.sin((x * s) @ w)  # the helper's s is its default, not the caller's s
@@ -574,7 +586,8 @@ def test_explain_counts_one_collective_per_distinct_value_as_xla_leaves_them(tmp
                          "max_kept_and_logsumexp": (4, 32), "var_std": (4, 32), "helper_twice": (2, 128),
                          "loop_invariant": (3, 192), "same_statement": (2, 128), "in_branches": (3, 192),
                          "unused": (0, 0), "helper_and_caller": (3, 192), "helper_not_caller": (4, 256),
-                         "dead_reader_of_a_psum": (1, 8), "dead_python_loop": (1, 8)}, predicted
+                         "dead_reader_of_a_psum": (1, 8), "dead_python_loop": (1, 8),
+                         "argument_nobody_reads": (0, 0)}, predicted
 
 
 _PASSED = '''\

@@ -1015,7 +1015,7 @@ def _records_run_here(rw, owner, start: int, tag: cst.CSTNode, operands: list) -
     for i, r in enumerate(moved):
         value = r.value if r.value is not None else (key, i) if known else None
         outer = (p and (r.value is not None or same) for p, same in zip(python_loops, same_args))
-        rw.records.append(replace(r, loops=(*rw.loops, *r.loops[depth:]), value=value, statement=rw._top,
+        rw.records.append(replace(r, loops=(*rw.loops, *r.loops[depth:]), value=value, statement=rw._top, binds="",
                                   invariant=(*outer, *(r.invariant or (False,) * len(r.loops))[depth:])))
 
 

@@ -268,22 +268,95 @@ def _names_read(node: cst.CSTNode) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
-def dead_statements(body: Sequence[cst.CSTNode]) -> frozenset[int]:
+def dead_statements(body: Sequence[cst.CSTNode], ctx: ModuleContext | None = None) -> frozenset[int]:
     """The indices of the body's statements that only bind names nothing reads later (``z = jnp.tanh(x @ w)``
     with ``z`` unused): XLA drops what they compute.  Straight-line liveness from the end; a compound
-    statement, a bare expression, an ``assert`` stay, and every name a nested def or lambda reads is live
-    throughout (it may run later)."""
-    return _dead_statements(tuple(body))[0]
+    statement, a bare expression, an ``assert`` stay (a Python loop or branch that only binds names does
+    not), and every name a nested def or lambda reads is live throughout (it may run later).  With the
+    module's ``ctx``, an argument a helper of the module never reads in a live statement is not read by
+    the call (see :func:`unread_params`)."""
+    return _dead_statements(tuple(body), ctx)[0]
 
 
-def live_before(body: Sequence[cst.CSTNode], index: int) -> frozenset[str]:
+def live_before(body: Sequence[cst.CSTNode], index: int, ctx: ModuleContext | None = None) -> frozenset[str]:
     """The names some live statement reads at or after statement ``index`` of ``body`` before rebinding
     them (see :func:`dead_statements`): a psum rebinding one of them there is live."""
-    return _dead_statements(tuple(body))[1][index]
+    return _dead_statements(tuple(body), ctx)[1][index]
+
+
+#: The helpers whose unread parameters are being found (a recursive helper reads every argument).
+_FINDING: set[int] = set()
+
+
+@functools.lru_cache(maxsize=1 << 10)
+def unread_params(fn: cst.FunctionDef, ctx: ModuleContext) -> frozenset[str]:
+    """The parameters of helper ``fn`` that no live statement of its body reads (``def h(x, unused):``):
+    XLA drops what computes the argument passed there, collectives too, when nothing else reads it."""
+    if id(fn) in _FINDING or not isinstance(fn.body, cst.IndentedBlock):
+        return frozenset()
+    _FINDING.add(id(fn))
+    try:
+        live = live_before(fn.body.body, 0, ctx)
+    finally:
+        _FINDING.discard(id(fn))
+    p = fn.params
+    return frozenset(q.name.value for q in (*p.posonly_params, *p.params, *p.kwonly_params)
+                     if q.name.value not in live)
+
+
+def _read_by(node: cst.CSTNode, ctx: ModuleContext | None) -> tuple[str, ...]:
+    """:func:`_names_read`, less the arguments of calls of the module's helpers (``ctx``) for parameters
+    they never read."""
+    if ctx is None:
+        return _names_read(node)
+    calls: list[cst.Call] = []
+
+    class _Calls(cst.CSTVisitor):
+        def visit_Call(self, n: cst.Call) -> None:
+            if isinstance(n.func, cst.Name) and n.func.value in ctx.functions:
+                calls.append(n)
+
+    node.visit(_Calls())
+    if not calls:
+        return _names_read(node)
+    skipped: set[int] = set()
+    for call in calls:
+        fn = ctx.functions[call.func.value]  # type: ignore[attr-defined]
+        unread = unread_params(fn, ctx)
+        if not unread:
+            continue
+        named = [q.name.value for q in (*fn.params.posonly_params, *fn.params.params)]
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        if len(positional) != len([a for a in call.args if a.keyword is None]):
+            continue  # *args spelled at the call: positions unknown
+        for k, arg in enumerate(positional):
+            if k < len(named) and named[k] in unread:
+                skipped.add(id(arg))
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value in unread:
+                skipped.add(id(arg))
+    found: set[str] = set()
+
+    class _Names(cst.CSTVisitor):
+        def visit_Arg(self, n: cst.Arg) -> bool:
+            if id(n) not in skipped:
+                n.value.visit(self)
+            return False  # (a keyword is no variable)
+
+        def visit_Name(self, n: cst.Name) -> None:
+            found.add(n.value)
+
+        def visit_Attribute(self, n: cst.Attribute) -> bool:
+            n.value.visit(self)
+            return False
+
+    node.visit(_Names())
+    return tuple(sorted(found))
 
 
 @functools.lru_cache(maxsize=1 << 12)  # by the statements' identities (see _names_read)
-def _dead_statements(body: tuple[cst.CSTNode, ...]) -> tuple[frozenset[int], tuple[frozenset[str], ...]]:
+def _dead_statements(body: tuple[cst.CSTNode, ...], ctx: ModuleContext | None = None
+                     ) -> tuple[frozenset[int], tuple[frozenset[str], ...]]:
     live: set[str] = set()
     before: list[frozenset[str]] = [frozenset()] * len(body)
 
@@ -300,24 +373,24 @@ def _dead_statements(body: tuple[cst.CSTNode, ...]) -> tuple[frozenset[int], tup
         stmt.visit(_Deferred())
     dead: set[int] = set()
     for i in range(len(body) - 1, -1, -1):
-        _liveness_step(body[i], i, live, dead)
+        _liveness_step(body[i], i, live, dead, ctx)
         before[i] = frozenset(live)
     return frozenset(dead), tuple(before)
 
 
-def _liveness_step(stmt: cst.CSTNode, i: int, live: set[str], dead: set[int]) -> None:
+def _liveness_step(stmt: cst.CSTNode, i: int, live: set[str], dead: set[int], ctx: ModuleContext | None) -> None:
     """One statement of :func:`_dead_statements`' backward pass: ``live`` becomes what is live before it."""
     if isinstance(stmt, cst.For | cst.If | cst.While):
         assigned = _assigned_only(stmt)
         if assigned is not None and not (assigned & live):
             dead.add(i)  # a Python loop or branch that only binds names nobody reads later: XLA drops it
         else:
-            live.update(_names_read(stmt))
+            live.update(_read_by(stmt, ctx))
         return
     smalls = [s for s in stmt.body if isinstance(s, cst.Assign | cst.AnnAssign)] \
         if isinstance(stmt, cst.SimpleStatementLine) else []
     if not smalls or len(smalls) != len(stmt.body):  # type: ignore[attr-defined]
-        live.update(_names_read(stmt))
+        live.update(_read_by(stmt, ctx))
         return
     targets: set[str] = set()
     plain = True  # names, or tuples of names: no attribute or subscript written
@@ -333,7 +406,7 @@ def _liveness_step(stmt: cst.CSTNode, i: int, live: set[str], dead: set[int]) ->
     live.difference_update(targets)
     for small in smalls:
         if small.value is not None:
-            live.update(_names_read(small.value))
+            live.update(_read_by(small.value, ctx))
 
 
 def _assigned_only(node: cst.CSTNode) -> set[str] | None:
@@ -578,10 +651,12 @@ class FunctionRewriter:
         new_body = emit_defs(self, self._block(body.body))
         self._top = -1
         # XLA removes what computes a value nobody reads, collectives too: so does explain's count.
-        dead = dead_statements(body.body)
-        if dead:  # (a psum rebinding a name lives where a later live statement reads it)
-            self.records[:] = [r for r in self.records if r.statement not in dead
-                               or (r.binds and r.binds in live_before(body.body, r.statement))]
+        # A psum rebinding a name before a statement lives where a live statement reads the name from there
+        # on (the statement itself may be dead, or pass it to a helper that never reads it).
+        dead = dead_statements(body.body, self.ctx)
+        self.records[:] = [r for r in self.records
+                           if (r.binds in live_before(body.body, r.statement, self.ctx) if r.binds and r.statement >= 0
+                               else r.statement not in dead)]
         captured = self.dtypes.captured(cst.Module(body=new_body).code if self.dtypes.captures else "")
         if captured:
             first = new_body[0]
@@ -1697,7 +1772,7 @@ class FunctionRewriter:
             return (key, r.value)
 
         self.records.extend(replace(r, loops=(*self._loops, *r.loops), invariant=(*outer, *r.invariant),
-                                    value=value(r), statement=self._top)
+                                    value=value(r), statement=self._top, binds="")  # (the callee's name)
                             for r in records)
 
     def _in_caller(self, value: object, params: Mapping[str, cst.CSTNode | None]) -> tuple | None:
