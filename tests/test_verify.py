@@ -562,6 +562,14 @@ def argument_nobody_reads(x: Tensor["batch", "d"], w: Tensor["d", "e"]) -> Tenso
 
 
 @mesh(batch=2, model=4, rules={"d": "model"})
+def shape_only(x: Tensor["batch", "d"], y: Tensor["batch", "d"]) -> Tensor["batch", "d"]:
+    m = jnp.min(x, axis=-1)  # its pmin is dropped: only its shape and dtype are read
+    t = jax.nn.log_softmax(x, axis=-1)
+    t += t  # an augmented assignment nobody reads: dead with the softmax before it
+    return y + jnp.zeros(m.shape, m.dtype)[:, None]
+
+
+@mesh(batch=2, model=4, rules={"d": "model"})
 def helper_not_caller(x: Tensor["batch", "d"], w: Tensor["d", "e"], s: Tensor[()]) -> Tensor["batch", "e"]:
     a = scaled(x, w) + jnp.sin((x * s) @ w)  # the helper's s is its default, not the caller's s
     return a + kw(x, w=w) + kw(x, w=w * 2.0)  # **k: its items differ per call
@@ -587,7 +595,7 @@ def test_explain_counts_one_collective_per_distinct_value_as_xla_leaves_them(tmp
                          "loop_invariant": (3, 192), "same_statement": (2, 128), "in_branches": (3, 192),
                          "unused": (0, 0), "helper_and_caller": (3, 192), "helper_not_caller": (4, 256),
                          "dead_reader_of_a_psum": (1, 8), "dead_python_loop": (1, 8),
-                         "argument_nobody_reads": (0, 0)}, predicted
+                         "argument_nobody_reads": (0, 0), "shape_only": (0, 0)}, predicted
 
 
 _PASSED = '''\

@@ -304,21 +304,22 @@ def unread_params(fn: cst.FunctionDef, ctx: ModuleContext) -> frozenset[str]:
                      if q.name.value not in live)
 
 
+#: Attributes of an array that are not its values: ``zeros(v.shape, v.dtype)`` needs no collective of ``v``.
+_METADATA = frozenset({"shape", "dtype", "ndim", "size"})
+
+
 def _read_by(node: cst.CSTNode, ctx: ModuleContext | None) -> tuple[str, ...]:
-    """:func:`_names_read`, less the arguments of calls of the module's helpers (``ctx``) for parameters
+    """The names whose values ``node`` reads: :func:`_names_read`, less names read only for their shape or
+    dtype (``v.shape``), and less the arguments of calls of the module's helpers (``ctx``) for parameters
     they never read."""
-    if ctx is None:
-        return _names_read(node)
     calls: list[cst.Call] = []
 
     class _Calls(cst.CSTVisitor):
         def visit_Call(self, n: cst.Call) -> None:
-            if isinstance(n.func, cst.Name) and n.func.value in ctx.functions:
+            if ctx is not None and isinstance(n.func, cst.Name) and n.func.value in ctx.functions:
                 calls.append(n)
 
     node.visit(_Calls())
-    if not calls:
-        return _names_read(node)
     skipped: set[int] = set()
     for call in calls:
         fn = ctx.functions[call.func.value]  # type: ignore[attr-defined]
@@ -336,6 +337,7 @@ def _read_by(node: cst.CSTNode, ctx: ModuleContext | None) -> tuple[str, ...]:
             if arg.keyword is not None and arg.keyword.value in unread:
                 skipped.add(id(arg))
     found: set[str] = set()
+    defined = ctx.functions if ctx is not None else {}
 
     class _Names(cst.CSTVisitor):
         def visit_Arg(self, n: cst.Arg) -> bool:
@@ -347,7 +349,8 @@ def _read_by(node: cst.CSTNode, ctx: ModuleContext | None) -> tuple[str, ...]:
             found.add(n.value)
 
         def visit_Attribute(self, n: cst.Attribute) -> bool:
-            n.value.visit(self)
+            if not (n.attr.value in _METADATA and isinstance(n.value, cst.Name) and n.value.value not in defined):
+                n.value.visit(self)
             return False
 
     node.visit(_Names())
@@ -387,7 +390,7 @@ def _liveness_step(stmt: cst.CSTNode, i: int, live: set[str], dead: set[int], ct
         else:
             live.update(_read_by(stmt, ctx))
         return
-    smalls = [s for s in stmt.body if isinstance(s, cst.Assign | cst.AnnAssign)] \
+    smalls = [s for s in stmt.body if isinstance(s, cst.Assign | cst.AnnAssign | cst.AugAssign)] \
         if isinstance(stmt, cst.SimpleStatementLine) else []
     if not smalls or len(smalls) != len(stmt.body):  # type: ignore[attr-defined]
         live.update(_read_by(stmt, ctx))
@@ -407,6 +410,8 @@ def _liveness_step(stmt: cst.CSTNode, i: int, live: set[str], dead: set[int], ct
     for small in smalls:
         if small.value is not None:
             live.update(_read_by(small.value, ctx))
+        if isinstance(small, cst.AugAssign):  # v += u reads v too
+            live.update(_names_read(small.target))
 
 
 def _assigned_only(node: cst.CSTNode) -> set[str] | None:
