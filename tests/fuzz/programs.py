@@ -751,7 +751,7 @@ class _Builder:
                     continue
             op = self.weighted([("unary", 14), ("binary", 18), ("einsum", 18), ("matmul", 9), ("reduce", 12),
                                 ("softmax", 8), ("shape", 11), ("lookup", 8), ("loop", 6), ("literal", 5),
-                                ("listy", 4), ("call", 5), ("const", 4), ("update", 4),
+                                ("listy", 4), ("call", 5), ("const", 4), ("update", 4), ("select", 3),
                                 ("spatial", 60 if self.spatial else 0)])
             if not getattr(self, f"op_{op}")(a):
                 self.op_unary(a)
@@ -1041,6 +1041,36 @@ class _Builder:
         self.trigger("an update along a split dim", expr, "split dim")
         scale = a.scale + (1.0 if form == "add" else 0.0)
         self.emit(expr, a.dims, max(scale, 1.0) if form in ("set", "traced") else scale)
+        return True
+
+    def op_select(self, a: _Value) -> bool:
+        """``jax.lax.top_k`` as routers and samplers write it (values or indices, along the last dim or
+        ``axis=k``, over split dims too: each device's top k gathered), reduced over the k entries; or a
+        ``jax.lax.dynamic_slice`` window at a traced start along one dim, the others whole (sizes written
+        ``a.shape[i]``), summed over the window.  The slice is refused where its dim is split (a trigger)."""
+        if not a.dims or None in a.dims:
+            return False
+        rank = len(a.dims)
+        k = self.ch.integer(0, rank - 1)
+        size = self.sizes[a.dims[k]]  # type: ignore[index]
+        if self.flag(65):
+            kk = self.ch.integer(1, min(3, size))
+            axis = "" if k == rank - 1 and self.flag(50) else f", axis={k}"
+            part = self.pick(["values", "values", "indices"])
+            top = f"jax.lax.top_k({a.name}, {kk}{axis})"
+            if part == "values":
+                expr, scale = f"jnp.sum({top}[0], axis={k})", a.scale * kk
+            else:
+                expr, scale = f"{top}[1].astype(jnp.float32).mean(axis={k}) * 0.1", 0.1 * size
+        else:
+            if size < 2:
+                return False
+            starts = ", ".join("jnp.int32(1)" if i == k else "0" for i in range(rank))
+            sizes = ", ".join("1" if i == k else f"{a.name}.shape[{i}]" for i in range(rank))
+            expr = f"jax.lax.dynamic_slice({a.name}, ({starts},), ({sizes},)).sum(axis={k})"
+            self.trigger("a dynamic slice along a split dim", expr, "split dim")
+            scale = a.scale
+        self.emit(expr, [d for i, d in enumerate(a.dims) if i != k], scale)
         return True
 
     def attention(self, a: _Value) -> bool:
