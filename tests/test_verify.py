@@ -569,6 +569,17 @@ def shape_only(x: Tensor["batch", "d"], y: Tensor["batch", "d"]) -> Tensor["batc
     return y + jnp.zeros(m.shape, m.dtype)[:, None]
 
 
+def stats(x):
+    return jnp.mean(x, axis=-1), jnp.max(x, axis=-1), jnp.min(x, axis=-1) * 2.0
+
+
+@mesh(batch=2, model=4, rules={"d": "model"})
+def result_item_unread(x: Tensor["batch", "d"]) -> Tensor["batch"]:
+    mean, top, _ = stats(x)  # only the mean is read: XLA drops the pmax and the pmin
+    low, _, bottom = stats(x * 2.0)
+    return mean + low + bottom
+
+
 @mesh(batch=2, model=4, rules={"d": "model"})
 def helper_not_caller(x: Tensor["batch", "d"], w: Tensor["d", "e"], s: Tensor[()]) -> Tensor["batch", "e"]:
     a = scaled(x, w) + jnp.sin((x * s) @ w)  # the helper's s is its default, not the caller's s
@@ -595,7 +606,8 @@ def test_explain_counts_one_collective_per_distinct_value_as_xla_leaves_them(tmp
                          "loop_invariant": (3, 192), "same_statement": (2, 128), "in_branches": (3, 192),
                          "unused": (0, 0), "helper_and_caller": (3, 192), "helper_not_caller": (4, 256),
                          "dead_reader_of_a_psum": (1, 8), "dead_python_loop": (1, 8),
-                         "argument_nobody_reads": (0, 0), "shape_only": (0, 0)}, predicted
+                         "argument_nobody_reads": (0, 0), "shape_only": (0, 0),
+                         "result_item_unread": (3, 24)}, predicted
 
 
 _PASSED = '''\

@@ -91,6 +91,12 @@ def evaluate(rw, node: cst.BaseExpression):
     if isinstance(node, cst.Subscript):
         return _subscript(rw, node)
     if isinstance(node, cst.Tuple | cst.List):
+        if node is rw._returning:  # a helper's returned tuple: which records each item makes
+            items = []
+            for e in node.elements:
+                items.append(rw.expr(e.value))
+                rw._item_ends.append(len(rw.records))
+            return _sequence(node, items)
         return _sequence(node, [rw.expr(e.value) for e in node.elements])
     if isinstance(node, cst.IfExp):
         return _if_exp(rw, node)

@@ -58,6 +58,7 @@ class Specialization:
     items: tuple | None = None  # returns a tuple: each item's (carriers, widened) in the helper's names (_dtypes)
     code: tuple | None = None  # its node's _code_of, once a later version has compared with it (_version_code)
     consulted: frozenset[str] = frozenset()  # the dims whose rules its rewrite read, transitively
+    fed: tuple = ()  # per record, the result items its value feeds (None: all); see _interp.result_items_fed
 
 
 @dataclass(slots=True)
@@ -145,7 +146,7 @@ def call_helper(rw, call, fn: cst.FunctionDef, home=None,
     ``blind``: a loop body's version, whose caller cannot name its result's dtype (a partial sum
     accumulated in float32 is completed before it returns)."""
     from meshify.errors import UnsupportedError
-    from meshify.rewrite._interp import FunctionRewriter
+    from meshify.rewrite._interp import FunctionRewriter, result_items_fed
 
     home = home or rw.ctx
     name = fn.name.value
@@ -199,7 +200,7 @@ def call_helper(rw, call, fn: cst.FunctionDef, home=None,
                               sub.dtypes, sub.returns_widened, globals_read, twin is not None,
                               layouts_text(bound), returns_text(result), _origin(home, fn),
                               items=sub.return_items, code=code if home is home.root else None,
-                              consulted=frozenset(read))
+                              consulted=frozenset(read), fed=result_items_fed(fn, sub.records, home))
         registry.versions[key] = spec
         registry.names.add(vname)
         if registry.shared is not None:
@@ -211,7 +212,7 @@ def call_helper(rw, call, fn: cst.FunctionDef, home=None,
     rw.globals_read |= spec.globals_read
     rw.pinned_reads.update(spec.pinned_reads)
     rw.carried_records(spec.records, spec.name, [o.original for o in (*call.args, *call.kwargs.values())],
-                       _argument_nodes(call, fn) if home is home.root else None)
+                       _argument_nodes(call, fn) if home is home.root else None, call=call.node, items=spec.fed)
     rw.dtypes.calls[call.node] = spec.dtypes.in_caller(spec.dtype, passed)
     if spec.widened:
         rw.dtypes.widened.add(call.node)

@@ -116,6 +116,13 @@ class Record:
     #: The name a psum completing a partial sum rebinds (``v = mr.psum(v, ...)`` before the statement that
     #: needs it whole): live wherever a live statement reads that name later, even if its statement is dead.
     binds: str = ""
+    #: The names of the caller's ``a, b = helper(...)`` this record of the helper's feeds alone (the items of
+    #: the result it computes): live only where one of them is read later (``_, aux = f(x)``, aux unread:
+    #: XLA drops what computes it).  ``items``: while carried, (the call, the result items it feeds).
+    feeds: tuple[str, ...] = ()
+    items: tuple | None = None
+    #: The item of a helper's returned tuple literal whose evaluation made it (-1: none or another).
+    item: int = -1
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,6 +289,56 @@ def live_before(body: Sequence[cst.CSTNode], index: int, ctx: ModuleContext | No
     """The names some live statement reads at or after statement ``index`` of ``body`` before rebinding
     them (see :func:`dead_statements`): a psum rebinding one of them there is live."""
     return _dead_statements(tuple(body), ctx)[1][index]
+
+
+def _live_after(body: Sequence[cst.CSTNode], index: int, ctx: ModuleContext | None) -> frozenset[str]:
+    """The names some live statement after statement ``index`` reads before rebinding them."""
+    return live_before(body, index + 1, ctx) if index + 1 < len(body) else frozenset()
+
+
+def result_items_fed(fn: cst.FunctionDef, records: Sequence[Record], ctx: ModuleContext) -> tuple:
+    """For a helper ending ``return a, b`` (its only return): per record of its walk, the result items its
+    value feeds (None: all of them, or unknown), by liveness with each item alone returned; a record of
+    the return statement itself feeds the items whose text holds its operand's."""
+    body = fn.body.body if isinstance(fn.body, cst.IndentedBlock) else ()
+    last = body[-1] if body else None
+    if not (isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1 and isinstance(last.body[0], cst.Return)
+            and isinstance(last.body[0].value, cst.Tuple)) or _returns(fn) != 1:
+        return ()
+    elements = last.body[0].value.elements
+    if any(isinstance(e, cst.StarredElement) for e in elements):
+        return ()
+    dead = [_dead_statements((*body[:-1], cst.SimpleStatementLine([cst.Expr(e.value)])), ctx)[0] for e in elements]
+    out: list[frozenset[int] | None] = []
+    everything = frozenset(range(len(elements)))
+    for r in records:
+        if r.statement < 0 or r.statement >= len(body):
+            fed = everything
+        elif r.statement == len(body) - 1:
+            fed = frozenset((r.item,)) if 0 <= r.item < len(elements) else everything
+        else:
+            fed = frozenset(i for i in everything if r.statement not in dead[i])
+        out.append(None if fed == everything else fed)
+    return tuple(out)
+
+
+def _returns(fn: cst.FunctionDef) -> int:
+    """How many ``return`` statements ``fn`` holds outside nested functions."""
+    count = 0
+
+    class _Returns(cst.CSTVisitor):
+        def visit_Return(self, n: cst.Return) -> None:
+            nonlocal count
+            count += 1
+
+        def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
+            return n is fn
+
+        def visit_Lambda(self, n: cst.Lambda) -> bool:
+            return False
+
+    fn.visit(_Returns())
+    return count
 
 
 #: The helpers whose unread parameters are being found (a recursive helper reads every argument).
@@ -512,6 +569,8 @@ class FunctionRewriter:
         self.records: list[Record] = []
         self.bindings: list[Binding] = []
         self.index_names: set[str] = set()
+        self._returning: cst.Tuple | None = None  # the returned tuple literal being evaluated
+        self._item_ends: list[int] = []  # len(records) after each of its items
         self.key_names: set[str] = set()
         #: Names used as masks where this function reads them (not followed into helpers: verify's draw only).
         self.mask_names: set[str] = set()
@@ -659,9 +718,10 @@ class FunctionRewriter:
         # A psum rebinding a name before a statement lives where a live statement reads the name from there
         # on (the statement itself may be dead, or pass it to a helper that never reads it).
         dead = dead_statements(body.body, self.ctx)
-        self.records[:] = [r for r in self.records
+        self.records[:] = [replace(r, items=None) if r.items is not None else r for r in self.records
                            if (r.binds in live_before(body.body, r.statement, self.ctx) if r.binds and r.statement >= 0
-                               else r.statement not in dead)]
+                               else r.statement not in dead and (not r.feeds or bool(
+                                   set(r.feeds) & _live_after(body.body, r.statement, self.ctx))))]
         captured = self.dtypes.captured(cst.Module(body=new_body).code if self.dtypes.captures else "")
         if captured:
             first = new_body[0]
@@ -1094,7 +1154,9 @@ class FunctionRewriter:
 
     def _small(self, s: cst.BaseSmallStatement) -> cst.BaseSmallStatement:
         if isinstance(s, cst.Assign):
+            before = len(self.records)
             op = self.expr(s.value)
+            self._fed_names(s, self.records[before:])
             if isinstance(op.value, Static | Opaque) and not getattr(op.value, "known", False):  # act = jax.nn.gelu
                 from meshify.rewrite._evaluate import chosen
                 from meshify.rewrite._helpers import function_ref
@@ -1110,7 +1172,7 @@ class FunctionRewriter:
         if isinstance(s, cst.AugAssign):
             return self._aug_assign(s)
         if isinstance(s, cst.Return):
-            return self._return_stmt(s)
+            return self._return_items_marked(s)
         if isinstance(s, cst.Expr):
             return s.with_changes(value=self.expr(s.value).node)
         if isinstance(s, cst.Pass):
@@ -1302,6 +1364,23 @@ class FunctionRewriter:
             return s.with_changes(value=op.node.with_changes(elements=[
                 e.with_changes(value=o.node) for e, o in zip(op.node.elements, operands)]))
         return s.with_changes(value=cst.Tuple([cst.Element(o.node) for o in operands]))
+
+    def _return_items_marked(self, s: cst.Return) -> cst.Return:
+        """:meth:`_return_stmt`, each record made while evaluating item ``i`` of a returned tuple literal
+        marked ``item=i`` (what the caller's ``a, b = f(...)`` reads of it: see ``result_items_fed``)."""
+        if not (self._helper and isinstance(s.value, cst.Tuple)):
+            return self._return_stmt(s)
+        start = len(self.records)
+        self._returning, self._item_ends = s.value, []
+        try:
+            out = self._return_stmt(s)
+        finally:
+            ends, self._returning = self._item_ends, None
+        for i, end in enumerate(ends):
+            for k in range(start, min(end, len(self.records))):
+                if self.records[k].item < 0:
+                    self.records[k] = replace(self.records[k], item=i)
+        return out
 
     def _return_stmt(self, s: cst.Return) -> cst.Return:
         if s.value is None:
@@ -1619,6 +1698,26 @@ class FunctionRewriter:
             whitespace_after=cst.SimpleWhitespace(" "))), cst.Arg(like, keyword=cst.Name("like"), equal=cst.AssignEqual(
                 whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))])
 
+    def _fed_names(self, s: cst.Assign, made: list[Record]) -> None:
+        """``a, b = helper(...)`` at the top of the body: each record of the helper's that feeds some of its
+        result's items alone feeds those names (see ``Record.feeds``); every other carried item is dropped."""
+        if not any(r.items is not None for r in made):
+            return
+        target = s.targets[0].target if len(s.targets) == 1 else None
+        names = [e.value.value for e in target.elements if isinstance(e.value, cst.Name)] \
+            if isinstance(target, cst.Tuple | cst.List) else []
+        line = self._top_statements[self._top] if 0 <= self._top < len(self._top_statements) else None
+        top = isinstance(line, cst.SimpleStatementLine) and any(small is s for small in line.body)
+        usable = top and isinstance(target, cst.Tuple | cst.List) and len(names) == len(target.elements)
+        start = len(self.records) - len(made)
+        for k, r in enumerate(made):
+            if r.items is None:
+                continue
+            call, fed = r.items
+            feeds = tuple(names[i] for i in sorted(fed) if i < len(names)) \
+                if usable and call is s.value and max(fed, default=len(names)) < len(names) else ()
+            self.records[start + k] = replace(r, items=None, feeds=feeds)
+
     def carry_out(self, lowering) -> list[cst.BaseExpression]:
         """A lowering's conversions (their nodes, in order), index marks, collectives and notes."""
         self._observe(lowering.converts)
@@ -1749,7 +1848,8 @@ class FunctionRewriter:
         return (self.ctx.code(node), tuple((n, self.versions.get(n, 0)) for n in names))
 
     def carried_records(self, records: Sequence[Record], tag: object, operands: Sequence[cst.CSTNode] | None,
-                        params: Mapping[str, cst.CSTNode | None] | None = None) -> None:
+                        params: Mapping[str, cst.CSTNode | None] | None = None, call: cst.CSTNode | None = None,
+                        items: Sequence[frozenset[int] | None] = ()) -> None:
         """A callee's records (a helper's version, a nested def's walk) as this function's: inside its loops;
         each value also told apart by ``tag`` (the version) and the identities of ``operands`` (the call's
         arguments; None: the callee reads more than them, so its values are never merged).
@@ -1776,9 +1876,11 @@ class FunctionRewriter:
                     return translated[r.value]
             return (key, r.value)
 
+        fed = list(items) + [None] * (len(records) - len(items))
         self.records.extend(replace(r, loops=(*self._loops, *r.loops), invariant=(*outer, *r.invariant),
-                                    value=value(r), statement=self._top, binds="")  # (the callee's name)
-                            for r in records)
+                                    value=value(r), statement=self._top, binds="", feeds=(), item=-1,  # (the callee's)
+                                    items=(call, f) if call is not None and f is not None else None)
+                            for r, f in zip(records, fed))
 
     def _in_caller(self, value: object, params: Mapping[str, cst.CSTNode | None]) -> tuple | None:
         """A helper record's ``value`` (an :meth:`identity`, or one with the rule's other operands') as
