@@ -448,9 +448,69 @@ def _subscript(rw, node: cst.Subscript):
                            "index it with an int literal, or unpack it: a, b = pair")
         return Operand(base.value.items[index], node, node.with_changes(value=base.node))
     if isinstance(base.value, Array):
-        return index_array(rw, node, base)
+        picked = _per_row_pick(rw, node, base)
+        return picked if picked is not None else index_array(rw, node, base)
     _whole_indices(rw, node, base)
     return Operand(Opaque(), node, node.with_changes(value=base.node))
+
+
+def _per_row_pick(rw, node: cst.Subscript, base) -> Operand | None:
+    """``logp[jnp.arange(B), labels]`` (``logp[jnp.arange(B)[:, None], jnp.arange(L)[None, :], labels]``): each
+    row's entry at its label, as cross-entropy code picks it; the leading indices are ``jnp.arange`` over
+    the leading dims, broadcast in their places.  Evaluated as ``jnp.take_along_axis(logp,
+    jnp.expand_dims(labels, -1), axis=-1, mode="index")[..., 0]``, a mode of meshify's own: as indexing
+    reads (negative labels wrap, the rest out of range read the clamped entry and get no gradient), run
+    by ``mr.take_along_axis`` (over a split last dim a masked local lookup); written out in the rewritten
+    code; None for any other indexing."""
+    elements = node.slice
+    layout = base.value.layout
+    k = len(elements) - 1
+    if k < 1 or layout.rank != k + 1 or dotted_name(node.value) is None \
+            or not all(isinstance(e.slice, cst.Index) for e in elements):
+        return None
+    for j, element in enumerate(elements[:-1]):
+        if _arange_at(rw, element.slice.value, j, k) != layout.dims[j]:
+            return None
+    ids = elements[-1].slice.value
+    if isinstance(ids, cst.Name) and ids.value == "None" or isinstance(ids, cst.Ellipsis):
+        return None
+    jnp_alias = next((alias for alias, full in rw.ctx.imports.imports.items() if full == "jax.numpy"), None)
+    if jnp_alias is None:
+        return None
+    code = (f"{jnp_alias}.take_along_axis({rw.ctx.code(node.value)}, {jnp_alias}.expand_dims("
+            f"{rw.ctx.code(ids)}, -1), axis=-1, mode=\"index\")[..., 0]")  # as indexing reads what is out of range
+    definition = cst.parse_expression(code)
+    _anchor_all(rw, definition, node)
+    found = rw.expr(definition)
+    if not (isinstance(found.value, Array) and found.value.dims == layout.dims[:k]):
+        raise rw.error(UnsupportedError, node, f"{rw.ctx.code(node)!r} picks one entry per row, but its index "
+                       f"{rw.ctx.code(ids)!r} does not have the rows' dims {list(layout.dims[:k])}",
+                       f"index with an array of dims {list(layout.dims[:k])}, or use jnp.take_along_axis")
+    rw.dtypes.calls[node] = rw.dtypes.of(definition)
+    return Operand(found.value, node, found.node)
+
+
+def _arange_at(rw, index: cst.BaseExpression, j: int, k: int) -> str | None:
+    """The dim ``jnp.arange(n)`` in ``index`` runs over, where ``index`` is it (``k`` 1) or it indexed with
+    ``:`` at position ``j`` of ``k`` and ``None`` elsewhere (``jnp.arange(B)[:, None]``); else None."""
+    call = index
+    if isinstance(index, cst.Subscript):
+        if k == 1 or len(index.slice) != k:
+            return None
+        for i, element in enumerate(index.slice):
+            s = element.slice
+            full = isinstance(s, cst.Slice) and s.lower is None and s.upper is None and s.step is None
+            none = isinstance(s, cst.Index) and isinstance(s.value, cst.Name) and s.value.value == "None"
+            if not (full if i == j else none):
+                return None
+        call = index.value
+    elif k != 1:
+        return None
+    if not (isinstance(call, cst.Call) and len(call.args) == 1 and call.args[0].keyword is None
+            and rw.ctx.qualified_names(call.func) & {"jax.numpy.arange", "numpy.arange"}):
+        return None
+    size = rw.expr(call.args[0].value).value
+    return size.size_of if isinstance(size, Static) else None
 
 
 def _whole_indices(rw, node: cst.Subscript, base) -> None:

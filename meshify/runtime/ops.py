@@ -394,9 +394,17 @@ def take(table: jax.Array, ids: jax.Array, axis: int, axis_name: AxisName, mode:
 
 def take_along_axis(arr: jax.Array, ids: jax.Array, axis: int, axis_name: AxisName, mode: str = "fill",
                     fill_value=None) -> jax.Array:
-    """``jnp.take_along_axis`` over a dim split over ``axis_name``: masked, a partial sum."""
+    """``jnp.take_along_axis`` over a dim split over ``axis_name``: masked, a partial sum.  ``mode="index"``:
+    as ``x[rows, ids]`` indexes (negative ids wrap, the rest out of range read the clamped entry and
+    get no gradient: JAX's gather clamps, its transpose drops them); with no ``axis_name``, locally."""
     local = arr.shape[axis]
-    ids, valid = _lookup_ids(ids, local * jax.lax.axis_size(axis_name), mode)
+    size = local * (jax.lax.axis_size(axis_name) if axis_name else 1)
+    ids, valid = _lookup_ids(ids, size, "fill" if mode == "index" else mode)
+    if mode == "index":
+        ids, fill_value = jnp.clip(ids, 0, size - 1), _CLAMP
+    if not axis_name:
+        found = jnp.take_along_axis(arr, ids, axis=axis)
+        return found if valid is None else jnp.where(valid, found, jax.lax.stop_gradient(found))
     shifted = ids - _block_offset(axis_name, local)
     mine = (shifted >= 0) & (shifted < local)
     found = jnp.take_along_axis(arr, jnp.where(mine, shifted, 0), axis=axis)

@@ -98,6 +98,11 @@ class RuleContext:
                     f"if one is an array, name its dims where it is read (w: Tensor[...] = {param}.w)")
         return self._module.error(cls, node, headline, fix)
 
+    def written_out(self, node: cst.CSTNode) -> bool:
+        """Whether ``node`` is of a definition meshify wrote out for the user's code (an optax loss, a
+        per-row pick), not the user's own."""
+        return node in self._module.anchors
+
     def bound(self, name: str) -> Value | None:
         """The value of a name the function has bound so far (None: not bound in the function)."""
         return self._env.get(name)

@@ -216,11 +216,16 @@ def _gather_is_cheaper(ctx: RuleContext, table: Layout, result: Layout, split: A
 
 #: jnp.take's modes, and what a missing or None mode means.
 _MODES = ("fill", "clip", "wrap")
+#: The mode of the take_along_axis meshify writes for ``x[rows, ids]`` (``_evaluate._per_row_pick``): as
+#: JAX indexes (``mr.take_along_axis(mode="index")``, split or not); no user's mode.
+INDEXING = "index"
 
 
 def _lookup_mode(ctx: RuleContext, call: Call, mode_op, fill_op) -> tuple[str, Operand | None]:
     """The ``mode=`` of a take (a literal, default ``fill``) and its ``fill_value=`` operand, if any."""
     mode = "fill" if mode_op is None or _literal(mode_op) is None else _literal(mode_op)
+    if mode == INDEXING and call.name == "jax.numpy.take_along_axis" and ctx.written_out(call.node):
+        return mode, None
     if mode not in _MODES:
         raise ctx.error(UnsupportedError, mode_op.original, f"{call.name}(mode={ctx.code(mode_op.original)})",
                         "write the mode as a literal: mode=\"fill\", \"clip\" or \"wrap\"")
@@ -310,6 +315,10 @@ def _take_along_axis(ctx: RuleContext, call: Call):
     dims = tuple(i.dims[d] if d == axis else (a.dims[d] if a.dims[d] != BROADCAST else i.dims[d])
                  for d in range(a.rank))
     axes = tuple(() if d == axis else chosen[letters[d]] for d in range(a.rank))
+    if not split and mode == INDEXING:
+        return Lowering(Array(Layout(dims, axes, partial)), converts,
+                        "{mr}.take_along_axis({a}, {i}, axis={axis}, axis_name=(), mode=\"index\")",
+                        (("a", Ref(0)), ("i", Ref(1)), ("axis", axis)), indices=(idx,))
     if not split:
         return Lowering(Array(Layout(dims, axes, partial)), converts, indices=(idx,))
     mode = "clip_wrapped" if mode == "clip" else mode  # take_along_axis wraps negative ids before clipping
