@@ -472,8 +472,8 @@ def _per_row_pick(rw, node: cst.Subscript, base) -> Operand | None:
         if _arange_at(rw, element.slice.value, j, k) != layout.dims[j]:
             return None
     ids = elements[-1].slice.value
-    if isinstance(ids, cst.Name) and ids.value == "None" or isinstance(ids, cst.Ellipsis):
-        return None
+    if dotted_name(ids) is None or not isinstance(rw.expr(ids).value, Array):
+        return None  # (a name or attribute: read again by the definition below, it evaluates to the same)
     jnp_alias = next((alias for alias, full in rw.ctx.imports.imports.items() if full == "jax.numpy"), None)
     if jnp_alias is None:
         return None
