@@ -341,6 +341,15 @@ def _returns(fn: cst.FunctionDef) -> int:
     return count
 
 
+@functools.lru_cache(maxsize=1 << 12)
+def _parsed(code: str) -> cst.BaseExpression | None:
+    """``code`` parsed as an expression (None: it is not one); nodes are immutable, so shared."""
+    try:
+        return cst.parse_expression(code)
+    except cst.ParserSyntaxError:
+        return None
+
+
 #: The helpers whose unread parameters are being found (a recursive helper reads every argument).
 _FINDING: set[int] = set()
 
@@ -1906,9 +1915,8 @@ class FunctionRewriter:
                 return None  # the helper's global is another value here
         if re.search(r"\blambda\b|\bfor\b", code):
             return None  # names bound inside the expression
-        try:
-            expression = cst.parse_expression(code)
-        except cst.ParserSyntaxError:
+        expression = _parsed(code)
+        if expression is None:
             return None
 
         class _Arguments(cst.CSTTransformer):
