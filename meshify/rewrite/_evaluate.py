@@ -468,10 +468,11 @@ def _per_row_pick(rw, node: cst.Subscript, base) -> Operand | None:
     if k < 1 or layout.rank != k + 1 or dotted_name(node.value) is None \
             or not all(isinstance(e.slice, cst.Index) for e in elements):
         return None
-    for j, element in enumerate(elements[:-1]):
-        if _arange_at(rw, element.slice.value, j, k) != layout.dims[j]:
+    indices = [e.slice.value for e in elements if isinstance(e.slice, cst.Index)]
+    for j, index in enumerate(indices[:-1]):
+        if _arange_at(rw, index, j, k) != layout.dims[j]:
             return None
-    ids = elements[-1].slice.value
+    ids = indices[-1]
     if dotted_name(ids) is None or not isinstance(rw.expr(ids).value, Array):
         return None  # (a name or attribute: read again by the definition below, it evaluates to the same)
     jnp_alias = next((alias for alias, full in rw.ctx.imports.imports.items() if full == "jax.numpy"), None)

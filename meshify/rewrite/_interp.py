@@ -388,7 +388,8 @@ def _read_by(node: cst.CSTNode, ctx: ModuleContext | None) -> tuple[str, ...]:
     node.visit(_Calls())
     skipped: set[int] = set()
     for call in calls:
-        fn = ctx.functions[call.func.value]  # type: ignore[attr-defined]
+        assert ctx is not None and isinstance(call.func, cst.Name)
+        fn = ctx.functions[call.func.value]
         unread = unread_params(fn, ctx)
         if not unread:
             continue
@@ -501,7 +502,8 @@ def _assigned_only(node: cst.CSTNode) -> set[str] | None:
     elif not isinstance(node, cst.Else):
         return None
     body = node.body
-    statements = body.body if isinstance(body, cst.IndentedBlock) else [cst.SimpleStatementLine(body=body.body)]
+    statements: Sequence[cst.BaseStatement] = body.body if isinstance(body, cst.IndentedBlock) \
+        else [cst.SimpleStatementLine(body=body.body)]  # type: ignore[arg-type]
     for stmt in statements:
         if isinstance(stmt, cst.For | cst.If | cst.While):
             inner = _assigned_only(stmt)
@@ -1873,16 +1875,17 @@ class FunctionRewriter:
         # an operand without an identity (a lambda's parameter: another value at each use) is never merged
         key = (tag, tuple(v for v, _ in scopes)) if scopes is not None and all(v is not None for v, _ in scopes) \
             else None
-        translated: dict[object, object] = {}
+        translated: dict[object, tuple | None] = {}
 
-        def value(r: Record) -> object:
+        def value(r: Record) -> tuple | None:
             if key is None or r.value is None:
                 return None
             if params is not None and not any(r.loops):
                 if r.value not in translated:
                     translated[r.value] = self._in_caller(r.value, params)
-                if translated[r.value] is not None:
-                    return translated[r.value]
+                done = translated[r.value]
+                if done is not None:
+                    return done
             return (key, r.value)
 
         fed = list(items) + [None] * (len(records) - len(items))
@@ -1921,7 +1924,8 @@ class FunctionRewriter:
 
         class _Arguments(cst.CSTTransformer):
             def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
-                return params.get(original.value) or updated
+                passed = params.get(original.value)
+                return passed if isinstance(passed, cst.BaseExpression) else updated
 
             def visit_Attribute(self, node: cst.Attribute) -> bool:
                 return False  # the attribute's own name is no variable: its value is rewritten on leaving
