@@ -1657,10 +1657,19 @@ class _Builder:
     def op_lookup(self, a: _Value) -> bool:
         if not a.dims or None in a.dims or not self.disjoint(a.dims):
             return False
-        kind = self.weighted([("index", 4), ("take", 3), ("along", 4), ("one_hot", 2), ("optax", 2)])
+        kind = self.weighted([("index", 4), ("take", 3), ("along", 4), ("one_hot", 2), ("optax", 2), ("pick", 2)])
         if kind == "one_hot":
             return self.lookup_one_hot(a)
         rank = len(a.dims)
+        if kind == "pick":  # each row's entry at its label, as tutorials index: logp[jnp.arange(B), labels]
+            if rank not in (2, 3) or not self.disjoint(a.dims[:-1]):
+                return False
+            low, high = self.id_range(self.sizes[a.dims[-1]])  # type: ignore[index]
+            ids = self.ids(a.dims[:-1], high, low)  # type: ignore[arg-type]
+            rows = f"jnp.arange({a.name}.shape[0])" if rank == 2 else \
+                f"jnp.arange({a.name}.shape[0])[:, None], jnp.arange({a.name}.shape[1])[None, :]"
+            self.emit(f"{a.name}[{rows}, {ids}]", a.dims[:-1], a.scale)
+            return True
         if kind == "optax":  # a loss over the last dim, as training code calls optax inside the loss
             if rank < 2 or not self.disjoint(a.dims[:-1]):
                 return False
