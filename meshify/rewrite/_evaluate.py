@@ -774,6 +774,9 @@ def _at_update(rw, node: cst.Call) -> Operand:
         return Operand(base.value, node, new)
     layout = base.value.layout
     operands = _subscript_operands(rw, read)
+    rows = _per_row_update(rw, node, base, update, keywords, operands)
+    if rows is not None:
+        return rows
     ctx = rw.rule_context(operands)
     elements = []  # for the layout: a traced scalar index (cache.at[:, pos]) picks like an int
     literals: dict[cst.CSTNode, Operand] = {}
@@ -821,6 +824,55 @@ def _at_update(rw, node: cst.Call) -> Operand:
                        f"name its dims where it is made: v: Tensor[...] = {rw.ctx.code(values[0].value)}")
     new = node.with_changes(func=func.with_changes(value=sub.with_changes(value=at.with_changes(value=target.node))),
                             args=[a.with_changes(value=value.node) if a is values[0] else a for a in node.args])
+    return Operand(Array(layout.with_partial(()), base.value.origin), node, new)
+
+
+def _per_row_update(rw, node: cst.Call, base: Operand, update: Operand, keywords: dict,
+                    operands: dict) -> Operand | None:
+    """``cache.at[jnp.arange(B), pos].set(new)``: each row updated at its own position (batched decoding's
+    cache, one position per sequence); the leading indices ``jnp.arange`` over the leading dims (``[:, None]``
+    / ``[None, :]`` grids for two), then the positions, of the rows' dims, along an unsplit dim; the dims
+    after it whole.  Each device updates its own rows (``mr.rows_at``: the same index built from its block's
+    shape, so JAX's scatter drops or wraps positions as on one device), the positions and the value
+    converted to the rows' splits; a partial sum completed first.  None for any other index."""
+    func = node.func
+    assert isinstance(func, cst.Attribute) and isinstance(func.value, cst.Subscript)
+    op, elements = func.attr.value, func.value.slice
+    layout = base.value.layout
+    k = len(elements) - 1
+    if op not in ("set", "add", "multiply", "divide", "min", "max") or keywords or k < 1 or layout.rank < k + 1 \
+            or not all(isinstance(e.slice, cst.Index) for e in elements):
+        return None
+    indices = [e.slice.value for e in elements if isinstance(e.slice, cst.Index)]
+    for j, index in enumerate(indices[:-1]):
+        if _arange_at(rw, index, j, k) != layout.dims[j]:
+            return None
+    pos = operands.get(indices[-1])
+    if pos is None or not isinstance(pos.value, Array) or pos.value.dims != layout.dims[:k]:
+        return None
+    what = rw.ctx.code(func)
+    if layout.axes[k]:
+        raise rw.error(UnsupportedError, node, f"{what}() writes one position per row along split dim "
+                       f"{layout.dims[k]!r} (layout {layout.describe()})",
+                       f"map {layout.dims[k]!r} to no mesh axis, or write along an unsplit dim")
+    rows = Layout(layout.dims[:k], layout.axes[:k])
+    wanted = Layout((*layout.dims[:k], *layout.dims[k + 1:]), (*layout.axes[:k], *layout.axes[k + 1:]))
+    if isinstance(update.value, Array) and update.value.dims != wanted.dims:
+        raise rw.error(LayoutError, update.original, f"{rw.ctx.code(update.original)!r} has dims "
+                       f"{list(update.value.dims)} but {what} puts one row of dims {list(wanted.dims)} per position",
+                       f"give the value the dims {list(wanted.dims)}")
+    if isinstance(update.value, Opaque | TupleValue | StructValue):
+        raise rw.error(UnsupportedError, update.original, f"{rw.ctx.code(update.original)!r} is a value whose "
+                       f"dims meshify cannot infer, put one row per position by {what}",
+                       f"name its dims where it is made: v: Tensor[...] = {rw.ctx.code(update.original)}")
+    target = rw.convert(base, layout.with_partial(()), f"{what}() (an update needs it whole)")
+    rw.mark_index(pos)
+    index = rw.convert(pos, rows, f"the positions {what} writes at")
+    value = rw.convert(update, wanted, f"the rows {what} puts") if isinstance(update.value, Array) else update.node
+    call = cst.parse_expression(f'{rw.ctx.mr}.rows_at(x, ids, v, "{op}")')
+    assert isinstance(call, cst.Call)
+    new = call.with_changes(args=[call.args[0].with_changes(value=target), call.args[1].with_changes(value=index),
+                                  call.args[2].with_changes(value=value), call.args[3]])
     return Operand(Array(layout.with_partial(()), base.value.origin), node, new)
 
 

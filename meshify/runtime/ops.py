@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 import jax
 import jax.numpy as jnp
 
-__all__ = ["regather_policy", "regathering", "entries", "like", "shard_size", "sum_dtype", "psum", "psum_scatter", "all_gather", "local_block", "take", "take_along_axis", "one_hot", "pmax", "pmin", "max", "min", "softmax",
+__all__ = ["regather_policy", "regathering", "entries", "like", "shard_size", "sum_dtype", "psum", "psum_scatter", "all_gather", "local_block", "take", "take_along_axis", "rows_at", "one_hot", "pmax", "pmin", "max", "min", "softmax",
            "log_softmax", "logsumexp", "global_shape", "elementwise", "dtype_of",
            "canonical_dtype", "quotient_dtype"]
 
@@ -409,6 +409,15 @@ def take_along_axis(arr: jax.Array, ids: jax.Array, axis: int, axis_name: AxisNa
     mine = (shifted >= 0) & (shifted < local)
     found = jnp.take_along_axis(arr, jnp.where(mine, shifted, 0), axis=axis)
     return _masked(found, mine, valid, axis_name, fill_value)
+
+
+def rows_at(x: jax.Array, ids: jax.Array, values, how: str) -> jax.Array:
+    """``x.at[jnp.arange(B), ids].how(values)`` on this device's rows (``ids`` of the rows' dims; for two
+    leading dims the ``[:, None]``/``[None, :]`` grids): the row index built from the block's own shape, so
+    each device writes its rows, dropping or wrapping positions as JAX's scatter does on one device."""
+    k = ids.ndim
+    grids = tuple(jnp.arange(x.shape[j]).reshape(tuple(-1 if i == j else 1 for i in range(k))) for j in range(k))
+    return getattr(x.at[(*grids, ids)], how)(values)
 
 
 def one_hot(x: jax.Array, num_classes: int, axis_name: AxisName, dtype=jnp.float32) -> jax.Array:
