@@ -2168,7 +2168,7 @@ def _lift(f: _Function, ch: Chooser, module: _Module, mode: str) -> tuple[str, E
         if named:
             first, lines = [f"{lifted.name}: {hint(lifted.dims)} = {source}"], f.lines
         else:
-            pattern = re.compile(rf"\b{lifted.name}\b")
+            pattern = re.compile(rf"\b{lifted.name}\b(?!\s*=(?!=))")  # (not a keyword: helper(x1, x2=W))
             first, lines = [], [pattern.sub(source, line) for line in f.lines]
             module.trigger(f"an array read unnamed ({mode})", source, unnamed=True)
     entry = Entry("f", f.mesh, dict(f.sizes), tuple(rest), f.grad)
