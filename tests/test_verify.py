@@ -284,6 +284,17 @@ def test_a_config_default_is_read_for_its_loop_counts() -> None:
     assert report.ok, report
 
 
+def test_a_loop_over_a_list_of_layers_is_counted_by_the_fields_size() -> None:
+    """tests/real_models/mixtral.py loops ``for layer in model.layers`` (a ``list[Layer]`` field): explain
+    counts it ``--dims layers=N`` times, as verify draws that many layers, and predicts the top-2 routing's
+    all-gathers over the split experts (its k entries a dim it sizes by its name, ``2?``)."""
+    path = Path(__file__).resolve().parent / "real_models" / "mixtral.py"
+    dims = parse_dims("batch=4,length=8,vocab=64,d_model=32,q_features=64,experts=8,d_ff=16,layers=2")
+    report, = verify_file(path, None, dims)
+    assert report.ok, report
+    assert report.found["all-gather"][0] == 4  # values and indices, per layer
+
+
 def test_a_static_config_call_is_read_for_the_prediction(tmp_path: Path) -> None:
     """``--static "cfg=Plain(layers=3)"`` of a NamedTuple the module defines: the reference runs with it,
     and explain reads its fields too, so the loop over ``range(cfg.layers)`` is counted 3 times."""

@@ -350,6 +350,18 @@ def _parsed(code: str) -> cst.BaseExpression | None:
         return None
 
 
+def _field_name(node: cst.BaseExpression) -> str | None:
+    """``layers`` of ``model.layers`` / ``params["layers"]`` (the field a sequence of hinted structs is in,
+    whose length ``meshify verify`` reads from ``--dims layers=N``); None for anything else."""
+    if isinstance(node, cst.Attribute) and dotted_name(node) is not None:
+        return node.attr.value
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) \
+            and isinstance(node.slice[0].slice.value, cst.SimpleString):
+        key = node.slice[0].slice.value.evaluated_value
+        return key if isinstance(key, str) else None
+    return None
+
+
 #: The helpers whose unread parameters are being found (a recursive helper reads every argument).
 _FINDING: set[int] = set()
 
@@ -998,6 +1010,9 @@ class FunctionRewriter:
         fresh = rebound_first(block.body)  # assigned before read: each iteration starts them afresh
         start = {name: value for name, value in self.env.items() if name not in fresh}
         trips = self._trip_count(stmt.iter)
+        if trips is None and sequence_item(iterable.value) is not None:
+            # for layer in model.layers (a list[Layer] field): as many as verify draws, --dims layers=N
+            trips = _field_name(stmt.iter)
         self._loops.append(trips if trips is not None else UnknownLoop(self._line, self.ctx.code(stmt.iter),
                                                                        self.fn.name.value))
         self._loop_names.append(frozenset(bound_names(stmt)))

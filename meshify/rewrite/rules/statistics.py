@@ -557,10 +557,11 @@ def _top_k(ctx: RuleContext, call: Call):
     if not isinstance(x.value, Array) or k_op is None:
         return unknown_call(ctx, call)
     layout = x.value.layout
-    if not (isinstance(k_op.value, Static) and k_op.value.known and type(k_op.value.literal) is int):
-        raise ctx.error(UnsupportedError, k_op.original, f"top_k's k={ctx.code(k_op.original)} is not an int "
-                        "meshify can read", "write k as an int literal or a config field with a default")
-    k = k_op.value.literal
+    if not isinstance(k_op.value, Static):
+        raise ctx.error(UnsupportedError, k_op.original, f"top_k's k={ctx.code(k_op.original)} is an array",
+                        "pass k as a Python int (a literal, a config field)")
+    # (read where it can be: a literal, a default; else known when the function runs, its dim unsized)
+    k = k_op.value.literal if k_op.value.known and type(k_op.value.literal) is int else None
     axis = _literal(ctx, call, "axis", -1)
     if type(axis) is not int or not -layout.rank <= axis < layout.rank:
         raise ctx.error(UnsupportedError, call.node, f"top_k(axis={axis!r}) of a value of {layout.rank} dims",
@@ -575,10 +576,11 @@ def _top_k(ctx: RuleContext, call: Call):
         return Lowering(result, (Convert(x, whole, "top_k"),))
     shards = ctx.mesh.size(split)
     block = ctx.sizes.get(layout.dims[axis], 0) // shards
-    candidates = top_k_dim(min(k, block) if block else k)
+    candidates = top_k_dim(min(k, block) if block and k is not None else k)
     gathered = Layout((*layout.dims[:axis], candidates, *layout.dims[axis + 1:]), axes)
     emitted = Emitted("top_k", split, gathered, layout.dims[axis],
-                      f"top_k over {axes_text(split)}: each device's top {k} of split '{layout.dims[axis]}' of "
-                      f"{ctx.code(x.original)!r} with their global indices all-gathered, then the top {k} of those")
+                      f"top_k over {axes_text(split)}: each device's top {ctx.code(k_op.original)} of split "
+                      f"'{layout.dims[axis]}' of {ctx.code(x.original)!r} with their global indices all-gathered, "
+                      f"then the top {ctx.code(k_op.original)} of those")
     return Lowering(result, (Convert(x, whole, "top_k"),), "{mr}.top_k({x}, {k}, axis={axis}, axis_name={axes})",
                     (("x", Ref(0)), ("k", k_op.node), ("axis", axis), ("axes", MeshAxes(split))), (emitted,))
