@@ -751,7 +751,7 @@ class _Builder:
                     continue
             op = self.weighted([("unary", 14), ("binary", 18), ("einsum", 18), ("matmul", 9), ("reduce", 12),
                                 ("softmax", 8), ("shape", 11), ("lookup", 8), ("loop", 6), ("literal", 5),
-                                ("listy", 4), ("call", 5), ("const", 4), ("update", 4), ("select", 3),
+                                ("listy", 4), ("call", 5), ("const", 4), ("update", 4), ("select", 3), ("rotary", 2),
                                 ("spatial", 60 if self.spatial else 0)])
             if not getattr(self, f"op_{op}")(a):
                 self.op_unary(a)
@@ -1071,6 +1071,22 @@ class _Builder:
             self.trigger("a dynamic slice along a split dim", expr, "split dim")
             scale = a.scale
         self.emit(expr, [d for i, d in enumerate(a.dims) if i != k], scale)
+        return True
+
+    def op_rotary(self, a: _Value) -> bool:
+        """Rotary embeddings as models compute them in place: frequencies ``jnp.arange(0, D, 2)`` of the last
+        dim's size read off the value, its even and odd entries rotated and joined again.  Refused where the
+        last dim is split (a trigger: a strided slice of a split dim)."""
+        if not a.dims or None in a.dims or self.sizes[a.dims[-1]] % 2:  # type: ignore[index]
+            return False
+        n = a.name
+        freqs = f"jnp.arange(0, {n}.shape[-1], 2) * {self.pick(['0.1', '0.05'])}"
+        cos, sin = f"jnp.cos({freqs})", f"jnp.sin({freqs})"
+        expr = (f"jnp.concatenate([{n}[..., ::2] * {cos} - {n}[..., 1::2] * {sin}, "
+                f"{n}[..., 1::2] * {cos} + {n}[..., ::2] * {sin}], axis=-1)")
+        # (a call-time refusal on the converted path quotes the generated line, wrapped: its headline names the slice)
+        self.trigger("a strided slice along a split dim", expr, "the slice [::2]", "::2]")
+        self.emit(expr, a.dims, a.scale * 2)
         return True
 
     def attention(self, a: _Value) -> bool:
