@@ -592,6 +592,13 @@ def result_item_unread(x: Tensor["batch", "d"]) -> Tensor["batch"]:
 
 
 @mesh(batch=2, model=4, rules={"d": "model"})
+def top_values_only(x: Tensor["batch", "d"]) -> Tensor["batch"]:
+    kth = jax.lax.top_k(x, 2)[0][..., -1]  # a sampler's threshold: no index is gathered
+    best, _ = jax.lax.top_k(x * 2.0, 3)
+    return kth + jnp.sum(best, axis=-1)
+
+
+@mesh(batch=2, model=4, rules={"d": "model"})
 def helper_not_caller(x: Tensor["batch", "d"], w: Tensor["d", "e"], s: Tensor[()]) -> Tensor["batch", "e"]:
     a = scaled(x, w) + jnp.sin((x * s) @ w)  # the helper's s is its default, not the caller's s
     return a + kw(x, w=w) + kw(x, w=w * 2.0)  # **k: its items differ per call
@@ -618,7 +625,9 @@ def test_explain_counts_one_collective_per_distinct_value_as_xla_leaves_them(tmp
                          "unused": (0, 0), "helper_and_caller": (3, 192), "helper_not_caller": (4, 256),
                          "dead_reader_of_a_psum": (1, 8), "dead_python_loop": (1, 8),
                          "argument_nobody_reads": (0, 0), "shape_only": (0, 0),
-                         "result_item_unread": (3, 24)}, predicted
+                         "result_item_unread": (3, 24), "top_values_only": (0, 0)}, predicted
+    gathered = {r.name: r.predicted.get("all-gather") for r in reports if r.name == "top_values_only"}
+    assert gathered == {"top_values_only": (2, 160)}, gathered
 
 
 _PASSED = '''\

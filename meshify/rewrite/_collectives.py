@@ -184,9 +184,11 @@ _RULE_COLLECTIVES = [
     # prod: an all-gather of the local products (integers promoted as jnp.prod does); cumsum/cumprod:
     # of each shard's total (jnp.cumsum keeps an integer's dtype and makes a bool's int32).
     Collective("prod", "all-gather", result_bytes=lambda local, shards: local * shards, wire=_promoted_integer),
-    # top_k along a split dim: an all-gather of each device's top k values, one of their int32 indices.
-    Collective("top_k", "all-gather", instructions=2, result_bytes=lambda local, shards: local * shards,
-               wire=lambda dtype: (dtype, "int32")),
+    # top_k along a split dim: an all-gather of each device's top k values, one of their int32 indices
+    # (two records: the indices' is dropped where only the values are read).
+    Collective("top_k", "all-gather", result_bytes=lambda local, shards: local * shards),
+    Collective("top_k_indices", "all-gather", result_bytes=lambda local, shards: local * shards,
+               wire=lambda dtype: "int32"),
     Collective("cumsum", "all-gather", result_bytes=lambda local, shards: local * shards,
                wire=lambda dtype: "int32" if dtype == "bool" else dtype),
     Collective("cumprod", "all-gather", result_bytes=lambda local, shards: local * shards,

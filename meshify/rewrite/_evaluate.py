@@ -438,6 +438,10 @@ def _subscript(rw, node: cst.Subscript):
             raise rw.error(LayoutError, node, f"{base.value.cls} has no field {key.literal!r}",
                            f"its fields are {', '.join(k for k, _ in base.value.fields)}")
         return Operand(value, node, node.with_changes(value=base.node))
+    if isinstance(base.value, TupleValue) and isinstance(node.value, cst.Call) and len(node.slice) == 1:
+        at = _literal_int(rw, node.slice[0])
+        n = len(base.value.items)
+        _item_read(rw, node.value, at % n if at is not None and -n <= at < n else None)
     if isinstance(base.value, TupleValue):
         index = _literal_int(rw, node.slice[0]) if len(node.slice) == 1 else None
         bounds = _literal_slice(rw, node.slice[0]) if len(node.slice) == 1 and index is None else None
@@ -452,6 +456,19 @@ def _subscript(rw, node: cst.Subscript):
         return picked if picked is not None else index_array(rw, node, base)
     _whole_indices(rw, node, base)
     return Operand(Opaque(), node, node.with_changes(value=base.node))
+
+
+def _item_read(rw, call: cst.Call, index: int | None) -> None:
+    """``f(...)[index]``: the records made for ``call`` that feed only other items of its tuple result are
+    dropped (XLA drops what nothing reads: ``jax.lax.top_k(x, k)[0]`` gathers no index)."""
+    kept = []
+    for r in rw.records:
+        if r.items is not None and r.items[0] is call:
+            if index is not None and index not in r.items[1]:
+                continue
+            r = replace(r, items=None)
+        kept.append(r)
+    rw.records[:] = kept
 
 
 def _per_row_pick(rw, node: cst.Subscript, base) -> Operand | None:

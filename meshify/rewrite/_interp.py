@@ -593,6 +593,7 @@ class FunctionRewriter:
         self.bindings: list[Binding] = []
         self.index_names: set[str] = set()
         self._returning: cst.Tuple | None = None  # the returned tuple literal being evaluated
+        self._lowering_call: cst.CSTNode | None = None  # the call whose lowering carry_out makes
         self._item_ends: list[int] = []  # len(records) after each of its items
         self.key_names: set[str] = set()
         #: Names used as masks where this function reads them (not followed into helpers: verify's draw only).
@@ -1601,7 +1602,11 @@ class FunctionRewriter:
         self.observe_contraction(lowering.contraction)
         for dims, source in lowering.origins:
             self.ctx.reshape_origins.setdefault(dims, source)
-        nodes = self.carry_out(lowering)
+        self._lowering_call = call.node
+        try:
+            nodes = self.carry_out(lowering)
+        finally:
+            self._lowering_call = None
         rebuilt = self.rebuilt(call, lowering, nodes)
         if lowering.accumulate is not None:
             keyword, operands = lowering.accumulate
@@ -1756,6 +1761,8 @@ class FunctionRewriter:
         operands = tuple(c.operand.original for c in lowering.converts)
         for e in lowering.emitted:
             self.note_custom(e.kind, e.axes, e.layout, e.dim, e.reason, dtype, operands)
+            if e.result_items is not None and self._lowering_call is not None:  # see Record.items
+                self.records[-1] = replace(self.records[-1], items=(self._lowering_call, e.result_items))
         self._comments.extend(lowering.notes)
         return nodes
 

@@ -309,6 +309,9 @@ class Emitted:
     layout: Layout
     dim: str
     reason: str
+    #: The items of the call's tuple result this collective feeds alone (None: all of it): XLA drops it
+    #: where none of them is read (``jax.lax.top_k(x, k)[0]`` reads no gathered index).
+    result_items: frozenset[int] | None = None
 
 
 @dataclass(frozen=True, slots=True)

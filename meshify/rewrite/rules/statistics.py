@@ -578,9 +578,10 @@ def _top_k(ctx: RuleContext, call: Call):
     block = ctx.sizes.get(layout.dims[axis], 0) // shards
     candidates = top_k_dim(min(k, block) if block and k is not None else k)
     gathered = Layout((*layout.dims[:axis], candidates, *layout.dims[axis + 1:]), axes)
-    emitted = Emitted("top_k", split, gathered, layout.dims[axis],
-                      f"top_k over {axes_text(split)}: each device's top {ctx.code(k_op.original)} of split "
-                      f"'{layout.dims[axis]}' of {ctx.code(x.original)!r} with their global indices all-gathered, "
-                      f"then the top {ctx.code(k_op.original)} of those")
+    reason = (f"top_k over {axes_text(split)}: each device's top {ctx.code(k_op.original)} of split "
+              f"'{layout.dims[axis]}' of {ctx.code(x.original)!r} with their global indices all-gathered, then the "
+              f"top {ctx.code(k_op.original)} of those")
+    emitted = (Emitted("top_k", split, gathered, layout.dims[axis], reason),
+               Emitted("top_k_indices", split, gathered, layout.dims[axis], reason, frozenset({1})))
     return Lowering(result, (Convert(x, whole, "top_k"),), "{mr}.top_k({x}, {k}, axis={axis}, axis_name={axes})",
-                    (("x", Ref(0)), ("k", k_op.node), ("axis", axis), ("axes", MeshAxes(split))), (emitted,))
+                    (("x", Ref(0)), ("k", k_op.node), ("axis", axis), ("axes", MeshAxes(split))), emitted)
