@@ -853,7 +853,7 @@ def _per_row_update(rw, node: cst.Call, base: Operand, update: Operand, keywords
     shape, so JAX's scatter drops or wraps positions as on one device), the positions and the value
     converted to the rows' splits; a partial sum completed first.  None for any other index."""
     func = node.func
-    assert isinstance(func, cst.Attribute) and isinstance(func.value, cst.Subscript)
+    assert isinstance(func, cst.Attribute) and isinstance(func.value, cst.Subscript) and isinstance(base.value, Array)
     op, elements = func.attr.value, func.value.slice
     layout = base.value.layout
     k = len(elements) - 1
