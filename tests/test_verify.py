@@ -816,3 +816,28 @@ def test_ids_passed_through_star_args_and_kwargs_are_drawn_as_integers(tmp_path:
     assert [r.ok for r in reports] == [True], reports
     report, = explain_source(_STAR_INDICES.encode(), str(path), parse_dims("batch=8,vocab=16,d=4"))
     assert {a.name for a in report.args if a.integer} == {"a", "b"}, report.args
+
+
+_IDENTITY_RESIZE = '''\
+import jax
+import jax.numpy as jnp
+from meshify import Tensor, mesh
+
+
+@mesh(data=2, model=4, rules={"h": "model"})
+def f(x: Tensor["batch", "h", "w"]) -> Tensor[()]:
+    same = jax.image.resize(x, (4, 16, 8), "bilinear")  # its own shape: JAX returns x, XLA drops the halos
+    up = jax.image.resize(x, (4, 32, 8), "bilinear")
+    return jnp.mean(same) + jnp.mean(up)
+'''
+
+
+def test_a_resize_to_its_own_shape_exchanges_no_halo(tmp_path: Path) -> None:
+    """``jax.image.resize`` to the image's own shape returns it: the halo rows the linear method would
+    exchange are dropped by XLA, and explain (which knows the sizes) predicts none for it.  Found by
+    ``tests/fuzz/counts.py``."""
+    path = tmp_path / "resize.py"
+    path.write_text(_IDENTITY_RESIZE)
+    report, = verify_file(path, None, parse_dims("batch=4,h=16,w=8"))
+    assert report.ok, report
+    assert report.predicted["collective-permute"][0] == 2, report.predicted

@@ -562,7 +562,9 @@ def _resize(ctx: RuleContext, call: Call):
                            "a split dim with 'nearest' or linear upsampling by an integer factor",
                            "write method='nearest' or 'bilinear' (a literal), or map those dims to no mesh axis")
     emitted: list[Emitted] = []
-    if method in _LINEAR:
+    shape = _literal(call, "shape")
+    same = isinstance(shape, tuple) and shape == tuple(ctx.sizes.get(d, -1) for d in layout.dims)
+    if method in _LINEAR and not same:  # (to its own shape: jax.image.resize returns the image; XLA drops the halos)
         name = ctx.code(x.original)
         for d in split:
             for side, source in (("before", "previous"), ("after", "next")):
