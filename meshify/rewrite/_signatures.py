@@ -156,6 +156,7 @@ SIGNATURES: dict[str, str] = {
     "jax.numpy.outer": "a, b, out=None",
     "jax.numpy.nan_to_num": "x, copy=True, nan=0.0, posinf=None, neginf=None",
     "jax.numpy.inner": "a, b, *, precision=None, preferred_element_type=None",
+    "jax.numpy.kron": "a, b",
     "jax.numpy.tensordot": "a, b, axes=2, *, precision=None, preferred_element_type=None, out_sharding=None",
     "jax.numpy.expand_dims": "a, axis",
     "jax.numpy.squeeze": "a, axis=None",

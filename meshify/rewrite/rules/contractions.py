@@ -242,6 +242,28 @@ def _outer(ctx: RuleContext, call: Call):
     return Lowering(value, tuple(c for c in converts if c is not None), contraction=contraction)
 
 
+@op("jax.numpy.kron", reads=("a", "b"))
+def _kron(ctx: RuleContext, call: Call):
+    """``jnp.kron(a, b)``: each dim of the result runs over ``a``'s dim (major) and ``b``'s (minor), so a
+    block of ``a``'s split dim gives a block of the result's: ``a`` keeps its splits (and a partial sum:
+    the product is linear in it), ``b`` is taken whole (its blocks would interleave).  Each result dim is
+    named ``{a}_{b}?`` (inferred), or the one whose partner has size 1."""
+    a, b = call.arg(0, "a"), call.arg(1, "b")
+    if not (isinstance(a.value, Array) and isinstance(b.value, Array)):
+        return unknown_call(ctx, call)
+    la, lb = a.value.layout, b.value.layout
+    if la.rank != lb.rank:
+        if la.is_split or lb.is_split or la.partial or lb.partial:
+            raise ctx.error(UnsupportedError, call.node, f"jnp.kron of values of {la.rank} and {lb.rank} dims, one "
+                            "of them split", "give both the same number of dims (jnp.expand_dims) first")
+        return Lowering(Opaque(), (Convert(a, la, "kron"), Convert(b, lb, "kron")))
+    dims = tuple(da if db == BROADCAST else db if da == BROADCAST else
+                 f"{da.rstrip(INFERRED)}_{db.rstrip(INFERRED)}{INFERRED}" for da, db in zip(la.dims, lb.dims))
+    whole_b = Layout.replicated(lb.dims)
+    converts = (Convert(a, la, "kron"), Convert(b, whole_b, "kron's right operand (its blocks would interleave)"))
+    return Lowering(Array(Layout(dims, la.axes, la.partial)), converts)
+
+
 @op("jax.numpy.inner", reads=("a", "b", "precision", "preferred_element_type"))
 def _inner(ctx: RuleContext, call: Call):
     """``jnp.inner(a, b)``: the last dims contracted (``einsum("...k,...k->......")``)."""
