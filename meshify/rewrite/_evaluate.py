@@ -4,6 +4,7 @@ its rewritten node; calls go to the op rules (:mod:`meshify.rewrite.rules`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import TypeGuard
 
@@ -479,16 +480,11 @@ def _per_row_pick(rw, node: cst.Subscript, base) -> Operand | None:
     reads (negative labels wrap, the rest out of range read the clamped entry and get no gradient), run
     by ``mr.take_along_axis`` (over a split last dim a masked local lookup); written out in the rewritten
     code; None for any other indexing."""
-    elements = node.slice
     layout = base.value.layout
-    k = len(elements) - 1
-    if k < 1 or layout.rank != k + 1 or dotted_name(node.value) is None \
-            or not all(isinstance(e.slice, cst.Index) for e in elements):
+    indices = _row_grid(rw, node.slice, layout)
+    if indices is None or layout.rank != len(indices) or dotted_name(node.value) is None:
         return None
-    indices = [e.slice.value for e in elements if isinstance(e.slice, cst.Index)]
-    for j, index in enumerate(indices[:-1]):
-        if _arange_at(rw, index, j, k) != layout.dims[j]:
-            return None
+    k = len(indices) - 1
     ids = indices[-1]
     if dotted_name(ids) is None or not isinstance(rw.expr(ids).value, Array):
         return None  # (a name or attribute: read again by the definition below, it evaluates to the same)
@@ -506,6 +502,19 @@ def _per_row_pick(rw, node: cst.Subscript, base) -> Operand | None:
                        f"index with an array of dims {list(layout.dims[:k])}, or use jnp.take_along_axis")
     rw.dtypes.calls[node] = rw.dtypes.of(definition)
     return Operand(found.value, node, found.node)
+
+
+def _row_grid(rw, elements: Sequence[cst.SubscriptElement], layout) -> list[cst.BaseExpression] | None:
+    """The index expressions of ``[jnp.arange(B), ids]`` (``[jnp.arange(B)[:, None], jnp.arange(L)[None, :],
+    ids]``): every element an index, all but the last ``jnp.arange`` over the leading dims of ``layout``
+    in their places; None for any other index."""
+    k = len(elements) - 1
+    if k < 1 or layout.rank < k + 1 or not all(isinstance(e.slice, cst.Index) for e in elements):
+        return None
+    indices = [e.slice.value for e in elements if isinstance(e.slice, cst.Index)]
+    if any(_arange_at(rw, index, j, k) != layout.dims[j] for j, index in enumerate(indices[:-1])):
+        return None
+    return indices
 
 
 def _arange_at(rw, index: cst.BaseExpression, j: int, k: int) -> str | None:
@@ -854,16 +863,13 @@ def _per_row_update(rw, node: cst.Call, base: Operand, update: Operand, keywords
     converted to the rows' splits; a partial sum completed first.  None for any other index."""
     func = node.func
     assert isinstance(func, cst.Attribute) and isinstance(func.value, cst.Subscript) and isinstance(base.value, Array)
-    op, elements = func.attr.value, func.value.slice
+    op = func.attr.value
     layout = base.value.layout
-    k = len(elements) - 1
-    if op not in ("set", "add", "multiply", "divide", "min", "max") or keywords or k < 1 or layout.rank < k + 1 \
-            or not all(isinstance(e.slice, cst.Index) for e in elements):
+    indices = _row_grid(rw, func.value.slice, layout) \
+        if op in ("set", "add", "multiply", "divide", "min", "max") and not keywords else None
+    if indices is None:
         return None
-    indices = [e.slice.value for e in elements if isinstance(e.slice, cst.Index)]
-    for j, index in enumerate(indices[:-1]):
-        if _arange_at(rw, index, j, k) != layout.dims[j]:
-            return None
+    k = len(indices) - 1
     pos = operands.get(indices[-1])
     if pos is None or not isinstance(pos.value, Array) or pos.value.dims != layout.dims[:k]:
         return None
