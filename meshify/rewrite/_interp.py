@@ -447,6 +447,18 @@ def _dead_statements(body: tuple[cst.CSTNode, ...], ctx: ModuleContext | None = 
             live.update(_names_read(n.body))
             return False
 
+        def visit_Call(self, n: cst.Call) -> bool:
+            # a lambda a JAX loop, branch or tree map runs right away: its reads are its statement's
+            if _runs_now(n.func):
+                for arg in n.args:
+                    if not isinstance(arg.value, cst.Lambda):
+                        arg.visit(self)
+                    else:
+                        arg.value.body.visit(self)  # (a def or lambda inside it may still run later)
+                n.func.visit(self)
+                return False
+            return True
+
         def visit_Lambda(self, n: cst.Lambda) -> bool:
             live.update(_names_read(n.body))
             return False
@@ -458,6 +470,16 @@ def _dead_statements(body: tuple[cst.CSTNode, ...], ctx: ModuleContext | None = 
         _liveness_step(body[i], i, live, dead, ctx)
         before[i] = frozenset(live)
     return frozenset(dead), tuple(before)
+
+
+#: JAX calls that run the functions passed to them while the call runs (no later call of them).
+_RUN_NOW = frozenset({"fori_loop", "scan", "while_loop", "cond", "switch", "map", "tree_map"})
+
+
+def _runs_now(func: cst.BaseExpression) -> bool:
+    """``jax.lax.fori_loop`` / ``lax.scan`` / ``jax.tree.map`` ...: a lambda passed runs inside the call."""
+    name = dotted_name(func)
+    return name is not None and name.split(".")[0] in ("jax", "lax") and name.rsplit(".", 1)[-1] in _RUN_NOW
 
 
 def _liveness_step(stmt: cst.CSTNode, i: int, live: set[str], dead: set[int], ctx: ModuleContext | None) -> None:
