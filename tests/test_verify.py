@@ -606,6 +606,17 @@ def dead_loop_lambda(x: Tensor["batch", "d"]) -> Tensor["batch"]:
 
 
 @mesh(batch=2, model=4, rules={"d": "model"})
+def nested_def_unread_parameter(x: Tensor["batch", "d"]) -> Tensor["batch"]:
+    m = jnp.max(x, axis=-1)
+
+    def body(m, x):  # its m shadows the outer one, and nothing live reads it
+        unused = jnp.tanh(m)
+        return jnp.sum(x, axis=-1)
+
+    return body(m, x)
+
+
+@mesh(batch=2, model=4, rules={"d": "model"})
 def helper_not_caller(x: Tensor["batch", "d"], w: Tensor["d", "e"], s: Tensor[()]) -> Tensor["batch", "e"]:
     a = scaled(x, w) + jnp.sin((x * s) @ w)  # the helper's s is its default, not the caller's s
     return a + kw(x, w=w) + kw(x, w=w * 2.0)  # **k: its items differ per call
@@ -633,7 +644,7 @@ def test_explain_counts_one_collective_per_distinct_value_as_xla_leaves_them(tmp
                          "dead_reader_of_a_psum": (1, 8), "dead_python_loop": (1, 8),
                          "argument_nobody_reads": (0, 0), "shape_only": (0, 0),
                          "result_item_unread": (3, 24), "top_values_only": (0, 0),
-                         "dead_loop_lambda": (1, 8)}, predicted
+                         "dead_loop_lambda": (1, 8), "nested_def_unread_parameter": (1, 8)}, predicted
     gathered = {r.name: r.predicted.get("all-gather") for r in reports if r.name == "top_values_only"}
     assert gathered == {"top_values_only": (2, 160)}, gathered
 

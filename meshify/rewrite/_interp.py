@@ -386,22 +386,25 @@ def unread_params(fn: cst.FunctionDef, ctx: ModuleContext) -> frozenset[str]:
 _METADATA = frozenset({"shape", "dtype", "ndim", "size"})
 
 
-def _read_by(node: cst.CSTNode, ctx: ModuleContext | None) -> tuple[str, ...]:
+def _read_by(node: cst.CSTNode, ctx: ModuleContext | None,
+             local: Mapping[str, cst.FunctionDef] = MappingProxyType({})) -> tuple[str, ...]:
     """The names whose values ``node`` reads: :func:`_names_read`, less names read only for their shape or
-    dtype (``v.shape``), and less the arguments of calls of the module's helpers (``ctx``) for parameters
-    they never read."""
+    dtype (``v.shape``), and less the arguments of calls of the module's helpers (``ctx``) and of the
+    body's nested defs (``local``) for parameters they never read."""
     calls: list[cst.Call] = []
+
+    helpers = {**(ctx.functions if ctx is not None else {}), **local}
 
     class _Calls(cst.CSTVisitor):
         def visit_Call(self, n: cst.Call) -> None:
-            if ctx is not None and isinstance(n.func, cst.Name) and n.func.value in ctx.functions:
+            if ctx is not None and isinstance(n.func, cst.Name) and n.func.value in helpers:
                 calls.append(n)
 
     node.visit(_Calls())
     skipped: set[int] = set()
     for call in calls:
         assert ctx is not None and isinstance(call.func, cst.Name)
-        fn = ctx.functions[call.func.value]
+        fn = helpers[call.func.value]
         unread = unread_params(fn, ctx)
         if not unread:
             continue
@@ -444,7 +447,11 @@ def _dead_statements(body: tuple[cst.CSTNode, ...], ctx: ModuleContext | None = 
 
     class _Deferred(cst.CSTVisitor):
         def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
-            live.update(_names_read(n.body))
+            # the names it reads from the enclosing scope (not its parameters, not its own locals)
+            p = n.params
+            own = {q.name.value for q in (*p.posonly_params, *p.params, *p.kwonly_params)}
+            own |= {q.name.value for q in (p.star_arg, p.star_kwarg) if isinstance(q, cst.Param)}
+            live.update(set(_names_read(n.body)) - own - bound_names(n.body))
             return False
 
         def visit_Call(self, n: cst.Call) -> bool:
@@ -466,8 +473,9 @@ def _dead_statements(body: tuple[cst.CSTNode, ...], ctx: ModuleContext | None = 
     for stmt in body:
         stmt.visit(_Deferred())
     dead: set[int] = set()
+    local = {stmt.name.value: stmt for stmt in body if isinstance(stmt, cst.FunctionDef)}
     for i in range(len(body) - 1, -1, -1):
-        _liveness_step(body[i], i, live, dead, ctx)
+        _liveness_step(body[i], i, live, dead, ctx, local)
         before[i] = frozenset(live)
     return frozenset(dead), tuple(before)
 
@@ -482,19 +490,26 @@ def _runs_now(func: cst.BaseExpression) -> bool:
     return name is not None and name.split(".")[0] in ("jax", "lax") and name.rsplit(".", 1)[-1] in _RUN_NOW
 
 
-def _liveness_step(stmt: cst.CSTNode, i: int, live: set[str], dead: set[int], ctx: ModuleContext | None) -> None:
+def _liveness_step(stmt: cst.CSTNode, i: int, live: set[str], dead: set[int], ctx: ModuleContext | None,
+                   local: Mapping[str, cst.FunctionDef]) -> None:
     """One statement of :func:`_dead_statements`' backward pass: ``live`` becomes what is live before it."""
+    if isinstance(stmt, cst.FunctionDef):  # reads its decorators and defaults now (its body: _Deferred)
+        p = stmt.params
+        for part in (*stmt.decorators, *(q.default for q in (*p.params, *p.kwonly_params, *p.posonly_params)
+                                         if q.default is not None)):
+            live.update(_read_by(part, ctx, local))
+        return
     if isinstance(stmt, cst.For | cst.If | cst.While):
         assigned = _assigned_only(stmt)
         if assigned is not None and not (assigned & live):
             dead.add(i)  # a Python loop or branch that only binds names nobody reads later: XLA drops it
         else:
-            live.update(_read_by(stmt, ctx))
+            live.update(_read_by(stmt, ctx, local))
         return
     smalls = [s for s in stmt.body if isinstance(s, cst.Assign | cst.AnnAssign | cst.AugAssign)] \
         if isinstance(stmt, cst.SimpleStatementLine) else []
     if not smalls or len(smalls) != len(stmt.body):  # type: ignore[attr-defined]
-        live.update(_read_by(stmt, ctx))
+        live.update(_read_by(stmt, ctx, local))
         return
     targets: set[str] = set()
     plain = True  # names, or tuples of names: no attribute or subscript written
@@ -510,7 +525,7 @@ def _liveness_step(stmt: cst.CSTNode, i: int, live: set[str], dead: set[int], ct
     live.difference_update(targets)
     for small in smalls:
         if small.value is not None:
-            live.update(_read_by(small.value, ctx))
+            live.update(_read_by(small.value, ctx, local))
         if isinstance(small, cst.AugAssign):  # v += u reads v too
             live.update(_names_read(small.target))
 
