@@ -50,7 +50,7 @@ from meshify.rewrite.rules._api import (
 from meshify.rewrite.rules.contractions import forms_partial, matmul
 from meshify.rewrite.rules.elementwise import elementwise
 from meshify.rewrite.rules.lookups import _is_none as is_none
-from meshify.rewrite.rules.lookups import array_index, basic_index, lookup
+from meshify.rewrite.rules.lookups import array_index, basic_index, lookup, scatter
 from meshify.rewrite.rules.spatial import slice_split_dims
 
 __all__ = ["binary_operator", "evaluate", "index_array", "is_reshape", "none_test", "reshape_call"]
@@ -803,6 +803,9 @@ def _at_update(rw, node: cst.Call) -> Operand:
     rows = _per_row_update(rw, node, base, update, keywords, operands)
     if rows is not None:
         return rows
+    scattered = _scatter(rw, node, base, update, keywords, operands)
+    if scattered is not None:
+        return scattered
     ctx = rw.rule_context(operands)
     elements = []  # for the layout: a traced scalar index (cache.at[:, pos]) picks like an int
     literals: dict[cst.CSTNode, Operand] = {}
@@ -851,6 +854,62 @@ def _at_update(rw, node: cst.Call) -> Operand:
     new = node.with_changes(func=func.with_changes(value=sub.with_changes(value=at.with_changes(value=target.node))),
                             args=[a.with_changes(value=value.node) if a is values[0] else a for a in node.args])
     return Operand(Array(layout.with_partial(()), base.value.origin), node, new)
+
+
+def _scatter(rw, node: cst.Call, base: Operand, update: Operand, keywords: dict, operands: dict) -> Operand | None:
+    """``x.at[:, ids].set(v)`` (``add``, ...): a scatter along the one dim an index array (of rank one or
+    more) picks, ``:`` (or one ``...``) everywhere else (:func:`~meshify.rewrite.rules.lookups.scatter`);
+    None where no index is an array of rank one or more."""
+    func = node.func
+    assert isinstance(func, cst.Attribute) and isinstance(func.value, cst.Subscript) and isinstance(base.value, Array)
+    sub, op = func.value, func.attr.value
+    at = sub.value
+    assert isinstance(at, cst.Attribute)
+    elements = list(sub.slice)
+
+    def array_at(element: cst.SubscriptElement) -> bool:
+        index = operands.get(element.slice.value) if isinstance(element.slice, cst.Index) else None
+        return index is not None and isinstance(index.value, Array) and index.value.layout.rank > 0
+
+    arrays = [j for j, e in enumerate(elements) if array_at(e)]
+    if not arrays:
+        return None
+    j = arrays[0]
+    code = rw.ctx.code(elements[j].slice.value)
+    ellipses = [k for k, e in enumerate(elements) if isinstance(e.slice, cst.Index)
+                and isinstance(e.slice.value, cst.Ellipsis)]
+    full = [isinstance(e.slice, cst.Slice) and e.slice.lower is None and e.slice.upper is None
+            and e.slice.step is None for e in elements]
+    rank = base.value.layout.rank
+    if len(arrays) > 1 or len(ellipses) > 1 or len(elements) - len(ellipses) > rank or not all(
+            full[k] for k in range(len(elements)) if k != j and k not in ellipses):
+        raise rw.error(UnsupportedError, elements[j], f"{rw.ctx.code(func)}() with the array index {code!r} beside "
+                       "indices other than ':'", f"scatter along one dim: one index array and ':' (or one ...) "
+                       f"elsewhere, x.at[:, ids].{op}(v); index the other dims with ints or slices first")
+    axis = j if not ellipses or ellipses[0] > j else rank - (len(elements) - j)
+    unknown = sorted(set(keywords) - {"mode", "indices_are_sorted", "unique_indices"})
+    if unknown:
+        raise rw.error(UnsupportedError, node, f"{rw.ctx.code(func)}({unknown[0]}=...)",
+                       "pass only mode=, indices_are_sorted= and unique_indices=")
+    mode = keywords.get("mode")
+    drops = mode is None or not mode.value.known or mode.value.literal in (None, "drop", "fill")
+    if mode is not None and not (mode.value.known and mode.value.literal in (None, "drop", "fill", "clip",
+                                                                               "promise_in_bounds")):
+        raise rw.error(UnsupportedError, node, f"{rw.ctx.code(func)}(mode=...) that is not a literal",
+                       "write mode=\"drop\", \"clip\" or \"promise_in_bounds\"")
+    unique = keywords.get("unique_indices")
+    lowering = scatter(rw.rule_context(operands), base, operands[elements[j].slice.value], axis, update, op, node,
+                       split_ok=drops, unique=unique is not None and unique.value.known and unique.value.literal is True)
+    nodes = rw.carry_out(lowering)
+    if lowering.template is not None:
+        return Operand(lowering.result, node, rw.replacement(lowering, nodes))
+    values = [a for a in node.args if a.keyword is None]
+    value = nodes[2] if len(nodes) == 3 else update.node
+    picked = [e.with_changes(slice=cst.Index(nodes[1])) if k == j else e for k, e in enumerate(elements)]
+    new = node.with_changes(func=func.with_changes(value=sub.with_changes(value=at.with_changes(value=nodes[0]),
+                                                                          slice=picked)),
+                            args=[a.with_changes(value=value) if a is values[0] else a for a in node.args])
+    return Operand(lowering.result, node, new)
 
 
 def _per_row_update(rw, node: cst.Call, base: Operand, update: Operand, keywords: dict,

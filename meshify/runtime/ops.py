@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 import jax
 import jax.numpy as jnp
 
-__all__ = ["regather_policy", "regathering", "entries", "like", "shard_size", "sum_dtype", "psum", "psum_scatter", "all_gather", "local_block", "take", "take_along_axis", "rows_at", "one_hot", "pmax", "pmin", "max", "min", "softmax",
+__all__ = ["regather_policy", "regathering", "entries", "like", "shard_size", "sum_dtype", "psum", "psum_scatter", "all_gather", "local_block", "take", "take_along_axis", "rows_at", "scatter", "one_hot", "pmax", "pmin", "max", "min", "softmax",
            "log_softmax", "logsumexp", "global_shape", "elementwise", "dtype_of",
            "canonical_dtype", "quotient_dtype"]
 
@@ -418,6 +418,22 @@ def rows_at(x: jax.Array, ids: jax.Array, values, how: str) -> jax.Array:
     k = ids.ndim
     grids = tuple(jnp.arange(x.shape[j]).reshape(tuple(-1 if i == j else 1 for i in range(k))) for j in range(k))
     return getattr(x.at[(*grids, ids)], how)(values)
+
+
+def scatter(x: jax.Array, ids: jax.Array, values, axis: int, axis_name: AxisName, how: str,
+            unique_indices: bool = False) -> jax.Array:
+    """``x.at[(:,) * axis, ids].how(values)`` where ``x``'s ``axis`` is split over ``axis_name``: each device
+    puts the ids in its block (every device holds every id and value), the others sent out of range, each
+    to a place of its own (ids the user promised unique stay unique), and dropped.  Negative ids wrap by
+    the global size first, and ids still out of range are dropped, as JAX's scatter does on one device."""
+    local = x.shape[axis]
+    size = local * jax.lax.axis_size(axis_name)
+    ids = jnp.where(ids < 0, ids + size, ids)
+    shifted = ids - _block_offset(axis_name, local)
+    mine = (shifted >= 0) & (shifted < local)
+    away = local + jnp.arange(ids.size, dtype=shifted.dtype).reshape(ids.shape)
+    index = (slice(None),) * axis + (jnp.where(mine, shifted, away),)
+    return getattr(x.at[index], how)(values, mode="drop", unique_indices=unique_indices)
 
 
 def one_hot(x: jax.Array, num_classes: int, axis_name: AxisName, dtype=jnp.float32) -> jax.Array:

@@ -1020,7 +1020,10 @@ class _Builder:
             return False
         k = self.ch.integer(0, len(a.dims) - 1)
         lead = ":, " * k
-        form = self.weighted([("set", 3), ("multiply", 2), ("add", 2), ("clip", 2), ("traced", 2), ("dynamic", 3)])
+        form = self.weighted([("set", 3), ("multiply", 2), ("add", 2), ("clip", 2), ("traced", 2), ("dynamic", 3),
+                              ("scatter", 5)])
+        if form == "scatter":
+            return self.scatter(a, k)
         if form == "set":
             expr = f"{a.name}.at[{lead}1].set({self.pick(['0.5', '-1.0', '0.0'])})"
         elif form == "multiply":
@@ -1041,6 +1044,33 @@ class _Builder:
         self.trigger("an update along a split dim", expr, "split dim")
         scale = a.scale + (1.0 if form == "add" else 0.0)
         self.emit(expr, a.dims, max(scale, 1.0) if form in ("set", "traced") else scale)
+        return True
+
+    def scatter(self, a: _Value, k: int) -> bool:
+        """``a.at[:, ids].add(v)`` (``set``, ``max``, ``min``, ``multiply``): a scatter of ids (negative and out of
+        range now and then) along dim ``k``, split or not, of a value with the picked elements' dims or a
+        scalar; ``mode="clip"`` now and then (refused along a split dim: a trigger) or ``mode="drop"``."""
+        d = self.some_dim(exclude=list(a.dims), compatible=list(a.dims))
+        region = (*a.dims[:k], d, *a.dims[k + 1:])
+        if d in a.dims or not self.fits(region) or not self.disjoint(region):
+            return False
+        low, high = self.id_range(self.sizes[a.dims[k]])  # type: ignore[index]
+        ids = self.ids([d], high, low)  # type: ignore[list-item]
+        self.constraints.append(tuple(dict.fromkeys([*a.dims, d])))  # type: ignore[arg-type]
+        how = self.pick(["add", "add", "set", "max", "min", "multiply"])
+        scale = a.scale
+        if self.flag(35) or how == "multiply":  # (scatter_mul of a traced value has no gradient in JAX)
+            value = self.pick(["0.5", "-1.0", "2.0"])
+            scale = a.scale * 2 if how == "multiply" else a.scale + 2
+        else:
+            v = self.operand(region[-self.ch.integer(1, len(region)):])
+            value, scale = v.name, a.scale + v.scale
+        mode = self.weighted([("", 85), (', mode="clip"', 10), (', mode="drop"', 5)])
+        lead = ":, " * k if k < len(a.dims) - 1 or self.flag(50) else "..., "
+        expr = f"{a.name}.at[{lead}{ids}].{how}({value}{mode})"
+        if "clip" in mode:
+            self.trigger("a scatter with mode=\"clip\" along a split dim", expr, 'mode="clip"')
+        self.emit(expr, a.dims, scale)
         return True
 
     def op_select(self, a: _Value) -> bool:

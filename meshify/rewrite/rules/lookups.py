@@ -183,6 +183,64 @@ def lookup(ctx: RuleContext, table: Operand, ids: Operand, axis: int, node, mode
     return Lowering(value, converts, template, fills, notes=(note,), indices=(ids,))
 
 
+#: The scatters ``x.at[ids].how(v)`` runs over a split dim (each device its own rows).
+SCATTERS = frozenset({"set", "add", "multiply", "mul", "divide", "min", "max", "power"})
+
+
+def scatter(ctx: RuleContext, base: Operand, ids: Operand, axis: int, update: Operand, how: str, node,
+            split_ok: bool = True, unique: bool = False) -> Lowering:
+    """``x.at[:, ids].how(v)``: ``v`` put into the elements ``ids`` picks along ``axis`` (one array index,
+    beside full slices): the region it writes has ``x``'s dims with the index's dims in ``axis``'s place.
+
+    The ids are read whole (every device needs every update), the value converted to the region's layout
+    (``x``'s splits, the index's dims whole; a partial sum completed: an update is not linear) and ``x``
+    made whole where it is a partial sum.  Along an unsplit dim each device runs the user's scatter on
+    its block; along a split one each puts only the ids in its block (``mr.scatter``: negative ids wrap
+    and out-of-range ones are dropped, as JAX's scatter does on one device).  ``split_ok`` False refuses
+    a split dim (a ``mode=`` other than dropping); ``unique``: the user promised unique ids
+    (``unique_indices=True``, kept: JAX differentiates ``multiply`` only then)."""
+    x, i = base.value, ids.value
+    assert isinstance(x, Array) and isinstance(i, Array), (x, i)
+    t = x.layout
+    dims = (*t.dims[:axis], *i.dims, *t.dims[axis + 1:])
+    what = f"{ctx.code(node)}"
+    clash = sorted({d for d in i.dims if d in t.dims[:axis] + t.dims[axis + 1:] and d != BROADCAST})
+    if clash:
+        raise ctx.error(LayoutError, ids.original, f"the index {ctx.code(ids.original)!r} of dims {list(i.dims)} "
+                        f"repeats {clash} of the array it scatters into (dims {list(t.dims)})",
+                        "name the index's dims apart from the array's (ids: Tensor[\"k\"])")
+    region = Layout(dims, (*t.axes[:axis], *((),) * len(i.dims), *t.axes[axis + 1:]))
+    converts = [Convert(base, t.with_partial(()), "a scatter (an update needs it whole)"),
+                Convert(ids, Layout(i.dims, ((),) * len(i.dims)), "scatter index (every device reads every id)")]
+    if isinstance(update.value, Array):
+        u = update.value.layout
+        offset = region.rank - u.rank
+        if offset < 0 or u.dims != region.dims[offset:]:
+            raise ctx.error(LayoutError, update.original, f"{ctx.code(update.original)!r} has dims {list(u.dims)} "
+                            f"but {what} puts it into elements of dims {list(region.dims)}",
+                            "give the value the picked elements' dims (or the trailing ones of them)")
+        converts.append(Convert(update, Layout(u.dims, region.axes[offset:]), f"the value a scatter puts ({how})"))
+    elif isinstance(update.value, Opaque) and region.is_split:
+        raise ctx.error(UnsupportedError, update.original,
+                        f"{ctx.code(update.original)!r} is an array whose dims meshify cannot infer, scattered "
+                        f"into elements of layout {region.describe()}",
+                        f"name its dims where it is made: v: Tensor[...] = {ctx.code(update.original)}")
+    result = Array(t.with_partial(()), x.origin)
+    split = t.axes[axis]
+    if not split:
+        return Lowering(result, tuple(converts), indices=(ids,))
+    if not split_ok:
+        raise ctx.error(UnsupportedError, node, f"{what} with a mode other than dropping out-of-range ids, "
+                        f"along split dim {t.dims[axis]!r} (layout {t.describe()})",
+                        f"drop mode= (out-of-range ids are then dropped), or map {t.dims[axis]!r} to no mesh axis")
+    template = "{mr}.scatter({x}, {i}, %s, axis={axis}, axis_name={axes}, how={how}%s)" % (
+        "{v}" if len(converts) == 3 else "{value}", ", unique_indices=True" if unique else "")
+    fills = (("x", Ref(0)), ("i", Ref(1)), ("axis", axis), ("axes", MeshAxes(split)), ("how", how),
+             (("v", Ref(2)) if len(converts) == 3 else ("value", update.node)))
+    note = f"masked local scatter ({how}) into split '{t.dims[axis]}' of {ctx.code(base.original)}: each device its own ids"
+    return Lowering(result, tuple(converts), template, fills, notes=(note,), indices=(ids,))
+
+
 def _lookup_layouts(t: Layout, i: Layout, axis: int, fill) -> tuple[Layout, tuple, tuple, frozenset]:
     """The table's layout for a lookup by ids of layout ``i`` (the looked-up dim as it is), the result's
     dims and axes, and the axes the table's other dims are gathered over."""
