@@ -87,16 +87,6 @@ XFAIL: dict[str, str] = {
     "literal_eye": "REFUSED MSH040: cannot infer the dims of jnp.eye(8), an operand of @",
     "model_attention_literal_mask": "REFUSED MSH040: cannot infer the dims of jnp.tril(jnp.ones((6, 6))) > 0",
     "shape_slice_zeros": "REFUSED MSH040: cannot infer the dims of jnp.zeros(x.shape[:1])",
-    "softmax_where_positional": (
-        "REFUSED MSH030: jax.nn.softmax(x, -1, mask), where= passed positionally, over a split dim (before "
-        "rewrite/_signatures.py bound positional arguments, the mask was silently dropped by the mr.softmax "
-        "template: wrong numbers, 0.0763 instead of 0.0873)"),
-    "logsumexp_b_positional": (
-        "REFUSED MSH030: jax.nn.logsumexp(x, -1, w), b= passed positionally, over a split dim (before "
-        "rewrite/_signatures.py the weights were silently dropped: wrong numbers, 2.883 instead of 2.957)"),
-    "log_softmax_where_split": "REFUSED MSH030: jax.nn.log_softmax(where=...) over a split dim",
-    "softmax_where_split": "REFUSED MSH030: jax.nn.softmax(where=...) over a split dim",
-    "logsumexp_b_split": "REFUSED MSH030: jax.nn.logsumexp(b=...) over a split dim",
     "logsumexp_return_sign": "REFUSED MSH030: logsumexp(return_sign=True) (its rule does not model return_sign=)",
     "logsumexp_return_sign_split": "REFUSED MSH030: jax.nn.logsumexp(return_sign=...) over a split dim",
     "max_initial_split": "REFUSED MSH030: jnp.max(initial=...) over a split dim",

@@ -248,18 +248,55 @@ _pmin.defjvp(_make_chooser_jvp(jax.lax.pmin))
 Axis = int | tuple[int, ...]
 
 
-def max(x: jax.Array, axis: Axis, axis_name: AxisName, keepdims: bool = False) -> jax.Array:  # noqa: A001
-    """``jnp.max(x, axis)`` where some reduced dims are split over ``axis_name``: local max, ``pmax``.
+def max(x: jax.Array, axis: Axis, axis_name: AxisName, keepdims: bool = False, where=None,  # noqa: A001
+        initial=None) -> jax.Array:
+    """``jnp.max(x, axis, where=where, initial=initial)`` where some reduced dims are split over
+    ``axis_name``: local max, ``pmax``.
 
     Its derivative shares ties equally among all tied elements on all devices, as
-    ``jnp.max``'s does (a ``pmax`` of local maxima would share them per device first).
+    ``jnp.max``'s does (a ``pmax`` of local maxima would share them per device first).  As JAX does,
+    a mask puts the reduction's identity where it is False, and ``initial`` is met last (``lax.max``).
     """
-    return _reduce(x, axis, axis_name, keepdims, "max")
+    return _extreme(x, axis, axis_name, keepdims, where, initial, "max")
 
 
-def min(x: jax.Array, axis: Axis, axis_name: AxisName, keepdims: bool = False) -> jax.Array:  # noqa: A001
-    """``jnp.min(x, axis)`` where some reduced dims are split over ``axis_name``: local min, ``pmin``."""
-    return _reduce(x, axis, axis_name, keepdims, "min")
+def min(x: jax.Array, axis: Axis, axis_name: AxisName, keepdims: bool = False, where=None,  # noqa: A001
+        initial=None) -> jax.Array:
+    """``jnp.min(x, axis, where=where, initial=initial)`` where some reduced dims are split over
+    ``axis_name``: local min, ``pmin``."""
+    return _extreme(x, axis, axis_name, keepdims, where, initial, "min")
+
+
+def _extreme(x, axis, axis_name, keepdims, where, initial, kind):
+    if where is not None:
+        x = jnp.where(where, x, _identity(x.dtype, kind))
+    out = _reduce(x, axis, axis_name, keepdims, kind)
+    if initial is None:
+        return out
+    return (jnp.maximum if kind == "max" else jnp.minimum)(out, jnp.asarray(initial, out.dtype))
+
+
+def _identity(dtype, kind: str):
+    """The identity of a max (min): -inf (inf) for inexact types, else the type's lowest (highest)."""
+    if jnp.issubdtype(dtype, jnp.inexact):
+        return jnp.asarray(-jnp.inf if kind == "max" else jnp.inf, dtype)
+    if dtype == jnp.bool_:
+        return jnp.asarray(kind != "max")
+    info = jnp.iinfo(dtype)
+    return jnp.asarray(info.min if kind == "max" else info.max, dtype)
+
+
+def mean(x: jax.Array, axis: Axis, axis_name: AxisName, where, keepdims: bool = False, dtype=None) -> jax.Array:
+    """``jnp.mean(x, axis, where=where)`` where some reduced dims are split over ``axis_name``: the masked
+    sum and the count of elements each device holds, both summed over the devices, then divided, in
+    the dtypes ``jnp.mean`` computes and returns in (float16 summed in float32)."""
+    result = jnp.dtype(dtype) if dtype is not None else (
+        x.dtype if jnp.issubdtype(x.dtype, jnp.inexact) else jnp.zeros((), float).dtype)
+    computation = jnp.dtype(jnp.float32) if result in (jnp.float16, jnp.bfloat16) else result
+    total = jnp.sum(x, axis, dtype=computation, keepdims=keepdims, where=where)
+    count = jnp.sum(jnp.broadcast_to(where, x.shape), axis, dtype=computation, keepdims=keepdims)
+    total, count = jax.lax.psum((total, count), axis_name)
+    return jax.lax.div(total, count).astype(result)
 
 
 _LOCAL = {"max": jnp.max, "min": jnp.min}
@@ -295,28 +332,67 @@ def _reduce_jvp(axis, axis_name, keepdims, kind, primals, tangents):
     return out, total / count
 
 
-def _global_max(x: jax.Array, axis: int, axis_name: AxisName) -> jax.Array:
-    """The max over a split ``axis`` (``axis`` reduced); a constant for autodiff (stability only)."""
-    return jax.lax.pmax(jax.lax.stop_gradient(jnp.max(x, axis=axis)), axis_name)
+def _global_max(x: jax.Array, axis: Axis, axis_name: AxisName, where=None) -> jax.Array:
+    """The max over a split ``axis`` (``axis`` reduced; masked as ``jnp.max(where=..., initial=-inf)``);
+    a constant for autodiff (stability only)."""
+    local = jnp.max(x, axis=axis) if where is None else jnp.max(x, axis=axis, where=where, initial=-jnp.inf)
+    return jax.lax.pmax(jax.lax.stop_gradient(local), axis_name)
 
 
-def logsumexp(x: jax.Array, axis: int, axis_name: AxisName, keepdims: bool = False) -> jax.Array:
-    """``jax.nn.logsumexp`` over a dim split over ``axis_name``: local max, pmax, local sum of exp, psum."""
-    m = _global_max(x, axis, axis_name)
-    total = jax.lax.psum(jnp.sum(jnp.exp(x - jnp.expand_dims(m, axis)), axis=axis), axis_name)
-    out = jnp.log(total) + m
+def logsumexp(x: jax.Array, axis: Axis, axis_name: AxisName, keepdims: bool = False, where=None,
+              b=None) -> jax.Array:
+    """``jax.nn.logsumexp(x, axis, b=b, where=where)`` over a dim split over ``axis_name``: local max, pmax,
+    local sum of exp, psum; as JAX computes it (an infinite max shifts by 0; weights ``b``: entries of
+    weight 0 left out, a negative sum NaN)."""
+    if where is not None:
+        x = jnp.where(where, x, 0)
+    if b is not None:
+        dtype = jnp.result_type(x, b)
+        dtype = dtype if jnp.issubdtype(dtype, jnp.inexact) else jnp.zeros((), float).dtype
+        x, b = x.astype(dtype), jnp.asarray(b).astype(dtype)
+        x = jnp.where(b != 0, x, -jnp.inf)
+    m = _global_max(x, axis, axis_name, where)
+    m = jnp.where(jnp.isfinite(m), m, jnp.zeros_like(m))
+    e = jnp.exp(x - jnp.expand_dims(m, axis))
+    if b is not None:
+        e = e * b
+    total = jax.lax.psum(jnp.sum(e, axis=axis, where=where), axis_name)
+    out = jnp.log(jnp.abs(total)) + m
+    if b is not None:
+        out = jnp.where(jnp.sign(total) < 0, jnp.asarray(jnp.nan, out.dtype), out)
     return jnp.expand_dims(out, axis) if keepdims else out
 
 
-def softmax(x: jax.Array, axis: int, axis_name: AxisName) -> jax.Array:
-    """``jax.nn.softmax`` over a dim split over ``axis_name``."""
+def softmax(x: jax.Array, axis: Axis, axis_name: AxisName, where=None) -> jax.Array:
+    """``jax.nn.softmax(x, axis, where=where)`` over a dim split over ``axis_name`` (with a mask, JAX's own
+    derivative, which keeps masked entries out of it)."""
+    if where is not None:
+        return _masked_softmax(x, where, axis, axis_name)
     e = jnp.exp(x - jnp.expand_dims(_global_max(x, axis, axis_name), axis))
     return e / jnp.expand_dims(jax.lax.psum(jnp.sum(e, axis=axis), axis_name), axis)
 
 
-def log_softmax(x: jax.Array, axis: int, axis_name: AxisName) -> jax.Array:
-    """``jax.nn.log_softmax`` over a dim split over ``axis_name``."""
-    return x - logsumexp(x, axis, axis_name, keepdims=True)
+@functools.partial(jax.custom_jvp, nondiff_argnums=(2, 3))
+def _masked_softmax(x, where, axis, axis_name):
+    e = jnp.exp(jnp.where(where, x, -jnp.inf) - jnp.expand_dims(_global_max(x, axis, axis_name, where), axis))
+    y = e / jnp.expand_dims(jax.lax.psum(jnp.sum(e, axis=axis, where=where), axis_name), axis)
+    return jnp.where(where, y, 0)
+
+
+@_masked_softmax.defjvp
+def _masked_softmax_jvp(axis, axis_name, primals, tangents):
+    (x, where), (t, _) = primals, tangents
+    y = _masked_softmax(x, where, axis, axis_name)
+    return y, y * (t - jnp.expand_dims(jax.lax.psum(jnp.sum(y * t, axis=axis, where=where), axis_name), axis))
+
+
+def log_softmax(x: jax.Array, axis: Axis, axis_name: AxisName, where=None) -> jax.Array:
+    """``jax.nn.log_softmax(x, axis, where=where)`` over a dim split over ``axis_name``, as JAX computes it."""
+    shifted = (x if where is None else jnp.where(where, x, -jnp.inf)) - jnp.expand_dims(
+        _global_max(x, axis, axis_name, where), axis)
+    total = jax.lax.psum(jnp.sum(jnp.exp(shifted), axis=axis, where=where), axis_name)
+    result = shifted - jnp.log(jnp.expand_dims(total, axis))
+    return result if where is None else jnp.where(where, result, -jnp.inf)
 
 
 def _block_offset(axis_name: AxisName, local_size: int) -> jax.Array:

@@ -202,12 +202,25 @@ def _softmax_rule(ctx: RuleContext, call: Call, kind: str):
                 raise ctx.error(UnsupportedError, o.original, f"{call.name}({name}=...) of unknown dims",
                                 f"name its dims first: {name}: Tensor[...] = ...")
         return Lowering(result, tuple(converts))
+    # A mask or weights of x's dims: in x's layout, passed to the runtime's softmax, which masks and
+    # weighs each device's block as JAX does the whole (a Python scalar is passed as it is).
+    keywords, fills = "", []
     for name, o in extras:
-        raise ctx.error(UnsupportedError, o.original, f"{call.name}({name}=...) over a split dim "
-                        f"{layout.dims[split[0]]!r}", f"drop {name}=, or map {layout.dims[split[0]]!r} to no mesh axis")
+        if isinstance(o.value, Array) and o.value.dims == layout.dims:
+            fills.append((name, Ref(len(converts))))
+            converts.append(Convert(o, layout.with_partial(()), f"{kind}'s {name}="))
+        elif isinstance(o.value, Static) and o.value.known and isinstance(o.value.literal, bool | int | float):
+            fills.append((name, o.node))
+        else:
+            raise ctx.error(UnsupportedError, o.original, f"{call.name}({name}=...) over split dim "
+                            f"{layout.dims[split[0]]!r}, of dims {list(getattr(o.value, 'dims', ()))} beside "
+                            f"{list(layout.dims)}", f"give {name}= the dims of the array it applies to, in the "
+                            f"same order ({name}: Tensor[{', '.join(map(repr, layout.dims))}] = ...)")
+        keywords += f", {name}={{{name}}}"
     split_axes = ctx.mesh.order(a for i in split for a in layout.axes[i])
     axis_value = reduced[0] if len(reduced) == 1 else tuple(reduced)
-    template = "{mr}.%s({x}, axis={axis}, axis_name={axes}%s)" % (kind, ", keepdims=True" if keepdims else "")
+    template = "{mr}.%s({x}, axis={axis}, axis_name={axes}%s%s)" % (
+        kind, ", keepdims=True" if keepdims else "", keywords)
     names = ", ".join(f"'{layout.dims[i]}'" for i in split)
     statistic = Layout(tuple(BROADCAST if i in reduced else d for i, d in enumerate(layout.dims)),
                        tuple(() if i in reduced else a for i, a in enumerate(layout.axes)))
@@ -215,7 +228,7 @@ def _softmax_rule(ctx: RuleContext, call: Call, kind: str):
                       f"{kind} over split {names}: local max, pmax, local sum of exp, psum over "
                       f"{axes_text(split_axes)}")
     return Lowering(result, tuple(converts), template,
-                    (("x", Ref(0)), ("axis", axis_value), ("axes", MeshAxes(split_axes))), (emitted,))
+                    (("x", Ref(0)), ("axis", axis_value), ("axes", MeshAxes(split_axes)), *fills), (emitted,))
 
 
 op("jax.nn.softmax", kind="softmax", reads=("x", "axis", "where"))(_softmax_rule)
