@@ -425,6 +425,11 @@ class Dtypes:
             def visit_Name(self, n: cst.Name) -> None:
                 names.append(n.value)
 
+            def visit_Attribute(self, n: cst.Attribute) -> bool:
+                # x.shape, x.ndim, x.size: Python ints, whatever x holds (a partial sum, a rebound name):
+                # jnp.arange(0, v.shape[-1], 2) has an int dtype of its own
+                return not (n.attr.value in ("shape", "ndim", "size") and isinstance(n.value, cst.Name))
+
             def visit_Lambda(self, n: cst.Lambda) -> bool:
                 nonlocal lambdas
                 lambdas = True

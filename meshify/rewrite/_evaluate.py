@@ -988,7 +988,7 @@ def _optax_loss(rw, node: cst.Call, name: str) -> Operand:
     if "logits" not in bound or "labels" not in bound:
         raise rw.error(UnsupportedError, node, f"optax.{short}() without logits and labels", "pass both")
     for key in ("logits", "labels"):
-        if dotted_name(bound[key]) is None:  # read twice by the definition: a name reads nothing again
+        if not _names_only(bound[key], keys=True):  # read twice by the definition: a name reads nothing again
             raise rw.error(UnsupportedError, bound[key], f"optax.{short}() of the expression "
                            f"{rw.ctx.code(bound[key])!r}", f"bind it to a name first: {key} = {rw.ctx.code(bound[key])}")
     axis = rw.expr(bound["axis"]).value if "axis" in bound else Static.of(-1)
@@ -1313,9 +1313,13 @@ def _stars_spelled_out(rw, node: cst.Call, name: str) -> cst.Call:
     return spelled
 
 
-def _names_only(node: cst.BaseExpression) -> bool:
-    """``y``, ``x.shape``, ``cfg.x.shape``: reading it again runs nothing."""
-    while isinstance(node, cst.Attribute):
+def _names_only(node: cst.BaseExpression, keys: bool = False) -> bool:
+    """``y``, ``x.shape``, ``cfg.x.shape`` (``keys``: ``kw["ids"]``, ``p.layers[0].w`` too): reading it again
+    runs nothing and gives the same value."""
+    while isinstance(node, cst.Attribute | cst.Subscript):
+        if isinstance(node, cst.Subscript) and not (keys and len(node.slice) == 1 and isinstance(
+                node.slice[0].slice, cst.Index) and isinstance(node.slice[0].slice.value, cst.SimpleString | cst.Integer)):
+            return False
         node = node.value
     return isinstance(node, cst.Name)
 

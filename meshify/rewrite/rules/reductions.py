@@ -88,6 +88,10 @@ def _reduce_rule(ctx: RuleContext, call: Call, kind: str):
         return unknown_call(ctx, call)
     layout = x.value.layout
     reduced = _reduced_dims(ctx, call, layout, _reduce_arg(call, kind, "axis"))
+    if kind != "sum" and any(layout.axes[i] for i in reduced):
+        masked = _masked_split(ctx, call, kind, x, reduced)
+        if masked is not None:
+            return masked
     masks: list[Convert] = []
     for extra in ("where", "initial", "out"):
         operand = _reduce_arg(call, kind, extra)
@@ -152,6 +156,75 @@ def _reduce_rule(ctx: RuleContext, call: Call, kind: str):
                            fill=(("x", Ref(0)), ("axis", axis), ("axes", MeshAxes(ctx.mesh.order(split_axes)))))
     return replace(lowering, result=Array(Layout(tuple(dims), tuple(axes), frozenset(partial)), origin))
 
+
+
+def _masked_split(ctx: RuleContext, call: Call, kind: str, x, reduced: list[int]) -> Lowering | None:
+    """``jnp.mean(x, where=mask)``, ``jnp.max(x, where=mask, initial=v)`` (``min``; ``initial=`` alone) over
+    split dims: ``mr.mean`` sums the masked block and counts its elements on each device, both summed over
+    the devices, then divides; ``mr.max`` puts the identity where the mask is False, reduces across devices
+    and meets ``initial`` last, as JAX does.  The mask has x's dims and is taken in x's layout.  None where
+    neither is given (the plain reduction's rule)."""
+    where = _reduce_arg(call, kind, "where")
+    initial = _reduce_arg(call, kind, "initial") if kind != "mean" else None
+    where = None if where is None or _is_none(where) else where
+    initial = None if initial is None or _is_none(initial) else initial
+    if where is None and initial is None:
+        return None
+    layout = x.value.layout
+    out = _reduce_arg(call, kind, "out")
+    if out is not None and not _is_none(out):
+        raise ctx.error(UnsupportedError, out.original, f"{call.name}(out=...)", "drop out=; JAX arrays are immutable")
+    if where is not None and not (isinstance(where.value, Array) and where.value.dims == layout.dims):
+        got = list(where.value.dims) if isinstance(where.value, Array) else "unknown dims"
+        raise ctx.error(UnsupportedError, where.original,
+                        f"{call.name}(where=...) over split dims, with a mask of dims {got} beside {list(layout.dims)}",
+                        f"give the mask the dims of the array it masks, in the same order "
+                        f"(mask: Tensor[{', '.join(map(repr, layout.dims))}] = ...)")
+    if initial is not None and not (isinstance(initial.value, Static) and initial.value.known):
+        raise ctx.error(UnsupportedError, initial.original, f"{call.name}(initial=...) with an array over split dims",
+                        "pass a Python scalar as initial=")
+    if kind in ("max", "min") and where is not None and initial is None:
+        raise ctx.error(UnsupportedError, where.original, f"{call.name}(where=...) without initial= (JAX refuses "
+                        f"it: a {kind} has no identity)", f"pass initial=, the value of a row masked out entirely")
+    keep_op = _reduce_arg(call, kind, "keepdims")
+    if keep_op is not None and not (isinstance(keep_op.value, Static) and keep_op.value.known):
+        raise ctx.error(UnsupportedError, keep_op.original, "keepdims must be a literal True/False",
+                        "write keepdims=True or keepdims=False")
+    keepdims = bool(keep_op.value.literal) if keep_op is not None else False
+    whole = layout.with_partial(())
+    converts = [Convert(x, whole, call.name.rsplit(".", 1)[-1])]
+    fills: list[tuple[str, object]] = [("x", Ref(0))]
+    keywords = ""
+    if where is not None:
+        converts.append(Convert(where, whole, f"{kind}'s where="))
+        fills.append(("w", Ref(1)))
+        keywords += ", where={w}"
+    if initial is not None:
+        fills.append(("initial", initial.node))
+        keywords += ", initial={initial}"
+    dtype = _reduce_arg(call, kind, "dtype") if kind == "mean" else None
+    if dtype is not None and not _is_none(dtype):
+        fills.append(("dtype", dtype.node))
+        keywords += ", dtype={dtype}"
+    if keepdims:
+        keywords += ", keepdims=True"
+    dims = tuple(BROADCAST if i in reduced else d for i, d in enumerate(layout.dims) if keepdims or i not in reduced)
+    axes = tuple(() if i in reduced else a for i, a in enumerate(layout.axes) if keepdims or i not in reduced)
+    split = [i for i in reduced if layout.axes[i]]
+    split_axes = ctx.mesh.order(a for i in split for a in layout.axes[i])
+    names = ", ".join(f"'{layout.dims[i]}'" for i in split)
+    result = Layout(dims, axes)
+    if kind == "mean":
+        emitted = tuple(Emitted("psum", split_axes, result, layout.dims[split[0]],
+                                f"psum over {axes_text(split_axes)}: the masked {what} over split {names} of "
+                                f"{ctx.code(x.original)!r}") for what in ("sum", "count"))
+    else:
+        fn = "pmax" if kind == "max" else "pmin"
+        emitted = (Emitted(fn, split_axes, result, layout.dims[split[0]],
+                           f"{fn} over {axes_text(split_axes)}: {kind} over split {names} of {ctx.code(x.original)!r}"),)
+    fills += [("axis", reduced[0] if len(reduced) == 1 else tuple(reduced)), ("axes", MeshAxes(split_axes))]
+    template = "{mr}.%s({x}, axis={axis}, axis_name={axes}%s)" % (kind, keywords)
+    return Lowering(Array(result, f"reduced {names} split"), tuple(converts), template, tuple(fills), emitted)
 
 
 _REDUCE_READS = ("a", "axis", "dtype", "out", "keepdims", "initial", "where")  # promote_integers: static, passed
