@@ -1078,9 +1078,13 @@ def _getattr_call(rw, node: cst.Call, func: cst.Call) -> Operand:
 
 
 def _mask_argument(node: cst.Call, rule_name: str | None) -> cst.BaseExpression | None:
-    """The argument a call reads as a boolean mask: ``jnp.where``'s condition, ``mask=`` of attention."""
+    """The argument a call reads as a boolean mask: ``jnp.where``'s condition, ``mask=`` of attention, the
+    ``where=`` of a reduction or softmax (``x.mean(where=m)`` too)."""
     if rule_name == "jax.numpy.where" and node.args and node.args[0].keyword is None:
         return node.args[0].value
+    where = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "where"), None)
+    if where is not None:
+        return where
     if rule_name in ("jax.nn.dot_product_attention", "jax.numpy.where"):
         return next((a.value for a in node.args if a.keyword is not None
                      and a.keyword.value == ("mask" if rule_name != "jax.numpy.where" else "condition")), None)

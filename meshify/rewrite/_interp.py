@@ -1796,8 +1796,10 @@ class FunctionRewriter:
         # the dtype of the value a rule's collectives run on: its first operand's (see Collective.wire)
         dtype = self.dtypes.concrete(lowering.converts[0].operand.original) if lowering.converts else None
         operands = tuple(c.operand.original for c in lowering.converts)
-        for e in lowering.emitted:
+        for i, e in enumerate(lowering.emitted):
             self.note_custom(e.kind, e.axes, e.layout, e.dim, e.reason, dtype, operands)
+            if i and self.records[-1].value is not None:  # (a masked mean's sum and count: two values, not one)
+                self.records[-1] = replace(self.records[-1], value=(self.records[-1].value, i))
             if e.result_items is not None and self._lowering_call is not None:  # see Record.items
                 self.records[-1] = replace(self.records[-1], items=(self._lowering_call, e.result_items))
         self._comments.extend(lowering.notes)
