@@ -90,7 +90,6 @@ XFAIL: dict[str, str] = {
     "logsumexp_return_sign": "REFUSED MSH030: logsumexp(return_sign=True) (its rule does not model return_sign=)",
     "logsumexp_return_sign_split": "REFUSED MSH030: jax.nn.logsumexp(return_sign=...) over a split dim",
     "sum_initial_split": "REFUSED MSH030: jnp.sum(initial=...) over a split dim",
-    "sum_where_broadcast_mask": "REFUSED MSH030: jnp.sum(where=mask[None, :]) (a broadcast mask) of a batch-split x",
     "method_calls_method": "REFUSED MSH030: self.norm(x), a plain method of the class, has no rule",
     "reduce_of_partial_list": "REFUSED MSH030: functools.reduce(jnp.add, [partial sums])",
 }

@@ -72,12 +72,30 @@ def _local_extra(layout: Layout, reduced: list[int], operand, extra: str) -> boo
     return isinstance(value, Static)
 
 
+def mask_layout(layout: Layout, value) -> Layout | None:
+    """The layout a ``where=`` mask (or ``b=`` weights) broadcasting against an array of ``layout`` takes:
+    its dims are the array's trailing ones, a size-1 dim (``mask[None, :]``) in place of any, each split as
+    the array's same dim (so each device's block of the mask broadcasts against its block of the array);
+    None for any other mask."""
+    if not (isinstance(value, Array) and not value.layout.partial and value.layout.rank <= layout.rank):
+        return None
+    offset = layout.rank - value.layout.rank
+    axes = []
+    for i, d in enumerate(value.dims):
+        if d == BROADCAST:
+            axes.append(())
+        elif d == layout.dims[offset + i]:
+            axes.append(layout.axes[offset + i])
+        else:
+            return None
+    return Layout(value.dims, tuple(axes))
+
+
 def _mask_follows(layout: Layout, reduced: list[int], operand, kind: str) -> bool:
-    """Whether a ``where=`` array can take x's layout: it has x's dims, and the reduction stays
+    """Whether a ``where=`` array can take x's layout (:func:`mask_layout`), and the reduction stays
     right with masked local blocks (a sum always; mean, max and min only where nothing reduced is
     split and x is whole)."""
-    value = operand.value
-    if not (isinstance(value, Array) and value.dims == layout.dims and not value.layout.partial):
+    if mask_layout(layout, operand.value) is None:
         return False
     return kind == "sum" or not (layout.partial or any(layout.axes[i] for i in reduced))
 
@@ -98,7 +116,7 @@ def _reduce_rule(ctx: RuleContext, call: Call, kind: str):
         if extra == "where" and operand is not None and _mask_follows(layout, reduced, operand, kind):
             # A mask of x's own dims, in x's layout: a masked sum of local blocks is a partial sum of the
             # masked sum (so over split dims too), and where nothing reduced is split it runs as written.
-            masks.append(Convert(operand, Layout(layout.dims, layout.axes), f"{kind}'s where="))
+            masks.append(Convert(operand, mask_layout(layout, operand.value), f"{kind}'s where="))
             continue
         if operand is not None and not _is_none(operand) and not _local_extra(layout, reduced, operand, extra):
             split = [layout.dims[i] for i in reduced if layout.axes[i]]
@@ -174,7 +192,7 @@ def _masked_split(ctx: RuleContext, call: Call, kind: str, x, reduced: list[int]
     out = _reduce_arg(call, kind, "out")
     if out is not None and not _is_none(out):
         raise ctx.error(UnsupportedError, out.original, f"{call.name}(out=...)", "drop out=; JAX arrays are immutable")
-    if where is not None and not (isinstance(where.value, Array) and where.value.dims == layout.dims):
+    if where is not None and mask_layout(layout, where.value) is None:
         got = list(where.value.dims) if isinstance(where.value, Array) else "unknown dims"
         raise ctx.error(UnsupportedError, where.original,
                         f"{call.name}(where=...) over split dims, with a mask of dims {got} beside {list(layout.dims)}",
@@ -196,7 +214,7 @@ def _masked_split(ctx: RuleContext, call: Call, kind: str, x, reduced: list[int]
     fills: list[tuple[str, object]] = [("x", Ref(0))]
     keywords = ""
     if where is not None:
-        converts.append(Convert(where, whole, f"{kind}'s where="))
+        converts.append(Convert(where, mask_layout(layout, where.value), f"{kind}'s where="))
         fills.append(("w", Ref(1)))
         keywords += ", where={w}"
     if initial is not None:
@@ -265,12 +283,12 @@ def _softmax_rule(ctx: RuleContext, call: Call, kind: str):
     extras = [(name, o) for name in ("where", "b") if (o := call.params.get(name)) is not None and not _is_none(o)]
     if not split:
         for name, o in extras:  # a mask or weights: elementwise with x, so in x's layout
-            if isinstance(o.value, Array) and o.value.dims != layout.dims:
+            if isinstance(o.value, Array) and mask_layout(layout, o.value) is None:
                 raise ctx.error(UnsupportedError, o.original,
                                 f"{call.name}({name}=...) with dims {list(o.value.dims)} beside {list(layout.dims)}",
                                 f"give {name}= the dims of the array it weighs, in the same order")
             if isinstance(o.value, Array):
-                converts.append(Convert(o, layout.with_partial(()), f"{kind}'s {name}="))
+                converts.append(Convert(o, mask_layout(layout, o.value), f"{kind}'s {name}="))
             elif not isinstance(o.value, Static):
                 raise ctx.error(UnsupportedError, o.original, f"{call.name}({name}=...) of unknown dims",
                                 f"name its dims first: {name}: Tensor[...] = ...")
@@ -279,9 +297,9 @@ def _softmax_rule(ctx: RuleContext, call: Call, kind: str):
     # weighs each device's block as JAX does the whole (a Python scalar is passed as it is).
     keywords, fills = "", []
     for name, o in extras:
-        if isinstance(o.value, Array) and o.value.dims == layout.dims:
+        if isinstance(o.value, Array) and mask_layout(layout, o.value) is not None:
             fills.append((name, Ref(len(converts))))
-            converts.append(Convert(o, layout.with_partial(()), f"{kind}'s {name}="))
+            converts.append(Convert(o, mask_layout(layout, o.value), f"{kind}'s {name}="))
         elif isinstance(o.value, Static) and o.value.known and isinstance(o.value.literal, bool | int | float):
             fills.append((name, o.node))
         else:
