@@ -493,7 +493,6 @@ class _Builder:
     spatial: set[str] = field(default_factory=set)  # the spatial dims of images (images.py)
     image_dims: list[str] = field(default_factory=list)  # dims image ops made, in order
     dims_given: bool = False  # @mesh(dims=...) gives the image dims' sizes
-    broadcast_mask: bool = False  # the last mask() had fewer dims than its array
 
     def __post_init__(self) -> None:
         if self.module is None:
@@ -721,11 +720,9 @@ class _Builder:
     def mask(self, a: _Value) -> str:
         """A boolean mask broadcasting against ``a`` (mostly true, so that few slices are empty)."""
         kind = self.weighted([("self", 3), ("other", 2)])
-        self.broadcast_mask = False  # (a mask of fewer dims than a: refused beside split dims, a trigger)
         if kind == "other" and a.dims and None not in a.dims:
             k = self.ch.integer(0, len(a.dims) - 1)
             b = self.operand(a.dims[k:])  # type: ignore[arg-type]
-            self.broadcast_mask = k > 0
             return f"{b.name} > {self.pick(['-1.0', '-0.5', '0'])}"
         return f"{a.name} > {self.pick(['-1.0', '0', '-0.5'])}"
 
@@ -1317,10 +1314,9 @@ class _Builder:
             if axis == "None" and self.flag(30):
                 del options["axis"]
             expr = self.call(f"jnp.{kind}", f"jax.numpy.{kind}", [a.name], options)
-        # (a mask of a's dims over split dims is run, as are max/min's initial=; sum's initial=, a broadcast
-        # mask and a bfloat16 dtype= may be refused)
-        if "where" in extra and self.broadcast_mask or kind == "sum" and "initial" in extra \
-                or extra.get("dtype", "jnp.float32") != "jnp.float32":
+        # (masks over split dims are run, as are max/min's initial=; sum's initial= and a bfloat16 dtype= may be
+        # refused)
+        if kind == "sum" and "initial" in extra or extra.get("dtype", "jnp.float32") != "jnp.float32":
             self.trigger(f"jnp.{kind} with {', '.join(extra)}", expr)
         dims = [None if i in reduced else d for i, d in enumerate(a.dims)] if keepdims else \
             [d for i, d in enumerate(a.dims) if i not in reduced]
@@ -1366,14 +1362,10 @@ class _Builder:
         if self.flag(20):
             mask = self.mask(a)
             options["where"] = mask
-            if self.broadcast_mask:  # (a mask of a's dims is run over split dims too)
-                extras.append("where")
         qualname = f"jax.nn.{kind}"
         if kind != "logsumexp":
             scale = 1.0 if kind == "softmax" else a.scale + log_n
             expr = self.call(f"jax.nn.{kind}", qualname, [a.name], options) if options else f"jax.nn.{kind}({a.name})"
-            if extras:
-                self.trigger(f"jax.nn.{kind} with a broadcast where", expr)
             if "where" in options and kind == "log_softmax":  # masked entries are -inf: keep them out of what follows
                 expr = f"jnp.where({options['where']}, {expr}, 0.0)"
             return bool(self.emit(expr, a.dims, scale))
@@ -1384,8 +1376,7 @@ class _Builder:
             k = self.ch.integer(0, rank - 1)
             w = self.operand(a.dims[k:])  # type: ignore[arg-type]
             options["b"] = self.pick([f"jnp.abs({w.name})", f"jnp.abs({w.name}) + 0.5", f"{w.name} * {w.name}"])
-            if k > 0:  # (weights of a's dims are run over split dims too)
-                extras.append("b")
+
         sign = self.flag(6)
         if sign:
             options["return_sign"] = "True"
