@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 import jax
 import jax.numpy as jnp
 
-__all__ = ["regather_policy", "regathering", "entries", "like", "shard_size", "sum_dtype", "psum", "psum_scatter", "all_gather", "local_block", "take", "take_along_axis", "rows_at", "scatter", "one_hot", "pmax", "pmin", "max", "min", "mean", "softmax",
+__all__ = ["regather_policy", "regathering", "entries", "like", "shard_size", "sum_dtype", "psum", "psum_scatter", "all_gather", "local_block", "take", "take_along_axis", "rows_at", "scatter", "one_hot", "pmax", "pmin", "max", "min", "mean", "on_one_device", "softmax",
            "log_softmax", "logsumexp", "global_shape", "elementwise", "dtype_of",
            "canonical_dtype", "quotient_dtype"]
 
@@ -284,6 +284,14 @@ def _identity(dtype, kind: str):
         return jnp.asarray(kind != "max")
     info = jnp.iinfo(dtype)
     return jnp.asarray(info.min if kind == "max" else info.max, dtype)
+
+
+def on_one_device(c, axis_name: AxisName):
+    """``c`` on the first device along ``axis_name`` and 0 on the others: ``jnp.sum(x, initial=c)`` over split
+    dims is a partial sum whose initial value must be counted once."""
+    names = (axis_name,) if isinstance(axis_name, str) else tuple(axis_name)
+    first = functools.reduce(jnp.logical_and, [jax.lax.axis_index(n) == 0 for n in names], jnp.bool_(True))
+    return jnp.where(first, c, jnp.zeros_like(c))
 
 
 def mean(x: jax.Array, axis: Axis, axis_name: AxisName, where, keepdims: bool = False, dtype=None) -> jax.Array:

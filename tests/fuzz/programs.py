@@ -1314,9 +1314,8 @@ class _Builder:
             if axis == "None" and self.flag(30):
                 del options["axis"]
             expr = self.call(f"jnp.{kind}", f"jax.numpy.{kind}", [a.name], options)
-        # (masks over split dims are run, as are max/min's initial=; sum's initial= and a bfloat16 dtype= may be
-        # refused)
-        if kind == "sum" and "initial" in extra or extra.get("dtype", "jnp.float32") != "jnp.float32":
+        # (masks and initial= are run over split dims too; a bfloat16 dtype= may be refused)
+        if extra.get("dtype", "jnp.float32") != "jnp.float32":
             self.trigger(f"jnp.{kind} with {', '.join(extra)}", expr)
         dims = [None if i in reduced else d for i, d in enumerate(a.dims)] if keepdims else \
             [d for i, d in enumerate(a.dims) if i not in reduced]

@@ -13,7 +13,8 @@ from meshify.annotate._types import BROADCAST, Layout
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._collectives import axes_text
 from meshify.rewrite._values import Array, Static
-from meshify.rewrite.rules._api import Call, Convert, Emitted, Lowering, MeshAxes, Ref, RuleContext, op, unknown_call
+from meshify.rewrite.rules._api import (
+    At, Call, Convert, Emitted, Lowering, MeshAxes, Ref, RuleContext, Template, op, unknown_call)
 
 # -- reductions -------------------------------------------------------------------------------
 
@@ -111,8 +112,14 @@ def _reduce_rule(ctx: RuleContext, call: Call, kind: str):
         if masked is not None:
             return masked
     masks: list[Convert] = []
+    once = None  # sum(initial=c) over split dims: c added on one device of them only (the rest add 0)
     for extra in ("where", "initial", "out"):
         operand = _reduce_arg(call, kind, extra)
+        if extra == "initial" and kind == "sum" and operand is not None and not _is_none(operand) \
+                and isinstance(operand.value, Static) and operand.value.known \
+                and (layout.partial or any(layout.axes[i] for i in reduced)):
+            once = operand
+            continue
         if extra == "where" and operand is not None and _mask_follows(layout, reduced, operand, kind):
             # A mask of x's own dims, in x's layout: a masked sum of local blocks is a partial sum of the
             # masked sum (so over split dims too), and where nothing reduced is split it runs as written.
@@ -172,6 +179,10 @@ def _reduce_rule(ctx: RuleContext, call: Call, kind: str):
         axis = reduced[0] if len(reduced) == 1 else tuple(reduced)
         lowering = replace(lowering, template=template, emitted=(emitted,),
                            fill=(("x", Ref(0)), ("axis", axis), ("axes", MeshAxes(ctx.mesh.order(split_axes)))))
+    if once is not None:
+        over = ctx.mesh.order(partial)
+        lowering = replace(lowering, replace=((At(call.position(once)), Template(
+            "{mr}.on_one_device({c}, {axes})", (("c", once.node), ("axes", MeshAxes(over))))),))
     return replace(lowering, result=Array(Layout(tuple(dims), tuple(axes), frozenset(partial)), origin))
 
 
