@@ -228,7 +228,7 @@ def distinct(records: Sequence[Record]) -> Iterator[Distinct]:
         for part, part_dtype in zip(parts, moved):
             key = (part, record.axes, _squeezed(record.layout) if c.squeezed else record.layout, record.value,
                    repr(loops))
-            if record.value is not None and c.merges and key in seen:
+            if record.value is not None and key in seen:
                 merged_with = seen[key]
                 continue
             seen[key] = record.line

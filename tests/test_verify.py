@@ -617,6 +617,12 @@ def nested_def_unread_parameter(x: Tensor["batch", "d"]) -> Tensor["batch"]:
 
 
 @mesh(batch=2, model=4, rules={"d": "model"})
+def strided_read_twice(x: Tensor["batch", "d"]) -> Tensor["batch", "d"]:
+    # x[..., 1::2] along split d read twice, x[..., ::2] once (the same value, another slice): two halos
+    return x[..., 1::2] * 2.0 + jnp.tanh(x[..., 1::2]) + jnp.cos(x[..., ::2])
+
+
+@mesh(batch=2, model=4, rules={"d": "model"})
 def helper_not_caller(x: Tensor["batch", "d"], w: Tensor["d", "e"], s: Tensor[()]) -> Tensor["batch", "e"]:
     a = scaled(x, w) + jnp.sin((x * s) @ w)  # the helper's s is its default, not the caller's s
     return a + kw(x, w=w) + kw(x, w=w * 2.0)  # **k: its items differ per call
@@ -629,7 +635,8 @@ def test_explain_counts_one_collective_per_distinct_value_as_xla_leaves_them(tmp
     max (not jnp.max(keepdims=True)'s, another shape); a helper called twice on the same arguments, a
     helper's ``x @ w`` and its caller's of the same arguments, a value reduced twice in a statement, a psum
     in a Python loop that never rebinds what it reads are one psum; a value rebound (x = x + 1.0) is another,
-    as is one in a cond branch (a computation of its own), a helper's default or ``**kwargs`` item; a
+    as is one in a cond branch (a computation of its own), a helper's default or ``**kwargs`` item; a strided
+    slice along a split dim read twice exchanges its halo once (another slice of the value is another); a
     Python loop or branch that only binds names nobody reads is dropped, but not a psum completing a name
     that a later statement reads, before a dead statement.  verify failed each of these correct programs."""
     path = tmp_path / "duplicates.py"
@@ -647,6 +654,8 @@ def test_explain_counts_one_collective_per_distinct_value_as_xla_leaves_them(tmp
                          "dead_loop_lambda": (1, 8), "nested_def_unread_parameter": (1, 8)}, predicted
     gathered = {r.name: r.predicted.get("all-gather") for r in reports if r.name == "top_values_only"}
     assert gathered == {"top_values_only": (2, 160)}, gathered
+    halos = {r.name: r.predicted.get("collective-permute") for r in reports if r.name == "strided_read_twice"}
+    assert halos == {"strided_read_twice": (1, 8)}, halos
 
 
 _PASSED = '''\

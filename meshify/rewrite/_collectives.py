@@ -66,9 +66,6 @@ class Collective:
     #: Its statistic runs without the reduced dim, though its record's layout keeps it (size 1): the
     #: softmax family's max and sum are the same collectives as ``jnp.max(x, axis)``'s, not ``keepdims``'.
     squeezed: bool = False
-    #: Whether two of it on one value are one collective to XLA; not a halo exchange, whose records of one
-    #: value are its sides (rows up, rows down, corners), each its own collective-permute.
-    merges: bool = True
 
     def moves(self, dtype: str | None) -> tuple[str | None, ...]:
         """The dtype each of its instructions moves for an operand of ``dtype`` (None: the float inputs'),
@@ -195,7 +192,7 @@ _RULE_COLLECTIVES = [
                wire=lambda dtype: "int32" if dtype == "bool" else dtype),
     # Halo exchange (rules/convolution.py, runtime/_spatial.py): one collective-permute per side of a
     # split spatial dim (and per corner of two), on a one-row slab of the value (see halo_kind).
-    Collective("halo", "collective-permute", merges=False),
+    Collective("halo", "collective-permute"),
 ]
 
 #: Every kind, by name.
@@ -227,8 +224,7 @@ def halo_kind(rows: int) -> str:
         return "halo"
     kind = f"halo_{rows}"
     if kind not in COLLECTIVES:
-        COLLECTIVES[kind] = Collective(kind, "collective-permute", result_bytes=lambda local, shards: local * rows,
-                                       merges=False)
+        COLLECTIVES[kind] = Collective(kind, "collective-permute", result_bytes=lambda local, shards: local * rows)
     return kind
 
 

@@ -1374,7 +1374,9 @@ def index_array(rw, node: cst.Subscript, base: Operand, ctx: RuleContext | None 
         wrapped = base.node
         for lowering in sliced.slices:
             wrapped = rw.replacement(lowering, [wrapped])
+        start = len(rw.records)
         rw.carry_out(Lowering(sliced.value, emitted=sliced.emitted))
+        rw.records_of(start, node)  # (x[..., 1::2] read twice: one halo exchange to XLA)
         if sliced.rest is None:
             return Operand(sliced.value, node, wrapped)
         return index_array(rw, sliced.rest, Operand(base.value, base.original, wrapped), ctx)

@@ -1798,7 +1798,9 @@ class FunctionRewriter:
         operands = tuple(c.operand.original for c in lowering.converts)
         for i, e in enumerate(lowering.emitted):
             self.note_custom(e.kind, e.axes, e.layout, e.dim, e.reason, dtype, operands)
-            if i and self.records[-1].value is not None:  # (a masked mean's sum and count: two values, not one)
+            # the collectives one rule emits are distinct (a masked mean's sum and count; a halo exchange's sides,
+            # rows up, rows down, corners: each its own collective-permute), those of another of the same value not
+            if i and self.records[-1].value is not None:
                 self.records[-1] = replace(self.records[-1], value=(self.records[-1].value, i))
             if e.result_items is not None and self._lowering_call is not None:  # see Record.items
                 self.records[-1] = replace(self.records[-1], items=(self._lowering_call, e.result_items))
@@ -2005,6 +2007,15 @@ class FunctionRewriter:
             return None
         return (cst.Module([]).code_for_node(rewritten),
                 tuple((n, self.versions.get(n, 0)) for n in _names_read(rewritten)))
+
+    def records_of(self, start: int, node: cst.CSTNode) -> None:
+        """Gives the records made since ``start`` by a rule with no operand to convert (a slice's halo
+        exchange) the identity of ``node``'s value, each its own (the sides of one exchange), so that
+        ``explain`` counts them once where the code computes that value twice, as XLA does."""
+        value, invariant = self._record_scope(node)
+        if value is not None:
+            for i in range(start, len(self.records)):
+                self.records[i] = replace(self.records[i], value=(value, i - start), invariant=invariant)
 
     def _record_scope(self, node: cst.CSTNode | None) -> tuple[tuple | None, tuple[bool, ...]]:
         """A record's ``value`` and ``invariant`` for a collective on ``node`` (None: a value never merged)."""
