@@ -310,6 +310,9 @@ def _if_exp(rw, node: cst.IfExp):
 
 def _both(rw, node: cst.IfExp) -> Operand:
     body, orelse = rw.expr(node.body), rw.expr(node.orelse)
+    if isinstance(body.value, Static) and isinstance(orelse.value, Static) and body.value != orelse.value:
+        # two Python values (cfg.window if i % 2 == 0 else None): one of them, meshify does not know which
+        return Operand(Static(), node, node.with_changes(body=body.node, orelse=orelse.node))
     if body.value != orelse.value:
         raise rw.error(LayoutError, node, "the branches of this conditional expression have different layouts",
                        "give both branches the same dims, or annotate the result")

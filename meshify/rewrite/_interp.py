@@ -350,6 +350,34 @@ def _parsed(code: str) -> cst.BaseExpression | None:
         return None
 
 
+def _counted(rw, node: cst.BaseExpression) -> tuple[cst.BaseExpression, Operand, list[Value]] | None:
+    """``enumerate(xs[, start])`` and ``zip(xs, ys, ...)`` as a Python loop's iterable (Python's own, not
+    shadowed): the sequence whose length counts the iterations (the first) and its value, and what each
+    iteration binds item by item (an index is a Python int; each sequence's item as ``for t in xs`` binds it); None for
+    anything else."""
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("enumerate", "zip")
+            and node.func.value not in rw.env and not rw.ctx.binds(node.func.value)):
+        return None
+    enumerate_ = node.func.value == "enumerate"
+    if any(a.star or (a.keyword is not None and not (enumerate_ and a.keyword.value == "start")) for a in node.args):
+        return None
+    sequences = [a.value for a in node.args if a.keyword is None]
+    if enumerate_ and len(sequences) == 2:
+        sequences = sequences[:1]  # enumerate(xs, 1): the start is a Python int
+    if not sequences or (enumerate_ and len(sequences) != 1):
+        return None
+    parts = []
+    for sequence in sequences:
+        inner = _counted(rw, sequence)  # enumerate(zip(xs, ys)): each item a tuple itself
+        if inner is not None:
+            parts.append((inner[0], inner[1], TupleValue(tuple(inner[2]))))
+        else:
+            operand = rw.expr(sequence)
+            parts.append((sequence, operand, rw._loop_item(sequence, operand)))
+    items = [item for _, _, item in parts]
+    return parts[0][0], parts[0][1], ([Static(), *items] if enumerate_ else items)
+
+
 def _field_name(node: cst.BaseExpression) -> str | None:
     """``layers`` of ``model.layers`` / ``params["layers"]`` (the field a sequence of hinted structs is in,
     whose length ``meshify verify`` reads from ``--dims layers=N``); None for anything else."""
@@ -1026,31 +1054,24 @@ class FunctionRewriter:
 
     def _for_once(self, stmt: cst.For) -> cst.For:
         self._line = self.ctx.line(stmt)
-        iterable = self.expr(stmt.iter)
-        item = sequence_item(iterable.value)  # for block in params.blocks: each item has the item hint's layout
-        if isinstance(iterable.value, TupleValue) and iterable.value.items:  # for t in xs (a helper's *args)
-            item = iterable.value.items[0]
-            from meshify.rewrite._bodies import _text
-            from meshify.rewrite._helpers import signature_of
-
-            if any(signature_of(i) != signature_of(item) for i in iterable.value.items[1:]):
-                raise self.ctx.error(UnsupportedError, stmt.iter, "a Python loop over a tuple whose items have "
-                                     "different layouts: " + ", ".join(_text(i) for i in iterable.value.items),
-                                     "give the items the same layout before the loop, or unroll it")
-        if not isinstance(iterable.value, Static) and item is None:
-            raise self.ctx.error(UnsupportedError, stmt.iter, "a Python loop over an array",
-                                 "loop over static values (range(n)), or use jax.lax.scan")
         if stmt.orelse is not None or stmt.asynchronous is not None:
             raise self.ctx.error(UnsupportedError, stmt, "for/else or async for",
                                  "write a plain for loop (move the else: block after it)")
-        self._bind_target(stmt.target, Static() if item is None else item, _items_proxy(self, stmt.iter, iterable.value))
+        counted = _counted(self, stmt.iter)  # for i, layer in enumerate(layers); for a, b in zip(xs, ys)
+        if counted is not None:
+            first, iterable, items = counted
+            self._bind_target(stmt.target, TupleValue(tuple(items)))
+        else:
+            first = stmt.iter
+            iterable = self.expr(first)
+            self._bind_target(stmt.target, self._loop_item(first, iterable), _items_proxy(self, first, iterable.value))
         block = stmt.body if isinstance(stmt.body, cst.IndentedBlock) else self._indented(stmt.body)  # type: ignore[arg-type]
         fresh = rebound_first(block.body)  # assigned before read: each iteration starts them afresh
         start = {name: value for name, value in self.env.items() if name not in fresh}
-        trips = self._trip_count(stmt.iter)
+        trips = self._trip_count(first)
         if trips is None and sequence_item(iterable.value) is not None:
             # for layer in model.layers (a list[Layer] field): as many as verify draws, --dims layers=N
-            trips = _field_name(stmt.iter)
+            trips = _field_name(first)
         self._loops.append(trips if trips is not None else UnknownLoop(self._line, self.ctx.code(stmt.iter),
                                                                        self.fn.name.value))
         self._loop_names.append(frozenset(bound_names(stmt)))
@@ -1191,6 +1212,25 @@ class FunctionRewriter:
                                          f"and {describe(b)} after the other",
                                          f"pin it with a hint in both branches: {name}: Tensor[...] = ...")
         return merged
+
+    def _loop_item(self, node: cst.BaseExpression, iterable: Operand) -> Value:
+        """What ``for t in <node>`` binds ``t`` to: an item of a sequence of hinted structs (``params.blocks``:
+        the item hint's layout), of a tuple meshify holds item by item (a helper's ``*args``: they must share
+        a layout), or a Python value (``range(n)``); a loop over an array is refused."""
+        item = sequence_item(iterable.value)
+        if isinstance(iterable.value, TupleValue) and iterable.value.items:  # for t in xs (a helper's *args)
+            item = iterable.value.items[0]
+            from meshify.rewrite._bodies import _text
+            from meshify.rewrite._helpers import signature_of
+
+            if any(signature_of(i) != signature_of(item) for i in iterable.value.items[1:]):
+                raise self.ctx.error(UnsupportedError, node, "a Python loop over a tuple whose items have "
+                                     "different layouts: " + ", ".join(_text(i) for i in iterable.value.items),
+                                     "give the items the same layout before the loop, or unroll it")
+        if not isinstance(iterable.value, Static) and item is None:
+            raise self.ctx.error(UnsupportedError, node, "a Python loop over an array",
+                                 "loop over static values (range(n)), or use jax.lax.scan")
+        return Static() if item is None else item
 
     def _trip_count(self, iterable: cst.BaseExpression) -> int | str | None:
         """``range(n)``'s n: an int literal, or the dim whose size n is (``range(w.shape[0])``)."""
