@@ -322,6 +322,8 @@ class Dtypes:
         value = self.rw.env.get(root.value)
         if isinstance(value, Array | Opaque):
             return self.of(node.value) if isinstance(node, cst.Subscript) else None
+        if isinstance(value, Static) and value.shape_of is not None and root.value not in self.rebound:
+            return ()  # shape = x.shape; shape[-1]: a Python int (weakly typed)
         if isinstance(value, StructValue | TupleValue | Static) and root.value not in self.rebound \
                 and self._plain(node):
             return (self.rw.ctx.code(node),)  # p.w, params["w"], self.w, cfg.eps
@@ -367,7 +369,7 @@ class Dtypes:
             at = _dtype_position(f"jax.Array.{method}")  # x.mean(0, jnp.float32)
             if at is not None and len(positional) > at and not _is_none(positional[at]):
                 return self._dtype(positional[at])
-            return self.of(func.value) if method in _SAME_AS_FIRST else None
+            return _reduced(method, self.of(func.value)) if method in _SAME_AS_FIRST else None
         names = self.rw.ctx.qualified_names(func) if isinstance(func, cst.Name | cst.Attribute) else set()
         for name in names:  # jnp.mean(x, 0, jnp.float32): a dtype given by position
             at = _dtype_position(name)
@@ -396,7 +398,7 @@ class Dtypes:
                 return self._promoted(node)
             if short in _SAME_AS_FIRST or name.endswith("linalg.norm"):
                 arrays = [a for a in node.args if a.keyword is None]
-                return self.of(arrays[0].value) if arrays else None
+                return _reduced(short, self.of(arrays[0].value)) if arrays else None
         return self._stable_text(node)
 
     def _sum(self, node: cst.Call) -> Carriers:
@@ -555,6 +557,21 @@ class Dtypes:
         for the top of the body."""
         return [cst.parse_statement(f"{name} = {param}.dtype") for param, name in self.captures.items()
                 if re.search(rf"(?<![\w.]){name}(?!\w)", body)]
+
+
+#: Reductions that make a bool an int32 (``mask.sum()``: JAX promotes integers) and those that make it a float.
+_COUNTS = frozenset({"sum", "cumsum", "prod", "cumprod", "nansum"})
+_AVERAGES = frozenset({"mean", "var", "std", "nanmean"})
+
+
+def _reduced(name: str, carriers: Carriers) -> Carriers:
+    """The dtype of reduction ``name`` of a value of ``carriers``: a sum of booleans counts in int32, their
+    mean is a float32 (JAX's defaults, 64-bit off); otherwise the operand's."""
+    if carriers == ("bool",) and name in _COUNTS:
+        return ("'int32'",)
+    if carriers == ("bool",) and name in _AVERAGES:
+        return ("'float32'",)
+    return carriers
 
 
 def merge_items(found: list[Items]) -> Items:

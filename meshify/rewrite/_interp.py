@@ -1787,8 +1787,9 @@ class FunctionRewriter:
         carriers = self.dtypes.of(original)
         if carriers is None:
             raise self.error(UnsupportedError, original if where is None else where,
-                             f"cannot tell the dtype of {self.ctx.code(original)!r}, a partial sum accumulated in "
-                             "float32 for float16/bfloat16 operands, to cast it back after the psum",
+                             f"cannot tell the dtype of {self.ctx.code(original)!r}, a partial sum: meshify forms "
+                             "it in float32 where its operands are float16/bfloat16 and casts it back after the psum, "
+                             "which needs the dtype the code gives it (whatever the inputs' dtypes are)",
                              "bind the factors meshify has no rule for to names first (s = f(y)), or reduce the "
                              "partial sum before combining it with them")
         return like_node(carriers) if carriers else None
