@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from meshify.annotate._types import BROADCAST, Axes, Layout
+from meshify.annotate._types import BROADCAST, INFERRED, Axes, Layout
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._collectives import axes_text
 from meshify.rewrite._plan import choose_splits
@@ -70,7 +70,9 @@ def _sliced_dim(ctx: RuleContext, s: cst.Slice, dim: str) -> str:
     lower = ctx.operand(s.lower).value if s.lower is not None else Static.of(0)
     if isinstance(upper, Static) and upper.size_of is not None and lower == Static.of(0):
         return upper.size_of
-    return dim
+    # x[..., ::2], x[..., :D // 2], tokens[:, 1:]: another size than the dim's, so an inferred name, which
+    # lines up with a user's (a rotary table's 'rotary') or with the same slice of another value
+    return dim if dim == BROADCAST else dim.rstrip(INFERRED) + INFERRED
 
 
 def array_index(ctx: RuleContext, elements: list[cst.SubscriptElement]) -> tuple[int, Operand] | None:

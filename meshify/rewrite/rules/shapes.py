@@ -515,6 +515,10 @@ def _split(ctx: RuleContext, call: Call):
                         f"give the sections their own dim instead of fusing them into {dim!r}, e.g. a "
                         "[d_model, 3, heads, d_head] QKV weight with heads split, indexed w[:, 0], w[:, 1], w[:, 2]")
     n = count if isinstance(count, int) else len(count) + 1
+    if n > 1 and layout.dims[axis] != BROADCAST:  # each section another size than the dim's: an inferred name
+        dims = list(layout.dims)
+        dims[axis] = dims[axis].rstrip(INFERRED) + INFERRED
+        layout = Layout(tuple(dims), layout.axes, layout.partial)
     return keep(TupleValue(tuple(Array(layout, array(x).origin) for _ in range(n))))
 
 
