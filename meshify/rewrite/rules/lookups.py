@@ -402,12 +402,17 @@ def _one_hot(ctx: RuleContext, call: Call):
     if not isinstance(x.value, Array) or depth is None:
         return unknown_call(ctx, call)
     name = depth.value.size_of if isinstance(depth.value, Static) else None
-    if name is None:
-        raise ctx.error(UnsupportedError, call.node, "one_hot depth whose dim meshify cannot name",
-                        "pass the size of a named dim, e.g. jax.nn.one_hot(labels, logits.shape[-1])")
+    if name is None and not isinstance(depth.value, Static):
+        raise ctx.error(UnsupportedError, depth.original, "one_hot of a depth that is an array",
+                        "pass a Python int: jax.nn.one_hot(labels, logits.shape[-1]) or a config's field")
     converts = (Convert(x, x.value.layout.with_partial(()), "one_hot"),)
     used = x.value.layout.split_axes
-    axes = ctx.rules.axes(name)
+    if name is None:
+        # a depth meshify cannot name (cfg.vocab, 10): an inferred dim after it, whole on every device; it
+        # lines up with the dim it meets (a split vocabulary takes its block of it)
+        tail = ctx.code(depth.original).rsplit(".", 1)[-1]
+        name = (tail if tail.isidentifier() else "classes") + INFERRED
+    axes = ctx.rules.axes(name) if not name.endswith(INFERRED) else ()
     if set(axes) & used:
         axes = ()
     dims = (*x.value.dims, name)
