@@ -41,8 +41,23 @@ INTEGER_HINTS = frozenset(f"jaxtyping.{n}" for n in ("Int", "Integer", "UInt", "
                                                       "UInt32"))
 
 
+def resolve_alias(ctx: ModuleContext, node: cst.BaseExpression) -> cst.BaseExpression:
+    """The hint a module-level alias stands for (``Logits = Annotated[jax.Array, "batch", "vocab"]``, ``T:
+    TypeAlias = Tensor[...]``, an alias of an alias), as jaxtyping-style code names its hints; ``node``
+    itself for anything else."""
+    for _ in range(8):  # (an alias of an alias; a cycle is no hint)
+        if not isinstance(node, cst.Name):
+            return node
+        value = ctx.assignments.get(node.value)
+        if not isinstance(value, cst.Subscript | cst.Name | cst.BinaryOperation):
+            return node
+        node = value
+    return node
+
+
 def is_integer_hint(ctx: ModuleContext, node: cst.BaseExpression) -> bool:
     """Whether a hint says its array holds integers (jaxtyping's ``Int[...]`` family)."""
+    node = resolve_alias(ctx, node)
     return isinstance(node, cst.Subscript) and bool(ctx.qualified_names(node.value) & INTEGER_HINTS)
 
 
@@ -56,6 +71,7 @@ _DTYPE_HINTS = {"Int": "int32", "Integer": "int32", "Int32": "int32", "Int64": "
 def hint_dtype(ctx: ModuleContext, node: cst.BaseExpression) -> str | None:
     """The dtype a jaxtyping hint names (``Int8[Array, "b"]`` -> ``"int8"``), as JAX keeps it by default
     (64-bit as 32-bit); None for ``Float[...]``, ``Tensor[...]`` and others that name no one dtype."""
+    node = resolve_alias(ctx, node)
     if not isinstance(node, cst.Subscript):
         return None
     for name in ctx.qualified_names(node.value):
@@ -67,7 +83,8 @@ def hint_dtype(ctx: ModuleContext, node: cst.BaseExpression) -> str | None:
 
 def read_dims(ctx: ModuleContext, node: cst.BaseExpression) -> tuple[str, ...] | None:
     """The dims of a ``Tensor[...]``, ``Annotated[jax.Array, ...]`` or jaxtyping hint, or None when
-    ``node`` is another kind of hint."""
+    ``node`` is another kind of hint (a module-level alias of one is read as the hint it names)."""
+    node = resolve_alias(ctx, node)
     names = ctx.qualified_names(node.value) if isinstance(node, cst.Subscript) else set()
     if isinstance(node, cst.Subscript) and names & JAXTYPING_NAMES:
         return _read_jaxtyping(ctx, node)
@@ -146,7 +163,7 @@ def read_return_dims(ctx: ModuleContext, fn: cst.FunctionDef) -> tuple[str, ...]
     result then leaves in the layout it has, its partial sums completed)."""
     if fn.returns is None:
         return None
-    hint = fn.returns.annotation
+    hint = resolve_alias(ctx, fn.returns.annotation)
     if isinstance(hint, cst.Subscript) and ctx.qualified_names(hint.value) & _TUPLE_NAMES:
         items = []
         for element in hint.slice:
@@ -342,6 +359,7 @@ def read_struct(ctx: ModuleContext, node: cst.BaseExpression, seen: tuple[str, .
     """The fields of a hint naming a module-level NamedTuple, dataclass or TypedDict, or of a
     ``tuple[Tensor[...], ...]`` of a fixed length (fields "0", "1", ...), or of a sequence of any
     length (``tuple[Block, ...]``, ``list[Block]``: one field "*", each item's hint), else None."""
+    node = resolve_alias(ctx, node)
     if isinstance(node, cst.Subscript) and ctx.qualified_names(node.value) & (_TUPLE | _LIST):
         return _sequence_struct(ctx, node, seen) or _tuple_struct(ctx, node, seen)
     if not isinstance(node, cst.Name):

@@ -34,6 +34,9 @@ def _is_none(node: cst.BaseExpression) -> bool:
 
 def optional_inner(ctx: ModuleContext, hint: cst.BaseExpression) -> cst.BaseExpression | None:
     """The hint inside ``X | None``, ``None | X``, ``Optional[X]`` or ``Union[X, None]``, else None."""
+    from meshify.rewrite._hints import resolve_alias
+
+    hint = resolve_alias(ctx, hint)
     if isinstance(hint, cst.BinaryOperation) and isinstance(hint.operator, cst.BitOr):
         sides = [hint.left, hint.right]
     elif isinstance(hint, cst.Subscript) and ctx.qualified_names(hint.value) & (_OPTIONAL_NAMES | _UNION_NAMES):
