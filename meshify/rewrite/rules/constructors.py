@@ -12,13 +12,13 @@ from dataclasses import replace
 
 import libcst as cst
 
-from meshify.annotate._types import Layout
+from meshify.annotate._types import INFERRED, Layout
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._collectives import axes_text
 from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TupleValue
 from meshify.rewrite.rules._api import NONLINEAR, Call, Convert, Lowering, RuleContext, keep, op, unknown_call
 from meshify.rewrite.rules.elementwise import elementwise
-from meshify.rewrite.rules.shapes import _literal
+from meshify.rewrite.rules.shapes import _expr_name, _literal
 
 # -- constructors and masks ---------------------------------------------------------------------------
 
@@ -79,6 +79,13 @@ def _arange(ctx: RuleContext, call: Call):
     half = _divided_size(ctx, call.args[0].original) if len(call.args) == 1 else None
     if half is not None:  # jnp.arange(D // 2): rotary frequencies, as jnp.arange(0, D, 2) below
         return keep(Array(Layout.replicated((half,))))
+    size = call.args[0].value if len(call.args) == 1 else None
+    name = _expr_name(call.args[0].original) if isinstance(size, Static) and not size.known else None
+    if name is not None:
+        # jnp.arange(half), jnp.arange(cfg.max_len): a Python int meshify cannot size: an inferred dim after
+        # it, whole on every device, lining up with the dim it meets (a padding mask's positions beside a
+        # batch split: jnp.arange(max_len)[None, :] < lengths[:, None])
+        return keep(Array(Layout.replicated((name + INFERRED,))))
     stop = _shape_dims(call.arg(1, "stop")) if len(call.args) >= 2 else None
     steps = [_literal(o) for o in (call.args[0], *call.args[2:3])]
     if stop is not None and len(stop) == 1 and all(isinstance(b, int) and not isinstance(b, bool) and b > 0

@@ -38,6 +38,20 @@ from meshify.rewrite.rules._api import (
 # -- elementwise ------------------------------------------------------------------------------
 
 
+def _name_it(ctx: RuleContext, opaque, beside: Layout) -> str:
+    """The fix for a value of unknown dims that meets a split one: a hint where it is bound, its dims
+    guessed from the trailing dims of the array it meets (a size-1 dim there: a name to choose)."""
+    code = ctx.code(opaque.original)
+    shape = opaque.value.shape
+    rank = len(shape) if shape is not None else None
+    guess = list(beside.dims[-rank:]) if rank is not None and 0 < rank <= beside.rank else []
+    dims = ", ".join(f'"{d}"' if d != BROADCAST else '"<its dim>"' for d in guess) or "..."
+    target = code if code.isidentifier() else "v"
+    where = "where it is bound" if code.isidentifier() else "first"
+    return f"name its dims {where}: {target}: Tensor[{dims}] = ..." if code.isidentifier() else \
+        f"name its dims {where}: {target}: Tensor[{dims}] = {code}"
+
+
 def elementwise(ctx: RuleContext, operands: Sequence, linear: str, node, what: str
                 ) -> tuple[Value, list[Convert | None]]:
     """numpy-broadcast elementwise op: merge splits, keep partial sums where linearity allows.
@@ -65,7 +79,7 @@ def elementwise(ctx: RuleContext, operands: Sequence, linear: str, node, what: s
                 raise ctx.error(LayoutError, opaque[0].original,
                                 f"cannot infer the dims of {ctx.code(opaque[0].original)!r}, used with "
                                 f"{ctx.code(o.original)!r} of layout {o.value.layout.describe()}",
-                                f'annotate it: v: Tensor[...] = {ctx.code(opaque[0].original)}')
+                                _name_it(ctx, opaque[0], o.value.layout))
         return Opaque(), [None] * len(operands)
     rank = max(o.value.layout.rank for o in arrays)
     letters = list(string.ascii_letters[:rank])
