@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from meshify.annotate._types import BROADCAST, Layout
+from meshify.annotate._types import BROADCAST, INFERRED, Layout
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._collectives import axes_text
 from meshify.rewrite._values import Array, Static
@@ -87,6 +87,8 @@ def mask_layout(layout: Layout, value) -> Layout | None:
             axes.append(())
         elif d == layout.dims[offset + i]:
             axes.append(layout.axes[offset + i])
+        elif d.endswith(INFERRED) and not layout.axes[offset + i]:  # x[:, :1] > 0 beside an unsplit dim
+            axes.append(())
         else:
             return None
     return Layout(value.dims, tuple(axes))
@@ -94,11 +96,11 @@ def mask_layout(layout: Layout, value) -> Layout | None:
 
 def _mask_follows(layout: Layout, reduced: list[int], operand, kind: str) -> bool:
     """Whether a ``where=`` array can take x's layout (:func:`mask_layout`), and the reduction stays
-    right with masked local blocks (a sum always; mean, max and min only where nothing reduced is
-    split and x is whole)."""
+    right with masked local blocks: a sum always, a mean of a partial sum too (linear), a max or min of x
+    made whole; over split dims a mean, max and min are :func:`_masked_split`'s."""
     if mask_layout(layout, operand.value) is None:
         return False
-    return kind == "sum" or not (layout.partial or any(layout.axes[i] for i in reduced))
+    return kind in ("sum", "mean", "max", "min") and (kind == "sum" or not any(layout.axes[i] for i in reduced))
 
 
 def _reduce_rule(ctx: RuleContext, call: Call, kind: str):
@@ -125,7 +127,8 @@ def _reduce_rule(ctx: RuleContext, call: Call, kind: str):
             # masked sum (so over split dims too), and where nothing reduced is split it runs as written.
             masks.append(Convert(operand, mask_layout(layout, operand.value), f"{kind}'s where="))
             continue
-        if operand is not None and not _is_none(operand) and not _local_extra(layout, reduced, operand, extra):
+        made_whole = layout.with_partial(()) if kind in ("max", "min") else layout  # (a max reads x whole)
+        if operand is not None and not _is_none(operand) and not _local_extra(made_whole, reduced, operand, extra):
             split = [layout.dims[i] for i in reduced if layout.axes[i]]
             why = (f"it reduces split dim{'s' if len(split) > 1 else ''} {', '.join(map(repr, split))}" if split
                    else f"{ctx.code(x.original)!r} is a partial sum over "
