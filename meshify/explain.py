@@ -261,8 +261,8 @@ def _trips(loops, sizes: dict[str, int], where: str, line: int, traced: bool = T
                 fix="loop over range(N) with N a literal, x.shape[i], or a field of a NamedTuple config default")
         else:
             raise AnnotationError(
-                f"{where}: cannot count the iterations of the loop around line {line}"
-                + (f" (no size for dim {trips!r})" if trips else ""),
+                f"{where}: cannot count the iterations of a loop around the collective at line {line}"
+                + (f" (no size for {trips!r}: a dim, or the list of structs the loop runs over)" if trips else ""),
                 fix=(f"pass --dims {trips}=N" if trips else "loop over range(N) with N a literal or x.shape[i]"))
     return total
 
