@@ -232,7 +232,8 @@ def _asarray(ctx: RuleContext, call: Call):
     x = call.arg(0, "a") or call.arg(0, "object")
     if isinstance(x.value, Static):  # jnp.array([1., 2.]): a whole array of the literal's shape
         shape = _literal_shape(x.value.literal) if x.value.known else None
-        return keep(Static() if shape == () else Opaque(shape))
+        scalar = shape == () or x.value.size_of is not None  # jnp.asarray(x.shape[-1], jnp.float32): a 0-d array
+        return keep(Static() if scalar else Opaque(shape))
     return _unary_rule(ctx, call)
 
 
