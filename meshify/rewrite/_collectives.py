@@ -190,6 +190,9 @@ _RULE_COLLECTIVES = [
                wire=lambda dtype: "int32" if dtype == "bool" else dtype),
     Collective("cumprod", "all-gather", result_bytes=lambda local, shards: local * shards,
                wire=lambda dtype: "int32" if dtype == "bool" else dtype),
+    # A psum in float32 of float16/bfloat16 sums, cast back after it (a vector norm's sum of squares, a masked
+    # mean's sum and count): rounded once, as one device's jnp.sum.
+    Collective("wide_psum", "all-reduce", wire=lambda dtype: "float32" if dtype in ("float16", "bfloat16") else dtype),
     # Halo exchange (rules/convolution.py, runtime/_spatial.py): one collective-permute per side of a
     # split spatial dim (and per corner of two), on a one-row slab of the value (see halo_kind).
     Collective("halo", "collective-permute"),

@@ -129,7 +129,7 @@ def norm(x: jax.Array, ord, axis: Axis | None, axis_name: AxisName, keepdims: bo
     x = x.astype(jnp.result_type(x, 1.0))
     axes = _axes(axis, x.ndim)
     if ord is None or ord == 2:
-        out = jnp.sqrt(_psum(jnp.sum(jnp.real(x * jnp.conj(x)), axis=axes, keepdims=True), axis_name))
+        out = jnp.sqrt(_summed(jnp.real(x * jnp.conj(x)), axes, axis_name))
     elif ord == np.inf:
         out = jnp.maximum(_max(jnp.abs(x), axes, axis_name, "max"), jnp.zeros((), jnp.abs(x).dtype))
     elif ord == -np.inf:
@@ -137,14 +137,21 @@ def norm(x: jax.Array, ord, axis: Axis | None, axis_name: AxisName, keepdims: bo
     elif ord == 0:
         out = _psum(jnp.sum(x != 0, dtype=jnp.finfo(x.dtype).dtype, axis=axes, keepdims=True), axis_name)
     elif ord == 1:
-        out = _psum(jnp.sum(jnp.abs(x), axis=axes, keepdims=True), axis_name)
+        out = _summed(jnp.abs(x), axes, axis_name)
     elif isinstance(ord, str):
         raise ValueError(f"Invalid order '{ord}' for vector norm.")
     else:
         abs_x = jnp.abs(x)
         p = jnp.asarray(ord, abs_x.dtype)
-        out = jnp.power(_psum(jnp.sum(abs_x ** p, axis=axes, keepdims=True), axis_name), 1.0 / p)
+        out = jnp.power(_summed(abs_x ** p, axes, axis_name), 1.0 / p)
     return _squeeze(out, axes, keepdims)
+
+
+def _summed(v: jax.Array, axes: tuple[int, ...], axis_name: AxisName) -> jax.Array:
+    """The sum of ``v`` over ``axes`` split across ``axis_name`` (kept), rounded once as one device's
+    ``jnp.sum`` rounds it: float16/bfloat16 summed in float32 across the devices too, then cast back."""
+    wide = jnp.float32 if v.dtype in (jnp.float16, jnp.bfloat16) else None
+    return _psum(jnp.sum(v, axis=axes, keepdims=True, dtype=wide), axis_name).astype(v.dtype)
 
 
 def matrix_norm(x: jax.Array, ord, axis: tuple[int, int], row_axes: AxisName, col_axes: AxisName,

@@ -247,7 +247,7 @@ def _masked_split(ctx: RuleContext, call: Call, kind: str, x, reduced: list[int]
     names = ", ".join(f"'{layout.dims[i]}'" for i in split)
     result = Layout(dims, axes)
     if kind == "mean":
-        emitted = tuple(Emitted("psum", split_axes, result, layout.dims[split[0]],
+        emitted = tuple(Emitted("wide_psum", split_axes, result, layout.dims[split[0]],
                                 f"psum over {axes_text(split_axes)}: the masked {what} over split {names} of "
                                 f"{ctx.code(x.original)!r}") for what in ("sum", "count"))
     else:

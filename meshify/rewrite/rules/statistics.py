@@ -347,7 +347,9 @@ def _norm_rule(ctx: RuleContext, call: Call):
         raise ctx.error(UnsupportedError, ord_op.original, "norm(ord=...) over several dims", "pass axis=")
     ord_fill = ("ord", ord_op.node if ord_op is not None else cst.Name("None"))
     kind = "psum" if order in _VECTOR_SUM_ORDS or not math.isinf(order) else ("pmax" if order > 0 else "pmin")
-    what = {"psum": "local sum of |x|**ord", "pmax": "local max of |x|", "pmin": "local min of |x|"}[kind]
+    kind = "wide_psum" if kind == "psum" and order != 0 else kind  # (float16 sums cross in float32)
+    what = {"psum": "local sum of |x|**ord", "wide_psum": "local sum of |x|**ord", "pmax": "local max of |x|",
+            "pmin": "local min of |x|"}[kind]
     lowering = _statistic(ctx, call, x, layout, axis, keepdims, kind, "norm", split, what)
     # ord goes before axis, as jnp.linalg.norm takes it
     template = lowering.template.replace("{x}, axis=", "{x}, {ord}, axis=", 1)
