@@ -962,6 +962,7 @@ def _per_row_update(rw, node: cst.Call, base: Operand, update: Operand, keywords
 
 
 #: optax losses meshify runs as optax defines them (over split dims too): name -> parameters, definition.
+#: The parameters are read by name or position; those read twice by the definition must be names.
 _OPTAX_LOSSES = {
     "optax.softmax_cross_entropy_with_integer_labels": (
         ("logits", "labels", "axis"),
@@ -970,6 +971,12 @@ _OPTAX_LOSSES = {
     "optax.softmax_cross_entropy": (
         ("logits", "labels", "axis"),
         "(-{jnp}.sum({labels} * {jax}.nn.log_softmax({logits}, axis={axis}), axis={axis}))"),
+    "optax.sigmoid_binary_cross_entropy": (
+        ("logits", "labels"),
+        "(-{labels} * {jax}.nn.log_sigmoid({logits}) - (1.0 - {labels}) * {jax}.nn.log_sigmoid(-{logits}))"),
+    "optax.smooth_labels": (
+        ("labels", "alpha"),
+        "((1.0 - {alpha}) * {labels} + {alpha} / {labels}.shape[-1])"),
 }
 for _name in list(_OPTAX_LOSSES):
     _OPTAX_LOSSES[_name.replace("optax.", "optax.losses.")] = _OPTAX_LOSSES[_name]
@@ -986,16 +993,19 @@ def _optax_loss(rw, node: cst.Call, name: str) -> Operand:
         key = arg.keyword.value if arg.keyword is not None else params[i] if i < len(params) and not arg.star else None
         if key not in params:
             raise rw.error(UnsupportedError, arg, f"optax.{short}() with {rw.ctx.code(arg)!r}",
-                           "pass logits, labels and an int axis (where= is not modelled)")
+                           f"pass {', '.join(params)} (where= is not modelled)")
         bound[key] = arg.value
-    if "logits" not in bound or "labels" not in bound:
-        raise rw.error(UnsupportedError, node, f"optax.{short}() without logits and labels", "pass both")
-    for key in ("logits", "labels"):
-        if not _names_only(bound[key], keys=True):  # read twice by the definition: a name reads nothing again
+    needed = [p for p in params if p != "axis"]
+    if any(p not in bound for p in needed):
+        raise rw.error(UnsupportedError, node, f"optax.{short}() without {' and '.join(needed)}", "pass them")
+    for key in needed:
+        # read twice by the definition: a name reads nothing again (a number is read as it is)
+        if template.count("{" + key + "}") > 1 and not _names_only(bound[key], keys=True) \
+                and not isinstance(bound[key], cst.Integer | cst.Float):
             raise rw.error(UnsupportedError, bound[key], f"optax.{short}() of the expression "
                            f"{rw.ctx.code(bound[key])!r}", f"bind it to a name first: {key} = {rw.ctx.code(bound[key])}")
     axis = rw.expr(bound["axis"]).value if "axis" in bound else Static.of(-1)
-    if not (isinstance(axis, Static) and axis.known and type(axis.literal) is int):
+    if "axis" in params and not (isinstance(axis, Static) and axis.known and type(axis.literal) is int):
         raise rw.error(UnsupportedError, node, f"optax.{short}() with an axis that is not an int literal",
                        "pass one int axis (a tuple of axes is not modelled)")
     spelled = {q: next((alias for alias, full in rw.ctx.imports.imports.items() if full == q), None)
@@ -1004,8 +1014,9 @@ def _optax_loss(rw, node: cst.Call, name: str) -> Operand:
         raise rw.error(UnsupportedError, node, f"optax.{short}() in a module that does not import jax and "
                        "jax.numpy (meshify writes optax's definition with them)",
                        "add import jax and import jax.numpy as jnp")
-    code = template.format(jax=spelled["jax"], jnp=spelled["jax.numpy"], logits=rw.ctx.code(bound["logits"]),
-                           labels=rw.ctx.code(bound["labels"]), axis=axis.literal)
+    operands = {key: rw.ctx.code(bound[key]) if _names_only(bound[key], keys=True) else f"({rw.ctx.code(bound[key])})"
+                for key in needed}
+    code = template.format(jax=spelled["jax"], jnp=spelled["jax.numpy"], axis=axis.literal, **operands)
     definition = cst.parse_expression(code)
     _anchor_all(rw, definition, node)
     found = rw.expr(definition)
