@@ -1990,7 +1990,7 @@ class FunctionRewriter:
                 done = translated[r.value]
                 if done is not None:
                     return done
-            return (key, r.value)
+            return ("carried", key, r.value)  # (three items: never read as an identity by _in_caller)
 
         fed = list(items) + [None] * (len(records) - len(items))
         self.records.extend(replace(r, loops=(*self._loops, *r.loops), invariant=(*outer, *r.invariant),
@@ -2011,6 +2011,8 @@ class FunctionRewriter:
             first = self._in_caller(code, params)
             others = tuple(self._in_caller(o, params) for o in names) if isinstance(names, tuple) else (None,)
             return None if first is None or None in others else (first, others)
+        if not (isinstance(names, tuple) and all(isinstance(n, tuple) and len(n) == 2 for n in names)):
+            return None  # not an identity (a rule's emitted collective numbered apart)
         for name, version in names:
             if version != 0:
                 return None  # rebound in the helper

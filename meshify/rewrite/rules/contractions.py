@@ -118,6 +118,10 @@ def contract(ctx: RuleContext, operands: Sequence, inputs: Sequence[str], output
                                 f"{ctx.code(o.original)!r}",
                                 "contracted and shared dims must have the same name in every hint")
             names[letter] = unified
+    for o, letters in zip(operands, inputs):
+        for letter, dim in zip(letters, o.value.dims if isinstance(o.value, Array) else ()):
+            if dim == BROADCAST:  # (x[None] @ w: a batch letter that is size 1 wherever it appears stays so)
+                names.setdefault(letter, BROADCAST)
     for letters in inputs:
         for letter in letters:
             names.setdefault(letter, f"{what}_{letter}")
@@ -147,7 +151,7 @@ def contract(ctx: RuleContext, operands: Sequence, inputs: Sequence[str], output
         dims = tuple(names[l] for l in letters)
         splits = tuple(chosen[l] for l in letters)
         if isinstance(o.value, Array):
-            dims = tuple(d if d.endswith(INFERRED) else n for d, n in zip(o.value.dims, dims))
+            dims = tuple(d if d.endswith(INFERRED) or d == BROADCAST else n for d, n in zip(o.value.dims, dims))
             partial = o.value.layout.partial & keep if (partial_ops and o is partial_ops[0]) else frozenset()
             converts.append(Convert(o, Layout(dims, splits, partial), what))
         elif isinstance(o.value, Opaque):
