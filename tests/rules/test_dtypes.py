@@ -54,7 +54,7 @@ def test_a_name_bound_to_an_expression_stands_for_its_operands_dtypes() -> None:
 def test_a_sum_of_a_comparison_counts_in_integers() -> None:
     assert_rewrite("return jnp.sum(x > 0, axis=1)", """
         # meshify: psum over 'model': jnp.sum(x > 0, axis=1) is a partial sum (reduced 'd' split); the return hint needs it whole
-        return mr.psum(jnp.sum(x > 0, axis=1, dtype=mr.sum_dtype(bool)), "model", like=bool)
+        return mr.psum(jnp.sum(x > 0, axis=1, dtype=mr.sum_dtype(bool)), "model", like='int32')
         """, 'x: Tensor["batch", "d"]', 'Tensor["batch"]', MESH)
 
 
