@@ -27,7 +27,7 @@ from types import MappingProxyType
 
 import libcst as cst
 
-from meshify.annotate._types import Layout, MeshSpec, Rules, unify_dims
+from meshify.annotate._types import INFERRED, Layout, MeshSpec, Rules, unify_dims
 from meshify.errors import LayoutError, MeshifyError, UnsupportedError
 from meshify.rewrite import rules as _rules  # noqa: F401  (registers every op rule)
 from meshify.rewrite._bodies import run_walks
@@ -348,6 +348,13 @@ def _parsed(code: str) -> cst.BaseExpression | None:
         return cst.parse_expression(code)
     except cst.ParserSyntaxError:
         return None
+
+
+def _renamed(before: tuple[str, ...], after: tuple[str, ...]) -> bool:
+    """Whether a loop body left a value's dims ``before`` as ``after`` only by naming inferred ones (each
+    ``after`` dim the same, or the name an inferred ``before`` dim took), with no name twice."""
+    return len(before) == len(after) and len(set(after)) == len(after) and all(
+        b == a or (b.endswith(INFERRED) and unify_dims(b, a) == a) for b, a in zip(before, after))
 
 
 def _counted(rw, node: cst.BaseExpression) -> tuple[cst.BaseExpression, Operand, list[Value]] | None:
@@ -1014,7 +1021,7 @@ class FunctionRewriter:
             except _LoopEntry as entry:
                 self.rollback(mark)
                 self._line = self.ctx.line(stmt)
-                hoisted.append(self._enter_loop(entry.name, entry.layout))
+                hoisted.extend(self._enter_loop(entry.name, entry.layout))
         raise self.ctx.error(UnsupportedError, stmt, "loop needs too many conversions before it",
                              "pin the loop's arrays with Tensor hints before it")
 
@@ -1032,10 +1039,13 @@ class FunctionRewriter:
         self.static_reads, self.pinned_reads = set(mark.static_reads), dict(mark.pinned_reads)
         self.dtypes.restore(mark.dtypes)
 
-    def _enter_loop(self, name: str, target: Layout) -> cst.BaseStatement:
-        """``name = <name converted to target>``, before a loop whose body returns it in ``target``."""
+    def _enter_loop(self, name: str, target: Layout) -> list[cst.BaseStatement]:
+        """``name = <name converted to target>``, before a loop whose body returns it in ``target`` (nothing
+        where only its inferred dims' names change)."""
         value = self.env[name]
         assert isinstance(value, Array)
+        if value.layout.dims != target.dims:  # inferred dims named as the body names them
+            value = Array(Layout(target.dims, value.layout.axes, value.layout.partial), value.origin)
         self._comments = []
         op, node, layout = Operand(value, cst.Name(name), cst.Name(name)), cst.Name(name), value.layout
         for step in plan_conversion(layout, target, self.mesh):
@@ -1049,8 +1059,10 @@ class FunctionRewriter:
             self.dtypes.completed(name)
         self.env[name] = Array(target, value.origin)
         self.bindings.append(Binding(self._line, name, target))
+        if isinstance(node, cst.Name):
+            return []
         assign = cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=node)
-        return cst.SimpleStatementLine(body=[assign], leading_lines=[comment_line(c) for c in self._comments])
+        return [cst.SimpleStatementLine(body=[assign], leading_lines=[comment_line(c) for c in self._comments])]
 
     def _for_once(self, stmt: cst.For) -> cst.For:
         self._line = self.ctx.line(stmt)
@@ -1084,15 +1096,18 @@ class FunctionRewriter:
         body = block.with_changes(body=statements) if block is stmt.body else self._one_line(stmt.body, statements)
         for name, before in start.items():
             after = self.env.get(name)
-            if isinstance(before, Array) and isinstance(after, Array) and before.layout.dims == after.layout.dims \
-                    and before.layout != after.layout:
-                raise _LoopEntry(name, after.layout)  # enter the loop in the layout the body leaves it in
+            if isinstance(before, Array) and isinstance(after, Array) and before.layout != after.layout and (
+                    before.layout.dims == after.layout.dims or _renamed(before.layout.dims, after.layout.dims)):
+                # enter the loop in the layout the body leaves it in (an inferred dim the body lines up with a
+                # user's name, x of a reshape's 'height_width?' meeting a 'patches' weight, takes that name)
+                raise _LoopEntry(name, after.layout)
             if isinstance(before, Array) and after != before:
                 described = after.layout.describe() if isinstance(after, Array) else type(after).__name__
                 raise self.ctx.error(
                     LayoutError, stmt, f"the layout of {name!r} changes across iterations of this loop: "
                     f"{before.layout.describe()} before, {described} after",
-                    f"pin it with a hint inside the loop: {name}: Tensor[{', '.join(map(repr, before.dims))}] = ...")
+                    f"pin it with a hint before the loop and inside it: {name}: Tensor["
+                    f"{', '.join(repr(d.rstrip(INFERRED)) for d in before.dims)}] = ...")
         return stmt.with_changes(body=body)
 
     def _complete_carried(self, start: dict[str, Value], stmt: cst.For) -> list[cst.BaseStatement]:

@@ -529,6 +529,8 @@ class Sharded:
         """Collects every rank, size and divisibility problem, then raises one CallError."""
         problems: list[str] = []
         sizes: dict[str, tuple[int, str]] = {}
+        fix = "pass arrays whose split dims are multiples of their mesh axes' sizes, or change the mesh or the " \
+              "layout rules"
         for (name, spec), value in zip(self.leaf_specs.items(), arrays):
             if isinstance(value, ProcessLocal):
                 problems.append(f"argument {name!r} is process_local, which only a direct call can place, not "
@@ -543,6 +545,10 @@ class Sharded:
             if len(shape) != len(spec.dims):
                 problems.append(f"argument {name!r} has shape {tuple(shape)} (rank {len(shape)}) but its hint "
                                 f"names {len(spec.dims)} dims {list(spec.dims)}")
+                if not spec.dims and tuple(shape) in ((2,), (4,)) and str(getattr(value, "dtype", "")) == "uint32":
+                    fix = (f"{name!r} looks like a raw key (jax.random.PRNGKey(...), a uint32[{shape[0]}] array): pass "
+                           "a typed key, jax.random.key(...), a scalar, or hint its data as a dim: "
+                           f"{name}: Annotated[jax.Array, \"key_data\"]")
                 continue
             for i, (dim, size) in enumerate(zip(spec.dims, shape)):
                 if dim in sizes and sizes[dim][0] != size:
@@ -559,8 +565,7 @@ class Sharded:
             raise self._placed(CallError(
                 f"{self.__name__}() on mesh {self.mesh_spec}: "
                 + ("; ".join(problems) if len(problems) == 1 else "\n  - " + "\n  - ".join(problems)),
-                fix="pass arrays whose split dims are multiples of their mesh axes' sizes, "
-                    "or change the mesh or the layout rules"), culprit.split(".")[0] or None)
+                fix=fix), culprit.split(".")[0] or None)
 
 
 def _split_reads(reads: list[tuple[str, str, Any]]) -> tuple[tuple, list[Any]]:

@@ -891,15 +891,40 @@ class _Builder:
             self.lines[i:j] = [call]
         if decorator:
             self.trigger(f"helper under {decorator}", decorator, f"def {name}(", unnamed=True)
+        # a nested def in the function (taking functions too), as model code writes blocks; not where it would
+        # take a module name as a parameter (W, lifted to self.w / a closure later, would be no name)
+        local = all(re.fullmatch(r"[a-z_]\w*", p.split("=")[0]) for p in params) and self.flag(25)
+        inner = ""
+        if not local and self.flag(30):  # a helper calling a helper of its own (records carried through both)
+            inside, inner = self.nest(name, params, inside, outputs)
         lines = "".join(_indent(line, "    ") + "\n" for line in inside)
         head = f"{decorator}\n" if decorator else ""
         text = f"{head}def {name}({', '.join(params)}):\n{lines}    return {', '.join(outputs)}"
-        # a nested def in the function (taking functions too), as model code writes blocks; not where it would
-        # take a module name as a parameter (W, lifted to self.w / a closure later, would be no name)
-        if all(re.fullmatch(r"[a-z_]\w*", p.split("=")[0]) for p in params) and self.flag(25):
+        if local:
             self.lines.insert(i, text)
             return ""
-        return f"\n\n{text}\n"
+        return f"\n\n{inner}\n\n\n{text}\n" if inner else f"\n\n{text}\n"
+
+    def nest(self, name: str, params: list[str], inside: list[str], outputs: list[str]) -> tuple[list[str], str]:
+        """A run of a helper's statements moved into a module-level helper of its own that the helper calls, as
+        a block calls its ffn: the helper's new statements and the inner helper's text ("" where the run
+        binds nothing read after it)."""
+        if len(inside) < 2:
+            return inside, ""
+        a = self.ch.integer(0, len(inside) - 2)
+        b = self.ch.integer(a + 1, len(inside) - 1)
+        run = inside[a:b]
+        known = {p.split("=")[0].lstrip("*") for p in params} | {n for line in inside[:a] for n in _names(line)[1]}
+        free = list(dict.fromkeys(n for line in run for n in _names(line)[0] if n in known))
+        stored = list(dict.fromkeys(n for line in run for n in _names(line)[1]))
+        later = {n for line in inside[b:] for n in _names(line)[0]} | set(outputs)
+        outs = [n for n in stored if n in later]
+        if not outs or not free:
+            return inside, ""
+        inner = f"{name}_inner"
+        body = "".join(_indent(line, "    ") + "\n" for line in run)
+        text = f"def {inner}({', '.join(free)}):\n{body}    return {', '.join(outs)}"
+        return [*inside[:a], f"{', '.join(outs)} = {inner}({', '.join(free)})", *inside[b:]], text
 
     def starred(self, free: list[str], params: list[str], args: list[str], inside: list[str]
                 ) -> tuple[list[str], list[str], list[str]]:
