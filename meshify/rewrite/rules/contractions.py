@@ -113,10 +113,14 @@ def contract(ctx: RuleContext, operands: Sequence, inputs: Sequence[str], output
             if unified is not None:
                 ctx.lined_up(names.get(letter, dim), dim)
             if unified is None:
+                field = "." in ctx.code(o.original) or "[" in ctx.code(o.original)
                 raise ctx.error(LayoutError, node,
                                 f"{what} letter {letter!r} is dim {names[letter]!r} in one operand and {dim!r} in "
                                 f"{ctx.code(o.original)!r}",
-                                "contracted and shared dims must have the same name in every hint")
+                                "contracted and shared dims must have the same name in every hint"
+                                + ("; a struct's field hints name one set of dims for every instance of its class "
+                                   "(one MLP class for a token MLP and a channel MLP): give each use a class of its "
+                                   "own, with its dims" if field else ""))
             names[letter] = unified
     for o, letters in zip(operands, inputs):
         for letter, dim in zip(letters, o.value.dims if isinstance(o.value, Array) else ()):
