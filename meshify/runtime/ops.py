@@ -75,8 +75,8 @@ def shard_size(size: int, shards: int, dim: str, major_of: str | None = None) ->
 
         if major_of is not None:
             raise CallError(f"reshape size {size!r} of dim {dim!r}, the major part of {major_of!r}, is not divisible "
-                            f"by the {shards} shards {major_of!r} is split into (fewer kv heads than devices, in "
-                            "grouped-query attention)",
+                            f"by the {shards} shards {major_of!r} is split into (fewer heads than devices, as "
+                            "grouped-query attention's kv heads often are)",
                             fix=f"keep {major_of!r} whole on each device: rules={{{major_of!r}: None}} (each "
                                 f"device then computes all of them), or make {dim!r} a multiple of {shards}")
 
