@@ -651,7 +651,8 @@ def test_explain_counts_one_collective_per_distinct_value_as_xla_leaves_them(tmp
                          "dead_reader_of_a_psum": (1, 8), "dead_python_loop": (1, 8),
                          "argument_nobody_reads": (0, 0), "shape_only": (0, 0),
                          "result_item_unread": (3, 24), "top_values_only": (0, 0),
-                         "dead_loop_lambda": (1, 8), "nested_def_unread_parameter": (1, 8)}, predicted
+                         "dead_loop_lambda": (1, 8), "nested_def_unread_parameter": (1, 8),
+                         "strided_read_twice": (0, 0)}, predicted
     gathered = {r.name: r.predicted.get("all-gather") for r in reports if r.name == "top_values_only"}
     assert gathered == {"top_values_only": (2, 160)}, gathered
     halos = {r.name: r.predicted.get("collective-permute") for r in reports if r.name == "strided_read_twice"}

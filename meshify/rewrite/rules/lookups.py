@@ -235,8 +235,9 @@ def scatter(ctx: RuleContext, base: Operand, ids: Operand, axis: int, update: Op
         raise ctx.error(UnsupportedError, node, f"{what} with a mode other than dropping out-of-range ids, "
                         f"along split dim {t.dims[axis]!r} (layout {t.describe()})",
                         f"drop mode= (out-of-range ids are then dropped), or map {t.dims[axis]!r} to no mesh axis")
-    template = "{mr}.scatter({x}, {i}, %s, axis={axis}, axis_name={axes}, how={how}%s)" % (
-        "{v}" if len(converts) == 3 else "{value}", ", unique_indices=True" if unique else "")
+    value = "{v}" if len(converts) == 3 else "{value}"
+    template = "{mr}.scatter({x}, {i}, " + value + ", axis={axis}, axis_name={axes}, how={how}" \
+        + (", unique_indices=True)" if unique else ")")
     fills = (("x", Ref(0)), ("i", Ref(1)), ("axis", axis), ("axes", MeshAxes(split)), ("how", how),
              (("v", Ref(2)) if len(converts) == 3 else ("value", update.node)))
     note = f"masked local scatter ({how}) into split '{t.dims[axis]}' of {ctx.code(base.original)}: each device its own ids"

@@ -14,7 +14,18 @@ from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._collectives import axes_text
 from meshify.rewrite._values import Array, Static
 from meshify.rewrite.rules._api import (
-    At, Call, Convert, Emitted, Lowering, MeshAxes, Ref, RuleContext, Template, op, unknown_call)
+    At,
+    Call,
+    Convert,
+    Emitted,
+    Lowering,
+    MeshAxes,
+    Ref,
+    RuleContext,
+    Template,
+    op,
+    unknown_call,
+)
 
 # -- reductions -------------------------------------------------------------------------------
 
@@ -217,7 +228,7 @@ def _masked_split(ctx: RuleContext, call: Call, kind: str, x, reduced: list[int]
                         "pass a Python scalar as initial=")
     if kind in ("max", "min") and where is not None and initial is None:
         raise ctx.error(UnsupportedError, where.original, f"{call.name}(where=...) without initial= (JAX refuses "
-                        f"it: a {kind} has no identity)", f"pass initial=, the value of a row masked out entirely")
+                        f"it: a {kind} has no identity)", "pass initial=, the value of a row masked out entirely")
     keep_op = _reduce_arg(call, kind, "keepdims")
     if keep_op is not None and not (isinstance(keep_op.value, Static) and keep_op.value.known):
         raise ctx.error(UnsupportedError, keep_op.original, "keepdims must be a literal True/False",
@@ -255,7 +266,7 @@ def _masked_split(ctx: RuleContext, call: Call, kind: str, x, reduced: list[int]
         emitted = (Emitted(fn, split_axes, result, layout.dims[split[0]],
                            f"{fn} over {axes_text(split_axes)}: {kind} over split {names} of {ctx.code(x.original)!r}"),)
     fills += [("axis", reduced[0] if len(reduced) == 1 else tuple(reduced)), ("axes", MeshAxes(split_axes))]
-    template = "{mr}.%s({x}, axis={axis}, axis_name={axes}%s)" % (kind, keywords)
+    template = "{mr}." + kind + "({x}, axis={axis}, axis_name={axes}" + keywords + ")"
     return Lowering(Array(result, f"reduced {names} split"), tuple(converts), template, tuple(fills), emitted)
 
 

@@ -146,7 +146,7 @@ def _statistic(ctx: RuleContext, call: Call, x, layout: Layout, reduced: list[in
         template.append(", keepdims=True")
     template.append(")")
     emitted = Emitted(kind, axes, _reduced(layout, reduced, True), layout.dims[split[0]],
-                      f"{kind} over {axes_text(axes)}: {runtime} over split {_names(layout, split)} of "
+                      f"{kind.removeprefix('wide_')} over {axes_text(axes)}: {runtime} over split {_names(layout, split)} of "
                       f"{ctx.code(x.original)!r}: {reason}")
     return Lowering(Array(_reduced(layout, reduced, keepdims)), (Convert(x, layout.with_partial(()), runtime),
                                                                  *converts),
