@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 
 import libcst as cst
 
-from meshify.annotate._types import BROADCAST, INFERRED, Layout, MeshSpec, literal_size
+from meshify.annotate._types import BROADCAST, INFERRED, Layout, MeshSpec, literal_size, slice_size
 from meshify.errors import AnnotationError, LayoutError, MeshifyError, SourceSpan
 from meshify.rewrite._collectives import collective
 from meshify.rewrite._context import ModuleContext, parse_context
@@ -135,6 +135,17 @@ def parse_dims(text: str) -> dict[str, int]:
     return sizes
 
 
+def _size(dim: str, sizes: dict[str, int]) -> int | None:
+    """A dim's size: given, said by its name (``2?``, ``seq[1:]?``), or, for another inferred dim made from
+    a named one (``head_dim?`` of ``x[..., :half]``), that dim's (an upper bound); None where unknown."""
+    if dim in sizes:
+        return sizes[dim]
+    size = literal_size(dim) or slice_size(dim, sizes)
+    if size is None and dim.endswith(INFERRED) and dim[:-1] in sizes:
+        size = sizes[dim[:-1]]
+    return size
+
+
 class _Sizer:
     """Local shapes and bytes of layouts, given dim sizes; collects what is missing."""
 
@@ -142,15 +153,14 @@ class _Sizer:
         self.mesh, self.sizes, self.itemsize, self.where = mesh, sizes, itemsize, where
 
     def global_shape(self, layout: Layout) -> tuple[int, ...]:
-        missing = [d for d in layout.dims if d != BROADCAST and d not in self.sizes and literal_size(d) is None]
+        missing = [d for d in layout.dims if d != BROADCAST and _size(d, self.sizes) is None]
         if missing:
             raise AnnotationError(
                 f"{self.where}: no size for dim{'s' if len(missing) > 1 else ''} "
                 f"{', '.join(repr(d) for d in dict.fromkeys(missing))}",
                 fix="pass them with --dims " + ",".join(f"{d}=N" for d in dict.fromkeys(missing))
                     + " or dims={...} in @mesh(...)")
-        return tuple(1 if d == BROADCAST else self.sizes[d] if d in self.sizes else literal_size(d) or 0
-                     for d in layout.dims)
+        return tuple(1 if d == BROADCAST else _size(d, self.sizes) or 0 for d in layout.dims)
 
     def local_shape(self, layout: Layout) -> tuple[int, ...]:
         shape = []
@@ -327,7 +337,7 @@ def _report(ctx: ModuleContext, fn: cst.FunctionDef, plan: FunctionPlan, sizes: 
                                      (name in hints and hint_dtype(ctx, hints[name]) == "bool")
                                      or name in plan.mask_params))
     for binding in plan.bindings:
-        if any(d not in sizes and d.endswith(INFERRED) for d in binding.layout.dims):
+        if any(_size(d, sizes) is None and d.endswith(INFERRED) for d in binding.layout.dims):
             # a reshape's new dim no size names (its sizes come from the code): the value is shown, unsized
             report.values.append(ValueReport(binding.line, binding.name, binding.layout.describe(), (), 0, False))
             continue

@@ -7,6 +7,7 @@ and their reprs are evaluable Python.
 from __future__ import annotations
 
 import contextlib
+import re
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -30,6 +31,42 @@ def literal_size(dim: str) -> int | None:
     if dim.endswith(INFERRED) and dim[:-1].isdigit():
         return int(dim[:-1])
     return None
+
+
+_SLICED = re.compile(r"(?P<base>.+)\[(?P<lo>-?\d*):(?P<hi>-?\d*)(?::(?P<step>-?\d+))?\]\?")
+
+
+def sliced_dim(dim: str, lower: int | None, upper: int | None, step: int | None) -> str:
+    """The inferred name of ``dim`` sliced by literal bounds: ``seq[1:]?`` for ``tokens[:, 1:]``,
+    ``head_dim[::2]?`` for ``x[..., ::2]`` (its size follows from the dim's: :func:`slice_size`)."""
+    base = dim[:-1] if dim.endswith(INFERRED) and _SLICED.fullmatch(dim) else dim.rstrip(INFERRED)
+    parts = f"{'' if lower is None else lower}:{'' if upper is None else upper}"
+    return f"{base}[{parts}{'' if step is None else f':{step}'}]{INFERRED}"
+
+
+def slice_size(dim: str, sizes: Mapping[str, int]) -> int | None:
+    """The size of a dim :func:`sliced_dim` named, given the sizes of dims (None: its base has none)."""
+    match = _SLICED.fullmatch(dim)
+    if match is None:
+        return None
+    base = match["base"]
+    n = sizes.get(base)
+    if n is None and base.endswith("]"):
+        n = slice_size(base + INFERRED, sizes)
+    if n is None:
+        return None
+    bound = [int(v) if v not in (None, "") else None for v in (match["lo"], match["hi"], match["step"])]
+    return len(range(n)[slice(*bound)])
+
+
+def hint_dims(dims: Iterable[str]) -> str:
+    """Dims as a fix spells them in a hint (``'batch', 'seq'``): an inferred dim by a plain name (``seq[1:]?``
+    and ``height_width?`` as ``'seq'`` and ``'height_width'``), which a hint may then give it."""
+    out = []
+    for d in dims:
+        plain = re.sub(r"\[[^\]]*\]", "", d.rstrip(INFERRED)).rstrip(INFERRED) if d.endswith(INFERRED) else d
+        out.append(repr(plain if plain.isidentifier() or plain == BROADCAST else "name"))
+    return ", ".join(out)
 
 
 def unify_dims(a: str, b: str) -> str | None:

@@ -27,7 +27,7 @@ from types import MappingProxyType
 
 import libcst as cst
 
-from meshify.annotate._types import INFERRED, Layout, MeshSpec, Rules, unify_dims
+from meshify.annotate._types import INFERRED, Layout, MeshSpec, Rules, hint_dims, unify_dims
 from meshify.errors import LayoutError, MeshifyError, UnsupportedError
 from meshify.rewrite import rules as _rules  # noqa: F401  (registers every op rule)
 from meshify.rewrite._bodies import run_walks
@@ -1107,7 +1107,7 @@ class FunctionRewriter:
                     LayoutError, stmt, f"the layout of {name!r} changes across iterations of this loop: "
                     f"{before.layout.describe()} before, {described} after",
                     f"pin it with a hint before the loop and inside it: {name}: Tensor["
-                    f"{', '.join(repr(d.rstrip(INFERRED)) for d in before.dims)}] = ...")
+                    f"{hint_dims(before.dims)}] = ...")
         return stmt.with_changes(body=body)
 
     def _complete_carried(self, start: dict[str, Value], stmt: cst.For) -> list[cst.BaseStatement]:
@@ -2107,7 +2107,11 @@ class FunctionRewriter:
                 names.add(item)
                 return False
 
+        before = set(names)
         operand.original.visit(_Names())
+        for name in set(names) - before:  # t = tokens[:, 1:] used as labels: tokens holds the integers
+            for text in self.dtypes.names.get(name) or ():
+                names.update(re.findall(r"[A-Za-z_]\w*", text))
 
     def lookup(self, node: cst.Name) -> Value:
         local = local_def(self, node.value)

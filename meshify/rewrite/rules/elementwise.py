@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from meshify.annotate._types import BROADCAST, Axes, Layout, unify_dims
+from meshify.annotate._types import BROADCAST, Axes, Layout, hint_dims, unify_dims
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._plan import choose_splits
 from meshify.rewrite._signatures import BINARY, UNARY
@@ -45,7 +45,7 @@ def _name_it(ctx: RuleContext, opaque, beside: Layout) -> str:
     shape = opaque.value.shape
     rank = len(shape) if shape is not None else None
     guess = list(beside.dims[-rank:]) if rank is not None and 0 < rank <= beside.rank else []
-    dims = ", ".join(f'"{d}"' if d != BROADCAST else '"<its dim>"' for d in guess) or "..."
+    dims = hint_dims(guess).replace("'1'", "'<its dim>'") or "..."
     target = code if code.isidentifier() else "v"
     where = "where it is bound" if code.isidentifier() else "first"
     return f"name its dims {where}: {target}: Tensor[{dims}] = ..." if code.isidentifier() else \

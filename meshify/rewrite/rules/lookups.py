@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from meshify.annotate._types import BROADCAST, INFERRED, Axes, Layout
+from meshify.annotate._types import BROADCAST, INFERRED, Axes, Layout, sliced_dim
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._collectives import axes_text
 from meshify.rewrite._plan import choose_splits
@@ -70,9 +70,23 @@ def _sliced_dim(ctx: RuleContext, s: cst.Slice, dim: str) -> str:
     lower = ctx.operand(s.lower).value if s.lower is not None else Static.of(0)
     if isinstance(upper, Static) and upper.size_of is not None and lower == Static.of(0):
         return upper.size_of
+    if dim == BROADCAST:
+        return dim
     # x[..., ::2], x[..., :D // 2], tokens[:, 1:]: another size than the dim's, so an inferred name, which
-    # lines up with a user's (a rotary table's 'rotary') or with the same slice of another value
-    return dim if dim == BROADCAST else dim.rstrip(INFERRED) + INFERRED
+    # lines up with a user's (a rotary table's 'rotary') or with the same slice of another value; literal
+    # bounds are spelled in it (seq[1:]?), so that explain sizes it from the dim's size
+    bounds = [_int_bound(ctx, b) for b in (s.lower, s.upper, s.step)]
+    if all(b is not False for b in bounds):
+        return sliced_dim(dim, *bounds)  # type: ignore[arg-type]
+    return dim.rstrip(INFERRED) + INFERRED
+
+
+def _int_bound(ctx: RuleContext, node: cst.BaseExpression | None) -> int | None | bool:
+    """A slice bound: None where omitted, an int literal's value, else False."""
+    if node is None:
+        return None
+    value = ctx.operand(node).value
+    return value.literal if isinstance(value, Static) and value.known and type(value.literal) is int else False
 
 
 def array_index(ctx: RuleContext, elements: list[cst.SubscriptElement]) -> tuple[int, Operand] | None:

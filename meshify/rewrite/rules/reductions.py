@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from meshify.annotate._types import BROADCAST, INFERRED, Layout
+from meshify.annotate._types import BROADCAST, INFERRED, Layout, hint_dims
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._collectives import axes_text
 from meshify.rewrite._values import Array, Static
@@ -147,7 +147,7 @@ def _reduce_rule(ctx: RuleContext, call: Call, kind: str):
                    else f"{extra}= must have the layout of {ctx.code(x.original)!r} ({layout.describe()})")
             fix = (f"map {', '.join(map(repr, split))} to no mesh axis (rules={{{', '.join(f'{d!r}: None' for d in split)}}})"
                    f", or drop {extra}=" if split else f"drop {extra}=, or name the value first so it is reduced "
-                   f"(v: Tensor[{', '.join(map(repr, layout.dims))}] = ...)" if layout.partial
+                   f"(v: Tensor[{hint_dims(layout.dims)}] = ...)" if layout.partial
                    else f"give {extra}= the dims {list(layout.dims)}")
             raise ctx.error(UnsupportedError, operand.original,
                             f"{call.name}({extra}=...) on {ctx.code(x.original)!r} of layout {layout.describe()}: "
@@ -222,7 +222,7 @@ def _masked_split(ctx: RuleContext, call: Call, kind: str, x, reduced: list[int]
         raise ctx.error(UnsupportedError, where.original,
                         f"{call.name}(where=...) over split dims, with a mask of dims {got} beside {list(layout.dims)}",
                         f"give the mask the dims of the array it masks, in the same order "
-                        f"(mask: Tensor[{', '.join(map(repr, layout.dims))}] = ...)")
+                        f"(mask: Tensor[{hint_dims(layout.dims)}] = ...)")
     if initial is not None and not (isinstance(initial.value, Static) and initial.value.known):
         raise ctx.error(UnsupportedError, initial.original, f"{call.name}(initial=...) with an array over split dims",
                         "pass a Python scalar as initial=")
@@ -331,7 +331,7 @@ def _softmax_rule(ctx: RuleContext, call: Call, kind: str):
             raise ctx.error(UnsupportedError, o.original, f"{call.name}({name}=...) over split dim "
                             f"{layout.dims[split[0]]!r}, of dims {list(getattr(o.value, 'dims', ()))} beside "
                             f"{list(layout.dims)}", f"give {name}= the dims of the array it applies to, in the "
-                            f"same order ({name}: Tensor[{', '.join(map(repr, layout.dims))}] = ...)")
+                            f"same order ({name}: Tensor[{hint_dims(layout.dims)}] = ...)")
         keywords += f", {name}={{{name}}}"
     split_axes = ctx.mesh.order(a for i in split for a in layout.axes[i])
     axis_value = reduced[0] if len(reduced) == 1 else tuple(reduced)

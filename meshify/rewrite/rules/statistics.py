@@ -18,7 +18,7 @@ from dataclasses import replace
 
 import libcst as cst
 
-from meshify.annotate._types import BROADCAST, INFERRED, Layout
+from meshify.annotate._types import BROADCAST, INFERRED, Layout, hint_dims
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._collectives import axes_text
 from meshify.rewrite._values import Array, Opaque, Operand, Static, TupleValue
@@ -107,7 +107,7 @@ def _mask(ctx: RuleContext, call: Call, layout: Layout, split: list[int], kind: 
         return [Convert(o, layout.with_partial(()), f"{kind}'s where=")]
     raise ctx.error(UnsupportedError, o.original, f"{call.name}(where={ctx.code(o.original)}) beside an array of "
                     f"dims {list(layout.dims)}", f"give where= the dims {list(layout.dims)} (named: "
-                    f"m: Tensor[{', '.join(map(repr, layout.dims))}] = ...), or drop it")
+                    f"m: Tensor[{hint_dims(layout.dims)}] = ...), or drop it")
 
 
 def _static(ctx: RuleContext, call: Call, name: str, what: str = "a Python value"):
