@@ -59,6 +59,13 @@ def slice_size(dim: str, sizes: Mapping[str, int]) -> int | None:
     return len(range(n)[slice(*bound)])
 
 
+def renamed_dims(before: tuple[str, ...], after: tuple[str, ...]) -> bool:
+    """Whether ``after`` only names inferred dims of ``before`` (a loop body lining a carry's ``seq?`` up with
+    a hinted ``seq``): each the same, or the name an inferred one took, with no name twice."""
+    return before != after and len(before) == len(after) and len(set(after)) == len(after) and all(
+        b == a or (b.endswith(INFERRED) and unify_dims(b, a) == a) for b, a in zip(before, after))
+
+
 def hint_dims(dims: Iterable[str]) -> str:
     """Dims as a fix spells them in a hint (``'batch', 'seq'``): an inferred dim by a plain name (``seq[1:]?``
     and ``height_width?`` as ``'seq'`` and ``'height_width'``), which a hint may then give it."""

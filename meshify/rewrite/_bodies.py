@@ -19,7 +19,7 @@ from typing import Any
 
 import libcst as cst
 
-from meshify.annotate._types import Layout
+from meshify.annotate._types import Layout, renamed_dims
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._helpers import call_helper, imported_helper, signature_of
 from meshify.rewrite._nested import local_def, walk_local
@@ -144,8 +144,8 @@ def _stack(value: Value, dim: str) -> Value:
 def _settles_elsewhere(init: Value, carry: Value) -> bool:
     """The body returns the carry in another layout of the same dims (a partial sum it needed
     whole, a dim it split or gathered): the loop should run in that layout from the start."""
-    return (isinstance(init, Array) and isinstance(carry, Array) and init.layout.dims == carry.layout.dims
-            and init.layout != carry.layout)
+    return (isinstance(init, Array) and isinstance(carry, Array) and init.layout != carry.layout
+            and (init.layout.dims == carry.layout.dims or renamed_dims(init.layout.dims, carry.layout.dims)))
 
 
 def _enters_elsewhere(init: Value, carry: Value) -> bool:
@@ -199,6 +199,9 @@ def _enter_as(rw, init: Operand, carry: Array, what: str) -> tuple[Array, cst.Ba
     a named carry that needs a psum gets it in its own statement before this one."""
     assert isinstance(init.value, Array)
     layout = carry.layout
+    if init.value.layout.dims != layout.dims:  # its inferred dims as the body names them (seq? as seq)
+        named = Layout(layout.dims, init.value.layout.axes, init.value.layout.partial)
+        init = Operand(Array(named, init.value.origin), init.original, init.node)
     return Array(layout, init.value.origin), rw.convert(init, layout, f"the {what} carry")
 
 

@@ -27,7 +27,7 @@ from types import MappingProxyType
 
 import libcst as cst
 
-from meshify.annotate._types import INFERRED, Layout, MeshSpec, Rules, hint_dims, unify_dims
+from meshify.annotate._types import Layout, MeshSpec, Rules, hint_dims, renamed_dims, unify_dims
 from meshify.errors import LayoutError, MeshifyError, UnsupportedError
 from meshify.rewrite import rules as _rules  # noqa: F401  (registers every op rule)
 from meshify.rewrite._bodies import run_walks
@@ -348,13 +348,6 @@ def _parsed(code: str) -> cst.BaseExpression | None:
         return cst.parse_expression(code)
     except cst.ParserSyntaxError:
         return None
-
-
-def _renamed(before: tuple[str, ...], after: tuple[str, ...]) -> bool:
-    """Whether a loop body left a value's dims ``before`` as ``after`` only by naming inferred ones (each
-    ``after`` dim the same, or the name an inferred ``before`` dim took), with no name twice."""
-    return len(before) == len(after) and len(set(after)) == len(after) and all(
-        b == a or (b.endswith(INFERRED) and unify_dims(b, a) == a) for b, a in zip(before, after))
 
 
 def _counted(rw, node: cst.BaseExpression) -> tuple[cst.BaseExpression, Operand, list[Value]] | None:
@@ -1097,7 +1090,7 @@ class FunctionRewriter:
         for name, before in start.items():
             after = self.env.get(name)
             if isinstance(before, Array) and isinstance(after, Array) and before.layout != after.layout and (
-                    before.layout.dims == after.layout.dims or _renamed(before.layout.dims, after.layout.dims)):
+                    before.layout.dims == after.layout.dims or renamed_dims(before.layout.dims, after.layout.dims)):
                 # enter the loop in the layout the body leaves it in (an inferred dim the body lines up with a
                 # user's name, x of a reshape's 'height_width?' meeting a 'patches' weight, takes that name)
                 raise _LoopEntry(name, after.layout)
