@@ -23,6 +23,7 @@ import libcst as cst
 from meshify.annotate._types import Layout
 from meshify.errors import UnsupportedError
 from meshify.rewrite._hints import ITEMS
+from meshify.rewrite._names import read_again
 from meshify.rewrite._values import Array, Operand, Static, StructValue, TupleValue, Value
 
 __all__ = ["TREE_MAP", "sequence_index", "sequence_item", "sequence_len", "tree_map"]
@@ -57,7 +58,7 @@ def sequence_len(rw, node: cst.Call) -> Operand | None:
     """``len(params.blocks)``: a static int (each call's length; the program is built per length);
     ``len(xs)`` of a tuple meshify holds item by item: its length."""
     if len(node.args) != 1 or node.args[0].keyword is not None or node.args[0].star \
-            or not _plain(node.args[0].value):  # evaluated again if not one
+            or not read_again(node.args[0].value):  # evaluated again if not one
         return None
     sequence = rw.expr(node.args[0].value)
     new = node.with_changes(args=[node.args[0].with_changes(value=sequence.node)])
@@ -66,17 +67,6 @@ def sequence_len(rw, node: cst.Call) -> Operand | None:
     if sequence_item(sequence.value) is None:
         return None
     return Operand(Static(), node, new)
-
-
-def _plain(node: cst.BaseExpression) -> bool:
-    """``xs``, ``p.blocks``, ``params["layers"]``: names, attributes and literal subscripts (reading it again
-    runs nothing)."""
-    while isinstance(node, cst.Attribute | cst.Subscript):
-        if isinstance(node, cst.Subscript) and not (len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index)
-                                                    and isinstance(node.slice[0].slice.value, cst.SimpleString | cst.Integer)):
-            return False
-        node = node.value
-    return isinstance(node, cst.Name)
 
 
 def tree_map(rw, node: cst.Call) -> Operand:

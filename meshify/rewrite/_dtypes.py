@@ -29,7 +29,7 @@ from collections import Counter
 
 import libcst as cst
 
-from meshify.rewrite._names import dotted_name
+from meshify.rewrite._names import dotted_name, read_again
 from meshify.rewrite._signatures import BINARY, UNARY
 from meshify.rewrite._values import Array, FunctionRef, Opaque, Static, StructValue, TupleValue
 from meshify.rewrite.rules._api import BODY_OPS
@@ -325,22 +325,11 @@ class Dtypes:
         if isinstance(value, Static) and value.shape_of is not None and root.value not in self.rebound:
             return ()  # shape = x.shape; shape[-1]: a Python int (weakly typed)
         if isinstance(value, StructValue | TupleValue | Static) and root.value not in self.rebound \
-                and self._plain(node):
+                and read_again(node):
             return (self.rw.ctx.code(node),)  # p.w, params["w"], self.w, cfg.eps
         if value is None and dotted_name(node) is not None and isinstance(node, cst.Attribute):
             return (self.rw.ctx.code(node),)  # a module attribute: jnp.bfloat16
         return None
-
-    @staticmethod
-    def _plain(node: cst.CSTNode) -> bool:
-        """An attribute/subscript chain with literal subscripts only (``p["w"]``, ``blocks[0].w``)."""
-        while isinstance(node, cst.Attribute | cst.Subscript):
-            if isinstance(node, cst.Subscript):
-                if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index) or not isinstance(
-                        node.slice[0].slice.value, cst.SimpleString | cst.Integer):
-                    return False
-            node = node.value
-        return isinstance(node, cst.Name)
 
     def _call(self, node: cst.Call) -> Carriers:
         node = self.spelled.get(node, node)

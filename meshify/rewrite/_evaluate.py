@@ -15,7 +15,7 @@ from meshify.annotate._types import Layout
 from meshify.errors import LayoutError, MeshifyError, UnsupportedError
 from meshify.rewrite._containers import TREE_MAP, sequence_index, sequence_item, sequence_len, tree_map
 from meshify.rewrite._helpers import call_helper, function_ref, imported_helper
-from meshify.rewrite._names import dotted_name
+from meshify.rewrite._names import dotted_name, read_again
 from meshify.rewrite._nested import call_local, local_def, refuse_value
 from meshify.rewrite._templates import call_template, int_node
 from meshify.rewrite._transforms import TRANSFORMS, transformed_call
@@ -1000,7 +1000,7 @@ def _optax_loss(rw, node: cst.Call, name: str) -> Operand:
         raise rw.error(UnsupportedError, node, f"optax.{short}() without {' and '.join(needed)}", "pass them")
     for key in needed:
         # read twice by the definition: a name reads nothing again (a number is read as it is)
-        if template.count("{" + key + "}") > 1 and not _names_only(bound[key], keys=True) \
+        if template.count("{" + key + "}") > 1 and not read_again(bound[key]) \
                 and not isinstance(bound[key], cst.Integer | cst.Float):
             raise rw.error(UnsupportedError, bound[key], f"optax.{short}() of the expression "
                            f"{rw.ctx.code(bound[key])!r}", f"bind it to a name first: {key} = {rw.ctx.code(bound[key])}")
@@ -1014,7 +1014,7 @@ def _optax_loss(rw, node: cst.Call, name: str) -> Operand:
         raise rw.error(UnsupportedError, node, f"optax.{short}() in a module that does not import jax and "
                        "jax.numpy (meshify writes optax's definition with them)",
                        "add import jax and import jax.numpy as jnp")
-    operands = {key: rw.ctx.code(bound[key]) if _names_only(bound[key], keys=True) else f"({rw.ctx.code(bound[key])})"
+    operands = {key: rw.ctx.code(bound[key]) if read_again(bound[key]) else f"({rw.ctx.code(bound[key])})"
                 for key in needed}
     code = template.format(jax=spelled["jax"], jnp=spelled["jax.numpy"], axis=axis.literal, **operands)
     definition = cst.parse_expression(code)
@@ -1294,7 +1294,7 @@ def _evaluate_args(rw, node: cst.Call, name: str, receiver, helper: bool = False
         else:
             operand = rw.expr(arg.value)
             shape: tuple[str, ...] | None = operand.value.shape_of if isinstance(operand.value, Static) else None
-            if shape and _names_only(arg.value):  # y.shape[i], read as the user would write it
+            if shape and read_again(arg.value, keys=False):  # y.shape[i], read as the user would write it
                 entries[arg.value] = tuple(rw.expr(cst.Subscript(arg.value, [cst.SubscriptElement(
                     cst.Index(int_node(i)))])) for i in range(len(shape)))
         if arg.keyword is None:
@@ -1329,17 +1329,6 @@ def _stars_spelled_out(rw, node: cst.Call, name: str) -> cst.Call:
     rw.ctx.anchors[spelled] = node
     rw.dtypes.spelled[node] = spelled  # its dtype is the spelled-out call's
     return spelled
-
-
-def _names_only(node: cst.BaseExpression, keys: bool = False) -> bool:
-    """``y``, ``x.shape``, ``cfg.x.shape`` (``keys``: ``kw["ids"]``, ``p.layers[0].w`` too): reading it again
-    runs nothing and gives the same value."""
-    while isinstance(node, cst.Attribute | cst.Subscript):
-        if isinstance(node, cst.Subscript) and not (keys and len(node.slice) == 1 and isinstance(
-                node.slice[0].slice, cst.Index) and isinstance(node.slice[0].slice.value, cst.SimpleString | cst.Integer)):
-            return False
-        node = node.value
-    return isinstance(node, cst.Name)
 
 
 def is_reshape(rw, node: cst.BaseExpression) -> TypeGuard[cst.Call]:

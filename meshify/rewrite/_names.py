@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-__all__ = ["ImportTable", "dotted_name"]
+__all__ = ["ImportTable", "dotted_name", "read_again"]
 
 
 def dotted_name(node: cst.CSTNode) -> str | None:
@@ -22,6 +22,18 @@ def dotted_name(node: cst.CSTNode) -> str | None:
         base = dotted_name(node.value)
         return f"{base}.{node.attr.value}" if base else None
     return None
+
+
+def read_again(node: cst.CSTNode, keys: bool = True) -> bool:
+    """Whether reading ``node`` again runs nothing and gives the same value: a name, an attribute chain
+    (``cfg.x.shape``) and, with ``keys``, literal subscripts (``params["layers"]``, ``blocks[0].w``)."""
+    while isinstance(node, cst.Attribute | cst.Subscript):
+        if isinstance(node, cst.Subscript) and not (
+                keys and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index)
+                and isinstance(node.slice[0].slice.value, cst.SimpleString | cst.Integer)):
+            return False
+        node = node.value
+    return isinstance(node, cst.Name)
 
 
 class ImportTable:

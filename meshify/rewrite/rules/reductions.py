@@ -69,6 +69,14 @@ def _reduce_arg(call: Call, kind: str, name: str):
     return call.arg(offset + params.index(name), name)
 
 
+def _keepdims(ctx: RuleContext, keep_op) -> bool:
+    """A reduction's ``keepdims=`` (a literal True/False; False where not given)."""
+    if keep_op is not None and not (isinstance(keep_op.value, Static) and keep_op.value.known):
+        raise ctx.error(UnsupportedError, keep_op.original, "keepdims must be a literal True/False",
+                        "write keepdims=True or keepdims=False")
+    return bool(keep_op.value.literal) if keep_op is not None else False
+
+
 def _is_none(operand) -> bool:
     return isinstance(operand.value, Static) and operand.value.known and operand.value.literal is None
 
@@ -152,11 +160,7 @@ def _reduce_rule(ctx: RuleContext, call: Call, kind: str):
             raise ctx.error(UnsupportedError, operand.original,
                             f"{call.name}({extra}=...) on {ctx.code(x.original)!r} of layout {layout.describe()}: "
                             f"{why}", fix)
-    keepdims_op = _reduce_arg(call, kind, "keepdims")
-    if keepdims_op is not None and not (isinstance(keepdims_op.value, Static) and keepdims_op.value.known):
-        raise ctx.error(UnsupportedError, keepdims_op.original, "keepdims must be a literal True/False",
-                        "write keepdims=True or keepdims=False")
-    keepdims = bool(keepdims_op.value.literal) if keepdims_op is not None else False
+    keepdims = _keepdims(ctx, _reduce_arg(call, kind, "keepdims"))
     split = [i for i in reduced if layout.axes[i]]
     split_axes = tuple(a for i in split for a in layout.axes[i])
     linear = kind in ("sum", "mean")
@@ -229,11 +233,7 @@ def _masked_split(ctx: RuleContext, call: Call, kind: str, x, reduced: list[int]
     if kind in ("max", "min") and where is not None and initial is None:
         raise ctx.error(UnsupportedError, where.original, f"{call.name}(where=...) without initial= (JAX refuses "
                         f"it: a {kind} has no identity)", "pass initial=, the value of a row masked out entirely")
-    keep_op = _reduce_arg(call, kind, "keepdims")
-    if keep_op is not None and not (isinstance(keep_op.value, Static) and keep_op.value.known):
-        raise ctx.error(UnsupportedError, keep_op.original, "keepdims must be a literal True/False",
-                        "write keepdims=True or keepdims=False")
-    keepdims = bool(keep_op.value.literal) if keep_op is not None else False
+    keepdims = _keepdims(ctx, _reduce_arg(call, kind, "keepdims"))
     whole = layout.with_partial(())
     converts = [Convert(x, whole, call.name.rsplit(".", 1)[-1])]
     fills: list[tuple[str, object]] = [("x", Ref(0))]
@@ -294,12 +294,7 @@ def _softmax_rule(ctx: RuleContext, call: Call, kind: str):
     split = [i for i in reduced if layout.axes[i]]
     keepdims = False
     if kind == "logsumexp":
-        keep_op = call.arg(3, "keepdims")
-        if keep_op is not None:
-            if not (isinstance(keep_op.value, Static) and keep_op.value.known):
-                raise ctx.error(UnsupportedError, keep_op.original, "keepdims must be a literal True/False",
-                                "write keepdims=True or keepdims=False")
-            keepdims = bool(keep_op.value.literal)
+        keepdims = _keepdims(ctx, call.arg(3, "keepdims"))
         dims = tuple(BROADCAST if i in reduced else d for i, d in enumerate(layout.dims) if keepdims or i not in reduced)
         axes = tuple(() if i in reduced else a for i, a in enumerate(layout.axes) if keepdims or i not in reduced)
         result = Array(Layout(dims, axes))
