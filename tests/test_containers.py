@@ -143,3 +143,56 @@ def test_a_sequence_argument_that_is_not_a_tuple_or_list_is_refused() -> None:
     fn = bind(_local, MeshSpec.of(batch=2, model=4), SPEC, P("batch", None))
     with pytest.raises(CallError, match="'blocks' should be a tuple or list, got ndarray"):
         fn(np.zeros((2, 8, 16), np.float32), np.zeros((4, 8), np.float32))
+
+
+# -- one class, renamed per use: Annotated[Mlp, {"d_in": "patch"}] -------------------------------------------
+
+RENAMED = '''\
+from typing import Annotated, NamedTuple
+
+import jax
+from meshify import Tensor, mesh
+
+
+class Mlp(NamedTuple):
+    w1: Tensor["d_in", "d_hidden"]
+    w2: Tensor["d_hidden", "d_in"]
+
+
+class Block(NamedTuple):
+    token_mlp: {token}
+    channel_mlp: Annotated[Mlp, {{"d_in": "d", "d_hidden": "d_ff"}}]
+
+
+def mlp(p: Mlp, x):
+    return jax.nn.gelu(x @ p.w1) @ p.w2
+
+
+@mesh(batch=2, model=4, rules={{"tok_ff": "model", "d_ff": "model"}})
+def f(block: Block, x: Tensor["batch", "patch", "d"]) -> Tensor["batch", "patch", "d"]:
+    y = mlp(block.token_mlp, x.transpose(0, 2, 1)).transpose(0, 2, 1)
+    return mlp(block.channel_mlp, x + y)
+'''
+
+
+def test_a_class_used_twice_takes_each_fields_renamed_dims() -> None:
+    text = convert_source(RENAMED.format(token='Annotated[Mlp, {"d_in": "patch", "d_hidden": "tok_ff"}]'),
+                          "case.py").text
+    assert '"w1": mr.ArgSpec(("patch", "tok_ff"), mr.P(None, "model"))' in text, text
+    assert '"w1": mr.ArgSpec(("d", "d_ff"), mr.P(None, "model"))' in text, text
+
+
+@pytest.mark.parametrize("token, message, fix", [
+    ("Mlp", "letter", 'Annotated[Mlp, {"d_in": "patch", "d_hidden": "tok_ff"}]'),
+    ('Annotated[Mlp, {"d_out": "patch"}]', "Mlp has no dim 'd_out' to rename (its dims: d_hidden, d_in)",
+     "rename one of its dims"),
+    ('Annotated[Mlp, "patch", "tok_ff"]', "a pytree class's Annotated hint takes one dict", '{"d_in": "patch"}'),
+    ('Annotated[Mlp, {"d_in": 3}]', "is not a pair of quoted dims", "Annotated[Mlp"),
+    ('Annotated[Mlp, {"d_in": "*p"}]', "renamed dim '*p' is not an identifier", "name the dim"),
+])
+def test_a_class_used_with_other_dims_is_refused_with_the_renaming_spelling(token: str, message: str,
+                                                                            fix: str) -> None:
+    with pytest.raises(MeshifyError) as info:
+        convert_source(RENAMED.format(token=token), "case.py")
+    text = str(info.value)
+    assert message in text and fix in text, text

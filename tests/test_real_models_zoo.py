@@ -41,6 +41,8 @@ SIZES: dict[str, dict[str, int]] = {
                 "kv_features": 32, "hidden": 64},
     "mixtral": {"batch": 4, "length": 8, "vocab": 64, "d_model": 32, "q_features": 64, "experts": 8, "d_ff": 16,
                 "blocks": 2},
+    "mixer": {"batch": 4, "height": 8, "width": 8, "channels": 3, "patch_features": 48, "tokens": 4, "d_model": 32,
+              "tokens_ff": 16, "d_ff": 64, "classes": 16, "blocks": 2},
 }
 
 #: Models meshify refuses today, with the refusal (the test fails if it starts to pass: update it).
@@ -64,12 +66,14 @@ def _import(path: Path):
 #: What the parallel file may add on a line of its own: the decorator and the imports it needs.
 _ADDED_LINES = re.compile(r'@mesh\(.*\)$|from meshify import mesh$|$')
 _HINT = re.compile(r'Annotated\[jax\.Array, [^\]]*\]')
+#: A pytree class's dims renamed for one use: ``Annotated[MlpBlock, {"d_in": "tokens"}]`` (the class's own name).
+_RENAMED = re.compile(r'Annotated\[(\w+), \{[^\]]*\}\]')
 
 
 def _without_hints(line: str, plain: str) -> str:
-    """``line`` with its hints taken out: each becomes ``jax.Array`` again, or goes as a whole where the
-    plain line had no hint there (a helper's table parameter, ``cos: Annotated[...]``)."""
-    line = _HINT.sub("jax.Array", line)
+    """``line`` with its hints taken out: each becomes ``jax.Array`` again (a renamed class its class), or goes
+    as a whole where the plain line had no hint there (a helper's table parameter, ``cos: Annotated[...]``)."""
+    line = _RENAMED.sub(r"\1", _HINT.sub("jax.Array", line))
     bare = re.sub(r"(\w+): jax\.Array(?=[,)=])", r"\1", line)
     return bare if bare == plain else line
 
@@ -94,7 +98,7 @@ def diff_stat(model: str) -> tuple[int, int]:
     hinted = (MODELS_DIR / f"{model}.py").read_text().splitlines()[1:]
     added = [line[2:] for line in difflib.ndiff(plain, hinted) if line.startswith("+ ")]
     code = [line for line in added if line.strip() and not line.startswith(("from ", "import "))]
-    return len(code), sum(1 for line in code if _HINT.search(line))
+    return len(code), sum(1 for line in code if _HINT.search(line) or _RENAMED.search(line))
 
 
 @pytest.mark.parametrize("model", list(SIZES))
@@ -115,6 +119,9 @@ def test_readme_gives_each_models_diff_stat(model: str) -> None:
 def _build(hint: Any, sizes: dict[str, int], rng: np.random.Generator) -> Any:
     """Random parameters shaped by their class's dims hints."""
     origin = typing.get_origin(hint)
+    if origin is typing.Annotated and isinstance(hint.__metadata__[0], dict):  # a class's dims renamed
+        renamed = {old: sizes[new] for old, new in hint.__metadata__[0].items()}
+        return _build(typing.get_args(hint)[0], {**sizes, **renamed}, rng)
     if origin is typing.Annotated:
         dims = hint.__metadata__
         shape = tuple(1 if d == "1" else sizes[d] for d in dims)
@@ -147,9 +154,9 @@ def _inputs(model: str, module: Any, seed: int = 0) -> tuple[Any, tuple[Any, ...
     s = SIZES[model]
     rng = np.random.default_rng(seed)
     params_cls = {"gpt2": "GPT2", "llama": "Params", "vit": "ViT", "t5": "Params", "mistral": "Weights",
-                  "mixtral": "Model"}[model]
+                  "mixtral": "Model", "mixer": "Mixer"}[model]
     params = _build(getattr(module, params_cls), s, rng)
-    if model == "vit":
+    if model in ("vit", "mixer"):
         images = rng.standard_normal((s["batch"], s["height"], s["width"], s["channels"])).astype(np.float32)
         return params, (jnp.asarray(images),)
     tokens = jnp.asarray(rng.integers(0, s["vocab"], (s["batch"], s["length"])), jnp.int32)

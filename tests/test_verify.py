@@ -295,6 +295,23 @@ def test_a_loop_over_a_list_of_layers_is_counted_by_the_fields_size() -> None:
     assert report.found["all-gather"][0] == 4  # values and indices, per layer
 
 
+def test_one_class_renamed_per_use_and_a_loop_over_a_sequence_parameter_verify() -> None:
+    """tests/real_models/mixer.py: one ``MlpBlock`` class for the token and channel MLPs, renamed per field
+    (``Annotated[MlpBlock, {"d_in": "tokens", ...}]``); its two psums per block are predicted as compiled.
+    tests/soundness/struct_class_renamed_per_use.py loops over a ``tuple[Block, ...]`` *parameter*, counted
+    ``--dims blocks=N`` times (before, "cannot count the iterations")."""
+    here = Path(__file__).resolve().parent
+    dims = parse_dims("batch=4,height=8,width=8,channels=3,patch_features=48,d_model=32,tokens=4,tokens_ff=16,"
+                      "d_ff=64,classes=10,blocks=2")
+    report, = verify_file(here / "real_models" / "mixer.py", None, dims)
+    assert report.ok, report
+    assert report.found["all-reduce"][0] == 4
+    dims = parse_dims("batch=4,patch=6,d_model=12,tok_ff=8,d_ff=16,classes=5,blocks=3")
+    report, = verify_file(here / "soundness" / "struct_class_renamed_per_use.py", None, dims)
+    assert report.ok, report
+    assert report.found["all-reduce"][0] == 6
+
+
 def test_a_static_config_call_is_read_for_the_prediction(tmp_path: Path) -> None:
     """``--static "cfg=Plain(layers=3)"`` of a NamedTuple the module defines: the reference runs with it,
     and explain reads its fields too, so the loop over ``range(cfg.layers)`` is counted 3 times."""

@@ -360,6 +360,8 @@ def read_struct(ctx: ModuleContext, node: cst.BaseExpression, seen: tuple[str, .
     ``tuple[Tensor[...], ...]`` of a fixed length (fields "0", "1", ...), or of a sequence of any
     length (``tuple[Block, ...]``, ``list[Block]``: one field "*", each item's hint), else None."""
     node = resolve_alias(ctx, node)
+    if isinstance(node, cst.Subscript) and ctx.qualified_names(node.value) & ANNOTATED_NAMES:
+        return _renamed_struct(ctx, node, seen)
     if isinstance(node, cst.Subscript) and ctx.qualified_names(node.value) & (_TUPLE | _LIST):
         return _sequence_struct(ctx, node, seen) or _tuple_struct(ctx, node, seen)
     if not isinstance(node, cst.Name):
@@ -390,6 +392,52 @@ def read_struct(ctx: ModuleContext, node: cst.BaseExpression, seen: tuple[str, .
                             "every field of a pytree argument needs a Tensor[...] hint (or a nested "
                             "NamedTuple/dataclass); keep static values in a separate config argument")
     return StructHint(node.value, kind, tuple(fields))  # type: ignore[arg-type]
+
+
+def _renamed_struct(ctx: ModuleContext, node: cst.Subscript, seen: tuple[str, ...]) -> StructHint | None:
+    """``Annotated[Mlp, {"d_in": "patch", "d_hidden": "tok_ff"}]``: the class's fields with its dims
+    renamed, for one class used with different dims (an MLP-Mixer's token and channel MLPs share one
+    ``Mlp``).  The dict is plain metadata to type checkers; dims it does not name keep their names."""
+    base = node.slice[0].slice
+    if not isinstance(base, cst.Index):
+        return None
+    struct = read_struct(ctx, base.value, seen)
+    if struct is None:
+        return None
+    example = f'Annotated[{ctx.code(base.value)}, {{"d_in": "patch"}}]'
+    metadata = [e.slice.value for e in node.slice[1:] if isinstance(e.slice, cst.Index)]
+    if len(metadata) != 1 or len(node.slice) != 2 or not isinstance(metadata[0], cst.Dict):
+        raise ctx.error(AnnotationError, node, f"{ctx.code(node)}: a pytree class's Annotated hint takes one dict "
+                        "renaming its dims", f"write {example} (the class's dim -> this use's dim)")
+    owned = _struct_dims(struct)
+    renames: dict[str, str] = {}
+    for element in metadata[0].elements:
+        key = element.key if isinstance(element, cst.DictElement) else None
+        value = element.value if isinstance(element, cst.DictElement) else element
+        if not (isinstance(key, cst.SimpleString) and isinstance(value, cst.SimpleString)):
+            raise ctx.error(AnnotationError, element, f"{ctx.code(element)} is not a pair of quoted dims",
+                            f"write {example}")
+        old, new = key.evaluated_value, _dim_name(ctx, value, value.evaluated_value, "renamed")
+        if old not in owned:
+            raise ctx.error(AnnotationError, key, f"{ctx.code(base.value)} has no dim {old!r} to rename "
+                            f"(its dims: {', '.join(sorted(owned))})", "rename one of its dims")
+        if old in renames:
+            raise ctx.error(AnnotationError, key, f"dim {old!r} is renamed twice", "rename each dim once")
+        renames[str(old)] = new
+    return _rename_struct(struct, renames)
+
+
+def _struct_dims(struct: StructHint) -> set[str]:
+    out: set[str] = set()
+    for _, f in struct.fields:
+        out |= _struct_dims(f) if isinstance(f, StructHint) else set(f)
+    return out
+
+
+def _rename_struct(struct: StructHint, renames: dict[str, str]) -> StructHint:
+    return StructHint(struct.cls, struct.kind, tuple(
+        (name, _rename_struct(f, renames) if isinstance(f, StructHint) else tuple(renames.get(d, d) for d in f))
+        for name, f in struct.fields))
 
 
 _TUPLE = frozenset({"tuple", "typing.Tuple"})

@@ -638,6 +638,8 @@ class FunctionRewriter:
         self.stack = (*stack, fn.name.value)
         self.uses: list[str] = []
         self._helper = False
+        #: A @mesh function's array and pytree parameters (set when its parameters are read).
+        self._args: dict[str, StructHint | None] = {}
         self._results: list[Value] = []
         #: A helper's result dtype carriers (every return's, in the helper's names), or None.
         self.return_dtype: tuple[str, ...] | None = ()
@@ -876,7 +878,7 @@ class FunctionRewriter:
                 and p.star_arg.annotation is not None:
             raise self.ctx.error(UnsupportedError, p.star_arg, "*args with a Tensor hint",
                                  "give each array its own parameter")
-        self._args: dict[str, StructHint | None] = {}
+        self._args = {}
         for param in [*p.posonly_params, *p.params, *p.kwonly_params]:
             name = param.name.value
             hint = param.annotation.annotation if param.annotation else None
@@ -1077,6 +1079,8 @@ class FunctionRewriter:
         if trips is None and sequence_item(iterable.value) is not None:
             # for layer in model.layers (a list[Layer] field): as many as verify draws, --dims layers=N
             trips = _field_name(first)
+            if trips is None and isinstance(first, cst.Name) and first.value in self._args:
+                trips = first.value  # for b in blocks, a tuple[Block, ...] parameter: --dims blocks=N
         self._loops.append(trips if trips is not None else UnknownLoop(self._line, self.ctx.code(stmt.iter),
                                                                        self.fn.name.value))
         self._loop_names.append(frozenset(bound_names(stmt)))

@@ -119,8 +119,9 @@ def contract(ctx: RuleContext, operands: Sequence, inputs: Sequence[str], output
                                 f"{ctx.code(o.original)!r}",
                                 "contracted and shared dims must have the same name in every hint"
                                 + ("; a struct's field hints name one set of dims for every instance of its class "
-                                   "(one MLP class for a token MLP and a channel MLP): give each use a class of its "
-                                   "own, with its dims" if field else ""))
+                                   "(one MLP class for a token MLP and a channel MLP): rename them per use with "
+                                   "Annotated[Mlp, {\"d_in\": \"patch\", \"d_hidden\": \"tok_ff\"}] as the "
+                                   "field's or parameter's hint" if field else ""))
             names[letter] = unified
     for o, letters in zip(operands, inputs):
         for letter, dim in zip(letters, o.value.dims if isinstance(o.value, Array) else ()):
