@@ -378,6 +378,19 @@ def _counted(rw, node: cst.BaseExpression) -> tuple[cst.BaseExpression, Operand,
     return parts[0][0], parts[0][1], ([Static(), *items] if enumerate_ else items)
 
 
+def _first_read(node: cst.CSTNode, name: str) -> cst.Subscript:
+    """The ``name[0]`` read in ``node`` (a converted first item of a returned tuple)."""
+    found: list[cst.Subscript] = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_Subscript(self, sub: cst.Subscript) -> None:
+            if isinstance(sub.value, cst.Name) and sub.value.value == name and not found:
+                found.append(sub)
+
+    node.visit(_Find())
+    return found[0]
+
+
 def _field_name(node: cst.BaseExpression) -> str | None:
     """``layers`` of ``model.layers`` / ``params["layers"]`` (the field a sequence of hinted structs is in,
     whose length ``meshify verify`` reads from ``--dims layers=N``); None for anything else."""
@@ -1546,6 +1559,10 @@ class FunctionRewriter:
         if hint is None:
             return self._unhinted_return(s)
         if hint and isinstance(hint[0], tuple):
+            if not isinstance(s.value, cst.Tuple):
+                op = self.expr(s.value)
+                if isinstance(op.value, TupleValue) and len(op.value.items) == len(hint):
+                    return s.with_changes(value=self._hinted_items(op, hint))  # return head(x, w)
             if not isinstance(s.value, cst.Tuple) or len(s.value.elements) != len(hint):
                 raise self.ctx.error(LayoutError, s.value, f"the return hint names a tuple of {len(hint)} "
                                      f"values but {self.ctx.code(s.value)!r} is not a tuple of {len(hint)}",
@@ -1560,6 +1577,35 @@ class FunctionRewriter:
         op = self.expr(s.value)
         node = self.convert_to_hint(op, self.rules.layout(hint), s.value, "the return hint")
         return s.with_changes(value=node)
+
+    def _hinted_items(self, op: Operand, hint: tuple) -> cst.BaseExpression:
+        """``return head(x, w)`` of a tuple the code does not spell out, against a ``tuple[...]`` hint: as
+        written where every item already has its hint's layout; else each item converted, the tuple bound
+        once by the first item's read (``(psum((out := head(x, w))[0], ...), out[1])``)."""
+        assert isinstance(op.value, TupleValue)
+        from meshify.rewrite._helpers import module_names
+
+        taken = set(module_names(self.ctx.text)) | set(self.env) | set(self.free)
+        name = next(n for n in ("out", "results", *(f"out{i}" for i in range(2, 99))) if n not in taken)
+        mark = self.mark()
+        elements = []
+        for i, (item, dims) in enumerate(zip(op.value.items, hint)):
+            read = cst.Subscript(cst.Name(name), [cst.SubscriptElement(cst.Index(cst.Integer(str(i))))])
+            source = cst.Subscript(op.original, [cst.SubscriptElement(cst.Index(cst.Integer(str(i))))])
+            node = self.convert_to_hint(Operand(item, source, read), self.rules.layout(dims), op.original,
+                                        f"return value {i}")
+            elements.append(node)
+        if all(isinstance(e, cst.Subscript) and isinstance(e.value, cst.Name) and e.value.value == name
+               for e in elements):
+            self.rollback(mark)  # nothing to convert: the tuple leaves as the call returns it
+            for item, dims in zip(op.value.items, hint):
+                self.convert_to_hint(Operand(item, op.original, op.node), self.rules.layout(dims), op.original,
+                                     "the return hint")  # (checks only: no collective is needed)
+            return op.node
+        walrus = cst.NamedExpr(cst.Name(name), op.node, lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        first = elements[0].deep_replace(_first_read(elements[0], name), cst.Subscript(walrus, [
+            cst.SubscriptElement(cst.Index(cst.Integer("0")))]))
+        return cst.Tuple([cst.Element(e) for e in (first, *elements[1:])])
 
     def _unhinted_return(self, s: cst.Return) -> cst.Return:
         """A ``@mesh`` function without a return hint: each result leaves in the layout it has (its splits
