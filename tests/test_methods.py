@@ -11,7 +11,7 @@ import jax
 import numpy as np
 import pytest
 
-from meshify.errors import AnnotationError, LayoutError
+from meshify.errors import AnnotationError, CallError, LayoutError
 from meshify.rewrite import convert_source
 
 MODEL = textwrap.dedent('''\
@@ -198,3 +198,65 @@ def test_an_einsum_with_an_array_attribute_says_its_dim_is_a_placeholder(tmp_pat
     assert source != MODEL
     with pytest.raises(LayoutError, match="'einsum_e' is a placeholder for a dim of an operand without a Tensor hint"):
         convert_source(source, str(_write(tmp_path, source)))
+
+
+CALLS_METHODS = textwrap.dedent('''\
+    import jax
+    import jax.numpy as jnp
+    from meshify import Tensor, mesh
+
+
+    class Model:
+        eps = 1e-6
+
+        def norm(self, x):
+            return x * jax.lax.rsqrt(jnp.mean(x * x, axis=-1, keepdims=True) + self.eps)
+
+        def mlp(self, x, w1, w2):
+            return jax.nn.relu(self.norm(x) @ w1) @ w2
+
+        @mesh(batch=2, model=4, rules={"d_ff": "model"})
+        def forward(self, x: Tensor["batch", "d"], w1: Tensor["d", "d_ff"],
+                    w2: Tensor["d_ff", "d"]) -> Tensor["batch", "d"]:
+            return x + self.mlp(x, w1, w2)
+
+
+    class Doubled(Model):
+        def norm(self, x):
+            return x * 2.0
+''')
+
+
+@pytest.fixture(params=["decorator", "converted"])
+def calls_methods(request, tmp_path):
+    path = _write(tmp_path, CALLS_METHODS)
+    if request.param == "decorator":
+        return _import(path)
+    return _import(_write(tmp_path, convert_source(CALLS_METHODS, str(path)).text, "model_sharded.py"))
+
+
+def test_a_method_calling_methods_of_its_class_runs_their_versions(calls_methods) -> None:
+    """``self.mlp(...)`` and, inside it, ``self.norm(x)``: each a version after the class, its psum spelled."""
+    x, w1, w2, _ = _inputs()
+    got = calls_methods.Model().forward(x, w1, w2)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(calls_methods.Model().forward.reference(x, w1, w2)),
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_a_subclass_overriding_the_called_method_is_refused_at_the_call(calls_methods) -> None:
+    """``Doubled.norm`` is code the rewrite of ``Model.forward`` did not read: the call says so rather than run
+    ``Model.norm``; likewise an instance attribute named ``norm``."""
+    x, w1, w2, _ = _inputs()
+    with pytest.raises(CallError, match=r"self\.norm\(\.\.\.\) was rewritten as Model\.norm, but on this Doubled"):
+        calls_methods.Doubled().forward(x, w1, w2)
+    model = calls_methods.Model()
+    model.norm = lambda x: x
+    with pytest.raises(CallError, match="an attribute of the instance"):
+        model.forward(x, w1, w2)
+
+
+def test_the_versions_of_methods_follow_their_class() -> None:
+    text = convert_source(CALLS_METHODS, "model.py").text
+    assert 'mr.psum(mlp__v1(mr.method_receiver(self, Model, "mlp"), x, w1, w2), "model")' in text, text
+    assert "# meshify: Model.mlp specialised for its callers' layouts:" in text, text
+    assert text.index("class Doubled") > text.index("def norm__v1(self, x):") > text.index("class Model"), text

@@ -294,6 +294,13 @@ class ModuleContext:
         return {stmt.name.value: stmt for stmt in self.module.body if isinstance(stmt, cst.ClassDef)}
 
     @cached_property
+    def owners(self) -> dict[cst.FunctionDef, cst.ClassDef]:
+        """Each method of a top-level class -> its class: a method's ``self.norm(x)`` calls a plain method
+        of the same class (see ``_evaluate.own_method``)."""
+        return {stmt: cls for cls in self.classes.values() if isinstance(cls.body, cst.IndentedBlock)
+                for stmt in cls.body.body if isinstance(stmt, cst.FunctionDef)}
+
+    @cached_property
     def assignments(self) -> dict[str, cst.BaseExpression | None]:
         """Module-level names bound by assignment: ``NAME = value`` (the last one), or None where the
         value cannot be read off (``W, S = init()``, an augmented or repeated binding)."""

@@ -116,6 +116,14 @@ def place_versions(body: list[cst.BaseStatement], versions: Specializations,
     unused = helpers - mesh_functions - _still_used(body, helpers - mesh_functions, versions)
     placed: list[cst.BaseStatement] = []
     for i, stmt in enumerate(body):
+        if isinstance(stmt, cst.ClassDef):  # a method's versions (self.norm(x)), after its class: the class stays
+            placed.append(stmt)
+            for method in (m for m in stmt.body.body if isinstance(m, cst.FunctionDef)) \
+                    if isinstance(stmt.body, cst.IndentedBlock) else ():
+                label = f"{stmt.name.value}.{method.name.value}"
+                if versions.by_helper(label):
+                    placed.extend(_versions(label, versions.of_helper(label), None))
+            continue
         if not (isinstance(stmt, cst.FunctionDef) and stmt.name.value in helpers and last[stmt.name.value] == i):
             placed.append(stmt)
             continue

@@ -676,6 +676,10 @@ def _call(rw, node: cst.Call):
             if rule_name in UNARY:
                 rw.elementwise_calls.add(node)  # its dtype is its operand's
             return Operand(value, node, new)
+    method = own_method(rw, func) if rule_name is None and receiver is not None \
+        and isinstance(receiver.value, Static) else None
+    if method is not None:  # self.norm(x): a plain method of the caller's class, specialised as a helper
+        return _call_method(rw, node, func, *method)  # type: ignore[arg-type]
     held = _held_elementwise(rw, node, func) \
         if rule_name is None and (receiver is None or isinstance(receiver.value, Static | Opaque)) else None
     if held is not None:  # cfg.act(h): a function a static value holds, on a split block
@@ -696,6 +700,50 @@ def _call(rw, node: cst.Call):
         return Operand(value, node, new)
     value, new = rw.lower(call, unknown_call(rw.rule_context(), call))
     return Operand(value, node, new)
+
+
+def own_method(rw, func: cst.BaseExpression) -> tuple[cst.ClassDef, cst.FunctionDef] | None:
+    """``self.norm`` in a method of a top-level class, ``self`` its first parameter (not rebound) and ``norm``
+    a plain def of the class (no decorator: not a staticmethod, property or jitted method): the class and
+    the def; else None."""
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
+        return None
+    owner = rw.ctx.owners.get(rw.fn)
+    params = [*rw.fn.params.posonly_params, *rw.fn.params.params]
+    if owner is None or not params or params[0].name.value != func.value.value or rw.fn.decorators and any(
+            rw.ctx.code(d.decorator) in ("staticmethod", "classmethod") for d in rw.fn.decorators):
+        return None
+    receiver = rw.env.get(func.value.value)
+    if not (isinstance(receiver, Static) and receiver.param == func.value.value):
+        return None  # self rebound in the body
+    method = next((m for m in owner.body.body if isinstance(m, cst.FunctionDef)  # type: ignore[union-attr]
+                   and m.name.value == func.attr.value), None)
+    if method is None or method.decorators or method is rw.fn:
+        return None
+    return owner, method
+
+
+def _call_method(rw, node: cst.Call, func: cst.Attribute, owner: cst.ClassDef, method: cst.FunctionDef) -> Operand:
+    """``self.norm(x)``: ``norm__v1(mr.method_receiver(self, Model, "norm"), x)``, the method's version for
+    these layouts (a function of the module after the class), its receiver checked at the call to be one
+    whose ``norm`` is the class's own (a subclass overriding it, or an instance attribute of that name,
+    would run other code: refused at the call)."""
+    synthetic = cst.Call(func=cst.Name(method.name.value), args=[cst.Arg(func.value), *node.args])
+    rw.ctx.anchors[synthetic] = node  # (errors and records point at the user's call)
+    call = _evaluate_args(rw, synthetic, f"{owner.name.value}.{method.name.value}", None, helper=True)
+    value, new = call_helper(rw, call, method, owner=owner.name.value)
+    for table in (rw.dtypes.calls, rw.dtypes.call_items):
+        if synthetic in table:
+            table[node] = table[synthetic]  # the dtype of the user's self.norm(x)
+    if synthetic in rw.dtypes.widened:
+        rw.dtypes.widened.add(node)
+    new = _lambdas_walked(rw, call, new)
+    if not isinstance(new, cst.Call):  # pragma: no cover - a helper's version is a call
+        return Operand(value, node, new)
+    receiver = cst.Call(cst.Attribute(cst.Name(rw.ctx.mr), cst.Name("method_receiver")), [
+        cst.Arg(new.args[0].value), cst.Arg(cst.Name(owner.name.value)),
+        cst.Arg(cst.SimpleString(f'"{method.name.value}"'))])
+    return Operand(value, node, new.with_changes(args=[new.args[0].with_changes(value=receiver), *new.args[1:]]))
 
 
 def _held_elementwise(rw, node: cst.Call, func: cst.BaseExpression, checked: bool = False) -> Operand | None:

@@ -138,24 +138,26 @@ def imported_helper(rw, func: cst.BaseExpression):
 
 
 def call_helper(rw, call, fn: cst.FunctionDef, home=None,
-                blind: bool = False) -> tuple[Value, cst.BaseExpression]:
+                blind: bool = False, owner: str | None = None) -> tuple[Value, cst.BaseExpression]:
     """Rewrites ``helper(args)`` into a call of the helper's version for these layouts.
 
     ``home``: the module that defines ``fn`` where it is not the caller's (an imported helper): the
     version is rewritten in that module's names, which are carried into the root's file (_imports).
     ``blind``: a loop body's version, whose caller cannot name its result's dtype (a partial sum
-    accumulated in float32 is completed before it returns)."""
+    accumulated in float32 is completed before it returns).
+    ``owner``: the class of a method called on the caller's ``self`` (``self.norm(x)``, its receiver the
+    call's first argument); its versions are functions of the module, after the class."""
     from meshify.errors import UnsupportedError
     from meshify.rewrite._interp import FunctionRewriter, result_items_fed
 
     home = home or rw.ctx
     name = fn.name.value
-    label = name if home is home.root else f"{home.label}.{name}"  # distinct from a root function's name
+    label = f"{owner}.{name}" if owner is not None else name if home is home.root else f"{home.label}.{name}"
     if label in rw.stack:
         cycle = " -> ".join((*rw.stack[rw.stack.index(label):], label))
         raise rw.error(UnsupportedError, call.node, f"recursive call {cycle}",
                        "meshify specialises helpers per call and cannot recurse; unroll it, or use jax.lax.scan")
-    if name in home.assignments or name in home.imports.imports:
+    if owner is None and (name in home.assignments or name in home.imports.imports):
         raise rw.error(UnsupportedError, call.node, f"{name!r} is a def and is also rebound at module level, so "
                        f"meshify cannot tell which function {name}() calls", "give the def and the rebinding "
                        "different names")

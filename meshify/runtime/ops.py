@@ -553,3 +553,21 @@ def elementwise(fn: Callable) -> Callable:
                     "function of one array (it is held in a static value, so the rewrite could not see which)",
                     fix="pass a jax.nn / jax.numpy elementwise function (or a functools.partial of one with "
                         "keywords), or call a module-level def by its name so that meshify rewrites it")
+
+
+def method_receiver(receiver: object, owner: type, name: str) -> object:
+    """``receiver`` where the program calls ``self.<name>(...)``, rewritten as ``owner``'s own method: its
+    ``name`` must be that def (a subclass overriding it, or an attribute of the instance under that name,
+    runs other code, which the rewrite did not see); raises otherwise, when JAX traces the call."""
+    from meshify.errors import CallError
+
+    own = owner.__dict__.get(name)
+    found = getattr(type(receiver), name, None)
+    if found is not own or name in getattr(receiver, "__dict__", {}):
+        kind = type(receiver).__name__
+        where = "an attribute of the instance" if found is own else f"{kind}.{name}"
+        raise CallError(f"self.{name}(...) was rewritten as {owner.__name__}.{name}, but on this {kind} it is "
+                        f"{where}, other code the rewrite did not see",
+                        fix=f"put @mesh on the method of {kind} that calls it (so that meshify reads {kind}'s "
+                            f"{name}), or do not override {name}")
+    return receiver
