@@ -762,11 +762,13 @@ def _held_elementwise(rw, node: cst.Call, func: cst.BaseExpression, checked: boo
         while isinstance(root, cst.Attribute):
             root = root.value
         base = rw.env.get(root.value, rw.free.get(root.value)) if isinstance(root, cst.Name) else None
-        if base is None and isinstance(root, cst.Name) and isinstance(func, cst.Attribute) \
-                and root.value in rw.ctx.assignments and root.value not in rw.ctx.functions:
-            module_object = True  # CFG.act(h): an object of the module (Opaque: it might be an array)
+        if base is None and isinstance(root, cst.Name) and root.value in rw.ctx.assignments \
+                and root.value not in rw.ctx.functions:
+            # CFG.act(h): an object of the module (Opaque: it might be an array); ACT(h), ACT = jax.nn.gelu
+            module_object = True
             base = Static()
-        if not isinstance(base, Static) or base.known or (isinstance(func, cst.Name) and func.value not in rw.env):
+        if not isinstance(base, Static) or base.known or (isinstance(func, cst.Name) and func.value not in rw.env
+                                                          and not module_object):
             return None
     mark = rw.mark()
     held = rw.expr(func) if not checked else Operand(Static(), func, func)  # getattr(jax.nn, name): as written
