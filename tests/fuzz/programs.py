@@ -808,6 +808,10 @@ class _Builder:
         # crossing the call (an item of a returned tuple too) must come back in the program's dtype
         chance = 20 if self.dtype == "float32" else 60
         helper = self.extract_helper() if len(self.lines) >= 3 and self.flag(chance) else ""
+        if helper and self.lines[-1] == f"return {returned}" and self.lines[-2].startswith(f"{returned} = ") \
+                and self.flag(40):
+            # return helper(...): the helper's tuple (or array) returned as it comes, against the return hint
+            self.lines[-2:] = ["return " + self.lines[-2][len(f"{returned} = "):]]
         self.module.provoked = self.module.provoked or self.provoked
         return _Function(self.name, self.mesh, self.axes, self.rules, self.rules_text(), self.sizes, self.args,
                          self.lines, ret, grad, tuple(final.dims), helper, self.constraints,  # type: ignore[arg-type]
@@ -1015,7 +1019,15 @@ class _Builder:
     def unary_dispatched(self, a: _Value) -> bool:
         """An activation picked as config-driven code picks it: ``getattr(jax.nn, C0)(x)`` by a module
         constant, ``ACT[C0](x)`` from a module table, ``CFG.act(x)`` held by an object of the module."""
-        form = self.weighted([("getattr", 3), ("object", 3), ("table", 2)])
+        form = self.weighted([("getattr", 3), ("object", 3), ("table", 2), ("alias", 3)])
+        if form == "alias":  # ACT_FN = jax.nn.gelu at module level, as configs name the activation
+            if "ACT_FN" not in self.module.defs:
+                act = self.pick(["jax.nn.silu", "jnp.tanh", "jax.nn.gelu", "jax.nn.relu", "jax.nn.sigmoid"])
+                self.module.defs["ACT_FN"] = f"ACT_FN = {act}\n"
+            self.trigger("a function a module-level name holds, on a whole array", f"ACT_FN({a.name})",
+                         unnamed=True)
+            self.emit(f"ACT_FN({a.name})", a.dims, a.scale)
+            return True
         if form == "object":
             if "CFG" not in self.module.defs:
                 self.module.imports.add("types")

@@ -4,7 +4,8 @@
 
 Program ``i`` of seed ``S`` is generated from ``random.Random(S * 1_000_003 + i)`` (see
 ``programs.py``), converted, run on 8 simulated CPU devices and compared with its
-``.reference`` (see ``check.py``); ``--only I`` reruns one.  Programs are split over
+``.reference`` (see ``check.py``); ``--only I`` reruns one; ``--contains REGEX`` checks only the
+programs whose text matches (a targeted run at one form).  Programs are split over
 ``--jobs`` worker processes.  The run keeps going after failures: each failing program is
 shrunk (``shrink.py``) and saved to ``--out`` as a regression file, to move to
 ``tests/regressions/`` once fixed (or to mark ``xfail`` there).  Programs that XLA itself
@@ -69,6 +70,8 @@ def worker(args: argparse.Namespace) -> int:
         seed = program_seed(args.seed, i)
         chooser = RandomChooser(seed)
         program = generate(chooser, seed=seed)
+        if args.contains and not re.search(args.contains, program.text):
+            continue  # (a targeted run: only programs holding the form under attack)
         outcome = check(program, workdir)
         record = {"i": i, "kind": outcome.kind, "code": outcome.code, "grad": outcome.grad,
                   "provoked": outcome.provoked, "mesh": program.mesh, "functions": len(program.calls())}
@@ -140,6 +143,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="where failing (shrunk) programs are saved")
     parser.add_argument("--shrink-seconds", type=float, default=120.0, help="time to shrink each failure")
     parser.add_argument("--only", type=int, default=None, help="run program I of this seed only")
+    parser.add_argument("--contains", default="", help="check only the programs whose text matches this regular "
+                        "expression (a targeted run: 'return helper', 'ACT_FN', 'self\\.')")
     parser.add_argument("--worker", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--verbose", action="store_true", help="print each failure's details")
     args = parser.parse_args(argv)
@@ -150,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     start = time.monotonic()
     command = [sys.executable, str(Path(__file__).resolve()), "--n", str(args.n), "--seed", str(args.seed),
                "--jobs", str(args.jobs), "--minutes", str(args.minutes), "--out", args.out,
-               "--shrink-seconds", str(args.shrink_seconds)]
+               "--shrink-seconds", str(args.shrink_seconds), "--contains", args.contains]
     if args.only is not None:
         command += ["--only", str(args.only)]
     procs = [subprocess.Popen([*command, "--worker", str(k)], stdout=subprocess.PIPE, text=True, cwd=ROOT)
