@@ -459,7 +459,46 @@ def _subscript(rw, node: cst.Subscript):
         picked = _per_row_pick(rw, node, base)
         return picked if picked is not None else index_array(rw, node, base)
     _whole_indices(rw, node, base)
-    return Operand(Opaque(), node, node.with_changes(value=base.node))
+    shape = _indexed_shape(rw, node, base.value.shape) if isinstance(base.value, Opaque) and base.value.shape \
+        is not None else None
+    return Operand(Opaque(shape), node, node.with_changes(value=base.node))
+
+
+def _indexed_shape(rw, node: cst.Subscript, shape: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The shape of an array of literal shape indexed with literal ints, slices, ``None`` and ``...``
+    (``jnp.arange(8)[:, None]`` is ``(8, 1)``): it is named where it meets named dims; else None."""
+    out: list[int] = []
+    rest = list(shape)
+    elements = list(node.slice)
+    if sum(isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.Ellipsis) for e in elements) > 1:
+        return None
+    for k, element in enumerate(elements):
+        index = element.slice.value if isinstance(element.slice, cst.Index) else None
+        if isinstance(index, cst.Ellipsis):
+            used = sum(1 for e in elements[k + 1:] if not (isinstance(e.slice, cst.Index)
+                                                          and isinstance(e.slice.value, cst.Name)
+                                                          and e.slice.value.value == "None"))
+            if used > len(rest):
+                return None
+            out += rest[:len(rest) - used]
+            rest = rest[len(rest) - used:]
+            continue
+        if isinstance(index, cst.Name) and index.value == "None":
+            out.append(1)
+            continue
+        if not rest:
+            return None
+        size = rest.pop(0)
+        if isinstance(element.slice, cst.Slice):
+            bounds = _literal_slice(rw, element)
+            if bounds is None:
+                return None
+            out.append(len(range(*slice(*bounds).indices(size))))
+            continue
+        at = _literal_int(rw, element)
+        if at is None or not -size <= at < size:
+            return None
+    return (*out, *rest)
 
 
 def _item_read(rw, call: cst.Call, index: int | None) -> None:

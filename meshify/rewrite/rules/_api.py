@@ -30,6 +30,8 @@ reaching it is whole and not a partial sum.
 
 from __future__ import annotations
 
+import math
+
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -542,6 +544,15 @@ def _known_shape(call: Call) -> tuple[int, ...] | None:
     """The shape of ``jnp.eye(n, m)`` / ``jnp.linspace(a, b, num)`` / ``jnp.identity(n)`` from literals."""
     ints = [o.value.literal if isinstance(o.value, Static) and o.value.known else None for o in call.args]
     name = call.name
+    first = call.args[0].value if call.args else None
+    if name in ("jax.numpy.tril", "jax.numpy.triu") and isinstance(first, Opaque) and first.shape is not None \
+            and len(first.shape) >= 2:
+        return first.shape  # jnp.tril(jnp.ones((6, 6))): a causal mask of a literal length
+    if call.receiver is not None and isinstance(call.receiver.value, Opaque) and call.receiver.value.shape \
+            is not None and isinstance(call.node.func, cst.Attribute) and call.node.func.attr.value == "reshape":
+        return _reshaped(call.receiver.value.shape, ints)  # jnp.arange(8).reshape(8, 1)
+    if name in _FULL_REDUCTIONS and len(call.args) == 1 and not set(call.kwargs) - {"dtype"}:
+        return ()  # jnp.sum(W) of an array of unknown dims: a scalar
     if name in ("jax.numpy.eye", "jax.numpy.identity") and ints and isinstance(ints[0], int) and not call.kwargs.get("k"):
         m = ints[1] if len(ints) > 1 and isinstance(ints[1], int) else ints[0]
         return (ints[0], m)
@@ -550,6 +561,24 @@ def _known_shape(call: Call) -> tuple[int, ...] | None:
                                              and isinstance(call.kwargs["num"].value, Static) else 50)
         return (num,) if isinstance(num, int) else None
     return None
+
+
+#: Reductions of every entry when called with the array alone: a scalar whatever the array's dims.
+_FULL_REDUCTIONS = frozenset(f"jax.numpy.{n}" for n in ("sum", "mean", "max", "min", "prod", "std", "var", "any",
+                                                         "all", "amax", "amin", "nansum", "nanmean", "count_nonzero"))
+
+
+def _reshaped(shape: tuple[int, ...], ints: list) -> tuple[int, ...] | None:
+    """``shape`` reshaped to the literal ints ``ints`` (one may be -1), or None."""
+    if len(ints) == 1 and isinstance(ints[0], tuple):
+        ints = list(ints[0])
+    if not ints or not all(type(n) is int for n in ints) or sum(n == -1 for n in ints) > 1:
+        return None
+    total, known = math.prod(shape), math.prod(n for n in ints if n != -1)
+    if known <= 0 or total % known:
+        return None
+    out = tuple(total // known if n == -1 else n for n in ints)
+    return out if math.prod(out) == total else None
 
 
 def _arrays_in(value: Value, path: str, node: cst.CSTNode | None = None):
