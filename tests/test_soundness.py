@@ -70,7 +70,6 @@ XFAIL: dict[str, str] = {
     "helper_custom_vjp_clip": "REFUSED MSH030: a helper under @jax.custom_vjp is not specialised (it would lose "
                               "its backward)",
     "helper_custom_jvp": "REFUSED MSH030: a helper under @jax.custom_jvp is not specialised",
-    "helper_vmap": "REFUSED MSH030: a helper under @jax.vmap is not specialised",
     "helper_user_decorator": "REFUSED MSH030: a helper under a user's decorator is not specialised",
     "helper_rebound": "REFUSED MSH030: a def rebound at module level (act = jax.nn.gelu)",
     # -- refused with a MeshifyError: the promise is kept, but these programs ought to run ------------

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 import libcst as cst
 
-from meshify.annotate._types import consulted, note_consulted
+from meshify.annotate._types import Layout, consulted, note_consulted
 from meshify.rewrite._values import (
     Array,
     FunctionRef,
@@ -166,7 +166,10 @@ def call_helper(rw, call, fn: cst.FunctionDef, home=None,
     _static_for_hint(rw, call, fn, home)
     passed = _passed_dtypes(rw, call, fn)
     unknown = frozenset(p for p, v in bound.items() if not isinstance(v, Static) and passed.get(p) is None)
-    arguments = (tuple((p, signature_of(v)) for p, v in bound.items()), unknown, blind)
+    lead = _vmapped(rw, call, fn, home, bound)
+    if lead is not None:  # @jax.vmap: the body sees one row of every argument
+        bound = {p: _row(v) for p, v in bound.items()}
+    arguments = (tuple((p, signature_of(v)) for p, v in bound.items()), unknown, blind, lead)
     key = (label, home.path, _context_key(rw), *arguments)
     registry: Specializations = rw.ctx.specializations
     spec = registry.versions.get(key)
@@ -184,7 +187,10 @@ def call_helper(rw, call, fn: cst.FunctionDef, home=None,
         sub.blind_caller = blind
         with consulted() as read:
             node, result = sub.run_helper(bound)
-        node = node.with_changes(decorators=_kept_decorators(rw, call, fn, home))
+        node = node.with_changes(decorators=_kept_decorators(rw, call, fn, home, vmapped=lead is not None))
+        if lead is not None:  # the rows' results stacked again along the mapped dim; its records likewise
+            result = _with_lead(result, lead)
+            sub.records[:] = [replace(r, layout=_lead_layout(r.layout, lead)) for r in sub.records]
         others = registry.by_helper(label)
         code = _code_of(node) if others and registry.merge_twins else None  # only to compare with another
         twin = next((s for s in others if _version_code(s) == code), None) if code is not None else None
@@ -200,7 +206,8 @@ def call_helper(rw, call, fn: cst.FunctionDef, home=None,
                               indices, frozenset(sub.key_names & params),
                               frozenset(sub.static_reads), tuple(sub.pinned_reads.items()), sub.return_dtype,
                               sub.dtypes, sub.returns_widened, globals_read, twin is not None,
-                              layouts_text(bound), returns_text(result), _origin(home, fn),
+                              (f"rows of {lead[0]} (jax.vmap): " if lead else "") + layouts_text(bound),
+                              returns_text(result), _origin(home, fn),
                               items=sub.return_items, code=code if home is home.root else None,
                               consulted=frozenset(read), fed=result_items_fed(fn, sub.records, home))
         registry.versions[key] = spec
@@ -554,7 +561,65 @@ def _built_shape(home, node: cst.BaseExpression) -> tuple[int, ...] | None:
 _KEPT_DECORATORS = frozenset({"jax.jit", "jax.checkpoint", "jax.remat", "jax.named_call"})
 
 
-def _kept_decorators(rw, call, fn: cst.FunctionDef, home) -> list[cst.Decorator]:
+def _vmap_decorator(home, fn: cst.FunctionDef) -> cst.Decorator | None:
+    """``@jax.vmap`` (bare: every argument mapped along its first dim) on ``fn``, else None."""
+    for decorator in fn.decorators:
+        if isinstance(decorator.decorator, cst.Name | cst.Attribute) \
+                and home.qualified_names(decorator.decorator) & {"jax.vmap"}:
+            return decorator
+    return None
+
+
+def _vmapped(rw, call, fn: cst.FunctionDef, home, bound: dict[str, Value]) -> tuple[str, tuple[str, ...]] | None:
+    """The dim ``@jax.vmap`` maps ``fn``'s arguments along (their first) and its mesh axes, or None where
+    ``fn`` is not decorated so; every argument must be an array of that leading dim (its rows are what the
+    body sees), else an error with a fix."""
+    from meshify.errors import UnsupportedError
+
+    if _vmap_decorator(home, fn) is None:
+        return None
+    leads = set()
+    for param, value in bound.items():
+        arrays = [value] if not isinstance(value, TupleValue) else list(value.items)
+        for v in arrays:
+            if not isinstance(v, Array) or not v.dims:
+                what = "a Python value" if isinstance(v, Static) else "an array of dims meshify cannot name" \
+                    if isinstance(v, Opaque) else "a scalar" if isinstance(v, Array) else "a pytree"
+                raise rw.error(UnsupportedError, call.node, f"{fn.name.value}() is under @jax.vmap and its argument "
+                               f"{param!r} is {what}", "pass named arrays that share their first dim (vmap maps "
+                               "each along it); bind other values with functools.partial or a closure")
+            leads.add((v.dims[0], v.layout.axes[0]))
+    if len(leads) != 1:
+        raise rw.error(UnsupportedError, call.node, f"{fn.name.value}() is under @jax.vmap, whose arguments' first "
+                       f"dims differ ({', '.join(sorted(d for d, _ in leads)) or 'none'})",
+                       "map arrays that share their first dim, or write the batched code without jax.vmap")
+    return leads.pop()
+
+
+def _row(value: Value) -> Value:
+    if isinstance(value, TupleValue):
+        return TupleValue(tuple(_row(v) for v in value.items))
+    if isinstance(value, Array):
+        layout = value.layout
+        return Array(Layout(layout.dims[1:], layout.axes[1:], layout.partial), value.origin)
+    return value
+
+
+def _lead_layout(layout, lead: tuple[str, tuple[str, ...]]):
+    return Layout((lead[0], *layout.dims), (lead[1], *layout.axes), layout.partial)
+
+
+def _with_lead(value: Value, lead: tuple[str, tuple[str, ...]]) -> Value:
+    if isinstance(value, TupleValue):
+        return TupleValue(tuple(_with_lead(v, lead) for v in value.items))
+    if isinstance(value, Array):
+        return Array(_lead_layout(value.layout, lead), value.origin)
+    if isinstance(value, Opaque) and value.shape is None:
+        return value
+    raise AssertionError(f"a vmapped helper's result {value!r}")  # pragma: no cover - checked by the caller
+
+
+def _kept_decorators(rw, call, fn: cst.FunctionDef, home, vmapped: bool = False) -> list[cst.Decorator]:
     """The decorators the helper's version keeps; one that changes what the helper computes
     (``jax.custom_vjp``, ``jax.vmap``, a user's wrapper) is an error: the version would drop it.
     ``home``: the module defining ``fn``, whose imports name its decorators."""
@@ -569,7 +634,7 @@ def _kept_decorators(rw, call, fn: cst.FunctionDef, home) -> list[cst.Decorator]
             names = home.qualified_names(target.args[0].value)
         if names & MESH_NAMES:
             continue  # a @mesh function called from another runs on the caller's mesh
-        if names & _KEPT_DECORATORS:
+        if names & _KEPT_DECORATORS or vmapped and decorator is _vmap_decorator(home, fn):
             kept.append(decorator)
             continue
         text = home.code(target)
