@@ -67,9 +67,6 @@ XFAIL: dict[str, str] = {
     "closure_shadows_constant:converted": "REFUSED MSH040: a converted file cannot know what a closure's SCALE holds",
     "global_axis_rebound_outside:converted": "REFUSED MSH050: the converted file was written for AXIS = 1 (its "
                                              "value in the source); rebound from outside, the call is refused",
-    "helper_custom_vjp_clip": "REFUSED MSH030: a helper under @jax.custom_vjp is not specialised (it would lose "
-                              "its backward)",
-    "helper_custom_jvp": "REFUSED MSH030: a helper under @jax.custom_jvp is not specialised",
     "helper_user_decorator": "REFUSED MSH030: a helper under a user's decorator is not specialised",
     "helper_rebound": "REFUSED MSH030: a def rebound at module level (act = jax.nn.gelu)",
     # -- refused with a MeshifyError: the promise is kept, but these programs ought to run ------------

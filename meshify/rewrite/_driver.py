@@ -306,6 +306,8 @@ def rewrite_function(fn: Callable, mesh: MeshSpec, rules: Rules, sizes: dict[str
             new[0] = new[0].with_changes(leading_lines=[])
             names = dict.fromkeys(n for plan in plans for n in plan.helpers)
             helpers = [ctx.specializations.by_name(n).node.with_changes(leading_lines=[]) for n in names]
+            helpers += [statement for _, statement in ctx.specializations.registrations  # custom rules' registrations
+                        if statement.body[0].value.func.value.value in names]  # type: ignore[attr-defined]
             carried = [cst.parse_statement(text) for text in ctx.carried.values()]  # from other modules' helpers
             source = decorators.splice("\n\n".join(ctx.module.code_for_node(n) for n in [*carried, *helpers, *new]))
             return GeneratedFunction(source, plans[0], ctx.mr, ctx.path)

@@ -113,24 +113,33 @@ def place_versions(body: list[cst.BaseStatement], versions: Specializations,
     """
     last = {stmt.name.value: i for i, stmt in enumerate(body) if isinstance(stmt, cst.FunctionDef)}
     helpers = {name for name in last if versions.by_helper(name)}
-    unused = helpers - mesh_functions - _still_used(body, helpers - mesh_functions, versions)
+    unused = helpers - mesh_functions - versions.kept - _still_used(body, helpers - mesh_functions, versions)
+    registered: dict[int, list[cst.SimpleStatementLine]] = {}  # a custom rule's registration: after the user's
+    for anchor, statement in versions.registrations:
+        registered.setdefault(id(anchor), []).append(statement)
     placed: list[cst.BaseStatement] = []
     for i, stmt in enumerate(body):
-        if isinstance(stmt, cst.ClassDef):  # a method's versions (self.norm(x)), after its class: the class stays
-            placed.append(stmt)
-            for method in (m for m in stmt.body.body if isinstance(m, cst.FunctionDef)) \
-                    if isinstance(stmt.body, cst.IndentedBlock) else ():
-                label = f"{stmt.name.value}.{method.name.value}"
-                if versions.by_helper(label):
-                    placed.extend(_versions(label, versions.of_helper(label), None))
-            continue
-        if not (isinstance(stmt, cst.FunctionDef) and stmt.name.value in helpers and last[stmt.name.value] == i):
-            placed.append(stmt)
-            continue
-        name, specs = stmt.name.value, versions.of_helper(stmt.name.value)
-        placed.extend(_versions(name, specs, stmt.leading_lines) if name in unused
-                      else [stmt, *_versions(name, specs, None)])
+        placed.extend(_place_one(stmt, i, last, helpers, unused, versions))
+        placed.extend(registered.get(id(stmt), ()))
     return placed
+
+
+def _place_one(stmt: cst.BaseStatement, i: int, last: dict[str, int], helpers: set[str], unused: set[str],
+               versions: Specializations) -> list[cst.BaseStatement]:
+    """``stmt`` of the module's body with what follows it: a helper def's versions (the def dropped where
+    unused), a class's methods' versions."""
+    if isinstance(stmt, cst.ClassDef):  # a method's versions (self.norm(x)), after its class: the class stays
+        placed: list[cst.BaseStatement] = [stmt]
+        for method in (m for m in stmt.body.body if isinstance(m, cst.FunctionDef)) \
+                if isinstance(stmt.body, cst.IndentedBlock) else ():
+            label = f"{stmt.name.value}.{method.name.value}"
+            if versions.by_helper(label):
+                placed.extend(_versions(label, versions.of_helper(label), None))
+        return placed
+    if not (isinstance(stmt, cst.FunctionDef) and stmt.name.value in helpers and last[stmt.name.value] == i):
+        return [stmt]
+    name, specs = stmt.name.value, versions.of_helper(stmt.name.value)
+    return [*_versions(name, specs, stmt.leading_lines)] if name in unused else [stmt, *_versions(name, specs, None)]
 
 
 def _versions(helper: str, specs: list[Specialization],

@@ -59,6 +59,9 @@ class Specialization:
     code: tuple | None = None  # its node's _code_of, once a later version has compared with it (_version_code)
     consulted: frozenset[str] = frozenset()  # the dims whose rules its rewrite read, transitively
     fed: tuple = ()  # per record, the result items its value feeds (None: all); see _interp.result_items_fed
+    #: A custom_jvp/custom_vjp helper's rule versions (the jvp rule; fwd and bwd), emitted after it, with what
+    #: they call: the names to list after this one's.
+    companions: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -75,6 +78,12 @@ class Specializations:
     #: what it read of them (every read goes through ``Rules.candidates``, which notes it), so another
     #: layout whose rules agree on those dims has the same version.  None: not shared (a file's rewrite).
     shared: dict[tuple, list[tuple[tuple, Specialization]]] | None = None
+    #: ``soft__v1.defjvp(_soft_jvp__v1)`` / ``clip__v1.defvjp(fwd__v1, bwd__v1)``: each custom rule's
+    #: registration, with the module statement it follows in a file (the user's own registration).
+    registrations: list[tuple[cst.CSTNode, cst.SimpleStatementLine]] = field(default_factory=list)
+    #: Helpers whose own def stays in a file though nothing calls it (a custom rule's def: the user's
+    #: registration names it).
+    kept: set[str] = field(default_factory=set)
 
     def of_helper(self, helper: str) -> list[Specialization]:
         """Every version of ``helper``, aliases included, in creation order (the comment block)."""
@@ -187,12 +196,15 @@ def call_helper(rw, call, fn: cst.FunctionDef, home=None,
         sub.blind_caller = blind
         with consulted() as read:
             node, result = sub.run_helper(bound)
-        node = node.with_changes(decorators=_kept_decorators(rw, call, fn, home, vmapped=lead is not None))
+        custom = _custom_kind(home, fn)
+        node = node.with_changes(decorators=_kept_decorators(rw, call, fn, home, vmapped=lead is not None,
+                                                             custom=custom is not None))
         if lead is not None:  # the rows' results stacked again along the mapped dim; its records likewise
             result = _with_lead(result, lead)
             sub.records[:] = [replace(r, layout=_lead_layout(r.layout, lead)) for r in sub.records]
         others = registry.by_helper(label)
-        code = _code_of(node) if others and registry.merge_twins else None  # only to compare with another
+        # (a custom rule's version has its own rules: never merged with another layout's)
+        code = _code_of(node) if others and registry.merge_twins and custom is None else None
         twin = next((s for s in others if _version_code(s) == code), None) if code is not None else None
         # identical code for other layouts: one version, under the earlier one's name
         vname = twin.name if twin is not None else version_name(name, _taken(home, registry))
@@ -212,11 +224,13 @@ def call_helper(rw, call, fn: cst.FunctionDef, home=None,
                               consulted=frozenset(read), fed=result_items_fed(fn, sub.records, home))
         registry.versions[key] = spec
         registry.names.add(vname)
+        if custom is not None:  # its jvp rule, or its fwd and bwd, rewritten for these layouts
+            spec.companions = _custom_rules(rw, call, fn, home, spec, bound, custom)
         if registry.shared is not None:
             registry.shared.setdefault((label, home.path, _context_key(rw, rules=False), *arguments), []).append(
                 (tuple((d, rw.rules.unnoted(d)) for d in sorted(read)), spec))
     _mark_arguments(rw, call, fn, spec)
-    rw.uses.extend([*spec.uses, spec.name])
+    rw.uses.extend([*spec.uses, spec.name, *spec.companions])
     rw.static_reads |= spec.static_reads
     rw.globals_read |= spec.globals_read
     rw.pinned_reads.update(spec.pinned_reads)
@@ -619,7 +633,124 @@ def _with_lead(value: Value, lead: tuple[str, tuple[str, ...]]) -> Value:
     raise AssertionError(f"a vmapped helper's result {value!r}")  # pragma: no cover - checked by the caller
 
 
-def _kept_decorators(rw, call, fn: cst.FunctionDef, home, vmapped: bool = False) -> list[cst.Decorator]:
+_CUSTOM = {"jax.custom_jvp": "jvp", "jax.custom_vjp": "vjp"}
+
+
+def _custom_kind(home, fn: cst.FunctionDef) -> str | None:
+    """"jvp" / "vjp" for a helper under a bare ``@jax.custom_jvp`` / ``@jax.custom_vjp``, else None."""
+    for decorator in fn.decorators:
+        if isinstance(decorator.decorator, cst.Name | cst.Attribute):
+            for name in home.qualified_names(decorator.decorator) & set(_CUSTOM):
+                return _CUSTOM[name]
+    return None
+
+
+def _registration(home, helper: str, method: str) -> tuple[cst.CSTNode, list[cst.FunctionDef]] | None:
+    """The module's ``@helper.defjvp`` def, or its ``helper.defjvp(rule)`` / ``helper.defvjp(fwd, bwd)``
+    statement: (that statement, the rule defs it names), else None."""
+    for stmt in home.module.body:
+        if isinstance(stmt, cst.FunctionDef) and any(
+                isinstance(d.decorator, cst.Attribute) and isinstance(d.decorator.value, cst.Name)
+                and d.decorator.value.value == helper and d.decorator.attr.value == method for d in stmt.decorators):
+            return stmt, [stmt]
+        if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr):
+            call = stmt.body[0].value
+            if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) \
+                    and isinstance(call.func.value, cst.Name) and call.func.value.value == helper \
+                    and call.func.attr.value == method:
+                names = [a.value.value if isinstance(a.value, cst.Name) and a.keyword is None else None
+                         for a in call.args]
+                defs = [home.functions.get(n) if n is not None else None for n in names]
+                return (stmt, defs) if defs and all(d is not None for d in defs) else (stmt, [])
+    return None
+
+
+def _custom_rules(rw, call, fn: cst.FunctionDef, home, spec: Specialization, bound: dict[str, Value],
+                  kind: str) -> tuple[str, ...]:
+    """The versions of a custom_jvp helper's jvp rule, or of a custom_vjp helper's fwd and bwd, for the
+    layouts ``spec`` was made for, and their registration on ``spec``'s version.  A tangent or cotangent
+    has its primal's layout (a partial sum the rule leaves is completed: the cotangent of a whole argument
+    is the whole sum); its name, and the names the rules call, in the order to emit them."""
+    from meshify.errors import UnsupportedError
+
+    name = fn.name.value
+    method = "defjvp" if kind == "jvp" else "defvjp"
+    p = fn.params
+    params = [q.name.value for q in (*p.posonly_params, *p.params)]
+    arrays = [bound.get(q) for q in params]
+    if p.kwonly_params or isinstance(p.star_arg, cst.Param) or isinstance(p.star_kwarg, cst.Param) \
+            or len(bound) != len(params) or not all(isinstance(v, Array) for v in arrays) \
+            or not isinstance(spec.result, Array):
+        raise rw.error(UnsupportedError, call.node, f"{name}() is a jax.custom_{kind} function of "
+                       f"{', '.join(f'{q}: {type(v).__name__.lower()}' for q, v in zip(params, arrays))} returning "
+                       f"{type(spec.result).__name__.lower()}: meshify rewrites custom rules for arrays in, one "
+                       "array out", f"pass {name}() arrays only (bind other values in a closure) and return one array")
+    primals = [v.layout.with_partial(()) for v in arrays]  # type: ignore[union-attr]
+    if any(v.layout.partial for v in arrays) or spec.result.layout.partial:  # type: ignore[union-attr]
+        raise rw.error(UnsupportedError, call.node, f"{name}(), a jax.custom_{kind} function, is passed or returns "
+                       "a partial sum (its rules would see one device's part)",
+                       f"complete it first: reduce before calling {name}(), and inside it before returning")
+    found = _registration(home, name, method)
+    if found is None or not found[1]:
+        raise rw.error(UnsupportedError, call.node, f"{name}() is a jax.custom_{kind} function whose "
+                       f"{name}.{method}(...) meshify cannot find among the module's statements",
+                       f"register its rules at module level: {name}.{method}(...) naming module-level defs")
+    anchor, rules = found
+    out = spec.result.layout
+    tuple_of = lambda layouts: TupleValue(tuple(Array(l) for l in layouts))  # noqa: E731
+    if kind == "jvp":
+        rule, = rules
+        names = [q.name.value for q in (*rule.params.posonly_params, *rule.params.params)]
+        if len(names) != 2:
+            raise rw.error(UnsupportedError, rule, f"{rule.name.value}() is a jvp rule of {len(names)} parameters",
+                           "take (primals, tangents)")
+        made = [_rule_version(rw, home, rule, {names[0]: tuple_of(primals), names[1]: tuple_of(primals)},
+                              (out, out), f"{name}'s jvp rule (the primal and tangent out)")]
+    else:
+        fwd, bwd = rules
+        made = [_rule_version(rw, home, fwd, dict(zip(params, (Array(l) for l in primals))), (out, None),
+                              f"{name}'s fwd (its output, then residuals)")]
+        residuals = made[0][1].items[1]  # type: ignore[union-attr]
+        names = [q.name.value for q in (*bwd.params.posonly_params, *bwd.params.params)]
+        if len(names) != 2:
+            raise rw.error(UnsupportedError, bwd, f"{bwd.name.value}() is a bwd rule of {len(names)} parameters",
+                           "take (residuals, g)")
+        made.append(_rule_version(rw, home, bwd, {names[0]: residuals, names[1]: Array(out)}, tuple(primals),
+                                  f"{name}'s bwd (one cotangent per argument)"))
+    registry: Specializations = rw.ctx.specializations
+    registry.kept.update([name, *(r.name.value for r in rules)])  # (the user's registration names them)
+    statement = cst.parse_statement(f"{spec.name}.{method}({', '.join(s.name for s, _ in made)})")
+    registry.registrations.append((anchor, statement))  # type: ignore[arg-type]
+    return tuple(dict.fromkeys(n for s, _ in made for n in (*s.uses, s.name)))
+
+
+def _rule_version(rw, home, rule: cst.FunctionDef, bound: dict[str, Value], items: tuple, purpose: str):
+    """A custom rule ``rule`` rewritten for ``bound``, its returned tuple's items in ``items``' layouts (None:
+    any value); (its Specialization, its result)."""
+    from meshify.rewrite._interp import FunctionRewriter
+
+    registry: Specializations = rw.ctx.specializations
+    label = rule.name.value if home is home.root else f"{home.label}.{rule.name.value}"
+    sub = FunctionRewriter(home, rule, rw.mesh, rw.rules, stack=rw.stack, sizes=rw.sizes, declared=rw.declared,
+                           assume_defaults=rw.assume_defaults, reduce_dtype=rw.reduce_dtype, regather=rw.regather)
+    sub.stack = (*rw.stack, label)
+    sub._forced_items, sub._forced_purpose = items, purpose
+    node, result = sub.run_helper(bound)
+    vname = version_name(rule.name.value, _taken(home, registry))
+    node = node.with_changes(name=cst.Name(vname), leading_lines=[], decorators=[])
+    node, _ = _carried(home, node, frozenset(sub.globals_read), registry, None)
+    spec = Specialization(label, vname, node, result, [], list(dict.fromkeys(sub.uses)),
+                          static_reads=frozenset(sub.static_reads), globals_read=frozenset(sub.globals_read),
+                          layouts=layouts_text(bound), returns=returns_text(result), origin=_origin(home, rule))
+    registry.versions[(label, home.path, "custom rule", vname)] = spec
+    registry.names.add(vname)
+    rw.static_reads |= spec.static_reads
+    rw.globals_read |= spec.globals_read
+    return spec, result
+
+
+def _kept_decorators(rw, call, fn: cst.FunctionDef, home, vmapped: bool = False,
+                     custom: bool = False) -> list[cst.Decorator]:
     """The decorators the helper's version keeps; one that changes what the helper computes
     (``jax.custom_vjp``, ``jax.vmap``, a user's wrapper) is an error: the version would drop it.
     ``home``: the module defining ``fn``, whose imports name its decorators."""
@@ -634,7 +765,8 @@ def _kept_decorators(rw, call, fn: cst.FunctionDef, home, vmapped: bool = False)
             names = home.qualified_names(target.args[0].value)
         if names & MESH_NAMES:
             continue  # a @mesh function called from another runs on the caller's mesh
-        if names & _KEPT_DECORATORS or vmapped and decorator is _vmap_decorator(home, fn):
+        if names & _KEPT_DECORATORS or vmapped and decorator is _vmap_decorator(home, fn) \
+                or custom and names & set(_CUSTOM):
             kept.append(decorator)
             continue
         text = home.code(target)

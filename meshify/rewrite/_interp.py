@@ -665,6 +665,10 @@ class FunctionRewriter:
         #: returns, so a partial sum accumulated in float32 is completed before the return.
         self.blind_caller = False
         self._forced_return: Layout | None = None
+        #: A custom_jvp/custom_vjp rule's version: the layout each item of its returned tuple must have (None:
+        #: any value, a residual), and what needs them (see ``_helpers._custom_rules``).
+        self._forced_items: tuple[Layout | None, ...] | None = None
+        self._forced_purpose = ""
         self.fn = fn
         self.mesh = mesh
         self.rules = rules
@@ -1515,6 +1519,8 @@ class FunctionRewriter:
         if s.value is None:
             raise self.ctx.error(LayoutError, s, "bare return", "return the result")
         hint = self._return
+        if self._helper and self._forced_items is not None:
+            return self._forced_tuple(s)
         if self._helper and self._forced_return is not None:
             op = self.expr(s.value)
             carriers = self._returned_dtype(s.value)
@@ -1577,6 +1583,34 @@ class FunctionRewriter:
         op = self.expr(s.value)
         node = self.convert_to_hint(op, self.rules.layout(hint), s.value, "the return hint")
         return s.with_changes(value=node)
+
+    def _forced_tuple(self, s: cst.Return) -> cst.Return:
+        """A custom_jvp/custom_vjp rule's ``return a, b``: each item converted to the layout its role needs
+        (a tangent or cotangent in its primal's layout, a partial sum completed), a residual as it is."""
+        assert s.value is not None and self._forced_items is not None
+        targets, value = self._forced_items, s.value
+        if isinstance(value, cst.Tuple) and len(value.elements) == len(targets) \
+                and not any(isinstance(e, cst.StarredElement) for e in value.elements):
+            elements, items = [], []
+            for i, (e, target) in enumerate(zip(value.elements, targets)):
+                op = self.expr(e.value)
+                if target is None:
+                    items.append(op.value)
+                    elements.append(e.with_changes(value=op.node))
+                    continue
+                node = self.convert_to_hint(op, target, e.value, f"{self._forced_purpose} (item {i})")
+                items.append(Array(target))
+                elements.append(e.with_changes(value=node))
+            self._results.append(TupleValue(tuple(items)))
+            return s.with_changes(value=value.with_changes(elements=elements))
+        op = self.expr(value)
+        if isinstance(op.value, TupleValue) and len(op.value.items) == len(targets) and all(
+                t is None or isinstance(v, Array) and v.layout == t for v, t in zip(op.value.items, targets)):
+            self._results.append(op.value)
+            return s.with_changes(value=op.node)
+        raise self.ctx.error(UnsupportedError, value, f"{self.fn.name.value}() returns {self.ctx.code(value)!r}, "
+                             f"where {self._forced_purpose} needs a tuple of {len(targets)}",
+                             f"return a tuple literal of {len(targets)} items (return a, b)")
 
     def _hinted_items(self, op: Operand, hint: tuple) -> cst.BaseExpression:
         """``return head(x, w)`` of a tuple the code does not spell out, against a ``tuple[...]`` hint: as
