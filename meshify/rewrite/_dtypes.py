@@ -286,8 +286,8 @@ class Dtypes:
         if isinstance(value, Static):
             return ()  # a Python scalar (weakly typed) or a config; arrays never come in as statics
         if name in self.params:
-            if name in self.unknown:
-                return None
+            # (a parameter whose dtype the caller cannot express is named by itself here: a partial sum it
+            # forms accumulates in float32 all the same, and is completed before it returns, see expressible)
             return (self._capture(name),) if name in self.rebound else (name,)
         if isinstance(value, Array) and name not in self.rebound:
             return (name,)  # a lambda's parameter
@@ -506,7 +506,7 @@ class Dtypes:
         if carriers is None:
             return False
         for text in carriers:
-            if text in self.params and text not in self.rebound:
+            if text in self.params and text not in self.rebound and text not in self.unknown:
                 continue
             if any(self._local(name) for name in _names_in(text)):
                 return False

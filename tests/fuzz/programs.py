@@ -315,6 +315,33 @@ def _soft_tanh_bwd(y, g):
 
 soft_tanh.defvjp(_soft_tanh_fwd, _soft_tanh_bwd)
 """, 1.0),
+    "rms_grad": ("""
+@jax.custom_vjp
+def rms_grad(x):
+    return x * 1.0
+
+
+def _rms_grad_fwd(x):
+    return x * 1.0, x
+
+
+def _rms_grad_bwd(x, g):
+    return (g / (jnp.sqrt(jnp.mean(g * g)) + 1.0) + 0.01 * jnp.tanh(x),)
+
+
+rms_grad.defvjp(_rms_grad_fwd, _rms_grad_bwd)
+""", None),
+    "mean_jvp": ("""
+@jax.custom_jvp
+def mean_jvp(x):
+    return jnp.sin(x)
+
+
+@mean_jvp.defjvp
+def _mean_jvp_rule(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return mean_jvp(x), jnp.cos(x) * t * (1.0 + 0.1 * jnp.tanh(jnp.sum(x)))
+""", 1.0),
     "soft_clip": ("""
 @jax.custom_jvp
 def soft_clip(x):
