@@ -1209,6 +1209,10 @@ class _Builder:
             forms += narrow
         if self.dtype != "float32":
             forms += [f"{{}}.astype(jnp.{self.dtype})", f"jnp.asarray({{}}, dtype=jnp.{self.dtype})"]
+        # computed in float32 and cast back to the value's own dtype, as norms are written: a helper handed
+        # the result cannot spell its dtype (its partial sums must still accumulate in float32)
+        forms += ["({0}.astype(jnp.float32) * 0.5).astype({0}.dtype)",
+                  "jnp.asarray({0}.astype(jnp.float32) - 0.25, dtype={0}.dtype)"]
         template = self.pick(forms)
         expr = template.format(a.name)
         self.trigger("astype", expr, unnamed=True)
