@@ -126,6 +126,36 @@ def _check_static_names(statics: Mapping[str, object], params: dict[str, list[st
                            fix=f"choose a static parameter ({listing})")
 
 
+def _mesh_callable(module, name: str, statics: Mapping[str, object], path: Path, missing_ok: bool = False):
+    """The ``@mesh`` function ``name`` of ``module``; a method of one of its classes bound to an instance: the
+    one ``--static "self=Model(...)"`` builds (the method's first parameter's name), else ``Model()``."""
+    found = getattr(module, name, None)
+    if found is not None:
+        return found
+    for cls in [c for c in vars(module).values() if isinstance(c, type) and c.__module__ == module.__name__]:
+        member = cls.__dict__.get(name)
+        if member is None:
+            continue
+        if isinstance(member, staticmethod | classmethod):
+            return getattr(cls, name)
+        receiver = next(iter(inspect.signature(getattr(member, "reference", member)).parameters), "self")
+        given = statics.get(receiver)
+        if given is not None:
+            instance = given.value(module, receiver) if isinstance(given, ModuleCall) else given
+        else:
+            try:
+                instance = cls()
+            except Exception as e:  # noqa: BLE001 - any error of the user's constructor is bad input here
+                raise MeshifyError(f"{path}: {name} is a method of {cls.__name__}, and {cls.__name__}() fails: "
+                                   f"{type(e).__name__}: {e}", code="MSH073",
+                                   fix=f"give verify an instance: --static \"{receiver}={cls.__name__}(...)\"") from None
+        return getattr(instance, name)
+    if missing_ok:
+        return None
+    raise MeshifyError(f"{path} defines no {name!r} verify can call", code="MSH073",  # pragma: no cover
+                       fix="put @mesh on a module-level function or a method of a module-level class")
+
+
 def _check_statics(reference, prediction, statics: Mapping[str, object]) -> None:
     """Static parameters (no Tensor hint) need a default or a ``--static`` value: verify invents arrays only."""
     from meshify.runtime._source import call_site_span
@@ -429,8 +459,9 @@ def verify_file(path: Path, func: str | None, sizes: dict[str, int], generated: 
     programs = _import(generated, f"_meshify_verify_gen_{abs(hash(str(generated)))}") if generated else source
     reports = []
     for prediction, hints in predictions:
-        reference = getattr(source, prediction.name).reference
-        program = getattr(programs, prediction.name, None)
+        target = _mesh_callable(source, prediction.name, statics, path)
+        reference = target.reference
+        program = _mesh_callable(programs, prediction.name, statics, path, missing_ok=True)
         if program is None:
             raise MeshifyError(f"{generated} defines no {prediction.name!r}", code="MSH070",
                                fix=f"regenerate it: meshify convert {path} -o {generated}")
@@ -438,7 +469,7 @@ def verify_file(path: Path, func: str | None, sizes: dict[str, int], generated: 
         own = {n: v.value(source, n) if isinstance(v, ModuleCall) else v
                for n, v in statics.items() if n in params and n not in prediction.structure}
         # @mesh(example=...)'s values (which explain's prediction read from the source) where --static gives none
-        own = {**getattr(getattr(source, prediction.name), "example", {}), **own}
+        own = {**getattr(getattr(target, "__func__", target), "example", {}), **own}
         _check_statics(reference, prediction, own)
         # JAX arrays, as the program's callers pass: NumPy ones would run the reference's own ops in NumPy
         # (x.astype(jnp.bfloat16) @ w: a NumPy bfloat16 product is float32, JAX's is bfloat16)

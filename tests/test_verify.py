@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from meshify.cli import app
+from meshify.errors import MeshifyError
 from meshify.explain import parse_dims
 from meshify.rewrite import convert_source
 from meshify.verify import _compare, parse_statics, verify_file
@@ -887,3 +888,42 @@ def test_a_resize_to_its_own_shape_exchanges_no_halo(tmp_path: Path) -> None:
     report, = verify_file(path, None, parse_dims("batch=4,h=16,w=8"))
     assert report.ok, report
     assert report.predicted["collective-permute"][0] == 2, report.predicted
+
+
+def test_a_mesh_method_is_verified_on_an_instance(tmp_path: Path) -> None:
+    """``@mesh`` on a method: verify calls it on ``Model()``, or on ``--static "self=Model(...)"`` where the
+    constructor needs arguments (before, an AttributeError inside verify)."""
+    path = tmp_path / "methods.py"
+    path.write_text('''\
+import jax.numpy as jnp
+from meshify import Tensor, mesh
+
+
+class Model:
+    def __init__(self, scale: float = 2.0):
+        self.scale = scale
+
+    def norm(self, x):
+        return x / jnp.sqrt(jnp.mean(x * x, axis=-1, keepdims=True) + 1e-6)
+
+    @mesh(batch=2, model=4, rules={"d": "model"})
+    def forward(self, x: Tensor["batch", "d"]) -> Tensor["batch", "d"]:
+        return self.norm(x) * self.scale
+
+
+class Needs:
+    def __init__(self, scale):
+        self.scale = scale
+
+    @mesh(batch=8)
+    def forward2(self, x: Tensor["batch", "d"]) -> Tensor["batch", "d"]:
+        return x * self.scale
+''')
+    dims = parse_dims("batch=8,d=8")
+    report, = verify_file(path, "forward", dims)
+    assert report.ok and report.found["all-reduce"][0] == 1, report
+    with pytest.raises(MeshifyError, match=r"forward2 is a method of Needs, and Needs\(\) fails") as info:
+        verify_file(path, "forward2", dims)
+    assert 'self=Needs(...)' in str(info.value)
+    report, = verify_file(path, "forward2", dims, statics=parse_statics(["self=Needs(3.0)"]))
+    assert report.ok, report
