@@ -5,7 +5,7 @@ its rewritten node; calls go to the op rules (:mod:`meshify.rewrite.rules`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TypeGuard
 
 import libcst as cst
@@ -715,10 +715,10 @@ def _call(rw, node: cst.Call):
             if rule_name in UNARY:
                 rw.elementwise_calls.add(node)  # its dtype is its operand's
             return Operand(value, node, new)
-    method = own_method(rw, func) if rule_name is None and receiver is not None \
-        and isinstance(receiver.value, Static) else None
-    if method is not None:  # self.norm(x): a plain method of the caller's class, specialised as a helper
-        return _call_method(rw, node, func, *method)  # type: ignore[arg-type]
+    method = own_method(rw, func) if rule_name is None and (receiver is None or isinstance(receiver.value, Static)) \
+        else None
+    if method is not None:  # self.norm(x), Model.norm(self, x): a method of a class, specialised as a helper
+        return _call_method(rw, node, method)
     held = _held_elementwise(rw, node, func) \
         if rule_name is None and (receiver is None or isinstance(receiver.value, Static | Opaque)) else None
     if held is not None:  # cfg.act(h): a function a static value holds, on a split block
@@ -741,47 +741,106 @@ def _call(rw, node: cst.Call):
     return Operand(value, node, new)
 
 
-def own_method(rw, func: cst.BaseExpression) -> tuple[cst.ClassDef, cst.FunctionDef] | None:
-    """``self.norm`` in a method of a top-level class, ``self`` its first parameter (not rebound) and ``norm``
-    a plain def of the class (no decorator: not a staticmethod, property or jitted method): the class and
-    the def; else None."""
-    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
+@dataclass(frozen=True)
+class MethodRef:
+    """A method of a top-level class that a call names: ``self.norm`` (``receiver`` the caller's ``self``),
+    ``self.snorm`` of a staticmethod, ``Model.norm`` / ``Model.snorm`` named by the class (no receiver: no
+    dispatch, its arguments as written), ``self(...)`` (``__call__``)."""
+
+    owner: cst.ClassDef
+    method: cst.FunctionDef
+    receiver: cst.Name | None
+    static: bool
+
+
+def own_method(rw, func: cst.BaseExpression) -> MethodRef | None:
+    """The method ``func`` names where it is a plain def (or a staticmethod) of a top-level class: through
+    the caller's own ``self`` (its first parameter, not rebound, in a method of that class), or through the
+    class's module-level name; else None."""
+    receiver: cst.Name | None = None
+    if isinstance(func, cst.Name):  # self(x): __call__
+        receiver, attr = func, "__call__"
+    elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+        receiver, attr = func.value, func.attr.value
+    else:
         return None
-    owner = rw.ctx.owners.get(rw.fn)
-    params = [*rw.fn.params.posonly_params, *rw.fn.params.params]
-    if owner is None or not params or params[0].name.value != func.value.value or rw.fn.decorators and any(
-            rw.ctx.code(d.decorator) in ("staticmethod", "classmethod") for d in rw.fn.decorators):
-        return None
-    receiver = rw.env.get(func.value.value)
-    if not (isinstance(receiver, Static) and receiver.param == func.value.value):
-        return None  # self rebound in the body
+    owner = _caller_class(rw, receiver.value)
+    if owner is None:  # Model.norm(self, x): the class named
+        if attr == "__call__" or receiver.value not in rw.ctx.classes or receiver.value in rw.ctx.assignments \
+                or receiver.value in rw.ctx.functions or receiver.value in rw.env or receiver.value in rw.free:
+            return None
+        owner, receiver = rw.ctx.classes[receiver.value], None
     method = next((m for m in owner.body.body if isinstance(m, cst.FunctionDef)  # type: ignore[union-attr]
-                   and m.name.value == func.attr.value), None)
-    if method is None or method.decorators or method is rw.fn:
+                   and m.name.value == attr), None)
+    if method is None or method is rw.fn:
         return None
-    return owner, method
+    static = [d for d in method.decorators if rw.ctx.code(d.decorator) in ("staticmethod", "builtins.staticmethod")]
+    if len(method.decorators) != len(static):
+        return None  # a property, classmethod or jitted method: not followed
+    return MethodRef(owner, method, receiver, bool(static))
 
 
-def _call_method(rw, node: cst.Call, func: cst.Attribute, owner: cst.ClassDef, method: cst.FunctionDef) -> Operand:
-    """``self.norm(x)``: ``norm__v1(mr.method_receiver(self, Model, "norm"), x)``, the method's version for
-    these layouts (a function of the module after the class), its receiver checked at the call to be one
-    whose ``norm`` is the class's own (a subclass overriding it, or an instance attribute of that name,
-    would run other code: refused at the call)."""
-    synthetic = cst.Call(func=cst.Name(method.name.value), args=[cst.Arg(func.value), *node.args])
+def _caller_class(rw, name: str) -> cst.ClassDef | None:
+    """The class whose instance ``name`` is: the caller's own ``self`` (the first parameter of a plain method
+    of a top-level class, not rebound; read in a lambda or nested def of it too)."""
+    fn = rw.enclosing or rw.fn
+    owner = rw.ctx.owners.get(fn)
+    params = [*fn.params.posonly_params, *fn.params.params]
+    if owner is None or not params or params[0].name.value != name or any(
+            rw.ctx.code(d.decorator) in ("staticmethod", "classmethod") for d in fn.decorators):
+        return None
+    value = rw.env.get(name, rw.free.get(name))
+    return owner if isinstance(value, Static) and value.param == name else None
+
+
+def method_call(rw, node: cst.Call, ref: MethodRef, call: Call | None = None) -> tuple[Value, cst.Call, Call]:
+    """The version of ``ref``'s method for this call's operands: (its result, the rewritten call of the
+    version with the receiver first where it takes one, the evaluated call).  ``call``: the operands already
+    evaluated (a transform's), else ``node``'s."""
+    name = ref.method.name.value
+    receives = ref.receiver is not None and not ref.static
+    synthetic = cst.Call(func=cst.Name(name), args=[*([cst.Arg(ref.receiver)] if receives else []), *node.args])
     rw.ctx.anchors[synthetic] = node  # (errors and records point at the user's call)
-    call = _evaluate_args(rw, synthetic, f"{owner.name.value}.{method.name.value}", None, helper=True)
-    value, new = call_helper(rw, call, method, owner=owner.name.value)
+    if call is None:
+        evaluated = _evaluate_args(rw, synthetic, f"{ref.owner.name.value}.{name}", None, helper=True)
+    else:
+        evaluated = replace(call, node=synthetic, args=(*([rw.expr(ref.receiver)] if receives else []),
+                                                        *call.args))
+    value, new = call_helper(rw, evaluated, ref.method, owner=ref.owner.name.value)
     for table in (rw.dtypes.calls, rw.dtypes.call_items):
         if synthetic in table:
             table[node] = table[synthetic]  # the dtype of the user's self.norm(x)
     if synthetic in rw.dtypes.widened:
         rw.dtypes.widened.add(node)
-    new = _lambdas_walked(rw, call, new)
-    if not isinstance(new, cst.Call):  # pragma: no cover - a helper's version is a call
+    return value, _lambdas_walked(rw, evaluated, new), evaluated  # type: ignore[return-value]
+
+
+def method_function(rw, ref: MethodRef, version: cst.BaseExpression) -> cst.BaseExpression:
+    """What stands for the method as a function in the rewritten code: ``mr.method(self, Model, "norm",
+    norm__v1)``, the version with the receiver bound, checked when traced to be the method the instance has
+    (a subclass overriding it, or an instance attribute of that name, would run other code: refused);
+    the version itself where the class is named (``Model.norm``)."""
+    if ref.receiver is None:
+        return version
+    mr = rw.ctx.mr
+    return cst.Call(cst.Attribute(cst.Name(mr), cst.Name("method")), [
+        cst.Arg(ref.receiver), cst.Arg(cst.Name(ref.owner.name.value)),
+        cst.Arg(cst.SimpleString(f'"{ref.method.name.value}"')), cst.Arg(version)])
+
+
+def _call_method(rw, node: cst.Call, ref: MethodRef) -> Operand:
+    """``self.norm(x)``: ``norm__v1(mr.method_receiver(self, Model, "norm"), x)``, the method's version for
+    these layouts (a function of the module after the class), its receiver checked at the call (see
+    :func:`method_function`); ``self.snorm(x)`` of a staticmethod: ``mr.method(self, Model, "snorm",
+    snorm__v1)(x)``; ``Model.norm(self, x)``: ``norm__v1(self, x)``."""
+    value, new, _ = method_call(rw, node, ref)
+    if ref.receiver is None:
         return Operand(value, node, new)
+    if ref.static:
+        return Operand(value, node, new.with_changes(func=method_function(rw, ref, new.func)))
     receiver = cst.Call(cst.Attribute(cst.Name(rw.ctx.mr), cst.Name("method_receiver")), [
-        cst.Arg(new.args[0].value), cst.Arg(cst.Name(owner.name.value)),
-        cst.Arg(cst.SimpleString(f'"{method.name.value}"'))])
+        cst.Arg(new.args[0].value), cst.Arg(cst.Name(ref.owner.name.value)),
+        cst.Arg(cst.SimpleString(f'"{ref.method.name.value}"'))])
     return Operand(value, node, new.with_changes(args=[new.args[0].with_changes(value=receiver), *new.args[1:]]))
 
 

@@ -198,7 +198,7 @@ def call_helper(rw, call, fn: cst.FunctionDef, home=None,
             node, result = sub.run_helper(bound)
         custom = _custom_kind(home, fn)
         node = node.with_changes(decorators=_kept_decorators(rw, call, fn, home, vmapped=lead is not None,
-                                                             custom=custom is not None))
+                                                             custom=custom is not None, method=owner is not None))
         if lead is not None:  # the rows' results stacked again along the mapped dim; its records likewise
             result = _with_lead(result, lead)
             sub.records[:] = [replace(r, layout=_lead_layout(r.layout, lead)) for r in sub.records]
@@ -207,7 +207,10 @@ def call_helper(rw, call, fn: cst.FunctionDef, home=None,
         code = _code_of(node) if others and registry.merge_twins and custom is None else None
         twin = next((s for s in others if _version_code(s) == code), None) if code is not None else None
         # identical code for other layouts: one version, under the earlier one's name
-        vname = twin.name if twin is not None else version_name(name, _taken(home, registry))
+        # (a dunder method's version drops the leading underscores: called from a method, __call____v1 would
+        # be name-mangled to _Model__call____v1)
+        base = name.lstrip("_") or "method" if owner is not None else name
+        vname = twin.name if twin is not None else version_name(base, _taken(home, registry))
         node = node.with_changes(name=cst.Name(vname), leading_lines=[])
         node, globals_read = _carried(home, node, frozenset(sub.globals_read), registry, twin)
         params = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
@@ -750,7 +753,7 @@ def _rule_version(rw, home, rule: cst.FunctionDef, bound: dict[str, Value], item
 
 
 def _kept_decorators(rw, call, fn: cst.FunctionDef, home, vmapped: bool = False,
-                     custom: bool = False) -> list[cst.Decorator]:
+                     custom: bool = False, method: bool = False) -> list[cst.Decorator]:
     """The decorators the helper's version keeps; one that changes what the helper computes
     (``jax.custom_vjp``, ``jax.vmap``, a user's wrapper) is an error: the version would drop it.
     ``home``: the module defining ``fn``, whose imports name its decorators."""
@@ -765,6 +768,8 @@ def _kept_decorators(rw, call, fn: cst.FunctionDef, home, vmapped: bool = False,
             names = home.qualified_names(target.args[0].value)
         if names & MESH_NAMES:
             continue  # a @mesh function called from another runs on the caller's mesh
+        if method and home.code(target) in ("staticmethod", "builtins.staticmethod"):
+            continue  # a staticmethod's version is a function of the module
         if names & _KEPT_DECORATORS or vmapped and decorator is _vmap_decorator(home, fn) \
                 or custom and names & set(_CUSTOM):
             kept.append(decorator)

@@ -651,6 +651,8 @@ class FunctionRewriter:
         self.stack = (*stack, fn.name.value)
         self.uses: list[str] = []
         self._helper = False
+        #: A nested def's rewriter: the def of the module (or class) it is nested in, whose ``self`` it reads.
+        self.enclosing: cst.FunctionDef | None = None
         #: A @mesh function's array and pytree parameters (set when its parameters are read).
         self._args: dict[str, StructHint | None] = {}
         self._results: list[Value] = []

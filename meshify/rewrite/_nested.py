@@ -359,6 +359,7 @@ def walk_local(rw, local: LocalDef, bound: dict[str, Value], site: cst.CSTNode,
                           for n, items in rw.dtypes.tuples.items() if n in free and any(w for _, w in items)}
     sub._forced_return = forced
     sub.blind_caller = blind
+    sub.enclosing = rw.enclosing or rw.fn
     local.active = True
     try:
         node, result = sub.run_helper(bound)

@@ -562,6 +562,7 @@ def method_receiver(receiver: object, owner: type, name: str) -> object:
     from meshify.errors import CallError
 
     own = owner.__dict__.get(name)
+    own = own.__func__ if isinstance(own, staticmethod) else own
     found = getattr(type(receiver), name, None)
     if found is not own or name in getattr(receiver, "__dict__", {}):
         kind = type(receiver).__name__
@@ -571,3 +572,13 @@ def method_receiver(receiver: object, owner: type, name: str) -> object:
                         fix=f"put @mesh on the method of {kind} that calls it (so that meshify reads {kind}'s "
                             f"{name}), or do not override {name}")
     return receiver
+
+
+def method(receiver: object, owner: type, name: str, version: Callable) -> Callable:
+    """``version`` (a method's rewritten version) standing for ``receiver.<name>``: with the receiver bound,
+    or as it is for a staticmethod; checked as :func:`method_receiver` checks (``jax.checkpoint(self.block)``,
+    ``self.snorm(x)``)."""
+    import functools
+
+    method_receiver(receiver, owner, name)
+    return version if isinstance(owner.__dict__.get(name), staticmethod) else functools.partial(version, receiver)
