@@ -197,13 +197,14 @@ def _reshape_inferred(ctx: RuleContext, call: Call, x: Operand):
     anchors = [(layout.dims.index(n), j) for j, n in enumerate(kept) if n is not None]
     if [i for i, _ in anchors] != sorted(i for i, _ in anchors):
         anchors = []  # sizes read off dims in another order: no dim is kept as it is
+    anchors = _size_one_anchors(layout, sizes, anchors)
     axes: list[Axes] = [()] * len(sizes)
     names: list[str | None] = [None] * len(sizes)
     bounds = [(-1, -1), *anchors, (layout.rank, len(sizes))]
     origins: list[tuple[tuple[str, ...], str]] = []
     for (i0, j0), (i1, j1) in zip(bounds, bounds[1:]):
         group_in, group_out = list(range(i0 + 1, i1)), list(range(j0 + 1, j1))
-        _group(ctx, call.node, layout, tuple(f"<size {j}>" for j in range(len(sizes))), group_in, group_out, axes,
+        _group(ctx, call.node, layout, _hint_names(kept, size_nodes), group_in, group_out, axes,
                named=False)
         for j, name in zip(group_out, _group_names(ctx, layout, group_in, [size_nodes[j] for j in group_out],
                                             origins)):
@@ -215,6 +216,35 @@ def _reshape_inferred(ctx: RuleContext, call: Call, x: Operand):
               for sz, nd, a, d in zip(sizes, size_nodes, axes, dims)]
     value = Array(Layout(tuple(dims), tuple(axes), layout.partial), array(x).origin)
     return Lowering(value, replace=_resized(call, sizes, shards, spelled), origins=tuple(origins))
+
+
+def _hint_names(kept: list[str | None], size_nodes: list[cst.BaseExpression]) -> tuple[str, ...]:
+    """A name per size of a reshape, for a fix's hint: the dim a size is read off, the size's own name
+    (``cfg.heads`` -> ``heads``), ``1`` for a literal 1, else ``dim<k>``."""
+    out = []
+    for k, (name, node) in enumerate(zip(kept, size_nodes)):
+        literal_one = isinstance(node, cst.Integer) and node.value == "1"
+        out.append(name or _expr_name(node) or (BROADCAST if literal_one else f"dim{k}"))
+    return tuple(out)
+
+
+def _size_one_anchors(layout: Layout, sizes: list, anchors: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``anchors`` with each literal ``1`` of the new sizes kept as a size-1 dim of ``x`` between the same
+    anchors (``x[:, None, :]`` of [batch, 1, q_features] reshaped ``(B, 1, H, D)``: the 1 stays a 1, and
+    q_features alone splits into H, D), in order; the others as they were."""
+    ones = [j for j, s in enumerate(sizes) if isinstance(s.value, Static) and s.value.known
+            and type(s.value.literal) is int and s.value.literal == 1]
+    if not ones or BROADCAST not in layout.dims:
+        return anchors
+    out = list(anchors)
+    for j in ones:
+        before = max((a for a in out if a[1] < j), default=(-1, -1), key=lambda a: a[1])
+        after = min((a for a in out if a[1] > j), default=(layout.rank, len(sizes)), key=lambda a: a[1])
+        free = [i for i in range(before[0] + 1, after[0]) if layout.dims[i] == BROADCAST]
+        if free:
+            out.append((free[0], j))
+            out.sort(key=lambda a: a[1])
+    return out if [i for i, _ in out] == sorted(i for i, _ in out) else anchors
 
 
 def _major_of(layout: Layout, dim: str, axes: Axes) -> str | None:
@@ -258,7 +288,7 @@ def _unique(names: list[str]) -> list[str]:
     out: list[str] = []
     for name in names:
         base, n = name, 2
-        while name in out:
+        while name in out and name != BROADCAST:
             name, n = f"{base.rstrip(INFERRED)}_{n}" + (INFERRED if base.endswith(INFERRED) else ""), n + 1
         out.append(name)
     return out
@@ -360,6 +390,12 @@ def _reshape_axes(ctx: RuleContext, node, layout: Layout, out: tuple[str, ...]) 
     if [j for _, j in anchors] != sorted(j for _, j in anchors):
         raise ctx.error(LayoutError, node, f"reshape from {list(ins)} to {list(out)} reorders dims",
                         "reshape keeps the order of elements: transpose first")
+    ones_in = [i for i, d in enumerate(ins) if d == BROADCAST]
+    ones_out = [j for j, d in enumerate(out) if d == BROADCAST]
+    if ones_in and len(ones_in) == len(ones_out):  # size-1 dims kept as they are, in order ("1" in the hint)
+        paired = sorted([*anchors, *zip(ones_in, ones_out)])
+        if [j for _, j in paired] == sorted(j for _, j in paired):
+            anchors = paired
     axes: list[Axes] = [()] * len(out)
     bounds = [(-1, -1), *anchors, (len(ins), len(out))]
     for (i0, j0), (i1, j1) in zip(bounds, bounds[1:]):
@@ -383,8 +419,10 @@ def _group(ctx: RuleContext, node, layout: Layout, out, group_in: list[int], gro
                "or transpose so that the split dim comes first")
         if not named:
             into = f"{len(group_out)} new dims"
+            hint = ", ".join(f'"{d}"' for d in out)
             fix += ("; where the sizes do not say which dims they keep (x.shape entries keep theirs), name the "
-                    "result: h: Annotated[jax.Array, \"batch\", \"heads\", \"d_head\"] = " + ctx.code(node))
+                    f"result with an annotated assignment, one dim per size: <name>: Annotated[jax.Array, {hint}] = "
+                    + ctx.code(node))
         raise ctx.error(UnsupportedError, node,
                         f"reshape merges {names} into {into} but split dim "
                         f"{layout.dims[split[-1]]!r} is not the major (first) part", fix)
