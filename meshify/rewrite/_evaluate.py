@@ -11,7 +11,7 @@ from typing import TypeGuard
 import libcst as cst
 
 from meshify._unary import UNARY
-from meshify.annotate._types import Layout
+from meshify.annotate._types import BROADCAST, Layout
 from meshify.errors import LayoutError, MeshifyError, UnsupportedError
 from meshify.rewrite._containers import TREE_MAP, sequence_index, sequence_item, sequence_len, tree_map
 from meshify.rewrite._helpers import call_helper, function_ref, imported_helper
@@ -114,8 +114,10 @@ def _sequence(node: cst.Tuple | cst.List, items: list[Operand]) -> Operand:
     statics = [i.value for i in items if isinstance(i.value, Static)]
     if len(statics) == len(items):
         known = all(v.known for v in statics)
-        sizes = [v.size_of for v in statics]
-        shape_of = tuple(d for d in sizes if d is not None) if statics and all(sizes) else None
+        # (B, L) of dims' sizes is their shape; a literal 1 beside them a size-1 dim: jnp.full((B, 1), pos)
+        sizes = [v.size_of or (BROADCAST if v.known and type(v.literal) is int and v.literal == 1 else None)
+                 for v in statics]
+        shape_of = tuple(sizes) if statics and all(sizes) and any(v.size_of for v in statics) else None  # type: ignore[arg-type]
         return Operand(Static(tuple(v.literal for v in statics), known, shape_of=shape_of), node, new)
     return Operand(TupleValue(tuple(i.value for i in items)), node, new)
 

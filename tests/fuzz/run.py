@@ -127,7 +127,10 @@ def _summary(counts: Counter, grads: int, provoked: int, codes: Counter, unprovo
     if counts["xla"]:
         lines.append(f"XLA inconsistent:  {counts['xla']}  (equal op by op, different under jit: XLA's numerics; "
                      "saved, not counted as failures)")
-    stopped = f", stopped by --minutes {args.minutes:g} before {args.n}" if args.minutes and tried < args.n else ""
+    stopped = f", stopped by --minutes {args.minutes:g} before {args.n}" if args.minutes and tried < args.n \
+        and seconds >= args.minutes * 60 else ""
+    if args.contains:
+        stopped += f", only programs matching --contains {args.contains!r}"
     lines.append(f"seconds:           {seconds:.1f}  ({args.jobs} worker process{'es' * (args.jobs != 1)}, "
                  f"seed {args.seed}, {os.cpu_count()} CPUs{stopped})")
     return "\n".join(lines)

@@ -129,7 +129,7 @@ def contract(ctx: RuleContext, operands: Sequence, inputs: Sequence[str], output
                 names.setdefault(letter, BROADCAST)
     for letters in inputs:
         for letter in letters:
-            names.setdefault(letter, f"{what}_{letter}")
+            names.setdefault(letter, f"{what}_{letter}" + INFERRED)  # (a dim of an operand of unknown dims)
     order = sorted(range(len(operands)), key=lambda i: -ctx.elements(
         operands[i].value.dims if isinstance(operands[i].value, Array) else [""] * len(inputs[i])))
     candidates: dict[str, list[Axes]] = {}

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from meshify.annotate._types import BROADCAST, Axes, Layout, hint_dims, unify_dims
+from meshify.annotate._types import BROADCAST, INFERRED, Axes, Layout, hint_dims, unify_dims
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._plan import choose_splits
 from meshify.rewrite._signatures import BINARY, UNARY
@@ -129,6 +129,17 @@ def elementwise(ctx: RuleContext, operands: Sequence, linear: str, node, what: s
         if shape is not None and c is not None and any(ctx.declared.get(d) != n for n, d, axes in
                                                       zip(shape, c.layout.dims, c.layout.axes) if axes):
             converts[k] = _checked_entries(ctx, c)
+    for k, (o, c) in enumerate(zip(operands, converts)):
+        # a whole value with a dim meshify named itself (jnp.arange(cfg.n): n?), split here along the named
+        # dim it lines up with: its size is checked against that dim's, as for a literal shape (a block of
+        # one entry would broadcast where, on one device, the whole array does not)
+        if c is None or not isinstance(o.value, Array) or literal_shapes[k] is not None:
+            continue
+        offset = rank - o.value.layout.rank
+        unified = tuple(names[offset + i] for i in range(o.value.layout.rank))
+        if any(d.endswith(INFERRED) and not n.endswith(INFERRED) and n != BROADCAST and axes and not before
+               for d, n, axes, before in zip(o.value.dims, unified, c.layout.axes, o.value.layout.axes)):
+            converts[k] = _checked_entries(ctx, c, unified)
     result_axes = tuple(() if n == BROADCAST else chosen[l] for l, n in zip(letters, names))
     return Array(Layout(tuple(names), result_axes, frozenset(keep)), origin), beside(converts)
 
@@ -143,12 +154,12 @@ def _broadcast_shape(shapes: list) -> tuple[int, ...] | None:
         return None
 
 
-def _checked_entries(ctx: RuleContext, c: Convert) -> Convert:
+def _checked_entries(ctx: RuleContext, c: Convert, named: tuple[str, ...] | None = None) -> Convert:
     """An array of a literal shape (``jnp.arange(8.0)``) lined up by position with a dim that is split:
     each device takes its block, and a block of one entry would broadcast against any block, running
     where the single-device program fails to broadcast.  So each block is checked, while tracing,
     against the block of those dims' sizes in the call: ``mr.entries(block, (None, "d"), (1, 4))``."""
-    dims = ", ".join(f'"{d}"' if axes else "None" for d, axes in zip(c.layout.dims, c.layout.axes))
+    dims = ", ".join(f'"{d}"' if axes else "None" for d, axes in zip(named or c.layout.dims, c.layout.axes))
     shards = ", ".join(str(ctx.mesh.size(axes)) for axes in c.layout.axes)
     one = "," if len(c.layout.dims) == 1 else ""
     return replace(c, wrap=f"{{mr}}.entries({{x}}, ({dims}{one}), ({shards}{one}))")
