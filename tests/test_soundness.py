@@ -76,7 +76,6 @@ XFAIL: dict[str, str] = {
     "column_stack_split": "REFUSED MSH030: jnp.column_stack has no rule",
     "hstack_split": "REFUSED MSH040: the return hint renames the joined dim d to d2 (hstack itself is supported; name it with an annotated assignment)",
     "vstack_split": "REFUSED MSH040: the return hint renames the joined dim rows to rows2 (vstack itself is supported; name it with an annotated assignment)",
-    "scalar_tensor_python_float": "REFUSED MSH050: a Python float for a Tensor[()] parameter (not an array)",
     "literal_eye": "REFUSED MSH040: cannot infer the dims of jnp.eye(8), an operand of @",
     "shape_slice_zeros": "REFUSED MSH040: cannot infer the dims of jnp.zeros(x.shape[:1])",
     "logsumexp_return_sign": "REFUSED MSH030: logsumexp(return_sign=True) (its rule does not model return_sign=)",

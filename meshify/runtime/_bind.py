@@ -360,6 +360,10 @@ class Sharded:
         out = []
         for name, spec in self.args.items():
             value = bound.arguments[name]
+            if isinstance(spec, ArgSpec) and not spec.dims and type(value) in (bool, int, float, complex):
+                # a Python number for a Tensor[()] parameter (a generation loop's pos): the scalar array JAX
+                # makes of it where the single-device code uses it, weakly typed as there
+                value = jax.numpy.asarray(value)
             out += spec.flatten(value, name) if isinstance(spec, TreeSpec) else [value]
         return out
 
