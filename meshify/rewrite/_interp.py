@@ -1258,8 +1258,18 @@ class FunctionRewriter:
                 raise self.ctx.error(UnsupportedError, node, "a Python loop over a tuple whose items have "
                                      "different layouts: " + ", ".join(_text(i) for i in iterable.value.items),
                                      "give the items the same layout before the loop, or unroll it")
-        if not isinstance(iterable.value, Static) and item is None:
-            raise self.ctx.error(UnsupportedError, node, "a Python loop over an array",
+        value = iterable.value
+        if item is None and isinstance(value, Array) and value.layout.rank and not value.layout.axes[0] \
+                and not value.layout.partial:
+            # for k in keys (keys = jax.random.split(key, n)): each row of a value whole along its first dim
+            return Array(Layout(value.dims[1:], value.layout.axes[1:]), value.origin)
+        if item is None and isinstance(value, Opaque):  # (a whole array of unknown dims: a row of it)
+            return Opaque(value.shape[1:] if value.shape else None)
+        if not isinstance(value, Static) and item is None:
+            split = isinstance(value, Array) and value.layout.rank and value.layout.axes[0]
+            raise self.ctx.error(UnsupportedError, node, "a Python loop over an array" + (
+                f" split along its first dim {value.dims[0]!r}" if split else " that is a partial sum"
+                if isinstance(value, Array) and value.layout.partial else ""),
                                  "loop over static values (range(n)), or use jax.lax.scan")
         return Static() if item is None else item
 
