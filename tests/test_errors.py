@@ -294,3 +294,20 @@ def test_a_scalar_jit_traces_into_an_unhinted_parameter_gets_the_jit_fix(tmp_pat
     assert "scale: Tensor[()]" in str(info.value)
     np.testing.assert_allclose(np.asarray(jax.jit(module.f, static_argnames=("scale",))(np.ones(4, np.float32),
                                                                                        scale=3.0)), 3.0)
+
+
+def test_mesh_arguments_may_name_module_constants_of_literals() -> None:
+    """``@mesh(model=MODEL, rules=RULES)`` with ``RULES = {...}`` at module level: convert reads the constants'
+    literals, as the decorator reads their values (before, "rules=RULES is not a literal"); a constant that is
+    not a literal is still refused at its place."""
+    from meshify.rewrite import convert_source
+
+    source = ('import jax\nfrom meshify import Tensor, mesh\n\nRULES = {"d_ff": "model"}\nMODEL = 4\n\n\n'
+              '@mesh(batch=2, model=MODEL, rules=RULES)\n'
+              'def f(x: Tensor["batch", "d"], w: Tensor["d", "d_ff"]) -> Tensor["batch", "d_ff"]:\n'
+              '    return jax.nn.relu(x @ w)\n')
+    text = convert_source(source, "case.py").text
+    assert 'mr.MeshSpec.of(batch=2, model=4)' in text and '"w": mr.ArgSpec(("d", "d_ff"), mr.P(None, "model"))' \
+        in text, text
+    with pytest.raises(MeshifyError, match="rules=RULES is not a literal"):
+        convert_source(source.replace('RULES = {"d_ff": "model"}', "RULES = dict(d_ff='model')"), "case.py")

@@ -211,8 +211,12 @@ def read_mesh_decorator(ctx: ModuleContext, decorator: cst.Decorator) -> tuple[M
         if name == "example":  # values of static parameters, read by read_example (calls allowed)
             where[name] = arg
             continue
+        written = arg.value
+        if isinstance(written, cst.Name) and ctx.assignments.get(written.value) is not None \
+                and written.value not in ctx.declared_global and written.value not in ctx.imports.imports:
+            written = ctx.assignments[written.value]  # rules=RULES: a module constant's literal (as the decorator reads it)
         try:
-            value = ast.literal_eval(ctx.code(arg.value))
+            value = ast.literal_eval(ctx.code(written))
         except (ValueError, SyntaxError):
             raise ctx.error(AnnotationError, arg.value,
                             f"@mesh argument {name}={ctx.code(arg.value)} is not a literal",
