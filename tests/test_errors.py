@@ -83,7 +83,7 @@ CASES = {
         '@mesh(batch=2)\ndef f(x: Tensor["batch", "d"]) -> Tensor["d"]:\n    return x[0]\n',
         UnsupportedError, (7, 14), "indexing split dim 'batch'"),
     "non_literal_mesh_argument": (
-        'N = 4\n@mesh(model=N)\ndef f(x: Tensor["model"]) -> Tensor["model"]:\n    return x\n',
+        'N = int("4")\n@mesh(model=N)\ndef f(x: Tensor["model"]) -> Tensor["model"]:\n    return x\n',
         AnnotationError, (6, 13), "model=N"),
     "non_literal_axis": (
         '@mesh(model=4)\ndef f(x: Tensor["b", "model"], k) -> Tensor["b"]:\n    return x.sum(axis=k)\n',
