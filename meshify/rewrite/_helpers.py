@@ -700,7 +700,7 @@ def _custom_rules(rw, call, fn: cst.FunctionDef, home, spec: Specialization, bou
                        f"register its rules at module level: {name}.{method}(...) naming module-level defs")
     anchor, rules = found
     out = spec.result.layout
-    tuple_of = lambda layouts: TupleValue(tuple(Array(l) for l in layouts))  # noqa: E731
+    tuple_of = lambda layouts: TupleValue(tuple(Array(l) for l in layouts))
     if kind == "jvp":
         rule, = rules
         names = [q.name.value for q in (*rule.params.posonly_params, *rule.params.params)]

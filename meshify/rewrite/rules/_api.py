@@ -30,9 +30,8 @@ reaching it is whole and not a partial sum.
 
 from __future__ import annotations
 
-import math
-
 import inspect
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
