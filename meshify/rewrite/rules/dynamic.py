@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from meshify.annotate._types import BROADCAST, Layout
+from meshify.annotate._types import BROADCAST, INFERRED, Layout, unify_dims
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._values import Array, Opaque, Operand, Static, array
 from meshify.rewrite.rules._api import (
@@ -68,15 +68,22 @@ def _update(ctx: RuleContext, call: Call, x: Operand, update: Operand | None, fr
     if u.rank != layout.rank:
         raise ctx.error(LayoutError, update.original, f"{call.short}'s update {ctx.code(update.original)!r} has "
                         f"{u.rank} dims, the operand {layout.rank}", "give the update the operand's rank (JAX's rule)")
+    named = tuple(dim if unify_dims(d, dim) == dim and d.endswith(INFERRED) else d
+                  for d, dim in zip(u.dims, layout.dims))
     for i, (dim, axes) in enumerate(zip(layout.dims, layout.axes)):
-        if axes and (i in free or u.dims[i] != dim):
+        if axes and (i in free or named[i] != dim):
             raise ctx.error(UnsupportedError, call.node,
                             f"{call.short} writes part of split dim {dim!r} of {ctx.code(x.original)!r} "
                             f"(layout {layout.describe()}): the update's dim there is {u.dims[i]!r}",
                             f"write whole split dims (start 0, the update's dim named {dim!r}), or map {dim!r} "
                             "to no mesh axis")
     target = Layout(u.dims, tuple(a if not free or i not in free else () for i, a in enumerate(layout.axes)))
-    converts.append(Convert(update, target, f"the update {call.short} writes"))
+    convert = Convert(update, target, f"the update {call.short} writes")
+    if named != u.dims:  # a dim meshify named itself (a reshape's KV?) written whole into a split dim: the sizes
+        from meshify.rewrite.rules.elementwise import _checked_entries  # are checked when traced
+
+        convert = _checked_entries(ctx, convert, named)
+    converts.append(convert)
     return Lowering(Array(layout.with_partial(()), array(x).origin), converts=tuple(converts))
 
 
