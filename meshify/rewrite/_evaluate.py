@@ -704,6 +704,14 @@ def _call(rw, node: cst.Call):
         return _call_lambda(rw, node, ref.literal)
     if isinstance(ref, Static) and isinstance(ref.literal, LocalRef):  # fn(h), fn a nested def passed in
         return _call_passed_def(rw, node, ref.literal)
+    if isinstance(ref, Static) and isinstance(ref.literal, FunctionRef) and ref.literal.owner \
+            and ref.literal.path == rw.ctx.path:  # f = self.norm; f(x): the method, as self.norm(x) calls it
+        held = ref.literal
+        owner = rw.ctx.classes[held.owner]
+        method = next(m for m in owner.body.body if isinstance(m, cst.FunctionDef)  # type: ignore[union-attr]
+                      and m.name.value == held.helper)
+        return _call_method(rw, node, MethodRef(owner, method, cst.Name(held.receiver) if held.receiver else None,
+                                                held.static))
     if isinstance(ref, Static) and isinstance(ref.literal, FunctionRef):  # act(h), act=jax.nn.gelu passed in
         ref = ref.literal
         if ref.helper and ref.path == rw.ctx.path and ref.helper in rw.ctx.functions:

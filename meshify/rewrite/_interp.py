@@ -55,6 +55,7 @@ from meshify.rewrite._plan import Step, plan_conversion, step_result
 from meshify.rewrite._templates import apply_step, axes_node, call_template, comment_line, int_node, psum_statement
 from meshify.rewrite._values import (
     Array,
+    FunctionRef,
     Opaque,
     Operand,
     Static,
@@ -1308,6 +1309,14 @@ class FunctionRewriter:
 
                 ref = function_ref(self.ctx, chosen(self, s.value), set(self.env) | set(self.free)
                                    | set(self.ctx.enclosing_names(self.fn)))
+                if ref is None and isinstance(s.value, cst.Attribute):  # f = self.norm: a method held in a name
+                    from meshify.rewrite._evaluate import own_method
+
+                    method = own_method(self, s.value)
+                    if method is not None:
+                        ref = FunctionRef(self.ctx.code(s.value), helper=method.method.name.value, path=self.ctx.path,
+                                          owner=method.owner.name.value, static=method.static,
+                                          receiver=method.receiver.value if method.receiver is not None else "")
                 op = op if ref is None else replace(op, value=Static.of(ref))
             for target in s.targets:
                 self._bind_target(target.target, op.value, s.value)

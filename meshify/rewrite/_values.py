@@ -50,6 +50,10 @@ class FunctionRef:
     #: A def of the module (``swish``), and that module's path.
     helper: str = ""
     path: str = ""
+    #: A method (``f = self.norm``): its class, the receiver's name ("" where the class is named), staticmethod.
+    owner: str = ""
+    receiver: str = ""
+    static: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,8 @@
 """The ways class-based code calls its own methods, with model-parallel weights: ``self.snorm(x)`` of a
 staticmethod, ``Model.snorm(x)``, ``Model.norm(self, x)``, ``jax.checkpoint(self.block, static_argnums=(3,))``,
-``self(x)`` (``__call__``), ``self.norm`` inside a checkpointed lambda and inside a nested def; d_ff and the
-norm's d split over 'model'; gradients through x and the weights.  Before, each was refused (or failed at the
-call) while ``self.norm(x)`` worked."""
+``self(x)`` (``__call__``), ``self.norm`` inside a checkpointed lambda and inside a nested def, ``norm =
+self.norm; norm(x)``; d_ff and the norm's d split over 'model'; gradients through x and the weights.  Before,
+each was refused (or failed at the call) while ``self.norm(x)`` worked."""
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -40,7 +40,8 @@ class Model:
         def inner(t):
             return self.norm(t) * 0.5
 
-        return self(y) + inner(x)
+        norm = self.norm  # a bound method held in a name
+        return self(y) + inner(x) + norm(x) * 0.25
 
     @mesh(batch=2, model=4, rules={"d": "model"})
     def forward_split_d(self, x: Tensor["batch", "d"]) -> Tensor["batch", "d"]:
