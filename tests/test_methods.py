@@ -192,12 +192,20 @@ def test_an_unhashable_instance_warns_once_that_every_call_compiles_again(tmp_pa
     assert len(caught) == 1 and caught[0].filename == __file__
 
 
-def test_an_einsum_with_an_array_attribute_says_its_dim_is_a_placeholder(tmp_path) -> None:
+def test_an_einsum_with_an_unhinted_array_attribute_is_refused_at_the_call(tmp_path) -> None:
+    """The einsum's dim of ``self.w`` (unknown dims) is an inferred name that the return hint names
+    ``d_out``; reading an array attribute without a hint is refused when the method is called."""
+    from meshify.errors import CallError
+
     source = MODEL.replace('''        w: Tensor["d_model", "d_out"] = self.w  # an array attribute: a whole copy on every device
         return x @ w''', '''        return jnp.einsum("bd,de->be", x, self.w)''')
     assert source != MODEL
-    with pytest.raises(LayoutError, match="'einsum_e' is a placeholder for a dim of an operand without a Tensor hint"):
-        convert_source(source, str(_write(tmp_path, source)))
+    path = _write(tmp_path, source)
+    _write(tmp_path, convert_source(source, str(path)).text, "model_sharded.py")
+    module = _import(tmp_path / "model_sharded.py")
+    x, _, _, w = _inputs()
+    with pytest.raises(CallError, match=r"(?s)self.w is an array of shape \(8, 3\).*fix: name its dims"):
+        module.Model(1.0, w).project(x)
 
 
 CALLS_METHODS = textwrap.dedent('''\
