@@ -1,11 +1,11 @@
-# Bad input: rules given as a variable.
+# Bad input: rules given as a variable that is not a literal (a module constant of a literal is read).
 # expect: AnnotationError at 11:22 naming rules=RULES
 import jax
 import jax.numpy as jnp
 from meshify import Tensor, mesh
 
 
-RULES = {"d_ff": "model"}
+RULES = dict(d_ff="model")
 
 
 @mesh(model=4, rules=RULES)
