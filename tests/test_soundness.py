@@ -77,7 +77,6 @@ XFAIL: dict[str, str] = {
     "hstack_split": "REFUSED MSH040: the return hint renames the joined dim d to d2 (hstack itself is supported; name it with an annotated assignment)",
     "vstack_split": "REFUSED MSH040: the return hint renames the joined dim rows to rows2 (vstack itself is supported; name it with an annotated assignment)",
     "literal_eye": "REFUSED MSH040: cannot infer the dims of jnp.eye(8), an operand of @",
-    "shape_slice_zeros": "REFUSED MSH040: cannot infer the dims of jnp.zeros(x.shape[:1])",
     "logsumexp_return_sign": "REFUSED MSH030: logsumexp(return_sign=True) (its rule does not model return_sign=)",
     "logsumexp_return_sign_split": "REFUSED MSH030: jax.nn.logsumexp(return_sign=...) over a split dim",
     "reduce_of_partial_list": "REFUSED MSH030: functools.reduce(jnp.add, [partial sums])",

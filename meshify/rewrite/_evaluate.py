@@ -429,6 +429,9 @@ def _subscript(rw, node: cst.Subscript):
         size = Static()
         if shape_of and index is not None and -len(shape_of) <= index < len(shape_of):
             size = Static(size_of=shape_of[index])
+        bounds = _literal_slice(rw, node.slice[0]) if shape_of and index is None and len(node.slice) == 1 else None
+        if bounds is not None and bounds[2] in (None, 1):  # x.shape[:-1]: the shape of those dims
+            size = Static(shape_of=tuple(shape_of[slice(*bounds)]))  # type: ignore[index]
         return Operand(size, node, node.with_changes(value=base.node))
     if sequence_item(base.value) is not None:
         return sequence_index(rw, node, base)
@@ -1471,10 +1474,14 @@ def _stars_spelled_out(rw, node: cst.Call, name: str) -> cst.Call:
         if not arg.star:
             args.append(arg)
             continue
-        value = rw.expr(arg.value).value if isinstance(arg.value, cst.Name) else None
+        value = rw.expr(arg.value).value if isinstance(arg.value, cst.Name) or arg.star == "*" else None
         if arg.star == "*" and isinstance(value, TupleValue):
             args += [cst.Arg(cst.Subscript(arg.value, [cst.SubscriptElement(cst.Index(int_node(i)))]))
                      for i in range(len(value.items))]
+        elif arg.star == "*" and isinstance(value, Static) and value.shape_of is not None:
+            # x.reshape(*x.shape[:-1], H, D): each size of the shape on its own, read off its dim
+            args += [cst.Arg(cst.Subscript(arg.value, [cst.SubscriptElement(cst.Index(int_node(i)))]))
+                     for i in range(len(value.shape_of))]
         elif arg.star == "**" and isinstance(value, StructValue) and value.kind == "dict" \
                 and all(isinstance(k, str) and k.isidentifier() for k, _ in value.fields):
             tight = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
