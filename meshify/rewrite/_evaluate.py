@@ -711,8 +711,8 @@ def _call(rw, node: cst.Call):
             and ref.literal.path == rw.ctx.path:  # f = self.norm; f(x): the method, as self.norm(x) calls it
         held = ref.literal
         owner = rw.ctx.classes[held.owner]
-        method = next(m for m in owner.body.body if isinstance(m, cst.FunctionDef)  # type: ignore[union-attr]
-                      and m.name.value == held.helper)
+        method = _method_def(owner, held.helper)
+        assert method is not None  # (own_method found it when the name was bound)
         return _call_method(rw, node, MethodRef(owner, method, cst.Name(held.receiver) if held.receiver else None,
                                                 held.static))
     if isinstance(ref, Static) and isinstance(ref.literal, FunctionRef):  # act(h), act=jax.nn.gelu passed in
@@ -783,14 +783,27 @@ def own_method(rw, func: cst.BaseExpression) -> MethodRef | None:
                 or receiver.value in rw.ctx.functions or receiver.value in rw.env or receiver.value in rw.free:
             return None
         owner, receiver = rw.ctx.classes[receiver.value], None
-    method = next((m for m in owner.body.body if isinstance(m, cst.FunctionDef)  # type: ignore[union-attr]
-                   and m.name.value == attr), None)
+    method = _method_def(owner, attr)
     if method is None or method is rw.fn:
         return None
     static = [d for d in method.decorators if rw.ctx.code(d.decorator) in ("staticmethod", "builtins.staticmethod")]
     if len(method.decorators) != len(static):
         return None  # a property, classmethod or jitted method: not followed
     return MethodRef(owner, method, receiver, bool(static))
+
+
+def _method_def(owner: cst.ClassDef, name: str) -> cst.FunctionDef | None:
+    """The def ``name`` in ``owner``'s body, or None."""
+    return next((m for m in owner.body.body if isinstance(m, cst.FunctionDef)  # type: ignore[union-attr]
+                 and m.name.value == name), None)
+
+
+def _receiver_check(rw, ref: MethodRef, check: str, *rest: cst.BaseExpression) -> cst.Call:
+    """``mr.<check>(self, Model, "norm", *rest)``: the receiver checked when traced (see runtime.ops)."""
+    assert ref.receiver is not None
+    return cst.Call(cst.Attribute(cst.Name(rw.ctx.mr), cst.Name(check)), [
+        cst.Arg(ref.receiver), cst.Arg(cst.Name(ref.owner.name.value)),
+        cst.Arg(cst.SimpleString(f'"{ref.method.name.value}"')), *(cst.Arg(r) for r in rest)])
 
 
 def _caller_class(rw, name: str) -> cst.ClassDef | None:
@@ -833,12 +846,7 @@ def method_function(rw, ref: MethodRef, version: cst.BaseExpression) -> cst.Base
     norm__v1)``, the version with the receiver bound, checked when traced to be the method the instance has
     (a subclass overriding it, or an instance attribute of that name, would run other code: refused);
     the version itself where the class is named (``Model.norm``)."""
-    if ref.receiver is None:
-        return version
-    mr = rw.ctx.mr
-    return cst.Call(cst.Attribute(cst.Name(mr), cst.Name("method")), [
-        cst.Arg(ref.receiver), cst.Arg(cst.Name(ref.owner.name.value)),
-        cst.Arg(cst.SimpleString(f'"{ref.method.name.value}"')), cst.Arg(version)])
+    return version if ref.receiver is None else _receiver_check(rw, ref, "method", version)
 
 
 def _call_method(rw, node: cst.Call, ref: MethodRef) -> Operand:
@@ -851,9 +859,7 @@ def _call_method(rw, node: cst.Call, ref: MethodRef) -> Operand:
         return Operand(value, node, new)
     if ref.static:
         return Operand(value, node, new.with_changes(func=method_function(rw, ref, new.func)))
-    receiver = cst.Call(cst.Attribute(cst.Name(rw.ctx.mr), cst.Name("method_receiver")), [
-        cst.Arg(new.args[0].value), cst.Arg(cst.Name(ref.owner.name.value)),
-        cst.Arg(cst.SimpleString(f'"{ref.method.name.value}"'))])
+    receiver = _receiver_check(rw, ref, "method_receiver")
     return Operand(value, node, new.with_changes(args=[new.args[0].with_changes(value=receiver), *new.args[1:]]))
 
 
