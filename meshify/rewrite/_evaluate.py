@@ -1442,6 +1442,8 @@ def _evaluate_args(rw, node: cst.Call, name: str, receiver, helper: bool = False
     entries: dict[cst.CSTNode, tuple[Operand, ...]] = {}
     if any(a.star for a in node.args):
         node = _stars_spelled_out(rw, node, name)
+    if any(isinstance(a.value, cst.BinaryOperation) for a in node.args):
+        node = _shape_sums_spelled_out(rw, node)
     for arg in node.args:
         if name in BODY_OPS and (_walked(rw, arg.value) or (isinstance(arg.value, cst.List | cst.Tuple) and any(
                 _walked(rw, e.value) for e in arg.value.elements))):
@@ -1500,6 +1502,62 @@ def _stars_spelled_out(rw, node: cst.Call, name: str) -> cst.Call:
     rw.ctx.anchors[spelled] = node
     rw.dtypes.spelled[node] = spelled  # its dtype is the spelled-out call's
     return spelled
+
+
+def _shape_sums_spelled_out(rw, node: cst.Call) -> cst.Call:
+    """``x.reshape(x.shape[:-1] + (H, D))``, ``jnp.zeros(x.shape[:1] + (n,))``: a shape concatenated with a
+    tuple literal (or another shape) is passed as the tuple literal of its entries, ``(x.shape[0], H, D)``,
+    which a rule reads entry by entry as it reads a literal shape."""
+    args = []
+    for arg in node.args:
+        entries = _shape_sum_entries(rw, arg.value) if isinstance(arg.value, cst.BinaryOperation) else None
+        args.append(arg if entries is None else arg.with_changes(
+            value=cst.Tuple([cst.Element(e) for e in entries] if len(entries) != 1 else
+                            [cst.Element(entries[0], comma=cst.Comma())])))
+    if all(a is b for a, b in zip(args, node.args)):
+        return node
+    spelled = node.with_changes(args=args)
+    rw.ctx.anchors[spelled] = node
+    rw.dtypes.spelled[node] = spelled
+    return spelled
+
+
+def _shape_sum_entries(rw, node: cst.BaseExpression) -> list[cst.BaseExpression] | None:
+    """The entries of ``a + b`` where each side is a shape of known dims (``x.shape[:-1]``) or a tuple
+    literal, concatenated; None for anything else (an arithmetic sum)."""
+    if isinstance(node, cst.Tuple):
+        return [e.value for e in node.elements if not isinstance(e, cst.StarredElement)] \
+            if not any(isinstance(e, cst.StarredElement) for e in node.elements) else None
+    if isinstance(node, cst.BinaryOperation):
+        if not isinstance(node.operator, cst.Add):
+            return None
+        left, right = _shape_sum_entries(rw, node.left), _shape_sum_entries(rw, node.right)
+        if left is None or right is None or not (_is_shape(rw, node.left) or _is_shape(rw, node.right)):
+            return None
+        return left + right
+    value = rw.expr(node).value if _is_shape(rw, node) else None
+    if not (isinstance(value, Static) and value.shape_of is not None):
+        return None
+    start = None
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1:  # x.shape[1:] item i is x.shape[1 + i]
+        bounds = _literal_slice(rw, node.slice[0])
+        if bounds is not None and (bounds[0] or 0) >= 0 and bounds[2] in (None, 1):
+            start = bounds[0] or 0
+    if start is not None:
+        base = node.value  # type: ignore[attr-defined]
+        return [cst.Subscript(base, [cst.SubscriptElement(cst.Index(int_node(start + i)))])
+                for i in range(len(value.shape_of))]
+    return [cst.Subscript(node, [cst.SubscriptElement(cst.Index(int_node(i)))]) for i in range(len(value.shape_of))]
+
+
+def _is_shape(rw, node: cst.BaseExpression) -> bool:
+    """Whether ``node`` is (or sums) a shape of known dims: ``x.shape``, ``x.shape[:-1]``."""
+    if isinstance(node, cst.BinaryOperation):
+        return _is_shape(rw, node.left) or _is_shape(rw, node.right)
+    if not isinstance(node, cst.Attribute | cst.Subscript | cst.Name):
+        return False
+    value = rw.expr(node).value
+    return isinstance(value, Static) and value.shape_of is not None
 
 
 def is_reshape(rw, node: cst.BaseExpression) -> TypeGuard[cst.Call]:
