@@ -707,14 +707,9 @@ def _call(rw, node: cst.Call):
         return _call_lambda(rw, node, ref.literal)
     if isinstance(ref, Static) and isinstance(ref.literal, LocalRef):  # fn(h), fn a nested def passed in
         return _call_passed_def(rw, node, ref.literal)
-    if isinstance(ref, Static) and isinstance(ref.literal, FunctionRef) and ref.literal.owner \
-            and ref.literal.path == rw.ctx.path:  # f = self.norm; f(x): the method, as self.norm(x) calls it
-        held = ref.literal
-        owner = rw.ctx.classes[held.owner]
-        method = _method_def(owner, held.helper)
-        assert method is not None  # (own_method found it when the name was bound)
-        return _call_method(rw, node, MethodRef(owner, method, cst.Name(held.receiver) if held.receiver else None,
-                                                held.static))
+    held = held_method(rw, func) if isinstance(func, cst.Name) and rule_name is None else None
+    if held is not None:  # f = self.norm; f(x): the method, as self.norm(x) calls it
+        return _call_method(rw, node, held)
     if isinstance(ref, Static) and isinstance(ref.literal, FunctionRef):  # act(h), act=jax.nn.gelu passed in
         ref = ref.literal
         if ref.helper and ref.path == rw.ctx.path and ref.helper in rw.ctx.functions:
@@ -790,6 +785,20 @@ def own_method(rw, func: cst.BaseExpression) -> MethodRef | None:
     if len(method.decorators) != len(static):
         return None  # a property, classmethod or jitted method: not followed
     return MethodRef(owner, method, receiver, bool(static))
+
+
+def held_method(rw, name: cst.Name) -> MethodRef | None:
+    """The method a name holds (``f = self.norm``), as :func:`own_method` found it when the name was bound;
+    else None."""
+    ref = rw.env.get(name.value, rw.free.get(name.value))
+    if not (isinstance(ref, Static) and isinstance(ref.literal, FunctionRef) and ref.literal.owner
+            and ref.literal.path == rw.ctx.path):
+        return None
+    held = ref.literal
+    owner = rw.ctx.classes[held.owner]
+    method = _method_def(owner, held.helper)
+    assert method is not None  # (own_method found it when the name was bound)
+    return MethodRef(owner, method, cst.Name(held.receiver) if held.receiver else None, held.static)
 
 
 def _method_def(owner: cst.ClassDef, name: str) -> cst.FunctionDef | None:

@@ -71,9 +71,10 @@ def _walk(rw, fn: cst.BaseExpression, call) -> tuple[Value, cst.BaseExpression, 
     if imported is not None:  # jax.checkpoint(layers.block)(x): another module's helper (_imports)
         value, new = call_helper(rw, call, imported[1], imported[0])
         return value, new.func, list(new.args)
-    from meshify.rewrite._evaluate import method_call, method_function, own_method
+    from meshify.rewrite._evaluate import held_method, method_call, method_function, own_method
 
-    method = own_method(rw, fn) if isinstance(fn, cst.Attribute) else None
+    method = own_method(rw, fn) if isinstance(fn, cst.Attribute) else held_method(rw, fn) \
+        if isinstance(fn, cst.Name) else None
     if method is not None:  # jax.checkpoint(self.block)(x): the method's version, its receiver bound and checked
         value, new, _ = method_call(rw, call.node, method, call)
         takes = method.receiver is not None and not method.static
