@@ -63,7 +63,7 @@ def like(x: jax.Array, like=None) -> jax.ShapeDtypeStruct:
     for float16/bfloat16 operands (as the psum completing it casts back)."""
     if like is None:
         return jax.ShapeDtypeStruct(x.shape, x.dtype)
-    target = jnp.result_type(*like) if isinstance(like, tuple) else jnp.result_type(like)
+    target = _promoted(like)
     return jax.ShapeDtypeStruct(x.shape, target if target in _LOW_PRECISION else x.dtype)
 
 
@@ -86,6 +86,14 @@ def shard_size(size: int, shards: int, dim: str, major_of: str | None = None) ->
     return size // shards
 
 
+def _promoted(like) -> jnp.dtype:
+    """The dtype values like these promote to, as ``jnp.result_type``; ``like`` is one value or a tuple of
+    them, and a value that is a Python list or tuple of numbers (``cfg.weights`` passed to ``jnp.asarray``)
+    counts as the array JAX makes of it."""
+    values = like if isinstance(like, tuple) else (like,)
+    return jnp.result_type(*(jnp.asarray(v) if isinstance(v, list | tuple) else v for v in values))
+
+
 def sum_dtype(*like) -> jnp.dtype | None:
     """The dtype a partial sum of values like these is formed in: float32 where they promote to
     float16/bfloat16 (as ``jnp.sum`` and ``x @ w`` accumulate on one device), else None (jnp's own).
@@ -93,7 +101,7 @@ def sum_dtype(*like) -> jnp.dtype | None:
     The generated code passes it as ``dtype=`` / ``preferred_element_type=`` of the local sum or
     contraction whose result is a partial sum; the psum completing it casts back (``like=``).
     """
-    return jnp.dtype(jnp.float32) if jnp.result_type(*like) in _LOW_PRECISION else None
+    return jnp.dtype(jnp.float32) if _promoted(like) in _LOW_PRECISION else None
 
 
 def canonical_dtype(kind) -> jnp.dtype:
@@ -105,21 +113,21 @@ def canonical_dtype(kind) -> jnp.dtype:
 def quotient_dtype(*like) -> jnp.dtype:
     """The dtype of ``a / b`` for values like these: their promoted dtype, or the default float where
     that is an integer (``jnp.arange(24) / 24`` is float32)."""
-    kind = jnp.result_type(*like)
+    kind = _promoted(like)
     return kind if jnp.issubdtype(kind, jnp.inexact) else jax.dtypes.canonicalize_dtype(float)
 
 
 def dtype_of(*like) -> jnp.dtype:
     """``x.dtype`` of a partial sum accumulated in float32 for values like these: the dtype it has once
     summed (what ``x.dtype`` is on one device)."""
-    return jnp.result_type(*like)
+    return _promoted(like)
 
 
 def _cast_back(summed: jax.Array, like) -> jax.Array:
     """A completed sum formed in float32 for low-precision operands, cast to their dtype."""
     if like is None:
         return summed
-    target = jnp.result_type(*like) if isinstance(like, tuple) else jnp.result_type(like)
+    target = _promoted(like)
     return summed.astype(target) if target in _LOW_PRECISION and summed.dtype != target else summed
 
 
@@ -128,7 +136,7 @@ def _wire_dtype(x: jax.Array, like, reduce_dtype) -> jnp.dtype:
     ``jnp.sum`` accumulates), or ``@mesh(reduce_dtype=...)``'s for those (half the bytes)."""
     target = x.dtype
     if like is not None and x.dtype == jnp.float32:
-        target = jnp.result_type(*like) if isinstance(like, tuple) else jnp.result_type(like)
+        target = _promoted(like)
     if target not in _LOW_PRECISION:
         return x.dtype
     return jnp.dtype(reduce_dtype) if reduce_dtype is not None else jnp.dtype(jnp.float32)

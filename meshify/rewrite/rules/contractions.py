@@ -18,6 +18,7 @@ from meshify.rewrite._collectives import axes_text
 from meshify.rewrite._plan import choose_splits
 from meshify.rewrite._values import Array, Opaque, Operand, Static, TupleValue, Value
 from meshify.rewrite.rules._api import Call, Contraction, Convert, Lowering, RuleContext, beside, op, unknown_call
+from meshify.rewrite.rules.elementwise import _checked_entries
 
 # -- contractions ---------------------------------------------------------------------------------
 
@@ -155,13 +156,24 @@ def contract(ctx: RuleContext, operands: Sequence, inputs: Sequence[str], output
     for i, (o, letters) in enumerate(zip(operands, inputs)):
         dims = tuple(names[l] for l in letters)
         splits = tuple(chosen[l] for l in letters)
+        named = tuple(names[l] for l in letters)
         if isinstance(o.value, Array):
             dims = tuple(d if d.endswith(INFERRED) or d == BROADCAST else n for d, n in zip(o.value.dims, dims))
             partial = o.value.layout.partial & keep if (partial_ops and o is partial_ops[0]) else frozenset()
-            converts.append(Convert(o, Layout(dims, splits, partial), what))
+            convert = Convert(o, Layout(dims, splits, partial), what)
+            if any(d.endswith(INFERRED) and not n.endswith(INFERRED) and n != BROADCAST and axes and not before
+                   for d, n, axes, before in zip(o.value.dims, named, splits, o.value.layout.axes)):
+                # a whole value of a size meshify cannot read (jnp.arange(cfg.n): n?) split along the named
+                # dim its letter shares: its size is checked against that dim's, else a wrong size would
+                # contract block against block where one device refuses
+                convert = _checked_entries(ctx, convert, named)
+            converts.append(convert)
         elif isinstance(o.value, Opaque):
             replicated = Operand(Array(Layout.replicated(dims)), o.original, o.node)
-            converts.append(Convert(replicated, Layout(dims, splits), what))
+            convert = Convert(replicated, Layout(dims, splits), what)
+            if any(splits) and not any(n.endswith(INFERRED) or n == BROADCAST for n, a in zip(named, splits) if a):
+                convert = _checked_entries(ctx, convert, named)  # an array of unknown dims, split: its size too
+            converts.append(convert)
         else:
             converts.append(None)
     # An operand gathered over an axis another operand is split over (a weight split over 'data'
