@@ -80,6 +80,29 @@ def test_a_wrapped_mapping_keeps_each_layout_and_the_result_whole() -> None:
     ]
 
 
+def test_a_version_shared_by_two_callers_says_no_one_callers_reason_for_its_partial_sum() -> None:
+    # a's partial sum comes from a contraction, b's from a lookup in a split table: one version serves both,
+    # so its psum's comment may not name either reason (it said "lookup in split 'vocab'" for a's call too)
+    text = _convert(HEADER + """
+
+def finish(h):
+    return jnp.tanh(h) + 1.0
+
+
+@mesh(batch=2, model=4, rules={"d_ff": "model"})
+def a(x: Tensor["batch", "d_ff"], w: Tensor["d_ff", "d"]) -> Tensor["batch", "d"]:
+    return finish(x @ w)
+
+
+@mesh(batch=2, model=4, rules={"vocab": "model"})
+def b(ids: Tensor["batch"], table: Tensor["vocab", "d"]) -> Tensor["batch", "d"]:
+    return finish(table[ids])
+""")
+    helper = text[text.index("def finish__v"):text.index("@mr.sharded")]
+    assert "h is a partial sum (from the caller)" in helper
+    assert "lookup" not in helper and "contracted" not in helper
+
+
 def test_a_version_never_takes_a_name_the_module_uses() -> None:
     source = HELPERS.replace("def mlp(x, w1, w2):\n", "def mlp(x, w1, w2):\n    mlp__v1 = None\n") + \
         "\n\nnorm__v1 = 'a user name'\n"

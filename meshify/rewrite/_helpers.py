@@ -297,6 +297,18 @@ def _version_code(spec: Specialization) -> tuple[str, ...]:
     return spec.code
 
 
+def _neutral_origin(value: Value) -> Value:
+    """A partial sum passed to a helper, its origin said from inside the helper: the version is shared by
+    every call with these layouts, whatever made the sum partial in each caller (a comment naming one
+    caller's reason would be wrong for the others)."""
+    if isinstance(value, Array) and value.layout.partial:
+        return Array(value.layout, "from the caller")
+    if isinstance(value, TupleValue) and any(isinstance(v, Array) and v.layout.partial for v in value.items):
+        return TupleValue(tuple(Array(v.layout, "from the caller")
+                                if isinstance(v, Array) and v.layout.partial else v for v in value.items))
+    return value
+
+
 def _code_of(fn: cst.FunctionDef) -> tuple[str, ...]:
     """What two versions of a helper must share to read the same: body, parameters, decorators."""
     module = cst.Module([])
@@ -466,7 +478,7 @@ def _bind_arguments(rw, call, fn: cst.FunctionDef, home) -> dict[str, Value]:
                                f"pass one of {', '.join(sorted(named))}")
             extra_kw.append((param, value))
         else:
-            bound[param] = value
+            bound[param] = _neutral_origin(value)
     if star is not None:
         bound[star] = TupleValue(tuple(extra))
     if star_kw is not None:
