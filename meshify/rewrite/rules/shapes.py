@@ -407,6 +407,18 @@ def _reshape_axes(ctx: RuleContext, node, layout: Layout, out: tuple[str, ...]) 
     return axes
 
 
+def _held_shape_name(node) -> str | None:
+    """``shape`` where a reshape's only size is a name (``x.reshape(shape)``, ``jnp.reshape(x, shape)``)."""
+    if not isinstance(node, cst.Call):
+        return None
+    sizes = [a for a in node.args if a.keyword is None or a.keyword.value in ("shape", "newshape")]
+    if isinstance(node.func, cst.Attribute) and node.func.attr.value == "reshape" and len(node.args) == 1:
+        sizes = list(node.args)
+    elif len(sizes) == 2:
+        sizes = sizes[1:]
+    return sizes[0].value.value if len(sizes) == 1 and isinstance(sizes[0].value, cst.Name) else None
+
+
 def _group(ctx: RuleContext, node, layout: Layout, out, group_in: list[int], group_out: list[int], axes: list[Axes],
            named: bool = True) -> None:
     split = [i for i in group_in if layout.axes[i]]
@@ -423,6 +435,10 @@ def _group(ctx: RuleContext, node, layout: Layout, out, group_in: list[int], gro
             fix += ("; where the sizes do not say which dims they keep (x.shape entries keep theirs), name the "
                     f"result with an annotated assignment, one dim per size: <name>: Annotated[jax.Array, {hint}] = "
                     + ctx.code(node))
+        held = _held_shape_name(node)
+        if held is not None and len(out) == 1:  # x.reshape(shape), shape = x.shape[:-1] + (H, D): not read
+            fix = (f"if {held!r} holds a shape, write it in the call, where meshify reads each size: "
+                   f"x.reshape(x.shape[:-1] + (H, D)) or x.reshape(b, l, H, D); else " + fix)
         raise ctx.error(UnsupportedError, node,
                         f"reshape merges {names} into {into} but split dim "
                         f"{layout.dims[split[-1]]!r} is not the major (first) part", fix)
