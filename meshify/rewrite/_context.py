@@ -202,6 +202,9 @@ class ModuleContext:
         self.positions = _LazyPositions(module)
         #: Nodes meshify wrote for the user's (a def standing for ``f = lambda ...``) -> the node they stand for.
         self.anchors: dict[cst.CSTNode, cst.CSTNode] = {}
+        #: The statement being rewritten: where an error about a node meshify made (with no place of its
+        #: own, as an ``.at[...]`` update's parts) points.
+        self.current: cst.CSTNode | None = None
         self._code: dict[int, tuple[cst.CSTNode, str]] = {}
         self.mr = "meshify_rt" if self.imports.bound("mr") else "mr"
         #: The module whose file the rewrite writes: itself, or the module importing this one's helpers.
@@ -489,6 +492,8 @@ class ModuleContext:
 
     def span(self, node: cst.CSTNode) -> SourceSpan:
         pos = self.positions.get(self.anchors.get(node, node))
+        if pos is None and self.current is not None:
+            pos = self.positions.get(self.current)
         if pos is None:
             return SourceSpan(self.path, 1 + self.line_offset, 1)
         text = self.lines[pos.start.line - 1] if pos.start.line <= len(self.lines) else ""

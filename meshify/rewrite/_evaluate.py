@@ -666,6 +666,11 @@ def _call(rw, node: cst.Call):
         and "len" not in rw.env else None
     if length is not None:
         return length
+    sizes = _size_query(rw, node, func, names)
+    if sizes is not None:  # len(x), jnp.shape(x), jnp.size(x, 1): x.shape[0], x.shape, x.shape[1] (global)
+        rw.ctx.anchors[sizes] = node
+        got = rw.expr(sizes)
+        return Operand(got.value, node, got.node)
     rule_name = next((n for n in sorted(names) if n in REGISTRY), None)
     if node.args and isinstance(node.args[0].value, cst.Name) and any(n.startswith("jax.random.") for n in names):
         rw.key_names.add(node.args[0].value.value)  # a key: verify feeds it jax.random.key(...)
@@ -785,6 +790,30 @@ def own_method(rw, func: cst.BaseExpression) -> MethodRef | None:
     if len(method.decorators) != len(static):
         return None  # a property, classmethod or jitted method: not followed
     return MethodRef(owner, method, receiver, bool(static))
+
+
+def _size_query(rw, node: cst.Call, func, names: set[str]) -> cst.BaseExpression | None:
+    """``len(x)``, ``jnp.shape(x)``, ``jnp.size(x)``, ``jnp.size(x, 1)``, ``jnp.ndim(x)`` of an array held in a
+    name (or a field): the attribute that says the same (``x.shape[0]``, ``x.shape``, ``x.size``,
+    ``x.shape[1]``, ``x.ndim``), which meshify reads as global sizes; else None."""
+    args = node.args
+    if not args or any(a.star or a.keyword is not None for a in args) \
+            or not isinstance(args[0].value, cst.Name | cst.Attribute):
+        return None
+    builtin_len = isinstance(func, cst.Name) and func.value == "len" and "len" not in rw.env \
+        and not rw.ctx.binds("len")
+    kind = "len" if builtin_len else next((n.rsplit(".", 1)[1] for n in sorted(names) if n in (
+        "jax.numpy.shape", "jax.numpy.size", "jax.numpy.ndim", "numpy.shape", "numpy.size", "numpy.ndim")), None)
+    if kind is None or len(args) > (2 if kind == "size" else 1):
+        return None
+    x = args[0].value
+    if not isinstance(rw.expr(x).value, Array):
+        return None
+    if kind == "len":
+        return cst.Subscript(cst.Attribute(x, cst.Name("shape")), [cst.SubscriptElement(cst.Index(int_node(0)))])
+    if kind == "size" and len(args) == 2:
+        return cst.Subscript(cst.Attribute(x, cst.Name("shape")), [cst.SubscriptElement(cst.Index(args[1].value))])
+    return cst.Attribute(x, cst.Name(kind))
 
 
 def held_method(rw, name: cst.Name) -> MethodRef | None:

@@ -882,7 +882,11 @@ class FunctionRewriter:
                 raise self.ctx.error(UnsupportedError, stmt, "code after return", "remove unreachable code")
             if top:
                 self._top = i
-            out.extend(self._statement(stmt))
+            outer, self.ctx.current = self.ctx.current, self._anchors.get(stmt, stmt)
+            try:
+                out.extend(self._statement(stmt))
+            finally:
+                self.ctx.current = outer
         return out
 
     def _out_layouts(self) -> tuple[Layout, ...] | Layout:
