@@ -137,7 +137,7 @@ def _reduce_rule(ctx: RuleContext, call: Call, kind: str):
     for extra in ("where", "initial", "out"):
         operand = _reduce_arg(call, kind, extra)
         if extra == "initial" and kind == "sum" and operand is not None and not _is_none(operand) \
-                and isinstance(operand.value, Static) and operand.value.known \
+                and isinstance(operand.value, Static) \
                 and (layout.partial or any(layout.axes[i] for i in reduced)):
             once = operand
             continue
@@ -227,7 +227,7 @@ def _masked_split(ctx: RuleContext, call: Call, kind: str, x, reduced: list[int]
                         f"{call.name}(where=...) over split dims, with a mask of dims {got} beside {list(layout.dims)}",
                         f"give the mask the dims of the array it masks, in the same order "
                         f"(mask: Tensor[{hint_dims(layout.dims)}] = ...)")
-    if initial is not None and not (isinstance(initial.value, Static) and initial.value.known):
+    if initial is not None and not isinstance(initial.value, Static):  # -jnp.inf, float("-inf"), a literal
         raise ctx.error(UnsupportedError, initial.original, f"{call.name}(initial=...) with an array over split dims",
                         "pass a Python scalar as initial=")
     if kind in ("max", "min") and where is not None and initial is None:
