@@ -66,7 +66,7 @@ def run_walks(rw, call: Call, lowering: Lowering) -> tuple[Value, cst.Call]:
 
 
 def _loop(rw, call: Call, loop: Loop) -> tuple[Value, dict[At, cst.BaseExpression]]:
-    entering = loop.args[loop.carry]
+    entering = _traced_numbers(loop.args[loop.carry])
     mark = rw.mark()
     result, node = _iteration(rw, call, loop, entering)
     walked: dict[At, cst.BaseExpression] = {}
@@ -94,6 +94,16 @@ def _loop(rw, call: Call, loop: Loop) -> tuple[Value, dict[At, cst.BaseExpressio
     assert isinstance(result, TupleValue)
     carry, y = result.items
     return TupleValue((carry, _stack(y, loop.stacked))), walked
+
+
+def _traced_numbers(init: Value) -> Value:
+    """A carry as the loop body sees it: a Python number in it (``(h, 0)``, a step counter; ``x.shape[0]``)
+    is a traced 0-d array there, as JAX converts it, not a static value (``n + 1`` is traced too)."""
+    if isinstance(init, Static) and (init.size_of is not None or (init.known and type(init.literal) in (int, float, bool))):
+        return Opaque(())
+    if isinstance(init, TupleValue):
+        return TupleValue(tuple(_traced_numbers(v) for v in init.items))
+    return init
 
 
 def _regathering(rw, node: cst.BaseExpression, since: int) -> cst.BaseExpression:
