@@ -267,7 +267,7 @@ class Sharded:
         names, extra = _split_reads(self._check_statics(statics))
         if any(isinstance(a, jax.core.Tracer) for a in jax.tree.leaves([arrays, extra])):
             self._check(arrays)
-            return self._traced(lambda: self._program(statics, names)[0](*arrays, *extra), arrays)
+            return self._traced(lambda: self._program(statics, names)[1](*arrays, *extra), arrays)
         placed = self._place(arrays) + [from_host(v, NamedSharding(self.mesh, PartitionSpec())) for v in extra]
         return self._traced(lambda: self._program(statics, names)[1](*placed), arrays)
 
