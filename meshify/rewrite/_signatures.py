@@ -240,6 +240,19 @@ SIGNATURES: dict[str, str] = {
     "jax.Array.all": "axis=None, out=None, keepdims=False, *, where=None",
     "jax.Array.cumsum": "axis=None, dtype=None, out=None",
     "jax.Array.cumprod": "axis=None, dtype=None, out=None",
+    "jax.Array.sort": "axis=-1, *, kind=None, order=None, stable=True, descending=False",
+    "jax.Array.argsort": "axis=-1, *, kind=None, order=None, stable=True, descending=False",
+    # -- along one dim, each row on its own (rules.statistics._along_rule) ------------------------------
+    "jax.numpy.sort": "a, axis=-1, *, kind=None, order=None, stable=True, descending=False",
+    "jax.numpy.argsort": "a, axis=-1, *, kind=None, order=None, stable=True, descending=False, dtype=None",
+    "jax.numpy.diff": "a, n=1, axis=-1, prepend=None, append=None",
+    "jax.numpy.median": "a, axis=None, out=None, overwrite_input=False, keepdims=False",
+    "jax.nn.glu": "x, axis=-1",
+    "jax.lax.cumsum": "operand, axis=0, reverse=False",
+    "jax.lax.cumprod": "operand, axis=0, reverse=False",
+    "jax.lax.cummax": "operand, axis=0, reverse=False",
+    "jax.lax.cummin": "operand, axis=0, reverse=False",
+    "jax.lax.cumlogsumexp": "operand, axis=0, reverse=False",
 }
 
 

@@ -540,6 +540,74 @@ for _kind in ("cumsum", "cumprod"):
     op(f"jax.numpy.{_kind}", method=_kind, kind=_kind, reads=("a", "axis", "dtype"))(_scan_rule)
 
 
+# -- along one unsplit dim: sort, argsort, diff, median, glu, lax's cumulative ops --------------------------
+
+
+#: kind -> (the parameter holding the array, the default axis, what the op does to the dim it works along:
+#: "same" keeps it, "shorter" changes its size (an inferred name), "reduced" removes it; whether it is linear,
+#: so that a pending partial sum passes through).
+_ALONG = {
+    "sort": ("a", -1, "same", False), "argsort": ("a", -1, "same", False), "diff": ("a", -1, "shorter", True),
+    "median": ("a", None, "reduced", False), "glu": ("x", -1, "shorter", False),
+    "lax.cumsum": ("operand", 0, "same", True), "lax.cumprod": ("operand", 0, "same", False),
+    "lax.cummax": ("operand", 0, "same", False), "lax.cummin": ("operand", 0, "same", False),
+    "lax.cumlogsumexp": ("operand", 0, "same", False),
+}
+
+
+def _along_rule(ctx: RuleContext, call: Call, kind: str):
+    """``jnp.sort(x, axis=-1)``, ``jnp.diff(x, axis=1)``, ``jax.lax.cumsum(x, axis=1, reverse=True)``, ...: each
+    row along ``axis`` on its own, so along an unsplit dim every device runs it on its block as written, the
+    other dims keeping their splits (a partial sum completed first, unless the op is linear).  Along a split
+    dim each device would see only its part of each row: refused, naming that dim."""
+    subject, default, effect, linear = _ALONG[kind]
+    x = call.receiver if call.receiver is not None else call.params.get(subject)
+    if x is None or not isinstance(x.value, Array):
+        return unknown_call(ctx, call)
+    layout = x.value.layout
+    axis = _literal(ctx, call, "axis", default)
+    if isinstance(axis, tuple) or (axis is None and layout.rank != 1):
+        if layout.is_split or layout.partial:
+            raise ctx.error(UnsupportedError, call.node, f"{call.name} over {'every dim' if axis is None else 'several dims'}"
+                            f" of {ctx.code(x.original)!r}, of layout {layout.describe()}",
+                            "pass one axis= along an unsplit dim")
+        return Lowering(Opaque(), (Convert(x, layout, kind),))
+    dims = _dims(ctx, call, layout) if "axis" in call.params else None
+    dim = dims[0] if dims else (0 if axis is None else axis % layout.rank)
+    if not -layout.rank <= (axis if isinstance(axis, int) else 0) < layout.rank:
+        raise ctx.error(LayoutError, call.node, f"axis {axis!r} is out of range for a value of dims {list(layout.dims)}",
+                        f"use an axis from {-layout.rank} to {layout.rank - 1}")
+    if layout.axes[dim]:
+        from meshify.rewrite.rules._api import unsplit_fix
+
+        raise ctx.error(UnsupportedError, call.node,
+                        f"{call.name} along split dim {layout.dims[dim]!r} of {ctx.code(x.original)!r} (layout "
+                        f"{layout.describe()}): each device holds only its block of every row",
+                        unsplit_fix(layout, dim))
+    source = layout if linear else layout.with_partial(())
+    out_dims, out_axes = list(source.dims), list(source.axes)
+    if effect == "shorter" and out_dims[dim] != BROADCAST:
+        out_dims[dim] = out_dims[dim].rstrip(INFERRED) + INFERRED
+    elif effect == "reduced":
+        keepdims = _keepdims(ctx, call)
+        if keepdims:
+            out_dims[dim], out_axes[dim] = BROADCAST, ()
+        else:
+            del out_dims[dim], out_axes[dim]
+    result = Array(Layout(tuple(out_dims), tuple(out_axes), source.partial), x.value.origin if linear else "")
+    return Lowering(result, (Convert(x, source, kind),))
+
+
+for _kind, _reads in (("sort", ("a", "axis", "stable", "descending")),
+                      ("argsort", ("a", "axis", "stable", "descending", "dtype")),
+                      ("diff", ("a", "n", "axis")), ("median", ("a", "axis", "keepdims"))):
+    op(f"jax.numpy.{_kind}", method=_kind if _kind in ("sort", "argsort") else None, kind=_kind,
+       reads=_reads)(_along_rule)
+op("jax.nn.glu", kind="glu", reads=("x", "axis"))(_along_rule)
+for _kind in ("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"):
+    op(f"jax.lax.{_kind}", kind=f"lax.{_kind}", reads=("operand", "axis", "reverse"))(_along_rule)
+
+
 # -- top_k -------------------------------------------------------------------------------------------------------
 
 
