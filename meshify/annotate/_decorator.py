@@ -204,7 +204,8 @@ class MeshFunction:
         lines = [f"{self.__name__} on mesh {self.mesh_spec}:"]
         for name, layout in plan.in_layouts.items():
             lines.append(f"  in  {name}: {layout.describe()}")
-        outs = plan.out_layouts if isinstance(plan.out_layouts, tuple) else (plan.out_layouts,)
+        outs = plan.out_layouts if isinstance(plan.out_layouts, tuple) else tuple(plan.out_layouts.values()) \
+            if isinstance(plan.out_layouts, dict) else (plan.out_layouts,)
         for i, layout in enumerate(outs):
             lines.append(f"  out {i}: {layout.describe()}")
         if not plan.records:

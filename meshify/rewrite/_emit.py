@@ -11,6 +11,7 @@ other than the versions still uses it.
 from __future__ import annotations
 
 import ast
+import json
 import re
 from collections.abc import Sequence
 from pathlib import PurePath
@@ -75,7 +76,9 @@ def sharded_decorator_text(plan: FunctionPlan, mr: str) -> str:
     mesh = ", ".join(f"{n}={s}" for n, s in zip(plan.mesh.names, plan.mesh.sizes))
     args = "".join(f'        "{name}": {_arg_spec(plan, name, struct, mr, 2)},\n'
                    for name, struct in plan.args.items())
-    if isinstance(plan.out_layouts, tuple):
+    if isinstance(plan.out_layouts, dict):  # a dict of results: a dict of specs
+        out = "{" + ", ".join(f"{json.dumps(k)}: {_spec(l, mr)}" for k, l in plan.out_layouts.items()) + "}"
+    elif isinstance(plan.out_layouts, tuple):
         out = "(" + ", ".join(_spec(l, mr) for l in plan.out_layouts) + ("," if len(plan.out_layouts) == 1 else "") + ")"
     else:
         out = _spec(plan.out_layouts, mr)

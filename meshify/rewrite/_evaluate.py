@@ -101,11 +101,34 @@ def evaluate(rw, node: cst.BaseExpression):
         return _sequence(node, [rw.expr(e.value) for e in node.elements])
     if isinstance(node, cst.IfExp):
         return _if_exp(rw, node)
+    if isinstance(node, cst.Dict) and _string_keys(node) is not None:
+        return _dict_literal(rw, node)
     if isinstance(node, cst.BooleanOperation):
         return _boolean(rw, node)
     if isinstance(node, cst.Ellipsis):
         return Operand(Static.of(...), node, node)
     return _opaque_construct(rw, node)
+
+
+def _string_keys(node: cst.Dict) -> list[str] | None:
+    """The keys of a dict literal whose keys are all distinct string literals (``{"loss": l, "acc": a}``), else
+    None."""
+    keys = []
+    for e in node.elements:
+        if not (isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)):
+            return None
+        keys.append(e.key.evaluated_value)
+    return keys if len(set(keys)) == len(keys) and all(isinstance(k, str) for k in keys) else None
+
+
+def _dict_literal(rw, node: cst.Dict) -> Operand:
+    """``{"loss": loss, "acc": acc}``: a dict of values by key, read as a dict parameter is
+    (``d["loss"]``; returned as a dict of results)."""
+    keys = _string_keys(node)
+    assert keys is not None
+    items = [rw.expr(e.value) for e in node.elements]  # type: ignore[union-attr]
+    new = node.with_changes(elements=[e.with_changes(value=i.node) for e, i in zip(node.elements, items)])
+    return Operand(StructValue("dict", tuple(zip(keys, (i.value for i in items))), "dict"), node, new)
 
 
 def _sequence(node: cst.Tuple | cst.List, items: list[Operand]) -> Operand:

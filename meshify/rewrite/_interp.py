@@ -1694,9 +1694,28 @@ class FunctionRewriter:
             items = tuple(Array(v.layout if isinstance(v, Array) else Layout.replicated(())) for v in op.value.items)
             self._results.append(TupleValue(items))
             return s.with_changes(value=op.node)
+        if isinstance(op.value, StructValue) and op.value.kind == "dict":
+            return self._dict_return(s, op)
         node, layout = self._leaving(op, s.value, "the result")
         self._results.append(Array(layout))
         return s.with_changes(value=node)
+
+    def _dict_return(self, s: cst.Return, op: Operand) -> cst.Return:
+        """``return {"loss": loss, "acc": acc}`` (or a name holding such a dict) without a return hint: each
+        value leaves in the layout it has, its partial sums completed; the result is a dict of them."""
+        assert isinstance(op.value, StructValue) and s.value is not None
+        literal = isinstance(op.node, cst.Dict)
+        elements, layouts = [], {}
+        for i, (key, value) in enumerate(op.value.fields):
+            item = op.node.elements[i].value if literal else cst.Subscript(  # type: ignore[union-attr]
+                op.node, [cst.SubscriptElement(cst.Index(cst.SimpleString(repr(key))))])
+            original = s.value.elements[i].value if isinstance(s.value, cst.Dict) else s.value  # type: ignore[union-attr]
+            node, layouts[key] = self._leaving(Operand(value, original, item), original, f"return value {key!r}")
+            elements.append(cst.DictElement(cst.SimpleString(repr(key)), node))
+        self._results.append(StructValue("dict", tuple((k, Array(l)) for k, l in layouts.items()), "dict"))
+        new = op.node.with_changes(elements=[e.with_changes(value=n.value) for e, n in zip(
+            op.node.elements, elements)]) if literal else cst.Dict(elements)  # type: ignore[union-attr]
+        return s.with_changes(value=new)
 
     def _leaving(self, op: Operand, where: cst.BaseExpression, purpose: str) -> tuple[cst.BaseExpression, Layout]:
         value = op.value
@@ -1720,6 +1739,8 @@ class FunctionRewriter:
                                  'add a return hint naming the dims it returns (-> Tensor["batch", "d_model"])')
         if isinstance(first, TupleValue):
             return tuple(item.layout for item in first.items)  # type: ignore[union-attr]
+        if isinstance(first, StructValue):  # a dict of results
+            return {k: v.layout for k, v in first.fields}  # type: ignore[union-attr,return-value]
         assert isinstance(first, Array)
         return first.layout
 
