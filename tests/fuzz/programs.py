@@ -779,7 +779,7 @@ class _Builder:
             op = self.weighted([("unary", 14), ("binary", 18), ("einsum", 18), ("matmul", 9), ("reduce", 12),
                                 ("softmax", 8), ("shape", 11), ("lookup", 8), ("loop", 6), ("literal", 5),
                                 ("listy", 4), ("call", 5), ("const", 4), ("update", 4), ("select", 3), ("rotary", 2),
-                                ("spatial", 60 if self.spatial else 0)])
+                                ("along", 2), ("spatial", 60 if self.spatial else 0)])
             if not getattr(self, f"op_{op}")(a):
                 self.op_unary(a)
         return self.finish()
@@ -1165,6 +1165,40 @@ class _Builder:
             self.trigger("a dynamic slice along a split dim", expr, "split dim")
             scale = a.scale
         self.emit(expr, [d for i, d in enumerate(a.dims) if i != k], scale)
+        return True
+
+    def op_along(self, a: _Value) -> bool:
+        """An op that works along one dim, each row on its own (``jnp.sort``, ``x.sort(descending=True)``,
+        ``jnp.argsort``, ``jnp.diff``, ``jnp.median``, ``jax.nn.glu``, ``jax.lax.cumsum(reverse=True)``,
+        ``jax.lax.cummax``), those that change the dim's size summed over it; refused where that dim is split
+        (a trigger)."""
+        if not a.dims or None in a.dims:
+            return False
+        rank = len(a.dims)
+        k = self.ch.integer(0, rank - 1)
+        size = self.sizes[a.dims[k]]  # type: ignore[index]
+        n = a.name
+        kind = self.pick(["sort", "sort_method", "argsort", "diff", "median", "glu", "cumsum", "cummax"])
+        dims, scale = list(a.dims), a.scale
+        if kind == "sort":
+            expr = f"jnp.sort({n}, axis={k})"
+        elif kind == "sort_method":
+            expr = f"{n}.sort(axis={k}, descending=True)"
+        elif kind == "argsort":
+            expr, scale = f"jnp.argsort({n}, axis={k}).astype({n}.dtype) * 0.1", 0.1 * size
+        elif kind == "cumsum":
+            expr, scale = f"jax.lax.cumsum({n}, axis={k}, reverse=True)", a.scale * size
+        elif kind == "cummax":
+            expr = f"jax.lax.cummax({n}, axis={k})"
+        else:
+            if size < 2 or (kind == "glu" and size % 2):
+                return False
+            inner = {"diff": f"jnp.diff({n}, axis={k})", "median": f"jnp.median({n}, axis={k}, keepdims=True)",
+                     "glu": f"jax.nn.glu({n}, axis={k})"}[kind]
+            expr, scale = f"jnp.sum({inner}, axis={k})", a.scale * (2 if kind == "diff" else size)
+            del dims[k]
+        self.trigger("an op along a split dim", expr, "along split dim")
+        self.emit(expr, dims, scale)
         return True
 
     def op_rotary(self, a: _Value) -> bool:
