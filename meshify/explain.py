@@ -273,7 +273,9 @@ def _trips(loops, sizes: dict[str, int], where: str, line: int, traced: bool = T
             raise AnnotationError(
                 f"{where}: cannot count the iterations of a loop around the collective at line {line}"
                 + (f" (no size for {trips!r}: a dim, or the list of structs the loop runs over)" if trips else ""),
-                fix=(f"pass --dims {trips}=N" if trips else "loop over range(N) with N a literal or x.shape[i]"))
+                fix=(f"pass --dims {trips}=N" if trips else "loop over range(N) with N a literal or x.shape[i]; a "
+                     "jax.lax.while_loop's count is known only when it runs, so explain cannot count what moves inside it "
+                     "(the program runs as written)"))
     return total
 
 

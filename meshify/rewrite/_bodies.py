@@ -89,6 +89,13 @@ def _loop(rw, call: Call, loop: Loop) -> tuple[Value, dict[At, cst.BaseExpressio
         result, node = _iteration(rw, call, loop, entering)
     _same_carry(rw, entering, _carry(loop, result), loop.body.fn.original, call.short)
     walked[loop.body.at] = _regathering(rw, node, mark.records)
+    if loop.cond is not None:  # while_loop: its condition on the carry as the loop runs it, whole everywhere
+        decided, walked[loop.cond.at] = _walk(rw, call, loop.cond.fn, [entering], loop.trips,
+                                              target=Array(Layout.replicated(())))
+        if not (isinstance(decided, Array) and decided.layout.rank == 0) and not isinstance(decided, Opaque):
+            raise rw.error(LayoutError, loop.cond.fn.original, f"the {call.short} condition returns "
+                           f"{type(decided).__name__.lower()}, not a scalar array",
+                           "return one boolean: jnp.any(...), x < limit, ...")
     if loop.stacked is None:
         return result, walked
     assert isinstance(result, TupleValue)
@@ -99,8 +106,9 @@ def _loop(rw, call: Call, loop: Loop) -> tuple[Value, dict[At, cst.BaseExpressio
 def _traced_numbers(init: Value) -> Value:
     """A carry as the loop body sees it: a Python number in it (``(h, 0)``, a step counter; ``x.shape[0]``)
     is a traced 0-d array there, as JAX converts it, not a static value (``n + 1`` is traced too)."""
-    if isinstance(init, Static) and (init.size_of is not None or (init.known and type(init.literal) in (int, float, bool))):
-        return Opaque(())
+    if isinstance(init, Static) and (init.size_of is not None or (init.known and type(init.literal) in (
+            int, float, bool)) or (not init.known and init.shape_of is None and init.param is None)):
+        return Opaque(())  # (not known: jnp.int32(0), np.float32(1.0), a number computed from sizes)
     if isinstance(init, TupleValue):
         return TupleValue(tuple(_traced_numbers(v) for v in init.items))
     return init

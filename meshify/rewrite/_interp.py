@@ -998,7 +998,7 @@ class FunctionRewriter:
         if not isinstance(stmt, cst.SimpleStatementLine):
             kind = type(stmt).__name__.lower()
             fix = {"for": "use jax.lax.scan/fori_loop, or vectorise the loop",
-                   "while": "use jax.lax.while_loop outside the @mesh function",
+                   "while": "use jax.lax.while_loop(cond, body, init) (its condition must be one value on every device)",
                    "if": "branch with jnp.where, or move the branch outside the @mesh function"}.get(
                        kind, "move it outside the @mesh function")
             raise self.ctx.error(UnsupportedError, stmt, f"'{kind}' statements are not supported in a @mesh function",

@@ -217,6 +217,7 @@ SIGNATURES: dict[str, str] = {
     # -- control flow ------------------------------------------------------------------------------------
     "jax.lax.scan": "f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpose=False",
     "jax.lax.fori_loop": "lower, upper, body_fun, init_val, *, unroll=None",
+    "jax.lax.while_loop": "cond_fun, body_fun, init_val",
     "jax.lax.cond": "pred, true_fun, false_fun, *operands, operand=...",
     "jax.lax.switch": "index, branches, *operands, operand=...",
     # -- array methods (x.sum(...)): the method's parameters after self ------------------------------------

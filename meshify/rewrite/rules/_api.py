@@ -287,6 +287,9 @@ class Loop:
     stacked: str | None = None
     #: ``unroll=`` (scan, fori_loop with static bounds): the body's copies in the HLO (see TracedLoop).
     unroll: int | bool = 1
+    #: ``while_loop``'s condition, walked with the carry the body settles on; its result must be one
+    #: value on every device (a partial sum completed inside it), or the devices would loop apart.
+    cond: Body | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -115,6 +115,20 @@ def _fori_loop(ctx: RuleContext, call: Call) -> Lowering:
     return Lowering(None, walks=Loop(_body(call, f), (Static(), init.value), 1, init, trips, unroll=_unroll(call)))
 
 
+BODY_OPS.add("jax.lax.while_loop")
+
+
+@op("jax.lax.while_loop", reads=("cond_fun", "body_fun", "init_val"))
+def _while_loop(ctx: RuleContext, call: Call) -> Lowering:
+    """``jax.lax.while_loop(cond, body, init)``: the body walked as a fori_loop's (the carry to a fixpoint),
+    then the condition with that carry; it must come out whole on every device (a scalar; a partial sum is
+    completed inside the condition), so every device runs the same number of iterations."""
+    cond, f, init = call.params.get("cond_fun"), call.params.get("body_fun"), call.params.get("init_val")
+    if cond is None or f is None or init is None:
+        return unknown_call(ctx, call)
+    return Lowering(None, walks=Loop(_body(call, f), (init.value,), 0, init, None, cond=_body(call, cond)))
+
+
 def _body(call: Call, fn: Operand) -> Body:
     """``fn``, a function argument of ``call``, walked and put back where it is written."""
     return Body(fn, At(call.position(fn)))
