@@ -14,7 +14,7 @@ from meshify.rewrite._collectives import axes_text
 from meshify.rewrite._plan import choose_splits
 from meshify.rewrite._values import Array, Opaque, Operand, Static, Value
 from meshify.rewrite.rules._api import Call, Convert, Lowering, MeshAxes, Ref, RuleContext, op, unknown_call
-from meshify.rewrite.rules.shapes import _literal
+from meshify.rewrite.rules.shapes import _expr_name, _literal
 
 # -- indexing --------------------------------------------------------------------------------------------
 
@@ -319,6 +319,8 @@ def _take(ctx: RuleContext, call: Call):
     if isinstance(table.value, Opaque) and isinstance(ids.value, Array) and (
             ids.value.layout.is_split or _one_dim(table.value)):
         return _take_whole(ctx, table, ids, axis)
+    if isinstance(table.value, Array) and isinstance(ids.value, Opaque) and isinstance(axis, int):
+        ids = _literal_ids(ctx, ids, call.node)
     if not isinstance(table.value, Array) or not isinstance(ids.value, Array):
         return unknown_call(ctx, call)
     if not isinstance(axis, int):
@@ -330,6 +332,20 @@ def _take(ctx: RuleContext, call: Call):
     # user's call where the table is whole, and needs neither where it is split.
     mode, fill = _lookup_mode(ctx, call, call.arg(4, "mode"), call.arg(7, "fill_value"))
     return lookup(ctx, table, ids, axis % table.value.layout.rank, call.node, mode, fill)
+
+
+def _literal_ids(ctx: RuleContext, ids: Operand, node) -> Operand:
+    """Ids of a literal shape (``jnp.array([0, 5, 7])``), whole on every device: an array whose dims are named
+    after the ids (``ids?``), so the lookup's result has them where the table's dim was; ids of unknown
+    dims are refused, asking for their dims."""
+    shape = ids.value.shape  # type: ignore[union-attr]
+    if shape is None:
+        code = ctx.code(ids.original)
+        raise ctx.error(UnsupportedError, ids.original, f"jnp.take by {code!r}, whose dims meshify cannot infer "
+                        "(the result's dims follow the ids')", f"name the ids' dims first: ids: Tensor[\"k\"] = {code}")
+    base = _expr_name(ids.original) or "ids"
+    dims = tuple(f"{base}{i if len(shape) > 1 else ''}{INFERRED}" for i in range(len(shape)))
+    return Operand(Array(Layout.replicated(dims)), ids.original, ids.node)
 
 
 def _take_whole(ctx: RuleContext, table: Operand, ids: Operand, axis) -> Lowering:
