@@ -157,6 +157,8 @@ SIGNATURES: dict[str, str] = {
     "jax.numpy.nan_to_num": "x, copy=True, nan=0.0, posinf=None, neginf=None",
     "jax.numpy.inner": "a, b, *, precision=None, preferred_element_type=None",
     "jax.numpy.kron": "a, b",
+    "jax.lax.dot_general": "lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None, *, "
+                           "out_sharding=None",
     "jax.numpy.tensordot": "a, b, axes=2, *, precision=None, preferred_element_type=None, out_sharding=None",
     "jax.numpy.expand_dims": "a, axis",
     "jax.numpy.squeeze": "a, axis=None",

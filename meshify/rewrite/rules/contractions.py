@@ -242,6 +242,54 @@ def _matmul(ctx: RuleContext, call: Call):
                     contraction=contraction)
 
 
+@op("jax.lax.dot_general", reads=("lhs", "rhs", "dimension_numbers", "precision", "preferred_element_type"))
+def _dot_general(ctx: RuleContext, call: Call):
+    """``jax.lax.dot_general(x, w, (((1,), (0,)), ((), ())), preferred_element_type=jnp.int32)``: the
+    einsum its dimension numbers spell (batch dims first, then the free dims of each operand in order),
+    planned as one (an int8 matmul accumulating in int32 included)."""
+    lhs, rhs, numbers = call.arg(0, "lhs"), call.arg(1, "rhs"), call.arg(2, "dimension_numbers")
+    if not (isinstance(lhs.value, Array) and isinstance(rhs.value, Array)):
+        return unknown_call(ctx, call)
+    spelled = _dimension_numbers(numbers, lhs.value.layout.rank, rhs.value.layout.rank)
+    if spelled is None:
+        raise ctx.error(UnsupportedError, numbers.original, f"dimension_numbers {ctx.code(numbers.original)!r} of "
+                        "jax.lax.dot_general is not a literal meshify can read",
+                        "write it as a literal: (((1,), (0,)), ((), ())), or use jnp.einsum")
+    operands = [lhs, rhs]
+    value, converts, contraction = contract(ctx, operands, *spelled, call.node, "dot_general")
+    return Lowering(value, tuple(c for c in converts if c is not None), accumulate=_accumulate(value, operands),
+                    contraction=contraction)
+
+
+def _dimension_numbers(numbers: Operand, ra: int, rb: int) -> tuple[list[str], str] | None:
+    """dot_general's ``((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))`` as einsum letters, or None."""
+    literal = numbers.value.literal if isinstance(numbers.value, Static) and numbers.value.known else None
+    try:
+        (lc, rc), (lb, rb_) = literal  # type: ignore[misc]
+        lc, rc, lb, rb_ = (tuple(int(i) % r for i in dims) for dims, r in ((lc, ra), (rc, rb), (lb, ra), (rb_, rb)))
+    except (TypeError, ValueError):
+        return None
+    if len(lc) != len(rc) or len(lb) != len(rb_) or len({*lc, *lb}) != len(lc) + len(lb) \
+            or len({*rc, *rb_}) != len(rc) + len(rb_):
+        return None
+    spare = iter(string.ascii_letters)
+    a: list[str] = [""] * ra
+    b: list[str] = [""] * rb
+    batch = ""
+    for i, j in zip(lb, rb_):
+        a[i] = b[j] = letter = next(spare)
+        batch += letter
+    for i, j in zip(lc, rc):
+        a[i] = b[j] = next(spare)
+    free = ""
+    for letters in (a, b):
+        for i, letter in enumerate(letters):
+            if not letter:
+                letters[i] = next(spare)
+                free += letters[i]
+    return ["".join(a), "".join(b)], batch + free
+
+
 @op("jax.numpy.dot", reads=("a", "b", "precision", "preferred_element_type"))
 def _dot(ctx: RuleContext, call: Call):
     operands = [call.arg(0, "a"), call.arg(1, "b")]
