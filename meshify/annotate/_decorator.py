@@ -204,10 +204,17 @@ class MeshFunction:
         lines = [f"{self.__name__} on mesh {self.mesh_spec}:"]
         for name, layout in plan.in_layouts.items():
             lines.append(f"  in  {name}: {layout.describe()}")
-        outs = plan.out_layouts if isinstance(plan.out_layouts, tuple) else tuple(plan.out_layouts.values()) \
-            if isinstance(plan.out_layouts, dict) else (plan.out_layouts,)
-        for i, layout in enumerate(outs):
-            lines.append(f"  out {i}: {layout.describe()}")
+        def leaves(layouts, path):  # a tuple or dict of results, nested: each result's layout by its path
+            if isinstance(layouts, dict):
+                return [leaf for k, v in layouts.items() for leaf in leaves(v, f"{path}[{k!r}]")]
+            if isinstance(layouts, tuple):
+                return [leaf for i, v in enumerate(layouts) for leaf in leaves(v, f"{path}[{i}]")]
+            return [(path, layouts)]
+
+        outs = leaves(plan.out_layouts, "")
+        for i, (path, layout) in enumerate(outs):
+            lines.append(f"  out {path.lstrip('[').rstrip(']') if path.count('[') == 1 else path or i}: "
+                         f"{layout.describe()}")
         if not plan.records:
             lines.append("  no collectives")
         for record in plan.records:

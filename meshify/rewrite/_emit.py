@@ -26,6 +26,15 @@ from meshify.rewrite._templates import comment_line
 __all__ = ["Decorators", "fix_imports", "header_lines", "place_versions", "sharded_decorator_text"]
 
 
+def _specs(layouts, mr: str) -> str:
+    """out_specs for a result's layouts: one, a tuple of them, a dict of them (nested as the result is)."""
+    if isinstance(layouts, dict):
+        return "{" + ", ".join(f"{json.dumps(k)}: {_specs(l, mr)}" for k, l in layouts.items()) + "}"
+    if isinstance(layouts, tuple):
+        return "(" + ", ".join(_specs(l, mr) for l in layouts) + ("," if len(layouts) == 1 else "") + ")"
+    return _spec(layouts, mr)
+
+
 def _spec(layout: Layout, mr: str) -> str:
     entries = []
     for axes in layout.axes:
@@ -76,12 +85,7 @@ def sharded_decorator_text(plan: FunctionPlan, mr: str) -> str:
     mesh = ", ".join(f"{n}={s}" for n, s in zip(plan.mesh.names, plan.mesh.sizes))
     args = "".join(f'        "{name}": {_arg_spec(plan, name, struct, mr, 2)},\n'
                    for name, struct in plan.args.items())
-    if isinstance(plan.out_layouts, dict):  # a dict of results: a dict of specs
-        out = "{" + ", ".join(f"{json.dumps(k)}: {_spec(l, mr)}" for k, l in plan.out_layouts.items()) + "}"
-    elif isinstance(plan.out_layouts, tuple):
-        out = "(" + ", ".join(_spec(l, mr) for l in plan.out_layouts) + ("," if len(plan.out_layouts) == 1 else "") + ")"
-    else:
-        out = _spec(plan.out_layouts, mr)
+    out = _specs(plan.out_layouts, mr)
     reads = ""
     if plan.static_reads:
         entries = ", ".join(f'"{p}": {{' + ", ".join(f'"{a}": ' + (_dims(d) if d is not None else "None")

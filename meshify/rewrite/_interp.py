@@ -1676,10 +1676,16 @@ class FunctionRewriter:
                 if isinstance(e, cst.StarredElement):
                     raise self.ctx.error(UnsupportedError, e, "a starred item in a returned tuple",
                                          "return the items one by one, or add a return hint")
-                node, layout = self._leaving(self.expr(e.value), e.value, f"return value {i}")
+                item = self.expr(e.value)
+                if isinstance(item.value, StructValue) and item.value.kind == "dict":  # (loss, new_params)
+                    node, left = self._leaving_dict(item, e.value, f"return value {i}")
+                    elements.append(e.with_changes(value=node))
+                    layouts.append(left)
+                    continue
+                node, layout = self._leaving(item, e.value, f"return value {i}")
                 elements.append(e.with_changes(value=node))
-                layouts.append(layout)
-            self._results.append(TupleValue(tuple(Array(l) for l in layouts)))
+                layouts.append(Array(layout))
+            self._results.append(TupleValue(tuple(layouts)))
             return s.with_changes(value=s.value.with_changes(elements=elements))
         op = self.expr(s.value)
         if isinstance(op.value, TupleValue) and all(isinstance(v, Array | Opaque) for v in op.value.items):
@@ -1695,27 +1701,30 @@ class FunctionRewriter:
             self._results.append(TupleValue(items))
             return s.with_changes(value=op.node)
         if isinstance(op.value, StructValue) and op.value.kind == "dict":
-            return self._dict_return(s, op)
+            node, left = self._leaving_dict(op, s.value, "the result")
+            self._results.append(left)
+            return s.with_changes(value=node)
         node, layout = self._leaving(op, s.value, "the result")
         self._results.append(Array(layout))
         return s.with_changes(value=node)
 
-    def _dict_return(self, s: cst.Return, op: Operand) -> cst.Return:
-        """``return {"loss": loss, "acc": acc}`` (or a name holding such a dict) without a return hint: each
-        value leaves in the layout it has, its partial sums completed; the result is a dict of them."""
-        assert isinstance(op.value, StructValue) and s.value is not None
-        literal = isinstance(op.node, cst.Dict)
-        elements, layouts = [], {}
+    def _leaving_dict(self, op: Operand, where: cst.BaseExpression, purpose: str
+                      ) -> tuple[cst.BaseExpression, StructValue]:
+        """``{"loss": loss, "acc": acc}`` (or a name holding a dict, a dict of parameters) leaving a function
+        without a return hint: each value in the layout it has, its partial sums completed; a dict of them."""
+        assert isinstance(op.value, StructValue)
+        literal = isinstance(op.node, cst.Dict) and len(op.node.elements) == len(op.value.fields)
+        elements, left = [], []
         for i, (key, value) in enumerate(op.value.fields):
             item = op.node.elements[i].value if literal else cst.Subscript(  # type: ignore[union-attr]
-                op.node, [cst.SubscriptElement(cst.Index(cst.SimpleString(repr(key))))])
-            original = s.value.elements[i].value if isinstance(s.value, cst.Dict) else s.value  # type: ignore[union-attr]
-            node, layouts[key] = self._leaving(Operand(value, original, item), original, f"return value {key!r}")
-            elements.append(cst.DictElement(cst.SimpleString(repr(key)), node))
-        self._results.append(StructValue("dict", tuple((k, Array(l)) for k, l in layouts.items()), "dict"))
+                op.node, [cst.SubscriptElement(cst.Index(cst.SimpleString(json.dumps(key))))])
+            original = where.elements[i].value if isinstance(where, cst.Dict) and literal else where  # type: ignore[union-attr]
+            node, layout = self._leaving(Operand(value, original, item), original, f"{purpose}'s {key!r}")
+            elements.append(cst.DictElement(cst.SimpleString(json.dumps(key)), node))
+            left.append((key, Array(layout)))
         new = op.node.with_changes(elements=[e.with_changes(value=n.value) for e, n in zip(
             op.node.elements, elements)]) if literal else cst.Dict(elements)  # type: ignore[union-attr]
-        return s.with_changes(value=new)
+        return new, StructValue("dict", tuple(left), "dict")
 
     def _leaving(self, op: Operand, where: cst.BaseExpression, purpose: str) -> tuple[cst.BaseExpression, Layout]:
         value = op.value
@@ -1737,10 +1746,15 @@ class FunctionRewriter:
             raise self.ctx.error(LayoutError, self.fn.name, f"{self.fn.name.value}() has no return hint and returns "
                                  "values of different layouts on different paths",
                                  'add a return hint naming the dims it returns (-> Tensor["batch", "d_model"])')
+        def layouts(value):
+            if isinstance(value, StructValue):  # a dict of results
+                return {k: layouts(v) for k, v in value.fields}
+            return value.layout
+
         if isinstance(first, TupleValue):
-            return tuple(item.layout for item in first.items)  # type: ignore[union-attr]
-        if isinstance(first, StructValue):  # a dict of results
-            return {k: v.layout for k, v in first.fields}  # type: ignore[union-attr,return-value]
+            return tuple(layouts(item) for item in first.items)
+        if isinstance(first, StructValue):
+            return layouts(first)  # type: ignore[no-any-return]
         assert isinstance(first, Array)
         return first.layout
 

@@ -17,12 +17,12 @@ import libcst as cst
 
 from meshify.annotate._types import Layout
 from meshify.errors import LayoutError, UnsupportedError
-from meshify.rewrite._values import Array, Operand, Static, TupleValue, Value
+from meshify.rewrite._values import Array, Operand, Static, StructValue, TupleValue, Value
 
 __all__ = ["TRANSFORMS", "transformed_call"]
 
 #: The transforms a call site may apply to a helper, nested def or lambda.
-TRANSFORMS = frozenset({"jax.checkpoint", "jax.remat", "jax.vmap", "jax.jit"})
+TRANSFORMS = frozenset({"jax.checkpoint", "jax.remat", "jax.vmap", "jax.jit", "jax.grad", "jax.value_and_grad"})
 
 
 def transformed_call(rw, node: cst.Call, kind: str):
@@ -45,6 +45,8 @@ def transformed_call(rw, node: cst.Call, kind: str):
     call = _evaluate_args(rw, node, rw.ctx.code(fn), None)
     if kind == "jax.vmap":
         value, new_fn, args = _vmap(rw, node, fn, call, options)
+    elif kind in ("jax.grad", "jax.value_and_grad"):
+        value, new_fn, args = _grad(rw, node, fn, call, options, kind)
     else:
         value, new_fn, args = _walk(rw, fn, call)
     new_inner_args = [inner.args[0].with_changes(value=new_fn)]
@@ -89,6 +91,86 @@ def _walk(rw, fn: cst.BaseExpression, call) -> tuple[Value, cst.BaseExpression, 
         return value, new, [a.with_changes(value=o.node) for a, o in zip(call.node.args, call.args)]
     raise rw.error(UnsupportedError, fn, f"{rw.ctx.code(fn)!r} is not a function meshify can follow into", "pass a helper defined with def (here or at module "
                    "level), or a lambda")
+
+
+def _grad(rw, node: cst.Call, fn: cst.BaseExpression, call, options: dict, kind: str):
+    """``jax.grad(loss)(params, x)`` / ``jax.value_and_grad(loss, argnums=(0, 1), has_aux=True)(...)`` inside the
+    @mesh function: ``loss`` rewritten for the operands, differentiated inside the shard_map as written.  Each
+    device's loss may be its partial sum (a mean over a split batch): the gradient of the partial losses is the
+    gradient of their sum, as shard_map transposes its collectives (a replicated parameter's cotangents are
+    psummed, a split one's stay its block).  So each gradient has its argument's layout, whole; the value keeps
+    the loss's layout (completed where it is used).  A partial sum passed as an argument is completed first."""
+    from dataclasses import replace
+
+    for key, op in options.items():
+        if key not in ("argnums", "has_aux", 1, 2):
+            raise rw.error(UnsupportedError, op.original, f"{kind.rsplit('.', 1)[1]} option {key!r} is not modelled "
+                           "by meshify", "drop it, or differentiate outside the @mesh function")
+    argnums = _literal(rw, options.get(1, options.get("argnums")), 0, "argnums")
+    has_aux = _literal(rw, options.get(2, options.get("has_aux")), False, "has_aux")
+    if call.kwargs:
+        raise rw.error(UnsupportedError, node, f"keyword arguments to a {kind.rsplit('.', 1)[1]} function",
+                       "pass them positionally")
+    nums = list(argnums) if isinstance(argnums, tuple | list) else [argnums]
+    if not all(isinstance(i, int) and -len(call.args) <= i < len(call.args) for i in nums):
+        raise rw.error(LayoutError, node, f"argnums={argnums!r} for {len(call.args)} arguments",
+                       "name arguments that are passed")
+    nums = [i % len(call.args) for i in nums]
+    args = list(call.args)
+    for i in nums:  # a partial sum differentiated with respect to: completed first (its pieces are not inputs)
+        if _holds_partial(args[i].value):
+            args[i] = _whole(rw, args[i], f"{kind}'s argument {i}")
+    value, new_fn, new_args = _walk(rw, fn, replace(call, args=tuple(args)))
+    loss = value.items[0] if has_aux and isinstance(value, TupleValue) and len(value.items) == 2 else value
+    if has_aux and loss is value:
+        raise rw.error(LayoutError, fn, f"{rw.ctx.code(fn)} returns one value but has_aux=True",
+                       "return (loss, aux)")
+    if not (isinstance(loss, Array) and loss.layout.rank == 0):
+        raise rw.error(LayoutError, fn, f"{rw.ctx.code(fn)} returns {_describe(loss)}, not a scalar array, under "
+                       f"{kind}", "return one scalar: the loss (jnp.mean(...), jnp.sum(...))")
+    grads = [_gradient_of(args[i].value) for i in nums]
+    out: Value = grads[0] if isinstance(argnums, int) else TupleValue(tuple(grads))
+    if has_aux:
+        out = TupleValue((out, value.items[1])) if kind == "jax.grad" else out  # type: ignore[union-attr]
+    if kind == "jax.value_and_grad":
+        out = TupleValue((value, out))
+    return out, new_fn, new_args
+
+
+def _holds_partial(value: Value) -> bool:
+    if isinstance(value, Array):
+        return bool(value.layout.partial)
+    if isinstance(value, TupleValue):
+        return any(_holds_partial(v) for v in value.items)
+    if isinstance(value, StructValue):
+        return any(_holds_partial(v) for _, v in value.fields)
+    return False
+
+
+def _whole(rw, operand: Operand, purpose: str) -> Operand:
+    if not isinstance(operand.value, Array):
+        raise rw.error(UnsupportedError, operand.original, f"differentiating with respect to "
+                       f"{rw.ctx.code(operand.original)!r}, which holds a partial sum",
+                       "name it first (v: Tensor[...] = ...), so that it is summed, then pass v")
+    whole = operand.value.layout.with_partial(())
+    return Operand(Array(whole, ""), operand.original, rw.convert(operand, whole, purpose))
+
+
+def _gradient_of(value: Value) -> Value:
+    """The gradient's value for an argument: its layout, whole (its dtype too); a pytree's field by field."""
+    if isinstance(value, Array):
+        return Array(value.layout.with_partial(()))
+    if isinstance(value, TupleValue):
+        return TupleValue(tuple(_gradient_of(v) for v in value.items))
+    if isinstance(value, StructValue):
+        return StructValue(value.cls, tuple((k, _gradient_of(v)) for k, v in value.fields), value.kind)
+    return value  # (a static argument's gradient is JAX's error, as on one device)
+
+
+def _describe(value: Value) -> str:
+    if isinstance(value, Array):
+        return f"an array of dims {list(value.dims)}"
+    return type(value).__name__.lower()
 
 
 def _vmap(rw, node: cst.Call, fn: cst.BaseExpression, call, options: dict):
