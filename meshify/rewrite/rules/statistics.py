@@ -572,11 +572,15 @@ def _along_rule(ctx: RuleContext, call: Call, kind: str):
                             f" of {ctx.code(x.original)!r}, of layout {layout.describe()}",
                             "pass one axis= along an unsplit dim")
         return Lowering(Opaque(), (Convert(x, layout, kind),))
-    dims = _dims(ctx, call, layout) if "axis" in call.params else None
-    dim = dims[0] if dims else (0 if axis is None else axis % layout.rank)
-    if not -layout.rank <= (axis if isinstance(axis, int) else 0) < layout.rank:
-        raise ctx.error(LayoutError, call.node, f"axis {axis!r} is out of range for a value of dims {list(layout.dims)}",
+    if layout.rank == 0:
+        return unknown_call(ctx, call)  # (JAX's own error for a 0-d array; a partial sum refused)
+    if axis is None:  # a 1-d value: its only dim
+        axis = 0
+    if not isinstance(axis, int) or isinstance(axis, bool) or not -layout.rank <= axis < layout.rank:
+        where = call.params["axis"].original if "axis" in call.params else call.node
+        raise ctx.error(LayoutError, where, f"axis {axis!r} is out of range for a value of dims {list(layout.dims)}",
                         f"use an axis from {-layout.rank} to {layout.rank - 1}")
+    dim = axis % layout.rank
     if layout.axes[dim]:
         from meshify.rewrite.rules._api import unsplit_fix
 
