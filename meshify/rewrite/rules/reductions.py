@@ -106,11 +106,28 @@ def mask_layout(layout: Layout, value) -> Layout | None:
             axes.append(())
         elif d == layout.dims[offset + i]:
             axes.append(layout.axes[offset + i])
-        elif d.endswith(INFERRED) and not layout.axes[offset + i]:  # x[:, :1] > 0 beside an unsplit dim
-            axes.append(())
+        elif d.endswith(INFERRED):  # x[:, :1] > 0 beside an unsplit dim; jnp.arange(cfg.n) < k beside a split
+            axes.append(layout.axes[offset + i])  # one (its size checked when traced: mask_convert)
         else:
             return None
     return Layout(value.dims, tuple(axes))
+
+
+def mask_convert(ctx: RuleContext, operand, layout: Layout, purpose: str) -> Convert:
+    """The conversion of a ``where=`` mask (or weights) to :func:`mask_layout`; a dim of it meshify named
+    itself (``jnp.arange(cfg.n)``: ``n?``) split along the array's dim is checked, when traced, to have that
+    dim's size (a block of one entry would broadcast where, on one device, the mask does not)."""
+    target = mask_layout(layout, operand.value)
+    assert target is not None
+    convert = Convert(operand, target, purpose)
+    offset = layout.rank - target.rank
+    named = tuple(layout.dims[offset + i] for i in range(target.rank))
+    if any(d.endswith(INFERRED) and axes and not before for d, axes, before in
+           zip(operand.value.dims, target.axes, operand.value.layout.axes)):
+        from meshify.rewrite.rules.elementwise import _checked_entries
+
+        convert = _checked_entries(ctx, convert, named)
+    return convert
 
 
 def _mask_follows(layout: Layout, reduced: list[int], operand, kind: str) -> bool:
@@ -144,7 +161,7 @@ def _reduce_rule(ctx: RuleContext, call: Call, kind: str):
         if extra == "where" and operand is not None and _mask_follows(layout, reduced, operand, kind):
             # A mask of x's own dims, in x's layout: a masked sum of local blocks is a partial sum of the
             # masked sum (so over split dims too), and where nothing reduced is split it runs as written.
-            masks.append(Convert(operand, mask_layout(layout, operand.value), f"{kind}'s where="))
+            masks.append(mask_convert(ctx, operand, layout, f"{kind}'s where="))
             continue
         made_whole = layout.with_partial(()) if kind in ("max", "min") else layout  # (a max reads x whole)
         if operand is not None and not _is_none(operand) and not _local_extra(made_whole, reduced, operand, extra):
@@ -239,7 +256,7 @@ def _masked_split(ctx: RuleContext, call: Call, kind: str, x, reduced: list[int]
     fills: list[tuple[str, object]] = [("x", Ref(0))]
     keywords = ""
     if where is not None:
-        converts.append(Convert(where, mask_layout(layout, where.value), f"{kind}'s where="))
+        converts.append(mask_convert(ctx, where, layout, f"{kind}'s where="))
         fills.append(("w", Ref(1)))
         keywords += ", where={w}"
     if initial is not None:
@@ -308,7 +325,7 @@ def _softmax_rule(ctx: RuleContext, call: Call, kind: str):
                                 f"{call.name}({name}=...) with dims {list(o.value.dims)} beside {list(layout.dims)}",
                                 f"give {name}= the dims of the array it weighs, in the same order")
             if isinstance(o.value, Array):
-                converts.append(Convert(o, mask_layout(layout, o.value), f"{kind}'s {name}="))
+                converts.append(mask_convert(ctx, o, layout, f"{kind}'s {name}="))
             elif not isinstance(o.value, Static):
                 raise ctx.error(UnsupportedError, o.original, f"{call.name}({name}=...) of unknown dims",
                                 f"name its dims first: {name}: Tensor[...] = ...")
@@ -319,7 +336,7 @@ def _softmax_rule(ctx: RuleContext, call: Call, kind: str):
     for name, o in extras:
         if isinstance(o.value, Array) and mask_layout(layout, o.value) is not None:
             fills.append((name, Ref(len(converts))))
-            converts.append(Convert(o, mask_layout(layout, o.value), f"{kind}'s {name}="))
+            converts.append(mask_convert(ctx, o, layout, f"{kind}'s {name}="))
         elif isinstance(o.value, Static) and o.value.known and isinstance(o.value.literal, bool | int | float):
             fills.append((name, o.node))
         else:
