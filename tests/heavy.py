@@ -1,14 +1,14 @@
 """Writes ``tests/heavy.txt``: the tests that took longest in a measured run, which conftest marks slow.
 
     CI=true .venv/bin/python -m pytest -q -n 2 --durations=0 > durations.log
-    .venv/bin/python -m tests.heavy durations.log [older.log ...]   # tests over 2 s (setup + call + teardown)
+    .venv/bin/python -m tests.heavy durations.log [older.log ...]   # tests over 1 s (setup + call + teardown)
 
 A run skips the heavy tests outside its sample: a test listed now that no log timed stays listed, and
 a test is heavy if it took over the limit in any log given (a ``MESHIFY_SLOW=1`` run times them all).
 
 CI runs the suite on 2 cores in about 15 minutes only if the few hundred longest checks (a U-Net
 layer's gradient op by op, a 40-program fuzz batch, a GPT-2 in a scan) are sampled like the other
-slow tests: about 1 in 8 of them run each day, the sample moving daily, and ``MESHIFY_SLOW=1`` runs
+slow tests: about 1 in 12 of them run each day, the sample moving daily, and ``MESHIFY_SLOW=1`` runs
 them all.  ``ANCHORS`` always run: one of each family whose members are all heavy, and the checks the
 project's contract names (the examples type-check, FSDP x TP matches one device, two processes
 match one), so that none goes unchecked in any CI run.
@@ -58,7 +58,7 @@ def heavy(logs: list[str], over: float) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("logs", type=Path, nargs="+", help="outputs of pytest --durations=0")
-    parser.add_argument("--over", type=float, default=2.0, help="seconds a test must take to be heavy")
+    parser.add_argument("--over", type=float, default=1.0, help="seconds a test must take to be heavy")
     args = parser.parse_args(argv)
     missing = [str(p) for p in args.logs if not p.is_file()]
     if missing:
@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
               "  fix: run pytest with --durations=0 and save its output", file=sys.stderr)
         return 2
     header = (f"# Tests over {args.over:g} s in one run on 2 cores (python -m tests.heavy): marked slow by conftest,\n"
-              "# so sampled about 1 in 8 in CI; MESHIFY_SLOW=1 runs them all.\n")
+              "# so sampled about 1 in 12 in CI; MESHIFY_SLOW=1 runs them all.\n")
     HEAVY.write_text(header + "".join(f"{n}\n" for n in nodes))
     print(f"{len(nodes)} heavy tests written to {HEAVY}")
     return 0
