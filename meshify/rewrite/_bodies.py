@@ -301,6 +301,9 @@ def _convert_to(rw, op: Operand, target: Value, where: cst.CSTNode) -> Operand:
         return op
     if isinstance(value, Array) and isinstance(target, Array):
         return Operand(target, op.original, rw.convert(op, target.layout, "the layout every branch returns"))
+    if isinstance(value, Opaque | Static) and isinstance(target, Array) and not target.layout.is_split \
+            and not target.layout.partial:  # the same on every device already (a while_loop's c[1] < 3)
+        return Operand(target, op.original, op.node)
     if isinstance(value, TupleValue) and isinstance(target, TupleValue) and isinstance(op.original, cst.Tuple) \
             and isinstance(op.node, cst.Tuple) and len(op.original.elements) == len(value.items) == len(target.items):
         items = [_convert_to(rw, Operand(v, e.value, n.value), t, where)

@@ -1735,9 +1735,14 @@ class FunctionRewriter:
             return op.node, Layout.replicated(())  # a whole array of dims meshify does not know: replicated
         what = "a tuple" if isinstance(value, TupleValue) else "a pytree" if isinstance(value, StructValue) \
             else "a Python value"
+        fix = ("return its arrays as a dict ({\"w\": p.w, ...}) or a tuple of them: a NamedTuple or dataclass "
+               "result is not rebuilt by meshify yet" if isinstance(value, StructValue) and value.kind != "dict"
+               else "return arrays: a tuple literal or a dict literal of them for several (a nested dict, or a "
+                    "Python value, is not returned by meshify yet)" if isinstance(value, StructValue | Static)
+               else 'return arrays (a tuple literal of them for several), or add a return hint: '
+                    '-> tuple[Tensor["batch"], Tensor[()]]')
         raise self.ctx.error(UnsupportedError, where, f"{self.fn.name.value}() returns {self.ctx.code(where)!r}, "
-                             f"{what}, and has no return hint", "return arrays (a tuple literal of them for several), "
-                             'or add a return hint: -> tuple[Tensor["batch"], Tensor[()]]')
+                             f"{what}, and has no return hint", fix)
 
     def _unhinted_layouts(self) -> tuple[Layout, ...] | Layout:
         """The out_specs of a function without a return hint: its results' layouts, one for every path."""

@@ -1,7 +1,7 @@
 """``jax.lax.while_loop`` over values split over both axes: the condition reads split values through
 reductions (``jnp.max(jnp.abs(h))``: a pmax; ``jnp.sum(h * h)``: a partial sum completed inside the
 condition), so every device decides alike; the body contracts over the split d (a psum) and counts steps in
-``jnp.int32(0)``; a nested def and a module def as the condition.  Before, "jax.lax.while_loop has no meshify
+``jnp.int32(0)``; a nested def, a module def and a lambda as the condition.  Before, "jax.lax.while_loop has no meshify
 rule" (found by the user-style attack).  While loops have no reverse-mode gradient in JAX."""
 import jax
 import jax.numpy as jnp
@@ -35,7 +35,8 @@ def f(x: Tensor["batch", "d"], w: Tensor["d", "e"]):
         return g * 0.9 + jnp.sum(g @ w) * 0.0, k + 1
 
     g, m = jax.lax.while_loop(energetic, shrink, (h, 0))
-    return h, n, g, m
+    k, j = jax.lax.while_loop(lambda c: c[1] < 3, lambda c: (c[0] + 1.0, c[1] + 1), (g, 0))  # a lambda condition
+    return h, n, g, m, k, j
 
 
 def inputs():
