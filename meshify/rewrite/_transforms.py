@@ -17,7 +17,7 @@ import libcst as cst
 
 from meshify.annotate._types import Layout
 from meshify.errors import LayoutError, UnsupportedError
-from meshify.rewrite._values import Array, Operand, Static, StructValue, TupleValue, Value
+from meshify.rewrite._values import Array, Operand, Static, StructValue, TupleValue, Value, holds_partial
 
 __all__ = ["TRANSFORMS", "transformed_call"]
 
@@ -118,7 +118,7 @@ def _grad(rw, node: cst.Call, fn: cst.BaseExpression, call, options: dict, kind:
     nums = [i % len(call.args) for i in nums]
     args = list(call.args)
     for i in nums:  # a partial sum differentiated with respect to: completed first (its pieces are not inputs)
-        if _holds_partial(args[i].value):
+        if holds_partial(args[i].value):
             args[i] = _whole(rw, args[i], f"{kind}'s argument {i}")
     value, new_fn, new_args = _walk(rw, fn, replace(call, args=tuple(args)))
     loss = value.items[0] if has_aux and isinstance(value, TupleValue) and len(value.items) == 2 else value
@@ -135,16 +135,6 @@ def _grad(rw, node: cst.Call, fn: cst.BaseExpression, call, options: dict, kind:
     if kind == "jax.value_and_grad":
         out = TupleValue((value, out))
     return out, new_fn, new_args
-
-
-def _holds_partial(value: Value) -> bool:
-    if isinstance(value, Array):
-        return bool(value.layout.partial)
-    if isinstance(value, TupleValue):
-        return any(_holds_partial(v) for v in value.items)
-    if isinstance(value, StructValue):
-        return any(_holds_partial(v) for _, v in value.fields)
-    return False
 
 
 def _whole(rw, operand: Operand, purpose: str) -> Operand:
