@@ -319,6 +319,9 @@ def _take(ctx: RuleContext, call: Call):
     if isinstance(table.value, Opaque) and isinstance(ids.value, Array) and (
             ids.value.layout.is_split or _one_dim(table.value)):
         return _take_whole(ctx, table, ids, axis)
+    if isinstance(table.value, Array) and isinstance(ids.value, Static) and isinstance(axis, int) \
+            and -table.value.layout.rank <= axis < table.value.layout.rank:
+        return _take_one(ctx, call, table, axis % table.value.layout.rank)
     if isinstance(table.value, Array) and isinstance(ids.value, Opaque) and isinstance(axis, int):
         ids = _literal_ids(ctx, ids, call.node)
     if not isinstance(table.value, Array) or not isinstance(ids.value, Array):
@@ -332,6 +335,25 @@ def _take(ctx: RuleContext, call: Call):
     # user's call where the table is whole, and needs neither where it is split.
     mode, fill = _lookup_mode(ctx, call, call.arg(4, "mode"), call.arg(7, "fill_value"))
     return lookup(ctx, table, ids, axis % table.value.layout.rank, call.node, mode, fill)
+
+
+def _take_one(ctx: RuleContext, call: Call, table: Operand, axis: int) -> Lowering:
+    """``jnp.take(x, 2, axis=1)``: one entry along an unsplit dim, on each device's block as written (the dim
+    gone, the others keeping their splits; a partial sum passes through: a pick is linear); along a split
+    dim refused, naming it."""
+    layout = table.value.layout  # type: ignore[union-attr]
+    if layout.axes[axis]:
+        from meshify.rewrite.rules._api import unsplit_fix
+
+        raise ctx.error(UnsupportedError, call.node, f"jnp.take of one entry along split dim {layout.dims[axis]!r} "
+                        f"of {ctx.code(table.original)!r} (layout {layout.describe()})", unsplit_fix(layout, axis))
+    fill = call.arg(7, "fill_value")
+    if fill is not None and _literal(fill) is not None:  # a fill value would be summed once per device
+        layout = layout.with_partial(())
+    kept = [i for i in range(layout.rank) if i != axis]
+    result = Layout(tuple(layout.dims[i] for i in kept), tuple(layout.axes[i] for i in kept), layout.partial)
+    origin = table.value.origin if layout.partial else ""  # type: ignore[union-attr]
+    return Lowering(Array(result, origin), (Convert(table, layout, "jnp.take"),))
 
 
 def _literal_ids(ctx: RuleContext, ids: Operand, node) -> Operand:
