@@ -18,7 +18,7 @@ def f(x: Tensor["batch", "seq", "d"], w: Tensor["d", "d_ff"], w2: Tensor["d_ff",
     ranked = jnp.sort(h, axis=1) * 0.5 + h.sort(axis=1, descending=True) * 0.25
     order = jnp.argsort(h, axis=1).astype(h.dtype) / 6.0
     tail = jax.lax.cumsum(h, axis=1, reverse=True) + jax.lax.cummax(h, axis=1)
-    mid = jnp.median(h, axis=1, keepdims=True)
+    mid = jnp.median(h, axis=1, keepdims=True) + jnp.median(h, axis=(1,))[:, None, :]
     y = (ranked + order + tail - mid) @ w2
     steps = jnp.diff(x @ w @ w2, axis=1)
     gated = jax.nn.glu(x @ w @ w2, axis=1)

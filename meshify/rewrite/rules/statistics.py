@@ -566,6 +566,8 @@ def _along_rule(ctx: RuleContext, call: Call, kind: str):
         return unknown_call(ctx, call)
     layout = x.value.layout
     axis = _literal(ctx, call, "axis", default)
+    if effect == "reduced" and isinstance(axis, tuple) and len(axis) == 1:  # jnp.median(x, axis=(1,))
+        axis = axis[0]
     if isinstance(axis, tuple) or (axis is None and layout.rank != 1):
         if layout.is_split or layout.partial:
             raise ctx.error(UnsupportedError, call.node, f"{call.name} over {'every dim' if axis is None else 'several dims'}"
