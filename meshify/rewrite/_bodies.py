@@ -193,8 +193,8 @@ def _entering(rw, init: Operand, before: Value, after: Value, what: str) -> tupl
 
 
 def _static_enters(init: Value, carry: Value) -> bool:
-    """A carry the same on every device (a constant: ``jnp.float32(0)``, an instance's array; or an
-    array of dims meshify cannot name: ``jnp.zeros((B, D))``) that the body returns as an array: the
+    """A carry the same on every device (an instance's array, a static :func:`_traced_numbers` left as it is;
+    or an array of dims meshify cannot name: ``jnp.zeros((B, D))``) that the body returns as an array: the
     loop runs it as the body returns it, sliced on its way in where that is split (JAX requires the
     carry's shape to stay)."""
     if not isinstance(carry, Array) or carry.layout.partial:
