@@ -3,7 +3,9 @@ neighbours' blocks a device needs when a split dim is cut into equal blocks agai
 
 from __future__ import annotations
 
-__all__ = ["concat_shifts", "reblock_halos"]
+import functools
+
+__all__ = ["concat_shifts", "reblock_halos", "section_rounds"]
 
 
 def reblock_halos(rows: int, shards: int, start: int, out_rows: int, span: int | None = None) -> tuple[int, int]:
@@ -35,3 +37,48 @@ def concat_shifts(rows: int, shards: int, offset: int, block: int) -> dict[int, 
             for q in range(lo // rows, (hi - 1) // rows + 1):
                 out.setdefault(q - p, []).append(p)
     return {d: tuple(ps) for d, ps in sorted(out.items())}
+
+
+@functools.cache
+def section_rounds(sections: int, shards: int) -> tuple[tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]], ...]:
+    """How ``jnp.split(x, sections, axis)`` along a dim cut into ``shards`` blocks moves the rows, so that
+    each device holds its block of every section.  Cut the dim into ``sections * shards`` chunks: device
+    ``j`` holds chunks ``j * sections + l``; chunk ``k`` is block ``k % shards`` of section ``k // shards``.
+    Every device sends ``sections`` chunks and receives ``sections``: the moves, a regular bipartite graph,
+    fall into ``sections`` rounds in which each device sends one chunk and receives one (a ppermute; one
+    whose every chunk stays where it is moves nothing).  Each round: ``(send, to, slot)``, indexed by
+    block: the local chunk device ``j`` sends, the device it goes to, and the section the chunk device
+    ``i`` receives belongs to."""
+    edges = {j: [l for l in range(sections)] for j in range(shards)}  # chunks not yet sent, by sender
+    rounds = []
+    for _ in range(sections):
+        match: dict[int, tuple[int, int]] = {}  # receiver -> (sender, local chunk)
+        owner: dict[int, int] = {}  # sender -> receiver
+        for j in range(shards):  # chunks that stay first: a round of only those is no collective
+            for l in edges[j]:
+                if (j * sections + l) % shards == j and j not in match:
+                    match[j], owner[j] = (j, l), j
+                    break
+        for j in range(shards):
+            if j not in owner:
+                _augment(j, edges, sections, shards, match, owner, set())
+        send, to, slot = [0] * shards, [0] * shards, [0] * shards
+        for i, (j, l) in match.items():
+            send[j], to[j], slot[i] = l, i, (j * sections + l) // shards
+            edges[j].remove(l)
+        rounds.append((tuple(send), tuple(to), tuple(slot)))
+    return tuple(rounds)
+
+
+def _augment(j: int, edges: dict[int, list[int]], sections: int, shards: int, match: dict, owner: dict,
+             seen: set[int]) -> bool:
+    """Kuhn's augmenting path from sender ``j`` (a regular bipartite graph always has a perfect matching)."""
+    for l in edges[j]:
+        i = (j * sections + l) % shards
+        if i in seen:
+            continue
+        seen.add(i)
+        if i not in match or _augment(match[i][0], edges, sections, shards, match, owner, seen):
+            match[i], owner[j] = (j, l), i
+            return True
+    return False

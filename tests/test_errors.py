@@ -106,10 +106,10 @@ CASES = {
         'def f(x: Tensor["b", "d"]):\n    return x\n\n\n'
         '@mesh(model=4)\ndef h(x: Tensor["b", "model"]) -> Tensor["b", "model"]:\n    return f(x)\n',
         LayoutError, (5, 10), "hints x as [b, d] but the caller (h) passes"),
-    "split_along_a_split_dim": (
+    "split_at_indices_along_a_split_dim": (
         '@mesh(model=4)\ndef h(x: Tensor["b", "d"], w: Tensor["d", "model"]) -> Tensor["b", "model"]:\n'
-        '    q, k, v = jnp.split(x @ w, 3, axis=-1)\n    return q\n',
-        UnsupportedError, (7, 15), "[d_model, 3, heads, d_head]"),
+        '    q, k = jnp.split(x @ w, [8], axis=-1)\n    return q\n',
+        UnsupportedError, (7, 29), "split 'model' into equal sections"),
 }
 
 

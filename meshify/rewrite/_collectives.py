@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from meshify.annotate._types import Layout
 
-__all__ = ["Collective", "COLLECTIVES", "STEP_KINDS", "axes_text", "collective", "halo_kind"]
+__all__ = ["Collective", "COLLECTIVES", "STEP_KINDS", "axes_text", "collective", "halo_kind", "sections_kind"]
 
 
 def axes_text(axes) -> str:
@@ -228,6 +228,17 @@ def halo_kind(rows: int) -> str:
     kind = f"halo_{rows}"
     if kind not in COLLECTIVES:
         COLLECTIVES[kind] = Collective(kind, "collective-permute", result_bytes=lambda local, shards: local * rows)
+    return kind
+
+
+def sections_kind(chunks: int, sections: int) -> str:
+    """The kind of one ppermute of ``jnp.split`` into ``sections`` along a split dim
+    (``mr.split_sections``) moving ``chunks`` of the ``sections`` chunks of each device's block: its result is
+    that fraction of the block its record's layout describes."""
+    kind = f"sections_{chunks}_of_{sections}"
+    if kind not in COLLECTIVES:
+        COLLECTIVES[kind] = Collective(kind, "collective-permute",
+                                       result_bytes=lambda local, shards: local * chunks // sections)
     return kind
 
 

@@ -88,7 +88,8 @@ from meshify.runtime._spatial import (  # noqa: E402
     spatial_resize,
     spatial_roll,
     spatial_slice,
+    split_sections,
 )
 
 __all__ += ["halo_reduce_window", "spatial_concatenate", "spatial_flip", "spatial_pad", "spatial_resize", "spatial_roll",
-            "spatial_slice"]
+            "spatial_slice", "split_sections"]

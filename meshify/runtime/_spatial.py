@@ -22,11 +22,11 @@ from collections.abc import Sequence
 import jax
 import jax.numpy as jnp
 
-from meshify._halos import concat_shifts, reblock_halos
+from meshify._halos import concat_shifts, reblock_halos, section_rounds
 from meshify.errors import CallError
 
 __all__ = ["conv_halos", "halo_conv", "halo_exchange", "halo_reduce_window", "spatial_concatenate", "spatial_flip",
-           "spatial_pad", "spatial_resize", "spatial_roll", "spatial_slice"]
+           "spatial_pad", "spatial_resize", "spatial_roll", "spatial_slice", "split_sections"]
 
 Axes = tuple[str, ...]
 
@@ -533,6 +533,47 @@ def spatial_concatenate(arrays: Sequence[jax.Array], axis: int = 0, dtype=None, 
         if isinstance(sizes, dict):
             sizes[dim] = offset
     return out
+
+
+def split_sections(ary: jax.Array, indices_or_sections: int, axis: int = 0, *, axis_name) -> list[jax.Array]:
+    """``jnp.split(ary, n, axis)`` along a dim split over ``axis_name`` (a fused QKV projection's
+    ``3 * d_model``): each device's block holds pieces of whole sections, so the rows move until each
+    device holds its block of every section (:func:`meshify._halos.section_rounds`): one ``ppermute`` per
+    distinct way the chunks move, each device sending and receiving ``1 / n`` of its block per round,
+    never the whole dim.  Returns the ``n`` sections, each split over ``axis_name`` as ``ary`` was."""
+    axes = _axes(axis_name)
+    shards, n = _shards(axes), indices_or_sections
+    axis %= ary.ndim
+    rows = ary.shape[axis]
+    if rows % n:
+        where = " x ".join(map(repr, axes))
+        raise CallError(f"jnp.split of dim {axis} ({rows * shards} rows, split over {where} into {shards} blocks of "
+                        f"{rows}) into {n} sections: a section's {rows * shards // n if rows * shards % n == 0 else 'rows'}"
+                        f" do not split into {shards} equal blocks",
+                        fix=f"make the dim a multiple of {n * shards} ({n} sections x {shards} blocks), or map it to no "
+                            "mesh axis")
+    chunk = rows // n
+    chunks = ary.reshape(ary.shape[:axis] + (n, chunk) + ary.shape[axis + 1:])
+    pos = _block_index(axes)
+    groups: dict[tuple[int, ...], list[tuple[tuple[int, ...], tuple[int, ...]]]] = {}
+    for send, to, slot in section_rounds(n, shards):  # rounds moving chunks alike: one ppermute
+        groups.setdefault(to, []).append((send, slot))
+    received, slots = [], []
+    for to, rounds in groups.items():
+        pieces = [jnp.take(chunks, jnp.asarray(send, jnp.int32)[pos], axis=axis) for send, _ in rounds]
+        piece = pieces[0] if len(pieces) == 1 else jnp.stack(pieces, axis)
+        if any(t != j for j, t in enumerate(to)):
+            order, pairs = _perm(axes, lambda i, to=to: to.index(i))
+            piece = jax.lax.ppermute(piece, order, pairs)
+        received.extend([piece] if len(pieces) == 1 else
+                        [jax.lax.index_in_dim(piece, r, axis, keepdims=False) for r in range(len(pieces))])
+        slots.extend(slot for _, slot in rounds)
+    where = [[0] * n for _ in range(shards)]  # device i: section s -> the received piece holding it
+    for r, slot in enumerate(slots):
+        for i in range(shards):
+            where[i][slot[i]] = r
+    out = jnp.take(jnp.stack(received, axis), jnp.asarray(where, jnp.int32)[pos], axis=axis)
+    return [jax.lax.index_in_dim(out, s, axis, keepdims=False) for s in range(n)]
 
 
 # -- periodic and mirrored -------------------------------------------------------------------------------------

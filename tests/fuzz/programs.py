@@ -779,7 +779,7 @@ class _Builder:
             op = self.weighted([("unary", 14), ("binary", 18), ("einsum", 18), ("matmul", 9), ("reduce", 12),
                                 ("softmax", 8), ("shape", 11), ("lookup", 8), ("loop", 6), ("literal", 5),
                                 ("listy", 4), ("call", 5), ("const", 4), ("update", 4), ("select", 3), ("rotary", 2),
-                                ("along", 2), ("spatial", 60 if self.spatial else 0)])
+                                ("along", 2), ("sections", 2), ("spatial", 60 if self.spatial else 0)])
             if not getattr(self, f"op_{op}")(a):
                 self.op_unary(a)
         return self.finish()
@@ -1199,6 +1199,36 @@ class _Builder:
             del dims[k]
         self.trigger("an op along a split dim", expr, "along split dim")
         self.emit(expr, dims, scale)
+        return True
+
+    def op_sections(self, a: _Value) -> bool:
+        """``p, q, r = jnp.split(a, 3, axis=k)`` (or ``jnp.array_split``) into equal sections, along a split
+        dim as often as not (a fused QKV projection's: ``mr.split_sections`` moves chunks between devices),
+        two sections combined under a hint naming the section dim with its own rule."""
+        if not a.dims or None in a.dims:
+            return False
+        rank = len(a.dims)
+        k = self.ch.integer(0, rank - 1)
+        d = a.dims[k]
+        size, shards = self.sizes[d], self.shards(d)  # type: ignore[index]
+        counts = [n for n in (2, 3, 4) if size % (n * shards) == 0]
+        if not counts:
+            return False
+        n = self.pick(counts)
+        section = self.new_dim(size // n, base=f"{d}_sec")
+        out = (*a.dims[:k], section, *a.dims[k + 1:])
+        if not self.disjoint(out):
+            return False
+        parts = [f"{a.name}_s{len(self.lines)}_{i}" for i in range(n)]
+        fn = self.pick(["jnp.split", "jnp.array_split"])
+        axis = k if self.flag(50) else k - rank
+        if self.flag(70):
+            self.lines.append(f"{', '.join(parts)} = {fn}({a.name}, {n}, axis={axis})")
+            i, j = self.ch.integer(0, n - 1), self.ch.integer(0, n - 1)
+            expr = f"{parts[i]} - 0.5 * {parts[j]}"
+        else:
+            expr = f"{fn}({a.name}, {n}, {axis})[{self.ch.integer(-n, n - 1)}] * 2.0"
+        self.emit(expr, out, a.scale * 2, pin=True)
         return True
 
     def op_rotary(self, a: _Value) -> bool:

@@ -9,7 +9,8 @@ import libcst as cst
 
 from meshify.annotate._types import BROADCAST, INFERRED, Axes, Layout
 from meshify.errors import LayoutError, MeshifyError, UnsupportedError
-from meshify.rewrite._collectives import axes_text
+from meshify._halos import section_rounds
+from meshify.rewrite._collectives import axes_text, sections_kind
 from meshify.rewrite._plan import choose_splits
 from meshify.rewrite._templates import int_node
 from meshify.rewrite._values import Array, Opaque, Operand, Static, TupleValue, array
@@ -18,7 +19,10 @@ from meshify.rewrite.rules._api import (
     At,
     Call,
     Convert,
+    Emitted,
     Lowering,
+    MeshAxes,
+    Ref,
     RuleContext,
     Template,
     keep,
@@ -562,18 +566,48 @@ def _split(ctx: RuleContext, call: Call):
                         "write jnp.split(x, 3, axis=-1)")
     axis %= layout.rank
     if layout.axes[axis]:
-        dim = layout.dims[axis]
-        raise ctx.error(UnsupportedError, call.node,
-                        f"jnp.split along dim {dim!r}, which is split over {axes_text(layout.axes[axis])}: each device "
-                        "holds one block of the fused dim, not a piece of every section",
-                        f"give the sections their own dim instead of fusing them into {dim!r}, e.g. a "
-                        "[d_model, 3, heads, d_head] QKV weight with heads split, indexed w[:, 0], w[:, 1], w[:, 2]")
+        if not isinstance(count, int):
+            dim = layout.dims[axis]
+            raise ctx.error(UnsupportedError, sections.original,
+                            f"jnp.split at indices {ctx.code(sections.original)} along dim {dim!r}, which is split over "
+                            f"{axes_text(layout.axes[axis])}: sections of other sizes cannot each split evenly",
+                            f"split {dim!r} into equal sections (jnp.split(x, 3, axis={axis - layout.rank})), or map "
+                            f"{dim!r} to no mesh axis")
+        return _split_sections(ctx, call, x, layout, axis, count)
     n = count if isinstance(count, int) else len(count) + 1
     if n > 1 and layout.dims[axis] != BROADCAST:  # each section another size than the dim's: an inferred name
         dims = list(layout.dims)
         dims[axis] = dims[axis].rstrip(INFERRED) + INFERRED
         layout = Layout(tuple(dims), layout.axes, layout.partial)
     return keep(TupleValue(tuple(Array(layout, array(x).origin) for _ in range(n))))
+
+
+def _split_sections(ctx: RuleContext, call: Call, x: Operand, layout: Layout, axis: int, n: int) -> Lowering:
+    """``q, k, v = jnp.split(x @ w_qkv, 3, -1)`` with the fused dim split: each device's block holds
+    pieces of whole sections, so ``mr.split_sections`` moves the chunks (``1 / n`` of a block each) until
+    every device holds its block of each section, one ppermute per distinct way they move
+    (:func:`meshify._halos.section_rounds`; the same schedule counts them here).  Each section keeps
+    the dim's split; its size is the dim's over ``n`` (an inferred name)."""
+    axes = layout.axes[axis]
+    dims = list(layout.dims)
+    dims[axis] = dims[axis].rstrip(INFERRED) + INFERRED
+    value = Array(Layout(tuple(dims), layout.axes, layout.partial), array(x).origin)
+    moves: dict[tuple[int, ...], int] = {}
+    for _, to, _ in section_rounds(n, ctx.mesh.size(axes)):
+        if any(t != j for j, t in enumerate(to)):
+            moves[to] = moves.get(to, 0) + 1
+    record = Layout(layout.dims, layout.axes)
+    count = f" {{}} of {len(moves)}" if len(moves) > 1 else ""
+    first = (f"sections over {axes_text(axes)}: each device's block of {ctx.code(x.original)!r} cut into {n} chunks, "
+             "each sent to the device holding that block of its section (ppermute" + count + ": {} chunk{})")
+    later = f"sections over {axes_text(axes)}: the same split's ppermute" + count + " ({} chunk{})"
+    emitted = tuple(Emitted(sections_kind(m, n), axes, record, layout.dims[axis],
+                            (later if i > 1 else first).format(*((i,) if count else ()), m, "s" * (m != 1)))
+                    for i, m in enumerate(moves.values(), 1))
+    template = "{mr}.split_sections({x}, {n}, {axis}, axis_name={axes})"
+    fill = (("x", Ref(0)), ("n", n), ("axis", axis - layout.rank), ("axes", MeshAxes(axes)))
+    return Lowering(TupleValue(tuple(value for _ in range(n))), (Convert(x, layout, "split"),), template, fill,
+                    emitted)
 
 
 # -- repeat / broadcast_to (grouped-query attention's kv heads) ----------------------------------------
