@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import libcst as cst
 
+from meshify._halos import section_rounds
 from meshify.annotate._types import BROADCAST, INFERRED, Axes, Layout
 from meshify.errors import LayoutError, MeshifyError, UnsupportedError
-from meshify._halos import section_rounds
 from meshify.rewrite._collectives import axes_text, sections_kind
 from meshify.rewrite._plan import choose_splits
 from meshify.rewrite._templates import int_node
