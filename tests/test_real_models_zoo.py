@@ -43,6 +43,8 @@ SIZES: dict[str, dict[str, int]] = {
                 "blocks": 2},
     "mixer": {"batch": 4, "height": 8, "width": 8, "channels": 3, "patch_features": 48, "tokens": 4, "d_model": 32,
               "tokens_ff": 16, "d_ff": 64, "classes": 16, "blocks": 2},
+    "nanogpt": {"batch": 4, "length": 8, "positions": 16, "vocab": 64, "d_model": 32, "qkv_features": 96,
+                "attn_features": 32, "d_ff": 128, "blocks": 2},
 }
 
 #: Models meshify refuses today, with the refusal (the test fails if it starts to pass: update it).
@@ -154,7 +156,7 @@ def _inputs(model: str, module: Any, seed: int = 0) -> tuple[Any, tuple[Any, ...
     s = SIZES[model]
     rng = np.random.default_rng(seed)
     params_cls = {"gpt2": "GPT2", "llama": "Params", "vit": "ViT", "t5": "Params", "mistral": "Weights",
-                  "mixtral": "Model", "mixer": "Mixer"}[model]
+                  "mixtral": "Model", "mixer": "Mixer", "nanogpt": "GPT"}[model]
     params = _build(getattr(module, params_cls), s, rng)
     if model in ("vit", "mixer"):
         images = rng.standard_normal((s["batch"], s["height"], s["width"], s["channels"])).astype(np.float32)
