@@ -546,10 +546,11 @@ def split_sections(ary: jax.Array, indices_or_sections: int, axis: int = 0, *, a
     axis %= ary.ndim
     rows = ary.shape[axis]
     if rows % n:
-        where = " x ".join(map(repr, axes))
-        raise CallError(f"jnp.split of dim {axis} ({rows * shards} rows, split over {where} into {shards} blocks of "
-                        f"{rows}) into {n} sections: a section's {rows * shards // n if rows * shards % n == 0 else 'rows'}"
-                        f" do not split into {shards} equal blocks",
+        where, total = " x ".join(map(repr, axes)), rows * shards
+        why = (f"each section's {total // n} rows do not split into {shards} equal blocks" if total % n == 0 else
+               f"its {total} rows do not split into {n} equal sections")
+        raise CallError(f"jnp.split of dim {axis} (split over {where} into {shards} blocks of {rows} rows) into {n} "
+                        f"sections: {why}",
                         fix=f"make the dim a multiple of {n * shards} ({n} sections x {shards} blocks), or map it to no "
                             "mesh axis")
     chunk = rows // n

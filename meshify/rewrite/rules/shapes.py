@@ -589,11 +589,18 @@ def _split_sections(ctx: RuleContext, call: Call, x: Operand, layout: Layout, ax
     (:func:`meshify._halos.section_rounds`; the same schedule counts them here).  Each section keeps
     the dim's split; its size is the dim's over ``n`` (an inferred name)."""
     axes = layout.axes[axis]
+    shards, size = ctx.mesh.size(axes), ctx.sizes.get(layout.dims[axis])
+    if isinstance(size, int) and size % (n * shards):
+        dim = layout.dims[axis]
+        raise ctx.error(UnsupportedError, call.node,
+                        f"jnp.split of {dim!r} ({size}, split over {axes_text(axes)} into {shards} blocks) into {n} "
+                        f"sections: each section's block must be a whole number of rows, and {size} is not a multiple "
+                        f"of {n * shards}", f"make {dim!r} a multiple of {n * shards}, or map {dim!r} to no mesh axis")
     dims = list(layout.dims)
     dims[axis] = dims[axis].rstrip(INFERRED) + INFERRED
     value = Array(Layout(tuple(dims), layout.axes, layout.partial), array(x).origin)
     moves: dict[tuple[int, ...], int] = {}
-    for _, to, _ in section_rounds(n, ctx.mesh.size(axes)):
+    for _, to, _ in section_rounds(n, shards):
         if any(t != j for j, t in enumerate(to)):
             moves[to] = moves.get(to, 0) + 1
     record = Layout(layout.dims, layout.axes)
