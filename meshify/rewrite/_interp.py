@@ -1540,6 +1540,24 @@ class FunctionRewriter:
                     self.records[k] = replace(self.records[k], item=i)
         return out
 
+    def _completed_dict(self, written: cst.BaseExpression, op: Operand) -> Operand | None:
+        """A helper's ``return {"s": jnp.sum(h, 0), ...}`` holding partial sums whose dtype its caller could
+        not read back out of a dict (each may be a float32 sum of float16 operands): each completed here, as
+        a returned partial sum of that kind is.  None where the dict is not a literal of arrays."""
+        value = op.value
+        if not isinstance(written, cst.Dict) or not isinstance(op.node, cst.Dict) or not isinstance(value, StructValue) \
+                or any(not isinstance(v, Array) and holds_partial(v) for _, v in value.fields):
+            return None
+        elements, fields = list(op.node.elements), list(value.fields)
+        for i, (e, (key, v)) in enumerate(zip(written.elements, value.fields)):
+            if isinstance(v, Array) and v.layout.partial and self.dtypes.contains_widened(e.value):
+                whole = v.layout.with_partial(())
+                node = self.convert(Operand(v, e.value, elements[i].value), whole,
+                                    "the caller (it cannot name the dtype to cast the sum back to)")
+                elements[i] = elements[i].with_changes(value=node)
+                fields[i] = (key, Array(whole, v.origin))
+        return Operand(replace(value, fields=tuple(fields)), written, op.node.with_changes(elements=elements))
+
     def _return_stmt(self, s: cst.Return) -> cst.Return:
         if s.value is None:
             raise self.ctx.error(LayoutError, s, "bare return", "return the result")
@@ -1565,10 +1583,16 @@ class FunctionRewriter:
             if isinstance(op.value, TupleValue):
                 return self._return_items(s, op)
             if isinstance(op.value, StructValue) and holds_partial(op.value) and self.dtypes.contains_widened(s.value):
+                completed = self._completed_dict(s.value, op)
+                if completed is not None:
+                    self._results.append(completed.value)
+                    return s.with_changes(value=completed.node)
                 raise self.error(UnsupportedError, s.value, f"{self.fn.name.value}() returns "
-                                 f"{self.ctx.code(s.value)!r}, holding a partial sum accumulated in float32 for "
-                                 "float16/bfloat16 operands, whose dtype its caller cannot read back",
-                                 "return the partial sum as an array (or a tuple of arrays), or reduce it first")
+                                 f"{self.ctx.code(s.value)!r}, a {op.value.kind} holding a partial sum whose operands' "
+                                 "dtype meshify cannot read here: were they float16/bfloat16, the sum would be "
+                                 "accumulated in float32, and a caller cannot read the dtype to cast it back to out "
+                                 f"of a {op.value.kind}",
+                                 "return the partial sum as an array (or in a tuple of arrays), or reduce it first")
             if isinstance(op.value, Array) and op.value.layout.partial and self.dtypes.contains_widened(s.value) \
                     and (self.blind_caller or not self.dtypes.expressible(carriers)):
                 # A partial sum accumulated in float32 whose dtype the caller could not name: complete it here.
