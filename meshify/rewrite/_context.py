@@ -372,7 +372,9 @@ class ModuleContext:
             try:
                 found[name] = ast.literal_eval(self.code(value))
             except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-                continue
+                config = self.config_value(value)
+                if config is not None:
+                    found[name] = config
         return found
 
     @cached_property
@@ -438,7 +440,9 @@ class ModuleContext:
                 try:
                     literal = ast.literal_eval(self.code(value))
                 except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-                    return Opaque()
+                    config = self.config_value(value) if name not in self.declared_global else None
+                    # CFG = Config(eps=1e-5): a NamedTuple of literals, read as one (keyed on its value)
+                    return Static.of(self.overrides.get(name, config)) if config is not None else Opaque()
                 if name not in self.declared_global:
                     return Static.of(self.overrides.get(name, literal))
                 if isinstance(literal, int | float | bool | str):

@@ -281,6 +281,11 @@ def _extreme(x, axis, axis_name, keepdims, where, initial, kind):
     out = _reduce(x, axis, axis_name, keepdims, kind)
     if initial is None:
         return out
+    if jnp.ndim(initial) != 0:  # as jnp.max refuses it (a non-scalar would broadcast here)
+        from meshify.errors import CallError
+
+        raise CallError(f"jnp.{kind}(initial=...) of shape {jnp.shape(initial)}: the initial value must be a scalar",
+                        fix="pass a scalar as initial=")
     return (jnp.maximum if kind == "max" else jnp.minimum)(out, jnp.asarray(initial, out.dtype))
 
 

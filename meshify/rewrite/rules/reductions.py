@@ -12,7 +12,7 @@ from dataclasses import replace
 from meshify.annotate._types import BROADCAST, INFERRED, Layout, hint_dims
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._collectives import axes_text
-from meshify.rewrite._values import Array, Static
+from meshify.rewrite._values import Array, Opaque, Static
 from meshify.rewrite.rules._api import (
     At,
     Call,
@@ -154,7 +154,7 @@ def _reduce_rule(ctx: RuleContext, call: Call, kind: str):
     for extra in ("where", "initial", "out"):
         operand = _reduce_arg(call, kind, extra)
         if extra == "initial" and kind == "sum" and operand is not None and not _is_none(operand) \
-                and isinstance(operand.value, Static) \
+                and isinstance(operand.value, Static | Opaque) \
                 and (layout.partial or any(layout.axes[i] for i in reduced)):
             once = operand
             continue
@@ -244,7 +244,9 @@ def _masked_split(ctx: RuleContext, call: Call, kind: str, x, reduced: list[int]
                         f"{call.name}(where=...) over split dims, with a mask of dims {got} beside {list(layout.dims)}",
                         f"give the mask the dims of the array it masks, in the same order "
                         f"(mask: Tensor[{hint_dims(layout.dims)}] = ...)")
-    if initial is not None and not isinstance(initial.value, Static):  # -jnp.inf, float("-inf"), a literal
+    # -jnp.inf, float("-inf"), a literal, CFG.floor of a module-level config (opaque: one value on every
+    # device, met once after the reduction across devices, as JAX meets it after its own)
+    if initial is not None and not isinstance(initial.value, Static | Opaque):
         raise ctx.error(UnsupportedError, initial.original, f"{call.name}(initial=...) with an array over split dims",
                         "pass a Python scalar as initial=")
     if kind in ("max", "min") and where is not None and initial is None:
