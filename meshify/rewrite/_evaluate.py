@@ -75,6 +75,7 @@ def evaluate(rw, node: cst.BaseExpression):
     if isinstance(node, cst.BinaryOperation):
         left, right = rw.expr(node.left), rw.expr(node.right)
         value, (l, r) = binary_operator(rw, type(node.operator), left, right, node)
+        value = _int_arithmetic(node.operator, left.value, right.value) or value
         if isinstance(node.operator, cst.MatrixMultiply) and forms_partial(value, [left, right]):
             # a @ b forming a partial sum: jnp.matmul, to accumulate low-precision operands in float32
             call = cst.Call(cst.parse_expression(_numpy(rw) + ".matmul"),
@@ -108,6 +109,21 @@ def evaluate(rw, node: cst.BaseExpression):
     if isinstance(node, cst.Ellipsis):
         return Operand(Static.of(...), node, node)
     return _opaque_construct(rw, node)
+
+
+_INT_OPS = {cst.Add: int.__add__, cst.Subtract: int.__sub__, cst.Multiply: int.__mul__,
+            cst.FloorDivide: int.__floordiv__, cst.Modulo: int.__mod__}
+
+
+def _int_arithmetic(operator: cst.BaseBinaryOp, left: Value, right: Value) -> Static | None:
+    """``x.ndim - 1``, ``2 * k`` of known ints: the int (an axis meshify must know); None otherwise."""
+    fn = _INT_OPS.get(type(operator))
+    if fn is None or not (isinstance(left, Static) and isinstance(right, Static) and left.known and right.known):
+        return None
+    a, b = left.literal, right.literal
+    if type(a) is not int or type(b) is not int or (b == 0 and fn in (int.__floordiv__, int.__mod__)):
+        return None
+    return Static.of(fn(a, b))
 
 
 def _string_keys(node: cst.Dict) -> list[str] | None:
@@ -402,7 +418,9 @@ def _attribute(rw, node: cst.Attribute):
             dtype = cst.Call(cst.Attribute(cst.Name(rw.ctx.mr), cst.Name("dtype_of")),
                              [cst.Arg(cst.parse_expression(c)) for c in carriers])
             return Operand(Static(), node, dtype)
-        if attr in ("ndim", "dtype"):
+        if attr == "ndim":  # the rank: the same on every device, known here (x.ndim - 1 is an axis)
+            return Operand(Static.of(layout.rank), node, new)
+        if attr == "dtype":
             return Operand(Static(), node, new)
         if attr == "T":
             return _transpose_attr(rw, base, node, new)

@@ -512,8 +512,24 @@ def unknown_call(ctx: RuleContext, call: Call) -> Lowering:
                     f"{call.name} has no meshify rule and {path!r} reaches it with layout "
                     f"{value.layout.describe()}", unsplit_fix(value.layout, _axis_dim(call, value.layout)))
     if all(isinstance(o.value, Static) for o in operands) and _returns_static(ctx, call):
-        return keep(Static())
+        return keep(_computed(ctx, call) or Static())
     return keep(Opaque(_known_shape(call)))
+
+
+#: Builtins computed here where every argument is known (``tuple(range(1, x.ndim))``, an axis).
+_COMPUTED = {"range": range, "tuple": tuple, "list": list, "min": min, "max": max, "abs": abs, "int": int,
+             "len": len, "sum": sum, "builtins.sum": sum}
+
+
+def _computed(ctx: RuleContext, call: Call) -> Static | None:
+    fn = _COMPUTED.get(call.name)
+    if fn is None or ctx.bound(call.name) is not None or call.receiver is not None or call.kwargs \
+            or not all(o.value.known for o in call.args):
+        return None
+    try:
+        return Static.of(fn(*(o.value.literal for o in call.args)))
+    except (TypeError, ValueError):
+        return None
 
 
 #: Functions of static values that return static values (never an array): what Python code
