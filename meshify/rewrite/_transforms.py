@@ -42,6 +42,18 @@ def transformed_call(rw, node: cst.Call, kind: str):
             raise rw.error(UnsupportedError, op.original, f"{short}() option {rw.ctx.code(op.original)!r} is an array",
                            "pass static options (policy=..., in_axes=0, ...)")
     fn = inner.args[0].value
+    nested = next((n for n in sorted(rw.ctx.qualified_names(fn.func)) if n in TRANSFORMS), None) \
+        if isinstance(fn, cst.Call) and isinstance(fn.func, cst.Name | cst.Attribute) else None
+    if nested is not None and kind in ("jax.jit", "jax.checkpoint", "jax.remat"):
+        # jax.jit(jax.grad(loss))(params, x): the inner transform's call rewritten, the outer kept around it
+        # (jit inside the shard_map changes no value; a checkpoint only what is saved)
+        inside = transformed_call(rw, cst.Call(func=fn, args=node.args), nested)
+        assert isinstance(inside.node, cst.Call)
+        new_args = [inner.args[0].with_changes(value=inside.node.func)]
+        for i, a in enumerate(inner.args[1:], 1):
+            new_args.append(a.with_changes(value=options[a.keyword.value if a.keyword is not None else i].node))
+        return Operand(inside.value, node, node.with_changes(func=inner.with_changes(args=new_args),
+                                                             args=inside.node.args))
     call = _evaluate_args(rw, node, rw.ctx.code(fn), None)
     if kind == "jax.vmap":
         value, new_fn, args = _vmap(rw, node, fn, call, options)
