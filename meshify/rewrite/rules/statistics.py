@@ -590,7 +590,18 @@ def _along_rule(ctx: RuleContext, call: Call, kind: str):
                         f"{call.name} along split dim {layout.dims[dim]!r} of {ctx.code(x.original)!r} (layout "
                         f"{layout.describe()}): each device holds only its block of every row",
                         unsplit_fix(layout, dim))
-    source = layout if linear else layout.with_partial(())
+    ends = [o for o in (call.params.get("prepend"), call.params.get("append")) if o is not None and not _none(o)]
+    source = layout if linear and not ends else layout.with_partial(())  # (a constant end is added once)
+    converts = [Convert(x, source, kind)]
+    for o in ends:  # jnp.diff(x, prepend=0) / prepend=x[:, :1]: joined to each device's rows
+        if isinstance(o.value, Static):
+            continue
+        if not isinstance(o.value, Array) or o.value.layout.rank != layout.rank:
+            raise ctx.error(UnsupportedError, o.original, f"{call.name}'s {ctx.code(o.original)!r}: not a number "
+                            f"or an array of {layout.rank} dims", "pass a number, or an array with x's dims")
+        end = o.value.layout
+        converts.append(Convert(o, Layout(end.dims, tuple(() if i == dim else a for i, a in enumerate(layout.axes))),
+                                f"{kind}'s ends"))
     out_dims, out_axes = list(source.dims), list(source.axes)
     if effect == "shorter" and out_dims[dim] != BROADCAST:
         out_dims[dim] = out_dims[dim].rstrip(INFERRED) + INFERRED
@@ -600,13 +611,19 @@ def _along_rule(ctx: RuleContext, call: Call, kind: str):
             out_dims[dim], out_axes[dim] = BROADCAST, ()
         else:
             del out_dims[dim], out_axes[dim]
+    if effect == "shorter" and ends:  # the dim's size is the call's (n fewer, plus the ends')
+        out_dims[dim] = layout.dims[dim].rstrip(INFERRED) + INFERRED
     result = Array(Layout(tuple(out_dims), tuple(out_axes), source.partial), x.value.origin if linear else "")
-    return Lowering(result, (Convert(x, source, kind),))
+    return Lowering(result, tuple(converts))
+
+
+def _none(o) -> bool:
+    return isinstance(o.value, Static) and o.value.known and o.value.literal is None
 
 
 for _kind, _reads in (("sort", ("a", "axis", "stable", "descending")),
                       ("argsort", ("a", "axis", "stable", "descending", "dtype")),
-                      ("diff", ("a", "n", "axis")), ("median", ("a", "axis", "keepdims"))):
+                      ("diff", ("a", "n", "axis", "prepend", "append")), ("median", ("a", "axis", "keepdims"))):
     op(f"jax.numpy.{_kind}", method=_kind if _kind in ("sort", "argsort") else None, kind=_kind,
        reads=_reads)(_along_rule)
 op("jax.nn.glu", kind="glu", reads=("x", "axis"))(_along_rule)
