@@ -568,11 +568,21 @@ def _along_rule(ctx: RuleContext, call: Call, kind: str):
     axis = _literal(ctx, call, "axis", default)
     if effect == "reduced" and isinstance(axis, tuple) and len(axis) == 1:  # jnp.median(x, axis=(1,))
         axis = axis[0]
+    if effect == "reduced" and isinstance(axis, tuple) and axis and all(
+            type(a) is int and -layout.rank <= a < layout.rank for a in axis):
+        dims = sorted({a % layout.rank for a in axis})  # jnp.median(x, axis=(1, 2)) of unsplit dims: local
+        if not any(layout.axes[d] for d in dims):
+            source = layout.with_partial(())
+            keepdims = _keepdims(ctx, call)
+            kept = [(BROADCAST, ()) if d in dims else (source.dims[d], source.axes[d]) for d in range(layout.rank)
+                    if keepdims or d not in dims]
+            return Lowering(Array(Layout(tuple(k[0] for k in kept), tuple(k[1] for k in kept))),
+                            (Convert(x, source, kind),))
     if isinstance(axis, tuple) or (axis is None and layout.rank != 1):
         if layout.is_split or layout.partial:
             raise ctx.error(UnsupportedError, call.node, f"{call.name} over {'every dim' if axis is None else 'several dims'}"
                             f" of {ctx.code(x.original)!r}, of layout {layout.describe()}",
-                            "pass one axis= along an unsplit dim")
+                            "pass axis= naming unsplit dims only, or map the dims it reduces to no mesh axis")
         return Lowering(Opaque(), (Convert(x, layout, kind),))
     if layout.rank == 0:
         return unknown_call(ctx, call)  # (JAX's own error for a 0-d array; a partial sum refused)
