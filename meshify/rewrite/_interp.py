@@ -33,7 +33,7 @@ from meshify.rewrite import rules as _rules  # noqa: F401  (registers every op r
 from meshify.rewrite._bodies import run_walks
 from meshify.rewrite._collectives import axes_text, collective
 from meshify.rewrite._containers import sequence_item
-from meshify.rewrite._context import ModuleContext, bound_names
+from meshify.rewrite._context import ModuleContext, _bound_names, bound_names
 from meshify.rewrite._dtypes import Dtypes, Items, like_node, merge_items
 from meshify.rewrite._evaluate import binary_operator, evaluate, is_reshape, none_test, reshape_call
 from meshify.rewrite._hints import (
@@ -351,11 +351,12 @@ def _parsed(code: str) -> cst.BaseExpression | None:
         return None
 
 
-def _counted(rw, node: cst.BaseExpression) -> tuple[cst.BaseExpression, Operand, list[Value]] | None:
+def _counted(rw, node: cst.BaseExpression
+             ) -> tuple[cst.BaseExpression, Operand, list[Value], cst.BaseExpression] | None:
     """``enumerate(xs[, start])`` and ``zip(xs, ys, ...)`` as a Python loop's iterable (Python's own, not
-    shadowed): the sequence whose length counts the iterations (the first) and its value, and what each
-    iteration binds item by item (an index is a Python int; each sequence's item as ``for t in xs`` binds it); None for
-    anything else."""
+    shadowed): the sequence whose length counts the iterations (the first) and its value, what each
+    iteration binds item by item (an index is a Python int; each sequence's item as ``for t in xs`` binds it),
+    and the call rewritten (each sequence's new node); None for anything else."""
     if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("enumerate", "zip")
             and node.func.value not in rw.env and not rw.ctx.binds(node.func.value)):
         return None
@@ -367,16 +368,19 @@ def _counted(rw, node: cst.BaseExpression) -> tuple[cst.BaseExpression, Operand,
         sequences = sequences[:1]  # enumerate(xs, 1): the start is a Python int
     if not sequences or (enumerate_ and len(sequences) != 1):
         return None
-    parts = []
+    parts, new = [], {}
     for sequence in sequences:
         inner = _counted(rw, sequence)  # enumerate(zip(xs, ys)): each item a tuple itself
         if inner is not None:
             parts.append((inner[0], inner[1], TupleValue(tuple(inner[2]))))
+            new[id(sequence)] = inner[3]
         else:
             operand = rw.expr(sequence)
             parts.append((sequence, operand, rw._loop_item(sequence, operand)))
+            new[id(sequence)] = operand.node
     items = [item for _, _, item in parts]
-    return parts[0][0], parts[0][1], ([Static(), *items] if enumerate_ else items)
+    call = node.with_changes(args=[a.with_changes(value=new.get(id(a.value), a.value)) for a in node.args])
+    return parts[0][0], parts[0][1], ([Static(), *items] if enumerate_ else items), call
 
 
 def _first_read(node: cst.CSTNode, name: str) -> cst.Subscript:
@@ -1090,14 +1094,16 @@ class FunctionRewriter:
                                  "write a plain for loop (move the else: block after it)")
         counted = _counted(self, stmt.iter)  # for i, layer in enumerate(layers); for a, b in zip(xs, ys)
         if counted is not None:
-            first, iterable, items = counted
+            first, iterable, items, new_iter = counted
             self._bind_target(stmt.target, TupleValue(tuple(items)))
         else:
             first = stmt.iter
             iterable = self.expr(first)
+            new_iter = iterable.node
             self._bind_target(stmt.target, self._loop_item(first, iterable), _items_proxy(self, first, iterable.value))
         block = stmt.body if isinstance(stmt.body, cst.IndentedBlock) else self._indented(stmt.body)  # type: ignore[arg-type]
-        fresh = rebound_first(block.body)  # assigned before read: each iteration starts them afresh
+        # assigned before read, or the loop's own target: each iteration starts them afresh
+        fresh = rebound_first(block.body) | set(_bound_names(stmt.target))
         start = {name: value for name, value in self.env.items() if name not in fresh}
         trips = self._trip_count(first)
         if trips is None and sequence_item(iterable.value) is not None:
@@ -1129,7 +1135,7 @@ class FunctionRewriter:
                     f"{before.layout.describe()} before, {described} after",
                     f"pin it with a hint before the loop and inside it: {name}: Tensor["
                     f"{hint_dims(before.dims)}] = ...")
-        return stmt.with_changes(body=body)
+        return stmt.with_changes(body=body, iter=new_iter)
 
     def _complete_carried(self, start: dict[str, Value], stmt: cst.For) -> list[cst.BaseStatement]:
         """``h = mr.psum(h, ...)`` at the end of a loop body that leaves ``h`` a partial sum where it

@@ -457,11 +457,18 @@ class Sharded:
                 attrs.setdefault(param, {})[attr] = leaf
             for param, arrays in attrs.items():
                 kwargs[param] = _WithArrays(static_kwargs[param], arrays)
-            return self.local(**self._unflatten(leaves[:n]), **kwargs)
+            return _tuples(self.local(**self._unflatten(leaves[:n]), **kwargs), self.out_specs, (), lists)
 
+        # A list the function returns (jnp.split's, [a, b]) leaves as a tuple, whose out_specs the rewrite
+        # wrote, and becomes a list again outside: the paths of those lists, found when the body is traced.
+        lists: set[tuple[int, ...]] = set()
         in_specs = (*(s.spec for s in self.leaf_specs.values()), *(PartitionSpec() for _ in arrays_read))
         mapped = jax.shard_map(local, mesh=self.mesh, in_specs=in_specs, out_specs=self.out_specs, check_vma=True)
-        return mapped, jax.jit(mapped)
+
+        def program(*args: Any) -> Any:
+            return _relisted(mapped(*args), (), lists)
+
+        return program, jax.jit(program)
 
     @property
     def shardings(self) -> dict[str, Any]:
@@ -624,6 +631,27 @@ class _WithArrays:
         if name in arrays:
             return arrays[name]
         return getattr(object.__getattribute__(self, "_obj"), name)
+
+
+def _tuples(out: Any, specs: Any, path: tuple, lists: set) -> Any:
+    """``out`` with each list where ``specs`` holds a tuple made a tuple (its path noted in ``lists``)."""
+    if isinstance(specs, tuple) and not isinstance(specs, PartitionSpec) and isinstance(out, list | tuple):
+        if isinstance(out, list):
+            lists.add(path)
+        return tuple(_tuples(o, s, (*path, i), lists) for i, (o, s) in enumerate(zip(out, specs))) \
+            if len(out) == len(specs) else tuple(out)
+    if isinstance(specs, dict) and isinstance(out, dict):
+        return {k: _tuples(v, specs.get(k), (*path, k), lists) for k, v in out.items()}
+    return out
+
+
+def _relisted(out: Any, path: tuple, lists: set) -> Any:
+    if isinstance(out, tuple) and not hasattr(out, "_fields"):
+        items = [_relisted(o, (*path, i), lists) for i, o in enumerate(out)]
+        return items if path in lists else tuple(items)
+    if isinstance(out, dict):
+        return {k: _relisted(v, (*path, k), lists) for k, v in out.items()}
+    return out
 
 
 def bind(local: Callable[..., Any], mesh: MeshSpec, args: Mapping[str, ArgSpec], out_specs: Any,
