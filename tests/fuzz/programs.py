@@ -1222,7 +1222,11 @@ class _Builder:
         parts = [f"{a.name}_s{len(self.lines)}_{i}" for i in range(n)]
         fn = self.pick(["jnp.split", "jnp.array_split"])
         axis = k if self.flag(50) else k - rank
-        if self.flag(70):
+        if self.flag(25):  # a Python loop over the sections (the iterable rewritten where it stands)
+            acc, part = f"{a.name}_acc{len(self.lines)}", f"{a.name}_part{len(self.lines)}"
+            self.lines.append(f"{acc} = 0.0\nfor {part} in {fn}({a.name}, {n}, axis={axis}):\n    {acc} = {acc} + {part}")
+            expr = f"{acc} * 0.5"
+        elif self.flag(70):
             self.lines.append(f"{', '.join(parts)} = {fn}({a.name}, {n}, axis={axis})")
             i, j = self.ch.integer(0, n - 1), self.ch.integer(0, n - 1)
             expr = f"{parts[i]} - 0.5 * {parts[j]}"
