@@ -1381,6 +1381,10 @@ class FunctionRewriter:
             return
         if isinstance(target, cst.Tuple | cst.List):
             elements = [e.value for e in target.elements]
+            starred = [i for i, e in enumerate(target.elements) if isinstance(e, cst.StarredElement)]
+            if starred and isinstance(value, TupleValue | Opaque | Static):  # q, *kv = jnp.split(qkv, 3, -1)
+                self._bind_starred(target, elements, starred, value, node)
+                return
             if isinstance(value, TupleValue):
                 if len(value.items) != len(elements):
                     raise self.ctx.error(LayoutError, target, f"unpacking {len(value.items)} values into "
@@ -1404,6 +1408,38 @@ class FunctionRewriter:
                 return
         raise self.ctx.error(UnsupportedError, target, f"assignment to {self.ctx.code(target)!r}",
                              "assign arrays to plain names (no attribute, subscript or .at[] updates)")
+
+    def _bind_starred(self, target: cst.Tuple | cst.List, elements: list, starred: list[int], value: Value,
+                      node: cst.BaseExpression | None) -> None:
+        """``first, *rest = items``: the names before and after the starred one take one item each, the starred
+        one a list of the others (a tuple of values here; opaque or static where the items are)."""
+        if len(starred) > 1:
+            raise self.ctx.error(LayoutError, target, "multiple starred names in one assignment", "star one name")
+        at = starred[0]
+        after = len(elements) - at - 1
+        if not isinstance(value, TupleValue):
+            for i, e in enumerate(elements):
+                self._bind_target(e, type(value)() if i != at else value if isinstance(value, Opaque) else Static())
+            return
+        if len(value.items) < len(elements) - 1:
+            raise self.ctx.error(LayoutError, target, f"unpacking {len(value.items)} values into "
+                                 f"{len(elements) - 1} names and a starred one",
+                                 f"unpack into at most {len(value.items) + 1} names")
+        items = list(value.items)
+        nodes = _items(node, len(items), node is not None and node in self.dtypes.call_items)
+        for i, e in enumerate(elements[:at]):
+            self._bind_target(e, items[i], nodes[i])
+        for j, e in enumerate(elements[at + 1:]):
+            k = len(items) - after + j
+            self._bind_target(e, items[k], nodes[k])
+        rest = TupleValue(tuple(items[at:len(items) - after]))
+        if isinstance(node, cst.Tuple | cst.List) and len(node.elements) == len(items):  # *ab, c = (x, 2 * x, y)
+            self._bind_target(elements[at], rest, node.with_changes(elements=node.elements[at:len(items) - after]))
+        elif node is not None and node in self.dtypes.call_items:  # a helper's items, known one by one
+            self._bind_target(elements[at], rest)
+            self.dtypes.tuples[elements[at].value] = self.dtypes.call_items[node][at:len(items) - after]
+        else:  # jnp.split(x @ w, 3): every item has the whole expression's dtype
+            self._bind_target(elements[at], rest, node)
 
     def _ann_assign(self, s: cst.AnnAssign) -> cst.AnnAssign:
         dims = read_dims(self.ctx, s.annotation.annotation)
