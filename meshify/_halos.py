@@ -40,45 +40,60 @@ def concat_shifts(rows: int, shards: int, offset: int, block: int) -> dict[int, 
 
 
 @functools.cache
-def section_rounds(sections: int, shards: int) -> tuple[tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]], ...]:
-    """How ``jnp.split(x, sections, axis)`` along a dim cut into ``shards`` blocks moves the rows, so that
-    each device holds its block of every section.  Cut the dim into ``sections * shards`` chunks: device
-    ``j`` holds chunks ``j * sections + l``; chunk ``k`` is block ``k % shards`` of section ``k // shards``.
-    Every device sends ``sections`` chunks and receives ``sections``: the moves, a regular bipartite graph,
-    fall into ``sections`` rounds in which each device sends one chunk and receives one (a ppermute; one
-    whose every chunk stays where it is moves nothing).  Each round: ``(send, to, slot)``, indexed by
-    block: the local chunk device ``j`` sends, the device it goes to, and the section the chunk device
-    ``i`` receives belongs to."""
-    edges = {j: [l for l in range(sections)] for j in range(shards)}  # chunks not yet sent, by sender
+def section_rounds(sections: int | tuple[int, ...], shards: int
+                   ) -> tuple[tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]], ...]:
+    """How ``jnp.split`` along a dim cut into ``shards`` blocks moves the rows, so that each device holds its
+    block of every section.  ``sections``: how many equal sections, or each section's block in chunks (a
+    chunk: the rows all the blocks are whole numbers of).  Cut the dim into chunks: device ``j`` holds
+    chunks ``j * m + l`` (``m`` chunks a block); each section's chunks fall in ``shards`` blocks in turn.
+    Every device sends ``m`` chunks and receives ``m`` (its block of each section, in order): the moves, a
+    regular bipartite graph, fall into ``m`` rounds in which each device sends one chunk and receives one (a
+    ppermute; one whose every chunk stays where it is moves nothing).  Each round: ``(send, to, slot)``,
+    indexed by block: the local chunk device ``j`` sends, the device it goes to, and where in its block of
+    the sections the chunk device ``i`` receives goes."""
+    sizes = (1,) * sections if isinstance(sections, int) else sections
+    m = sum(sizes)
+    starts = [sum(sizes[:t]) for t in range(len(sizes))]
+
+    def target(k: int) -> tuple[int, int]:
+        """Global chunk ``k``: (the device whose block of its section it is, its place there)."""
+        for t, size in enumerate(sizes):
+            first = starts[t] * shards
+            if first <= k < first + size * shards:
+                block, r = divmod(k - first, size)
+                return block, starts[t] + r
+        raise AssertionError(k)
+
+    moves = {(j, l): target(j * m + l) for j in range(shards) for l in range(m)}
+    edges = {j: list(range(m)) for j in range(shards)}  # chunks not yet sent, by sender
     rounds = []
-    for _ in range(sections):
+    for _ in range(m):
         match: dict[int, tuple[int, int]] = {}  # receiver -> (sender, local chunk)
         owner: dict[int, int] = {}  # sender -> receiver
         for j in range(shards):  # chunks that stay first: a round of only those is no collective
             for l in edges[j]:
-                if (j * sections + l) % shards == j and j not in match:
+                if moves[j, l][0] == j and j not in match:
                     match[j], owner[j] = (j, l), j
                     break
         for j in range(shards):
             if j not in owner:
-                _augment(j, edges, sections, shards, match, owner, set())
+                _augment(j, edges, moves, match, owner, set())
         send, to, slot = [0] * shards, [0] * shards, [0] * shards
         for i, (j, l) in match.items():
-            send[j], to[j], slot[i] = l, i, (j * sections + l) // shards
+            send[j], to[j], slot[i] = l, i, moves[j, l][1]
             edges[j].remove(l)
         rounds.append((tuple(send), tuple(to), tuple(slot)))
     return tuple(rounds)
 
 
-def _augment(j: int, edges: dict[int, list[int]], sections: int, shards: int, match: dict, owner: dict,
-             seen: set[int]) -> bool:
+def _augment(j: int, edges: dict[int, list[int]], moves: dict, match: dict, owner: dict, seen: set[int]) -> bool:
     """Kuhn's augmenting path from sender ``j`` (a regular bipartite graph always has a perfect matching)."""
     for l in edges[j]:
-        i = (j * sections + l) % shards
+        i = moves[j, l][0]
         if i in seen:
             continue
         seen.add(i)
-        if i not in match or _augment(match[i][0], edges, sections, shards, match, owner, seen):
+        if i not in match or _augment(match[i][0], edges, moves, match, owner, seen):
             match[i], owner[j] = (j, l), i
             return True
     return False

@@ -106,10 +106,10 @@ CASES = {
         'def f(x: Tensor["b", "d"]):\n    return x\n\n\n'
         '@mesh(model=4)\ndef h(x: Tensor["b", "model"]) -> Tensor["b", "model"]:\n    return f(x)\n',
         LayoutError, (5, 10), "hints x as [b, d] but the caller (h) passes"),
-    "split_at_indices_along_a_split_dim": (
+    "split_into_an_unread_number_of_sections": (
         '@mesh(model=4)\ndef h(x: Tensor["b", "d"], w: Tensor["d", "model"]) -> Tensor["b", "model"]:\n'
-        '    q, k = jnp.split(x @ w, [8], axis=-1)\n    return q\n',
-        UnsupportedError, (7, 29), "split 'model' into equal sections"),
+        '    q, k = jnp.split(x @ w, round(2.5), axis=-1)\n    return q\n',
+        UnsupportedError, (7, 12), "a number of sections meshify cannot read"),
 }
 
 

@@ -53,13 +53,25 @@ def test_a_fused_qkv_split_runs_mr_split_sections_with_one_comment_per_ppermute(
         """, X, OUT, MESH)
 
 
-def test_sections_at_indices_and_sizes_that_cannot_split_are_refused_at_their_place() -> None:
+def test_sections_at_indices_run_mr_split_sections_with_the_indices() -> None:
+    """A multi-query projection ``[q | k | v]``: sections of other sizes, each split into equal blocks."""
+    got = rewrite("q, k, v = jnp.split(x @ w, [16, 20], axis=-1)\nreturn q", X, 'Tensor["batch", "qkv"]',
+                  MESH + ', dims={"qkv": 24}').splitlines()
+    assert got[-2] == 'q, k, v = mr.split_sections(x @ w, [16, 20], -1, axis_name="model")', got
+    assert got[0].startswith("# meshify: sections over 'model': each device's block of 'x @ w' cut into 6 chunks"), got
+
+
+def test_sections_that_cannot_split_or_an_unread_count_are_refused_at_their_place() -> None:
     with pytest.raises(UnsupportedError) as info:
-        rewrite("q, k = jnp.split(x @ w, [4], axis=-1)\nreturn q", X, OUT, MESH)
-    assert "case.py:9:29" in str(info.value) and "equal sections" in str(info.value), str(info.value)
+        rewrite("q, k = jnp.split(x @ w, round(2.5), axis=-1)\nreturn q", X, OUT, MESH)
+    assert "case.py:9:12" in str(info.value) and "a number of sections meshify cannot read" in str(info.value), \
+        str(info.value)
     with pytest.raises(UnsupportedError) as info:
         rewrite("a, b = jnp.split(x @ w, 2, axis=-1)\nreturn a", X, OUT, mesh=MESH + ', dims={"qkv": 12}')
-    assert "case.py:9:12" in str(info.value) and "not a multiple of 8" in str(info.value), str(info.value)
+    assert "case.py:9:12" in str(info.value) and "sections of [6, 6] rows" in str(info.value), str(info.value)
+    with pytest.raises(UnsupportedError) as info:
+        rewrite("a, b = jnp.split(x @ w, [10], axis=-1)\nreturn a", X, OUT, mesh=MESH + ', dims={"qkv": 16}')
+    assert "sections of [10, 6] rows: each section must split into 4 equal blocks" in str(info.value), str(info.value)
 
 
 def test_sizes_that_cannot_split_are_refused_at_the_call_naming_the_line(tmp_path: Path) -> None:
@@ -85,14 +97,15 @@ def test_sizes_that_cannot_split_are_refused_at_the_call_naming_the_line(tmp_pat
     with pytest.raises(CallError) as info:
         module.glu(jnp.ones((4, 8)), jnp.ones((8, 12)))
     text = str(info.value)
-    assert "glu.py:8:5" in text and "each section's 6 rows do not split into 4 equal blocks" in text, text
-    assert "a multiple of 8" in text, text
+    assert "glu.py:8:5" in text and "a section of 6 rows does not split into 4 equal blocks" in text, text
+    assert "a multiple of 4 rows" in text, text
 
 
 @pytest.mark.parametrize("mesh, rule, sections", [("batch=2, model=4", '"model"', 3), ("model=8", '"model"', 3),
                                                   ("batch=2, model=4", '("batch", "model")', 2),
-                                                  ("model=2", '"model"', 8)])
-def test_verify_agrees_and_explain_predicts_the_ppermutes(mesh: str, rule: str, sections: int,
+                                                  ("model=2", '"model"', 8), ("batch=2, model=4", '"model"', "[64, 96]"),
+                                                  ("model=8", '"model"', "[8, 24]")])
+def test_verify_agrees_and_explain_predicts_the_ppermutes(mesh: str, rule: str, sections: int | str,
                                                           tmp_path: Path) -> None:
     from meshify.explain import parse_dims
     from meshify.verify import verify_file
@@ -107,9 +120,10 @@ def test_verify_agrees_and_explain_predicts_the_ppermutes(mesh: str, rule: str, 
         @mesh({mesh}, rules={{"fused": {rule}}})
         def f(x: Tensor["n", "d"], w: Tensor["d", "fused"]):
             parts = jnp.split(jnp.tanh(x @ w), {sections}, axis=-1)
-            return parts[0] * parts[-1]
+            return jnp.sum(parts[0], axis=-1) * jnp.sum(parts[-1], axis=-1)
         '''))
-    (report,) = verify_file(path, None, parse_dims(f"n=4,d=8,fused={16 * sections}"))
+    width = 16 * sections if isinstance(sections, int) else 128
+    (report,) = verify_file(path, None, parse_dims(f"n=4,d=8,fused={width}"))
     assert report.results_agree, report
     assert report.prediction_matches, (report.predicted, report.found)
     assert "collective-permute" in report.found, report

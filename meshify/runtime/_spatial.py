@@ -535,29 +535,46 @@ def spatial_concatenate(arrays: Sequence[jax.Array], axis: int = 0, dtype=None, 
     return out
 
 
-def split_sections(ary: jax.Array, indices_or_sections: int, axis: int = 0, *, axis_name) -> list[jax.Array]:
-    """``jnp.split(ary, n, axis)`` along a dim split over ``axis_name`` (a fused QKV projection's
-    ``3 * d_model``): each device's block holds pieces of whole sections, so the rows move until each
-    device holds its block of every section (:func:`meshify._halos.section_rounds`): one ``ppermute`` per
-    distinct way the chunks move, each device sending and receiving ``1 / n`` of its block per round,
-    never the whole dim.  Returns the ``n`` sections, each split over ``axis_name`` as ``ary`` was."""
+def split_sections(ary: jax.Array, indices_or_sections, axis: int = 0, *, axis_name) -> list[jax.Array]:
+    """``jnp.split(ary, n, axis)`` (or at ``indices``) along a dim split over ``axis_name`` (a fused QKV
+    projection's ``3 * d_model``, a multi-query one's ``[q | k | v]``): each device's block holds pieces of
+    whole sections, so the rows move until each device holds its block of every section
+    (:func:`meshify._halos.section_rounds`): one ``ppermute`` per distinct way the chunks move, each device
+    sending and receiving at most its block in all, never the whole dim.  Returns the sections, each split
+    over ``axis_name`` as ``ary`` was; each must split into equal blocks."""
     axes = _axes(axis_name)
-    shards, n = _shards(axes), indices_or_sections
+    shards = _shards(axes)
     axis %= ary.ndim
     rows = ary.shape[axis]
-    if rows % n:
-        where, total = " x ".join(map(repr, axes)), rows * shards
-        why = (f"each section's {total // n} rows do not split into {shards} equal blocks" if total % n == 0 else
-               f"its {total} rows do not split into {n} equal sections")
-        raise CallError(f"jnp.split of dim {axis} (split over {where} into {shards} blocks of {rows} rows) into {n} "
-                        f"sections: {why}",
-                        fix=f"make the dim a multiple of {n * shards} ({n} sections x {shards} blocks), or map it to no "
-                            "mesh axis")
-    chunk = rows // n
-    chunks = ary.reshape(ary.shape[:axis] + (n, chunk) + ary.shape[axis + 1:])
+    total = rows * shards
+    where = " x ".join(map(repr, axes))
+    if isinstance(indices_or_sections, int):
+        n = indices_or_sections
+        if total % n:
+            raise CallError(f"jnp.split of dim {axis} ({total} rows, split over {where}) into {n} sections: its "
+                            f"{total} rows do not split into {n} equal sections", fix=f"make the dim a multiple of {n}")
+        widths = [total // n] * n
+    else:
+        edges = [0, *(int(i) for i in indices_or_sections), total]  # as jnp.split takes them: no wrapping
+        widths = [b - a for a, b in zip(edges, edges[1:])]
+        if any(w < 0 for w in widths):
+            raise CallError(f"jnp.split of dim {axis} ({total} rows) at {list(edges[1:-1])}: sections of "
+                            f"{widths} rows (jnp.split refuses negative sizes too)",
+                            fix=f"give increasing indices from 0 to {total}")
+    bad = [w for w in widths if w % shards]
+    if bad:
+        n = len(widths)
+        raise CallError(f"jnp.split of dim {axis} (split over {where} into {shards} blocks of {rows} rows) into "
+                        f"{n} sections of {', '.join(map(str, widths))} rows: a section of {bad[0]} rows does not "
+                        f"split into {shards} equal blocks",
+                        fix=f"make every section a multiple of {shards} rows, or map the dim to no mesh axis")
+    chunk = math.gcd(*(w // shards for w in widths)) or 1
+    sizes = tuple(w // shards // chunk for w in widths)
+    m = sum(sizes)
+    chunks = ary.reshape(ary.shape[:axis] + (m, chunk) + ary.shape[axis + 1:])
     pos = _block_index(axes)
     groups: dict[tuple[int, ...], list[tuple[tuple[int, ...], tuple[int, ...]]]] = {}
-    for send, to, slot in section_rounds(n, shards):  # rounds moving chunks alike: one ppermute
+    for send, to, slot in section_rounds(sizes, shards):  # rounds moving chunks alike: one ppermute
         groups.setdefault(to, []).append((send, slot))
     received, slots = [], []
     for to, rounds in groups.items():
@@ -569,12 +586,14 @@ def split_sections(ary: jax.Array, indices_or_sections: int, axis: int = 0, *, a
         received.extend([piece] if len(pieces) == 1 else
                         [jax.lax.index_in_dim(piece, r, axis, keepdims=False) for r in range(len(pieces))])
         slots.extend(slot for _, slot in rounds)
-    where = [[0] * n for _ in range(shards)]  # device i: section s -> the received piece holding it
+    place = [[0] * m for _ in range(shards)]  # device i: chunk c of its sections' blocks -> the piece holding it
     for r, slot in enumerate(slots):
         for i in range(shards):
-            where[i][slot[i]] = r
-    out = jnp.take(jnp.stack(received, axis), jnp.asarray(where, jnp.int32)[pos], axis=axis)
-    return [jax.lax.index_in_dim(out, s, axis, keepdims=False) for s in range(n)]
+            place[i][slot[i]] = r
+    out = jnp.take(jnp.stack(received, axis), jnp.asarray(place, jnp.int32)[pos], axis=axis)
+    out = out.reshape(ary.shape[:axis] + (m * chunk,) + ary.shape[axis + 1:])
+    bounds = [sum(sizes[:t]) * chunk for t in range(len(sizes) + 1)]
+    return [jax.lax.slice_in_dim(out, a, b, axis=axis) for a, b in zip(bounds, bounds[1:])]
 
 
 # -- periodic and mirrored -------------------------------------------------------------------------------------

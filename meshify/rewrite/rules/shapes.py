@@ -5,6 +5,8 @@ split dim must be the major part of a merge), ``concatenate``/``stack`` on unspl
 
 from __future__ import annotations
 
+import math
+
 import libcst as cst
 
 from meshify._halos import section_rounds
@@ -561,58 +563,76 @@ def _split(ctx: RuleContext, call: Call):
     layout = array(x).layout
     axis = _literal(call.arg(2, "axis")) if call.arg(2, "axis") is not None else 0
     count = _literal(sections)
-    if not isinstance(axis, int) or not (isinstance(count, int) or isinstance(count, tuple | list)):
-        raise ctx.error(UnsupportedError, call.node, "jnp.split needs a literal number of sections and axis",
-                        "write jnp.split(x, 3, axis=-1)")
+    written = sections.original if sections is not None else None
+    pieces = count if isinstance(count, int) and not isinstance(count, bool) else len(count) + 1 \
+        if isinstance(count, tuple | list) else len(written.elements) + 1 \
+        if isinstance(written, cst.List | cst.Tuple) else None  # [n_rep, n_rep + 1]: its length is known
+    if not isinstance(axis, int) or pieces is None:
+        raise ctx.error(UnsupportedError, call.node, f"{call.name.rsplit('.', 1)[-1]}(...) with "
+                        f"{'an axis' if not isinstance(axis, int) else 'a number of sections'} meshify cannot read "
+                        "here", "write the axis and the number of sections (or a list of the indices) in the call: "
+                        "jnp.split(x, 3, axis=-1), jnp.split(x, [q, q + kv], axis=-1)")
     axis %= layout.rank
-    if layout.axes[axis]:
-        if not isinstance(count, int):
-            dim = layout.dims[axis]
-            raise ctx.error(UnsupportedError, sections.original,
-                            f"jnp.split at indices {ctx.code(sections.original)} along dim {dim!r}, which is split over "
-                            f"{axes_text(layout.axes[axis])}: sections of other sizes cannot each split evenly",
-                            f"split {dim!r} into equal sections (jnp.split(x, 3, axis={axis - layout.rank})), or map "
-                            f"{dim!r} to no mesh axis")
-        return _split_sections(ctx, call, x, layout, axis, count)
-    n = count if isinstance(count, int) else len(count) + 1
-    if n > 1 and layout.dims[axis] != BROADCAST:  # each section another size than the dim's: an inferred name
+    if layout.axes[axis]:  # indices meshify cannot read (a config's fields) are read at trace time
+        known = count if isinstance(count, int | tuple | list) and not isinstance(count, bool) and (
+            isinstance(count, int) or all(type(i) is int for i in count)) else None
+        return _split_sections(ctx, call, x, layout, axis, known, pieces)
+    if pieces > 1 and layout.dims[axis] != BROADCAST:  # each section another size than the dim's: an inferred name
         dims = list(layout.dims)
         dims[axis] = dims[axis].rstrip(INFERRED) + INFERRED
         layout = Layout(tuple(dims), layout.axes, layout.partial)
-    return keep(TupleValue(tuple(Array(layout, array(x).origin) for _ in range(n))))
+    return keep(TupleValue(tuple(Array(layout, array(x).origin) for _ in range(pieces))))
 
 
-def _split_sections(ctx: RuleContext, call: Call, x: Operand, layout: Layout, axis: int, n: int) -> Lowering:
-    """``q, k, v = jnp.split(x @ w_qkv, 3, -1)`` with the fused dim split: each device's block holds
-    pieces of whole sections, so ``mr.split_sections`` moves the chunks (``1 / n`` of a block each) until
+def _split_sections(ctx: RuleContext, call: Call, x: Operand, layout: Layout, axis: int,
+                    count: int | tuple | list | None, n: int) -> Lowering:
+    """``q, k, v = jnp.split(x @ w_qkv, 3, -1)`` (or at indices, a multi-query ``[q | k | v]``) with the fused
+    dim split: each device's block holds pieces of whole sections, so ``mr.split_sections`` moves chunks until
     every device holds its block of each section, one ppermute per distinct way they move
-    (:func:`meshify._halos.section_rounds`; the same schedule counts them here).  Each section keeps
-    the dim's split; its size is the dim's over ``n`` (an inferred name)."""
+    (:func:`meshify._halos.section_rounds`; the same schedule counts them here, where the dim's size is known
+    for indices).  Each section keeps the dim's split, its size an inferred name."""
     axes = layout.axes[axis]
-    shards, size = ctx.mesh.size(axes), ctx.sizes.get(layout.dims[axis])
-    if isinstance(size, int) and size % (n * shards):
-        dim = layout.dims[axis]
-        raise ctx.error(UnsupportedError, call.node,
-                        f"jnp.split of {dim!r} ({size}, split over {axes_text(axes)} into {shards} blocks) into {n} "
-                        f"sections: each section's block must be a whole number of rows, and {size} is not a multiple "
-                        f"of {n * shards}", f"make {dim!r} a multiple of {n * shards}, or map {dim!r} to no mesh axis")
+    dim = layout.dims[axis]
+    shards, size = ctx.mesh.size(axes), ctx.sizes.get(dim)
+    widths: list[int] | None = None
+    if isinstance(size, int) and count is not None:
+        widths = [size // n] * n if isinstance(count, int) and size % n == 0 else None if isinstance(count, int) \
+            else [b - a for a, b in zip([0, *count], [*count, size])]
+        bad = [w for w in widths or [] if w % shards or w < 0]
+        if widths is None or bad:
+            raise ctx.error(UnsupportedError, call.node,
+                            f"jnp.split of {dim!r} ({size}, split over {axes_text(axes)} into {shards} blocks) into "
+                            f"sections of {widths if widths is not None else f'{size} / {n}'} rows: each section "
+                            f"must split into {shards} equal blocks",
+                            f"make every section a multiple of {shards} rows, or map {dim!r} to no mesh axis")
     dims = list(layout.dims)
     dims[axis] = dims[axis].rstrip(INFERRED) + INFERRED
     value = Array(Layout(tuple(dims), layout.axes, layout.partial), array(x).origin)
-    moves: dict[tuple[int, ...], int] = {}
-    for _, to, _ in section_rounds(n, shards):
-        if any(t != j for j, t in enumerate(to)):
-            moves[to] = moves.get(to, 0) + 1
     record = Layout(layout.dims, layout.axes)
-    count = f" {{}} of {len(moves)}" if len(moves) > 1 else ""
-    first = (f"sections over {axes_text(axes)}: each device's block of {ctx.code(x.original)!r} cut into {n} chunks, "
-             "each sent to the device holding that block of its section (ppermute" + count + ": {} chunk{})")
-    later = f"sections over {axes_text(axes)}: the same split's ppermute" + count + " ({} chunk{})"
-    emitted = tuple(Emitted(sections_kind(m, n), axes, record, layout.dims[axis],
-                            (later if i > 1 else first).format(*((i,) if count else ()), m, "s" * (m != 1)))
-                    for i, m in enumerate(moves.values(), 1))
-    template = "{mr}.split_sections({x}, {n}, {axis}, axis_name={axes})"
-    fill = (("x", Ref(0)), ("n", n), ("axis", axis - layout.rank), ("axes", MeshAxes(axes)))
+    if isinstance(count, int) or widths is not None:
+        chunk = math.gcd(*(w // shards for w in widths)) if widths is not None else 0
+        sizes = (1,) * n if isinstance(count, int) else tuple(w // shards // (chunk or 1) for w in widths)
+        moves: dict[tuple[int, ...], int] = {}
+        for _, to, _ in section_rounds(sizes, shards):
+            if any(t != j for j, t in enumerate(to)):
+                moves[to] = moves.get(to, 0) + 1
+        m = sum(sizes)
+        many = f" {{}} of {len(moves)}" if len(moves) > 1 else ""
+        first = (f"sections over {axes_text(axes)}: each device's block of {ctx.code(x.original)!r} cut into {m} "
+                 "chunks, each sent to the device holding that block of its section (ppermute" + many +
+                 ": {} chunk{})")
+        later = f"sections over {axes_text(axes)}: the same split's ppermute" + many + " ({} chunk{})"
+        emitted = tuple(Emitted(sections_kind(k, m), axes, record, dim,
+                                (later if i > 1 else first).format(*((i,) if many else ()), k, "s" * (k != 1)))
+                        for i, k in enumerate(moves.values(), 1))
+    else:  # indices unread, or into a dim of unknown size: the schedule follows from the sizes at trace time
+        emitted = (Emitted(sections_kind(1, 1), axes, record, dim,
+                           f"sections over {axes_text(axes)}: chunks of each device's block of "
+                           f"{ctx.code(x.original)!r} sent to the devices holding their sections' blocks (ppermutes "
+                           "moving at most a block in all; how many follows from the sizes at trace time)"),)
+    template = "{mr}.split_sections({x}, {sections}, {axis}, axis_name={axes})"
+    sections = call.arg(1, "indices_or_sections")
+    fill = (("x", Ref(0)), ("sections", sections.node), ("axis", axis - layout.rank), ("axes", MeshAxes(axes)))
     return Lowering(TupleValue(tuple(value for _ in range(n))), (Convert(x, layout, "split"),), template, fill,
                     emitted)
 
