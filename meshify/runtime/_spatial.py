@@ -332,7 +332,8 @@ def _exchange_dim(x: jax.Array, dim: int, lo: int, hi: int, axes: Axes, fill="ze
         raise CallError(
             f"a halo of {lo} rows before and {hi} after along dim {dim}, split over {' x '.join(map(repr, axes))} "
             f"into blocks of {local} rows: a halo must be at most one block (it comes from the direct neighbours "
-            "only)", fix="use fewer shards along this dim, or larger images")
+            "only)", fix="use fewer shards along this dim or a larger dim, or map it to no mesh axis; the parts of a "
+                         "fused dim are taken whole by jnp.split(x, [i, j], axis)")
     pos = _block_index(axes)
     parts = []
     if lo:

@@ -196,7 +196,9 @@ def _reblock_records(ctx: RuleContext, where, call: Call, x: Operand, layout: La
     if max(before, after) > total // shards:
         raise ctx.error(UnsupportedError, where, f"{what} along split {layout.dims[dim]!r} moves a block by more "
                         f"than its {total // shards} rows: it would need rows from beyond the neighbouring device",
-                        "use fewer shards along this dim, or larger images")
+                        f"take the parts of a fused dim with jnp.split(x, [i, j], axis={dim - layout.rank}) (it moves "
+                        f"sections whole), use fewer shards along {layout.dims[dim]!r}, or map it to no mesh axis "
+                        f"(rules={{{layout.dims[dim]!r}: None}})")
     if resized is not None:
         resized[dim] = out_rows // shards  # what later exchanges of the same value move along this dim
     return [_record(ctx, layout, dim, rows, name, f"{side} its new block after {what}, from the {source} device",
@@ -276,7 +278,8 @@ def _border_records(ctx: RuleContext, where, x: Operand, layout: Layout, dim: in
     if max(lo, hi) > total // shards:
         raise ctx.error(UnsupportedError, where, f"jnp.pad(mode={mode!r}) along split {layout.dims[dim]!r} pads "
                         f"more than a block of {total // shards} rows: it would need rows from beyond the "
-                        "neighbouring device", "use fewer shards along this dim, or larger images")
+                        "neighbouring device", f"pad less, use fewer shards along {layout.dims[dim]!r}, or map it to no "
+                        f"mesh axis (rules={{{layout.dims[dim]!r}: None}})")
     out = [_record(ctx, layout, dim, rows, name, f"{side} its block for jnp.pad(mode={mode!r}), from the {device} "
                    f"device ({source})", resized={d: n for d, n in resized.items() if d != dim})
            for rows, side, device in ((lo, "before", "previous"), (hi, "after", "next")) if rows]
