@@ -46,6 +46,8 @@ class ImportTable:
     def __init__(self, module: cst.Module) -> None:
         self.imports: dict[str, str] = {}
         self.rebound: dict[str, cst.CSTNode] = {}
+        #: Modules whose every name the module imports (``from layers import *``): names meshify cannot resolve.
+        self.star_imports: list[str] = []
         self._statements(module.body)
         self.shadowed = {name: node for name, node in self.rebound.items() if name in self.imports}
 
@@ -128,7 +130,11 @@ class ImportTable:
                     root = name.split(".")[0]
                     self.imports[root] = root
         elif isinstance(small, cst.ImportFrom):
-            if small.relative or small.module is None or isinstance(small.names, cst.ImportStar):
+            if isinstance(small.names, cst.ImportStar):
+                self.star_imports.append("." * len(small.relative) + (dotted_name(small.module) or "")
+                                         if small.module is not None else "." * len(small.relative))
+                return
+            if small.relative or small.module is None:
                 return
             module = dotted_name(small.module)
             for alias in small.names:

@@ -507,6 +507,7 @@ def unknown_call(ctx: RuleContext, call: Call) -> Lowering:
     for operand in operands:
         for path, value in _arrays_in(operand.value, ctx.code(operand.original), operand.original):
             if value.layout.is_split or value.layout.partial:
+                _from_star_import(ctx, call)
                 raise ctx.error(
                     UnsupportedError, call.node,
                     f"{call.name} has no meshify rule and {path!r} reaches it with layout "
@@ -514,6 +515,20 @@ def unknown_call(ctx: RuleContext, call: Call) -> Lowering:
     if all(isinstance(o.value, Static) for o in operands) and _returns_static(ctx, call):
         return keep(_computed(ctx, call) or Static())
     return keep(Opaque(_known_shape(call)))
+
+
+def _from_star_import(ctx: RuleContext, call: Call) -> None:
+    """Refuses ``jnp.split(...)`` where ``jnp`` comes from ``from helpers import *``: meshify cannot tell what the
+    name is, so the call is not one its rules know (saying so, not "no rule")."""
+    table = ctx._module.imports
+    root = call.name.split(".")[0]
+    if not table.star_imports or table.bound(root) or root in ctx._module.functions or root in ctx._module.classes \
+            or ctx.bound(root) is not None:
+        return
+    stars = ", ".join(f"from {m} import *" for m in table.star_imports)
+    raise ctx.error(UnsupportedError, call.node, f"{root!r} in {call.name} is not bound in this module: it may come "
+                    f"from `{stars}`, which meshify does not follow, so it cannot tell which function this is",
+                    f"import it by name in this module (import jax.numpy as jnp, from jax import numpy as jnp)")
 
 
 #: Builtins computed here where every argument is known (``tuple(range(1, x.ndim))``, an axis).
