@@ -28,6 +28,8 @@ __all__ = ["Decorators", "fix_imports", "header_lines", "place_versions", "shard
 
 def _specs(layouts, mr: str) -> str:
     """out_specs for a result's layouts: one, a tuple of them, a dict of them (nested as the result is)."""
+    if isinstance(layouts, dict) and hasattr(layouts, "cls"):  # a NamedTuple of the module: Out(logits=P(...))
+        return f"{layouts.cls}(" + ", ".join(f"{k}={_specs(l, mr)}" for k, l in layouts.items()) + ")"
     if isinstance(layouts, dict):
         return "{" + ", ".join(f"{json.dumps(k)}: {_specs(l, mr)}" for k, l in layouts.items()) + "}"
     if isinstance(layouts, tuple):

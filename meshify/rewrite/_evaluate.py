@@ -4,6 +4,7 @@ its rewritten node; calls go to the op rules (:mod:`meshify.rewrite.rules`).
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TypeGuard
@@ -124,6 +125,55 @@ def _int_arithmetic(operator: cst.BaseBinaryOp, left: Value, right: Value) -> St
     if type(a) is not int or type(b) is not int or (b == 0 and fn in (int.__floordiv__, int.__mod__)):
         return None
     return Static.of(fn(a, b))
+
+
+def _namedtuple_fields(rw, func: cst.Name) -> list[tuple[str, cst.BaseExpression | None]] | None:
+    """The fields (and default values) of a NamedTuple class the module defines, called by its name; None for
+    anything else."""
+    if func.value in rw.env or func.value in rw.ctx.imports.imports or func.value in rw.ctx.enclosing_names(rw.fn):
+        return None
+    cls = rw.ctx.classes.get(func.value)
+    if cls is None or not any("typing.NamedTuple" in rw.ctx.qualified_names(b.value) for b in cls.bases):
+        return None
+    fields = []
+    for stmt in cls.body.body:
+        for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else []:
+            if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                fields.append((small.target.value, small.value))
+    return fields
+
+
+def _namedtuple_construct(rw, node: cst.Call, func: cst.Name, fields) -> Operand:
+    """``Out(logits=h, loss=jnp.mean(h))``: a pytree of the values passed (each in its own layout), read as a
+    hinted NamedTuple parameter is (``out.loss``, returned, passed to helpers); a field left out takes its
+    default, which must be a literal."""
+    names = [n for n, _ in fields]
+    given: dict[str, Operand] = {}
+    args = []
+    for i, a in enumerate(node.args):
+        if a.star:
+            raise rw.error(UnsupportedError, a, f"{func.value}(*...) or (**...)", f"pass {func.value}'s fields one by one")
+        name = a.keyword.value if a.keyword is not None else names[i] if i < len(names) else None
+        if name is None or name not in names or name in given:
+            raise rw.error(LayoutError, a, f"{func.value}() takes the fields {', '.join(names)}",
+                           f"pass each field once: {func.value}({', '.join(f'{n}=...' for n in names)})")
+        given[name] = rw.expr(a.value)
+        args.append(a.with_changes(value=given[name].node))
+    values = []
+    for name, default in fields:
+        if name in given:
+            values.append((name, given[name].value))
+            continue
+        try:
+            literal = ast.literal_eval(rw.ctx.code(default)) if default is not None else ...
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            literal = ...
+        if literal is ...:
+            raise rw.error(UnsupportedError, node, f"{func.value}() leaves out field {name!r}, whose default is not a "
+                           "literal" if default is not None else f"{func.value}() leaves out field {name!r}",
+                           f"pass {name}= in the call")
+        values.append((name, Static.of(literal)))
+    return Operand(StructValue(func.value, tuple(values), "namedtuple"), node, node.with_changes(args=args))
 
 
 def _string_keys(node: cst.Dict) -> list[str] | None:
@@ -700,6 +750,9 @@ def _call(rw, node: cst.Call):
         names = {f"builtins.{func.value}"}  # Python's own sum(), not a module's (or a local's) of that name
     if names & TREE_MAP:  # jax.tree.map(lambda *xs: jnp.stack(xs), *params.blocks) (_containers)
         return tree_map(rw, node)
+    fields = _namedtuple_fields(rw, func) if isinstance(func, cst.Name) else None
+    if fields is not None:  # Out(logits=h, loss=l), Cache(k, v): a NamedTuple of the module, built of values
+        return _namedtuple_construct(rw, node, func, fields)
     optax_loss = next((n for n in sorted(names) if n in _OPTAX_LOSSES), None)
     if optax_loss is not None:  # optax.softmax_cross_entropy_with_integer_labels(logits, labels): its definition
         return _optax_loss(rw, node, optax_loss)

@@ -351,6 +351,15 @@ def _parsed(code: str) -> cst.BaseExpression | None:
         return None
 
 
+class StructLayouts(dict):
+    """The layouts of a returned NamedTuple's fields, by name (a dict), and its class's name: out_specs
+    ``Out(logits=P(...), loss=P())``."""
+
+    def __init__(self, cls: str, fields: dict) -> None:
+        super().__init__(fields)
+        self.cls = cls
+
+
 def _counted(rw, node: cst.BaseExpression
              ) -> tuple[cst.BaseExpression, Operand, list[Value], cst.BaseExpression] | None:
     """``enumerate(xs[, start])`` and ``zip(xs, ys, ...)`` as a Python loop's iterable (Python's own, not
@@ -1743,7 +1752,7 @@ class FunctionRewriter:
                     raise self.ctx.error(UnsupportedError, e, "a starred item in a returned tuple",
                                          "return the items one by one, or add a return hint")
                 item = self.expr(e.value)
-                if isinstance(item.value, StructValue) and item.value.kind == "dict":  # (loss, new_params)
+                if isinstance(item.value, StructValue) and item.value.kind in ("dict", "namedtuple"):  # (loss, params)
                     node, left = self._leaving_dict(item, e.value, f"return value {i}")
                     elements.append(e.with_changes(value=node))
                     layouts.append(left)
@@ -1766,7 +1775,7 @@ class FunctionRewriter:
             items = tuple(Array(v.layout if isinstance(v, Array) else Layout.replicated(())) for v in op.value.items)
             self._results.append(TupleValue(items))
             return s.with_changes(value=op.node)
-        if isinstance(op.value, StructValue) and op.value.kind == "dict":
+        if isinstance(op.value, StructValue) and op.value.kind in ("dict", "namedtuple"):
             node, left = self._leaving_dict(op, s.value, "the result")
             self._results.append(left)
             return s.with_changes(value=node)
@@ -1779,6 +1788,8 @@ class FunctionRewriter:
         """``{"loss": loss, "acc": acc}`` (or a name holding a dict, a dict of parameters) leaving a function
         without a return hint: each value in the layout it has, its partial sums completed; a dict of them."""
         assert isinstance(op.value, StructValue)
+        if op.value.kind == "namedtuple":
+            return self._leaving_namedtuple(op, where, purpose)
         literal = isinstance(op.node, cst.Dict) and len(op.node.elements) == len(op.value.fields)
         elements, left = [], []
         for i, (key, value) in enumerate(op.value.fields):
@@ -1791,6 +1802,41 @@ class FunctionRewriter:
         new = op.node.with_changes(elements=[e.with_changes(value=n.value) for e, n in zip(
             op.node.elements, elements)]) if literal else cst.Dict(elements)  # type: ignore[union-attr]
         return new, StructValue("dict", tuple(left), "dict")
+
+    def _leaving_namedtuple(self, op: Operand, where: cst.BaseExpression, purpose: str
+                            ) -> tuple[cst.BaseExpression, StructValue]:
+        """``Out(logits=h, loss=l)`` (or a name holding one) leaving a function without a return hint: each field
+        in the layout it has, its partial sums completed, rebuilt as ``Out(logits=..., loss=...)``."""
+        value = op.value
+        assert isinstance(value, StructValue)
+        names = [k for k, _ in value.fields]
+        built = isinstance(op.node, cst.Call) and isinstance(where, cst.Call) and len(op.node.args) <= len(names) \
+            and not any(a.star for a in op.node.args)
+        if built:  # Out(h, loss=l): each argument by the field it fills (the others take their defaults)
+            items = {(a.keyword.value if a.keyword is not None else names[i]): (a.value, w.value)
+                     for i, (a, w) in enumerate(zip(op.node.args, where.args))}
+        elif isinstance(op.node, cst.Name | cst.Attribute):
+            items = {k: (cst.Attribute(op.node, cst.Name(k)), where) for k in names}
+        else:
+            raise self.ctx.error(UnsupportedError, where, f"{self.fn.name.value}() returns "
+                                 f"{self.ctx.code(where)!r}, a {value.cls} meshify would have to rebuild field by field",
+                                 f"bind it to a name first (out = {self.ctx.code(where)}; return out)")
+        args, left = [], []
+        for k, v in value.fields:
+            node, original = items.get(k, (where, where))
+            if isinstance(v, Static):
+                new, layout = node, None
+            else:
+                new, layout = self._leaving(Operand(v, original, node), original, f"{purpose}'s {k!r}")
+            args.append(cst.Arg(new, keyword=cst.Name(k), equal=cst.AssignEqual(
+                whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))))
+            if layout is None:
+                raise self.ctx.error(UnsupportedError, original, f"{self.fn.name.value}() returns a {value.cls} whose "
+                                     f"field {k!r} is a Python value (shard_map returns arrays only)",
+                                     f"return a {value.cls} of arrays (jnp.asarray({k})), or the Python value beside it "
+                                     "outside the @mesh function")
+            left.append((k, Array(layout)))
+        return cst.Call(cst.Name(value.cls), args), StructValue(value.cls, tuple(left), "namedtuple")
 
     def _leaving(self, op: Operand, where: cst.BaseExpression, purpose: str) -> tuple[cst.BaseExpression, Layout]:
         value = op.value
@@ -1818,8 +1864,9 @@ class FunctionRewriter:
                                  "values of different layouts on different paths",
                                  'add a return hint naming the dims it returns (-> Tensor["batch", "d_model"])')
         def layouts(value):
-            if isinstance(value, StructValue):  # a dict of results
-                return {k: layouts(v) for k, v in value.fields}
+            if isinstance(value, StructValue):  # a dict of results, or a NamedTuple of the module
+                out = {k: layouts(v) for k, v in value.fields}
+                return out if value.kind == "dict" else StructLayouts(value.cls, out)
             return value.layout
 
         if isinstance(first, TupleValue):

@@ -635,7 +635,8 @@ class _WithArrays:
 
 def _tuples(out: Any, specs: Any, path: tuple, lists: set) -> Any:
     """``out`` with each list where ``specs`` holds a tuple made a tuple (its path noted in ``lists``)."""
-    if isinstance(specs, tuple) and not isinstance(specs, PartitionSpec) and isinstance(out, list | tuple):
+    if isinstance(specs, tuple) and not isinstance(specs, PartitionSpec) and not hasattr(specs, "_fields") \
+            and isinstance(out, list | tuple) and not hasattr(out, "_fields"):
         if isinstance(out, list):
             lists.add(path)
         return tuple(_tuples(o, s, (*path, i), lists) for i, (o, s) in enumerate(zip(out, specs))) \
