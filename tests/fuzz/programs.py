@@ -1224,7 +1224,8 @@ class _Builder:
         axis = k if self.flag(50) else k - rank
         if self.flag(25):  # a Python loop over the sections (the iterable rewritten where it stands)
             acc, part = f"{a.name}_acc{len(self.lines)}", f"{a.name}_part{len(self.lines)}"
-            self.lines.append(f"{acc} = 0.0\nfor {part} in {fn}({a.name}, {n}, axis={axis}):\n    {acc} = {acc} + {part}")
+            self.lines.append(f"{acc} = 0.0")  # (one statement a line: helpers are cut from these lines)
+            self.lines.append(f"for {part} in {fn}({a.name}, {n}, axis={axis}): {acc} = {acc} + {part}")
             expr = f"{acc} * 0.5"
         elif self.flag(70):
             self.lines.append(f"{', '.join(parts)} = {fn}({a.name}, {n}, axis={axis})")
