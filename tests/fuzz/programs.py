@@ -1221,6 +1221,8 @@ class _Builder:
             return False
         parts = [f"{a.name}_s{len(self.lines)}_{i}" for i in range(n)]
         fn = self.pick(["jnp.split", "jnp.array_split"])
+        # (a twin function splits the dim over other axes, where a section may not split into equal blocks)
+        self.trigger("sections split over another mesh's axes", "does not split into", "must split into")
         axis = k if self.flag(50) else k - rank
         if self.flag(25):  # a Python loop over the sections (the iterable rewritten where it stands)
             acc, part = f"{a.name}_acc{len(self.lines)}", f"{a.name}_part{len(self.lines)}"
