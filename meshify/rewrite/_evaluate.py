@@ -146,13 +146,11 @@ def _namedtuple_fields(rw, func: cst.Name) -> list[tuple[str, cst.BaseExpression
 def _namedtuple_construct(rw, node: cst.Call, func: cst.Name, fields) -> Operand:
     """``Out(logits=h, loss=jnp.mean(h))``: a pytree of the values passed (each in its own layout), read as a
     hinted NamedTuple parameter is (``out.loss``, returned, passed to helpers); a field left out takes its
-    default, which must be a literal."""
+    default (a literal, else a whole value of unknown dims).  ``Out(*xs)`` / ``Out(**d)``: not read here."""
     names = [n for n, _ in fields]
     given: dict[str, Operand] = {}
     args = []
     for i, a in enumerate(node.args):
-        if a.star:
-            raise rw.error(UnsupportedError, a, f"{func.value}(*...) or (**...)", f"pass {func.value}'s fields one by one")
         name = a.keyword.value if a.keyword is not None else names[i] if i < len(names) else None
         if name is None or name not in names or name in given:
             raise rw.error(LayoutError, a, f"{func.value}() takes the fields {', '.join(names)}",
@@ -168,11 +166,11 @@ def _namedtuple_construct(rw, node: cst.Call, func: cst.Name, fields) -> Operand
             literal = ast.literal_eval(rw.ctx.code(default)) if default is not None else ...
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             literal = ...
-        if literal is ...:
-            raise rw.error(UnsupportedError, node, f"{func.value}() leaves out field {name!r}, whose default is not a "
-                           "literal" if default is not None else f"{func.value}() leaves out field {name!r}",
+        if default is None:
+            raise rw.error(LayoutError, node, f"{func.value}() leaves out field {name!r}, which has no default",
                            f"pass {name}= in the call")
-        values.append((name, Static.of(literal)))
+        # a default that is no literal (dtype=jnp.float32, an array): a whole value of unknown dims
+        values.append((name, Static.of(literal) if literal is not ... else Opaque()))
     return Operand(StructValue(func.value, tuple(values), "namedtuple"), node, node.with_changes(args=args))
 
 
@@ -750,7 +748,8 @@ def _call(rw, node: cst.Call):
         names = {f"builtins.{func.value}"}  # Python's own sum(), not a module's (or a local's) of that name
     if names & TREE_MAP:  # jax.tree.map(lambda *xs: jnp.stack(xs), *params.blocks) (_containers)
         return tree_map(rw, node)
-    fields = _namedtuple_fields(rw, func) if isinstance(func, cst.Name) else None
+    fields = _namedtuple_fields(rw, func) if isinstance(func, cst.Name) and not any(a.star for a in node.args) \
+        else None
     if fields is not None:  # Out(logits=h, loss=l), Cache(k, v): a NamedTuple of the module, built of values
         return _namedtuple_construct(rw, node, func, fields)
     optax_loss = next((n for n in sorted(names) if n in _OPTAX_LOSSES), None)
