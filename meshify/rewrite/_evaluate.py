@@ -789,6 +789,9 @@ def _call(rw, node: cst.Call):
             return _static_cast(rw, node, receiver)
         if isinstance(receiver.value, StructValue) and receiver.value.kind == "dict" and func.attr.value == "get":
             return _dict_get(rw, node, receiver)
+        if isinstance(receiver.value, StructValue) and receiver.value.kind == "namedtuple" \
+                and func.attr.value == "_replace":
+            return _replace(rw, node, receiver)
         if isinstance(receiver.value, Array | Opaque):
             method = func.attr.value
             if method in METHODS and isinstance(receiver.value, Array):
@@ -1330,6 +1333,26 @@ def _anchor_all(rw, tree: cst.CSTNode, anchor: cst.CSTNode) -> None:
             return True
 
     tree.visit(_Anchors())
+
+
+def _replace(rw, node: cst.Call, receiver: Operand) -> Operand:
+    """``cache._replace(k=new_k)`` of a NamedTuple meshify holds field by field: the same fields, those named
+    taking the values passed."""
+    struct = receiver.value
+    assert isinstance(struct, StructValue)
+    names = [k for k, _ in struct.fields]
+    given: dict[str, Value] = {}
+    args = []
+    for a in node.args:
+        if a.keyword is None or a.keyword.value not in names or a.keyword.value in given:
+            raise rw.error(LayoutError, a, f"{rw.ctx.code(node.func)}() takes fields of {struct.cls} by name "
+                           f"({', '.join(names)})", f"write {rw.ctx.code(node.func)}({names[0]}=...)")
+        op = rw.expr(a.value)
+        given[a.keyword.value] = op.value
+        args.append(a.with_changes(value=op.node))
+    fields = tuple((k, given.get(k, v)) for k, v in struct.fields)
+    return Operand(replace(struct, fields=fields), node,
+                   node.with_changes(func=node.func.with_changes(value=receiver.node), args=args))
 
 
 def _dict_get(rw, node: cst.Call, receiver: Operand) -> Operand:

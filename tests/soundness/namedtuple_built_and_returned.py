@@ -1,7 +1,7 @@
 """NamedTuples of the module built inside @mesh functions, as model code builds them: ``Out(logits=h, loss=l)``
 returned without a return hint (its fields leave in their layouts, the loss's partial sum completed, rebuilt
 as ``Out(...)``); a ``Cache(k, v)`` built in a helper and read by field; a training step returning
-``(loss, Params(w=..., b=...))`` with SGD by field.  Before, "Out has no meshify rule" (a NamedTuple call was
+``(loss, Params(w=..., b=...))`` with SGD by field; ``cache._replace(v=...)``.  Before, "Out has no meshify rule" (a NamedTuple call was
 an unknown function) and "a NamedTuple result is not rebuilt by meshify yet" (found by the second attack of
 session 16)."""
 from typing import NamedTuple
@@ -38,6 +38,7 @@ def project(x, p):
 @mesh(batch=2, model=4, rules={"d_ff": "model"})
 def f(x: Tensor["batch", "d"], p: Params):
     cache = project(x, p)
+    cache = cache._replace(v=cache.v * 2.0)
     logits = cache.k + cache.v
     return Out(logits=logits, loss=jnp.mean(logits ** 2))
 
