@@ -238,6 +238,29 @@ def test_annotated_hints_with_typing_extensions_and_jnp_ndarray() -> None:
     assert 'out_specs=mr.P("batch")' in text
 
 
+def test_annotated_and_the_array_type_through_module_aliases() -> None:
+    """``A = Annotated`` and ``Array = jax.Array`` at module level: ``A[Array, "batch", "d"]`` is the hint it spells
+    (before, the parameter was taken for a static one; found by the attack on fused splits)."""
+    source = textwrap.dedent('''\
+        from typing import Annotated
+
+        import jax
+        import jax.numpy as jnp
+        from meshify import mesh
+
+        A = Annotated
+        Array = jax.Array
+
+
+        @mesh(batch=2)
+        def f(x: A[Array, "batch", "d"]) -> A[jax.Array, "batch"]:
+            return jnp.sum(x, axis=1)
+        ''')
+    text = convert_source(source, "f.py").text
+    assert '"x": mr.ArgSpec(("batch", "d"), mr.P("batch", None))' in text
+    assert 'out_specs=mr.P("batch")' in text
+
+
 def _source_with_hint(hint: str) -> str:
     return textwrap.dedent(f'''\
         from typing import Annotated

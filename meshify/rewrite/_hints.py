@@ -55,6 +55,21 @@ def resolve_alias(ctx: ModuleContext, node: cst.BaseExpression) -> cst.BaseExpre
     return node
 
 
+def _qualified(ctx: ModuleContext, node: cst.BaseExpression) -> set[str]:
+    """Qualified names of a hint's generic or array type, through a module-level alias of one
+    (``A = Annotated``, ``Array = jax.Array``)."""
+    names = ctx.qualified_names(node)
+    for _ in range(8):
+        if not isinstance(node, cst.Name) or node.value in ctx.imports.imports:
+            return names
+        value = ctx.assignments.get(node.value)
+        if not isinstance(value, cst.Name | cst.Attribute):
+            return names
+        node = value
+        names = ctx.qualified_names(node)
+    return names
+
+
 def is_integer_hint(ctx: ModuleContext, node: cst.BaseExpression) -> bool:
     """Whether a hint says its array holds integers (jaxtyping's ``Int[...]`` family)."""
     node = resolve_alias(ctx, node)
@@ -85,7 +100,7 @@ def read_dims(ctx: ModuleContext, node: cst.BaseExpression) -> tuple[str, ...] |
     """The dims of a ``Tensor[...]``, ``Annotated[jax.Array, ...]`` or jaxtyping hint, or None when
     ``node`` is another kind of hint (a module-level alias of one is read as the hint it names)."""
     node = resolve_alias(ctx, node)
-    names = ctx.qualified_names(node.value) if isinstance(node, cst.Subscript) else set()
+    names = _qualified(ctx, node.value) if isinstance(node, cst.Subscript) else set()
     if isinstance(node, cst.Subscript) and names & JAXTYPING_NAMES:
         return _read_jaxtyping(ctx, node)
     if isinstance(node, cst.Subscript) and names & ANNOTATED_NAMES:
@@ -127,7 +142,7 @@ def _read_annotated(ctx: ModuleContext, node: cst.Subscript) -> tuple[str, ...] 
     checkers and linters accept (the array type is what they check; the strings are plain values to
     them). None when the annotated type is not an array: ``Annotated[int, ...]`` is some other hint."""
     base = node.slice[0].slice
-    if not (isinstance(base, cst.Index) and ctx.qualified_names(base.value) & ARRAY_NAMES):
+    if not (isinstance(base, cst.Index) and _qualified(ctx, base.value) & ARRAY_NAMES):
         return None
     if len(node.slice) == 1:
         raise ctx.error(AnnotationError, node, f"{ctx.code(node)} names no dims",
