@@ -748,6 +748,11 @@ def _call(rw, node: cst.Call):
         names = {f"builtins.{func.value}"}  # Python's own sum(), not a module's (or a local's) of that name
     if names & TREE_MAP:  # jax.tree.map(lambda *xs: jnp.stack(xs), *params.blocks) (_containers)
         return tree_map(rw, node)
+    if isinstance(func, cst.Name) and func.value in ("list", "tuple") and not rw.ctx.binds(func.value) \
+            and func.value not in rw.env and len(node.args) == 1 and not node.args[0].star:
+        items = rw.expr(node.args[0].value)
+        if isinstance(items.value, TupleValue):  # list(jnp.split(x, 3, -1)): the same values, item by item
+            return Operand(items.value, node, node.with_changes(args=[node.args[0].with_changes(value=items.node)]))
     fields = _namedtuple_fields(rw, func) if isinstance(func, cst.Name) and not any(a.star for a in node.args) \
         else None
     if fields is not None:  # Out(logits=h, loss=l), Cache(k, v): a NamedTuple of the module, built of values

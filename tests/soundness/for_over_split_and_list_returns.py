@@ -2,7 +2,7 @@
 (the iterable was left as written, so each device split its own block: wrong numbers), ``enumerate`` and
 ``zip`` of splits, a list literal of a partial sum (``for t in [jnp.mean(x, 0)]``: crashed with a KeyError);
 and a list returned by the @mesh function (``return jnp.split(...)``, ``[a, b]``: the out_specs were a
-tuple, so shard_map refused the list).  Found by the attack on fused splits (session 17)."""
+tuple, so shard_map refused the list); ``list(jnp.split(...))`` (was "list has no meshify rule").  Found by the attack on fused splits (session 17)."""
 import jax.numpy as jnp
 import numpy as np
 
@@ -22,7 +22,8 @@ def f(x: Tensor["batch", "d"], w: Tensor["d", "qkv"]):
         acc = acc + jnp.sum(a * b)
     for t in [jnp.mean(x, axis=0)]:
         acc = acc + jnp.sum(t)
-    return [acc, jnp.split(x @ w, 3, axis=-1)[0]]
+    parts = list(jnp.split(x @ w, 3, axis=-1))
+    return [acc, jnp.split(x @ w, 3, axis=-1)[0] * parts[2]]
 
 
 @mesh(batch=2, model=4, rules={"qkv": "model"})

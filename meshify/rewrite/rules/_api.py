@@ -655,7 +655,8 @@ def unsplit_fix(layout: Layout, along: int | None = None) -> str:
         split = [(layout.dims[along], layout.axes[along])]
     if split:
         named = ", ".join(f"{d!r} (over {' x '.join(map(repr, a))})" for d, a in split)
-        unmapped = ", ".join(f"{d!r}: None" for d, _ in split)
+        # a dim meshify named itself (qkv? of a split, heads? of a reshape) takes its rule from the one it came from
+        unmapped = ", ".join(dict.fromkeys(f"{d.rstrip('?')!r}: None" for d, _ in split))
         return (f"it is split along {named}: map {'that dim' if len(split) == 1 else 'those dims'} to no mesh "
                 f"axis (rules={{{unmapped}}}), or call it outside the @mesh function; meshify never gathers "
                 "silently")
