@@ -27,6 +27,7 @@ HEAVY = Path(__file__).with_name("heavy.txt")
 ANCHORS = frozenset({
     "tests/fuzz/test_fuzz.py::test_random_program_matches_reference_or_is_rejected_cleanly[2x4]",
     "tests/test_real_models_zoo.py::test_logits_and_gradients_match_one_device[gpt2-2x4-decorator]",
+    "tests/test_real_models_zoo.py::test_logits_and_gradients_match_one_device[nanogpt-2x4-decorator]",
     "tests/test_examples.py::test_unet_trains_on_split_images_as_on_one_device",
     "tests/test_typecheck.py::test_mypy_passes_on_the_examples",
     "tests/test_typecheck.py::test_pyright_passes_on_the_examples",

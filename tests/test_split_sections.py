@@ -104,7 +104,8 @@ def test_sizes_that_cannot_split_are_refused_at_the_call_naming_the_line(tmp_pat
 @pytest.mark.parametrize("mesh, rule, sections", [("batch=2, model=4", '"model"', 3), ("model=8", '"model"', 3),
                                                   ("batch=2, model=4", '("batch", "model")', 2),
                                                   ("model=2", '"model"', 8), ("batch=2, model=4", '"model"', "[64, 96]"),
-                                                  ("model=8", '"model"', "[8, 24]")])
+                                                  ("model=8", '"model"', "[8, 24]")],
+                         ids=["2x4-3", "8-3", "2x4-two-axes-2", "2-8", "2x4-at-64-96", "8-at-8-24"])
 def test_verify_agrees_and_explain_predicts_the_ppermutes(mesh: str, rule: str, sections: int | str,
                                                           tmp_path: Path) -> None:
     from meshify.explain import parse_dims
