@@ -557,7 +557,7 @@ def split_sections(ary: jax.Array, indices_or_sections, axis: int = 0, *, axis_n
         widths = [total // n] * n
     else:
         edges = [0, *(int(i) for i in indices_or_sections), total]  # as jnp.split takes them: no wrapping
-        widths = [b - a for a, b in zip(edges, edges[1:])]
+        widths = [b - a for a, b in itertools.pairwise(edges)]
         if any(w < 0 for w in widths):
             raise CallError(f"jnp.split of dim {axis} ({total} rows) at {list(edges[1:-1])}: sections of "
                             f"{widths} rows (jnp.split refuses negative sizes too)",
@@ -594,7 +594,7 @@ def split_sections(ary: jax.Array, indices_or_sections, axis: int = 0, *, axis_n
     out = jnp.take(jnp.stack(received, axis), jnp.asarray(place, jnp.int32)[pos], axis=axis)
     out = out.reshape(ary.shape[:axis] + (m * chunk,) + ary.shape[axis + 1:])
     bounds = [sum(sizes[:t]) * chunk for t in range(len(sizes) + 1)]
-    return [jax.lax.slice_in_dim(out, a, b, axis=axis) for a, b in zip(bounds, bounds[1:])]
+    return [jax.lax.slice_in_dim(out, a, b, axis=axis) for a, b in itertools.pairwise(bounds)]
 
 
 # -- periodic and mirrored -------------------------------------------------------------------------------------

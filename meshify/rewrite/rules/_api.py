@@ -528,7 +528,7 @@ def _from_star_import(ctx: RuleContext, call: Call) -> None:
     stars = ", ".join(f"from {m} import *" for m in table.star_imports)
     raise ctx.error(UnsupportedError, call.node, f"{root!r} in {call.name} is not bound in this module: it may come "
                     f"from `{stars}`, which meshify does not follow, so it cannot tell which function this is",
-                    f"import it by name in this module (import jax.numpy as jnp, from jax import numpy as jnp)")
+                    "import it by name in this module (import jax.numpy as jnp, from jax import numpy as jnp)")
 
 
 #: Builtins computed here where every argument is known (``tuple(range(1, x.ndim))``, an axis).
