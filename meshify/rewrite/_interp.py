@@ -1435,7 +1435,9 @@ class FunctionRewriter:
                                  f"{len(elements) - 1} names and a starred one",
                                  f"unpack into at most {len(value.items) + 1} names")
         items = list(value.items)
-        nodes = _items(node, len(items), node is not None and node in self.dtypes.call_items)
+        nodes = [e.value for e in node.elements] if isinstance(node, cst.Tuple | cst.List) \
+            and len(node.elements) == len(items) and not any(isinstance(e, cst.StarredElement) for e in node.elements) \
+            else _items(node, len(items), node is not None and node in self.dtypes.call_items)
         for i, e in enumerate(elements[:at]):
             self._bind_target(e, items[i], nodes[i])
         for j, e in enumerate(elements[at + 1:]):

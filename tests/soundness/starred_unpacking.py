@@ -21,7 +21,8 @@ def f(x: Tensor["batch", "d"], w: Tensor["d", "qkv"]):
 @mesh(batch=2, model=4, rules={"d": "model"})
 def g(x: Tensor["batch", "d"], w: Tensor["d", "e"]):
     first, *rest = jnp.split(x @ w, 4, axis=-1)
-    return first + rest[-1], jnp.sum(rest[0], axis=0)
+    *_, total = (first, jnp.sum(rest[1], axis=0))
+    return first + rest[-1], jnp.sum(rest[0], axis=0), total
 
 
 def inputs():

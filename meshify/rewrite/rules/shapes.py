@@ -534,6 +534,8 @@ def _joined(ctx: RuleContext, call: Call, seq, items, kind: str, axis, what: str
         splits = {array(a).layout.axes[axis] for a in arrays if array(a).layout.axes[axis]}
         taken = {x for i, ax in chosen.items() if i != axis for x in ax}
         along = next(iter(splits)) if len(splits) == 1 and not set(next(iter(splits))) & taken else ()
+        if any(array(a).layout.dims[axis] == BROADCAST for a in arrays):
+            along = ()  # a size-1 dim (keepdims=True) splits into no blocks: the joined dim whole
         chosen[axis] = along
     kept = _kept_partial(items, ADD) - {x for ax in chosen.values() for x in ax}
     converts = tuple(Convert(a, Layout(a.value.dims, tuple(chosen[i] for i in range(rank)),
