@@ -9,6 +9,7 @@ function of the same qualified name.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import inspect
 import linecache
@@ -52,7 +53,32 @@ def original_reference(local: Callable) -> Callable:
     if reference is None:
         raise CallError(f"{path} has no @mesh function {local.__qualname__} any more",
                         fix=f"regenerate the converted file: {found.group(0)[len('# Regenerate: '):]}")
-    return reference
+    original, converted = _load(path), sys.modules.get(getattr(inspect.unwrap(local), "__module__", ""))
+    if converted is None:
+        return reference
+
+    @functools.wraps(reference)
+    def in_converted_types(*args, **kwargs):
+        return _retyped(reference(*args, **kwargs), original.__name__, converted)
+
+    return in_converted_types
+
+
+def _retyped(value, original: str, converted: ModuleType):
+    """``value`` with each NamedTuple of the original module's classes made one of the converted module's class
+    of that name and fields: ``f.reference`` returns the types ``f`` returns (the same pytree)."""
+    if isinstance(value, tuple) and isinstance(getattr(type(value), "_fields", None), tuple):
+        cls = type(value)
+        mine = getattr(converted, cls.__name__, None) if cls.__module__ == original else None
+        items = [_retyped(v, original, converted) for v in value]
+        if isinstance(mine, type) and getattr(mine, "_fields", None) == cls._fields:
+            return mine(*items)
+        return cls(*items)
+    if isinstance(value, tuple | list):
+        return type(value)(_retyped(v, original, converted) for v in value)
+    if isinstance(value, dict):
+        return {k: _retyped(v, original, converted) for k, v in value.items()}
+    return value
 
 
 def _logical_lines(lines: list[str]) -> list[str]:
