@@ -109,3 +109,34 @@ def test_a_deep_path_wrapped_in_the_header_still_finds_the_original(tmp_path) ->
     converted = _import(deep / "model_sharded.py")
     x = np.linspace(-2, 2, 24, dtype=np.float32).reshape(8, 3)
     np.testing.assert_allclose(np.asarray(converted.scale.reference(x)), np.tanh(x) * 3, rtol=1e-6)
+
+
+def test_reference_returns_the_converted_modules_namedtuples(tmp_path) -> None:
+    """``Out(...)`` built and returned: the converted function returns the converted module's ``Out``, and so does
+    its ``.reference`` (the original module's class of that name, made the converted one's), so that
+    ``jax.tree.map`` over both works (found by the attack on today's forms, session 17)."""
+    import jax
+
+    (tmp_path / "model.py").write_text(textwrap.dedent(\'\'\'\\
+        from typing import NamedTuple
+
+        import jax
+        import jax.numpy as jnp
+        from meshify import Tensor, mesh
+
+
+        class Out(NamedTuple):
+            y: jax.Array
+            total: jax.Array
+
+
+        @mesh(batch=8)
+        def f(x: Tensor["batch", "d"]):
+            return Out(y=x * 2, total=jnp.sum(x))
+        \'\'\'))
+    _convert(tmp_path / "model.py", tmp_path / "model_sharded.py")
+    converted = _import(tmp_path / "model_sharded.py")
+    x = np.linspace(-2, 2, 24, dtype=np.float32).reshape(8, 3)
+    got, want = converted.f(x), converted.f.reference(x)
+    assert type(got) is converted.Out and type(want) is converted.Out
+    jax.tree.map(lambda a, b: np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6), got, want)
