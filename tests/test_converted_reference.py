@@ -117,7 +117,7 @@ def test_reference_returns_the_converted_modules_namedtuples(tmp_path) -> None:
     ``jax.tree.map`` over both works (found by the attack on today's forms, session 17)."""
     import jax
 
-    (tmp_path / "model.py").write_text(textwrap.dedent(\'\'\'\\
+    (tmp_path / "model.py").write_text(textwrap.dedent('''\
         from typing import NamedTuple
 
         import jax
@@ -133,10 +133,10 @@ def test_reference_returns_the_converted_modules_namedtuples(tmp_path) -> None:
         @mesh(batch=8)
         def f(x: Tensor["batch", "d"]):
             return Out(y=x * 2, total=jnp.sum(x))
-        \'\'\'))
+        '''))
     _convert(tmp_path / "model.py", tmp_path / "model_sharded.py")
     converted = _import(tmp_path / "model_sharded.py")
     x = np.linspace(-2, 2, 24, dtype=np.float32).reshape(8, 3)
     got, want = converted.f(x), converted.f.reference(x)
     assert type(got) is converted.Out and type(want) is converted.Out
-    jax.tree.map(lambda a, b: np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6), got, want)
+    jax.tree.map(lambda a, b: np.testing.assert_allclose(np.asarray(a), np.asarray(b), atol=1e-5), got, want)

@@ -53,9 +53,11 @@ def original_reference(local: Callable) -> Callable:
     if reference is None:
         raise CallError(f"{path} has no @mesh function {local.__qualname__} any more",
                         fix=f"regenerate the converted file: {found.group(0)[len('# Regenerate: '):]}")
-    original, converted = _load(path), sys.modules.get(getattr(inspect.unwrap(local), "__module__", ""))
-    if converted is None:
-        return reference
+    original, converted = _load(path), getattr(inspect.unwrap(local), "__globals__", None)  # the converted module's
+    if converted is None or not any(isinstance(c, type) and issubclass(c, tuple) and hasattr(c, "_fields")
+                                    and c.__module__ == original.__name__ and c.__name__ in converted
+                                    for c in vars(original).values()):
+        return reference  # (no NamedTuple class of the module's own to return)
 
     @functools.wraps(reference)
     def in_converted_types(*args, **kwargs):
@@ -64,12 +66,12 @@ def original_reference(local: Callable) -> Callable:
     return in_converted_types
 
 
-def _retyped(value, original: str, converted: ModuleType):
+def _retyped(value, original: str, converted: dict):
     """``value`` with each NamedTuple of the original module's classes made one of the converted module's class
     of that name and fields: ``f.reference`` returns the types ``f`` returns (the same pytree)."""
     if isinstance(value, tuple) and isinstance(getattr(type(value), "_fields", None), tuple):
         cls = type(value)
-        mine = getattr(converted, cls.__name__, None) if cls.__module__ == original else None
+        mine = converted.get(cls.__name__) if cls.__module__ == original else None
         items = [_retyped(v, original, converted) for v in value]
         if isinstance(mine, type) and getattr(mine, "_fields", None) == cls._fields:
             return mine(*items)
