@@ -132,7 +132,9 @@ def _grad(rw, node: cst.Call, fn: cst.BaseExpression, call, options: dict, kind:
     for i in nums:  # a partial sum differentiated with respect to: completed first (its pieces are not inputs)
         if holds_partial(args[i].value):
             args[i] = _whole(rw, args[i], f"{kind}'s argument {i}")
+    start = len(rw.records)
     value, new_fn, new_args = _walk(rw, fn, replace(call, args=tuple(args)))
+    _backward_records(rw, fn, args, nums, start)
     loss = value.items[0] if has_aux and isinstance(value, TupleValue) and len(value.items) == 2 else value
     if has_aux and loss is value:
         raise rw.error(LayoutError, fn, f"{rw.ctx.code(fn)} returns one value but has_aux=True",
@@ -147,6 +149,39 @@ def _grad(rw, node: cst.Call, fn: cst.BaseExpression, call, options: dict, kind:
     if kind == "jax.value_and_grad":
         out = TupleValue((value, out))
     return out, new_fn, new_args
+
+
+def _backward_records(rw, fn: cst.BaseExpression, args: list, nums: list[int], start: int) -> None:
+    """The collectives the gradient adds inside the shard_map, for ``explain`` (and ``verify``'s count): an
+    argument whole over mesh axes the loss varies over (another operand split or summed over them) gets its
+    cotangents from every device's part of the loss, psummed there by shard_map's transpose; a weight the
+    loss all-gathered is reduce-scattered back."""
+    from dataclasses import replace
+
+    from meshify.rewrite._collectives import axes_text
+    from meshify.rewrite.rules._api import _arrays_in
+
+    leaves = [(i, path, leaf) for i, a in enumerate(args) for path, leaf in _arrays_in(a.value, "")]
+    varying = {x for _, _, leaf in leaves for x in (*leaf.layout.split_axes, *leaf.layout.partial)}
+    for i, path, leaf in leaves:
+        if i not in nums:
+            continue
+        axes = rw.mesh.order(varying - set(leaf.layout.split_axes) - set(leaf.layout.partial))
+        if axes:
+            what = rw.ctx.code(args[i].original) + path
+            # (the same gradient asked twice, jit(grad(f)) and value_and_grad(f) of the same values: one psum, as
+            # XLA's common-subexpression pass leaves it)
+            rw.note_custom("psum", axes, leaf.layout.with_partial(()), "",
+                           f"psum over {axes_text(axes)}: the gradient of {what!r}, whole over {axes_text(axes)} where "
+                           "the loss is not: each device's cotangents summed (shard_map's transpose)",
+                           operands=(args[i].original, fn, *(a.original for a in args)))
+    for r in list(rw.records[start:]):
+        if r.kind == "all_gather" and r.dim:
+            d = r.layout.dims.index(r.dim)
+            gathered = Layout(r.layout.dims, tuple(() if j == d else a for j, a in enumerate(r.layout.axes)))
+            rw.records.append(replace(r, kind="psum_scatter", layout=gathered, value=None,
+                                      reason=f"psum_scatter over {axes_text(r.axes)}: the gradient of what was "
+                                             f"all-gathered along {r.dim!r} for the loss, reduce-scattered back"))
 
 
 def _whole(rw, operand: Operand, purpose: str) -> Operand:
@@ -218,7 +253,9 @@ def _vmap(rw, node: cst.Call, fn: cst.BaseExpression, call, options: dict):
         args.append(Operand(Array(sliced, operand.value.origin), operand.original, operand.node))
     if mapped is None:
         raise rw.error(LayoutError, node, "vmap with every in_axes None", "map at least one argument")
+    start = len(rw.records)
     value, new_fn, new_args = _walk(rw, fn, replace(call, args=tuple(args)))
+    _backward_records(rw, fn, args, nums, start)
     carriers = rw.dtypes.calls.get(node)
     result = _put_back(rw, node, value, mapped, out_axes)
     if carriers is not None:
