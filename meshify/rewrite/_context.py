@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import math
 import builtins
 import codecs
 import os
@@ -19,6 +20,8 @@ from meshify.rewrite._nesting import check_nesting, too_deep_for_python
 __all__ = ["ModuleContext", "parse_context", "parse_module"]
 
 _BUILTINS = frozenset(dir(builtins))
+#: ``math`` functions and constants a config field may be computed with (``1 / math.sqrt(64)``).
+_MATH = frozenset({"sqrt", "log", "log2", "log10", "exp", "pi", "e", "inf", "floor", "ceil", "tanh", "cos", "sin"})
 _NO_VALUE = object()  # a NamedTuple field without a default
 #: Packages whose module-level names are functions, modules, dtypes and constants, never arrays a
 #: @mesh function could mistake for a scalar.
@@ -356,9 +359,31 @@ class ModuleContext:
         return collections.namedtuple(cls.name.value, names)(**values)  # type: ignore[misc]
 
     def _literal(self, node: cst.BaseExpression | None) -> object:
+        """A config field's value: a literal, or arithmetic of literals and ``math`` (``1 / math.sqrt(64)``,
+        ``2 * 2``) where the module imports ``math`` as ``math``; ValueError for anything else."""
+        text = self.code(node)  # type: ignore[arg-type]
         try:
-            return ast.literal_eval(self.code(node))  # type: ignore[arg-type]
+            return ast.literal_eval(text)
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            pass
+        try:
+            tree = ast.parse(text, mode="eval")
+        except SyntaxError:
+            raise ValueError(node) from None
+        allowed = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Constant, ast.operator, ast.unaryop, ast.Call,
+                   ast.Attribute, ast.Name, ast.Load)
+        for n in ast.walk(tree):
+            if not isinstance(n, allowed) or isinstance(n, ast.Constant) and not isinstance(n.value, int | float) \
+                    or isinstance(n, ast.Name) and (n.id != "math" or self.imports.imports.get("math") != "math") \
+                    or isinstance(n, ast.Attribute) and not (isinstance(n.value, ast.Name) and n.attr in _MATH) \
+                    or isinstance(n, ast.Call) and (n.keywords or not isinstance(n.func, ast.Attribute)) \
+                    or isinstance(n, ast.BinOp) and isinstance(n.op, ast.Pow) and not (
+                        isinstance(n.right, ast.Constant) and isinstance(n.right.value, int | float)
+                        and abs(n.right.value) <= 64):
+                raise ValueError(node)
+        try:
+            return eval(compile(tree, "<config field>", "eval"), {"__builtins__": {}, "math": math})  # noqa: S307
+        except (ArithmeticError, ValueError, TypeError, OverflowError):
             raise ValueError(node) from None
 
     @cached_property

@@ -1,8 +1,9 @@
 """A module-level config instance, ``CFG = Cfg(heads=4)`` of a NamedTuple of the module with literal fields,
 read as the config it is: ``jnp.max(initial=CFG.floor)`` over a split dim, ``+ CFG.eps`` beside split
-values, ``CFG.heads`` as a reshape size, ``if CFG.gated:``.  Before, CFG was opaque ("may be an array"):
+values, ``CFG.heads`` as a reshape size, ``if CFG.gated:``; a field computed from literals and ``math`` (``eps=1 / math.sqrt(1e6)``).  Before, CFG was opaque ("may be an array"):
 ``initial=CFG.floor`` was refused as an array and ``h + CFG.eps`` as a value of unknown dims (found by the
 second attack of session 16).  The program is keyed on CFG's value, as on a literal constant's."""
+import math
 from typing import NamedTuple
 
 import jax
@@ -21,7 +22,7 @@ class Cfg(NamedTuple):
     gated: bool = False
 
 
-CFG = Cfg(heads=4, gated=True)
+CFG = Cfg(heads=2 * 2, gated=True, eps=1 / math.sqrt(1e6))
 
 
 @mesh(batch=2, model=4, rules={"d_ff": "model"})
