@@ -418,7 +418,9 @@ class Sharded:
                     f"{self.__name__}(): module constant {name!r} is {value!r} now; meshify rewrote the function "
                     f"for {self.constants[name]!r}, its value in the source (an axis, a shape or a branch may "
                     "follow from it)",
-                    fix=f"regenerate the file after changing {name!r} (meshify convert), rebind it with a `global "
+                    fix=(f"keep {name!r} a value of Python literals (an array or a numpy scalar in it cannot be "
+                         "rewritten for), " if self.origin is not self.local else
+                         f"regenerate the file after changing {name!r} (meshify convert), ") + f"rebind it with a `global "
                         f"{name}` statement in a function of its module (then meshify reads it at each call and "
                         "never relies on its value), or pass it as an argument")) from None
             if target is not source:
