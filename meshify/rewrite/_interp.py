@@ -1550,14 +1550,19 @@ class FunctionRewriter:
             if not (wide and holds_partial(value)) or (isinstance(value, Array) and not self.blind_caller
                                                   and self.dtypes.expressible(carriers)):
                 continue
-            done = None if operands is None else self.complete_widened(
-                operands[i], "the caller (it cannot name the dtype to cast the sum back to)")
-            if done is None or (holds_partial(done.value) and self.dtypes.contains_widened(done.original)):
+            if operands is not None and isinstance(value, StructValue):  # (loss, {"acc": ..., "mean": ...})
+                done = self._completed_dict(operands[i].original, operands[i])
+            else:
+                done = None if operands is None else self.complete_widened(
+                    operands[i], "the caller (it cannot name the dtype to cast the sum back to)")
+            if done is None or (holds_partial(done.value) and self.dtypes.contains_widened(done.original)
+                                and not isinstance(done.value, StructValue)):
                 raise self.error(UnsupportedError, s.value, f"{self.fn.name.value}() returns "
-                                 f"{self.ctx.code(s.value)!r}, whose item {i} is a partial sum accumulated in "
-                                 "float32 for float16/bfloat16 operands, and its caller cannot name the dtype to "
-                                 "cast it back to", "return a tuple literal of arrays, (a, b), or reduce that "
-                                 "item before returning")
+                                 f"{self.ctx.code(s.value)!r}, whose item {i} holds a partial sum whose operands' "
+                                 "dtype meshify cannot read here (were they float16/bfloat16, it would be "
+                                 "accumulated in float32, and its caller could not cast it back)",
+                                 "return a tuple literal of arrays, (a, b), or a dict literal, or reduce that item "
+                                 "before returning")
             assert operands is not None
             operands[i], values[i], items[i], changed = done, done.value, (carriers, False), True
         value = TupleValue(tuple(values))

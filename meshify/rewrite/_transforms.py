@@ -47,8 +47,15 @@ def transformed_call(rw, node: cst.Call, kind: str):
     if nested is not None and kind in ("jax.jit", "jax.checkpoint", "jax.remat"):
         # jax.jit(jax.grad(loss))(params, x): the inner transform's call rewritten, the outer kept around it
         # (jit inside the shard_map changes no value; a checkpoint only what is saved)
-        inside = transformed_call(rw, cst.Call(func=fn, args=node.args), nested)
+        synthetic = cst.Call(func=fn, args=node.args)
+        inside = transformed_call(rw, synthetic, nested)
         assert isinstance(inside.node, cst.Call)
+        dtypes = rw.dtypes  # what the inner call's dtypes say, said of the user's call (its result's dtype)
+        for known in (dtypes.calls, dtypes.call_items, dtypes.spelled):
+            if synthetic in known:
+                known[node] = known[synthetic]
+        if synthetic in dtypes.widened:
+            dtypes.widened.add(node)
         new_args = [inner.args[0].with_changes(value=inside.node.func)]
         for i, a in enumerate(inner.args[1:], 1):
             new_args.append(a.with_changes(value=options[a.keyword.value if a.keyword is not None else i].node))
