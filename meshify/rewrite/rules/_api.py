@@ -508,6 +508,11 @@ def unknown_call(ctx: RuleContext, call: Call) -> Lowering:
         for path, value in _arrays_in(operand.value, ctx.code(operand.original), operand.original):
             if value.layout.is_split or value.layout.partial:
                 _from_star_import(ctx, call)
+                if call.name.rsplit(".", 1)[-1] in ("append", "extend", "insert") and "." in call.name:
+                    raise ctx.error(UnsupportedError, call.node, f"{call.name}(...): a Python list of arrays built "
+                                    "up statement by statement is not modelled by meshify (its items' layouts are "
+                                    "not followed)", "collect the values with jax.lax.scan (its ys), or build the "
+                                    "list as one literal ([a, b, c]) and jnp.stack / jnp.concatenate it")
                 raise ctx.error(
                     UnsupportedError, call.node,
                     f"{call.name} has no meshify rule and {path!r} reaches it with layout "
