@@ -260,9 +260,7 @@ def _vmap(rw, node: cst.Call, fn: cst.BaseExpression, call, options: dict):
         args.append(Operand(Array(sliced, operand.value.origin), operand.original, operand.node))
     if mapped is None:
         raise rw.error(LayoutError, node, "vmap with every in_axes None", "map at least one argument")
-    start = len(rw.records)
     value, new_fn, new_args = _walk(rw, fn, replace(call, args=tuple(args)))
-    _backward_records(rw, fn, args, nums, start)
     carriers = rw.dtypes.calls.get(node)
     result = _put_back(rw, node, value, mapped, out_axes)
     if carriers is not None:
