@@ -1603,8 +1603,13 @@ class FunctionRewriter:
         not read back out of a dict (each may be a float32 sum of float16 operands): each completed here, as
         a returned partial sum of that kind is.  None where the dict is not a literal of arrays."""
         value = op.value
-        if not isinstance(written, cst.Dict) or not isinstance(op.node, cst.Dict) or not isinstance(value, StructValue) \
-                or any(not isinstance(v, Array) and holds_partial(v) for _, v in value.fields):
+        if not isinstance(value, StructValue) or any(not isinstance(v, Array) and holds_partial(v)
+                                                     for _, v in value.fields):
+            return None
+        if isinstance(written, cst.Call) and isinstance(op.node, cst.Call) and value.kind == "namedtuple" \
+                and len(written.args) == len(op.node.args) and not any(a.star for a in written.args):
+            return self._completed_namedtuple(written, op, value)
+        if not isinstance(written, cst.Dict) or not isinstance(op.node, cst.Dict):
             return None
         elements, fields = list(op.node.elements), list(value.fields)
         for i, (e, (key, v)) in enumerate(zip(written.elements, value.fields)):
@@ -1615,6 +1620,22 @@ class FunctionRewriter:
                 elements[i] = elements[i].with_changes(value=node)
                 fields[i] = (key, Array(whole, v.origin))
         return Operand(replace(value, fields=tuple(fields)), written, op.node.with_changes(elements=elements))
+
+    def _completed_namedtuple(self, written: cst.Call, op: Operand, value: StructValue) -> Operand:
+        """``return Out(h, loss=jnp.mean(h))`` in a helper: as :meth:`_completed_dict`, argument by argument."""
+        names = [k for k, _ in value.fields]
+        args, fields = list(op.node.args), dict(value.fields)  # type: ignore[union-attr]
+        for i, a in enumerate(written.args):
+            key = a.keyword.value if a.keyword is not None else names[i]
+            v = fields[key]
+            if isinstance(v, Array) and v.layout.partial and self.dtypes.contains_widened(a.value):
+                whole = v.layout.with_partial(())
+                node = self.convert(Operand(v, a.value, args[i].value), whole,
+                                    "the caller (it cannot name the dtype to cast the sum back to)")
+                args[i] = args[i].with_changes(value=node)
+                fields[key] = Array(whole, v.origin)
+        return Operand(replace(value, fields=tuple((k, fields[k]) for k in names)), written,
+                       op.node.with_changes(args=args))  # type: ignore[union-attr]
 
     def _return_stmt(self, s: cst.Return) -> cst.Return:
         if s.value is None:
