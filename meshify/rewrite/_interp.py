@@ -1852,8 +1852,12 @@ class FunctionRewriter:
         args, left = [], []
         for k, v in value.fields:
             node, original = items.get(k, (where, where))
+            inner: StructValue | None = None
             if isinstance(v, Static):
                 new, layout = node, None
+            elif isinstance(v, StructValue) and v.kind in ("dict", "namedtuple"):  # Nested(out=Out(...), ...)
+                new, inner = self._leaving_dict(Operand(v, original, node), original, f"{purpose}'s {k!r}")
+                layout = Layout.replicated(())
             else:
                 new, layout = self._leaving(Operand(v, original, node), original, f"{purpose}'s {k!r}")
             args.append(cst.Arg(new, keyword=cst.Name(k), equal=cst.AssignEqual(
@@ -1863,7 +1867,7 @@ class FunctionRewriter:
                                      f"field {k!r} is a Python value (shard_map returns arrays only)",
                                      f"return a {value.cls} of arrays (jnp.asarray({k})), or the Python value beside it "
                                      "outside the @mesh function")
-            left.append((k, Array(layout)))
+            left.append((k, inner if inner is not None else Array(layout)))
         return cst.Call(cst.Name(value.cls), args), StructValue(value.cls, tuple(left), "namedtuple")
 
     def _leaving(self, op: Operand, where: cst.BaseExpression, purpose: str) -> tuple[cst.BaseExpression, Layout]:
