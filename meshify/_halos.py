@@ -4,8 +4,10 @@ neighbours' blocks a device needs when a split dim is cut into equal blocks agai
 from __future__ import annotations
 
 import functools
+import itertools
+import math
 
-__all__ = ["concat_shifts", "reblock_halos", "section_rounds"]
+__all__ = ["concat_shifts", "reblock_halos", "section_chunks", "section_groups", "section_rounds", "section_widths"]
 
 
 def reblock_halos(rows: int, shards: int, start: int, out_rows: int, span: int | None = None) -> tuple[int, int]:
@@ -97,3 +99,28 @@ def _augment(j: int, edges: dict[int, list[int]], moves: dict, match: dict, owne
             match[i], owner[j] = (j, l), i
             return True
     return False
+
+
+def section_widths(sections: int | tuple[int, ...] | list[int], total: int) -> list[int] | None:
+    """Each section's rows, as ``jnp.split(x, sections)`` cuts ``total`` rows: ``n`` equal ones (None where
+    ``n`` does not divide ``total``), or between the indices, taken as written (no wrapping: a negative size
+    is JAX's error)."""
+    if isinstance(sections, int):
+        return [total // sections] * sections if total % sections == 0 else None
+    return [b - a for a, b in itertools.pairwise([0, *sections, total])]
+
+
+def section_chunks(widths: list[int], shards: int) -> tuple[int, tuple[int, ...]]:
+    """The rows of one chunk (every section's block a whole number of them) and each section's block in
+    chunks: the units :func:`section_rounds` moves.  Each width must split into ``shards`` blocks."""
+    chunk = math.gcd(*(w // shards for w in widths)) or 1
+    return chunk, tuple(w // shards // chunk for w in widths)
+
+
+def section_groups(sizes: tuple[int, ...], shards: int) -> dict[tuple[int, ...], list[tuple[tuple[int, ...], ...]]]:
+    """:func:`section_rounds` grouped by the way their chunks move (``to``): rounds moving alike are one
+    ppermute.  Each group: its rounds' ``(send, slot)``; a group whose ``to`` keeps every chunk moves nothing."""
+    groups: dict[tuple[int, ...], list] = {}
+    for send, to, slot in section_rounds(sizes, shards):
+        groups.setdefault(to, []).append((send, slot))
+    return groups

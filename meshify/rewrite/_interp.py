@@ -1613,13 +1613,20 @@ class FunctionRewriter:
             return None
         elements, fields = list(op.node.elements), list(value.fields)
         for i, (e, (key, v)) in enumerate(zip(written.elements, value.fields)):
-            if isinstance(v, Array) and v.layout.partial and self.dtypes.contains_widened(e.value):
-                whole = v.layout.with_partial(())
-                node = self.convert(Operand(v, e.value, elements[i].value), whole,
-                                    "the caller (it cannot name the dtype to cast the sum back to)")
-                elements[i] = elements[i].with_changes(value=node)
-                fields[i] = (key, Array(whole, v.origin))
+            node, fields[i] = self._completed_leaf(v, e.value, elements[i].value)
+            fields[i] = (key, fields[i])
+            elements[i] = elements[i].with_changes(value=node)
         return Operand(replace(value, fields=tuple(fields)), written, op.node.with_changes(elements=elements))
+
+    def _completed_leaf(self, v: Value, written: cst.BaseExpression, node: cst.BaseExpression
+                        ) -> tuple[cst.BaseExpression, Value]:
+        """One item of a returned dict or NamedTuple: a partial sum that may be float32-accumulated completed
+        here (the caller cannot name its dtype); anything else as it is."""
+        if not (isinstance(v, Array) and v.layout.partial and self.dtypes.contains_widened(written)):
+            return node, v
+        whole = v.layout.with_partial(())
+        return (self.convert(Operand(v, written, node), whole,
+                             "the caller (it cannot name the dtype to cast the sum back to)"), Array(whole, v.origin))
 
     def _completed_namedtuple(self, written: cst.Call, op: Operand, value: StructValue) -> Operand:
         """``return Out(h, loss=jnp.mean(h))`` in a helper: as :meth:`_completed_dict`, argument by argument."""
@@ -1627,13 +1634,8 @@ class FunctionRewriter:
         args, fields = list(op.node.args), dict(value.fields)  # type: ignore[union-attr]
         for i, a in enumerate(written.args):
             key = a.keyword.value if a.keyword is not None else names[i]
-            v = fields[key]
-            if isinstance(v, Array) and v.layout.partial and self.dtypes.contains_widened(a.value):
-                whole = v.layout.with_partial(())
-                node = self.convert(Operand(v, a.value, args[i].value), whole,
-                                    "the caller (it cannot name the dtype to cast the sum back to)")
-                args[i] = args[i].with_changes(value=node)
-                fields[key] = Array(whole, v.origin)
+            node, fields[key] = self._completed_leaf(fields[key], a.value, args[i].value)
+            args[i] = args[i].with_changes(value=node)
         return Operand(replace(value, fields=tuple((k, fields[k]) for k in names)), written,
                        op.node.with_changes(args=args))  # type: ignore[union-attr]
 

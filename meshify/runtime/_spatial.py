@@ -22,7 +22,7 @@ from collections.abc import Sequence
 import jax
 import jax.numpy as jnp
 
-from meshify._halos import concat_shifts, reblock_halos, section_rounds
+from meshify._halos import concat_shifts, reblock_halos, section_chunks, section_groups, section_widths
 from meshify.errors import CallError
 
 __all__ = ["conv_halos", "halo_conv", "halo_exchange", "halo_reduce_window", "spatial_concatenate", "spatial_flip",
@@ -549,19 +549,16 @@ def split_sections(ary: jax.Array, indices_or_sections, axis: int = 0, *, axis_n
     rows = ary.shape[axis]
     total = rows * shards
     where = " x ".join(map(repr, axes))
-    if isinstance(indices_or_sections, int):
+    widths = section_widths(indices_or_sections if isinstance(indices_or_sections, int)
+                            else [int(i) for i in indices_or_sections], total)
+    if widths is None:
         n = indices_or_sections
-        if total % n:
-            raise CallError(f"jnp.split of dim {axis} ({total} rows, split over {where}) into {n} sections: its "
-                            f"{total} rows do not split into {n} equal sections", fix=f"make the dim a multiple of {n}")
-        widths = [total // n] * n
-    else:
-        edges = [0, *(int(i) for i in indices_or_sections), total]  # as jnp.split takes them: no wrapping
-        widths = [b - a for a, b in itertools.pairwise(edges)]
-        if any(w < 0 for w in widths):
-            raise CallError(f"jnp.split of dim {axis} ({total} rows) at {list(edges[1:-1])}: sections of "
-                            f"{widths} rows (jnp.split refuses negative sizes too)",
-                            fix=f"give increasing indices from 0 to {total}")
+        raise CallError(f"jnp.split of dim {axis} ({total} rows, split over {where}) into {n} sections: its "
+                        f"{total} rows do not split into {n} equal sections", fix=f"make the dim a multiple of {n}")
+    if any(w < 0 for w in widths):
+        raise CallError(f"jnp.split of dim {axis} ({total} rows) at {list(indices_or_sections)}: sections of "
+                        f"{widths} rows (jnp.split refuses negative sizes too)",
+                        fix=f"give increasing indices from 0 to {total}")
     bad = [w for w in widths if w % shards]
     if bad:
         n = len(widths)
@@ -569,14 +566,11 @@ def split_sections(ary: jax.Array, indices_or_sections, axis: int = 0, *, axis_n
                         f"{n} sections of {', '.join(map(str, widths))} rows: a section of {bad[0]} rows does not "
                         f"split into {shards} equal blocks",
                         fix=f"make every section a multiple of {shards} rows, or map the dim to no mesh axis")
-    chunk = math.gcd(*(w // shards for w in widths)) or 1
-    sizes = tuple(w // shards // chunk for w in widths)
+    chunk, sizes = section_chunks(widths, shards)
     m = sum(sizes)
     chunks = ary.reshape(ary.shape[:axis] + (m, chunk) + ary.shape[axis + 1:])
     pos = _block_index(axes)
-    groups: dict[tuple[int, ...], list[tuple[tuple[int, ...], tuple[int, ...]]]] = {}
-    for send, to, slot in section_rounds(sizes, shards):  # rounds moving chunks alike: one ppermute
-        groups.setdefault(to, []).append((send, slot))
+    groups = section_groups(sizes, shards)  # rounds moving chunks alike: one ppermute
     received, slots = [], []
     for to, rounds in groups.items():
         pieces = [jnp.take(chunks, jnp.asarray(send, jnp.int32)[pos], axis=axis) for send, _ in rounds]

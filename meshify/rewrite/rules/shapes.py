@@ -5,11 +5,9 @@ split dim must be the major part of a merge), ``concatenate``/``stack`` on unspl
 
 from __future__ import annotations
 
-import math
-
 import libcst as cst
 
-from meshify._halos import section_rounds
+from meshify._halos import section_chunks, section_groups, section_widths
 from meshify.annotate._types import BROADCAST, INFERRED, Axes, Layout
 from meshify.errors import LayoutError, MeshifyError, UnsupportedError
 from meshify.rewrite._collectives import axes_text, sections_kind
@@ -598,8 +596,7 @@ def _split_sections(ctx: RuleContext, call: Call, x: Operand, layout: Layout, ax
     shards, size = ctx.mesh.size(axes), ctx.sizes.get(dim)
     widths: list[int] | None = None
     if isinstance(size, int) and count is not None:
-        widths = [size // n] * n if isinstance(count, int) and size % n == 0 else None if isinstance(count, int) \
-            else [b - a for a, b in zip([0, *count], [*count, size])]
+        widths = section_widths(count, size)
         bad = [w for w in widths or [] if w % shards or w < 0]
         if widths is None or bad:
             raise ctx.error(UnsupportedError, call.node,
@@ -612,12 +609,9 @@ def _split_sections(ctx: RuleContext, call: Call, x: Operand, layout: Layout, ax
     value = Array(Layout(tuple(dims), layout.axes, layout.partial), array(x).origin)
     record = Layout(layout.dims, layout.axes)
     if isinstance(count, int) or widths is not None:
-        chunk = math.gcd(*(w // shards for w in widths)) if widths is not None else 0
-        sizes = (1,) * n if isinstance(count, int) else tuple(w // shards // (chunk or 1) for w in widths)
-        moves: dict[tuple[int, ...], int] = {}
-        for _, to, _ in section_rounds(sizes, shards):
-            if any(t != j for j, t in enumerate(to)):
-                moves[to] = moves.get(to, 0) + 1
+        sizes = (1,) * n if isinstance(count, int) else section_chunks(widths, shards)[1]  # type: ignore[arg-type]
+        moves = {to: len(rounds) for to, rounds in section_groups(sizes, shards).items()
+                 if any(t != j for j, t in enumerate(to))}
         m = sum(sizes)
         many = f" {{}} of {len(moves)}" if len(moves) > 1 else ""
         first = (f"sections over {axes_text(axes)}: each device's block of {ctx.code(x.original)!r} cut into {m} "

@@ -23,6 +23,7 @@ from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._collectives import axes_text
 from meshify.rewrite._values import Array, Opaque, Operand, Static, TupleValue
 from meshify.rewrite.rules._api import Call, Convert, Emitted, Lowering, MeshAxes, Ref, RuleContext, op, unknown_call
+from meshify.rewrite.rules.reductions import _is_none
 
 # -- reading the call ---------------------------------------------------------------------------------
 
@@ -600,7 +601,7 @@ def _along_rule(ctx: RuleContext, call: Call, kind: str):
                         f"{call.name} along split dim {layout.dims[dim]!r} of {ctx.code(x.original)!r} (layout "
                         f"{layout.describe()}): each device holds only its block of every row",
                         unsplit_fix(layout, dim))
-    ends = [o for o in (call.params.get("prepend"), call.params.get("append")) if o is not None and not _none(o)]
+    ends = [o for o in (call.params.get("prepend"), call.params.get("append")) if o is not None and not _is_none(o)]
     source = layout if linear and not ends else layout.with_partial(())  # (a constant end is added once)
     converts = [Convert(x, source, kind)]
     for o in ends:  # jnp.diff(x, prepend=0) / prepend=x[:, :1]: joined to each device's rows
@@ -625,10 +626,6 @@ def _along_rule(ctx: RuleContext, call: Call, kind: str):
         out_dims[dim] = layout.dims[dim].rstrip(INFERRED) + INFERRED
     result = Array(Layout(tuple(out_dims), tuple(out_axes), source.partial), x.value.origin if linear else "")
     return Lowering(result, tuple(converts))
-
-
-def _none(o) -> bool:
-    return isinstance(o.value, Static) and o.value.known and o.value.literal is None
 
 
 for _kind, _reads in (("sort", ("a", "axis", "stable", "descending")),
