@@ -1075,6 +1075,10 @@ class FunctionRewriter:
         """``name = <name converted to target>``, before a loop whose body returns it in ``target`` (nothing
         where only its inferred dims' names change)."""
         value = self.env[name]
+        checked = None
+        if isinstance(value, Opaque):  # acc = jnp.zeros((4, 8)) before a loop whose body splits it
+            assert value.shape is not None
+            checked, value = value.shape, Array(Layout.replicated(target.dims))
         assert isinstance(value, Array)
         if value.layout.dims != target.dims:  # inferred dims named as the body names them
             value = Array(Layout(target.dims, value.layout.axes, value.layout.partial), value.origin)
@@ -1087,6 +1091,13 @@ class FunctionRewriter:
                               reduce_dtype=self.reduce_dtype if reducing else None)
             self.note(step, op, layout, "the loop body")
             layout = step_result(step, layout)
+        if checked is not None and isinstance(node, cst.Call):
+            # its entries are checked against the split dims' sizes in the call, as where code meets it
+            named = ", ".join(f'"{d}"' if axes else "None" for d, axes in zip(target.dims, target.axes))
+            shards = ", ".join(str(self.mesh.size(axes)) for axes in target.axes)
+            one = "," if target.rank == 1 else ""
+            node = call_template(f"{{mr}}.entries({{x}}, ({named}{one}), ({shards}{one}))",
+                                 mr=cst.Name(self.ctx.mr), x=node)
         if value.layout.partial and not target.partial:
             self.dtypes.completed(name)
         self.env[name] = Array(target, value.origin)
@@ -1137,6 +1148,9 @@ class FunctionRewriter:
                 # enter the loop in the layout the body leaves it in (an inferred dim the body lines up with a
                 # user's name, x of a reshape's 'height_width?' meeting a 'patches' weight, takes that name)
                 raise _LoopEntry(name, after.layout)
+            if isinstance(before, Opaque) and before.shape is not None and isinstance(after, Array) and any(
+                    after.layout.axes) and not after.layout.partial and len(before.shape) == after.layout.rank:
+                raise _LoopEntry(name, after.layout)  # acc = jnp.zeros((B, D)), then split by the body
             if isinstance(before, Array) and after != before:
                 described = after.layout.describe() if isinstance(after, Array) else type(after).__name__
                 raise self.ctx.error(
