@@ -356,6 +356,10 @@ def _passed_dtypes(rw, call, fn: cst.FunctionDef) -> dict:
     positional = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
     passed = {**dict(zip(positional, call.args)), **call.kwargs}
     dtypes = {param: rw.dtypes.of(operand.original) for param, operand in passed.items()}
+    for param, operand in passed.items():  # a tuple or list passed: xs[0], xs[-1] each have their item's
+        items = rw.dtypes.items_of(operand.original, operand.value)
+        for i, (c, _) in enumerate(items or ()):
+            dtypes[f"{param}[{i}]"] = dtypes[f"{param}[-{len(items) - i}]"] = c  # type: ignore[arg-type]
     named = {*positional, *(p.name.value for p in fn.params.kwonly_params)}
     # *args and **kwargs: the carriers of every item passed there (the items' dtypes promote as theirs do)
     for star, operands in ((fn.params.star_arg, call.args[len(positional):]),

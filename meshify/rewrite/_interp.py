@@ -2082,7 +2082,8 @@ class FunctionRewriter:
         if isinstance(value, Array) and value.layout.partial and self.dtypes.contains_widened(op.original):
             whole = value.layout.with_partial(())
             return Operand(Array(whole, value.origin), op.original, self.convert(op, whole, purpose))
-        if isinstance(value, TupleValue) and isinstance(op.original, cst.Tuple) and isinstance(op.node, cst.Tuple) \
+        if isinstance(value, TupleValue) and isinstance(op.original, cst.Tuple | cst.List) \
+                and isinstance(op.node, cst.Tuple | cst.List) \
                 and len(op.original.elements) == len(value.items):
             items = [self.complete_widened(Operand(v, e.value, n.value), purpose)
                      for v, e, n in zip(value.items, op.original.elements, op.node.elements)]

@@ -167,5 +167,4 @@ FUZZ = {'mesh': '1x8',
                 'placeholder',
                 'cannot infer the dims',
                 'whose dims meshify cannot infer']]],
- 'expect': 'accepted',
- 'xfail': 'a list of partial sums passed to a helper that indexes it: the result has no dtype carriers (refused; not yet supported)'}
+ 'expect': 'accepted'}
