@@ -101,11 +101,13 @@ def _augment(j: int, edges: dict[int, list[int]], moves: dict, match: dict, owne
     return False
 
 
-def section_widths(sections: int | tuple[int, ...] | list[int], total: int) -> list[int] | None:
+def section_widths(sections: int | tuple[int, ...] | list[int], total: int, uneven: bool = False) -> list[int] | None:
     """Each section's rows, as ``jnp.split(x, sections)`` cuts ``total`` rows: ``n`` equal ones (None where
-    ``n`` does not divide ``total``), or between the indices, taken as written (no wrapping: a negative size
-    is JAX's error)."""
+    ``n`` does not divide ``total``; ``uneven``: as ``jnp.array_split`` cuts them, the first ``total % n`` one
+    row longer), or between the indices, taken as written (no wrapping: a negative size is JAX's error)."""
     if isinstance(sections, int):
+        if uneven:
+            return [total // sections + (i < total % sections) for i in range(sections)]
         return [total // sections] * sections if total % sections == 0 else None
     return [b - a for a, b in itertools.pairwise([0, *sections, total])]
 

@@ -279,6 +279,20 @@ def test_an_edited_helper_module_is_read_again_by_the_decorator_path(package) ->
     _assert_matches(edited.f, edited.f.reference)
 
 
+def test_the_edited_file_of_a_mesh_function_is_read_again_when_its_module_is_reloaded(package) -> None:
+    """``importlib.reload`` after editing the @mesh function's own file (a notebook's workflow): the rewrite
+    must read the file as it is now.  It read Python's cached lines of the old text, so the new function ran
+    the old body: a silent difference from ``.reference``."""
+    name, folder = package
+    model = importlib.import_module(f"{name}.model")
+    _assert_matches(model.f, model.f.reference)
+    path = folder / "model.py"
+    path.write_text(path.read_text().replace("+ mlp_here(m(x, w1, w2))", "- mlp_here(m(x, w1, w2)) * 3"))
+    edited = importlib.reload(model)
+    assert "* 3" in edited.f.source
+    _assert_matches(edited.f, edited.f.reference)
+
+
 BLOCKS = '''\
 import jax
 import jax.numpy as jnp

@@ -72,6 +72,10 @@ def test_sections_that_cannot_split_or_an_unread_count_are_refused_at_their_plac
     with pytest.raises(UnsupportedError) as info:
         rewrite("a, b = jnp.split(x @ w, [10], axis=-1)\nreturn a", X, OUT, mesh=MESH + ', dims={"qkv": 16}')
     assert "sections of [10, 6] rows: each section must split into 4 equal blocks" in str(info.value), str(info.value)
+    with pytest.raises(UnsupportedError) as info:  # array_split's sections one row apart, named as array_split's
+        rewrite("a, b, c = jnp.array_split(x @ w, 3, axis=-1)\nreturn a", X, OUT, mesh=MESH + ', dims={"qkv": 16}')
+    assert "jnp.array_split of 'qkv' (16, split over 'model' into 4 blocks) into sections of [6, 5, 5] rows" \
+        in str(info.value), str(info.value)
 
 
 def test_sizes_that_cannot_split_are_refused_at_the_call_naming_the_line(tmp_path: Path) -> None:
@@ -99,6 +103,14 @@ def test_sizes_that_cannot_split_are_refused_at_the_call_naming_the_line(tmp_pat
     text = str(info.value)
     assert "glu.py:8:5" in text and "a section of 6 rows does not split into 4 equal blocks" in text, text
     assert "a multiple of 4 rows" in text, text
+    path.write_text(path.read_text().replace("a, b = jnp.split(x @ w, 2", "a, b, _ = jnp.array_split(x @ w, 3"))
+    spec = importlib.util.spec_from_file_location("meshify_glu_array_sections", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with pytest.raises(CallError) as info:  # 16 rows into 3: sections of 6, 5 and 5 rows, as array_split cuts
+        module.glu(jnp.ones((4, 8)), jnp.ones((8, 16)))
+    assert "jnp.array_split of dim 1 (split over 'model' into 4 blocks of 4 rows) into 3 sections of 6, 5, 5 rows" \
+        in str(info.value), str(info.value)
 
 
 @pytest.mark.parametrize("mesh, rule, sections", [("batch=2, model=4", '"model"', 3), ("model=8", '"model"', 3),

@@ -253,6 +253,7 @@ def _context_for(fn: Callable, fresh: bool = False) -> ModuleContext:
     if filename is None:
         raise SourceError(f"cannot find the source of {fn.__qualname__}",
                           fix="define @mesh functions in a file or notebook cell, not with exec()")
+    linecache.checkcache(filename)  # the file edited and its module reloaded (a notebook): never the old text
     lines = linecache.getlines(filename, fn.__globals__)
     if not lines:
         raise SourceError(f"cannot read the source of {fn.__qualname__} from {filename}",

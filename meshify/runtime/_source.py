@@ -26,6 +26,7 @@ def call_site_span(fn: Callable, param: str | None = None) -> SourceSpan | None:
     if code is None:
         return None
     path, first = code.co_filename, code.co_firstlineno
+    linecache.checkcache(path)
     lines = linecache.getlines(path)
     if not 0 < first <= len(lines):
         return None
@@ -92,6 +93,7 @@ def _aligned(generated: list[str], line: int, origin: Callable) -> SourceSpan | 
     maps to its place in the block of the user's lines it replaced."""
     code = origin.__code__
     path, first = code.co_filename, code.co_firstlineno
+    linecache.checkcache(path)
     lines = linecache.getlines(path)
     if not 0 < first <= len(lines):
         return None

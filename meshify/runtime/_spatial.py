@@ -536,33 +536,36 @@ def spatial_concatenate(arrays: Sequence[jax.Array], axis: int = 0, dtype=None, 
     return out
 
 
-def split_sections(ary: jax.Array, indices_or_sections, axis: int = 0, *, axis_name) -> list[jax.Array]:
+def split_sections(ary: jax.Array, indices_or_sections, axis: int = 0, *, axis_name,
+                   uneven: bool = False) -> list[jax.Array]:
     """``jnp.split(ary, n, axis)`` (or at ``indices``) along a dim split over ``axis_name`` (a fused QKV
     projection's ``3 * d_model``, a multi-query one's ``[q | k | v]``): each device's block holds pieces of
     whole sections, so the rows move until each device holds its block of every section
     (:func:`meshify._halos.section_rounds`): one ``ppermute`` per distinct way the chunks move, each device
     sending and receiving at most its block in all, never the whole dim.  Returns the sections, each split
-    over ``axis_name`` as ``ary`` was; each must split into equal blocks."""
+    over ``axis_name`` as ``ary`` was; each must split into equal blocks.  ``uneven``: ``jnp.array_split``'s
+    sections (a count that does not divide the dim gives sections one row apart)."""
     axes = _axes(axis_name)
     shards = _shards(axes)
     axis %= ary.ndim
     rows = ary.shape[axis]
     total = rows * shards
     where = " x ".join(map(repr, axes))
+    function = "jnp.array_split" if uneven else "jnp.split"
     widths = section_widths(indices_or_sections if isinstance(indices_or_sections, int)
-                            else [int(i) for i in indices_or_sections], total)
+                            else [int(i) for i in indices_or_sections], total, uneven)
     if widths is None:
         n = indices_or_sections
         raise CallError(f"jnp.split of dim {axis} ({total} rows, split over {where}) into {n} sections: its "
                         f"{total} rows do not split into {n} equal sections", fix=f"make the dim a multiple of {n}")
     if any(w < 0 for w in widths):
-        raise CallError(f"jnp.split of dim {axis} ({total} rows) at {list(indices_or_sections)}: sections of "
+        raise CallError(f"{function} of dim {axis} ({total} rows) at {list(indices_or_sections)}: sections of "
                         f"{widths} rows (jnp.split refuses negative sizes too)",
                         fix=f"give increasing indices from 0 to {total}")
     bad = [w for w in widths if w % shards]
     if bad:
         n = len(widths)
-        raise CallError(f"jnp.split of dim {axis} (split over {where} into {shards} blocks of {rows} rows) into "
+        raise CallError(f"{function} of dim {axis} (split over {where} into {shards} blocks of {rows} rows) into "
                         f"{n} sections of {', '.join(map(str, widths))} rows: a section of {bad[0]} rows does not "
                         f"split into {shards} equal blocks",
                         fix=f"make every section a multiple of {shards} rows, or map the dim to no mesh axis")

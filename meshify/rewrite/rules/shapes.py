@@ -595,12 +595,14 @@ def _split_sections(ctx: RuleContext, call: Call, x: Operand, layout: Layout, ax
     dim = layout.dims[axis]
     shards, size = ctx.mesh.size(axes), ctx.sizes.get(dim)
     widths: list[int] | None = None
+    uneven = call.name.endswith("array_split")
+    function = "jnp.array_split" if uneven else "jnp.split"
     if isinstance(size, int) and count is not None:
-        widths = section_widths(count, size)
+        widths = section_widths(count, size, uneven)
         bad = [w for w in widths or [] if w % shards or w < 0]
         if widths is None or bad:
             raise ctx.error(UnsupportedError, call.node,
-                            f"jnp.split of {dim!r} ({size}, split over {axes_text(axes)} into {shards} blocks) into "
+                            f"{function} of {dim!r} ({size}, split over {axes_text(axes)} into {shards} blocks) into "
                             f"sections of {widths if widths is not None else f'{size} / {n}'} rows: each section "
                             f"must split into {shards} equal blocks",
                             f"make every section a multiple of {shards} rows, or map {dim!r} to no mesh axis")
@@ -626,7 +628,7 @@ def _split_sections(ctx: RuleContext, call: Call, x: Operand, layout: Layout, ax
                            f"sections over {axes_text(axes)}: chunks of each device's block of "
                            f"{ctx.code(x.original)!r} sent to the devices holding their sections' blocks (ppermutes "
                            "moving at most a block in all; how many follows from the sizes at trace time)"),)
-    template = "{mr}.split_sections({x}, {sections}, {axis}, axis_name={axes})"
+    template = "{mr}.split_sections({x}, {sections}, {axis}, axis_name={axes}" + (", uneven=True)" if uneven else ")")
     sections = call.arg(1, "indices_or_sections")
     fill = (("x", Ref(0)), ("sections", sections.node), ("axis", axis - layout.rank), ("axes", MeshAxes(axes)))
     return Lowering(TupleValue(tuple(value for _ in range(n))), (Convert(x, layout, "split"),), template, fill,
