@@ -6,6 +6,7 @@ dim sizes while tracing; a size ``@mesh(dims=...)`` declares makes the check unn
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 from pathlib import Path
 
@@ -82,3 +83,42 @@ def test_the_check_runs_for_each_size_and_is_not_written_where_the_size_is_decla
     np.testing.assert_allclose(module.f(jnp.ones((4, 8))), module.f.reference(jnp.ones((4, 8))))
     with pytest.raises(CallError, match="8 entries along dim 'd', whose size is 4"):
         module.f(jnp.ones((4, 4)))  # a new size traces again, and is checked again
+
+
+MADE = '''\
+import jax.numpy as jnp
+from meshify import Tensor, mesh
+
+
+@mesh(batch=2, model=4, rules={"heads": "model"})
+def hinted(x: Tensor["batch", "seq", "d"]):
+    B, L, D = x.shape
+    h: Tensor["batch", "seq", "heads", "hd"] = x.reshape(B, L, 4, D // 4)
+    return h * jnp.ones((1, 1, 8, 1))
+
+
+@mesh(batch=2, model=4, rules={"d": "model"})
+def inferred(x: Tensor["batch", "seq", "d"]):
+    B, L, D = x.shape
+    return x.reshape(B, L, 4, D // 4) * jnp.ones((1, 1, 8, 1))
+'''
+
+
+@pytest.mark.parametrize("path", ["decorator", "converted"])
+def test_lined_up_with_a_dim_the_function_makes_it_is_refused(path: str, tmp_path: Path) -> None:
+    """A dim the function makes itself (a hinted reshape's 'heads', an inferred one) has no size among the
+    call's arguments: the 8 entries against 4 heads broadcast block by block (2 against 1), so the sharded
+    program returned an [4, 3, 8, 4] array where one device fails.  Refused at the call instead."""
+    source = tmp_path / f"made_{path}.py"
+    source.write_text(MADE)
+    if path == "converted":
+        converted = tmp_path / f"made_{path}_sharded.py"
+        converted.write_text(convert_source(source.read_text(), str(source)).text)
+        source = converted
+    module = _load(source)
+    x = jnp.ones((4, 3, 16), jnp.float32)
+    for fn, dim in ((module.hinted, "'heads'"), (module.inferred, "'d_0?'")):
+        with pytest.raises((TypeError, ValueError), match="broadcast"):
+            fn.reference(x)
+        with pytest.raises(CallError, match=re.escape(f"8 entries along dim {dim}, split over 4 devices")):
+            fn(x)

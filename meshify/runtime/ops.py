@@ -43,6 +43,16 @@ def entries(x, dims: Sequence[str | None], shards: Sequence[int]):
 
     sizes = CALL_SIZES.get() or {}
     for i, (dim, n) in enumerate(zip(dims, shards)):
+        if dim is not None and dim not in sizes and n > 1:
+            from meshify.errors import CallError
+
+            # (a dim the function makes itself: a reshape's, a split's sections): a block of one entry would
+            # broadcast where, on one device, the whole array does not, and nothing here tells its size
+            raise CallError(f"an array of {x.shape[i] * n} entries along dim {dim!r}, split over {n} devices: this "
+                            f"call's arguments do not tell {dim!r}'s size, so meshify cannot check that the two "
+                            "broadcast as on one device",
+                            fix="build the array from the one it meets (jnp.zeros_like(t), jnp.ones(t.shape)), or "
+                                "pass it as a hinted argument")
         if dim is not None and dim in sizes and x.shape[i] * n != sizes[dim]:
             from meshify.errors import CallError
 
