@@ -1771,7 +1771,26 @@ def index_array(rw, node: cst.Subscript, base: Operand, ctx: RuleContext | None 
         if sliced.rest is None:
             return Operand(sliced.value, node, wrapped)
         return index_array(rw, sliced.rest, Operand(base.value, base.original, wrapped), ctx)
-    return Operand(basic_index(ctx, node, base), node, node.with_changes(value=base.node))
+    return Operand(basic_index(ctx, node, base), node, node.with_changes(value=base.node,
+                                                                         slice=_rewritten_slice(ctx, node)))
+
+
+def _rewritten_slice(ctx: RuleContext, node: cst.Subscript) -> list[cst.SubscriptElement]:
+    """``x[...]``'s indices and slice bounds as rewritten (``b[:h.shape[-1]]`` with ``h`` split: the global
+    size, ``h.shape[-1] * 4``, never the block's)."""
+    def new(bound):
+        return None if bound is None else ctx.operand(bound).node
+
+    elements = []
+    for element in node.slice:
+        s = element.slice
+        if isinstance(s, cst.Index) and not isinstance(s.value, cst.Ellipsis):
+            s = s.with_changes(value=new(s.value) if s.value in ctx._operands else s.value)
+        elif isinstance(s, cst.Slice):
+            s = s.with_changes(**{k: new(getattr(s, k)) for k in ("lower", "upper", "step")
+                                  if getattr(s, k) is not None and getattr(s, k) in ctx._operands})
+        elements.append(element.with_changes(slice=s))
+    return elements
 
 
 def _subscript_operands(rw, node: cst.Subscript) -> dict[cst.CSTNode, Operand]:

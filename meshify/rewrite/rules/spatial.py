@@ -372,8 +372,9 @@ def slice_split_dims(ctx: RuleContext, node: cst.Subscript, base: Operand) -> Sp
                 raise ctx.error(UnsupportedError, given, f"a slice of split {layout.dims[dim]!r} with a bound that "
                                 "is not an int", "write the bounds as ints (x[:, 1:-1]) or sizes from x.shape")
         emitted += _slice_records(ctx, elements[n], base, layout, dim, bounds[0], bounds[1], resized, bounds[2])
-        start = s.lower if s.lower is not None else cst.Name("None")
-        stop = s.upper if s.upper is not None else cst.Name("None")
+        # the bounds as rewritten: x.shape[1] // 2 of a split dim reads the global size
+        start = ctx.operand(s.lower).node if s.lower is not None else cst.Name("None")
+        stop = ctx.operand(s.upper).node if s.upper is not None else cst.Name("None")
         if bounds[2] in (None, 1):
             slices.append(Lowering(Array(layout), (), "{mr}.spatial_slice({x}, {axis}, {start}, {stop}, "
                                    "axis_name={axes})", (("x", Ref(0)), ("axis", dim), ("start", start),
@@ -381,7 +382,8 @@ def slice_split_dims(ctx: RuleContext, node: cst.Subscript, base: Operand) -> Sp
             continue
         slices.append(Lowering(Array(layout), (), "{mr}.spatial_slice({x}, {axis}, {start}, {stop}, {step}, "
                                "axis_name={axes})", (("x", Ref(0)), ("axis", dim), ("start", start), ("stop", stop),
-                                                     ("step", s.step), ("axes", MeshAxes(layout.axes[dim])))))
+                                                     ("step", ctx.operand(s.step).node),
+                                                     ("axes", MeshAxes(layout.axes[dim])))))
     rest = [e.with_changes(slice=cst.Slice(lower=None, upper=None)) if any(n == i for i, _, _ in found) else e
             for n, e in enumerate(elements)]
     whole = all(isinstance(e.slice, cst.Slice) and e.slice.lower is None and e.slice.upper is None
