@@ -91,6 +91,11 @@ def _rank(o) -> int | None:
     return o.value.layout.rank if isinstance(o.value, Array) else None
 
 
+#: What the letters of a convolution (rules/convolution.py) stand for, for messages: the user wrote NWC/WIO.
+_CONV_ROLES = {"a": "the convolution's batch dim", "b": "the convolution's input channel dim (the image's C, the "
+               "kernel's I)", "c": "the convolution's output channel dim", "e": "the convolution's grouped input dim"}
+
+
 def contract(ctx: RuleContext, operands: Sequence, inputs: Sequence[str], output: str, node, what: str
              ) -> tuple[Array, list[Convert | None], Contraction]:
     """Plans an einsum-like contraction; returns the result value, each operand's conversion, and the
@@ -115,8 +120,10 @@ def contract(ctx: RuleContext, operands: Sequence, inputs: Sequence[str], output
                 ctx.lined_up(names.get(letter, dim), dim)
             if unified is None:
                 field = "." in ctx.code(o.original) or "[" in ctx.code(o.original)
+                # (a convolution's letters are meshify's own: it names the role, the channels it contracts)
+                role = f"{what} letter {letter!r}" if what != "conv" else _CONV_ROLES.get(letter, "a convolution dim")
                 raise ctx.error(LayoutError, node,
-                                f"{what} letter {letter!r} is dim {names[letter]!r} in one operand and {dim!r} in "
+                                f"{role} is dim {names[letter]!r} in one operand and {dim!r} in "
                                 f"{ctx.code(o.original)!r}",
                                 "contracted and shared dims must have the same name in every hint"
                                 + ("; a struct's field hints name one set of dims for every instance of its class "
