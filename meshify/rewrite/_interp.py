@@ -1275,7 +1275,10 @@ class FunctionRewriter:
                     describe = lambda v: v.layout.describe() if isinstance(v, Array) else type(v).__name__  # noqa
                     raise self.ctx.error(LayoutError, stmt, f"{name!r} has layout {describe(a)} after one branch "
                                          f"and {describe(b)} after the other",
-                                         f"pin it with a hint in both branches: {name}: Tensor[...] = ...")
+                                         f"pin it with a hint in both branches: {name}: Tensor[...] = ..."
+                                         if isinstance(a, Array) and isinstance(b, Array) else
+                                         f"make it an array before the if, with a hint ({name}: Tensor[()] = "
+                                         f"jnp.zeros(()) for a scalar), so that both branches leave an array")
         return merged
 
     def _loop_item(self, node: cst.BaseExpression, iterable: Operand) -> Value:
