@@ -1423,6 +1423,19 @@ class FunctionRewriter:
                 for e, v, n in zip(elements, value.items, nodes):
                     self._bind_target(e, v, n)
                 return
+            if isinstance(value, Array) and not starred and value.layout.rank > 0:
+                # key, value = jnp.einsum("bd,cdh->cbh", x, w_kv): rows of its first dim (Python unpacks an
+                # array along it; the count is checked when JAX traces it)
+                layout = value.layout
+                if layout.axes[0]:
+                    raise self.ctx.error(UnsupportedError, target, f"unpacking {self.ctx.code(node or target)!r} "
+                                         f"along dim {layout.dims[0]!r}, split over {axes_text(layout.axes[0])}: "
+                                         "each device holds a block of its rows",
+                                         f"map {layout.dims[0]!r} to no mesh axis, or index the rows (x[0], x[1])")
+                row = Array(Layout(layout.dims[1:], layout.axes[1:], layout.partial), value.origin)
+                for e, n in zip(elements, _items(node, len(elements))):
+                    self._bind_target(e, row, n)
+                return
             if isinstance(value, Opaque):  # e.g. k1, k2 = jax.random.split(key)
                 for e in elements:
                     self._bind_target(e, Opaque())
