@@ -7,6 +7,7 @@ import builtins
 import codecs
 import math
 import os
+from collections.abc import Mapping
 from functools import cached_property
 
 import libcst as cst
@@ -358,9 +359,11 @@ class ModuleContext:
             return None
         return collections.namedtuple(cls.name.value, names)(**values)  # type: ignore[misc]
 
-    def _literal(self, node: cst.BaseExpression | None) -> object:
+    def _literal(self, node: cst.BaseExpression | None, names: Mapping[str, object] | None = None) -> object:
         """A config field's value: a literal, or arithmetic of literals and ``math`` (``1 / math.sqrt(64)``,
-        ``2 * 2``) where the module imports ``math`` as ``math``; ValueError for anything else."""
+        ``2 * 2``) where the module imports ``math`` as ``math``, and of ``names`` (numbers: module constants
+        bound before); ValueError for anything else."""
+        names = {k: v for k, v in (names or {}).items() if type(v) in (int, float)}
         text = self.code(node)  # type: ignore[arg-type]
         try:
             return ast.literal_eval(text)
@@ -374,7 +377,8 @@ class ModuleContext:
                    ast.Attribute, ast.Name, ast.Load)
         for n in ast.walk(tree):
             if not isinstance(n, allowed) or isinstance(n, ast.Constant) and not isinstance(n.value, int | float) \
-                    or isinstance(n, ast.Name) and (n.id != "math" or self.imports.imports.get("math") != "math") \
+                    or isinstance(n, ast.Name) and n.id not in names and (
+                        n.id != "math" or self.imports.imports.get("math") != "math") \
                     or isinstance(n, ast.Attribute) and not (isinstance(n.value, ast.Name) and n.attr in _MATH) \
                     or isinstance(n, ast.Call) and (n.keywords or not isinstance(n.func, ast.Attribute)) \
                     or isinstance(n, ast.BinOp) and isinstance(n.op, ast.Pow) and not (
@@ -382,7 +386,7 @@ class ModuleContext:
                         and abs(n.right.value) <= 64):
                 raise ValueError(node)
         try:
-            return eval(compile(tree, "<config field>", "eval"), {"__builtins__": {}, "math": math})
+            return eval(compile(tree, "<config field>", "eval"), {"__builtins__": {}, **names, "math": math})
         except (ArithmeticError, ValueError, TypeError, OverflowError):
             raise ValueError(node) from None
 
@@ -400,6 +404,11 @@ class ModuleContext:
                 config = self.config_value(value)
                 if config is not None:
                     found[name] = config
+                    continue
+                try:  # SCALE = math.sqrt(D_MODEL), HEAD_DIM = D_MODEL // N_HEADS: of the constants before it
+                    found[name] = self._literal(value, found)
+                except ValueError:
+                    pass
         return found
 
     @cached_property
@@ -465,9 +474,11 @@ class ModuleContext:
                 try:
                     literal = ast.literal_eval(self.code(value))
                 except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-                    config = self.config_value(value) if name not in self.declared_global else None
-                    # CFG = Config(eps=1e-5): a NamedTuple of literals, read as one (keyed on its value)
-                    return Static.of(self.overrides.get(name, config)) if config is not None else Opaque()
+                    # CFG = Config(eps=1e-5): a NamedTuple of literals, read as one (keyed on its value);
+                    # SCALE = math.sqrt(D_MODEL): a number computed from the constants before it
+                    known = self.literal_constants.get(name, _NO_VALUE) if name not in self.declared_global \
+                        else _NO_VALUE
+                    return Static.of(self.overrides.get(name, known)) if known is not _NO_VALUE else Opaque()
                 if name not in self.declared_global:
                     return Static.of(self.overrides.get(name, literal))
                 if isinstance(literal, int | float | bool | str):
