@@ -1141,7 +1141,8 @@ class _Builder:
         """``jax.lax.top_k`` as routers and samplers write it (values or indices, along the last dim or
         ``axis=k``, over split dims too: each device's top k gathered), reduced over the k entries; or a
         ``jax.lax.dynamic_slice`` window at a traced start along one dim, the others whole (sizes written
-        ``a.shape[i]``), summed over the window.  The slice is refused where its dim is split (a trigger)."""
+        ``a.shape[i]``), summed over the window.  The slice is refused where its dim is split (a trigger); or a
+        slice whose bound is read off the shape inline (``a[:, 1 : a.shape[1]]``), summed over that dim."""
         if not a.dims or None in a.dims:
             return False
         rank = len(a.dims)
@@ -1156,6 +1157,24 @@ class _Builder:
                 expr, scale = f"jnp.sum({top}[0], axis={k})", a.scale * kk
             else:
                 expr, scale = f"{top}[1].astype(jnp.float32).mean(axis={k}) * 0.1", 0.1 * size
+        elif self.flag(35):
+            # a slice whose bound is read off the shape inline, as real code cuts a table to a length
+            # (pos[: x.shape[1]]): a split dim's .shape[k] is its global size, never the block's
+            if size < 2:
+                return False
+            bound = self.pick([f": {a.name}.shape[{k}]", f"1 : {a.name}.shape[{k}]", f": {a.name}.shape[{k}] // 2",
+                               f": {a.name}.shape[{k}] - 1"])
+            prefix = ":, " * k
+            if self.flag(50):  # a longer table cut to the last dim's length: b[: h.shape[-1]]
+                table = self.module.array([self.sizes[a.dims[-1]] + 3], 1.0, self.dtype)  # type: ignore[index]
+                expr = f"{a.name} + {table}[: {a.name}.shape[-1]]"
+                self.trigger("a module array cut to a length: its dim has no name", expr, unnamed=True)
+                self.emit(expr, a.dims, a.scale + 1)
+                return True
+            expr = f"{a.name}[{prefix}{bound}].sum(axis={k})"
+            self.trigger("a slice along a split dim reaching past the neighbouring block, or of rows that do not "
+                         "split evenly", expr, "halo", "which do not split")
+            scale = a.scale * size
         else:
             if size < 2:
                 return False
