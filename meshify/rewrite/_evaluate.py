@@ -496,6 +496,9 @@ def _transpose_attr(rw, base, node, new):
 
 
 def _subscript(rw, node: cst.Subscript):
+    spread = _tuple_index(rw, node)
+    if spread is not None:  # table[(ids,)], x[(i, j)]: NumPy reads a tuple index as the indices it holds
+        return _subscript(rw, spread)
     # x.shape[i]: the global size of dim i.
     if isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape":
         base = rw.expr(node.value.value)
@@ -556,6 +559,22 @@ def _subscript(rw, node: cst.Subscript):
     shape = _indexed_shape(rw, node, base.value.shape) if isinstance(base.value, Opaque) and base.value.shape \
         is not None else None
     return Operand(Opaque(shape), node, node.with_changes(value=base.node))
+
+
+def _tuple_index(rw, node: cst.Subscript) -> cst.Subscript | None:
+    """``table[(ids,)]`` of a name holding an array, as ``table[ids]`` (positioned at the original); else None."""
+    if not (len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index)
+            and isinstance(node.slice[0].slice.value, cst.Tuple) and node.slice[0].slice.value.elements
+            and isinstance(node.value, cst.Name) and isinstance(rw.env.get(node.value.value), Array)):
+        return None
+    items = node.slice[0].slice.value.elements
+    if any(isinstance(e, cst.StarredElement) for e in items):
+        return None
+    spread = node.with_changes(slice=[cst.SubscriptElement(cst.Index(e.value), comma=cst.Comma()
+                                                           if k < len(items) - 1 else cst.MaybeSentinel.DEFAULT)
+                                      for k, e in enumerate(items)])
+    rw.ctx.anchors[spread] = rw.ctx.anchors.get(node, node)
+    return spread
 
 
 def _indexed_shape(rw, node: cst.Subscript, shape: tuple[int, ...]) -> tuple[int, ...] | None:
