@@ -1222,12 +1222,47 @@ class FunctionRewriter:
             new_orelse = orelse.with_changes(body=self._suite(orelse.body))
             else_returns = self._suite_returns(orelse.body)
         after_else = self.env
+        if not body_returns and not else_returns and isinstance(body, cst.IndentedBlock) \
+                and not isinstance(orelse, cst.If):
+            # a partial sum one branch leaves where the other leaves it whole (a dense layer or an MoE one,
+            # chosen by a static flag): completed at the end of its branch, so both leave it alike
+            dtypes_else = self.dtypes.snapshot()
+            self.env = after_body
+            self.dtypes.restore(dtypes_body)
+            joined = self._join_partials(after_else, stmt)
+            body = body.with_changes(body=[*body.body, *joined])
+            dtypes_body = self.dtypes.snapshot()
+            self.env = after_else
+            self.dtypes.restore(dtypes_else)
+            if isinstance(new_orelse, cst.Else) and isinstance(new_orelse.body, cst.IndentedBlock):
+                joined = self._join_partials(after_body, stmt)
+                new_orelse = new_orelse.with_changes(body=new_orelse.body.with_changes(
+                    body=[*new_orelse.body.body, *joined]))
         self.env = self._merge(stmt, start, [] if body_returns else [after_body],
                                [] if else_returns else [after_else])
         self.dtypes.merge([*([] if body_returns else [dtypes_body]),
                            *([] if else_returns else [self.dtypes.snapshot()])])
         return stmt.with_changes(test=test.node, body=body,
                                  orelse=new_orelse if new_orelse is not None else stmt.orelse)
+
+    def _join_partials(self, other: dict[str, Value], stmt: cst.If) -> list[cst.BaseStatement]:
+        """``name = mr.psum(name, ...)`` for each array this branch (``self.env``) leaves partial over axes
+        the ``other`` branch's is not, with the same dims and splits otherwise."""
+        out = []
+        for name, value in list(self.env.items()):
+            theirs = other.get(name)
+            if not (isinstance(value, Array) and isinstance(theirs, Array) and value.layout.partial
+                    and value.layout.dims == theirs.layout.dims and value.layout.axes == theirs.layout.axes):
+                continue
+            extra = value.layout.partial - theirs.layout.partial
+            if not extra:
+                continue
+            self._comments = []
+            steps = plan_conversion(value.layout, value.layout.with_partial(value.layout.partial - extra), self.mesh)
+            op = Operand(value, cst.Name(name), cst.Name(name))
+            reason = self._reason(steps[0], op, value.layout, "the end of this branch (the other leaves it whole)")
+            out.append(self._materialise(_Restart(name, steps[0].axes, reason), stmt))
+        return out
 
     def _known_branch(self, stmt: cst.If, taken: bool) -> cst.If:
         """``if pos is None:`` where meshify knows whether ``pos`` is None (an array never is; a helper
