@@ -1797,17 +1797,14 @@ def index_array(rw, node: cst.Subscript, base: Operand, ctx: RuleContext | None 
 def _rewritten_slice(ctx: RuleContext, node: cst.Subscript) -> list[cst.SubscriptElement]:
     """``x[...]``'s indices and slice bounds as rewritten (``b[:h.shape[-1]]`` with ``h`` split: the global
     size, ``h.shape[-1] * 4``, never the block's)."""
-    def new(bound):
-        return None if bound is None else ctx.operand(bound).node
-
     elements = []
     for element in node.slice:
         s = element.slice
-        if isinstance(s, cst.Index) and not isinstance(s.value, cst.Ellipsis):
-            s = s.with_changes(value=new(s.value) if s.value in ctx._operands else s.value)
+        if isinstance(s, cst.Index):
+            s = s.with_changes(value=ctx.rewritten(s.value))
         elif isinstance(s, cst.Slice):
-            s = s.with_changes(**{k: new(getattr(s, k)) for k in ("lower", "upper", "step")
-                                  if getattr(s, k) is not None and getattr(s, k) in ctx._operands})
+            s = s.with_changes(**{k: ctx.rewritten(getattr(s, k)) for k in ("lower", "upper", "step")
+                                  if getattr(s, k) is not None})
         elements.append(element.with_changes(slice=s))
     return elements
 

@@ -68,6 +68,7 @@ from meshify.rewrite._values import (
 )
 from meshify.rewrite.rules._api import RuleContext
 from meshify.rewrite.rules.contractions import OBSERVERS as CONTRACTION_OBSERVERS
+from meshify.rewrite.rules.elementwise import entries_template
 from meshify.rewrite.rules.shapes import reshape_named
 
 __all__ = ["FunctionRewriter", "Operand", "Record", "FunctionPlan", "TracedLoop", "OPERAND_OBSERVERS"]
@@ -1093,11 +1094,7 @@ class FunctionRewriter:
             layout = step_result(step, layout)
         if checked is not None and isinstance(node, cst.Call):
             # its entries are checked against the split dims' sizes in the call, as where code meets it
-            named = ", ".join(f'"{d}"' if axes else "None" for d, axes in zip(target.dims, target.axes))
-            shards = ", ".join(str(self.mesh.size(axes)) for axes in target.axes)
-            one = "," if target.rank == 1 else ""
-            node = call_template(f"{{mr}}.entries({{x}}, ({named}{one}), ({shards}{one}))",
-                                 mr=cst.Name(self.ctx.mr), x=node)
+            node = call_template(entries_template(self.mesh, target), mr=cst.Name(self.ctx.mr), x=node)
         if value.layout.partial and not target.partial:
             self.dtypes.completed(name)
         self.env[name] = Array(target, value.origin)
@@ -1170,14 +1167,17 @@ class FunctionRewriter:
             if not (isinstance(before, Array) and isinstance(after, Array) and before.dims == after.dims):
                 continue
             extra = after.layout.partial - before.layout.partial
-            if not extra:
-                continue
-            self._comments = []
-            steps = plan_conversion(after.layout, after.layout.with_partial(after.layout.partial - extra), self.mesh)
-            op = Operand(after, cst.Name(name), cst.Name(name))
-            reason = self._reason(steps[0], op, after.layout, "the next iteration (it entered the loop whole)")
-            out.append(self._materialise(_Restart(name, steps[0].axes, reason), stmt))
+            if extra:
+                out.append(self._summed(name, after, extra, stmt, "the next iteration (it entered the loop whole)"))
         return out
+
+    def _summed(self, name: str, value: Array, extra: frozenset[str], stmt: cst.CSTNode,
+                purpose: str) -> cst.BaseStatement:
+        """``name = mr.psum(name, ...)`` over the ``extra`` axes of ``value``'s partial sum, for ``purpose``."""
+        self._comments = []
+        steps = plan_conversion(value.layout, value.layout.with_partial(value.layout.partial - extra), self.mesh)
+        reason = self._reason(steps[0], Operand(value, cst.Name(name), cst.Name(name)), value.layout, purpose)
+        return self._materialise(_Restart(name, steps[0].axes, reason), stmt)
 
     def _if_statement(self, stmt: cst.If) -> cst.If:
         """``if flag:`` on a static value (a config field, a ``train`` flag): both branches are rewritten.
@@ -1255,13 +1255,8 @@ class FunctionRewriter:
                     and value.layout.dims == theirs.layout.dims and value.layout.axes == theirs.layout.axes):
                 continue
             extra = value.layout.partial - theirs.layout.partial
-            if not extra:
-                continue
-            self._comments = []
-            steps = plan_conversion(value.layout, value.layout.with_partial(value.layout.partial - extra), self.mesh)
-            op = Operand(value, cst.Name(name), cst.Name(name))
-            reason = self._reason(steps[0], op, value.layout, "the end of this branch (the other leaves it whole)")
-            out.append(self._materialise(_Restart(name, steps[0].axes, reason), stmt))
+            if extra:
+                out.append(self._summed(name, value, extra, stmt, "the end of this branch (the other leaves it whole)"))
         return out
 
     def _known_branch(self, stmt: cst.If, taken: bool) -> cst.If:

@@ -112,6 +112,11 @@ class RuleContext:
         """A sub-expression the interpreter evaluated before calling the rule (KeyError: it did not)."""
         return self._operands[node]
 
+    def rewritten(self, node: cst.BaseExpression) -> cst.BaseExpression:
+        """``node`` as rewritten where the interpreter evaluated it before calling the rule, else as written."""
+        found = self._operands.get(node)
+        return found.node if found is not None else node
+
     def lined_up(self, a: str, b: str) -> None:
         """Dims ``a`` and ``b`` lined up in an op (so JAX checks they have one size): an inferred one
         (``heads?``) takes the other's size in explain's figures."""

@@ -159,10 +159,16 @@ def _checked_entries(ctx: RuleContext, c: Convert, named: tuple[str, ...] | None
     each device takes its block, and a block of one entry would broadcast against any block, running
     where the single-device program fails to broadcast.  So each block is checked, while tracing,
     against the block of those dims' sizes in the call: ``mr.entries(block, (None, "d"), (1, 4))``."""
-    dims = ", ".join(f'"{d}"' if axes else "None" for d, axes in zip(named or c.layout.dims, c.layout.axes))
-    shards = ", ".join(str(ctx.mesh.size(axes)) for axes in c.layout.axes)
-    one = "," if len(c.layout.dims) == 1 else ""
-    return replace(c, wrap=f"{{mr}}.entries({{x}}, ({dims}{one}), ({shards}{one}))")
+    return replace(c, wrap=entries_template(ctx.mesh, c.layout, named))
+
+
+def entries_template(mesh, layout: Layout, named: tuple[str, ...] | None = None) -> str:
+    """``{mr}.entries({x}, (None, "d"), (1, 4))``: the check of a block of an array of literal shape cut to
+    ``layout`` (its dims spelled ``named`` where given)."""
+    dims = ", ".join(f'"{d}"' if axes else "None" for d, axes in zip(named or layout.dims, layout.axes))
+    shards = ", ".join(str(mesh.size(axes)) for axes in layout.axes)
+    one = "," if len(layout.dims) == 1 else ""
+    return f"{{mr}}.entries({{x}}, ({dims}{one}), ({shards}{one}))"
 
 
 def _name_by_position(operands: Sequence) -> list:
