@@ -1222,10 +1222,10 @@ class FunctionRewriter:
             new_orelse = orelse.with_changes(body=self._suite(orelse.body))
             else_returns = self._suite_returns(orelse.body)
         after_else = self.env
-        if not body_returns and not else_returns and isinstance(body, cst.IndentedBlock) \
-                and not isinstance(orelse, cst.If):
+        if not body_returns and not else_returns and isinstance(body, cst.IndentedBlock):
             # a partial sum one branch leaves where the other leaves it whole (a dense layer or an MoE one,
-            # chosen by a static flag): completed at the end of its branch, so both leave it alike
+            # chosen by a static flag): completed at the end of its branch, so both leave it alike (an elif
+            # chain's branches are joined by its own if first)
             dtypes_else = self.dtypes.snapshot()
             self.env = after_body
             self.dtypes.restore(dtypes_body)
