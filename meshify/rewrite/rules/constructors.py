@@ -71,16 +71,19 @@ def _filled(ctx: RuleContext, call: Call):
 
 @op("jax.numpy.arange", reads=("start", "stop", "step", "dtype"))
 def _arange(ctx: RuleContext, call: Call):
-    dims = _shape_dims(call.arg(0, "start"))
     if set(call.kwargs) - {"dtype"}:
         return unknown_call(ctx, call)
-    if dims is not None and len(call.args) == 1:
+    # jnp.arange(n) and jnp.arange(0, n) count the same entries
+    count = call.args[0] if len(call.args) == 1 else \
+        call.args[1] if len(call.args) == 2 and _literal(call.args[0]) == 0 else None
+    dims = _shape_dims(count) if count is not None else None
+    if dims is not None:
         return keep(Array(Layout.replicated(dims)))
-    half = _divided_size(ctx, call.args[0].original) if len(call.args) == 1 else None
+    half = _divided_size(ctx, count.original) if count is not None else None
     if half is not None:  # jnp.arange(D // 2): rotary frequencies, as jnp.arange(0, D, 2) below
         return keep(Array(Layout.replicated((half,))))
-    size = call.args[0].value if len(call.args) == 1 else None
-    name = _expr_name(call.args[0].original) if isinstance(size, Static) and not size.known else None
+    size = count.value if count is not None else None
+    name = _expr_name(count.original) if isinstance(size, Static) and not size.known else None
     if name is not None:
         # jnp.arange(half), jnp.arange(cfg.max_len): a Python int meshify cannot size: an inferred dim after
         # it, whole on every device, lining up with the dim it meets (a padding mask's positions beside a
