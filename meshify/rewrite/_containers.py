@@ -14,6 +14,10 @@ hint's layout, which is what makes the rewrite hold for every length:
 
 Elsewhere a sequence goes where any pytree goes (a helper's argument, a scan's ``xs``, an
 unknown call that refuses split arrays inside it).
+
+A list the function builds by appending (``hidden = []``, then ``hidden.append(x)`` in a Python
+loop) is followed the same way (:func:`appending`): item by item while its appends run once, a
+sequence of one item's value where a loop it is carried into appends to it.
 """
 
 from __future__ import annotations
@@ -21,12 +25,12 @@ from __future__ import annotations
 import libcst as cst
 
 from meshify.annotate._types import Layout
-from meshify.errors import UnsupportedError
+from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._hints import ITEMS
 from meshify.rewrite._names import read_again
-from meshify.rewrite._values import Array, Operand, Static, StructValue, TupleValue, Value
+from meshify.rewrite._values import Array, Operand, Static, StructValue, TupleValue, Value, holds_partial
 
-__all__ = ["TREE_MAP", "sequence_index", "sequence_item", "sequence_len", "tree_map"]
+__all__ = ["TREE_MAP", "appending", "sequence_index", "sequence_item", "sequence_len", "tree_map"]
 
 #: ``jax.tree.map`` under its spellings.
 TREE_MAP = frozenset({"jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map"})
@@ -52,6 +56,82 @@ def sequence_index(rw, node: cst.Subscript, base: Operand) -> Operand:
                        "or with several indices", "index it with a Python int (blocks[0], blocks[i] in a loop)")
     return Operand(sequence_item(base.value), node, node.with_changes(value=base.node, slice=[
         node.slice[0].with_changes(slice=element.with_changes(value=index.node))]))
+
+
+def appending(rw, node: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``xs.append(v)`` as a statement, ``xs`` a list this function built (``xs = []``): the call with ``v``
+    rewritten, ``xs`` bound to what it holds now.  Outside a loop that carries ``xs`` (or in the loop that made
+    it) each append runs once: ``xs`` holds its items one by one.  In a Python loop ``xs`` is carried into, the
+    body runs many times: ``xs`` becomes a sequence of one item's value, so every item it holds (those before
+    the loop too) must have that value's layout.  A partial sum is completed before it is appended (the list's
+    items are whole arrays, whatever reads them).  None: not such a call."""
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+            and isinstance(node.func.value, cst.Name) and node.func.attr.value == "append"):
+        return None
+    name = node.func.value.value
+    held = rw.env.get(name)
+    numbers = isinstance(held, Static) and held.known and isinstance(held.literal, tuple | list)
+    if not numbers and not isinstance(held, TupleValue) and sequence_item(held) is None:
+        return None  # not a list of values meshify follows: as written
+    passed = name not in rw.env or name in _param_names(rw.fn)
+    if name not in rw.own_lists and numbers and not passed:
+        # dims = list(x.shape); dims.append(4): a list of Python values meshify no longer knows
+        op = rw.expr(node.args[0].value) if len(node.args) == 1 and not node.args[0].star else None
+        if op is not None and isinstance(op.value, Static):
+            rw.rebind_list(name, Static())
+            return node.with_changes(args=[node.args[0].with_changes(value=op.node)])
+    if name not in rw.own_lists:
+        raise rw.error(UnsupportedError, node, f"{rw.ctx.code(node.func)}(...) on a list this function did not "
+                       f"make with a list display ({name!r} is a parameter or holds another name's list): the "
+                       "list it changes is not followed", f"make the list here ({name} = []) and append to it "
+                       "here, or return the new items and append them where the list was made")
+    if len(node.args) != 1 or node.args[0].keyword is not None or node.args[0].star:
+        raise rw.error(UnsupportedError, node, f"{rw.ctx.code(node.func)}(...) with other than one argument",
+                       f"append one value: {name}.append(v)")
+    op = rw.expr(node.args[0].value)
+    value, new = op.value, op.node
+    carried = any(name in names for names in rw.loop_carried)
+    if numbers and isinstance(value, Static):  # sizes.append(3): a list of Python values, known while its items are
+        assert isinstance(held, Static)
+        known = value.known and not carried
+        rw.rebind_list(name, Static.of((*held.literal, value.literal)) if known else Static())
+        return node.with_changes(args=[node.args[0].with_changes(value=new)])
+    if numbers:  # xs = [] (a Python value), then an array appended: its items from here on
+        assert isinstance(held, Static)
+        held = TupleValue(tuple(Static.of(v) for v in held.literal))
+    if isinstance(value, Array) and value.layout.partial:
+        whole = value.layout.with_partial(())
+        new = rw.convert(op, whole, f"an item of the list {name!r}")
+        value = Array(whole, value.origin)
+    elif holds_partial(value):
+        raise rw.error(UnsupportedError, node.args[0].value, f"appending {rw.ctx.code(node.args[0].value)!r} "
+                       f"to {name!r}: a tuple or pytree holding a partial sum", "append its arrays one by one, "
+                       "or add the items to the list as arrays")
+    if isinstance(held, TupleValue) and not carried:
+        rw.rebind_list(name, TupleValue((*held.items, value)))
+    else:
+        from meshify.rewrite._helpers import signature_of
+
+        items = held.items if isinstance(held, TupleValue) else (sequence_item(held),)
+        other = next((i for i in items if signature_of(i) != signature_of(value)), None)
+        if other is not None:
+            raise rw.error(LayoutError, node, f"{name}.append(...) in a loop: the list holds {_text(other)} and "
+                           f"this iteration appends {_text(value)}; the loop's body is rewritten once, so every "
+                           "item must have one layout", f"give the appended value the layout of the others (a "
+                           f"hint: v: Tensor[...] = ...), or stack them with jax.lax.scan")
+        rw.rebind_list(name, StructValue("list", ((ITEMS, value),), "sequence"))
+    return node.with_changes(args=[node.args[0].with_changes(value=new)])
+
+
+def _param_names(fn: cst.FunctionDef) -> set[str]:
+    p = fn.params
+    star = [a for a in (p.star_arg, p.star_kwarg) if isinstance(a, cst.Param)]
+    return {a.name.value for a in (*p.posonly_params, *p.params, *p.kwonly_params, *star)}
+
+
+def _text(value: Value) -> str:
+    return f"an array of layout {value.layout.describe()}" if isinstance(value, Array) else \
+        f"a {type(value).__name__}"
 
 
 def sequence_len(rw, node: cst.Call) -> Operand | None:

@@ -32,7 +32,7 @@ from meshify.errors import LayoutError, MeshifyError, UnsupportedError
 from meshify.rewrite import rules as _rules  # noqa: F401  (registers every op rule)
 from meshify.rewrite._bodies import run_walks
 from meshify.rewrite._collectives import axes_text, collective
-from meshify.rewrite._containers import sequence_item
+from meshify.rewrite._containers import appending, sequence_item
 from meshify.rewrite._context import ModuleContext, _bound_names, bound_names
 from meshify.rewrite._dtypes import Dtypes, Items, like_node, merge_items
 from meshify.rewrite._evaluate import binary_operator, evaluate, is_reshape, none_test, reshape_call
@@ -190,6 +190,7 @@ class WalkState:
     static_reads: frozenset[tuple[str, str]]
     pinned_reads: dict[tuple[str, str], tuple[str, ...]]
     dtypes: tuple[dict, frozenset[str]]
+    own_lists: frozenset[str] = frozenset()
 
 
 def _items_proxy(rw, node: cst.BaseExpression, value: Value) -> cst.BaseExpression | None:
@@ -226,9 +227,10 @@ class _Restart(Exception):
 
 class _LoopEntry(Exception):
     """Raised when a Python loop's body leaves ``name`` in another ``layout`` of the same dims:
-    the variable is converted to it before the loop, and the body walked again."""
+    the variable is converted to it before the loop, and the body walked again.  (A list the body
+    appends to: ``layout`` is the list of its items, which it enters the loop as, with no code.)"""
 
-    def __init__(self, name: str, layout: Layout) -> None:
+    def __init__(self, name: str, layout: Layout | StructValue) -> None:
         self.name, self.layout = name, layout
 
 
@@ -710,6 +712,10 @@ class FunctionRewriter:
         self._loops: list[int | str | TracedLoop | UnknownLoop | None] = []
         #: Per entry of ``_loops``: the names a Python loop's body binds (None for a loop JAX runs).
         self._loop_names: list[frozenset[str] | None] = []
+        #: Per Python loop being walked: the names it carries (bound before it and read in its body first).
+        self.loop_carried: list[frozenset[str]] = []
+        #: Names bound to a list this function built (``xs = []``): ``xs.append(v)`` is followed (_containers).
+        self.own_lists: set[str] = set()
         #: Name -> the version of its value (a fresh number at each binding): see :meth:`identity`.
         self.versions: dict[str, int] = {}
         #: The body's statements, and the index of the one being walked (records name it: ``statement``).
@@ -1062,7 +1068,7 @@ class FunctionRewriter:
         """Everything walking code changes, to :meth:`rollback` to before walking it again."""
         return WalkState(dict(self.env), len(self.records), len(self.bindings), len(self.uses), len(self._comments),
                          frozenset(self.index_names), frozenset(self.key_names), frozenset(self.static_reads),
-                         dict(self.pinned_reads), self.dtypes.snapshot())
+                         dict(self.pinned_reads), self.dtypes.snapshot(), frozenset(self.own_lists))
 
     def rollback(self, mark: WalkState) -> None:
         self.env = dict(mark.env)
@@ -1071,11 +1077,15 @@ class FunctionRewriter:
         self.index_names, self.key_names = set(mark.index_names), set(mark.key_names)
         self.static_reads, self.pinned_reads = set(mark.static_reads), dict(mark.pinned_reads)
         self.dtypes.restore(mark.dtypes)
+        self.own_lists = set(mark.own_lists)
 
-    def _enter_loop(self, name: str, target: Layout) -> list[cst.BaseStatement]:
+    def _enter_loop(self, name: str, target: Layout | StructValue) -> list[cst.BaseStatement]:
         """``name = <name converted to target>``, before a loop whose body returns it in ``target`` (nothing
         where only its inferred dims' names change)."""
         value = self.env[name]
+        if isinstance(target, StructValue):  # a list the body appends to (_containers.appending)
+            self.env[name] = target
+            return []
         checked = None
         if isinstance(value, Opaque):  # acc = jnp.zeros((4, 8)) before a loop whose body splits it
             assert value.shape is not None
@@ -1131,15 +1141,20 @@ class FunctionRewriter:
         self._loops.append(trips if trips is not None else UnknownLoop(self._line, self.ctx.code(stmt.iter),
                                                                        self.fn.name.value))
         self._loop_names.append(frozenset(bound_names(stmt)))
+        self.loop_carried.append(frozenset(start))
         try:
             statements = self._block(block.body)
             statements.extend(self._complete_carried(start, stmt))
         finally:
             self._loops.pop()
             self._loop_names.pop()
+            self.loop_carried.pop()
         body = block.with_changes(body=statements) if block is stmt.body else self._one_line(stmt.body, statements)
         for name, before in start.items():
             after = self.env.get(name)
+            if sequence_item(before) is None and sequence_item(after) is not None:
+                # xs = [] before a loop whose body appends to it: every iteration starts from the list of its items
+                raise _LoopEntry(name, after)
             if isinstance(before, Array) and isinstance(after, Array) and before.layout != after.layout and (
                     before.layout.dims == after.layout.dims or renamed_dims(before.layout.dims, after.layout.dims)):
                 # enter the loop in the layout the body leaves it in (an inferred dim the body lines up with a
@@ -1386,6 +1401,8 @@ class FunctionRewriter:
                 op = op if ref is None else replace(op, value=Static.of(ref))
             for target in s.targets:
                 self._bind_target(target.target, op.value, s.value)
+            if isinstance(s.value, cst.List):
+                self.own_lists.update(t.target.value for t in s.targets if isinstance(t.target, cst.Name))
             return s.with_changes(value=op.node)
         if isinstance(s, cst.AnnAssign):
             return self._ann_assign(s)
@@ -1394,7 +1411,8 @@ class FunctionRewriter:
         if isinstance(s, cst.Return):
             return self._return_items_marked(s)
         if isinstance(s, cst.Expr):
-            return s.with_changes(value=self.expr(s.value).node)
+            appended = appending(self, s.value)
+            return s.with_changes(value=appended if appended is not None else self.expr(s.value).node)
         if isinstance(s, cst.Pass):
             return s
         if isinstance(s, cst.Assert):
@@ -1429,6 +1447,7 @@ class FunctionRewriter:
     def _bind_target(self, target: cst.BaseAssignTargetExpression, value: Value,
                      node: cst.BaseExpression | None = None) -> None:
         if isinstance(target, cst.Name):
+            self.own_lists.discard(target.value)
             self.dtypes.bind(target.value, node, value)
             self.env[target.value] = value
             self.versions[target.value] = next(_VERSIONS)
@@ -2320,6 +2339,11 @@ class FunctionRewriter:
     def leave_loop(self) -> None:
         self._loops.pop()
         self._loop_names.pop()
+
+    def rebind_list(self, name: str, value: Value) -> None:
+        """``name``, a list this function built, holding ``value`` after an append: a new version of it."""
+        self.env[name] = value
+        self.versions[name] = next(_VERSIONS)
 
     def identity(self, node: cst.CSTNode) -> tuple:
         """``node``'s value as XLA's common-subexpression pass tells values apart: its code, each name it

@@ -16,6 +16,7 @@ from meshify.annotate._types import BROADCAST, INFERRED, Axes, Layout, hint_dims
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._plan import choose_splits
 from meshify.rewrite._signatures import BINARY, UNARY
+from meshify.rewrite._containers import sequence_item
 from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TupleValue, Value
 from meshify.rewrite.rules._api import (
     ADD,
@@ -311,8 +312,11 @@ def _builtin_sum(ctx: RuleContext, call: Call):
     nothing).  The items must be written out: a list built elsewhere may hold anything."""
     seq, start = call.arg(0, "iterable"), call.arg(1, "start")
     items = literal_items(seq)
-    if items is None and isinstance(seq.value, TupleValue):  # sum(terms): a list built before, used as it is
-        items = [Operand(v, seq.original, seq.node) for v in seq.value.items]
+    listed = seq.value.items if items is None and isinstance(seq.value, TupleValue) else \
+        (sequence_item(seq.value),) if items is None and seq is not None and sequence_item(seq.value) is not None \
+        else None
+    if listed is not None:  # sum(terms): a list built before (appended to in a loop: its one item), as it is
+        items = [Operand(v, seq.original, seq.node) for v in listed]
         value, converts = elementwise(ctx, [*items, *([start] if start is not None else [])], ADD, call.node, "sum")
         moved = next((c for c in converts if c is not None and c.layout != c.operand.value.layout), None)
         if moved is not None:

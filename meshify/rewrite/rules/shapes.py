@@ -11,9 +11,10 @@ from meshify._halos import section_chunks, section_groups, section_widths
 from meshify.annotate._types import BROADCAST, INFERRED, Axes, Layout
 from meshify.errors import LayoutError, MeshifyError, UnsupportedError
 from meshify.rewrite._collectives import axes_text, sections_kind
+from meshify.rewrite._containers import sequence_item
 from meshify.rewrite._plan import choose_splits
 from meshify.rewrite._templates import int_node
-from meshify.rewrite._values import Array, Opaque, Operand, Static, TupleValue, array
+from meshify.rewrite._values import Array, Opaque, Operand, Static, TupleValue, Value, array
 from meshify.rewrite.rules._api import (
     ADD,
     At,
@@ -479,6 +480,8 @@ def _shard_size(ctx: RuleContext, size: Operand, node: cst.BaseExpression, shard
 def _sequence(ctx: RuleContext, call: Call, keyword: str):
     seq = call.arg(0, keyword)
     items = literal_items(seq)
+    if items is None and seq is not None and _one_item(seq.value) is not None:
+        return seq, None  # a list the function appended to (or a sequence parameter): one item's value
     if items is None:
         raise ctx.error(UnsupportedError, call.node, f"{call.name} of something other than a list literal",
                         f"write {call.name.rsplit('.', 1)[-1]}([a, b], axis=...)")
@@ -491,14 +494,57 @@ def _sequence(ctx: RuleContext, call: Call, keyword: str):
 @op("jax.numpy.stack", kind="stack", reads=("arrays", "axis", "dtype"))
 def _join(ctx: RuleContext, call: Call, kind: str):
     seq, items = _sequence(ctx, call, "tup" if kind in ("hstack", "vstack") else "arrays")
+    join = _joined if items is not None else _joined_items
     if kind in ("hstack", "vstack"):  # numpy's: a concatenate along a fixed axis (vstack of vectors: a stack)
-        rank = next((array(i).layout.rank for i in items if isinstance(i.value, Array)), 2)
+        listed = items if items is not None else [Operand(_one_item(seq.value), seq.original, seq.node)]
+        rank = next((array(i).layout.rank for i in listed if isinstance(i.value, Array)), 2)
         if kind == "vstack" and rank == 1:
-            return _joined(ctx, call, seq, items, "stack", 0, kind)
-        return _joined(ctx, call, seq, items, "concatenate", 1 if kind == "hstack" and rank > 1 else 0, kind)
+            return join(ctx, call, seq, items, "stack", 0, kind)
+        return join(ctx, call, seq, items, "concatenate", 1 if kind == "hstack" and rank > 1 else 0, kind)
     axis_op = call.arg(1, "axis")
     axis = _literal(axis_op) if axis_op is not None else 0
-    return _joined(ctx, call, seq, items, kind, axis)
+    return join(ctx, call, seq, items, kind, axis)
+
+
+def _one_item(value) -> Value | None:
+    """The value every item of a list has: a sequence's item, or a tuple value's items all of one layout."""
+    from meshify.rewrite._helpers import signature_of
+
+    if isinstance(value, TupleValue) and value.items and isinstance(value.items[0], Array) \
+            and not value.items[0].layout.partial and all(signature_of(i) == signature_of(value.items[0])
+                                                          for i in value.items[1:]):
+        return value.items[0]
+    return sequence_item(value)
+
+
+def _joined_items(ctx: RuleContext, call: Call, seq, items: None, kind: str, axis, what: str | None = None):
+    """``jnp.stack(hidden)`` of a list held in a name (appended to in a loop, ``_containers.appending``): every
+    item has one layout, so each device joins its blocks as written.  A stack's new dim is unsplit, its size
+    the list's length (an inferred name: the list's); a concatenate along a split dim is refused (each
+    device's blocks of the items are not its block of the result), else the joined dim gets an inferred name."""
+    item = _one_item(seq.value)
+    if not isinstance(item, Array):
+        return unknown_call(ctx, call)
+    layout = item.layout
+    what = what or kind
+    if not isinstance(axis, int):
+        raise ctx.error(UnsupportedError, call.node, f"{what} needs a literal axis", "write axis=<int literal>")
+    code = ctx.code(seq.original)
+    dims, axes = list(layout.dims), list(layout.axes)
+    if kind == "stack":
+        axis %= layout.rank + 1
+        dims.insert(axis, (code if code.isidentifier() else "stacked") + INFERRED)
+        axes.insert(axis, ())
+    else:
+        axis %= layout.rank
+        if layout.axes[axis]:
+            raise ctx.error(UnsupportedError, call.node, f"{what} of the items of {code!r} along dim "
+                            f"{layout.dims[axis]!r}, split over {axes_text(layout.axes[axis])}: each device holds "
+                            "a block of every item, which together are not its block of the result",
+                            f"join them along another dim, or map {layout.dims[axis]!r} to no mesh axis")
+        if dims[axis] != BROADCAST:
+            dims[axis] = dims[axis].rstrip(INFERRED) + INFERRED
+    return keep(Array(Layout(tuple(dims), tuple(axes), layout.partial), item.origin))
 
 
 def _joined(ctx: RuleContext, call: Call, seq, items, kind: str, axis, what: str | None = None):
