@@ -22,6 +22,8 @@ sequence of one item's value where a loop it is carried into appends to it.
 
 from __future__ import annotations
 
+import functools
+
 import libcst as cst
 
 from meshify.annotate._types import Layout
@@ -30,7 +32,7 @@ from meshify.rewrite._hints import ITEMS
 from meshify.rewrite._names import read_again
 from meshify.rewrite._values import Array, Operand, Static, StructValue, TupleValue, Value, holds_partial
 
-__all__ = ["TREE_MAP", "appending", "sequence_index", "sequence_item", "sequence_len", "tree_map"]
+__all__ = ["TREE_MAP", "appended_names", "appending", "sequence_index", "sequence_item", "sequence_len", "tree_map"]
 
 #: ``jax.tree.map`` under its spellings.
 TREE_MAP = frozenset({"jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map"})
@@ -121,6 +123,27 @@ def appending(rw, node: cst.BaseExpression) -> cst.BaseExpression | None:
                            f"hint: v: Tensor[...] = ...), or stack them with jax.lax.scan")
         rw.rebind_list(name, StructValue("list", ((ITEMS, value),), "sequence"))
     return node.with_changes(args=[node.args[0].with_changes(value=new)])
+
+
+@functools.lru_cache(maxsize=256)
+def appended_names(fn: cst.FunctionDef) -> frozenset[str]:
+    """The names ``fn``'s own body (not a nested def's) calls ``.append`` on (``hs.append(x)``)."""
+    names: set[str] = set()
+
+    class _Appends(cst.CSTVisitor):
+        def visit_Call(self, n: cst.Call) -> None:
+            if isinstance(n.func, cst.Attribute) and n.func.attr.value == "append" \
+                    and isinstance(n.func.value, cst.Name):
+                names.add(n.func.value.value)
+
+        def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
+            return n is fn
+
+        def visit_Lambda(self, n: cst.Lambda) -> bool:
+            return False
+
+    fn.visit(_Appends())
+    return frozenset(names)
 
 
 def _param_names(fn: cst.FunctionDef) -> set[str]:

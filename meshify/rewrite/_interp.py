@@ -32,7 +32,7 @@ from meshify.errors import LayoutError, MeshifyError, UnsupportedError
 from meshify.rewrite import rules as _rules  # noqa: F401  (registers every op rule)
 from meshify.rewrite._bodies import run_walks
 from meshify.rewrite._collectives import axes_text, collective
-from meshify.rewrite._containers import appending, sequence_item
+from meshify.rewrite._containers import appended_names, appending, sequence_item
 from meshify.rewrite._context import ModuleContext, _bound_names, bound_names
 from meshify.rewrite._dtypes import Dtypes, Items, like_node, merge_items
 from meshify.rewrite._evaluate import binary_operator, evaluate, is_reshape, none_test, reshape_call
@@ -1402,7 +1402,12 @@ class FunctionRewriter:
             for target in s.targets:
                 self._bind_target(target.target, op.value, s.value)
             if isinstance(s.value, cst.List):
-                self.own_lists.update(t.target.value for t in s.targets if isinstance(t.target, cst.Name))
+                names = {t.target.value for t in s.targets if isinstance(t.target, cst.Name)}
+                self.own_lists.update(names)
+                if names & appended_names(self.fn) and isinstance(op.value, TupleValue) and holds_partial(op.value):
+                    op = self._completed_items(op, names)
+                    for target in s.targets:
+                        self._bind_target(target.target, op.value, s.value)
             return s.with_changes(value=op.node)
         if isinstance(s, cst.AnnAssign):
             return self._ann_assign(s)
@@ -1422,6 +1427,21 @@ class FunctionRewriter:
         kind = type(s).__name__.lower()
         raise self.ctx.error(UnsupportedError, s, f"'{kind}' statements are not supported in a @mesh function",
                              "move it outside the @mesh function")
+
+    def _completed_items(self, op: Operand, names: set[str]) -> Operand:
+        """``hs = [x @ w]`` (a list display), ``hs`` appended to later: its partial sums completed here, since
+        what it appends is whole (``_containers.appending``) and a list's items are read as one layout."""
+        assert isinstance(op.value, TupleValue) and isinstance(op.original, cst.List) and isinstance(op.node, cst.List)
+        purpose = f"an item of the list {sorted(names)[0]!r}"
+        items, elements = [], []
+        for v, e, n in zip(op.value.items, op.original.elements, op.node.elements):
+            if isinstance(v, Array) and v.layout.partial and not isinstance(e, cst.StarredElement):
+                whole = v.layout.with_partial(())
+                n = n.with_changes(value=self.convert(Operand(v, e.value, n.value), whole, purpose))
+                v = Array(whole, v.origin)
+            items.append(v)
+            elements.append(n)
+        return Operand(TupleValue(tuple(items)), op.original, op.node.with_changes(elements=elements))
 
     def _assert(self, s: cst.Assert) -> cst.Assert:
         """``assert`` on static values (shapes, the config): kept, a check run when JAX traces the program

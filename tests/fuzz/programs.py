@@ -858,6 +858,10 @@ class _Builder:
         outputs = [n for n in dict.fromkeys(stored) if n in later]
         if not outputs or any(re.fullmatch(r"(act|step|ck)\d+", n) for n in outputs):
             return ""  # (a function held in a name is not returned: a helper returns arrays)
+        lists = {n for line in body for n in re.findall(r"\b(\w+_all\d+) = \[", line)}
+        crossing = [n for n in lists if n in free or n in outputs]
+        if crossing:  # a list made on one side of the call and appended to on the other: refused (not followed)
+            self.trigger("a list appended to across a helper's call", *(f"{n}.append(" for n in crossing))
         if self.dtype != "float32" and self.flag(50):
             # (low precision) every name the run binds comes back, a tuple the caller unpacks: each item's
             # dtype and pending partial sum accumulated in float32 must cross the call on its own
@@ -1851,6 +1855,19 @@ class _Builder:
         if kind == "fori":
             body = step.format(h="h", w=w.name if w else "")
             self.emit(f"jax.lax.fori_loop(0, {n}, lambda i, h: {body}, {a.name})", a.dims, scale)
+        elif self.flag(35):  # each iteration's value appended to a list (hidden states), read after the loop
+            held = f"{a.name}_all{len(self.lines)}"
+            first = self.flag(30)
+            self.lines.append(f"{held} = [{a.name}]" if first else f"{held} = []")
+            self.lines.append(f"for _ in range({n}):\n    {a.name} = {step.format(h=a.name, w=w.name if w else '')}"
+                              f"\n    {held}.append({a.name})")
+            count = n + first
+            read = self.pick([f"jnp.stack({held}).sum(0)", f"sum({held})", f"{held}[-1] * {count}",
+                              f"jnp.stack({held}, axis=-1).mean(-1) * {count}",
+                              f"jnp.stack({held}[1:] + {held}[:1]).max(0) * {count}"])
+            if "[1:]" in read:  # list slicing and + of lists: not modelled
+                self.trigger("a list appended to in a loop, sliced and joined", f"{held}[1:] + {held}[:1]")
+            self.emit(read, a.dims, scale * count)
         else:  # the carried name is rebound in the loop body (indented relative to the for)
             self.lines.append(f"for _ in range({n}):\n    {a.name} = {step.format(h=a.name, w=w.name if w else '')}")
             a.scale = scale
