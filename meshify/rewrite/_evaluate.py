@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+import operator
 from typing import TypeGuard
 
 import libcst as cst
@@ -306,6 +307,10 @@ def binary_operator(rw, operator: type[cst.BaseBinaryOp], left, right, node
     return value, rw.converted([left, right], converts)
 
 
+_COMPARE = {cst.Equal: operator.eq, cst.NotEqual: operator.ne, cst.LessThan: operator.lt,
+            cst.LessThanEqual: operator.le, cst.GreaterThan: operator.gt, cst.GreaterThanEqual: operator.ge}
+
+
 def _comparison(rw, node: cst.Comparison):
     if len(node.comparisons) != 1:
         left = rw.expr(node.left)
@@ -317,6 +322,15 @@ def _comparison(rw, node: cst.Comparison):
         known = none_test(rw, node)
         return Operand(Static() if known is None else Static.of(known), node, node)
     left, right = rw.expr(node.left), rw.expr(target.comparator)
+    compare = _COMPARE.get(type(target.operator))
+    if compare is not None and isinstance(left.value, Static) and isinstance(right.value, Static) \
+            and left.value.known and right.value.known:
+        # if x.ndim == 4: (a rank, a config's field, a literal): the answer, so that the if takes its branch
+        new = node.with_changes(left=left.node, comparisons=[target.with_changes(comparator=right.node)])
+        try:
+            return Operand(Static.of(bool(compare(left.value.literal, right.value.literal))), node, new)
+        except Exception:  # noqa: BLE001  (Python's error, raised again when the program runs)
+            return Operand(Static(), node, new)
     value, converts = elementwise(rw.rule_context(), [left, right], NONLINEAR, node, "comparison")
     l, r = rw.converted([left, right], converts)
     new = node.with_changes(left=l, comparisons=[target.with_changes(comparator=r)])
@@ -562,10 +576,16 @@ def _subscript(rw, node: cst.Subscript):
 
 
 def _tuple_index(rw, node: cst.Subscript) -> cst.Subscript | None:
-    """``table[(ids,)]`` of a name holding an array, as ``table[ids]`` (positioned at the original); else None."""
+    """``table[(ids,)]`` of a name (or a field, ``params.embedding``) holding an array, as ``table[ids]``
+    (positioned at the original); else None."""
     if not (len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index)
             and isinstance(node.slice[0].slice.value, cst.Tuple) and node.slice[0].slice.value.elements
-            and isinstance(node.value, cst.Name) and isinstance(rw.env.get(node.value.value), Array)):
+            and read_again(node.value)):
+        return None
+    mark = rw.mark()
+    held = rw.expr(node.value).value  # (a name or a field: read again below, where it is rewritten)
+    rw.rollback(mark)
+    if not isinstance(held, Array):
         return None
     items = node.slice[0].slice.value.elements
     if any(isinstance(e, cst.StarredElement) for e in items):
