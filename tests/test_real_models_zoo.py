@@ -45,6 +45,14 @@ SIZES: dict[str, dict[str, int]] = {
               "tokens_ff": 16, "d_ff": 64, "classes": 16, "blocks": 2},
     "nanogpt": {"batch": 4, "length": 8, "positions": 16, "vocab": 64, "d_model": 32, "qkv_features": 96,
                 "attn_features": 32, "d_ff": 128, "blocks": 2},
+    "bert": {"batch": 4, "length": 8, "positions": 16, "types": 2, "vocab": 64, "d_model": 32, "attn_features": 32,
+             "d_ff": 64, "pooled": 32, "labels": 4, "blocks": 2},
+    "gemma": {"batch": 4, "length": 8, "vocab": 64, "d_model": 32, "layers": 2, "heads": 8, "head_dim": 4, "kv": 2,
+              "gates": 2, "hidden": 64},
+    "whisper": {"batch": 4, "frames": 16, "mels": 8, "kernel": 3, "conv_channels": 32, "d_model": 32, "positions": 12,
+                "attn_features": 32, "mlp": 64, "blocks": 2},
+    "switch": {"batch": 4, "length": 8, "positions": 16, "vocab": 64, "d_model": 32, "heads": 8, "d_head": 4,
+               "experts": 8, "d_ff": 16, "blocks": 2},
 }
 
 #: Models meshify refuses today, with the refusal (the test fails if it starts to pass: update it).
@@ -156,12 +164,20 @@ def _inputs(model: str, module: Any, seed: int = 0) -> tuple[Any, tuple[Any, ...
     s = SIZES[model]
     rng = np.random.default_rng(seed)
     params_cls = {"gpt2": "GPT2", "llama": "Params", "vit": "ViT", "t5": "Params", "mistral": "Weights",
-                  "mixtral": "Model", "mixer": "Mixer", "nanogpt": "GPT"}[model]
+                  "mixtral": "Model", "mixer": "Mixer", "nanogpt": "GPT", "bert": "Bert",
+                  "gemma": "Params", "whisper": "AudioEncoder", "switch": "SwitchParams"}[model]
     params = _build(getattr(module, params_cls), s, rng)
     if model in ("vit", "mixer"):
         images = rng.standard_normal((s["batch"], s["height"], s["width"], s["channels"])).astype(np.float32)
         return params, (jnp.asarray(images),)
+    if model == "whisper":
+        mel = rng.standard_normal((s["batch"], s["frames"], s["mels"])).astype(np.float32)
+        return params, (jnp.asarray(mel),)
     tokens = jnp.asarray(rng.integers(0, s["vocab"], (s["batch"], s["length"])), jnp.int32)
+    if model == "bert":  # token types, and a padding mask keeping each row's first 1 to length tokens
+        types = jnp.asarray(rng.integers(0, s["types"], (s["batch"], s["length"])), jnp.int32)
+        lengths = rng.integers(1, s["length"] + 1, (s["batch"], 1))
+        return params, (tokens, types, jnp.asarray(np.arange(s["length"]) < lengths, jnp.int32))
     if model == "t5":
         return params, (jnp.asarray(rng.integers(0, s["vocab"], (s["batch"], s["input_length"])), jnp.int32),
                         tokens)
@@ -216,11 +232,17 @@ def test_logits_and_gradients_match_one_device(model: str, mesh: str, path: str,
     plain = _import(MODELS_DIR / f"{model}_plain.py")
     want = getattr(plain, model)(_as_plain(params, plain), *inputs)
     got = fn(params, *inputs)
-    assert got.shape == want.shape
+    assert jax.tree.structure(got) == jax.tree.structure(want)  # an array, or a tuple of them (logits, aux loss)
+    assert [g.shape for g in jax.tree.leaves(got)] == [w.shape for w in jax.tree.leaves(want)]
     _close(got, want, f"{model} logits on {mesh} ({path})")
-    cotangent = jnp.asarray(np.random.default_rng(1).standard_normal(want.shape), jnp.float32)
-    grads = jax.jit(jax.grad(lambda p: jnp.sum(fn(p, *inputs) * cotangent)))(params)
-    want_grads = jax.grad(lambda p: jnp.sum(fn.reference(p, *inputs) * cotangent))(params)
+    rng = np.random.default_rng(1)
+    cotangents = [jnp.asarray(rng.standard_normal(w.shape), jnp.float32) for w in jax.tree.leaves(want)]
+
+    def dot(out: Any) -> jax.Array:
+        return sum(jnp.sum(o * c) for o, c in zip(jax.tree.leaves(out), cotangents, strict=True))
+
+    grads = jax.jit(jax.grad(lambda p: dot(fn(p, *inputs))))(params)
+    want_grads = jax.grad(lambda p: dot(fn.reference(p, *inputs)))(params)
     assert jax.tree.structure(grads) == jax.tree.structure(params)
     _close(grads, want_grads, f"{model} gradients on {mesh} ({path})")
 
