@@ -1978,6 +1978,10 @@ class FunctionRewriter:
             return self.convert_to_hint(op, target, where, purpose), target
         if isinstance(value, Opaque):
             return op.node, Layout.replicated(())  # a whole array of dims meshify does not know: replicated
+        item = sequence_item(value)
+        if isinstance(item, Array) and not item.layout.partial:
+            # hidden states appended in a loop: every item in one layout, one out_spec for the whole list
+            return op.node, item.layout
         what = "a tuple" if isinstance(value, TupleValue) else "a pytree" if isinstance(value, StructValue) \
             else "a Python value"
         fix = ("return its arrays as a dict ({\"w\": p.w, ...}) or a tuple of them: a NamedTuple or dataclass "

@@ -3,7 +3,8 @@ collected per layer, each expert's output, a partial sum per layer), read by ``j
 ``sum``, ``hidden[-1]`` and a loop over it.  Was refused ("a Python list of arrays built up statement by
 statement is not modelled").  ``partials`` appends partial sums (completed before they are appended) in
 float16 too; ``before`` appends to a list that already holds an item before the loop; ``per_iteration`` makes its list in
-the loop's body (held item by item) and stacks a name holding ``jnp.split``'s pieces."""
+the loop's body (held item by item) and stacks a name holding ``jnp.split``'s pieces; ``returned``
+returns the list beside the output (every hidden state, as ``output_hidden_states=True`` does)."""
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -48,13 +49,23 @@ def before(x: Tensor["batch", "d_model"], w1: Tensor["layers", "d_model", "d_ff"
     return jnp.stack(hs, -1).mean(-1) * len(hs)
 
 
+@mesh(batch=2, model=4, rules={"d_ff": "model"})
+def returned(x: Tensor["batch", "d_model"], w1: Tensor["layers", "d_model", "d_ff"],
+             w2: Tensor["layers", "d_ff", "d_model"]):
+    hidden_states = [x]
+    for i in range(w1.shape[0]):
+        x = x + jnp.tanh(x @ w1[i]) @ w2[i]
+        hidden_states.append(x)
+    return x, hidden_states
+
+
 def inputs():
     rng = np.random.default_rng(441)
     x = rng.standard_normal((4, 8)).astype(np.float32)
     w1 = (rng.standard_normal((3, 8, 16)) * 0.3).astype(np.float32)
     w2 = (rng.standard_normal((3, 16, 8)) * 0.3).astype(np.float32)
     half = tuple(a.astype(np.float16) for a in (x, w1, w2))
-    return {"stacked": (x, w1, w2), "partials": half, "before": (x, w1, w2), "per_iteration": (x, w1)}
+    return {"stacked": (x, w1, w2), "partials": half, "before": (x, w1, w2), "per_iteration": (x, w1), "returned": (x, w1, w2)}
 
 
 
