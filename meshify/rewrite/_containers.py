@@ -32,7 +32,7 @@ from meshify.rewrite._hints import ITEMS
 from meshify.rewrite._names import read_again
 from meshify.rewrite._values import Array, Operand, Static, StructValue, TupleValue, Value, holds_partial
 
-__all__ = ["TREE_MAP", "appended_names", "appending", "sequence_index", "sequence_item", "sequence_len", "tree_map"]
+__all__ = ["TREE_MAP", "appending", "listed_names", "popping", "sequence_index", "sequence_item", "sequence_len", "tree_map"]
 
 #: ``jax.tree.map`` under its spellings.
 TREE_MAP = frozenset({"jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map"})
@@ -125,14 +125,54 @@ def appending(rw, node: cst.BaseExpression) -> cst.BaseExpression | None:
     return node.with_changes(args=[node.args[0].with_changes(value=new)])
 
 
+def popping(rw, node: cst.Call) -> Operand | None:
+    """``hs.pop()`` of a list this function built (a U-Net's skip connections, appended on the way down): the
+    last item, ``hs`` holding the others; in a loop ``hs`` is carried into (or of a list appended to in one),
+    any item, so the items must share one layout.  None: not such a call."""
+    if not (isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name)
+            and node.func.attr.value == "pop"):
+        return None
+    name = node.func.value.value
+    held = rw.env.get(name)
+    if not isinstance(held, TupleValue) and sequence_item(held) is None:
+        return None  # not a list of values meshify follows: as written
+    if name not in rw.own_lists:
+        raise rw.error(UnsupportedError, node, f"{rw.ctx.code(node.func)}() on a list this function did not make "
+                       f"with a list display ({name!r} is a parameter or holds another name's list): the list it "
+                       "changes is not followed", f"make the list here ({name} = []) and take its items here")
+    if node.args and not (len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star
+                          and isinstance(node.args[0].value, cst.UnaryOperation)
+                          and isinstance(node.args[0].value.operator, cst.Minus)
+                          and isinstance(node.args[0].value.expression, cst.Integer)
+                          and node.args[0].value.expression.value == "1"):
+        raise rw.error(UnsupportedError, node, f"{rw.ctx.code(node.func)}(...) of an item other than the last",
+                       f"take the last item: {name}.pop(), or index it: {name}[i]")
+    carried = any(name in names for names in rw.loop_carried)
+    if isinstance(held, TupleValue) and not carried:
+        if not held.items:
+            raise rw.error(UnsupportedError, node, f"{name}.pop() of a list that is empty here",
+                           f"append to {name} before taking items from it")
+        rw.rebind_list(name, TupleValue(held.items[:-1]))
+        return Operand(held.items[-1], node, node)
+    from meshify.rewrite._helpers import signature_of
+
+    items = held.items if isinstance(held, TupleValue) else (sequence_item(held),)
+    if not items or any(signature_of(i) != signature_of(items[0]) for i in items[1:]):
+        raise rw.error(LayoutError, node, f"{name}.pop() in a loop: each iteration takes another item, and the "
+                       f"items of {name!r} have different layouts ({', '.join(_text(i) for i in items) or 'none'})",
+                       f"give the items of {name!r} one layout (a hint where each is made), or unroll the loop")
+    rw.rebind_list(name, StructValue("list", ((ITEMS, items[0]),), "sequence"))
+    return Operand(items[0], node, node)
+
+
 @functools.lru_cache(maxsize=256)
-def appended_names(fn: cst.FunctionDef) -> frozenset[str]:
-    """The names ``fn``'s own body (not a nested def's) calls ``.append`` on (``hs.append(x)``)."""
+def listed_names(fn: cst.FunctionDef) -> frozenset[str]:
+    """The names ``fn``'s own body (not a nested def's) calls ``.append`` or ``.pop`` on (``hs.append(x)``)."""
     names: set[str] = set()
 
     class _Appends(cst.CSTVisitor):
         def visit_Call(self, n: cst.Call) -> None:
-            if isinstance(n.func, cst.Attribute) and n.func.attr.value == "append" \
+            if isinstance(n.func, cst.Attribute) and n.func.attr.value in ("append", "pop") \
                     and isinstance(n.func.value, cst.Name):
                 names.add(n.func.value.value)
 

@@ -32,7 +32,7 @@ from meshify.errors import LayoutError, MeshifyError, UnsupportedError
 from meshify.rewrite import rules as _rules  # noqa: F401  (registers every op rule)
 from meshify.rewrite._bodies import run_walks
 from meshify.rewrite._collectives import axes_text, collective
-from meshify.rewrite._containers import appended_names, appending, sequence_item
+from meshify.rewrite._containers import appending, listed_names, sequence_item
 from meshify.rewrite._context import ModuleContext, _bound_names, bound_names
 from meshify.rewrite._dtypes import Dtypes, Items, like_node, merge_items
 from meshify.rewrite._evaluate import binary_operator, evaluate, is_reshape, none_test, reshape_call
@@ -1404,7 +1404,7 @@ class FunctionRewriter:
             if isinstance(s.value, cst.List):
                 names = {t.target.value for t in s.targets if isinstance(t.target, cst.Name)}
                 self.own_lists.update(names)
-                if names & appended_names(self.fn) and isinstance(op.value, TupleValue) and holds_partial(op.value):
+                if names & listed_names(self.fn) and isinstance(op.value, TupleValue) and holds_partial(op.value):
                     op = self._completed_items(op, names)
                     for target in s.targets:
                         self._bind_target(target.target, op.value, s.value)
@@ -1429,8 +1429,8 @@ class FunctionRewriter:
                              "move it outside the @mesh function")
 
     def _completed_items(self, op: Operand, names: set[str]) -> Operand:
-        """``hs = [x @ w]`` (a list display), ``hs`` appended to later: its partial sums completed here, since
-        what it appends is whole (``_containers.appending``) and a list's items are read as one layout."""
+        """``hs = [x @ w]`` (a list display), ``hs`` appended to or popped later: its partial sums completed here,
+        since what it appends is whole (``_containers.appending``) and a list's items are read as one layout."""
         assert isinstance(op.value, TupleValue) and isinstance(op.original, cst.List) and isinstance(op.node, cst.List)
         purpose = f"an item of the list {sorted(names)[0]!r}"
         items, elements = [], []
