@@ -26,13 +26,13 @@ import functools
 
 import libcst as cst
 
-from meshify.annotate._types import Layout
+from meshify.annotate._types import Layout, hint_dims
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._hints import ITEMS
 from meshify.rewrite._names import read_again
 from meshify.rewrite._values import Array, Operand, Static, StructValue, TupleValue, Value, holds_partial
 
-__all__ = ["TREE_MAP", "appending", "listed_names", "popping", "sequence_index", "sequence_item", "sequence_len", "tree_map"]
+__all__ = ["TREE_MAP", "appending", "concatenated", "listed_names", "popping", "sequence_index", "sequence_item", "sequence_len", "tree_map"]
 
 #: ``jax.tree.map`` under its spellings.
 TREE_MAP = frozenset({"jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map"})
@@ -119,10 +119,49 @@ def appending(rw, node: cst.BaseExpression) -> cst.BaseExpression | None:
         if other is not None:
             raise rw.error(LayoutError, node, f"{name}.append(...) in a loop: the list holds {_text(other)} and "
                            f"this iteration appends {_text(value)}; the loop's body is rewritten once, so every "
-                           "item must have one layout", f"give the appended value the layout of the others (a "
-                           f"hint: v: Tensor[...] = ...), or stack them with jax.lax.scan")
+                           "item must have one layout", f"append values of one layout (the list's items: "
+                           f"{_text(other)}; a hint pins one: v: Tensor[{_dims(other)}] = ...), or stack them with "
+                           "jax.lax.scan")
         rw.rebind_list(name, StructValue("list", ((ITEMS, value),), "sequence"))
     return node.with_changes(args=[node.args[0].with_changes(value=new)])
+
+
+def _listed(value: Value | None) -> tuple[Value, ...] | StructValue | None:
+    """A tuple or list's items one by one, the sequence itself where only one item's value is known
+    (appended to in a loop), or None where ``value`` is neither."""
+    if isinstance(value, TupleValue):
+        return value.items
+    if isinstance(value, Static) and value.known and isinstance(value.literal, tuple | list):
+        return tuple(Static.of(v) for v in value.literal)
+    return value if isinstance(value, StructValue) and sequence_item(value) is not None else None
+
+
+def concatenated(rw, left: Operand, right: Operand, node: cst.CSTNode) -> Value | None:
+    """``hidden_states + (x,)`` (or ``hs + [x]``, ``hs += [x]``) of tuples or lists holding arrays: the items of
+    both, one by one; a sequence where one is (every item must then have its item's layout).  None: not a
+    concatenation of sequences of arrays (two tuples of numbers add as Python adds them)."""
+    a, b = _listed(left.value), _listed(right.value)
+    if a is None or b is None or (isinstance(left.value, Static) and isinstance(right.value, Static)):
+        return None
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        items = (*a, *b)
+        if any(holds_partial(i) for i in b):
+            partial = next(i for i in b if holds_partial(i))
+            raise rw.error(UnsupportedError, right.original, f"joining {rw.ctx.code(right.original)!r}, which holds "
+                           f"{_text(partial)}, to a tuple or list", "complete the partial sum first (a hint pins "
+                           "it: v: Tensor[...] = ...), then add it to the tuple")
+        return TupleValue(items)
+    from meshify.rewrite._helpers import signature_of
+
+    seq = a if isinstance(a, StructValue) else b
+    item = sequence_item(seq)
+    others = [i for side in (a, b) if isinstance(side, tuple) for i in side]
+    other = next((i for i in others if signature_of(i) != signature_of(item)), None)
+    if other is not None:
+        raise rw.error(LayoutError, node, f"joining a list of {_text(item)} with {_text(other)}: a list whose "
+                       "length meshify does not know holds one layout", "give the items one layout (a hint where "
+                       "each is made)")
+    return seq
 
 
 def popping(rw, node: cst.Call) -> Operand | None:
@@ -190,6 +229,10 @@ def _param_names(fn: cst.FunctionDef) -> set[str]:
     p = fn.params
     star = [a for a in (p.star_arg, p.star_kwarg) if isinstance(a, cst.Param)]
     return {a.name.value for a in (*p.posonly_params, *p.params, *p.kwonly_params, *star)}
+
+
+def _dims(value: Value) -> str:
+    return hint_dims(value.layout.dims) if isinstance(value, Array) else "..."
 
 
 def _text(value: Value) -> str:

@@ -15,7 +15,7 @@ import libcst as cst
 from meshify._unary import UNARY
 from meshify.annotate._types import BROADCAST, Layout
 from meshify.errors import LayoutError, MeshifyError, UnsupportedError
-from meshify.rewrite._containers import TREE_MAP, popping, sequence_index, sequence_item, sequence_len, tree_map
+from meshify.rewrite._containers import TREE_MAP, concatenated, popping, sequence_index, sequence_item, sequence_len, tree_map
 from meshify.rewrite._helpers import call_helper, function_ref, imported_helper
 from meshify.rewrite._names import dotted_name, read_again
 from meshify.rewrite._nested import call_local, local_def, refuse_value
@@ -300,6 +300,10 @@ def binary_operator(rw, operator: type[cst.BaseBinaryOp], left, right, node
         value, converts, contraction = matmul(rw.rule_context(), [left, right], node, "@")
         rw.observe_contraction(contraction)
         return value, rw.converted([left, right], converts)
+    if operator is cst.Add:
+        joined = concatenated(rw, left, right, node)  # all_hidden_states + (x,): a longer tuple
+        if joined is not None:
+            return joined, [left.node, right.node]
     linear = {cst.Add: ADD, cst.Subtract: ADD, cst.Multiply: MUL, cst.Divide: DIV}.get(operator, NONLINEAR)
     symbol = {cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Divide: "/", cst.Power: "**",
               cst.FloorDivide: "//", cst.Modulo: "%"}.get(operator, operator.__name__)

@@ -37,6 +37,7 @@ from meshify.rewrite._context import ModuleContext, _bound_names, bound_names
 from meshify.rewrite._dtypes import Dtypes, Items, like_node, merge_items
 from meshify.rewrite._evaluate import binary_operator, evaluate, is_reshape, none_test, reshape_call
 from meshify.rewrite._hints import (
+    ITEMS,
     StructHint,
     hint_dtype,
     mesh_decorator,
@@ -230,7 +231,7 @@ class _LoopEntry(Exception):
     the variable is converted to it before the loop, and the body walked again.  (A list the body
     appends to: ``layout`` is the list of its items, which it enters the loop as, with no code.)"""
 
-    def __init__(self, name: str, layout: Layout | StructValue) -> None:
+    def __init__(self, name: str, layout: Layout | Value) -> None:
         self.name, self.layout = name, layout
 
 
@@ -240,6 +241,16 @@ _MAX_LOOP_ENTRIES = 8  # conversions of a Python loop's variables before the bod
 
 #: Versions of names' values (FunctionRewriter.versions): unique across rewriters and walks.
 _VERSIONS = itertools.count(1)
+
+
+def _listed_items(value: Value | None) -> tuple[Value, ...] | None:
+    """The items of a tuple or list value (a sequence: its one item), None where ``value`` is not one."""
+    if isinstance(value, TupleValue):
+        return value.items
+    if isinstance(value, Static) and value.known and isinstance(value.literal, tuple | list):
+        return tuple(Static.of(v) for v in value.literal)
+    item = sequence_item(value) if isinstance(value, StructValue) else None
+    return (item,) if item is not None else None
 
 
 def _star_item(node: cst.Subscript, stars: set[str]) -> str | None:
@@ -1079,11 +1090,11 @@ class FunctionRewriter:
         self.dtypes.restore(mark.dtypes)
         self.own_lists = set(mark.own_lists)
 
-    def _enter_loop(self, name: str, target: Layout | StructValue) -> list[cst.BaseStatement]:
+    def _enter_loop(self, name: str, target: Layout | Value) -> list[cst.BaseStatement]:
         """``name = <name converted to target>``, before a loop whose body returns it in ``target`` (nothing
         where only its inferred dims' names change)."""
         value = self.env[name]
-        if isinstance(target, StructValue):  # a list the body appends to (_containers.appending)
+        if not isinstance(target, Layout):  # a list the body appends to (_containers.appending), a counter
             self.env[name] = target
             return []
         checked = None
@@ -1155,6 +1166,12 @@ class FunctionRewriter:
             if sequence_item(before) is None and sequence_item(after) is not None:
                 # xs = [] before a loop whose body appends to it: every iteration starts from the list of its items
                 raise _LoopEntry(name, after)
+            if isinstance(before, Static | TupleValue) and isinstance(after, TupleValue) and after != before:
+                # hidden_states = hidden_states + (x,): as many items as iterations, of one layout
+                raise _LoopEntry(name, self._grown(name, before, after, stmt))
+            if isinstance(before, Static) and isinstance(after, Static) and after != before and before != Static():
+                # n = n + 1, dims = dims + (2,), h = h // 2: another value each iteration, unknown after the first
+                raise _LoopEntry(name, Static())
             if isinstance(before, Array) and isinstance(after, Array) and before.layout != after.layout and (
                     before.layout.dims == after.layout.dims or renamed_dims(before.layout.dims, after.layout.dims)):
                 # enter the loop in the layout the body leaves it in (an inferred dim the body lines up with a
@@ -1171,6 +1188,32 @@ class FunctionRewriter:
                     f"pin it with a hint before the loop and inside it: {name}: Tensor["
                     f"{hint_dims(before.dims)}] = ...")
         return stmt.with_changes(body=body, iter=new_iter)
+
+    def _either_list(self, name: str, a: Value, b: Value, stmt: cst.CSTNode) -> Value:
+        """A list one branch of an if appends to and the other does not (``if keep: hs.append(x)``): a
+        sequence of its items' one layout (its length is known only when traced)."""
+        from meshify.rewrite._helpers import signature_of
+
+        items = [*_listed_items(a), *_listed_items(b)]  # type: ignore[misc]
+        if not items:
+            return Static()
+        if any(signature_of(i) != signature_of(items[0]) for i in items[1:]):
+            raise self.ctx.error(LayoutError, stmt, f"{name!r} holds other items after each branch, of different "
+                                 "layouts", f"give the items of {name!r} one layout (a hint where each is made), "
+                                 "or make the list after the if")
+        return StructValue("list", ((ITEMS, items[0]),), "sequence")
+
+    def _grown(self, name: str, before: Static | TupleValue, after: TupleValue, stmt: cst.For) -> StructValue:
+        """The sequence a tuple (or list) the loop's body joins items to holds: every item of one layout."""
+        from meshify.rewrite._helpers import signature_of
+
+        items = [*(before.items if isinstance(before, TupleValue) else ()), *after.items]
+        if not after.items or any(signature_of(i) != signature_of(after.items[-1]) for i in items):
+            raise self.ctx.error(LayoutError, stmt, f"{name!r} gains items in this loop whose layouts differ (or "
+                                 "loses them): the body is rewritten once, so every item must have one layout",
+                                 f"give the items of {name!r} one layout (a hint where each is made), or collect them "
+                                 "with jax.lax.scan")
+        return StructValue("list", ((ITEMS, after.items[-1]),), "sequence")
 
     def _complete_carried(self, start: dict[str, Value], stmt: cst.For) -> list[cst.BaseStatement]:
         """``h = mr.psum(h, ...)`` at the end of a loop body that leaves ``h`` a partial sum where it
@@ -1253,8 +1296,9 @@ class FunctionRewriter:
                 joined = self._join_partials(after_body, stmt)
                 new_orelse = new_orelse.with_changes(body=new_orelse.body.with_changes(
                     body=[*new_orelse.body.body, *joined]))
+        taken = (after_body if test.value.literal else after_else) if test.value.known else None
         self.env = self._merge(stmt, start, [] if body_returns else [after_body],
-                               [] if else_returns else [after_else])
+                               [] if else_returns else [after_else], taken=taken)
         self.dtypes.merge([*([] if body_returns else [dtypes_body]),
                            *([] if else_returns else [self.dtypes.snapshot()])])
         return stmt.with_changes(test=test.node, body=body,
@@ -1302,7 +1346,10 @@ class FunctionRewriter:
             self._suite(stmt.orelse.body)
         return stmt
 
-    def _merge(self, stmt, start, *branches) -> dict[str, Value]:
+    def _merge(self, stmt, start, *branches, taken: dict[str, Value] | None = None) -> dict[str, Value]:
+        """The values names hold after an if: the one both branches leave (an array's layout must agree); a
+        Python value or a list that differs is the branch's Python takes (``taken``: a condition meshify
+        knows), else unknown (a list: of one layout)."""
         envs = [env for group in branches for env in group]
         if not envs:
             return start
@@ -1312,6 +1359,14 @@ class FunctionRewriter:
                 a, b = merged.get(name), env.get(name)
                 if a is None or b is None:
                     merged[name] = a if a is not None else b
+                elif a != b and taken is not None and name in taken and not isinstance(a, Array) \
+                        and not isinstance(b, Array):
+                    merged[name] = taken[name]
+                elif a != b and isinstance(a, Static) and isinstance(b, Static) \
+                        and not any(isinstance(v.literal, LocalDef) for v in (a, b)):
+                    merged[name] = Static()  # n = 1 in one branch, 3 in the other: known only when traced
+                elif a != b and _listed_items(a) is not None and _listed_items(b) is not None:
+                    merged[name] = self._either_list(name, a, b, stmt)
                 elif a != b and any(isinstance(v, Static) and isinstance(v.literal, LocalDef) for v in (a, b)):
                     raise self.ctx.error(UnsupportedError, stmt, f"{name!r} is a different function after each "
                                          "branch", f"define {name}() once before the if, or call it only inside "
@@ -1619,7 +1674,10 @@ class FunctionRewriter:
         left = self.expr(s.target)
         right = self.expr(s.value)
         value, nodes = binary_operator(self, operator, left, right, s)
+        own = s.target.value in self.own_lists  # hs += [x] extends the list it holds
         self._bind_target(s.target, value, cst.BinaryOperation(s.target, operator(), s.value))
+        if own and isinstance(value, TupleValue | StructValue):
+            self.own_lists.add(s.target.value)
         if nodes[0] is left.node:
             return s.with_changes(value=nodes[1])
         return cst.Assign(targets=[cst.AssignTarget(s.target)],

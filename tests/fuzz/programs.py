@@ -1864,7 +1864,7 @@ class _Builder:
             count = n + first
             read = self.pick([f"jnp.stack({held}).sum(0)", f"sum({held})", f"{held}[-1] * {count}",
                               f"jnp.stack({held}, axis=-1).mean(-1) * {count}",
-                              f"jnp.stack({held}[1:] + {held}[:1]).max(0) * {count}"])
+                              f"jnp.stack({held}[1:] + {held}[:1]).max(0) * {count}", f"{held}.pop() * {count}"])
             if "[1:]" in read:  # list slicing and + of lists: not modelled
                 self.trigger("a list appended to in a loop, sliced and joined", f"{held}[1:] + {held}[:1]")
             self.emit(read, a.dims, scale * count)
