@@ -117,6 +117,9 @@ class MeshFunction:
         self._sharded = None
         #: Programs rewritten for module constants rebound from outside (``mod.AXIS = 0``), by their values.
         self._rebound: dict[tuple, Any] = {}
+        #: Programs by what the closure's variables held when each was rewritten (see _closure_key).
+        self._closures: dict[tuple, Any] = {}
+        self._closure: tuple | None = None
         functools.update_wrapper(self, fn)
 
     def _build(self):
@@ -128,17 +131,38 @@ class MeshFunction:
     def _build_once(self):
         from meshify.rewrite._driver import rebound_constants
 
-        if self._sharded is None:
-            self._generated, self._sharded = self._compile({})
+        # A closure's variable rebound since (``nonlocal mode; mode = "mean"``, a new array): the function is
+        # rewritten for what it holds now (a branch, a shape may follow from it; the program reads it too).
+        closure = self._closure_key()
+        if self._sharded is None or closure != self._closure:
+            if closure not in self._closures:
+                self._closures[closure] = self._compile({})
+            self._generated, self._sharded = self._closures[closure]
+            self._closure = closure
         # A module constant the rewrite took (an axis, a shape, a branch may follow from it) rebound from
         # outside since: the function is rewritten for the values it holds now, as it would be traced.
         overrides = rebound_constants(self.function, self._generated.plan.global_values)
         if not overrides:
             return self._sharded
-        key = tuple(sorted((name, type(value).__name__, repr(value)) for name, value in overrides.items()))
+        key = (closure, tuple(sorted((name, type(value).__name__, repr(value)) for name, value in overrides.items())))
         if key not in self._rebound:
             self._rebound[key] = self._compile(overrides)[1]
         return self._rebound[key]
+
+    def _closure_key(self) -> tuple:
+        """What the function's closure variables hold: a Python literal by its value, anything else by identity."""
+        from meshify._literals import is_literal
+
+        fn = self.function
+        out = []
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+            try:
+                value = cell.cell_contents
+            except ValueError:  # a cell not yet bound
+                out.append((name, "unbound"))
+                continue
+            out.append((name, ("literal", type(value).__name__, repr(value)) if is_literal(value) else id(value)))
+        return tuple(out)
 
     def _compile(self, overrides: dict[str, object]):
         """The function rewritten (module constants read as ``overrides`` says) and bound."""

@@ -32,7 +32,7 @@ from meshify.rewrite._hints import ITEMS
 from meshify.rewrite._names import read_again
 from meshify.rewrite._values import Array, Operand, Static, StructValue, TupleValue, Value, holds_partial
 
-__all__ = ["TREE_MAP", "appending", "concatenated", "listed_names", "popping", "sequence_index", "sequence_item", "sequence_len", "tree_map"]
+__all__ = ["TREE_MAP", "appending", "closure_names", "concatenated", "listed_names", "mutating", "popping", "shares", "sequence_index", "sequence_item", "sequence_len", "tree_map"]
 
 #: ``jax.tree.map`` under its spellings.
 TREE_MAP = frozenset({"jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map"})
@@ -82,6 +82,11 @@ def appending(rw, node: cst.BaseExpression) -> cst.BaseExpression | None:
         if op is not None and isinstance(op.value, Static):
             rw.rebind_list(name, Static())
             return node.with_changes(args=[node.args[0].with_changes(value=op.node)])
+    if name in rw.shared_lists and name in rw.own_lists:
+        raise rw.error(UnsupportedError, node, f"{rw.ctx.code(node.func)}(...) after {name!r} was handed on (another "
+                       "name, a tuple, a helper or a nested function holds the same list): what they hold changes "
+                       "too, which meshify does not follow", f"hand on a copy (list({name})), or append before "
+                       "handing it on")
     if name not in rw.own_lists:
         raise rw.error(UnsupportedError, node, f"{rw.ctx.code(node.func)}(...) on a list this function did not "
                        f"make with a list display ({name!r} is a parameter or holds another name's list): the "
@@ -164,6 +169,34 @@ def concatenated(rw, left: Operand, right: Operand, node: cst.CSTNode) -> Value 
     return seq
 
 
+#: Methods that change a list, dict or set in place.
+_MUTATORS = frozenset({"append", "extend", "insert", "remove", "clear", "reverse", "sort", "pop", "update",
+                       "setdefault", "popitem", "add", "discard", "difference_update", "intersection_update"})
+
+
+def mutating(rw, node: cst.Call) -> Operand | None:
+    """``kw.update(mode="mean")``, ``dims.reverse()``, ``opts.pop("mode")``: a list, dict or set of Python values
+    changed in place is unknown to meshify from here on (its keys and items steer branches and shapes); one
+    holding arrays, or one another name also holds, is refused.  None: not such a call."""
+    func = node.func
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.attr.value in _MUTATORS):
+        return None
+    name = func.value.value
+    held = rw.env.get(name)
+    python = isinstance(held, Static) and held.known and isinstance(held.literal, list | dict | set | tuple)
+    if not python and not (isinstance(held, StructValue) and held.kind == "dict"):
+        return None
+    if isinstance(held, StructValue) or name in rw.shared_lists or name not in rw.own_lists:
+        raise rw.error(UnsupportedError, node, f"{rw.ctx.code(func)}(...) changes {name!r} in place"
+                       + (", a dict holding arrays" if isinstance(held, StructValue) else
+                          ", which another name (or a helper, or the caller) also holds"),
+                       f"build a new one where it changes ({name} = {{**{name}, ...}} for a dict, {name} = "
+                       f"{name} + [...] for a list)")
+    args = [a.with_changes(value=rw.expr(a.value).node) for a in node.args]
+    rw.rebind_list(name, Static())
+    return Operand(Static(), node, node.with_changes(args=args))
+
+
 def popping(rw, node: cst.Call) -> Operand | None:
     """``hs.pop()`` of a list this function built (a U-Net's skip connections, appended on the way down): the
     last item, ``hs`` holding the others; in a loop ``hs`` is carried into (or of a list appended to in one),
@@ -175,7 +208,7 @@ def popping(rw, node: cst.Call) -> Operand | None:
     held = rw.env.get(name)
     if not isinstance(held, TupleValue) and sequence_item(held) is None:
         return None  # not a list of values meshify follows: as written
-    if name not in rw.own_lists:
+    if name not in rw.own_lists or name in rw.shared_lists:
         raise rw.error(UnsupportedError, node, f"{rw.ctx.code(node.func)}() on a list this function did not make "
                        f"with a list display ({name!r} is a parameter or holds another name's list): the list it "
                        "changes is not followed", f"make the list here ({name} = []) and take its items here")
@@ -206,10 +239,22 @@ def popping(rw, node: cst.Call) -> Operand | None:
 
 @functools.lru_cache(maxsize=256)
 def listed_names(fn: cst.FunctionDef) -> frozenset[str]:
-    """The names ``fn``'s own body (not a nested def's) calls ``.append`` or ``.pop`` on (``hs.append(x)``)."""
+    """The names ``fn``'s own body (not a nested def's) grows or shrinks as lists: ``hs.append(x)``, ``hs.pop()``,
+    ``hs += [x]``, ``hs = hs + [x]``."""
     names: set[str] = set()
 
     class _Appends(cst.CSTVisitor):
+        def visit_AugAssign(self, n: cst.AugAssign) -> None:  # hs += [x]
+            if isinstance(n.operator, cst.AddAssign) and isinstance(n.target, cst.Name):
+                names.add(n.target.value)
+
+        def visit_Assign(self, n: cst.Assign) -> None:  # hs = hs + [x]
+            value = n.value
+            if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add) \
+                    and isinstance(value.left, cst.Name) and any(
+                        isinstance(t.target, cst.Name) and t.target.value == value.left.value for t in n.targets):
+                names.add(value.left.value)
+
         def visit_Call(self, n: cst.Call) -> None:
             if isinstance(n.func, cst.Attribute) and n.func.attr.value in ("append", "pop") \
                     and isinstance(n.func.value, cst.Name):
@@ -223,6 +268,78 @@ def listed_names(fn: cst.FunctionDef) -> frozenset[str]:
 
     fn.visit(_Appends())
     return frozenset(names)
+
+
+@functools.lru_cache(maxsize=256)
+def _parents(fn: cst.FunctionDef) -> dict[int, cst.CSTNode]:
+    """``id(node) -> parent`` for every node of ``fn`` (its own body and nested ones)."""
+    parents: dict[int, cst.CSTNode] = {}
+
+    class _Parents(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            for child in node.children:
+                parents[id(child)] = node
+            return True
+
+    fn.visit(_Parents())
+    return parents
+
+
+@functools.lru_cache(maxsize=256)
+def closure_names(fn: cst.FunctionDef) -> frozenset[str]:
+    """The names a def or lambda nested in ``fn`` reads (it may run later, holding the object)."""
+    names: set[str] = set()
+
+    class _Nested(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.depth = 0
+
+        def visit_FunctionDef(self, n: cst.FunctionDef) -> None:
+            self.depth += n is not fn
+
+        def leave_FunctionDef(self, n: cst.FunctionDef) -> None:
+            self.depth -= n is not fn
+
+        def visit_Lambda(self, n: cst.Lambda) -> None:
+            self.depth += 1
+
+        def leave_Lambda(self, n: cst.Lambda) -> None:
+            self.depth -= 1
+
+        def visit_Name(self, n: cst.Name) -> None:
+            if self.depth:
+                names.add(n.value)
+
+    fn.visit(_Nested())
+    return frozenset(names)
+
+
+#: Functions that read a list without keeping it (their module's prefix, or the builtin's name).
+_READERS = ("jax.", "numpy.", "math.", "builtins.")
+
+
+def shares(rw, node: cst.Name) -> bool:
+    """Whether this read of a list the function built hands the object to something that may keep it (``gs =
+    hs``, ``(hs, 1)``, a helper's argument): its later appends would change what that holds, which meshify
+    does not follow.  Reading its items (``hs[-1]``, ``jnp.stack(hs)``, ``for h in hs``, ``len(hs)``, a return)
+    does not."""
+    parent = _parents(rw.fn).get(id(node))
+    if isinstance(parent, cst.Attribute | cst.Subscript) and parent.value is node:
+        return False
+    if isinstance(parent, cst.For | cst.BinaryOperation | cst.Comparison | cst.UnaryOperation | cst.AugAssign
+                  | cst.If | cst.BooleanOperation | cst.Return):
+        return False
+    if isinstance(parent, cst.Element):
+        display = _parents(rw.fn).get(id(parent))
+        return not isinstance(_parents(rw.fn).get(id(display)), cst.Return)  # return x, hs
+    if isinstance(parent, cst.Arg) and not parent.star:
+        call = _parents(rw.fn).get(id(parent))
+        if isinstance(call, cst.Call):
+            names = rw.ctx.qualified_names(call.func)
+            if isinstance(call.func, cst.Name) and not names:
+                names = {f"builtins.{call.func.value}"}
+            return not names or not all(n.startswith(_READERS) for n in names)
+    return True
 
 
 def _param_names(fn: cst.FunctionDef) -> set[str]:

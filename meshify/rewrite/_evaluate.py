@@ -15,7 +15,7 @@ import libcst as cst
 from meshify._unary import UNARY
 from meshify.annotate._types import BROADCAST, Layout
 from meshify.errors import LayoutError, MeshifyError, UnsupportedError
-from meshify.rewrite._containers import TREE_MAP, concatenated, popping, sequence_index, sequence_item, sequence_len, tree_map
+from meshify.rewrite._containers import TREE_MAP, concatenated, mutating, popping, sequence_index, sequence_item, sequence_len, tree_map
 from meshify.rewrite._helpers import call_helper, function_ref, imported_helper
 from meshify.rewrite._names import dotted_name, read_again
 from meshify.rewrite._nested import call_local, local_def, refuse_value
@@ -766,7 +766,7 @@ def _call(rw, node: cst.Call):
     func = node.func
     if _is_at_update(rw, func):  # x.at[:, 0].set(v), mask.at[i].add(1)
         return _at_update(rw, node)
-    popped = popping(rw, node)  # skip = hs.pop() of a list the function appended to (a U-Net's skips)
+    popped = popping(rw, node) or mutating(rw, node)  # skip = hs.pop() (a U-Net's skips); kw.update(...)
     if popped is not None:
         return popped
     local = local_def(rw, func.value) if isinstance(func, cst.Name) else None

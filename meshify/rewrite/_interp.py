@@ -32,7 +32,7 @@ from meshify.errors import LayoutError, MeshifyError, UnsupportedError
 from meshify.rewrite import rules as _rules  # noqa: F401  (registers every op rule)
 from meshify.rewrite._bodies import run_walks
 from meshify.rewrite._collectives import axes_text, collective
-from meshify.rewrite._containers import appending, listed_names, sequence_item
+from meshify.rewrite._containers import appending, closure_names, listed_names, sequence_item, shares
 from meshify.rewrite._context import ModuleContext, _bound_names, bound_names
 from meshify.rewrite._dtypes import Dtypes, Items, like_node, merge_items
 from meshify.rewrite._evaluate import binary_operator, evaluate, is_reshape, none_test, reshape_call
@@ -727,6 +727,9 @@ class FunctionRewriter:
         self.loop_carried: list[frozenset[str]] = []
         #: Names bound to a list this function built (``xs = []``): ``xs.append(v)`` is followed (_containers).
         self.own_lists: set[str] = set()
+        #: Of those, the ones handed on to something that may keep the list (``gs = xs``): their appends are
+        #: refused.  Never rolled back: a loop's next iteration appends after the hand-off.
+        self.shared_lists: set[str] = set(closure_names(fn))
         #: Name -> the version of its value (a fresh number at each binding): see :meth:`identity`.
         self.versions: dict[str, int] = {}
         #: The body's statements, and the index of the one being walked (records name it: ``statement``).
@@ -1153,6 +1156,7 @@ class FunctionRewriter:
                                                                        self.fn.name.value))
         self._loop_names.append(frozenset(bound_names(stmt)))
         self.loop_carried.append(frozenset(start))
+        shared_before = set(self.shared_lists)
         try:
             statements = self._block(block.body)
             statements.extend(self._complete_carried(start, stmt))
@@ -1161,6 +1165,9 @@ class FunctionRewriter:
             self._loop_names.pop()
             self.loop_carried.pop()
         body = block.with_changes(body=statements) if block is stmt.body else self._one_line(stmt.body, statements)
+        for name in sorted((self.shared_lists - shared_before) & set(start) & listed_names(self.fn)):
+            # handed on after it was appended to: the next iteration's appends would not be followed
+            raise _LoopEntry(name, start[name])
         for name, before in start.items():
             after = self.env.get(name)
             if sequence_item(before) is None and sequence_item(after) is not None:
@@ -1456,8 +1463,11 @@ class FunctionRewriter:
                 op = op if ref is None else replace(op, value=Static.of(ref))
             for target in s.targets:
                 self._bind_target(target.target, op.value, s.value)
-            if isinstance(s.value, cst.List):
-                names = {t.target.value for t in s.targets if isinstance(t.target, cst.Name)}
+            names = {t.target.value for t in s.targets if isinstance(t.target, cst.Name)}
+            if isinstance(s.value, cst.BinaryOperation) and isinstance(s.value.operator, cst.Add) \
+                    and isinstance(op.value, TupleValue | StructValue):
+                self.own_lists.update(names)  # hs = hs + [x]: a new list, made here
+            if isinstance(s.value, cst.List | cst.Tuple | cst.Dict | cst.Set):
                 self.own_lists.update(names)
                 if names & listed_names(self.fn) and isinstance(op.value, TupleValue) and holds_partial(op.value):
                     op = self._completed_items(op, names)
@@ -1486,7 +1496,8 @@ class FunctionRewriter:
     def _completed_items(self, op: Operand, names: set[str]) -> Operand:
         """``hs = [x @ w]`` (a list display), ``hs`` appended to or popped later: its partial sums completed here,
         since what it appends is whole (``_containers.appending``) and a list's items are read as one layout."""
-        assert isinstance(op.value, TupleValue) and isinstance(op.original, cst.List) and isinstance(op.node, cst.List)
+        assert isinstance(op.value, TupleValue) and isinstance(op.original, cst.List | cst.Tuple) \
+            and isinstance(op.node, cst.List | cst.Tuple)
         purpose = f"an item of the list {sorted(names)[0]!r}"
         items, elements = [], []
         for v, e, n in zip(op.value.items, op.original.elements, op.node.elements):
@@ -1675,6 +1686,13 @@ class FunctionRewriter:
         right = self.expr(s.value)
         value, nodes = binary_operator(self, operator, left, right, s)
         own = s.target.value in self.own_lists  # hs += [x] extends the list it holds
+        if operator is cst.Add and isinstance(left.value, TupleValue | StructValue) and isinstance(
+                value, TupleValue | StructValue) and (not own or s.target.value in self.shared_lists):
+            raise self.ctx.error(UnsupportedError, s, f"{self.ctx.code(s.target)} += ... on a list this function did "
+                                 "not make, or that another name (or a helper) also holds: a list changes in place, "
+                                 "where meshify does not follow it",
+                                 f"make a new one, {self.ctx.code(s.target)} = {self.ctx.code(s.target)} + "
+                                 f"{self.ctx.code(s.value)} (a helper returns it, for its caller to bind)")
         self._bind_target(s.target, value, cst.BinaryOperation(s.target, operator(), s.value))
         if own and isinstance(value, TupleValue | StructValue):
             self.own_lists.add(s.target.value)
@@ -2574,6 +2592,8 @@ class FunctionRewriter:
         if local is not None:
             raise refuse_value(self, node, local)
         if node.value in self.env:
+            if node.value in self.own_lists and node.value not in self.shared_lists and shares(self, node):
+                self.shared_lists.add(node.value)  # gs = hs: its appends from here on are not followed
             return self.env[node.value]
         if node.value in ("True", "False", "None"):
             return Static.of({"True": True, "False": False, "None": None}[node.value])

@@ -858,10 +858,8 @@ class _Builder:
         outputs = [n for n in dict.fromkeys(stored) if n in later]
         if not outputs or any(re.fullmatch(r"(act|step|ck)\d+", n) for n in outputs):
             return ""  # (a function held in a name is not returned: a helper returns arrays)
-        lists = {n for line in body for n in re.findall(r"\b(\w+_all\d+) = \[", line)}
-        crossing = [n for n in lists if n in free or n in outputs]
-        if crossing:  # a list made on one side of the call and appended to on the other: refused (not followed)
-            self.trigger("a list appended to across a helper's call", *(f"{n}.append(" for n in crossing))
+        if any(re.search(r"\b\w+_all\d+\b", line) for line in inside):
+            return ""  # (a list built by appends stays in the function that reads it: across a call it is refused)
         if self.dtype != "float32" and self.flag(50):
             # (low precision) every name the run binds comes back, a tuple the caller unpacks: each item's
             # dtype and pending partial sum accumulated in float32 must cross the call on its own
@@ -1858,13 +1856,20 @@ class _Builder:
         elif self.flag(35):  # each iteration's value appended to a list (hidden states), read after the loop
             held = f"{a.name}_all{len(self.lines)}"
             first = self.flag(30)
-            self.lines.append(f"{held} = [{a.name}]" if first else f"{held} = []")
+            joined = self.weighted([("append", 6), ("extend", 2), ("tuple", 2)])
+            if joined == "tuple":  # HF-Flax's all_hidden_states = all_hidden_states + (x,)
+                self.lines.append(f"{held} = ({a.name},)" if first else f"{held} = ()")
+                grow = f"{held} = {held} + ({a.name},)"
+            else:
+                self.lines.append(f"{held} = [{a.name}]" if first else f"{held} = []")
+                grow = f"{held}.append({a.name})" if joined == "append" else f"{held} += [{a.name}]"
             self.lines.append(f"for _ in range({n}):\n    {a.name} = {step.format(h=a.name, w=w.name if w else '')}"
-                              f"\n    {held}.append({a.name})")
+                              f"\n    {grow}")
             count = n + first
             read = self.pick([f"jnp.stack({held}).sum(0)", f"sum({held})", f"{held}[-1] * {count}",
                               f"jnp.stack({held}, axis=-1).mean(-1) * {count}",
-                              f"jnp.stack({held}[1:] + {held}[:1]).max(0) * {count}", f"{held}.pop() * {count}"])
+                              f"jnp.stack({held}[1:] + {held}[:1]).max(0) * {count}",
+                              *([f"{held}.pop() * {count}"] if joined != "tuple" else [])])
             if "[1:]" in read:  # list slicing and + of lists: not modelled
                 self.trigger("a list appended to in a loop, sliced and joined", f"{held}[1:] + {held}[:1]")
             self.emit(read, a.dims, scale * count)
