@@ -2,8 +2,6 @@
 the first call (``nonlocal mode; mode = "mean"``), the function is rewritten for what they hold now, as JAX
 would trace it; the program reads the new value too.  (It kept the first call's branch: a wrong shape.)"""
 
-from __future__ import annotations
-
 import jax.numpy as jnp
 import numpy as np
 

@@ -32,7 +32,8 @@ from meshify.rewrite._hints import ITEMS
 from meshify.rewrite._names import read_again
 from meshify.rewrite._values import Array, Operand, Static, StructValue, TupleValue, Value, holds_partial
 
-__all__ = ["TREE_MAP", "appending", "closure_names", "concatenated", "listed_names", "mutating", "popping", "shares", "sequence_index", "sequence_item", "sequence_len", "tree_map"]
+__all__ = ["TREE_MAP", "appending", "closure_names", "concatenated", "listed_names", "mutating", "popping",
+           "sequence_index", "sequence_item", "sequence_len", "shares", "tree_map"]
 
 #: ``jax.tree.map`` under its spellings.
 TREE_MAP = frozenset({"jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map"})

@@ -5,9 +5,9 @@ its rewritten node; calls go to the op rules (:mod:`meshify.rewrite.rules`).
 from __future__ import annotations
 
 import ast
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-import operator
 from typing import TypeGuard
 
 import libcst as cst
@@ -15,7 +15,16 @@ import libcst as cst
 from meshify._unary import UNARY
 from meshify.annotate._types import BROADCAST, Layout
 from meshify.errors import LayoutError, MeshifyError, UnsupportedError
-from meshify.rewrite._containers import TREE_MAP, concatenated, mutating, popping, sequence_index, sequence_item, sequence_len, tree_map
+from meshify.rewrite._containers import (
+    TREE_MAP,
+    concatenated,
+    mutating,
+    popping,
+    sequence_index,
+    sequence_item,
+    sequence_len,
+    tree_map,
+)
 from meshify.rewrite._helpers import call_helper, function_ref, imported_helper
 from meshify.rewrite._names import dotted_name, read_again
 from meshify.rewrite._nested import call_local, local_def, refuse_value

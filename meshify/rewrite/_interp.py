@@ -1498,7 +1498,7 @@ class FunctionRewriter:
         since what it appends is whole (``_containers.appending``) and a list's items are read as one layout."""
         assert isinstance(op.value, TupleValue) and isinstance(op.original, cst.List | cst.Tuple) \
             and isinstance(op.node, cst.List | cst.Tuple)
-        purpose = f"an item of the list {sorted(names)[0]!r}"
+        purpose = f"an item of the list {min(names)!r}"
         items, elements = [], []
         for v, e, n in zip(op.value.items, op.original.elements, op.node.elements):
             if isinstance(v, Array) and v.layout.partial and not isinstance(e, cst.StarredElement):

@@ -14,9 +14,9 @@ import numpy as np
 
 from meshify.annotate._types import BROADCAST, INFERRED, Axes, Layout, hint_dims, unify_dims
 from meshify.errors import LayoutError, UnsupportedError
+from meshify.rewrite._containers import sequence_item
 from meshify.rewrite._plan import choose_splits
 from meshify.rewrite._signatures import BINARY, UNARY
-from meshify.rewrite._containers import sequence_item
 from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TupleValue, Value
 from meshify.rewrite.rules._api import (
     ADD,
