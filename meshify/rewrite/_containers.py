@@ -142,21 +142,36 @@ def _listed(value: Value | None) -> tuple[Value, ...] | StructValue | None:
     return value if isinstance(value, StructValue) and sequence_item(value) is not None else None
 
 
-def concatenated(rw, left: Operand, right: Operand, node: cst.CSTNode) -> Value | None:
+def concatenated(rw, left: Operand, right: Operand, node: cst.CSTNode
+                 ) -> tuple[Value, cst.BaseExpression] | None:
     """``hidden_states + (x,)`` (or ``hs + [x]``, ``hs += [x]``) of tuples or lists holding arrays: the items of
-    both, one by one; a sequence where one is (every item must then have its item's layout).  None: not a
-    concatenation of sequences of arrays (two tuples of numbers add as Python adds them)."""
+    both, one by one; a sequence where one is (every item must then have its item's layout); and the right
+    side's node, its partial sums completed where it spells them out (``outs + (x @ w,)``, as an append
+    completes them).  None: not a concatenation of sequences of arrays (two tuples of numbers add as Python
+    adds them)."""
     a, b = _listed(left.value), _listed(right.value)
     if a is None or b is None or (isinstance(left.value, Static) and isinstance(right.value, Static)):
         return None
-    if isinstance(a, tuple) and isinstance(b, tuple):
-        items = (*a, *b)
-        if any(holds_partial(i) for i in b):
+    new = right.node
+    if isinstance(b, tuple) and any(holds_partial(i) for i in b):
+        written, rewritten = right.original, right.node
+        if not (isinstance(written, cst.Tuple | cst.List) and isinstance(rewritten, cst.Tuple | cst.List)
+                and len(written.elements) == len(b) and all(isinstance(i, Array) or not holds_partial(i) for i in b)):
             partial = next(i for i in b if holds_partial(i))
             raise rw.error(UnsupportedError, right.original, f"joining {rw.ctx.code(right.original)!r}, which holds "
                            f"{_text(partial)}, to a tuple or list", "complete the partial sum first (a hint pins "
                            "it: v: Tensor[...] = ...), then add it to the tuple")
-        return TupleValue(items)
+        items, elements = [], []
+        for v, e, n in zip(b, written.elements, rewritten.elements):
+            if isinstance(v, Array) and v.layout.partial:
+                whole = v.layout.with_partial(())
+                n = n.with_changes(value=rw.convert(Operand(v, e.value, n.value), whole, "an item of a tuple or list"))
+                v = Array(whole, v.origin)
+            items.append(v)
+            elements.append(n)
+        b, new = tuple(items), rewritten.with_changes(elements=elements)
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return TupleValue((*a, *b)), new
     from meshify.rewrite._helpers import signature_of
 
     seq = a if isinstance(a, StructValue) else b
@@ -167,7 +182,7 @@ def concatenated(rw, left: Operand, right: Operand, node: cst.CSTNode) -> Value 
         raise rw.error(LayoutError, node, f"joining a list of {_text(item)} with {_text(other)}: a list whose "
                        "length meshify does not know holds one layout", "give the items one layout (a hint where "
                        "each is made)")
-    return seq
+    return seq, new
 
 
 #: Methods that change a list, dict or set in place.

@@ -312,7 +312,7 @@ def binary_operator(rw, operator: type[cst.BaseBinaryOp], left, right, node
     if operator is cst.Add:
         joined = concatenated(rw, left, right, node)  # all_hidden_states + (x,): a longer tuple
         if joined is not None:
-            return joined, [left.node, right.node]
+            return joined[0], [left.node, joined[1]]
     linear = {cst.Add: ADD, cst.Subtract: ADD, cst.Multiply: MUL, cst.Divide: DIV}.get(operator, NONLINEAR)
     symbol = {cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Divide: "/", cst.Power: "**",
               cst.FloorDivide: "//", cst.Modulo: "%"}.get(operator, operator.__name__)
