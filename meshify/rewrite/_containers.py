@@ -123,9 +123,12 @@ def appending(rw, node: cst.BaseExpression) -> cst.BaseExpression | None:
         items = held.items if isinstance(held, TupleValue) else (sequence_item(held),)
         other = next((i for i in items if signature_of(i) != signature_of(value)), None)
         if other is not None:
-            raise rw.error(LayoutError, node, f"{name}.append(...) in a loop: the list holds {_text(other)} and "
-                           f"this iteration appends {_text(value)}; the loop's body is rewritten once, so every "
-                           "item must have one layout", f"append values of one layout (the list's items: "
+            where = (f"{name}.append(...) in a loop: the list holds {_text(other)} and this iteration appends "
+                     f"{_text(value)}; the loop's body is rewritten once, so every item must have one layout"
+                     if carried else f"{name}.append(...) of {_text(value)}: {name!r} holds a number of items "
+                     f"meshify does not know (a loop or a branch appended them), each {_text(other)}, so every "
+                     "item must have one layout")
+            raise rw.error(LayoutError, node, where, f"append values of one layout (the list's items: "
                            f"{_text(other)}; a hint pins one: v: Tensor[{_dims(other)}] = ...), or stack them with "
                            "jax.lax.scan")
         rw.rebind_list(name, StructValue("list", ((ITEMS, value),), "sequence"))
