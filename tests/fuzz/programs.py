@@ -1863,9 +1863,16 @@ class _Builder:
             else:
                 self.lines.append(f"{held} = [{a.name}]" if first else f"{held} = []")
                 grow = f"{held}.append({a.name})" if joined == "append" else f"{held} += [{a.name}]"
+            view = held
+            if joined == "append" and self.flag(15):  # handed on before the appends: refused (meshify would
+                # read the other name as it was when bound)
+                view = f"{held}_view"
+                self.lines.append(f"{view} = {held}")
+                self.trigger("a list appended to after it was handed on", f"{held}.append(")
             self.lines.append(f"for _ in range({n}):\n    {a.name} = {step.format(h=a.name, w=w.name if w else '')}"
                               f"\n    {grow}")
             count = n + first
+            held = view
             read = self.pick([f"jnp.stack({held}).sum(0)", f"sum({held})", f"{held}[-1] * {count}",
                               f"jnp.stack({held}, axis=-1).mean(-1) * {count}",
                               f"jnp.stack({held}[1:] + {held}[:1]).max(0) * {count}",
