@@ -1252,6 +1252,12 @@ class FunctionRewriter:
         """
         self._line = self.ctx.line(stmt)
         test = self.expr(stmt.test)
+        if isinstance(test.value, Opaque):  # a module variable set under an if or a try, a closure's (converted)
+            raise self.ctx.error(UnsupportedError, stmt.test, f"an if on {self.ctx.code(stmt.test)!r}, which reads a "
+                                 "value meshify cannot tell from an array here (a module variable assigned under an "
+                                 "if or a try, or changed after, or a closure's variable in a converted file)",
+                                 "make it a literal module constant (MODE = \"sum\"), or pass it as a static "
+                                 "argument with a default; to branch on an array, use jnp.where(cond, a, b)")
         if not isinstance(test.value, Static):
             raise self.ctx.error(UnsupportedError, stmt.test, "an if on a traced array (a value known only on device)",
                                  "branch with jnp.where(cond, a, b), or on static Python values only")
