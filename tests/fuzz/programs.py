@@ -858,8 +858,10 @@ class _Builder:
         outputs = [n for n in dict.fromkeys(stored) if n in later]
         if not outputs or any(re.fullmatch(r"(act|step|ck)\d+", n) for n in outputs):
             return ""  # (a function held in a name is not returned: a helper returns arrays)
-        if any(re.search(r"\b\w+_all\d+\b", line) for line in inside):
-            return ""  # (a list built by appends stays in the function that reads it: across a call it is refused)
+        if any(re.search(r"\b\w+_all\d+\b|\bn\d+ = ", line) for line in inside):
+            # (a list built by appends stays in the function that reads it: across a call it is refused; a loop's
+            # counter stays a Python int beside the if on it: a jitted helper would take it traced)
+            return ""
         if self.dtype != "float32" and self.flag(50):
             # (low precision) every name the run binds comes back, a tuple the caller unpacks: each item's
             # dtype and pending partial sum accumulated in float32 must cross the call on its own
@@ -1880,6 +1882,17 @@ class _Builder:
             if "[1:]" in read:  # list slicing and + of lists: not modelled
                 self.trigger("a list appended to in a loop, sliced and joined", f"{held}[1:] + {held}[:1]")
             self.emit(read, a.dims, scale * count)
+        elif a.dims and self.flag(20):  # a counter the loop changes, then an if on it whose branches leave other
+            # dims (Python takes the first): meshify must not read the counter as its first iteration left it
+            count = f"n{len(self.lines)}"
+            self.lines.append(f"{count} = 0")
+            self.lines.append(f"for _ in range({n}):\n    {a.name} = {step.format(h=a.name, w=w.name if w else '')}"
+                              f"\n    {count} = {count} + 1")
+            a.scale = scale
+            out = self.fresh()
+            self.lines.append(f"if {count} == {n}:\n    {out} = {a.name}.sum(-1)\nelse:\n    {out} = {a.name} * 2.0")
+            self.trigger("an if on a loop's counter whose branches leave other dims", f"if {count} == {n}:")
+            self.values.append(_Value(out, a.dims[:-1], scale * self.sizes.get(a.dims[-1], 8)))  # type: ignore[arg-type]
         else:  # the carried name is rebound in the loop body (indented relative to the for)
             self.lines.append(f"for _ in range({n}):\n    {a.name} = {step.format(h=a.name, w=w.name if w else '')}")
             a.scale = scale
