@@ -119,6 +119,10 @@ def evaluate(rw, node: cst.BaseExpression):
         return _boolean(rw, node)
     if isinstance(node, cst.Ellipsis):
         return Operand(Static.of(...), node, node)
+    if isinstance(node, cst.ListComp | cst.GeneratorExp):
+        made = rw.comprehension(node)  # [f(h) for h in hs]: as a Python loop's body
+        if made is not None:
+            return made
     return _opaque_construct(rw, node)
 
 

@@ -1473,7 +1473,7 @@ class FunctionRewriter:
             if isinstance(s.value, cst.BinaryOperation) and isinstance(s.value.operator, cst.Add) \
                     and isinstance(op.value, TupleValue | StructValue):
                 self.own_lists.update(names)  # hs = hs + [x]: a new list, made here
-            if isinstance(s.value, cst.List | cst.Tuple | cst.Dict | cst.Set):
+            if isinstance(s.value, cst.List | cst.Tuple | cst.Dict | cst.Set | cst.ListComp):
                 self.own_lists.update(names)
                 if names & listed_names(self.fn) and isinstance(op.value, TupleValue) and holds_partial(op.value):
                     op = self._completed_items(op, names)
@@ -2445,6 +2445,48 @@ class FunctionRewriter:
     def leave_loop(self) -> None:
         self._loops.pop()
         self._loop_names.pop()
+
+    def comprehension(self, node: cst.ListComp | cst.GeneratorExp) -> Operand | None:
+        """``[relu(x @ w1[i]) @ w2[i] for i in range(L)]``, ``(h * h for h in hs)``: the element walked once, the
+        target bound to what each iteration binds (as a Python loop's body: the items must share one layout),
+        a partial sum completed in the element; the list item by item where the iterable's count is known (a
+        tuple meshify holds item by item), else a sequence of the element's value.  None: a form not modelled
+        (several ``for``s, an ``if``, ``async``), refused near arrays as before."""
+        comp = node.for_in
+        if comp.inner_for_in is not None or comp.ifs or comp.asynchronous is not None:
+            return None
+        counted = _counted(self, comp.iter)
+        if counted is not None:
+            first, iterable, items, new_iter = counted
+            item: Value = TupleValue(tuple(items))
+        else:
+            first, iterable = comp.iter, self.expr(comp.iter)
+            new_iter, item = iterable.node, self._loop_item(comp.iter, iterable)
+        count = len(iterable.value.items) if isinstance(iterable.value, TupleValue) else None
+        names = _bound_names(comp.target)
+        saved = {n: self.env[n] for n in names if n in self.env}
+        self._bind_target(comp.target, item)
+        self.enter_loop(count if count is not None else self._trip_count(first))
+        try:
+            element = self.expr(node.elt)
+            value, new_elt = element.value, element.node
+            if isinstance(value, Array) and value.layout.partial:
+                whole = value.layout.with_partial(())
+                new_elt = self.convert(element, whole, "an item of the list the comprehension makes")
+                value = Array(whole, value.origin)
+        finally:
+            self.leave_loop()
+            for n in names:
+                if n in saved:
+                    self.env[n] = saved[n]
+                else:
+                    self.env.pop(n, None)
+        new = node.with_changes(elt=new_elt, for_in=comp.with_changes(iter=new_iter))
+        if isinstance(value, Static):  # [d * 2 for d in x.shape]: Python values (split dims' sizes global)
+            return Operand(Static(), node, new)
+        result: Value = TupleValue((value,) * count) if count is not None else \
+            StructValue("list", ((ITEMS, value),), "sequence")
+        return Operand(result, node, new)
 
     def rebind_list(self, name: str, value: Value) -> None:
         """``name``, a list this function built, holding ``value`` after an append: a new version of it."""
