@@ -1878,6 +1878,7 @@ class _Builder:
             read = self.pick([f"jnp.stack({held}).sum(0)", f"sum({held})", f"{held}[-1] * {count}",
                               f"jnp.stack({held}, axis=-1).mean(-1) * {count}",
                               f"jnp.stack({held}[1:] + {held}[:1]).max(0) * {count}",
+                              f"jnp.stack([jnp.tanh(h) for h in {held}]).sum(0)", f"sum(h * 0.5 for h in {held})",
                               *([f"{held}.pop() * {count}"] if joined != "tuple" else [])])
             if "[1:]" in read:  # list slicing and + of lists: not modelled
                 self.trigger("a list appended to in a loop, sliced and joined", f"{held}[1:] + {held}[:1]")
