@@ -32,8 +32,9 @@ from meshify.rewrite._hints import ITEMS
 from meshify.rewrite._names import read_again
 from meshify.rewrite._values import Array, Operand, Static, StructValue, TupleValue, Value, holds_partial
 
-__all__ = ["TREE_MAP", "appending", "closure_names", "concatenated", "listed_names", "mutating", "popping",
-           "sequence_index", "sequence_item", "sequence_len", "shares", "tree_map"]
+__all__ = ["TREE_MAP", "appending", "closure_names", "concatenated", "listed_items", "listed_names", "mutating",
+           "one_layout", "popping", "sequence_index", "sequence_item", "sequence_len", "sequence_of", "shares",
+           "tree_map"]
 
 #: ``jax.tree.map`` under its spellings.
 TREE_MAP = frozenset({"jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map"})
@@ -118,10 +119,8 @@ def appending(rw, node: cst.BaseExpression) -> cst.BaseExpression | None:
     if isinstance(held, TupleValue) and not carried:
         rw.rebind_list(name, TupleValue((*held.items, value)))
     else:
-        from meshify.rewrite._helpers import signature_of
-
         items = held.items if isinstance(held, TupleValue) else (sequence_item(held),)
-        other = next((i for i in items if signature_of(i) != signature_of(value)), None)
+        other = one_layout(items, like=value)
         if other is not None:
             where = (f"{name}.append(...) in a loop: the list holds {_text(other)} and this iteration appends "
                      f"{_text(value)}; the loop's body is rewritten once, so every item must have one layout"
@@ -131,8 +130,28 @@ def appending(rw, node: cst.BaseExpression) -> cst.BaseExpression | None:
             raise rw.error(LayoutError, node, where, f"append values of one layout (the list's items: "
                            f"{_text(other)}; a hint pins one: v: Tensor[{_dims(other)}] = ...), or stack them with "
                            "jax.lax.scan")
-        rw.rebind_list(name, StructValue("list", ((ITEMS, value),), "sequence"))
+        rw.rebind_list(name, sequence_of(value))
     return node.with_changes(args=[node.args[0].with_changes(value=new)])
+
+
+def sequence_of(item: Value) -> StructValue:
+    """A list of a length meshify does not know, every item ``item``'s value (appended to in a loop)."""
+    return StructValue("list", ((ITEMS, item),), "sequence")
+
+
+def one_layout(items, like: Value | None = None) -> Value | None:
+    """The first of ``items`` that does not share ``like``'s layout (default: the first item's), or None."""
+    from meshify.rewrite._helpers import signature_of
+
+    items = list(items)
+    key = signature_of(like if like is not None else items[0]) if items or like is not None else None
+    return next((i for i in items if signature_of(i) != key), None)
+
+
+def listed_items(value: Value | None) -> tuple[Value, ...] | None:
+    """The items of a tuple or list value (a sequence: its one item), None where ``value`` is not one."""
+    listed = _listed(value)
+    return (sequence_item(listed),) if isinstance(listed, StructValue) else listed  # type: ignore[return-value]
 
 
 def _listed(value: Value | None) -> tuple[Value, ...] | StructValue | None:
@@ -175,12 +194,9 @@ def concatenated(rw, left: Operand, right: Operand, node: cst.CSTNode
         b, new = tuple(items), rewritten.with_changes(elements=elements)
     if isinstance(a, tuple) and isinstance(b, tuple):
         return TupleValue((*a, *b)), new
-    from meshify.rewrite._helpers import signature_of
-
     seq = a if isinstance(a, StructValue) else b
     item = sequence_item(seq)
-    others = [i for side in (a, b) if isinstance(side, tuple) for i in side]
-    other = next((i for i in others if signature_of(i) != signature_of(item)), None)
+    other = one_layout([i for side in (a, b) if isinstance(side, tuple) for i in side], like=item)
     if other is not None:
         raise rw.error(LayoutError, node, f"joining a list of {_text(item)} with {_text(other)}: a list whose "
                        "length meshify does not know holds one layout", "give the items one layout (a hint where "
@@ -245,14 +261,12 @@ def popping(rw, node: cst.Call) -> Operand | None:
                            f"append to {name} before taking items from it")
         rw.rebind_list(name, TupleValue(held.items[:-1]))
         return Operand(held.items[-1], node, node)
-    from meshify.rewrite._helpers import signature_of
-
     items = held.items if isinstance(held, TupleValue) else (sequence_item(held),)
-    if not items or any(signature_of(i) != signature_of(items[0]) for i in items[1:]):
+    if not items or one_layout(items) is not None:
         raise rw.error(LayoutError, node, f"{name}.pop() in a loop: each iteration takes another item, and the "
                        f"items of {name!r} have different layouts ({', '.join(_text(i) for i in items) or 'none'})",
                        f"give the items of {name!r} one layout (a hint where each is made), or unroll the loop")
-    rw.rebind_list(name, StructValue("list", ((ITEMS, items[0]),), "sequence"))
+    rw.rebind_list(name, sequence_of(items[0]))
     return Operand(items[0], node, node)
 
 

@@ -32,12 +32,20 @@ from meshify.errors import LayoutError, MeshifyError, UnsupportedError
 from meshify.rewrite import rules as _rules  # noqa: F401  (registers every op rule)
 from meshify.rewrite._bodies import run_walks
 from meshify.rewrite._collectives import axes_text, collective
-from meshify.rewrite._containers import appending, closure_names, listed_names, sequence_item, shares
+from meshify.rewrite._containers import (
+    appending,
+    closure_names,
+    listed_items,
+    listed_names,
+    one_layout,
+    sequence_item,
+    sequence_of,
+    shares,
+)
 from meshify.rewrite._context import ModuleContext, _bound_names, bound_names
 from meshify.rewrite._dtypes import Dtypes, Items, like_node, merge_items
 from meshify.rewrite._evaluate import binary_operator, evaluate, is_reshape, none_test, reshape_call
 from meshify.rewrite._hints import (
-    ITEMS,
     StructHint,
     hint_dtype,
     mesh_decorator,
@@ -241,16 +249,6 @@ _MAX_LOOP_ENTRIES = 8  # conversions of a Python loop's variables before the bod
 
 #: Versions of names' values (FunctionRewriter.versions): unique across rewriters and walks.
 _VERSIONS = itertools.count(1)
-
-
-def _listed_items(value: Value | None) -> tuple[Value, ...] | None:
-    """The items of a tuple or list value (a sequence: its one item), None where ``value`` is not one."""
-    if isinstance(value, TupleValue):
-        return value.items
-    if isinstance(value, Static) and value.known and isinstance(value.literal, tuple | list):
-        return tuple(Static.of(v) for v in value.literal)
-    item = sequence_item(value) if isinstance(value, StructValue) else None
-    return (item,) if item is not None else None
 
 
 def _star_item(node: cst.Subscript, stars: set[str]) -> str | None:
@@ -1199,28 +1197,24 @@ class FunctionRewriter:
     def _either_list(self, name: str, a: Value, b: Value, stmt: cst.CSTNode) -> Value:
         """A list one branch of an if appends to and the other does not (``if keep: hs.append(x)``): a
         sequence of its items' one layout (its length is known only when traced)."""
-        from meshify.rewrite._helpers import signature_of
-
-        items = [*_listed_items(a), *_listed_items(b)]  # type: ignore[misc]
+        items = [*listed_items(a), *listed_items(b)]  # type: ignore[misc]
         if not items:
             return Static()
-        if any(signature_of(i) != signature_of(items[0]) for i in items[1:]):
+        if one_layout(items) is not None:
             raise self.ctx.error(LayoutError, stmt, f"{name!r} holds other items after each branch, of different "
                                  "layouts", f"give the items of {name!r} one layout (a hint where each is made), "
                                  "or make the list after the if")
-        return StructValue("list", ((ITEMS, items[0]),), "sequence")
+        return sequence_of(items[0])
 
     def _grown(self, name: str, before: Static | TupleValue, after: TupleValue, stmt: cst.For) -> StructValue:
         """The sequence a tuple (or list) the loop's body joins items to holds: every item of one layout."""
-        from meshify.rewrite._helpers import signature_of
-
         items = [*(before.items if isinstance(before, TupleValue) else ()), *after.items]
-        if not after.items or any(signature_of(i) != signature_of(after.items[-1]) for i in items):
+        if not after.items or one_layout(items, like=after.items[-1]) is not None:
             raise self.ctx.error(LayoutError, stmt, f"{name!r} gains items in this loop whose layouts differ (or "
                                  "loses them): the body is rewritten once, so every item must have one layout",
                                  f"give the items of {name!r} one layout (a hint where each is made), or collect them "
                                  "with jax.lax.scan")
-        return StructValue("list", ((ITEMS, after.items[-1]),), "sequence")
+        return sequence_of(after.items[-1])
 
     def _complete_carried(self, start: dict[str, Value], stmt: cst.For) -> list[cst.BaseStatement]:
         """``h = mr.psum(h, ...)`` at the end of a loop body that leaves ``h`` a partial sum where it
@@ -1378,7 +1372,7 @@ class FunctionRewriter:
                 elif a != b and isinstance(a, Static) and isinstance(b, Static) \
                         and not any(isinstance(v.literal, LocalDef) for v in (a, b)):
                     merged[name] = Static()  # n = 1 in one branch, 3 in the other: known only when traced
-                elif a != b and _listed_items(a) is not None and _listed_items(b) is not None:
+                elif a != b and listed_items(a) is not None and listed_items(b) is not None:
                     merged[name] = self._either_list(name, a, b, stmt)
                 elif a != b and any(isinstance(v, Static) and isinstance(v.literal, LocalDef) for v in (a, b)):
                     raise self.ctx.error(UnsupportedError, stmt, f"{name!r} is a different function after each "
@@ -2484,8 +2478,7 @@ class FunctionRewriter:
         new = node.with_changes(elt=new_elt, for_in=comp.with_changes(iter=new_iter))
         if isinstance(value, Static):  # [d * 2 for d in x.shape]: Python values (split dims' sizes global)
             return Operand(Static(), node, new)
-        result: Value = TupleValue((value,) * count) if count is not None else \
-            StructValue("list", ((ITEMS, value),), "sequence")
+        result: Value = TupleValue((value,) * count) if count is not None else sequence_of(value)
         return Operand(result, node, new)
 
     def rebind_list(self, name: str, value: Value) -> None:
