@@ -235,10 +235,19 @@ class MeshFunction:
                 return [leaf for i, v in enumerate(layouts) for leaf in leaves(v, f"{path}[{i}]")]
             return [(path, layouts)]
 
-        outs = leaves(plan.out_layouts, "")
-        for i, (path, layout) in enumerate(outs):
-            lines.append(f"  out {path.lstrip('[').rstrip(']') if path.count('[') == 1 else path or i}: "
-                         f"{layout.describe()}")
+        def outs(layouts, when=""):
+            for i, (path, layout) in enumerate(leaves(layouts, "")):
+                lines.append(f"  out{when} {path.lstrip('[').rstrip(']') if path.count('[') == 1 else path or i}: "
+                             f"{layout.describe()}")
+
+        from meshify.rewrite._interp import OutByStatics
+
+        if isinstance(plan.out_layouts, OutByStatics):  # results chosen by static parameters
+            for tests, layouts in plan.out_layouts.cases:
+                outs(layouts, f" (when {' and '.join(tests)})")
+            outs(plan.out_layouts.otherwise, " (otherwise)")
+        else:
+            outs(plan.out_layouts)
         if not plan.records:
             lines.append("  no collectives")
         for record in plan.records:

@@ -20,7 +20,7 @@ import libcst as cst
 
 from meshify.annotate._types import Layout
 from meshify.rewrite._helpers import Specialization, Specializations
-from meshify.rewrite._interp import FunctionPlan
+from meshify.rewrite._interp import FunctionPlan, OutByStatics
 from meshify.rewrite._templates import comment_line
 
 __all__ = ["Decorators", "fix_imports", "header_lines", "place_versions", "sharded_decorator_text"]
@@ -35,6 +35,13 @@ def _specs(layouts, mr: str) -> str:
     if isinstance(layouts, tuple):
         return "(" + ", ".join(_specs(l, mr) for l in layouts) + ("," if len(layouts) == 1 else "") + ")"
     return _spec(layouts, mr)
+
+
+def _by_statics(out: OutByStatics, mr: str) -> str:
+    """``lambda flag: (specs) if flag else specs``: out_specs the runtime chooses per call by the static
+    parameters the function's ``if`` statements test before its returns."""
+    lines = [f"        {_specs(layouts, mr)} if {' and '.join(tests)} else" for tests, layouts in out.cases]
+    return (f"lambda {', '.join(out.params)}: (\n" + "\n".join(lines) + f"\n        {_specs(out.otherwise, mr)}\n    )")
 
 
 def _spec(layout: Layout, mr: str) -> str:
@@ -87,7 +94,8 @@ def sharded_decorator_text(plan: FunctionPlan, mr: str) -> str:
     mesh = ", ".join(f"{n}={s}" for n, s in zip(plan.mesh.names, plan.mesh.sizes))
     args = "".join(f'        "{name}": {_arg_spec(plan, name, struct, mr, 2)},\n'
                    for name, struct in plan.args.items())
-    out = _specs(plan.out_layouts, mr)
+    out = _by_statics(plan.out_layouts, mr) if isinstance(plan.out_layouts, OutByStatics) \
+        else _specs(plan.out_layouts, mr)
     reads = ""
     if plan.static_reads:
         entries = ", ".join(f'"{p}": {{' + ", ".join(f'"{a}": ' + (_dims(d) if d is not None else "None")

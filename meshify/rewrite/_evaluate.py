@@ -64,7 +64,7 @@ from meshify.rewrite.rules.lookups import _is_none as is_none
 from meshify.rewrite.rules.lookups import array_index, basic_index, lookup, scatter
 from meshify.rewrite.rules.spatial import slice_split_dims
 
-__all__ = ["binary_operator", "evaluate", "index_array", "is_reshape", "none_test", "reshape_call"]
+__all__ = ["BranchLayouts", "binary_operator", "evaluate", "index_array", "is_reshape", "none_test", "reshape_call"]
 
 
 # -- evaluation -----------------------------------------------------------------------------
@@ -406,6 +406,13 @@ def none_test(rw, node: cst.BaseExpression) -> bool | None:
     return is_none if isinstance(target.operator, cst.Is) else not is_none
 
 
+class BranchLayouts(LayoutError):
+    """The branches of ``a if flag else b`` have different layouts (``node``): a ``return`` of one may be
+    chosen by a static flag (see ``FunctionRewriter._return_as_if``)."""
+
+    node: cst.IfExp | None = None
+
+
 def _if_exp(rw, node: cst.IfExp):
     test = rw.expr(node.test)
     if not isinstance(test.value, Static):
@@ -434,8 +441,10 @@ def _both(rw, node: cst.IfExp) -> Operand:
         # two Python values (cfg.window if i % 2 == 0 else None): one of them, meshify does not know which
         return Operand(Static(), node, node.with_changes(body=body.node, orelse=orelse.node))
     if body.value != orelse.value:
-        raise rw.error(LayoutError, node, "the branches of this conditional expression have different layouts",
-                       "give both branches the same dims, or annotate the result")
+        error = rw.error(BranchLayouts, node, "the branches of this conditional expression have different layouts",
+                         "give both branches the same dims, or annotate the result")
+        error.node = node
+        raise error
     return Operand(body.value, node, node.with_changes(body=body.node, orelse=orelse.node))
 
 

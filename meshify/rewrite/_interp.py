@@ -24,6 +24,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
+from typing import Any
 
 import libcst as cst
 
@@ -44,7 +45,7 @@ from meshify.rewrite._containers import (
 )
 from meshify.rewrite._context import ModuleContext, _bound_names, bound_names
 from meshify.rewrite._dtypes import Dtypes, Items, like_node, merge_items
-from meshify.rewrite._evaluate import binary_operator, evaluate, is_reshape, none_test, reshape_call
+from meshify.rewrite._evaluate import BranchLayouts, binary_operator, evaluate, is_reshape, none_test, reshape_call
 from meshify.rewrite._hints import (
     StructHint,
     hint_dtype,
@@ -145,6 +146,17 @@ class Binding:
     layout: Layout
 
 
+@dataclass(frozen=True)
+class OutByStatics:
+    """The out_specs of a function that returns other results on other paths chosen by ``if`` statements on
+    static parameters: the layouts of the first case whose conditions (source text, all must hold) hold
+    for a call's ``params``, else ``otherwise``."""
+
+    params: tuple[str, ...]
+    cases: tuple[tuple[tuple[str, ...], Any], ...]
+    otherwise: Any
+
+
 @dataclass(slots=True)
 class FunctionPlan:
     """What rewriting one function produced."""
@@ -154,7 +166,7 @@ class FunctionPlan:
     rules: Rules
     params: dict[str, tuple[str, ...]]
     in_layouts: dict[str, Layout]
-    out_layouts: tuple[Layout, ...] | Layout | None
+    out_layouts: tuple[Layout, ...] | Layout | OutByStatics | None
     records: list[Record] = field(default_factory=list)
     bindings: list[Binding] = field(default_factory=list)
     node: cst.FunctionDef | None = None
@@ -200,6 +212,7 @@ class WalkState:
     pinned_reads: dict[tuple[str, str], tuple[str, ...]]
     dtypes: tuple[dict, frozenset[str]]
     own_lists: frozenset[str] = frozenset()
+    results: int = 0
 
 
 def _items_proxy(rw, node: cst.BaseExpression, value: Value) -> cst.BaseExpression | None:
@@ -682,6 +695,11 @@ class FunctionRewriter:
         #: A @mesh function's array and pytree parameters (set when its parameters are read).
         self._args: dict[str, StructHint | None] = {}
         self._results: list[Value] = []
+        #: The static conditions each result is returned under, by the ``if`` statements around its
+        #: ``return`` (test, which branch), outermost first; None for a return inside a loop.
+        self._result_paths: list[tuple[tuple[cst.BaseExpression, bool], ...] | None] = []
+        #: The ``if`` branches being walked: (test, whether this is its body rather than its else).
+        self._conditions: list[tuple[cst.BaseExpression, bool]] = []
         #: A helper's result dtype carriers (every return's, in the helper's names), or None.
         self.return_dtype: tuple[str, ...] | None = ()
         #: Whether a helper returns a partial sum accumulated in float32 (its caller's psum casts back).
@@ -1035,6 +1053,36 @@ class FunctionRewriter:
                        kind, "move it outside the @mesh function")
             raise self.ctx.error(UnsupportedError, stmt, f"'{kind}' statements are not supported in a @mesh function",
                                  fix)
+        returned = stmt.body[0] if len(stmt.body) == 1 else None
+        if isinstance(returned, cst.Return) and isinstance(returned.value, cst.IfExp) and not self._helper:
+            mark = self.mark()
+            try:
+                return self._simple_statement(stmt)
+            except BranchLayouts as e:  # return (loss, logits) if with_logits else loss
+                if e.node is not returned.value:
+                    raise
+                self.rollback(mark)
+                return [self._if_statement(self._return_as_if(stmt, returned.value))]
+        return self._simple_statement(stmt)
+
+    def _return_as_if(self, stmt: cst.SimpleStatementLine, choice: cst.IfExp) -> cst.If:
+        """``return a if flag else b`` whose branches have different layouts, walked as ``if flag: return a``,
+        ``else: return b`` (so written out): a static flag chooses the results (see :meth:`_by_statics`)."""
+        def line(value: cst.BaseExpression) -> cst.SimpleStatementLine:
+            new = cst.SimpleStatementLine(body=[cst.Return(value=value.with_changes(lpar=[], rpar=[]) if isinstance(
+                value, cst.Tuple) and value.lpar else value)])
+            self.ctx.anchors[new] = self.ctx.anchors[new.body[0]] = value
+            return new
+
+        new = cst.If(test=choice.test.with_changes(lpar=[], rpar=[]) if not isinstance(
+            choice.test, cst.BooleanOperation | cst.IfExp | cst.NamedExpr | cst.Lambda) else choice.test,
+            body=cst.IndentedBlock(body=[line(choice.body)]),
+            orelse=cst.Else(body=cst.IndentedBlock(body=[line(choice.orelse)])),
+            leading_lines=stmt.leading_lines)
+        self.ctx.anchors[new] = stmt
+        return new
+
+    def _simple_statement(self, stmt: cst.SimpleStatementLine) -> list[cst.BaseStatement]:
         hoisted: list[cst.BaseStatement] = []
         for _ in range(_MAX_RESTARTS):
             self._comments = []
@@ -1080,7 +1128,8 @@ class FunctionRewriter:
         """Everything walking code changes, to :meth:`rollback` to before walking it again."""
         return WalkState(dict(self.env), len(self.records), len(self.bindings), len(self.uses), len(self._comments),
                          frozenset(self.index_names), frozenset(self.key_names), frozenset(self.static_reads),
-                         dict(self.pinned_reads), self.dtypes.snapshot(), frozenset(self.own_lists))
+                         dict(self.pinned_reads), self.dtypes.snapshot(), frozenset(self.own_lists),
+                         len(self._results))
 
     def rollback(self, mark: WalkState) -> None:
         self.env = dict(mark.env)
@@ -1090,6 +1139,7 @@ class FunctionRewriter:
         self.static_reads, self.pinned_reads = set(mark.static_reads), dict(mark.pinned_reads)
         self.dtypes.restore(mark.dtypes)
         self.own_lists = set(mark.own_lists)
+        del self._results[mark.results:], self._result_paths[mark.results:]
 
     def _enter_loop(self, name: str, target: Layout | Value) -> list[cst.BaseStatement]:
         """``name = <name converted to target>``, before a loop whose body returns it in ``target`` (nothing
@@ -1273,7 +1323,11 @@ class FunctionRewriter:
         """Each branch rewritten; after the ``if``, each name has the one value both branches leave."""
         start = dict(self.env)
         dtypes_start = self.dtypes.snapshot()
-        body = self._suite(stmt.body)
+        self._conditions.append((stmt.test, True))
+        try:
+            body = self._suite(stmt.body)
+        finally:
+            self._conditions.pop()
         after_body, body_returns = self.env, self._suite_returns(stmt.body)
         dtypes_body = self.dtypes.snapshot()
         self.env = dict(start)
@@ -1281,11 +1335,15 @@ class FunctionRewriter:
         orelse = stmt.orelse
         new_orelse = None
         else_returns = False
-        if isinstance(orelse, cst.If):
-            new_orelse = self._if_statement(orelse)
-        elif isinstance(orelse, cst.Else):
-            new_orelse = orelse.with_changes(body=self._suite(orelse.body))
-            else_returns = self._suite_returns(orelse.body)
+        self._conditions.append((stmt.test, False))
+        try:
+            if isinstance(orelse, cst.If):
+                new_orelse = self._if_statement(orelse)
+            elif isinstance(orelse, cst.Else):
+                new_orelse = orelse.with_changes(body=self._suite(orelse.body))
+                else_returns = self._suite_returns(orelse.body)
+        finally:
+            self._conditions.pop()
         after_else = self.env
         if not body_returns and not else_returns and isinstance(body, cst.IndentedBlock):
             # a partial sum one branch leaves where the other leaves it whole (a dense layer or an MoE one,
@@ -1479,7 +1537,11 @@ class FunctionRewriter:
         if isinstance(s, cst.AugAssign):
             return self._aug_assign(s)
         if isinstance(s, cst.Return):
-            return self._return_items_marked(s)
+            before = len(self._results)
+            out = self._return_items_marked(s)
+            path = None if self._loops else tuple(self._conditions)
+            self._result_paths.extend([path] * (len(self._results) - before))
+            return out
         if isinstance(s, cst.Expr):
             appended = appending(self, s.value)
             return s.with_changes(value=appended if appended is not None else self.expr(s.value).node)
@@ -2073,9 +2135,11 @@ class FunctionRewriter:
         """The out_specs of a function without a return hint: its results' layouts, one for every path."""
         first = self._results[0]
         if any(r != first for r in self._results[1:]):
-            raise self.ctx.error(LayoutError, self.fn.name, f"{self.fn.name.value}() has no return hint and returns "
-                                 "values of different layouts on different paths",
-                                 'add a return hint naming the dims it returns (-> Tensor["batch", "d_model"])')
+            return self._by_statics()
+        return self._result_layouts(first)
+
+    @staticmethod
+    def _result_layouts(first: Value):
         def layouts(value):
             if isinstance(value, StructValue):  # a dict of results, or a NamedTuple of the module
                 out = {k: layouts(v) for k, v in value.fields}
@@ -2088,6 +2152,51 @@ class FunctionRewriter:
             return layouts(first)  # type: ignore[no-any-return]
         assert isinstance(first, Array)
         return first.layout
+
+    def _by_statics(self) -> OutByStatics:
+        """The out_specs of a function that returns other results on other paths (``if return_hidden:
+        return y, h``), each path chosen by ``if`` statements on static parameters: the results' layouts,
+        the first whose conditions hold (in the order of the returns) chosen per call by those parameters."""
+        fix = 'add a return hint naming the dims it returns (-> Tensor["batch", "d_model"])'
+        if len(self._result_paths) != len(self._results) or None in self._result_paths:
+            raise self.ctx.error(LayoutError, self.fn.name, f"{self.fn.name.value}() has no return hint and returns "
+                                 "values of different layouts on different paths (one inside a loop)", fix)
+        statics = {p.name.value for p in self._all_params()} - set(self._args) - set(self.nones)
+        local = bound_names(self.fn.body)
+        read: set[str] = set()
+        for path in self._result_paths:
+            for test, _ in path or ():
+                for name in _names_read(test):
+                    if name in local or (name not in statics and not isinstance(self.ctx.global_value(name), Static)):
+                        code = self.ctx.code(test)
+                        what = f"{name!r}" if code == name else f"{code!r}, which reads {name!r}"
+                        raise self.ctx.error(
+                            LayoutError, test, f"{self.fn.name.value}() has no return hint and returns values of "
+                            f"different layouts on different paths, chosen by {what}, "
+                            f"{'a name it binds' if name in local else 'not a static parameter'}: the results' "
+                            "layouts can be chosen per call by static parameters (and module constants) only",
+                            f"write the if on the static parameters {name!r} is made from (if return_hidden and "
+                            "not train:), or return the same results on every path")
+                    read.add(name)
+        params = tuple(p.name.value for p in self._all_params() if p.name.value in read)
+        def text(test: cst.BaseExpression, taken: bool) -> str:  # to stand beside 'and' as it does here
+            code = self.ctx.code(test)
+            negated = {"==": "!=", "!=": "==", "is": "is not", "is not": "is", "in": "not in", "not in": "in"}
+            if not taken and isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and not test.lpar:
+                op = test.comparisons[0].operator
+                spelled = self.ctx.code(op).strip()
+                if spelled in negated:  # mode != "sum", not "not mode == 'sum'"
+                    return f"{self.ctx.code(test.left)} {negated[spelled]} {self.ctx.code(test.comparisons[0].comparator)}"
+            simple = isinstance(test, cst.Name | cst.Attribute | cst.Call | cst.Subscript) or (
+                taken and isinstance(test, cst.Comparison))
+            code = code if simple or test.lpar else f"({code})"
+            return code if taken else f"not {code}"
+
+        cases = [(tuple(text(t, taken) for t, taken in path or ()), self._result_layouts(r))
+                 for path, r in zip(self._result_paths, self._results)]
+        while len(cases) > 1 and cases[-2][1] == cases[-1][1]:
+            del cases[-2]  # chosen or not, the same layouts
+        return OutByStatics(params, tuple(cases[:-1]), cases[-1][1])
 
     # -- conversions ----------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ import inspect
 import os
 import re
 import sys
+import types
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -144,7 +145,9 @@ class Sharded:
         local: the per-device function (what runs inside ``shard_map``).
         mesh_spec: the mesh's axis names and sizes.
         args: array parameters by name; every other parameter is a static Python value.
-        out_specs: a PartitionSpec, or a tuple of them for a tuple return.
+        out_specs: a PartitionSpec, or a tuple (dict, NamedTuple) of them for several results; or a
+            function of static parameters returning those, for results chosen by them
+            (``lambda return_hidden: (P("batch"), P("batch", None)) if return_hidden else P("batch")``).
         origin: the function call-time errors point at (the user's own for ``@mesh``).
     """
 
@@ -449,6 +452,9 @@ class Sharded:
                        reads: tuple[tuple, ...] = ()) -> tuple[Callable, Callable]:
         static_kwargs = dict(statics)
         n = len(self.leaf_specs)
+        out_specs = self.out_specs
+        if isinstance(out_specs, types.FunctionType):  # results chosen by static parameters: this call's
+            out_specs = out_specs(**{p: static_kwargs[p] for p in inspect.signature(out_specs).parameters})
 
         arrays_read = [r for r in reads if len(r) == 2]  # (param, attr): an input; 3-tuples only key the cache
 
@@ -459,13 +465,13 @@ class Sharded:
                 attrs.setdefault(param, {})[attr] = leaf
             for param, arrays in attrs.items():
                 kwargs[param] = _WithArrays(static_kwargs[param], arrays)
-            return _tuples(self.local(**self._unflatten(leaves[:n]), **kwargs), self.out_specs, (), lists)
+            return _tuples(self.local(**self._unflatten(leaves[:n]), **kwargs), out_specs, (), lists)
 
         # A list the function returns (jnp.split's, [a, b]) leaves as a tuple, whose out_specs the rewrite
         # wrote, and becomes a list again outside: the paths of those lists, found when the body is traced.
         lists: set[tuple[int, ...]] = set()
         in_specs = (*(s.spec for s in self.leaf_specs.values()), *(PartitionSpec() for _ in arrays_read))
-        mapped = jax.shard_map(local, mesh=self.mesh, in_specs=in_specs, out_specs=self.out_specs, check_vma=True)
+        mapped = jax.shard_map(local, mesh=self.mesh, in_specs=in_specs, out_specs=out_specs, check_vma=True)
 
         def program(*args: Any) -> Any:
             return _relisted(mapped(*args), (), lists)
