@@ -26,13 +26,13 @@ import functools
 
 import libcst as cst
 
-from meshify.annotate._types import Layout, hint_dims
+from meshify.annotate._types import Layout, hint_dims, unify_dims
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._hints import ITEMS
 from meshify.rewrite._names import read_again
 from meshify.rewrite._values import Array, Operand, Static, StructValue, TupleValue, Value, holds_partial
 
-__all__ = ["TREE_MAP", "appending", "closure_names", "concatenated", "listed_items", "listed_names", "mutating",
+__all__ = ["TREE_MAP", "appending", "closure_names", "common_item", "concatenated", "listed_items", "listed_names", "mutating",
            "one_layout", "popping", "sequence_index", "sequence_item", "sequence_len", "sequence_of", "shares",
            "tree_map"]
 
@@ -146,6 +146,29 @@ def one_layout(items, like: Value | None = None) -> Value | None:
     items = list(items)
     key = signature_of(like if like is not None else items[0]) if items or like is not None else None
     return next((i for i in items if signature_of(i) != key), None)
+
+
+def common_item(items) -> Value | None:
+    """The one value a loop over ``items`` binds each iteration: the first item where all share its layout,
+    or where they differ only by names meshify inferred (``d_model?`` beside the user's ``d_model``: the
+    user's names, as a hint would give them); None where their layouts differ otherwise."""
+    items = list(items)
+    if not items or one_layout(items) is None:
+        return items[0] if items else None
+    if not all(isinstance(i, Array) for i in items):
+        return None
+    first = items[0].layout
+    dims = list(first.dims)
+    for item in items[1:]:
+        layout = item.layout
+        if (layout.rank, layout.axes, layout.partial) != (first.rank, first.axes, first.partial):
+            return None
+        for k, d in enumerate(layout.dims):
+            joined = unify_dims(dims[k], d)
+            if joined is None:
+                return None
+            dims[k] = joined
+    return Array(Layout(tuple(dims), first.axes, first.partial), items[0].origin)
 
 
 def listed_items(value: Value | None) -> tuple[Value, ...] | None:

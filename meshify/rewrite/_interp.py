@@ -36,6 +36,7 @@ from meshify.rewrite._collectives import axes_text, collective
 from meshify.rewrite._containers import (
     appending,
     closure_names,
+    common_item,
     listed_items,
     listed_names,
     one_layout,
@@ -1452,11 +1453,10 @@ class FunctionRewriter:
         a layout), or a Python value (``range(n)``); a loop over an array is refused."""
         item = sequence_item(iterable.value)
         if isinstance(iterable.value, TupleValue) and iterable.value.items:  # for t in xs (a helper's *args)
-            item = iterable.value.items[0]
             from meshify.rewrite._bodies import _text
-            from meshify.rewrite._helpers import signature_of
 
-            if any(signature_of(i) != signature_of(item) for i in iterable.value.items[1:]):
+            item = common_item(iterable.value.items)
+            if item is None:
                 raise self.ctx.error(UnsupportedError, node, "a Python loop over a tuple whose items have "
                                      "different layouts: " + ", ".join(_text(i) for i in iterable.value.items),
                                      "give the items the same layout before the loop, or unroll it")
