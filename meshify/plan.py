@@ -909,6 +909,7 @@ def _score(costs: list[Candidate]) -> tuple:
 #: statistic (whose cotangent is all-reduced), and pmax/pmin's derivative all-reduces which devices hit.
 _BACKWARD = {"psum_scatter": "all-gather", "all_to_all": "all-to-all", "softmax": "all-reduce",
              "log_softmax": "all-reduce", "var": "all-reduce", "std": "all-reduce", "masked_var": "all-reduce",
+             "nanmax": "all-reduce", "nanmin": "all-reduce",
              "pmax": "all-reduce", "pmin": "all-reduce", "prod": "reduce-scatter", "cumsum": "reduce-scatter",
              "cumprod": "reduce-scatter"}
 

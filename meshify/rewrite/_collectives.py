@@ -172,6 +172,19 @@ _RULE_COLLECTIVES = [
     Collective("std", "all-reduce", instructions=2, parts=("mean", "squared_deviations")),
     # var/std(where=...): first the global count of the mask (a third all-reduce).
     Collective("masked_var", "all-reduce", instructions=3, parts=("count", "mean", "squared_deviations")),
+    # nansum: one psum of the local sums of the non-NaN entries (float16/bfloat16 in float32, integers promoted
+    # as jnp.sum does); nanmean: that and the global count of them, in the same dtype; nanvar/nanstd: the
+    # count, the mean and the squared deviations (masked_var's three); nanmax/nanmin: mr.max's two of the
+    # NaN-filled values and whether any device saw a non-NaN entry (int32); an integer's max alone.
+    Collective("nansum", "all-reduce", wire=lambda dtype: "float32" if dtype in ("float16", "bfloat16")
+               else _promoted_integer(dtype)),
+    Collective("nanmean", "all-reduce", instructions=2, parts=("sum", "count"),
+               wire=lambda dtype: "float32" if dtype in ("float16", "bfloat16") else dtype),
+    # (nanmax and nanmin of one value share the flag, as XLA computes it once)
+    Collective("nanmax", "all-reduce", instructions=3, exact_instructions=1, wire=lambda dtype: (dtype, dtype, "int32"),
+               parts=("nan_filled_max", "nan_filled_max_nan", "non_nan_seen")),
+    Collective("nanmin", "all-reduce", instructions=3, exact_instructions=1, wire=lambda dtype: (dtype, dtype, "int32"),
+               parts=("nan_filled_min", "nan_filled_min_nan", "non_nan_seen")),
     # argmax/argmin: pmax (pmin) of the ordered key, pmin of the first global index holding it.
     Collective("argmax", "all-reduce", instructions=2, wire=_arg_key),
     Collective("argmin", "all-reduce", instructions=2, wire=_arg_key),

@@ -59,6 +59,7 @@ _OWN_DTYPE = frozenset({"float_power", "angle", "real", "imag", "bitwise_count",
 #: Calls whose result has the dtype of their first array argument (and ``dtype=``, where given).
 _SAME_AS_FIRST = frozenset({
     "sum", "mean", "max", "min", "amax", "amin", "prod", "cumsum", "cumprod", "var", "std", "nansum", "nanmean",
+    "nanvar", "nanstd", "nanmax", "nanmin",
     "reshape", "transpose", "swapaxes", "moveaxis", "expand_dims", "squeeze", "broadcast_to", "ravel", "flatten",
     "take", "take_along_axis", "softmax", "log_softmax", "logsumexp", "tril", "triu", "zeros_like", "ones_like",
     "empty_like", "roll", "flip", "pad", "repeat", "tile", "split", "array_split", "sort", "diff", "linalg.norm",
@@ -550,7 +551,7 @@ class Dtypes:
 
 #: Reductions that make a bool an int32 (``mask.sum()``: JAX promotes integers) and those that make it a float.
 _COUNTS = frozenset({"sum", "cumsum", "prod", "cumprod", "nansum"})
-_AVERAGES = frozenset({"mean", "var", "std", "nanmean"})
+_AVERAGES = frozenset({"mean", "var", "std", "nanmean", "nanvar", "nanstd"})
 
 
 def _reduced(name: str, carriers: Carriers) -> Carriers:

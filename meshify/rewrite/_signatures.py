@@ -138,6 +138,12 @@ SIGNATURES: dict[str, str] = {
                      "correction=None",
     "jax.numpy.std": "a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None, "
                      "correction=None",
+    "jax.numpy.nansum": "a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None",
+    "jax.numpy.nanmean": "a, axis=None, dtype=None, out=None, keepdims=False, where=None",
+    "jax.numpy.nanvar": "a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None",
+    "jax.numpy.nanstd": "a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None",
+    "jax.numpy.nanmax": "a, axis=None, out=None, keepdims=False, initial=None, where=None",
+    "jax.numpy.nanmin": "a, axis=None, out=None, keepdims=False, initial=None, where=None",
     "jax.numpy.linalg.norm": "x, ord=None, axis=None, keepdims=False",
     "jax.numpy.prod": "a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None, "
                       "promote_integers=True",

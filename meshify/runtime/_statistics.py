@@ -16,6 +16,11 @@ NaN, ties, gradient) up to floating-point reassociation:
   ``-0.0 == 0.0``), local arg, pmax/pmin of the key, then the smallest global index among the
   devices holding it (first occurrence): two all-reduces.
 - ``any``/``all``: local, then an all-reduce max/min of the flags.
+- ``nansum``: local sums of the non-NaN entries (float16/bfloat16 in float32), one psum; ``nanmean``
+  that over the global count of non-NaN entries (a second psum); ``nanvar``/``nanstd`` the two passes of
+  ``var`` over the non-NaN entries (three all-reduces: count, mean, squared deviations); ``nanmax``/
+  ``nanmin`` the max (min) with NaN as the reduction's identity, NaN where every entry is (a third
+  all-reduce: whether any device saw one).
 - ``cumsum``/``cumprod``: local scan plus the exclusive prefix of the shard totals (one
   all-gather of the totals, masked by this device's position).
 """
@@ -28,7 +33,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["all", "any", "argmax", "argmin", "cumprod", "cumsum", "matrix_norm", "norm", "prod", "std", "var"]
+__all__ = ["all", "any", "argmax", "argmin", "cumprod", "cumsum", "matrix_norm", "nanmax", "nanmean", "nanmin", "nanstd",
+           "nansum", "nanvar", "norm", "prod", "std", "var"]
 
 AxisName = str | tuple[str, ...]
 Axis = int | tuple[int, ...]
@@ -109,6 +115,86 @@ def std(x: jax.Array, axis: Axis | None, axis_name: AxisName, ddof: float = 0, k
         dtype=None, where: jax.Array | None = None, mean: jax.Array | None = None) -> jax.Array:
     """``jnp.std(x, axis, ddof=ddof, where=where)`` where reduced dims are split over ``axis_name``."""
     return jnp.sqrt(var(x, axis, axis_name, ddof, keepdims, dtype, where, mean))
+
+
+# -- nansum / nanmean / nanvar / nanstd / nanmax / nanmin ------------------------------------------
+
+
+def _nan_dtypes(fn, dtype_in, dtype) -> tuple[np.dtype, np.dtype]:
+    """(computation dtype, result dtype) of ``jnp.<fn>(x, dtype=dtype)`` for ``x`` of ``dtype_in``: the result's,
+    float16/bfloat16 summed in float32 (rounded once, as one device's sum)."""
+    out = np.dtype(jax.eval_shape(lambda v: fn(v, dtype=dtype), jax.ShapeDtypeStruct((1,), dtype_in)).dtype)
+    wide = np.dtype(jnp.float32) if out in (np.dtype(jnp.float16), np.dtype(jnp.bfloat16)) else out
+    return wide, out
+
+
+def nansum(x: jax.Array, axis: Axis | None, axis_name: AxisName, keepdims: bool = False, dtype=None) -> jax.Array:
+    """``jnp.nansum(x, axis)`` where reduced dims are split over ``axis_name``: local, one psum."""
+    wide, out = _nan_dtypes(jnp.nansum, x.dtype, dtype)
+    local = jnp.nansum(x, axis=_axes(axis, x.ndim), keepdims=keepdims, dtype=wide)
+    return _psum(local, axis_name).astype(out)
+
+
+def nanmean(x: jax.Array, axis: Axis | None, axis_name: AxisName, keepdims: bool = False, dtype=None) -> jax.Array:
+    """``jnp.nanmean(x, axis)`` over split dims: the global sum of the non-NaN entries over their global
+    count (two psums; NaN where there are none)."""
+    axes = _axes(axis, x.ndim)
+    wide, out = _nan_dtypes(jnp.nanmean, x.dtype, dtype)
+    total = _psum(jnp.nansum(x, axis=axes, keepdims=keepdims, dtype=wide), axis_name)
+    count = _psum(jnp.sum(~jnp.isnan(x), axis=axes, keepdims=keepdims, dtype=wide), axis_name)
+    return (total / count).astype(out)
+
+
+def nanvar(x: jax.Array, axis: Axis | None, axis_name: AxisName, ddof: float = 0, keepdims: bool = False,
+           dtype=None) -> jax.Array:
+    """``jnp.nanvar(x, axis, ddof=ddof)`` over split dims: ``var``'s two passes over the non-NaN entries
+    (NaN entries contribute nothing, their gradient included), over their global count minus ``ddof``."""
+    axes = _axes(axis, x.ndim)
+    computation, out = _var_dtypes(x.dtype, dtype)
+    a = x.astype(computation)
+    valid = ~jnp.isnan(a)
+    count = _psum(jnp.sum(valid, axis=axes, keepdims=True, dtype=computation), axis_name)
+    mean = _psum(jnp.sum(jnp.where(valid, a, 0), axis=axes, keepdims=True), axis_name) / count
+    centered = jnp.where(valid, a - mean, 0)
+    if jnp.issubdtype(computation, jnp.complexfloating):
+        centered = jnp.real(centered * jnp.conj(centered))
+    else:
+        centered = jnp.square(centered)
+    total = _psum(jnp.sum(centered, axis=axes, keepdims=keepdims), axis_name)
+    normalizer = _squeeze(count, axes, keepdims).astype(total.dtype) - jnp.asarray(ddof, total.dtype)
+    positive = normalizer > 0
+    result = total / jnp.where(positive, normalizer, jnp.ones_like(normalizer))
+    return jnp.where(positive, result, jnp.asarray(jnp.nan, result.dtype)).astype(out)
+
+
+def nanstd(x: jax.Array, axis: Axis | None, axis_name: AxisName, ddof: float = 0, keepdims: bool = False,
+           dtype=None) -> jax.Array:
+    """``jnp.nanstd(x, axis, ddof=ddof)`` over split dims."""
+    return jnp.sqrt(nanvar(x, axis, axis_name, ddof, keepdims, dtype))
+
+
+def _nan_extreme(x: jax.Array, axis: Axis | None, axis_name: AxisName, keepdims: bool, kind: str) -> jax.Array:
+    from meshify.runtime import ops
+
+    axes = _axes(axis, x.ndim)
+    if not jnp.issubdtype(x.dtype, jnp.inexact):  # no NaN to skip
+        return getattr(ops, kind)(x, axes, axis_name, keepdims=keepdims)
+    valid = ~jnp.isnan(x)
+    fill = jnp.asarray(-jnp.inf if kind == "max" else jnp.inf, x.dtype)
+    out = getattr(ops, kind)(jnp.where(valid, x, fill), axes, axis_name, keepdims=True)
+    seen = any(valid, axes, axis_name, keepdims=True)
+    return _squeeze(jnp.where(seen, out, jnp.asarray(jnp.nan, x.dtype)), axes, keepdims)
+
+
+def nanmax(x: jax.Array, axis: Axis | None, axis_name: AxisName, keepdims: bool = False) -> jax.Array:
+    """``jnp.nanmax(x, axis)`` over split dims: the max of the non-NaN entries (ties share the gradient, as
+    ``mr.max``'s), NaN where all are NaN."""
+    return _nan_extreme(x, axis, axis_name, keepdims, "max")
+
+
+def nanmin(x: jax.Array, axis: Axis | None, axis_name: AxisName, keepdims: bool = False) -> jax.Array:
+    """``jnp.nanmin(x, axis)`` over split dims (see :func:`nanmax`)."""
+    return _nan_extreme(x, axis, axis_name, keepdims, "min")
 
 
 # -- norms --------------------------------------------------------------------------------------------

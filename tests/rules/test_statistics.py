@@ -57,6 +57,37 @@ def test_a_where_mask_of_other_dims_is_refused_at_the_mask() -> None:
     assert "case.py:9:37" in str(info.value) and "where=" in str(info.value)
 
 
+# -- nansum / nanmean / nanvar / nanstd / nanmax / nanmin ---------------------------------------------
+
+
+def test_nanmean_over_a_split_dim_divides_the_global_sum_by_the_global_count() -> None:
+    assert_rewrite("return jnp.nanmean(x, axis=-1)", """
+        # meshify: nanmean over 'model': nanmean over split 'model' of 'x': the non-NaN entries' global sum (psum) over their global count (psum)
+        return mr.nanmean(x, axis=1, axis_name="model")
+        """, X, 'Tensor["batch"]')
+
+
+def test_nanvar_ddof_and_nanmax_keepdims_over_split_dims() -> None:
+    assert_rewrite("return jnp.nanstd(x, axis=(0, 1), ddof=1) + jnp.nanmax(x, axis=1, keepdims=True)", """
+        # meshify: masked_var over 'batch' x 'model': nanstd over split 'batch', 'model' of 'x': the non-NaN entries' global count (psum), global mean (psum), then squared deviations (psum)
+        # meshify: nanmax over 'model': nanmax over split 'model' of 'x': the max of the non-NaN entries (pmax), and whether there is one (NaN where none)
+        return mr.nanstd(x, axis=(0, 1), axis_name=("batch", "model"), ddof=1) + mr.nanmax(x, axis=1, axis_name="model", keepdims=True)
+        """, X, 'Tensor["batch", "1"]')
+
+
+def test_nansum_over_an_unsplit_dim_stays_as_written() -> None:
+    assert_rewrite("return jnp.nansum(x, axis=1)", """
+        return jnp.nansum(x, axis=1)
+        """, X, 'Tensor["batch"]', mesh="batch=8")
+
+
+@pytest.mark.parametrize("body", ["jnp.nansum(x, axis=1, where=x > 0)", "jnp.nanmax(x, axis=1, initial=0.0)"])
+def test_nan_reductions_refuse_what_their_rules_do_not_model(body: str) -> None:
+    with pytest.raises(MeshifyError) as info:
+        rewrite(f"return {body}", X, 'Tensor["batch"]')
+    assert "case.py:9" in str(info.value), info.value
+
+
 def test_var_of_a_partial_sum_reduces_it_first() -> None:
     got = rewrite("return jnp.var(x @ w, axis=0)", f'{X}, w: Tensor["model", "d"]', 'Tensor["d"]').splitlines()
     assert got[:2] == [

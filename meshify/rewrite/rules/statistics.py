@@ -290,6 +290,42 @@ for _kind in ("var", "std"):
        reads=("a", "axis", "dtype", "ddof", "keepdims", "where", "correction"))(_var_rule)
 
 
+# -- nansum / nanmean / nanvar / nanstd / nanmax / nanmin ---------------------------------------------------
+
+_NAN_VAR = "the non-NaN entries' global count (psum), global mean (psum), then squared deviations (psum)"
+_NAN_REASONS = {
+    "nansum": ("nansum", "the non-NaN entries' local sums (psum)"),
+    "nanmean": ("nanmean", "the non-NaN entries' global sum (psum) over their global count (psum)"),
+    "nanvar": ("masked_var", _NAN_VAR),
+    "nanstd": ("masked_var", _NAN_VAR),
+    "nanmax": ("nanmax", "the max of the non-NaN entries (pmax), and whether there is one (NaN where none)"),
+    "nanmin": ("nanmin", "the min of the non-NaN entries (pmin), and whether there is one (NaN where none)"),
+}
+
+
+def _nan_rule(ctx: RuleContext, call: Call, kind: str):
+    """``jnp.nansum``/``nanmean``/``nanvar``/``nanstd``/``nanmax``/``nanmin``: as written over unsplit dims;
+    over split ones a runtime call with its collectives (NaN entries skipped globally, not per device)."""
+    operands = _reduction(ctx, call)
+    if operands is None:
+        return unknown_call(ctx, call)
+    x, layout, reduced, keepdims, split = operands
+    if not split:
+        return Lowering(Array(_reduced(layout, reduced, keepdims)), (Convert(x, layout.with_partial(()), kind),))
+    collective, reason = _NAN_REASONS[kind]
+    params = ("dtype", "ddof") if kind in ("nanvar", "nanstd") else ("dtype",) if kind in ("nansum", "nanmean") \
+        else ()
+    return _statistic(ctx, call, x, layout, reduced, keepdims, collective, kind, split, reason, params=params)
+
+
+for _kind in ("nansum", "nanmean"):
+    op(f"jax.numpy.{_kind}", kind=_kind, reads=("a", "axis", "dtype", "keepdims"))(_nan_rule)
+for _kind in ("nanvar", "nanstd"):
+    op(f"jax.numpy.{_kind}", kind=_kind, reads=("a", "axis", "dtype", "ddof", "keepdims"))(_nan_rule)
+for _kind in ("nanmax", "nanmin"):
+    op(f"jax.numpy.{_kind}", kind=_kind, reads=("a", "axis", "keepdims"))(_nan_rule)
+
+
 # -- norms ------------------------------------------------------------------------------------------------
 
 _INF_NAMES = frozenset({"jax.numpy.inf", "numpy.inf", "math.inf"})
