@@ -2013,22 +2013,9 @@ class FunctionRewriter:
         kept, its partial sums completed); a tuple literal item by item."""
         assert s.value is not None
         if isinstance(s.value, cst.Tuple):
-            elements, layouts = [], []
-            for i, e in enumerate(s.value.elements):
-                if isinstance(e, cst.StarredElement):
-                    raise self.ctx.error(UnsupportedError, e, "a starred item in a returned tuple",
-                                         "return the items one by one, or add a return hint")
-                item = self.expr(e.value)
-                if isinstance(item.value, StructValue) and item.value.kind in ("dict", "namedtuple"):  # (loss, params)
-                    node, left = self._leaving_dict(item, e.value, f"return value {i}")
-                    elements.append(e.with_changes(value=node))
-                    layouts.append(left)
-                    continue
-                node, layout = self._leaving(item, e.value, f"return value {i}")
-                elements.append(e.with_changes(value=node))
-                layouts.append(Array(layout))
-            self._results.append(TupleValue(tuple(layouts)))
-            return s.with_changes(value=s.value.with_changes(elements=elements))
+            node, left = self._leaving_items(s.value, "return value ")
+            self._results.append(left)
+            return s.with_changes(value=node)
         op = self.expr(s.value)
         if isinstance(op.value, TupleValue) and all(isinstance(v, Array | Opaque) for v in op.value.items):
             # return helper(x): a tuple whose items leave as they are (a pending partial sum cannot be
@@ -2050,6 +2037,87 @@ class FunctionRewriter:
         self._results.append(Array(layout))
         return s.with_changes(value=node)
 
+    def _leaving_items(self, literal: cst.Tuple | cst.List, purpose: str) -> tuple[cst.BaseExpression, TupleValue]:
+        """A tuple (or list) literal leaving a function without a return hint, item by item (``return loss,
+        (logits, aux)``, as ``value_and_grad(has_aux=True)`` wants it): each in the layout it has, its partial
+        sums completed; nested tuples and lists, dicts and NamedTuples in it likewise."""
+        elements, layouts = [], []
+        for i, e in enumerate(literal.elements):
+            if isinstance(e, cst.StarredElement):
+                raise self.ctx.error(UnsupportedError, e, "a starred item in a returned tuple",
+                                     "return the items one by one, or add a return hint")
+            node, left = self._leaving_value(e.value, f"{purpose}{i}")
+            elements.append(e.with_changes(value=node))
+            layouts.append(left)
+        return literal.with_changes(elements=elements), TupleValue(tuple(layouts))
+
+    def _leaving_value(self, expr: cst.BaseExpression, purpose: str) -> tuple[cst.BaseExpression, Value]:
+        """One item of a returned tuple: its node and the value (layouts) it leaves with."""
+        if isinstance(expr, cst.Tuple | cst.List) and expr.elements:  # return loss, (logits, aux)
+            return self._leaving_items(expr, f"{purpose}.")
+        item = self.expr(expr)
+        if isinstance(item.value, StructValue) and item.value.kind in ("dict", "namedtuple"):  # (loss, params)
+            return self._leaving_dict(item, expr, purpose)
+        if isinstance(item.value, TupleValue) and item.value.items:  # aux = (h, h.sum(-1)); return loss, aux
+            return self._leaving_held(item, expr, purpose)
+        node, layout = self._leaving(item, expr, purpose)
+        return node, Array(layout)
+
+    def _leaving_held(self, op: Operand, where: cst.BaseExpression, purpose: str
+                      ) -> tuple[cst.BaseExpression, TupleValue]:
+        """A tuple meshify holds item by item, returned by a name (``hs = [x]; hs.append(y); return x, hs``):
+        as it is where every item leaves as it is; else rebuilt item by item from the name (a partial sum
+        completed in its place)."""
+        assert isinstance(op.value, TupleValue)
+        if not self._whole_items(op.value):
+            spelled = isinstance(op.node, cst.Tuple | cst.List) and len(op.node.elements) == len(op.value.items) \
+                and isinstance(where, cst.Tuple | cst.List) and len(where.elements) == len(op.value.items)
+            if not spelled and not isinstance(op.node, cst.Name | cst.Attribute):
+                raise self.ctx.error(UnsupportedError, where, f"{self.fn.name.value}() returns "
+                                     f"{self.ctx.code(where)!r}, a tuple holding a partial sum meshify would "
+                                     "have to complete item by item", f"bind it to a name first (out = "
+                                     f"{self.ctx.code(where)}), or return its items in a tuple literal")
+            rebuilt = op.node if spelled else cst.Tuple([cst.Element(cst.Subscript(op.node, [cst.SubscriptElement(
+                cst.Index(cst.Integer(str(i))))])) for i in range(len(op.value.items))])
+            original = where if spelled else cst.Tuple([cst.Element(cst.Subscript(where, [cst.SubscriptElement(
+                cst.Index(cst.Integer(str(i))))])) for i in range(len(op.value.items))])
+            layouts = []
+            elements = []
+            for i, (item, e, o) in enumerate(zip(op.value.items, rebuilt.elements, original.elements)):
+                inner = Operand(item, o.value, e.value)
+                if isinstance(item, TupleValue):
+                    node, left = self._leaving_held(inner, o.value, f"{purpose}.{i}")
+                elif isinstance(item, StructValue) and item.kind in ("dict", "namedtuple"):
+                    node, left = self._leaving_dict(inner, o.value, f"{purpose}.{i}")
+                else:
+                    node, layout = self._leaving(inner, o.value, f"{purpose}.{i}")
+                    left = Array(layout)
+                elements.append(e.with_changes(value=node))
+                layouts.append(left)
+            return rebuilt.with_changes(elements=elements), TupleValue(tuple(layouts))
+
+        def leaving(value: Value) -> Value:
+            if isinstance(value, TupleValue):
+                return TupleValue(tuple(leaving(v) for v in value.items))
+            if isinstance(value, Array):
+                return Array(value.layout)
+            if isinstance(value, Opaque):
+                return Array(Layout.replicated(()))
+            item = sequence_item(value)
+            return Array(item.layout) if isinstance(item, Array) else value
+
+        return op.node, leaving(op.value)  # type: ignore[return-value]
+
+    def _whole_items(self, value: Value) -> bool:
+        """Whether every item of a held tuple leaves as it is: whole arrays, arrays of unknown dims, tuples of
+        them, appended lists of whole items (a dict or a NamedTuple, a Python value: rebuilt, or refused)."""
+        if isinstance(value, TupleValue):
+            return all(self._whole_items(v) for v in value.items)
+        if isinstance(value, Array):
+            return not value.layout.partial
+        item = sequence_item(value)
+        return isinstance(value, Opaque) or (isinstance(item, Array) and not item.layout.partial)
+
     def _leaving_dict(self, op: Operand, where: cst.BaseExpression, purpose: str
                       ) -> tuple[cst.BaseExpression, StructValue]:
         """``{"loss": loss, "acc": acc}`` (or a name holding a dict, a dict of parameters) leaving a function
@@ -2063,6 +2131,11 @@ class FunctionRewriter:
             item = op.node.elements[i].value if literal else cst.Subscript(  # type: ignore[union-attr]
                 op.node, [cst.SubscriptElement(cst.Index(cst.SimpleString(json.dumps(key))))])
             original = where.elements[i].value if isinstance(where, cst.Dict) and literal else where  # type: ignore[union-attr]
+            if isinstance(value, TupleValue) and value.items:  # {"loss": l, "hidden_states": hs}
+                node, held = self._leaving_held(Operand(value, original, item), original, f"{purpose}'s {key!r}")
+                elements.append(cst.DictElement(cst.SimpleString(json.dumps(key)), node))
+                left.append((key, held))
+                continue
             node, layout = self._leaving(Operand(value, original, item), original, f"{purpose}'s {key!r}")
             elements.append(cst.DictElement(cst.SimpleString(json.dumps(key)), node))
             left.append((key, Array(layout)))
@@ -2144,6 +2217,8 @@ class FunctionRewriter:
             if isinstance(value, StructValue):  # a dict of results, or a NamedTuple of the module
                 out = {k: layouts(v) for k, v in value.fields}
                 return out if value.kind == "dict" else StructLayouts(value.cls, out)
+            if isinstance(value, TupleValue):  # return loss, (logits, aux)
+                return tuple(layouts(item) for item in value.items)
             return value.layout
 
         if isinstance(first, TupleValue):
