@@ -158,7 +158,7 @@ class _Sizer:
             raise AnnotationError(
                 f"{self.where}: no size for dim{'s' if len(missing) > 1 else ''} "
                 f"{', '.join(repr(d) for d in dict.fromkeys(missing))}",
-                fix="pass them with --dims " + ",".join(f"{d}=N" for d in dict.fromkeys(missing))
+                fix="pass them with --dims " + ",".join(f"{d.rstrip(INFERRED)}=N" for d in dict.fromkeys(missing))
                     + " or dims={...} in @mesh(...)")
         return tuple(1 if d == BROADCAST else _size(d, self.sizes) or 0 for d in layout.dims)
 

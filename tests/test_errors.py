@@ -54,9 +54,9 @@ CASES = {
         '@mesh(batch=2)\ndef f(x: Tensor["batch"]):\n    return x.shape[0]\n',
         UnsupportedError, (7, 12), "no return hint"),
     "unhinted_returns_differ_by_path": (
-        '@mesh(batch=2)\ndef f(x: Tensor["batch"], w: Tensor["d"], flag=True):\n    if flag:\n        return x\n'
-        '    return w\n',
-        LayoutError, (6, 5), "different layouts on different paths"),
+        '@mesh(batch=2)\ndef f(x: Tensor["batch"], w: Tensor["d"], flag=True):\n    ok = flag\n    if ok:\n'
+        '        return x\n    return w\n',
+        LayoutError, (8, 8), "different layouts on different paths"),
     "unsupported_op_on_split_dim": (
         '@mesh(batch=2, model=4)\ndef f(x: Tensor["batch", "model"]) -> Tensor["batch", "model"]:\n'
         '    return jnp.fft.fft(x)\n',

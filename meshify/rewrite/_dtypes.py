@@ -56,6 +56,8 @@ _BOOLEAN = frozenset({"isnan", "isinf", "isfinite", "signbit", "logical_and", "l
 #: Elementwise functions whose result dtype is not their operands' (float_power computes in the widest
 #: float; angle of a complex is real): their dtype is unknown here.
 _OWN_DTYPE = frozenset({"float_power", "angle", "real", "imag", "bitwise_count", "population_count"})
+#: einops calls: the dtype of their tensor.
+_EINOPS = frozenset({"einops.rearrange", "einops.repeat", "einops.reduce"})
 #: Calls whose result has the dtype of their first array argument (and ``dtype=``, where given).
 _SAME_AS_FIRST = frozenset({
     "sum", "mean", "max", "min", "amax", "amin", "prod", "cumsum", "cumprod", "var", "std", "nansum", "nanmean",
@@ -386,6 +388,8 @@ class Dtypes:
                 return _union(self.of(node.args[0].value), self.of(node.args[1].value))
             if name in UNARY or name in BINARY or short in _PROMOTED:
                 return self._promoted(node)
+            if name in _EINOPS and node.args and node.args[0].keyword is None:
+                return self.of(node.args[0].value)  # rearrange/repeat/reduce keep the tensor's dtype
             if short in _SAME_AS_FIRST or name.endswith("linalg.norm"):
                 arrays = [a for a in node.args if a.keyword is None]
                 return _reduced(short, self.of(arrays[0].value)) if arrays else None

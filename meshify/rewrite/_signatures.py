@@ -138,6 +138,10 @@ SIGNATURES: dict[str, str] = {
                      "correction=None",
     "jax.numpy.std": "a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None, "
                      "correction=None",
+    # -- einops (rules/rearranging.py) ------------------------------------------------------------------------
+    "einops.rearrange": "tensor, pattern, **axes_lengths",
+    "einops.repeat": "tensor, pattern, **axes_lengths",
+    "einops.reduce": "tensor, pattern, reduction, **axes_lengths",
     "jax.numpy.nansum": "a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None",
     "jax.numpy.nanmean": "a, axis=None, dtype=None, out=None, keepdims=False, where=None",
     "jax.numpy.nanvar": "a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None",

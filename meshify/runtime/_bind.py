@@ -288,6 +288,17 @@ class Sharded:
                 raise
             span = statement_span(e.__traceback__, self.local, self.origin)
             raise (e.with_span(span) if span is not None else e) from None
+        except Exception as e:
+            if type(e).__module__.split(".")[0] != "einops":
+                raise
+            # an einops call on a device's block: a length it infers for the first axis of a group split off
+            # a split dim (b s (h d) with d=... given, h inferred) that the shards do not divide
+            error = CallError(f"{self.__name__}(): einops failed on a device's block, which holds 1/n of each "
+                              f"split dim: {str(e).strip().splitlines()[-1].strip()}",
+                              fix="pass the length of the group's first axis by keyword (h=8), which meshify "
+                                  "checks against the shards, or map the split dim to no mesh axis")
+            span = statement_span(e.__traceback__, self.local, self.origin)
+            raise (error.with_span(span) if span is not None else error) from None
         finally:
             CALL_SIZES.reset(token)
 

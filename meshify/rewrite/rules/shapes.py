@@ -451,7 +451,7 @@ def _group(ctx: RuleContext, node, layout: Layout, out, group_in: list[int], gro
 
 
 def _shard_size(ctx: RuleContext, size: Operand, node: cst.BaseExpression, shards: int, dim: str,
-                major_of: str | None = None) -> int | Template | None:
+                major_of: str | None = None, what: str = "reshape size") -> int | Template | None:
     """The per-shard size of ``size`` over ``shards`` (None: the size as written, unsplit or -1): a
     literal divided, or ``mr.shard_size`` checking the division when the function runs."""
     if shards == 1:
@@ -464,7 +464,7 @@ def _shard_size(ctx: RuleContext, size: Operand, node: cst.BaseExpression, shard
             fix = f"choose a size of {dim!r} that is a multiple of {shards}"
             if major_of is not None:
                 fix += f", or keep {major_of!r} whole on each device: rules={{{major_of!r}: None}}"
-            raise ctx.error(LayoutError, node, f"reshape size {literal} of dim {dim!r} is not divisible by its "
+            raise ctx.error(LayoutError, node, f"{what} {literal} of dim {dim!r} is not divisible by its "
                             f"{shards} shards", fix)
         return literal // shards
     # Known only when the function runs: checked then (a size the shards do not divide is an error).
