@@ -275,6 +275,11 @@ def _rule_pairs(rules: object) -> Iterator[tuple[str, tuple[Axes, ...]]]:
     for dim, target in rules.items():
         if not isinstance(dim, str) or not dim:
             raise RulesError(f"rules key {dim!r} is not a dim name", fix="keys are dim names (strings)")
+        if dim.endswith(INFERRED):
+            base = re.sub(r"\[.*\]$", "", dim.rstrip(INFERRED))
+            raise RulesError(f"rules key {dim!r} names a dim meshify named itself (the mark '{INFERRED}'): rules "
+                             "apply to the dims hints name", fix=f"write the rule for the dim it came from: "
+                             f"rules={{{base!r}: None}}, or name the value with a hint first")
         if isinstance(target, list) or (isinstance(target, tuple) and None in target):
             # candidates, in order: ["data", None], ("data", None), ["model", ("data", "model")]
             yield dim, tuple(_one_rule(dim, t) for t in target) or ((),)

@@ -7,6 +7,7 @@ import builtins
 import codecs
 import math
 import os
+import re
 from collections.abc import Mapping
 from functools import cached_property
 
@@ -541,7 +542,7 @@ class ModuleContext:
         return SourceSpan(self.path, pos.start.line + self.line_offset, pos.start.column + 1, text, max(1, width))
 
     def error(self, cls: type[MeshifyError], node: cst.CSTNode, headline: str, fix: str = "") -> MeshifyError:
-        return cls(headline, span=self.span(node), fix=fix)
+        return cls(headline, span=self.span(node), fix=_user_rules(fix))
 
     def code(self, node: cst.CSTNode) -> str:
         """``node``'s source text (CST nodes are immutable: each one's is written out once; the node is
@@ -644,3 +645,11 @@ def _pair_statements(cst_statements: list, ast_statements: list, out: dict) -> N
                 bodies.append((_block_statements(stmt.finalbody.body), node.finalbody))
         for cst_body, ast_body in bodies:
             _pair_statements(cst_body, ast_body, out)
+
+
+def _user_rules(fix: str) -> str:
+    """A fix's ``rules={...}`` naming the dims rules can name: a dim meshify named itself (``'xz?'``, the
+    half of a split; ``'seq[:2]?'``, a slice) by the dim it came from (``'xz'``), which rules apply to."""
+    if "?" not in fix:
+        return fix
+    return re.sub(r"rules=\{[^{}]*\}", lambda m: re.sub(r"'(\w+?)(?:\[[^\]']*\])?\?'", r"'\1'", m.group(0)), fix)

@@ -1324,27 +1324,26 @@ class FunctionRewriter:
         """Each branch rewritten; after the ``if``, each name has the one value both branches leave."""
         start = dict(self.env)
         dtypes_start = self.dtypes.snapshot()
-        self._conditions.append((stmt.test, True))
-        try:
-            body = self._suite(stmt.body)
-        finally:
-            self._conditions.pop()
-        after_body, body_returns = self.env, self._suite_returns(stmt.body)
+        body, refused = self._branch(stmt.body, stmt.test, True, test)
+        after_body, body_returns = self.env, refused is not None or self._suite_returns(stmt.body)
         dtypes_body = self.dtypes.snapshot()
         self.env = dict(start)
         self.dtypes.restore(dtypes_start)
         orelse = stmt.orelse
         new_orelse = None
         else_returns = False
-        self._conditions.append((stmt.test, False))
-        try:
-            if isinstance(orelse, cst.If):
+        if isinstance(orelse, cst.If):
+            self._conditions.append((stmt.test, False))
+            try:
                 new_orelse = self._if_statement(orelse)
-            elif isinstance(orelse, cst.Else):
-                new_orelse = orelse.with_changes(body=self._suite(orelse.body))
-                else_returns = self._suite_returns(orelse.body)
-        finally:
-            self._conditions.pop()
+            finally:
+                self._conditions.pop()
+        elif isinstance(orelse, cst.Else):
+            new_body, other = self._branch(orelse.body, stmt.test, False, test)
+            if refused is not None and other is not None:
+                raise refused
+            new_orelse = orelse.with_changes(body=new_body)
+            else_returns = other is not None or self._suite_returns(orelse.body)
         after_else = self.env
         if not body_returns and not else_returns and isinstance(body, cst.IndentedBlock):
             # a partial sum one branch leaves where the other leaves it whole (a dense layer or an MoE one,
@@ -1369,6 +1368,38 @@ class FunctionRewriter:
                            *([] if else_returns else [self.dtypes.snapshot()])])
         return stmt.with_changes(test=test.node, body=body,
                                  orelse=new_orelse if new_orelse is not None else stmt.orelse)
+
+    def _branch(self, suite: cst.BaseSuite, test: cst.BaseExpression, taken: bool, value: Operand
+                ) -> tuple[cst.BaseSuite, MeshifyError | None]:
+        """One branch of an ``if`` on a static value meshify does not know (``if cfg.mode == "assoc":``),
+        rewritten; where meshify refuses it (an op without a rule, say), the branch raises that error
+        instead, in the version a call that takes it runs: refused when taken, never rewritten wrong (a
+        config may keep an alternative its calls never take).  Returns the suite and that error, if any."""
+        mark = self.mark()
+        self._conditions.append((test, taken))
+        try:
+            return self._suite(suite), None
+        except MeshifyError as e:
+            if value.value.known or isinstance(e, BranchLayouts) or e.span is None:
+                raise
+            self.rollback(mark)
+            return self._refused_suite(suite, e, test, taken), e
+        finally:
+            self._conditions.pop()
+
+    def _refused_suite(self, suite: cst.BaseSuite, error: MeshifyError, test: cst.BaseExpression,
+                       taken: bool) -> cst.BaseSuite:
+        """``raise mr.refused(...)`` in place of a branch meshify refuses (see :meth:`_branch`)."""
+        assert error.span is not None
+        when = f"{'' if taken else 'not '}{self.ctx.code(test)}"
+        call = cst.parse_expression(
+            f"{self.ctx.mr}.refused({json.dumps(error.code)}, {json.dumps(error.headline)}, "
+            f"{json.dumps(error.fix)}, at={json.dumps(f'{error.span.path}:{error.span.line}:{error.span.col}')})")
+        lines = [comment_line(f"this branch is not rewritten: a call where {when} raises {error.code} "
+                              f"(line {error.span.line}: {error.headline})")]
+        raised = cst.SimpleStatementLine(body=[cst.Raise(exc=call)], leading_lines=lines)
+        block = cst.IndentedBlock(body=[raised])
+        return block if isinstance(suite, cst.IndentedBlock) else block
 
     def _join_partials(self, other: dict[str, Value], stmt: cst.If) -> list[cst.BaseStatement]:
         """``name = mr.psum(name, ...)`` for each array this branch (``self.env``) leaves partial over axes

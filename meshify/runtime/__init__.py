@@ -37,6 +37,7 @@ from meshify.runtime.ops import (  # noqa: A004
     psum,
     psum_scatter,
     quotient_dtype,
+    refused,
     regathering,
     rows_at,
     scatter,
@@ -52,7 +53,7 @@ __all__ = [
     "available_devices", "build_mesh", "set_devices", "simulate_cpu_devices",
     "initialize", "Topology", "from_host", "to_host", "process_local", "process_slice", "ProcessLocal",
     "like", "shard_size", "sum_dtype", "psum", "psum_scatter", "all_gather", "global_shape", "one_hot", "take", "take_along_axis", "rows_at", "scatter", "local_block", "local_draw", "log_softmax", "logsumexp", "mean", "on_one_device", "pmax", "pmin", "softmax",
-    "max", "min", "method", "method_receiver", "regathering", "entries", "elementwise", "dtype_of", "canonical_dtype", "quotient_dtype",
+    "max", "min", "method", "method_receiver", "regathering", "entries", "elementwise", "dtype_of", "canonical_dtype", "quotient_dtype", "refused",
 ]
 
 # Reductions over split dims (runtime/_statistics.py, re-exported by ops).

@@ -14,7 +14,7 @@ import jax.numpy as jnp
 
 __all__ = ["regather_policy", "regathering", "entries", "like", "shard_size", "sum_dtype", "psum", "psum_scatter", "all_gather", "local_block", "take", "take_along_axis", "rows_at", "scatter", "one_hot", "pmax", "pmin", "max", "min", "mean", "on_one_device", "softmax",
            "log_softmax", "logsumexp", "global_shape", "elementwise", "dtype_of",
-           "canonical_dtype", "quotient_dtype"]
+           "canonical_dtype", "quotient_dtype", "refused"]
 
 AxisName = str | tuple[str, ...]
 
@@ -547,6 +547,24 @@ def one_hot(x: jax.Array, num_classes: int, axis_name: AxisName, dtype=jnp.float
     """This device's block of ``jax.nn.one_hot(x, num_classes)`` along a depth split over ``axis_name``."""
     local = num_classes // jax.lax.axis_size(axis_name)
     return jax.nn.one_hot(x - _block_offset(axis_name, local), local, dtype=dtype)
+
+
+def refused(code: str, headline: str, fix: str = "", at: str = "") -> Exception:
+    """The error of a branch meshify refused to rewrite (``raise mr.refused(...)`` in its place), raised when a
+    call takes it: ``code``, ``headline`` and ``fix`` are the rewrite's error, ``at`` its ``path:line:col``."""
+    import linecache
+
+    from meshify import errors
+
+    cls = next((c for c in vars(errors).values() if isinstance(c, type) and issubclass(c, errors.MeshifyError)
+                and c.code == code), errors.MeshifyError)
+    span = None
+    path, _, place = at.rpartition(":")
+    path, _, line = path.rpartition(":")
+    if path and line.isdigit() and place.isdigit():
+        span = errors.SourceSpan(path, int(line), int(place), linecache.getline(path, int(line)))
+    return cls(f"{headline} (in a branch meshify refused to rewrite, which this call takes)", span=span, fix=fix,
+               code=code)
 
 
 from meshify.runtime._random import local_draw  # noqa: E402,F401 (random draws: each device its own block)

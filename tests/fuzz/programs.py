@@ -779,7 +779,7 @@ class _Builder:
             op = self.weighted([("unary", 14), ("binary", 18), ("einsum", 18), ("matmul", 9), ("reduce", 12),
                                 ("softmax", 8), ("shape", 11), ("lookup", 8), ("loop", 6), ("literal", 5),
                                 ("listy", 4), ("call", 5), ("const", 4), ("update", 4), ("select", 3), ("rotary", 2),
-                                ("along", 2), ("sections", 2), ("spatial", 60 if self.spatial else 0)])
+                                ("along", 2), ("sections", 2), ("einops", 3), ("spatial", 60 if self.spatial else 0)])
             if not getattr(self, f"op_{op}")(a):
                 self.op_unary(a)
         return self.finish()
@@ -1504,6 +1504,73 @@ class _Builder:
             if kind in ("max", "min"):
                 options["initial"] = "0.0"
         return options
+
+    def op_einops(self, a: _Value) -> bool:
+        """einops as research code writes it: a transpose, a dim split into two axes and merged back (the
+        lengths by keyword, now and then in the order that leaves a device a strided piece), a size-1 axis,
+        repeat then reduce over the new axis, reduce by sum/mean/max/min over some axes (split ones too)."""
+        if not a.dims or None in a.dims:
+            return False
+        self.module.imports.add("einops")
+        letters = [f"a{k}" for k in range(len(a.dims))]
+        left = " ".join(letters)
+        kind = self.weighted([("transpose", 3), ("split", 4), ("unit", 2), ("repeat", 2), ("reduce", 4)])
+        if kind == "transpose" and len(a.dims) > 1:
+            perm = self.shuffled(range(len(a.dims)))
+            expr = f'einops.rearrange({a.name}, "{left} -> {" ".join(letters[p] for p in perm)}")'
+            self.emit(expr, [a.dims[p] for p in perm], a.scale)
+            return True
+        if kind == "split":
+            k = self.ch.integer(0, len(a.dims) - 1)
+            size = self.sizes[a.dims[k]]
+            factors = [f for f in (2, 4) if size % f == 0 and size > f]
+            if not factors:
+                return False
+            inner = self.pick(factors)
+            major = size // inner
+            swapped = self.flag(15)
+            parts = list(letters)
+            parts[k] = "(x y)"
+            out = list(letters)
+            out[k] = "(y x)" if swapped else "(x y)"
+            length = self.pick([f"y={inner}", f"x={major}", f"x={major}, y={inner}"])
+            expr = f'einops.rearrange({a.name}, "{" ".join(parts)} -> {" ".join(out)}", {length})'
+            if swapped:
+                if self.axes_of(a.dims[k]):
+                    self.trigger("einops merge of a split axis that is not the group's first", expr)
+            elif self.axes_of(a.dims[k]) and major % self.shards(a.dims[k]):
+                self.trigger("einops length not divisible by the shards", expr)
+            self.emit(expr, a.dims, a.scale, pin=False if swapped else None)
+            return True
+        if kind == "unit":
+            k = self.ch.integer(0, len(a.dims))
+            out = list(letters)
+            out.insert(k, self.pick(["1", "()"]))
+            expr = f'einops.rearrange({a.name}, "{left} -> {" ".join(out)}")'
+            self.emit(expr, [*a.dims[:k], None, *a.dims[k:]], a.scale)
+            return True
+        if kind == "repeat":
+            r = self.pick([2, 3])
+            k = self.ch.integer(0, len(a.dims))
+            out = list(letters)
+            out.insert(k, "r")
+            how = self.pick(["mean", "sum"])
+            inner = f'einops.repeat({a.name}, "{left} -> {" ".join(out)}", r={r})'
+            expr = f'einops.reduce({inner}, "{" ".join(out)} -> {left}", "{how}")'
+            self.emit(expr, a.dims, a.scale * (r if how == "sum" else 1))
+            return True
+        reduced = [k for k in range(len(a.dims)) if self.flag(40)] or [self.ch.integer(0, len(a.dims) - 1)]
+        how = self.pick(["sum", "mean", "max", "min"])
+        n = math.prod(self.sizes[a.dims[k]] for k in reduced)
+        if how == "sum" and a.scale * n > MAX_SCALE:
+            how = "mean"
+        kept = [letters[k] for k in range(len(a.dims)) if k not in reduced]
+        expr = f'einops.reduce({a.name}, "{left} -> {" ".join(kept)}", "{how}")'
+        if how in ("max", "min") and any(self.axes_of(a.dims[k]) for k in reduced):
+            self.trigger("einops.reduce by max/min over a split axis", expr)
+        self.emit(expr, [a.dims[k] for k in range(len(a.dims)) if k not in reduced],
+                  a.scale * (n if how == "sum" else 1))
+        return True
 
     def op_softmax(self, a: _Value) -> bool:
         if not a.dims or None in a.dims:
@@ -2528,6 +2595,8 @@ def _imports(module: _Module) -> str:
         text = "".join(f"import {m}\n" for m in sorted({"functools", "types"} & module.imports)) + "\n" + text
     if "optax" in module.imports:
         text = text.replace("import jax.numpy as jnp\n", "import jax.numpy as jnp\nimport optax\n")
+    if "einops" in module.imports:
+        text = text.replace("import jax.numpy as jnp\n", "import einops\nimport jax.numpy as jnp\n")
     if "numpy" in module.imports:
         text = text.replace("import jax.numpy as jnp\n", "import jax.numpy as jnp\nimport numpy as np\n")
     return text
