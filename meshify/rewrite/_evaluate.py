@@ -595,10 +595,30 @@ def _subscript(rw, node: cst.Subscript):
     if isinstance(base.value, Array):
         picked = _per_row_pick(rw, node, base)
         return picked if picked is not None else index_array(rw, node, base)
+    looked_up = _vector_lookup(rw, node, base)
+    if looked_up is not None:
+        return looked_up
     _whole_indices(rw, node, base)
     shape = _indexed_shape(rw, node, base.value.shape) if isinstance(base.value, Opaque) and base.value.shape \
         is not None else None
     return Operand(Opaque(shape), node, node.with_changes(value=base.node))
+
+
+def _vector_lookup(rw, node: cst.Subscript, base: Operand) -> Operand | None:
+    """``alphas_cumprod[t]``: a whole vector the function made (a noise schedule from ``jnp.linspace``,
+    ``jnp.cumprod``: the same on every device), indexed by an array of ids, split or not: each device looks
+    its own ids up, and the result has the ids' dims and layout (JAX's clamping as on one device).  None
+    where the table is not a vector meshify knows to be one, or the index is not one array of ids."""
+    shape = base.value.shape if isinstance(base.value, Opaque) else None
+    if shape is None or len(shape) != 1 or len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+        return None
+    index = rw.expr(node.slice[0].slice.value)
+    if not isinstance(index.value, Array) or index.value.layout.partial:
+        return None
+    rw.mark_index(index)
+    new = node.with_changes(value=base.node, slice=[node.slice[0].with_changes(
+        slice=node.slice[0].slice.with_changes(value=index.node))])
+    return Operand(Array(index.value.layout, index.value.origin), node, new)
 
 
 def _tuple_index(rw, node: cst.Subscript) -> cst.Subscript | None:
@@ -754,8 +774,13 @@ def _whole_indices(rw, node: cst.Subscript, base) -> None:
             raise rw.error(UnsupportedError, element.slice.value,
                            f"cannot infer the dims of {table!r}, indexed by {rw.ctx.code(element.slice.value)!r} of "
                            f"layout {index.value.layout.describe()} (each device would look its own ids up)",
-                           f"name the table's dims first (t: Tensor[\"rows\", ...] = {table}), so that the lookup "
-                           "follows the index's split")
+                           f"name the table's dims first ({_bound_name(table)}: Tensor[\"rows\", ...] = {table}), so "
+                           "that the lookup follows the index's split")
+
+
+def _bound_name(table: str) -> str:
+    """A name to bind a table to in a fix: its own where it is one, else ``table`` (never the index's)."""
+    return table if table.isidentifier() else "table"
 
 
 def _literal_slice(rw, element: cst.SubscriptElement) -> tuple[int | None, int | None, int | None] | None:

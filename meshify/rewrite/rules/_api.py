@@ -596,6 +596,16 @@ def _known_shape(call: Call) -> tuple[int, ...] | None:
         return _reshaped(call.receiver.value.shape, ints)  # jnp.arange(8).reshape(8, 1)
     if name in _FULL_REDUCTIONS and len(call.args) == 1 and not set(call.kwargs) - {"dtype"}:
         return ()  # jnp.sum(W) of an array of unknown dims: a scalar
+    if name in _SCANS and isinstance(first, Opaque) and first.shape is not None:
+        # jnp.cumprod(1.0 - betas): a noise schedule's shape; flattened without an axis, as numpy does
+        axis = call.kwargs.get("axis") or (call.args[1] if len(call.args) > 1 else None)
+        if axis is None or (isinstance(axis.value, Static) and axis.value.known and axis.value.literal is None):
+            return (math.prod(first.shape),)
+        return first.shape
+    if name in ("jax.numpy.concatenate", "jax.numpy.hstack") and isinstance(first, TupleValue) and first.items \
+            and all(isinstance(v, Opaque) and v.shape is not None and len(v.shape) == 1 for v in first.items) \
+            and len(call.args) == 1 and not call.kwargs:
+        return (sum(v.shape[0] for v in first.items),)  # jnp.concatenate([jnp.ones(1), alphas[:-1]])
     if name in ("jax.numpy.eye", "jax.numpy.identity") and ints and isinstance(ints[0], int) and not call.kwargs.get("k"):
         m = ints[1] if len(ints) > 1 and isinstance(ints[1], int) else ints[0]
         return (ints[0], m)
@@ -606,6 +616,9 @@ def _known_shape(call: Call) -> tuple[int, ...] | None:
     return None
 
 
+#: Scans keeping an array's shape along an axis (flattening it without one).
+_SCANS = frozenset(f"jax.numpy.{n}" for n in ("cumsum", "cumprod", "cumulative_sum", "cumulative_prod", "nancumsum",
+                                                "nancumprod"))
 #: Reductions of every entry when called with the array alone: a scalar whatever the array's dims.
 _FULL_REDUCTIONS = frozenset(f"jax.numpy.{n}" for n in ("sum", "mean", "max", "min", "prod", "std", "var", "any",
                                                          "all", "amax", "amin", "nansum", "nanmean", "count_nonzero"))

@@ -381,7 +381,7 @@ def _take_whole(ctx: RuleContext, table: Operand, ids: Operand, axis) -> Lowerin
         raise ctx.error(UnsupportedError, table.original,
                         f"jnp.take of {code!r}, whose dims meshify cannot infer, by {ctx.code(ids.original)!r} of "
                         f"layout {ids.value.layout.describe()} (the result's dims would follow the table's)",
-                        f"name the table's dims first (t: Tensor[\"rows\", ...] = {code}), then jnp.take(t, ...)")
+                        f"name the table's dims first (table: Tensor[\"rows\", ...] = {code}), then jnp.take(table, ...)")
     i = ids.value.layout.with_partial(())
     return Lowering(Array(i), (Convert(ids, i, "lookup index"),), indices=(ids,))
 
