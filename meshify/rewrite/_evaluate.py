@@ -131,11 +131,16 @@ _INT_OPS = {cst.Add: int.__add__, cst.Subtract: int.__sub__, cst.Multiply: int._
 
 
 def _int_arithmetic(operator: cst.BaseBinaryOp, left: Value, right: Value) -> Static | None:
-    """``x.ndim - 1``, ``2 * k`` of known ints: the int (an axis meshify must know); None otherwise."""
+    """``x.ndim - 1``, ``2 * k`` of known ints: the int (an axis meshify must know); ``(1,) * k``, ``a + b`` of
+    known tuples: the tuple; None otherwise."""
     fn = _INT_OPS.get(type(operator))
     if fn is None or not (isinstance(left, Static) and isinstance(right, Static) and left.known and right.known):
         return None
     a, b = left.literal, right.literal
+    if isinstance(a, tuple) and isinstance(b, tuple) and fn is int.__add__:
+        return Static.of(a + b)  # (1, 1) + (2,)
+    if fn is int.__mul__ and (isinstance(a, tuple) and type(b) is int or type(a) is int and isinstance(b, tuple)):
+        return Static.of(a * b)  # (1,) * (x.ndim - 1): a size-1 dim per other dim
     if type(a) is not int or type(b) is not int or (b == 0 and fn in (int.__floordiv__, int.__mod__)):
         return None
     return Static.of(fn(a, b))
@@ -317,11 +322,35 @@ def binary_operator(rw, operator: type[cst.BaseBinaryOp], left, right, node
         joined = concatenated(rw, left, right, node)  # all_hidden_states + (x,): a longer tuple
         if joined is not None:
             return joined[0], [left.node, joined[1]]
+        shape = _joined_shape(left.value, right.value)
+        if shape is not None:  # (x.shape[0],) + (1,) * (x.ndim - 1): a drop-path mask's shape
+            return shape, [left.node, right.node]
     linear = {cst.Add: ADD, cst.Subtract: ADD, cst.Multiply: MUL, cst.Divide: DIV}.get(operator, NONLINEAR)
     symbol = {cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Divide: "/", cst.Power: "**",
               cst.FloorDivide: "//", cst.Modulo: "%"}.get(operator, operator.__name__)
     value, converts = elementwise(rw.rule_context(), [left, right], linear, node, f"'{symbol}'")
     return value, rw.converted([left, right], converts)
+
+
+def _joined_shape(a: Value, b: Value) -> Static | None:
+    """``a + b`` of two shapes, at least one holding dims' sizes (``x.shape[:1] + (1, 1)``): the shape of
+    those dims (a literal 1: a size-1 dim); None where either is not a shape meshify reads."""
+    def entries(v: Value) -> tuple[str, ...] | None:
+        if not isinstance(v, Static):
+            return None
+        if v.shape_of is not None:
+            return v.shape_of
+        if v.known and isinstance(v.literal, tuple) and all(type(n) is int and n == 1 for n in v.literal):
+            return (BROADCAST,) * len(v.literal)
+        return None
+
+    left, right = entries(a), entries(b)
+    if left is None or right is None or not any(d != BROADCAST for d in (*left, *right)):
+        return None
+    assert isinstance(a, Static) and isinstance(b, Static)
+    known = a.known and b.known and isinstance(a.literal, tuple) and isinstance(b.literal, tuple)
+    literal = (*a.literal, *b.literal) if known else None  # type: ignore[misc]
+    return Static(literal, known, shape_of=(*left, *right))
 
 
 _COMPARE = {cst.Equal: operator.eq, cst.NotEqual: operator.ne, cst.LessThan: operator.lt,
