@@ -142,10 +142,23 @@ def test_a_transposed_convolution_over_a_split_dim_is_refused() -> None:
     assert "case.py:9:" in message and "lhs_dilation" in message, message
 
 
-def test_a_grouped_convolution_with_split_features_is_refused() -> None:
+def test_a_grouped_convolution_whose_kernel_input_features_are_split_is_refused() -> None:
+    """(Its groups' input channels would be spread over the devices: not whole groups per device.)"""
     message = _refused(f'return jax.lax.conv_general_dilated(x, k, (1, 1), "SAME", {DN}, feature_group_count=4)',
                        'batch=2, model=4, rules={"c": "model"}')
     assert "feature_group_count" in message and "'c'" in message, message
+
+
+def test_a_depthwise_convolution_over_split_channels_runs_locally_with_its_share_of_the_groups() -> None:
+    got = rewrite(f'return jax.lax.conv_general_dilated(x, k, (1, 1), "SAME", {DN}, feature_group_count=x.shape[-1])',
+                  'x: Tensor["batch", "h", "w", "c"], k: Tensor["kh", "kw", "one", "c"]', 'Tensor["batch", "h", "w", "c"]',
+                  mesh='batch=2, model=4, rules={"c": "model"}')
+    assert got == ('return jax.lax.conv_general_dilated(x, k, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", '
+                   '"NHWC"), feature_group_count=mr.shard_size((x.shape[-1] * 4), 4, "c"))'), got
+    message = _refused(f'return jax.lax.conv_general_dilated(x, k, (1, 1), "SAME", {DN}, feature_group_count=6)',
+                       'batch=2, model=4, rules={"c": "model"}', 'x: Tensor["batch", "h", "w", "c"], '
+                       'k: Tensor["kh", "kw", "one", "c"]', cls=LayoutError)
+    assert "feature_group_count 6 of dim 'c' is not divisible by its 4 shards" in message, message
 
 
 @pytest.mark.parametrize("body", [

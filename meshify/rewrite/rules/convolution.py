@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 import math
 from dataclasses import replace
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import libcst as cst
@@ -32,8 +33,9 @@ from meshify.annotate._types import BROADCAST, Layout
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._collectives import axes_text, halo_kind
 from meshify.rewrite._values import Array, Opaque, Operand, Static
-from meshify.rewrite.rules._api import Call, Emitted, Lowering, Ref, RuleContext, op, unknown_call
+from meshify.rewrite.rules._api import At, Call, Convert, Emitted, Lowering, Ref, RuleContext, op, unknown_call
 from meshify.rewrite.rules.contractions import contract, forms_partial
+from meshify.rewrite.rules.shapes import _shard_size
 
 # Letters for contract(): batch, input features (shared with the kernel when ungrouped), output
 # features, the kernel's input features when grouped, then spatial and window dims.
@@ -57,6 +59,10 @@ def _conv(ctx: RuleContext, call: Call):
     specs = _dimension_numbers(ctx, call, rank)
     groups = _literal(call, "feature_group_count", 1)
     lhs_letters, rhs_letters, out_letters = _letters(specs, rank, grouped=groups != 1)
+    if groups != 1:
+        local = _grouped_by_shard(ctx, call, specs, (lhs_letters, rhs_letters, out_letters))
+        if local is not None:
+            return local
     whole_window = _whole_window(rhs, specs)
     value, converts, contraction = contract(ctx, [lhs, whole_window], [lhs_letters, rhs_letters], out_letters,
                                             call.node, "conv")
@@ -231,6 +237,59 @@ def _whole_window(rhs: Operand, specs) -> Operand:
     for d in specs[1][2:]:
         axes[d] = ()
     return Operand(Array(Layout(layout.dims, tuple(axes), layout.partial), rhs.value.origin), rhs.original, rhs.node)
+
+
+def _grouped_by_shard(ctx: RuleContext, call: Call, specs, letters) -> Lowering | None:
+    """A grouped convolution (a depthwise one: ``feature_group_count=x.shape[-1]``) whose input features are
+    split: each device holds whole groups (its block of channels and the kernel's block of output features,
+    over the same axes), so it convolves them locally with its share of the groups (the count divided by the
+    shards, checked to divide).  None where the features are whole (the general rule), or where the image's
+    spatial dims are split too (the halo path's)."""
+    lhs, rhs = call.params["lhs"], call.params["rhs"]
+    lhs_spec, rhs_spec, _ = specs
+    split = lhs.value.layout.axes[lhs_spec[1]] if isinstance(lhs.value, Array) else ()
+    if not split and isinstance(rhs.value, Array):
+        split = rhs.value.layout.axes[rhs_spec[0]]
+    if not split or (isinstance(lhs.value, Array) and any(lhs.value.layout.axes[d] for d in lhs_spec[2:])):
+        return None
+    if isinstance(rhs.value, Array) and rhs.value.layout.axes[rhs_spec[0]] not in ((), split):
+        return None  # the kernel's output features split otherwise: refused by the general rule
+    def masked(o: Operand, dims: Sequence[int]) -> Operand:
+        if not isinstance(o.value, Array):
+            return o
+        axes = list(o.value.layout.axes)
+        for d in dims:
+            axes[d] = ()
+        return Operand(Array(Layout(o.value.layout.dims, tuple(axes), o.value.layout.partial), o.value.origin),
+                       o.original, o.node)
+
+    operands = [masked(lhs, [lhs_spec[1]]), masked(rhs, [rhs_spec[0], *rhs_spec[2:]])]
+    value, converts, contraction = contract(ctx, operands, list(letters[:2]), letters[2], call.node, "conv")
+    out: list[Convert] = []
+    for c, m, o, dim in zip(converts, operands, (lhs, rhs), (lhs_spec[1], rhs_spec[0])):
+        if not isinstance(o.value, Array):
+            continue
+        base = c.layout if c is not None else m.value.layout
+        axes = list(base.axes)
+        axes[dim] = split
+        if any(set(a) & set(split) for i, a in enumerate(axes) if i != dim):
+            return None  # the feature split's axes taken by another dim: the general rule's refusal
+        target = Layout(base.dims, tuple(axes), base.partial)
+        if target != o.value.layout:
+            out.append(Convert(o, target, "the grouped convolution"))
+    result = value.layout
+    out_dim = specs[2][1]
+    if any(a and set(a) & set(split) for i, a in enumerate(result.axes) if i != out_dim) or result.partial:
+        return None
+    result_axes = list(result.axes)
+    result_axes[out_dim] = split
+    count = call.params["feature_group_count"]
+    shards = ctx.mesh.size(split)
+    dim = (lhs.value.layout.dims[lhs_spec[1]] if isinstance(lhs.value, Array) else "groups").rstrip("?")
+    local = _shard_size(ctx, count, count.original, shards, dim, what="feature_group_count")
+    replaced = ((At(call.position(count)), local),) if local is not None else ()
+    return Lowering(Array(Layout(result.dims, tuple(result_axes)), value.origin), tuple(out), replace=replaced,
+                    contraction=contraction)
 
 
 def _check_grouped(ctx: RuleContext, call: Call, groups, specs, converts, value) -> None:
