@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import ast
 import math
-from dataclasses import replace
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import NamedTuple
 
 import libcst as cst
