@@ -1398,8 +1398,7 @@ class FunctionRewriter:
         lines = [comment_line(f"this branch is not rewritten: a call where {when} raises {error.code} "
                               f"(line {error.span.line}: {error.headline})")]
         raised = cst.SimpleStatementLine(body=[cst.Raise(exc=call)], leading_lines=lines)
-        block = cst.IndentedBlock(body=[raised])
-        return block if isinstance(suite, cst.IndentedBlock) else block
+        return cst.IndentedBlock(body=[raised])  # (a one-line body too: the raise goes on a line of its own)
 
     def _join_partials(self, other: dict[str, Value], stmt: cst.If) -> list[cst.BaseStatement]:
         """``name = mr.psum(name, ...)`` for each array this branch (``self.env``) leaves partial over axes
