@@ -228,6 +228,7 @@ SIGNATURES: dict[str, str] = {
     "jax.image.resize": "image, shape, method, antialias=True, precision=...",
     # -- control flow ------------------------------------------------------------------------------------
     "jax.lax.scan": "f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpose=False",
+    "jax.lax.associative_scan": "fn, elems, reverse=False, axis=0",
     "jax.lax.fori_loop": "lower, upper, body_fun, init_val, *, unroll=None",
     "jax.lax.while_loop": "cond_fun, body_fun, init_val",
     "jax.lax.cond": "pred, true_fun, false_fun, *operands, operand=...",

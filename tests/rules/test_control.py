@@ -7,7 +7,7 @@ import libcst as cst
 import pytest
 
 from meshify.annotate._types import Layout
-from meshify.errors import LayoutError, UnsupportedError
+from meshify.errors import LayoutError, MeshifyError, UnsupportedError
 from meshify.rewrite._values import Array, Operand, Static
 from meshify.rewrite.rules import REGISTRY, closed_world
 from meshify.rewrite.rules._api import At, Body, Branches, Call, Convert, Loop, Template
@@ -345,3 +345,23 @@ def test_a_shape_variable_is_spelled_out_as_a_tuple_of_per_shard_sizes(monkeypat
     ((name, ((at, sizes),)),) = seen  # the shape argument, replaced by a tuple: the split size checked at call time
     assert (name, at, len(sizes)) == ("broadcast_to", At(1), 2)
     assert isinstance(sizes[0], Template) and isinstance(sizes[1], cst.Subscript)
+
+
+# -- jax.lax.associative_scan -----------------------------------------------------------------------------
+
+
+def test_associative_scan_along_a_whole_dim_runs_on_each_devices_block() -> None:
+    got = rewrite("return jax.lax.associative_scan(jnp.add, x, axis=1)", 'x: Tensor["batch", "length"]',
+                  'Tensor["batch", "length"]', mesh="batch=8")
+    assert got == "return jax.lax.associative_scan(jnp.add, x, axis=1)", got
+
+
+@pytest.mark.parametrize("body, message", [
+    ("return jax.lax.associative_scan(jnp.add, x, axis=1)", "associative_scan along 'model' of 'x', split over 'model'"),
+    ("return jax.lax.associative_scan(jnp.add, x @ w, axis=0)", "a partial sum over 'model'"),
+    ("return jax.lax.associative_scan(jnp.add, x, axis=2)", "associative_scan(axis=2) of 'x'"),
+])
+def test_associative_scan_refuses_a_split_scanned_dim_a_partial_sum_and_a_bad_axis(body: str, message: str) -> None:
+    with pytest.raises(MeshifyError) as info:
+        rewrite(body, 'x: Tensor["batch", "model"], w: Tensor["model", "d"]', 'Tensor["batch", "model"]')
+    assert message in str(info.value) and "case.py:9:" in str(info.value), str(info.value)

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from meshify.annotate._types import Layout
+from meshify.annotate._types import Layout, hint_dims
 from meshify.errors import LayoutError, UnsupportedError
+from meshify.rewrite._collectives import axes_text
 from meshify.rewrite._values import Array, Operand, Static, StructValue, TupleValue, Value
 from meshify.rewrite.rules._api import (
     BODY_OPS,
@@ -34,6 +35,7 @@ from meshify.rewrite.rules._api import (
     Loop,
     Lowering,
     RuleContext,
+    _arrays_in,
     op,
     unknown_call,
 )
@@ -88,6 +90,51 @@ def _scan(ctx: RuleContext, call: Call) -> Lowering:
         trips = dim
     loop = Loop(_body(call, f), (init.value, x_value), 0, init, trips, stacked=dim or "scan", unroll=_unroll(call))
     return Lowering(None, walks=loop)
+
+
+BODY_OPS.add("jax.lax.associative_scan")
+
+
+@op("jax.lax.associative_scan", reads=("fn", "elems", "reverse", "axis"))
+def _associative_scan(ctx: RuleContext, call: Call) -> Lowering:
+    """``jax.lax.associative_scan(fn, elems, axis=k)`` (S5's and Mamba's parallel recurrences) along a dim
+    that is whole on every device: each device scans its own block of the other dims.  ``fn`` is walked
+    with two elements of ``elems``' layouts and must return that layout (a carry's rule: a partial sum it
+    forms is completed inside); a split scanned dim or a partial sum in ``elems`` is refused."""
+    fn, elems = call.params.get("fn"), call.params.get("elems")
+    if fn is None or elems is None:
+        return unknown_call(ctx, call)
+    axis_op = call.params.get("axis")
+    axis = axis_op.value.literal if axis_op is not None and isinstance(axis_op.value, Static) \
+        and axis_op.value.known else 0 if axis_op is None else None
+    if type(axis) is not int:
+        raise ctx.error(UnsupportedError, axis_op.original if axis_op is not None else call.node,
+                        f"associative_scan(axis={ctx.code(axis_op.original) if axis_op else '?'}) is not a literal",
+                        "write the axis as an int literal (axis=1)")
+    for path, leaf in _arrays_in(elems.value, ctx.code(elems.original), elems.original):
+        layout = leaf.layout
+        if not -layout.rank <= axis < layout.rank:
+            raise ctx.error(LayoutError, elems.original, f"associative_scan(axis={axis}) of {path!r} of dims "
+                            f"{list(layout.dims)}", f"use an axis from {-layout.rank} to {layout.rank - 1}")
+        if layout.partial:
+            raise ctx.error(UnsupportedError, elems.original, f"associative_scan of {path!r}, a partial sum over "
+                            f"{axes_text(tuple(sorted(layout.partial)))}", f"complete it first: name it with a hint "
+                            f"(v: Tensor[{hint_dims(layout.dims)}] = ...) before the scan")
+        split = layout.axes[axis % layout.rank]
+        if split:
+            dim = layout.dims[axis % layout.rank]
+            raise ctx.error(UnsupportedError, elems.original, f"associative_scan along {dim!r} of {path!r}, split "
+                            f"over {axes_text(split)}: a scan across devices is not modelled",
+                            f"map {dim!r} to no mesh axis (rules={{{dim!r}: None}}), or scan along a whole dim")
+    if isinstance(fn.original, cst.Name | cst.Attribute) and ctx.qualified_names(fn.original) & _ELEMENTWISE_COMBINE:
+        return Lowering(elems.value)  # jax.lax.associative_scan(jnp.add, x, axis=1): elementwise, on each block
+    return Lowering(None, walks=Loop(_body(call, fn), (elems.value, elems.value), 0, elems, None))
+
+
+#: Combining functions of associative_scan that work elementwise (a prefix sum, product, running max).
+_ELEMENTWISE_COMBINE = frozenset({
+    *(f"jax.numpy.{n}" for n in ("add", "multiply", "maximum", "minimum", "logaddexp", "fmax", "fmin")),
+    *(f"jax.lax.{n}" for n in ("add", "mul", "max", "min")), "operator.add", "operator.mul"})
 
 
 def _unroll(call: Call) -> int | bool:
