@@ -89,6 +89,7 @@ __all__ += ["conv_halos", "halo_conv", "halo_exchange"]
 # Pooling, padding, slicing, roll, flip and resize along split spatial dims (runtime/_spatial.py).
 from meshify.runtime._spatial import (  # noqa: E402
     halo_reduce_window,
+    sectioned,
     spatial_concatenate,
     spatial_flip,
     spatial_pad,
@@ -98,5 +99,5 @@ from meshify.runtime._spatial import (  # noqa: E402
     split_sections,
 )
 
-__all__ += ["halo_reduce_window", "spatial_concatenate", "spatial_flip", "spatial_pad", "spatial_resize", "spatial_roll",
+__all__ += ["halo_reduce_window", "sectioned", "spatial_concatenate", "spatial_flip", "spatial_pad", "spatial_resize", "spatial_roll",
             "spatial_slice", "split_sections"]

@@ -536,6 +536,14 @@ def spatial_concatenate(arrays: Sequence[jax.Array], axis: int = 0, dtype=None, 
     return out
 
 
+def sectioned(ary: jax.Array, sections: int, axis: int = 0, *, axis_name) -> jax.Array:
+    """A fused dim split over ``axis_name`` (``3 * d_model`` of a QKV projection) rearranged so that each
+    device holds its block of every one of ``sections`` equal sections, side by side (``[q_k | k_k | v_k]``):
+    what a reshape of the dim into ``(sections, heads, head_dim)`` with the heads split needs locally.  The
+    chunks move as :func:`split_sections` moves them."""
+    return jnp.concatenate(split_sections(ary, sections, axis, axis_name=axis_name), axis=axis)
+
+
 def split_sections(ary: jax.Array, indices_or_sections, axis: int = 0, *, axis_name,
                    uneven: bool = False) -> list[jax.Array]:
     """``jnp.split(ary, n, axis)`` (or at ``indices``) along a dim split over ``axis_name`` (a fused QKV

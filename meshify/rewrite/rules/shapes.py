@@ -207,10 +207,16 @@ def _reshape_inferred(ctx: RuleContext, call: Call, x: Operand):
     names: list[str | None] = [None] * len(sizes)
     bounds = [(-1, -1), *anchors, (layout.rank, len(sizes))]
     origins: list[tuple[tuple[str, ...], str]] = []
+    sectioned: tuple[int, int] | None = None  # (input dim, sections): a fused dim cut into its sections first
     for (i0, j0), (i1, j1) in zip(bounds, bounds[1:]):
         group_in, group_out = list(range(i0 + 1, i1)), list(range(j0 + 1, j1))
-        _group(ctx, call.node, layout, _hint_names(kept, size_nodes), group_in, group_out, axes,
-               named=False)
+        sections = _sections_first(ctx, layout, group_in, group_out, sizes)
+        if sections is not None:  # (x @ w_qkv).reshape(B, N, 3, H, D) with the fused dim split
+            sectioned = (group_in[0], sections)
+            axes[group_out[1]] = layout.axes[group_in[0]]
+        else:
+            _group(ctx, call.node, layout, _hint_names(kept, size_nodes), group_in, group_out, axes,
+                   named=False)
         for j, name in zip(group_out, _group_names(ctx, layout, group_in, [size_nodes[j] for j in group_out],
                                             origins)):
             names[j] = name
@@ -220,7 +226,50 @@ def _reshape_inferred(ctx: RuleContext, call: Call, x: Operand):
     shards = [_shard_size(ctx, sz, nd, ctx.mesh.size(a), d.rstrip(INFERRED), _major_of(layout, d, a))
               for sz, nd, a, d in zip(sizes, size_nodes, axes, dims)]
     value = Array(Layout(tuple(dims), tuple(axes), layout.partial), array(x).origin)
+    if sectioned is not None:
+        return _sectioned_reshape(ctx, call, x, layout, sectioned, value, _resized(call, sizes, shards, spelled),
+                                  tuple(origins))
     return Lowering(value, replace=_resized(call, sizes, shards, spelled), origins=tuple(origins))
+
+
+def _sections_first(ctx: RuleContext, layout: Layout, group_in: list[int], group_out: list[int],
+                    sizes: list) -> int | None:
+    """The sections a split fused dim is cut into before a reshape (timm's ``qkv.reshape(B, N, 3, H, D)``):
+    where one split dim becomes several, the first of a literal size (3) that its shards do not divide, the
+    next taking the split; None otherwise (the split goes to the first, as any reshape's)."""
+    if len(group_in) != 1 or len(group_out) < 2 or not layout.axes[group_in[0]]:
+        return None
+    first = _literal(sizes[group_out[0]])
+    shards = ctx.mesh.size(layout.axes[group_in[0]])
+    if type(first) is not int or first <= 1 or first % shards == 0:
+        return None
+    return first
+
+
+def _sectioned_reshape(ctx: RuleContext, call: Call, x: Operand, layout: Layout, sectioned: tuple[int, int],
+                       value: Array, replaced, origins) -> Lowering:
+    """The reshape of a fused dim cut into its sections first: ``mr.sectioned`` moves each device's chunks
+    (as ``jnp.split``'s sections move, :func:`_split_sections`) until it holds its block of every section, side
+    by side; the user's reshape then cuts that into the sections and its block of the next dim (the heads)."""
+    axis, sections = sectioned
+    axes, dim = layout.axes[axis], layout.dims[axis]
+    shards = ctx.mesh.size(axes)
+    record = Layout(layout.dims, layout.axes)
+    moves = {to: len(rounds) for to, rounds in section_groups((1,) * sections, shards).items()
+             if any(t != j for j, t in enumerate(to))}
+    many = f" {{}} of {len(moves)}" if len(moves) > 1 else ""
+    first = (f"sections over {axes_text(axes)}: each device's block of {ctx.code(x.original)!r} cut into {sections} "
+             "chunks, each sent to the device holding that block of its section, before the reshape (ppermute"
+             + many + ": {} chunk{})")
+    later = f"sections over {axes_text(axes)}: the same cut's ppermute" + many + " ({} chunk{})"
+    emitted = tuple(Emitted(sections_kind(k, sections), axes, record, dim,
+                            (later if i > 1 else first).format(*((i,) if many else ()), k, "s" * (k != 1)))
+                    for i, k in enumerate(moves.values(), 1))
+    names = ", ".join(f'"{a}"' for a in axes)
+    wrap = "{mr}.sectioned({x}, %d, %d, axis_name=%s)" % (sections, axis - layout.rank,
+                                                            f'"{axes[0]}"' if len(axes) == 1 else f"({names})")
+    return Lowering(value, (Convert(x, layout, "the sections of a fused dim", wrap=wrap),), emitted=emitted,
+                    replace=replaced, origins=origins)
 
 
 def _hint_names(kept: list[str | None], size_nodes: list[cst.BaseExpression]) -> tuple[str, ...]:
