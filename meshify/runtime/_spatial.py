@@ -330,10 +330,12 @@ def _exchange_dim(x: jax.Array, dim: int, lo: int, hi: int, axes: Axes, fill="ze
     shards, local = _shards(axes), x.shape[dim]
     if max(lo, hi) > local:
         raise CallError(
-            f"a halo of {lo} rows before and {hi} after along dim {dim}, split over {' x '.join(map(repr, axes))} "
-            f"into blocks of {local} rows: a halo must be at most one block (it comes from the direct neighbours "
-            "only)", fix="use fewer shards along this dim or a larger dim, or map it to no mesh axis; the parts of a "
-                         "fused dim are taken whole by jnp.split(x, [i, j], axis)")
+            f"{lo} rows before and {hi} after each block along dim {dim}, split over "
+            f"{' x '.join(map(repr, axes))} into blocks of {local} rows, would come from devices farther than the "
+            "next one (a halo must be at most one block): a slice, pad, shift or window along a split dim "
+            "(x[: len(x) // 2] of a split batch) moves rows between neighbouring devices only", fix="cut equal parts with jnp.split(x, n, axis) (its sections "
+            "move in chunks: half, rest = jnp.split(x, 2, axis=0)), use fewer shards along this dim or a larger "
+            "dim, or map it to no mesh axis")
     pos = _block_index(axes)
     parts = []
     if lo:
