@@ -50,7 +50,7 @@ def test_take_of_a_table_without_dims_by_split_ids_asks_for_its_dims() -> None:
     with pytest.raises(UnsupportedError) as error:
         convert_source(source, str(path))
     assert "has no meshify rule" not in str(error.value)
-    assert 't: Tensor["rows", ...] = TABLE' in str(error.value)
+    assert 'table: Tensor["rows", ...] = TABLE' in str(error.value)
     assert error.value.span.line == source.splitlines().index("    return jnp.take(TABLE, ids, axis=0)") + 1
 
 
