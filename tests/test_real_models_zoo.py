@@ -53,6 +53,14 @@ SIZES: dict[str, dict[str, int]] = {
                 "attn_features": 32, "mlp": 64, "blocks": 2},
     "switch": {"batch": 4, "length": 8, "positions": 16, "vocab": 64, "d_model": 32, "heads": 8, "d_head": 4,
                "experts": 8, "d_ff": 16, "blocks": 2},
+    "dit": {"batch": 4, "height": 8, "width": 8, "channels": 4, "timesteps": 1000, "classes": 11, "patch_features": 16,
+            "tokens": 16, "frequencies": 16, "d_model": 32, "modulation": 192, "qkv_features": 96,
+            "attn_features": 32, "mlp": 128, "final_modulation": 64, "out_features": 32, "blocks": 2},
+    "mamba": {"batch": 4, "length": 8, "vocab": 64, "d_model": 16, "in_features": 64, "d_inner": 32, "d_conv": 4,
+              "x_features": 20, "dt_rank": 4, "d_state": 8, "blocks": 2},
+    "convnext": {"batch": 4, "height": 16, "width": 16, "channels": 3, "patch_h": 4, "patch_w": 4, "kernel_h": 7,
+                 "kernel_w": 7, "dim1": 16, "hidden1": 64, "down_h": 2, "down_w": 2, "dim2": 32, "hidden2": 128,
+                 "classes": 10, "blocks": 2},
 }
 
 #: Models meshify refuses today, with the refusal (the test fails if it starts to pass: update it).
@@ -165,11 +173,18 @@ def _inputs(model: str, module: Any, seed: int = 0) -> tuple[Any, tuple[Any, ...
     rng = np.random.default_rng(seed)
     params_cls = {"gpt2": "GPT2", "llama": "Params", "vit": "ViT", "t5": "Params", "mistral": "Weights",
                   "mixtral": "Model", "mixer": "Mixer", "nanogpt": "GPT", "bert": "Bert",
-                  "gemma": "Params", "whisper": "AudioEncoder", "switch": "SwitchParams"}[model]
+                  "gemma": "Params", "whisper": "AudioEncoder", "switch": "SwitchParams", "dit": "DiT",
+                  "mamba": "Mamba", "convnext": "ConvNeXt"}[model]
     params = _build(getattr(module, params_cls), s, rng)
-    if model in ("vit", "mixer"):
+    if model in ("vit", "mixer", "convnext"):
         images = rng.standard_normal((s["batch"], s["height"], s["width"], s["channels"])).astype(np.float32)
-        return params, (jnp.asarray(images),)
+        return params, (jnp.asarray(images),) + ((jax.random.key(seed),) if model == "convnext" else ())
+    if model == "dit":  # clean latents, diffusion steps, class labels, noise, and a key for label and path drops
+        x_start, noise = (jnp.asarray(rng.standard_normal((s["batch"], s["height"], s["width"], s["channels"])),
+                                      jnp.float32) for _ in range(2))
+        t = jnp.asarray(rng.integers(0, s["timesteps"], s["batch"]), jnp.int32)
+        y = jnp.asarray(rng.integers(0, s["classes"] - 1, s["batch"]), jnp.int32)
+        return params, (x_start, t, y, noise, jax.random.key(seed))
     if model == "whisper":
         mel = rng.standard_normal((s["batch"], s["frames"], s["mels"])).astype(np.float32)
         return params, (jnp.asarray(mel),)

@@ -1539,7 +1539,8 @@ class _Builder:
                 if self.axes_of(a.dims[k]):
                     self.trigger("einops merge of a split axis that is not the group's first", expr)
             elif self.axes_of(a.dims[k]) and major % self.shards(a.dims[k]):
-                self.trigger("einops length not divisible by the shards", expr)
+                # (refused when the function runs: the error may point at the statement calling a helper)
+                self.trigger("einops length not divisible by the shards", expr, "einops failed on a device's block")
             self.emit(expr, a.dims, a.scale, pin=False if swapped else None)
             return True
         if kind == "unit":
