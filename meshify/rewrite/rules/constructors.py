@@ -71,8 +71,14 @@ def _filled(ctx: RuleContext, call: Call):
 
 @op("jax.numpy.arange", reads=("start", "stop", "step", "dtype"))
 def _arange(ctx: RuleContext, call: Call):
-    if set(call.kwargs) - {"dtype"}:
+    if set(call.kwargs) - {"dtype", "start", "stop", "step"}:
         return unknown_call(ctx, call)
+    bounds = [call.params.get(n) for n in ("start", "stop", "step")]
+    given = [o for o in bounds if o is not None and not (isinstance(o.value, Static) and o.value.known
+                                                          and o.value.literal is None)]
+    if given != bounds[:len(given)]:
+        return unknown_call(ctx, call)
+    call = replace(call, args=tuple(given), kwargs={k: v for k, v in call.kwargs.items() if k == "dtype"})
     # jnp.arange(n) and jnp.arange(0, n) count the same entries
     count = call.args[0] if len(call.args) == 1 else \
         call.args[1] if len(call.args) == 2 and _literal(call.args[0]) == 0 else None

@@ -190,7 +190,9 @@ def _name_by_position(operands: Sequence) -> list:
         shape = o.value.shape if isinstance(o.value, Opaque) else None
         if shape is not None and len(shape) <= rank:
             offset = rank - len(shape)
-            dims = tuple(BROADCAST if n == 1 else names[offset + i] for i, n in enumerate(shape))
+            # an entry beside no array's dim (freqs[None] of jnp.arange(8) times t[:, None]): a new dim of its
+            # literal size, whole on every device, named by that size (``8?``)
+            dims = tuple(BROADCAST if n == 1 else names[offset + i] or f"{n}{INFERRED}" for i, n in enumerate(shape))
             if None not in dims:
                 o = Operand(Array(Layout.replicated(dims)), o.original, o.node)  # type: ignore[arg-type]
         out.append(o)
