@@ -42,6 +42,15 @@ def test_heads_split_off_a_split_dim_get_per_shard_lengths() -> None:
     assert 'rearrange(x, "b s (h d) -> b h s d", d=4)' in got, got
 
 
+def test_a_fused_dim_whose_first_length_the_shards_do_not_divide_is_cut_into_its_sections_first() -> None:
+    got = _rewrite('''
+        q, k, v = rearrange(x, "b s (three h d) -> three b h s d", three=3, h=n)
+        return q + k + v
+        ''')
+    assert 'rearrange(mr.sectioned(x, 3, -1, axis_name="model"), "b s (three h d) -> three b h s d", three=3, ' \
+        'h=mr.shard_size(n, 4, "h", major_of="features"))' in got, got
+
+
 def test_a_partial_sum_passes_through_rearrange_and_reduce_sum_once() -> None:
     got = _rewrite('''
         y = rearrange(x @ w, "b s d -> s b d")
@@ -53,7 +62,7 @@ def test_a_partial_sum_passes_through_rearrange_and_reduce_sum_once() -> None:
 @pytest.mark.parametrize("body, message", [
     ('return rearrange(x, "b s (h d) -> b s (d h)", h=8)', "is not the group's first axis"),
     ('return reduce(x, "b s f -> b s", "max")', "only 'sum' and 'mean' over a split axis"),
-    ('return rearrange(x, "b s (kv d) -> b kv s d", kv=2)', "einops length kv= 2 of dim 'kv' is not divisible"),
+    ('return rearrange(x, "b s f -> b f s", f=6)', "einops length f= 6 of dim 'features' is not divisible"),
     ('return rearrange(x, "b s f -> " + str(n))', "a pattern meshify cannot read"),
     ('return repeat(x, "b s f -> b s f 2")', "anonymous axis 2"),
     ('return rearrange(x, "b s 1 -> b s")', "reads dim 'features' as size 1"),

@@ -1,7 +1,7 @@
 """einops as research code writes it: ViT patches by rearrange (groups split and merged), multi-head
 attention with heads split off a split feature dim, grouped-query attention by repeat of split kv heads,
 ``...``, size-1 axes, reduce by mean/sum/max over split and unsplit axes (partial sums carried), a helper,
-float16; lengths given by keyword are divided per shard in the generated call."""
+float16; timm's fused QKV as an einops pattern (cut into its three sections first); lengths given by keyword are divided per shard in the generated call."""
 
 import einops
 import jax
@@ -36,6 +36,14 @@ def vit(img: Tensor["batch", "height", "width", "channels"], w: Tensor["patch_fe
     return scaled, reduce(x, "b (s two) d -> b s", "sum", two=2)
 
 
+@mesh(batch=2, model=4, rules={"qkv_features": "model", "attn_features": "model"})
+def fused_qkv(x: Tensor["batch", "seq", "d_model"], w: Tensor["d_model", "qkv_features"],
+              proj: Tensor["attn_features", "d_model"]):
+    q, k, v = rearrange(x @ w, "b n (three h d) -> three b h n d", three=3, h=8)
+    s = jax.nn.softmax(jnp.einsum("bhqd,bhkd->bhqk", q, k) / 2.0, axis=-1)
+    return rearrange(jnp.einsum("bhqk,bhkd->bhqd", s, v), "b h n d -> b n (h d)") @ proj
+
+
 @mesh(batch=8, rules={"seq": None})
 def pool(x: Tensor["batch", "seq", "d_model"]):
     return reduce(x, "b s d -> s d", "mean"), reduce(x, "b s d -> b", "max"), repeat(x, "b s d -> b s r d", r=2)
@@ -49,4 +57,7 @@ def inputs():
     wkv = (rng.normal(size=(16, 16)) / 4).astype(np.float32)
     wo = (rng.normal(size=(32, 16)) / 4).astype(np.float32)
     x = rng.normal(size=(8, 4, 16)).astype(np.float16)
-    return {"vit": (img, w, wq, wkv, wo), "pool": (x,)}
+    wqkv = (rng.normal(size=(16, 96)) / 4).astype(np.float32)
+    proj = (rng.normal(size=(32, 16)) / 4).astype(np.float32)
+    xs = rng.normal(size=(8, 4, 16)).astype(np.float32)
+    return {"vit": (img, w, wq, wkv, wo), "pool": (x,), "fused_qkv": (xs, wqkv, proj)}

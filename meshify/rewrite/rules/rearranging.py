@@ -14,7 +14,7 @@ Each length passed by keyword whose axis is split is divided by its shard count 
 time, else ``mr.shard_size`` checking the division when the function runs), so that einops checks and
 infers the local sizes.  rearrange, repeat and reduce by sum or mean are linear: a partial sum stays
 one.  Dims split off a dim are named ``<axis>?`` (the mark says meshify chose the name, a hint renames
-them), and merging them back gives the dim's name again.
+them), and merging them back in the same pattern gives the dim's name again.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._collectives import axes_text
 from meshify.rewrite._values import Array, Static
 from meshify.rewrite.rules._api import At, Call, Convert, Lowering, RuleContext, op, unknown_call
-from meshify.rewrite.rules.shapes import _shard_size
+from meshify.rewrite.rules.shapes import _shard_size, sectioned_moves
 
 Axes = tuple[str, ...]
 
@@ -92,9 +92,9 @@ def _group_name(ctx: RuleContext, names: tuple[str, ...], axes: dict[str, _Axis]
                 sources: dict[tuple[str, ...], str]) -> str:
     """The dim a group of axes merges into: the dim they were split from (here or by an earlier
     reshape), else their names joined (inferred)."""
+    # (not an earlier reshape's origins: pattern letters are any function's, h? and d? of unrelated dims)
     parts = tuple(axes[n].dim for n in names)
-    return sources.get(names) or ctx.reshape_origin(parts) or \
-        "_".join(p.rstrip(INFERRED) for p in parts) + INFERRED
+    return sources.get(names) or "_".join(p.rstrip(INFERRED) for p in parts) + INFERRED
 
 
 def _einops(ctx: RuleContext, call: Call, kind: str) -> Lowering:
@@ -121,8 +121,8 @@ def _einops(ctx: RuleContext, call: Call, kind: str) -> Lowering:
     # -- the left side: each axis's dim and split -------------------------------------------------------
     axes: dict[str, _Axis] = {}
     sources: dict[tuple[str, ...], str] = {}  # a group split off one dim -> that dim's name
-    origins: list[tuple[tuple[str, ...], str]] = []
     majors: dict[str, str] = {}  # the first axis of a group split off a split dim -> that dim
+    sectioned: tuple[int, int] | None = None  # (dim, sections) cut apart before the pattern
     i = 0
     for group in left:
         if group == _ELLIPSIS:
@@ -138,12 +138,17 @@ def _einops(ctx: RuleContext, call: Call, kind: str) -> Lowering:
             axes[group[0]] = _Axis(dim, split)
         elif group:
             names = tuple(n + INFERRED for n in group)
+            first = _literal_length(lengths.get(group[0]))
+            taker = 0
+            if split and first is not None and first > 1 and first % ctx.mesh.size(split):
+                # "b n (three h d) -> three b h n d", three=3, with the fused dim split: cut into its 3 sections
+                # first, the heads taking the split (as a reshape of timm's fused QKV)
+                sectioned, taker = (i, first), 1
             for k, name in enumerate(group):
-                axes[name] = _Axis(names[k], split if k == 0 else ())
+                axes[name] = _Axis(names[k], split if k == taker else ())
             sources[group] = dim
-            origins.append((names, dim))
             if split:
-                majors[group[0]] = dim
+                majors[group[taker]] = dim
         i += 1
     for name in (n for g in right if g != _ELLIPSIS for n in g):
         if name not in axes:
@@ -213,8 +218,15 @@ def _einops(ctx: RuleContext, call: Call, kind: str) -> Lowering:
                 replace.append((At(call.position(operand)), local))
     source = layout if linear else layout.with_partial(())
     result = Array(Layout(tuple(dims), tuple(out_axes), frozenset(partial)), x.value.origin)
-    return Lowering(result, (Convert(x, source, kind),), template, fill, notes=notes, replace=tuple(replace),
-                    origins=tuple(origins))
+    wrap, emitted = sectioned_moves(ctx, x, layout, *sectioned) if sectioned is not None else (None, ())
+    return Lowering(result, (Convert(x, source, kind, wrap=wrap),), template, fill, emitted=emitted, notes=notes,
+                    replace=tuple(replace))
+
+
+def _literal_length(operand) -> int | None:
+    """A length passed by keyword as an int literal (``three=3``), else None."""
+    value = operand.value if operand is not None else None
+    return value.literal if isinstance(value, Static) and value.known and type(value.literal) is int else None
 
 
 @op("einops.rearrange", reads=("tensor", "pattern", "axes_lengths"))

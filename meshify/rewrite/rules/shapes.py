@@ -232,6 +232,29 @@ def _reshape_inferred(ctx: RuleContext, call: Call, x: Operand):
     return Lowering(value, replace=_resized(call, sizes, shards, spelled), origins=tuple(origins))
 
 
+def sectioned_moves(ctx: RuleContext, x: Operand, layout: Layout, axis: int, sections: int
+                    ) -> tuple[str, tuple[Emitted, ...]]:
+    """The conversion template (``mr.sectioned``) and the ppermutes of cutting ``x``'s split dim ``axis`` into
+    ``sections`` whose blocks each device then holds side by side (before a reshape or an einops pattern
+    splits the dim into the sections and a dim taking the split)."""
+    axes, dim = layout.axes[axis], layout.dims[axis]
+    shards = ctx.mesh.size(axes)
+    record = Layout(layout.dims, layout.axes)
+    moves = {to: len(rounds) for to, rounds in section_groups((1,) * sections, shards).items()
+             if any(t != j for j, t in enumerate(to))}
+    many = f" {{}} of {len(moves)}" if len(moves) > 1 else ""
+    first = (f"sections over {axes_text(axes)}: each device's block of {ctx.code(x.original)!r} cut into {sections} "
+             "chunks, each sent to the device holding that block of its section (ppermute" + many + ": {} chunk{})")
+    later = f"sections over {axes_text(axes)}: the same cut's ppermute" + many + " ({} chunk{})"
+    emitted = tuple(Emitted(sections_kind(k, sections), axes, record, dim,
+                            (later if i > 1 else first).format(*((i,) if many else ()), k, "s" * (k != 1)))
+                    for i, k in enumerate(moves.values(), 1))
+    names = ", ".join(f'"{a}"' for a in axes)
+    wrap = "{mr}.sectioned({x}, %d, %d, axis_name=%s)" % (sections, axis - layout.rank,
+                                                            f'"{axes[0]}"' if len(axes) == 1 else f"({names})")
+    return wrap, emitted
+
+
 def _sections_first(ctx: RuleContext, layout: Layout, group_in: list[int], group_out: list[int],
                     sizes: list) -> int | None:
     """The sections a split fused dim is cut into before a reshape (timm's ``qkv.reshape(B, N, 3, H, D)``):
@@ -251,23 +274,7 @@ def _sectioned_reshape(ctx: RuleContext, call: Call, x: Operand, layout: Layout,
     """The reshape of a fused dim cut into its sections first: ``mr.sectioned`` moves each device's chunks
     (as ``jnp.split``'s sections move, :func:`_split_sections`) until it holds its block of every section, side
     by side; the user's reshape then cuts that into the sections and its block of the next dim (the heads)."""
-    axis, sections = sectioned
-    axes, dim = layout.axes[axis], layout.dims[axis]
-    shards = ctx.mesh.size(axes)
-    record = Layout(layout.dims, layout.axes)
-    moves = {to: len(rounds) for to, rounds in section_groups((1,) * sections, shards).items()
-             if any(t != j for j, t in enumerate(to))}
-    many = f" {{}} of {len(moves)}" if len(moves) > 1 else ""
-    first = (f"sections over {axes_text(axes)}: each device's block of {ctx.code(x.original)!r} cut into {sections} "
-             "chunks, each sent to the device holding that block of its section, before the reshape (ppermute"
-             + many + ": {} chunk{})")
-    later = f"sections over {axes_text(axes)}: the same cut's ppermute" + many + " ({} chunk{})"
-    emitted = tuple(Emitted(sections_kind(k, sections), axes, record, dim,
-                            (later if i > 1 else first).format(*((i,) if many else ()), k, "s" * (k != 1)))
-                    for i, k in enumerate(moves.values(), 1))
-    names = ", ".join(f'"{a}"' for a in axes)
-    wrap = "{mr}.sectioned({x}, %d, %d, axis_name=%s)" % (sections, axis - layout.rank,
-                                                            f'"{axes[0]}"' if len(axes) == 1 else f"({names})")
+    wrap, emitted = sectioned_moves(ctx, x, layout, *sectioned)
     return Lowering(value, (Convert(x, layout, "the sections of a fused dim", wrap=wrap),), emitted=emitted,
                     replace=replaced, origins=origins)
 
