@@ -1,7 +1,9 @@
 """Diffusion code's noise schedule: tables the function builds (jnp.linspace, 1 - betas, jnp.cumprod,
-jnp.concatenate for the previous step's), indexed by per-example steps split over 'batch' -- each device
+jnp.concatenate for the previous step's; a length from a config field), indexed by per-example steps split over 'batch' -- each device
 looks its own steps up in its whole copy. Steps out of range and negative (JAX clamps and wraps as on one
 device), a 2-D index, float16 inputs."""
+
+from typing import NamedTuple
 
 import jax.numpy as jnp
 import numpy as np
@@ -10,6 +12,17 @@ from meshify import Tensor, mesh
 
 EXPECT = "match"
 TOL = 2e-3
+
+
+class Config(NamedTuple):
+    num_timesteps: int = 100
+
+
+@mesh(batch=8)
+def from_config(x0: Tensor["batch", "d"], t: Tensor["batch"], cfg: Config = Config()):
+    betas = jnp.linspace(1e-4, 0.02, cfg.num_timesteps, dtype=jnp.float32)
+    alphas_cumprod = jnp.cumprod(1.0 - betas, axis=0)
+    return jnp.sqrt(alphas_cumprod[t])[:, None] * x0
 
 
 @mesh(batch=2, model=4, rules={"d": "model"})
@@ -29,4 +42,4 @@ def inputs():
     x0 = rng.normal(size=(8, 16)).astype(np.float16)
     noise = rng.normal(size=(8, 16)).astype(np.float16)
     t = rng.integers(-10, 120, size=8).astype(np.int32)
-    return {"q_sample": (x0, t, noise)}
+    return {"q_sample": (x0, t, noise), "from_config": (x0.astype(np.float32), t)}

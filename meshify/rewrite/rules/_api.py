@@ -584,7 +584,7 @@ def _returns_static(ctx: RuleContext, call: Call) -> bool:
 
 
 def _known_shape(call: Call) -> tuple[int, ...] | None:
-    """The shape of ``jnp.eye(n, m)`` / ``jnp.linspace(a, b, num)`` / ``jnp.identity(n)`` from literals."""
+    """The shape of ``jnp.eye(n, m)`` / ``jnp.identity(n)`` from literals (``jnp.linspace``: its rule)."""
     ints = [o.value.literal if isinstance(o.value, Static) and o.value.known else None for o in call.args]
     name = call.name
     first = call.args[0].value if call.args else None
@@ -609,10 +609,6 @@ def _known_shape(call: Call) -> tuple[int, ...] | None:
     if name in ("jax.numpy.eye", "jax.numpy.identity") and ints and isinstance(ints[0], int) and not call.kwargs.get("k"):
         m = ints[1] if len(ints) > 1 and isinstance(ints[1], int) else ints[0]
         return (ints[0], m)
-    if name == "jax.numpy.linspace" and len(ints) >= 2:
-        num = ints[2] if len(ints) > 2 else (call.kwargs["num"].value.literal if "num" in call.kwargs
-                                             and isinstance(call.kwargs["num"].value, Static) else 50)
-        return (num,) if isinstance(num, int) else None
     return None
 
 

@@ -69,6 +69,25 @@ def _filled(ctx: RuleContext, call: Call):
     return Lowering(_built(_shape_dims(shape), shape), converts)
 
 
+@op("jax.numpy.linspace", reads=("start", "stop", "num", "endpoint", "dtype"))
+def _linspace(ctx: RuleContext, call: Call):
+    """``jnp.linspace(1e-4, 0.02, num)`` (a noise schedule's betas): a vector whole on every device; of a literal
+    length, shaped so; of a length meshify cannot size (``cfg.num_timesteps``), an inferred dim named by it
+    (``num_timesteps?``), as ``jnp.arange(n)``'s."""
+    if not all(isinstance(o.value, Static) for o in (call.params.get("start"), call.params.get("stop")) if o):
+        return unknown_call(ctx, call)
+    num = call.params.get("num")
+    size = num.value if num is not None else Static.of(50)
+    if isinstance(size, Static) and size.known and type(size.literal) is int:
+        return keep(Opaque((size.literal,)))
+    name = _expr_name(num.original) if num is not None and isinstance(size, Static) else None
+    if isinstance(size, Static) and size.size_of:
+        return keep(Array(Layout.replicated((size.size_of,))))
+    if name is not None:
+        return keep(Array(Layout.replicated((name + INFERRED,))))
+    return unknown_call(ctx, call)
+
+
 @op("jax.numpy.arange", reads=("start", "stop", "step", "dtype"))
 def _arange(ctx: RuleContext, call: Call):
     if set(call.kwargs) - {"dtype", "start", "stop", "step"}:
