@@ -18,10 +18,10 @@ class Config(NamedTuple):
     num_classes: int = 10
     class_dropout_prob: float = 0.1
     drop_path: float = 0.1
+    num_timesteps: int = 1000  # the linear beta schedule's length
 
 
 DEFAULT_CONFIG = Config()
-NUM_TIMESTEPS = 1000  # the linear beta schedule's length
 
 
 class DiTBlock(NamedTuple):
@@ -80,7 +80,7 @@ def drop_path(x, key, drop_prob: float = 0.0, training: bool = False, scale_by_k
 
 def timestep_embedding(t, dim, max_period=10000):
     half = dim // 2
-    freqs = jnp.exp(-math.log(max_period) * jnp.arange(0, half, dtype=jnp.float32) / half)
+    freqs = jnp.exp(-math.log(max_period) * jnp.arange(start=0, stop=half, dtype=jnp.float32) / half)
     args = t[:, None].astype(jnp.float32) * freqs[None]
     return jnp.concatenate([jnp.cos(args), jnp.sin(args)], axis=-1)
 
@@ -129,7 +129,7 @@ def unpatchify(x, p, c):
 def dit(params: DiT, x_start: Annotated[jax.Array, "batch", "height", "width", "channels"], t: Annotated[jax.Array, "batch"], y: Annotated[jax.Array, "batch"], noise: Annotated[jax.Array, "batch", "height", "width", "channels"], key: Annotated[jax.Array, ()],
         cfg: Config = DEFAULT_CONFIG) -> tuple[Annotated[jax.Array, ()], Annotated[jax.Array, "batch", "height", "width", "out_channels"]]:
     """Diffusion loss (epsilon MSE, learned sigma left out) and the model output at ``q_sample(x_start, t)``."""
-    betas = jnp.linspace(0.0001, 0.02, NUM_TIMESTEPS, dtype=jnp.float32)
+    betas = jnp.linspace(0.0001, 0.02, cfg.num_timesteps, dtype=jnp.float32)
     alphas_cumprod = jnp.cumprod(1.0 - betas, axis=0)
     a = alphas_cumprod[t][:, None, None, None]
     x_t = jnp.sqrt(a) * x_start + jnp.sqrt(1.0 - a) * noise

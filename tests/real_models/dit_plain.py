@@ -16,10 +16,10 @@ class Config(NamedTuple):
     num_classes: int = 10
     class_dropout_prob: float = 0.1
     drop_path: float = 0.1
+    num_timesteps: int = 1000  # the linear beta schedule's length
 
 
 DEFAULT_CONFIG = Config()
-NUM_TIMESTEPS = 1000  # the linear beta schedule's length
 
 
 class DiTBlock(NamedTuple):
@@ -78,7 +78,7 @@ def drop_path(x, key, drop_prob: float = 0.0, training: bool = False, scale_by_k
 
 def timestep_embedding(t, dim, max_period=10000):
     half = dim // 2
-    freqs = jnp.exp(-math.log(max_period) * jnp.arange(0, half, dtype=jnp.float32) / half)
+    freqs = jnp.exp(-math.log(max_period) * jnp.arange(start=0, stop=half, dtype=jnp.float32) / half)
     args = t[:, None].astype(jnp.float32) * freqs[None]
     return jnp.concatenate([jnp.cos(args), jnp.sin(args)], axis=-1)
 
@@ -126,7 +126,7 @@ def unpatchify(x, p, c):
 def dit(params: DiT, x_start: jax.Array, t: jax.Array, y: jax.Array, noise: jax.Array, key: jax.Array,
         cfg: Config = DEFAULT_CONFIG) -> tuple[jax.Array, jax.Array]:
     """Diffusion loss (epsilon MSE, learned sigma left out) and the model output at ``q_sample(x_start, t)``."""
-    betas = jnp.linspace(0.0001, 0.02, NUM_TIMESTEPS, dtype=jnp.float32)
+    betas = jnp.linspace(0.0001, 0.02, cfg.num_timesteps, dtype=jnp.float32)
     alphas_cumprod = jnp.cumprod(1.0 - betas, axis=0)
     a = alphas_cumprod[t][:, None, None, None]
     x_t = jnp.sqrt(a) * x_start + jnp.sqrt(1.0 - a) * noise
