@@ -415,7 +415,7 @@ def _text(value: Value) -> str:
 
 def sequence_len(rw, node: cst.Call) -> Operand | None:
     """``len(params.blocks)``: a static int (each call's length; the program is built per length);
-    ``len(xs)`` of a tuple meshify holds item by item: its length."""
+    ``len(xs)`` of a tuple meshify holds item by item: its length; ``len(x.shape)``: x's rank."""
     if len(node.args) != 1 or node.args[0].keyword is not None or node.args[0].star \
             or not read_again(node.args[0].value):  # evaluated again if not one
         return None
@@ -423,6 +423,8 @@ def sequence_len(rw, node: cst.Call) -> Operand | None:
     new = node.with_changes(args=[node.args[0].with_changes(value=sequence.node)])
     if isinstance(sequence.value, TupleValue):  # len(xs), a helper's *args: this call's count
         return Operand(Static.of(len(sequence.value.items)), node, new)
+    if isinstance(sequence.value, Static) and sequence.value.shape_of is not None:  # len(x.shape): the rank
+        return Operand(Static.of(len(sequence.value.shape_of)), node, new)
     if sequence_item(sequence.value) is None:
         return None
     return Operand(Static(), node, new)

@@ -661,6 +661,9 @@ def _assigned_only(node: cst.CSTNode) -> set[str] | None:
     return out
 
 
+#: Iterations a Python while loop on values meshify reads may run (each walked as Python runs it).
+_MAX_WHILE = 64
+
 #: Dims of operands without hints get placeholder names like ``einsum_e`` (see ``rules.contractions.contract``).
 _PLACEHOLDER_PREFIXES = ("einsum_", "matmul_", "dot_")
 
@@ -1041,6 +1044,8 @@ class FunctionRewriter:
             return self._for_statement(stmt)
         if isinstance(stmt, cst.If):
             return [self._if_statement(stmt)]
+        if isinstance(stmt, cst.While):
+            return [self._while_statement(stmt)]
         if isinstance(stmt, cst.SimpleStatementLine):
             self._line = self.ctx.line(self._anchors.get(stmt, stmt))
             local = bound_function(self, stmt)  # f = lambda ...: / act = functools.partial(...): a nested def
@@ -1124,6 +1129,72 @@ class FunctionRewriter:
                 hoisted.extend(self._enter_loop(entry.name, entry.layout))
         raise self.ctx.error(UnsupportedError, stmt, "loop needs too many conversions before it",
                              "pin the loop's arrays with Tensor hints before it")
+
+    def _while_statement(self, stmt: cst.While) -> cst.While | cst.For:
+        """``while len(res.shape) < len(shape): res = res[..., None]`` (guided diffusion's
+        ``_extract_into_tensor``): a Python loop on values meshify reads, walked iteration by iteration as
+        Python runs it; kept as written where no iteration needs other code (no collective, no value
+        converted); else refused, as is a condition meshify cannot read."""
+        self._line = self.ctx.line(stmt)
+        fix = "loop over range(n) with n known, or use jax.lax.while_loop(cond, body, init)"
+        if stmt.orelse is not None:
+            raise self.ctx.error(UnsupportedError, stmt, "while/else", "write a plain while loop (move the else: "
+                                 "block after it)")
+        code = cst.Module([]).code_for_node
+        block = stmt.body if isinstance(stmt.body, cst.IndentedBlock) else self._indented(stmt.body)  # type: ignore[arg-type]
+        tests_as_written = True
+        for trips in range(_MAX_WHILE):
+            test = self.expr(stmt.test)
+            if trips == 0 and isinstance(test.value, Static) and not test.value.known:
+                return self._while_unknown(stmt, block, fix)
+            if not (isinstance(test.value, Static) and test.value.known):
+                raise self.ctx.error(UnsupportedError, stmt.test, f"a while loop on {self.ctx.code(stmt.test)!r}, which "
+                                     "meshify cannot read here (a Python while loop must stop at the same iteration "
+                                     "on every device, and meshify rewrites its body once per iteration)", fix)
+            tests_as_written = tests_as_written and code(test.node) == code(stmt.test)
+            if not test.value.literal:
+                if tests_as_written:
+                    return stmt
+                # the condition reads sizes (len(res.shape): global ones), written differently per iteration: the
+                # count of iterations this version runs, which the condition decides before the function runs
+                counter = "_" if "_" not in bound_names(self.fn.body) else "_trip"  # (never a name the code reads)
+                loop = cst.For(target=cst.Name(counter), iter=cst.parse_expression(f"range({trips})"), body=stmt.body,
+                               leading_lines=[*stmt.leading_lines, comment_line(
+                                   f"'while {self.ctx.code(stmt.test)}' runs {trips} times in this version")])
+                return loop  # type: ignore[return-value]
+            before = len(self.records)
+            new = self._block(block.body)
+            if len(self.records) != before or len(new) != len(block.body) \
+                    or any(code(n) != code(o) for n, o in zip(new, block.body)):
+                raise self.ctx.error(UnsupportedError, stmt, "a while loop whose body meshify rewrites (a collective "
+                                     "or a converted value in it): its iterations would need other code", fix)
+        raise self.ctx.error(UnsupportedError, stmt, f"a while loop running more than {_MAX_WHILE} iterations",
+                             fix)
+
+    def _while_unknown(self, stmt: cst.While, block: cst.IndentedBlock, fix: str) -> cst.While:
+        """A Python while loop on a static value meshify does not know (``while n < cfg.halvings:``): kept as
+        written where its body is Python arithmetic and arrays it leaves as it found them, with no collective
+        (every iteration the same code); the Python values it changes are unknown after it."""
+        start = dict(self.env)
+        before = len(self.records)
+        code = cst.Module([]).code_for_node
+        new = self._block(block.body)
+        changed = [n for n, v in self.env.items() if start.get(n) != v]
+        arrays = [n for n in changed if not isinstance(self.env[n], Static) or not isinstance(start.get(n), Static)]
+        if arrays or len(self.records) != before or len(new) != len(block.body) \
+                or any(code(n) != code(o) for n, o in zip(new, block.body)):
+            raise self.ctx.error(UnsupportedError, stmt.test, f"a while loop on {self.ctx.code(stmt.test)!r}, which "
+                                 "meshify cannot read here, whose body changes arrays"
+                                 + (f" ({', '.join(map(repr, arrays))})" if arrays else "") + " or needs collectives: "
+                                 "meshify rewrites a loop's body once for an unknown count only where it is the same "
+                                 "code every iteration", fix)
+        for name in changed:
+            self.env[name] = Static()  # n += 1 an unknown number of times
+        test = self.expr(stmt.test)
+        if not isinstance(test.value, Static):
+            raise self.ctx.error(UnsupportedError, stmt.test, f"a while loop on {self.ctx.code(stmt.test)!r}, an "
+                                 "array: a traced condition", fix)
+        return stmt
 
     def mark(self) -> WalkState:
         """Everything walking code changes, to :meth:`rollback` to before walking it again."""
