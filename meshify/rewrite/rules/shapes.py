@@ -250,8 +250,8 @@ def sectioned_moves(ctx: RuleContext, x: Operand, layout: Layout, axis: int, sec
                             (later if i > 1 else first).format(*((i,) if many else ()), k, "s" * (k != 1)))
                     for i, k in enumerate(moves.values(), 1))
     names = ", ".join(f'"{a}"' for a in axes)
-    wrap = "{mr}.sectioned({x}, %d, %d, axis_name=%s)" % (sections, axis - layout.rank,
-                                                            f'"{axes[0]}"' if len(axes) == 1 else f"({names})")
+    axis_name = f'"{axes[0]}"' if len(axes) == 1 else f"({names})"
+    wrap = "{mr}.sectioned({x}, " + f"{sections}, {axis - layout.rank}, axis_name={axis_name})"
     return wrap, emitted
 
 
