@@ -2729,10 +2729,10 @@ class FunctionRewriter:
         """``[relu(x @ w1[i]) @ w2[i] for i in range(L)]``, ``(h * h for h in hs)``: the element walked once, the
         target bound to what each iteration binds (as a Python loop's body: the items must share one layout),
         a partial sum completed in the element; the list item by item where the iterable's count is known (a
-        tuple meshify holds item by item), else a sequence of the element's value.  None: a form not modelled
-        (several ``for``s, an ``if``, ``async``), refused near arrays as before."""
+        tuple meshify holds item by item, and no ``if`` filters them on Python values), else a sequence of the
+        element's value.  None: a form not modelled (several ``for``s, ``async``), refused near arrays as before."""
         comp = node.for_in
-        if comp.inner_for_in is not None or comp.ifs or comp.asynchronous is not None:
+        if comp.inner_for_in is not None or comp.asynchronous is not None:
             return None
         counted = _counted(self, comp.iter)
         if counted is not None:
@@ -2747,6 +2747,15 @@ class FunctionRewriter:
         self._bind_target(comp.target, item)
         self.enter_loop(count if count is not None else self._trip_count(first))
         try:
+            ifs = []
+            for clause in comp.ifs:  # [h for i, h in enumerate(hs) if i % 2 == 0]: Python values choose the items
+                test = self.expr(clause.test)
+                if not isinstance(test.value, Static):
+                    raise self.ctx.error(UnsupportedError, clause.test, f"a comprehension's filter "
+                                         f"'if {self.ctx.code(clause.test)}' on an array (a value known only on "
+                                         "device)", "filter on Python values (an index, a flag), or mask the "
+                                         "items with jnp.where")
+                ifs.append(clause.with_changes(test=test.node))
             element = self.expr(node.elt)
             value, new_elt = element.value, element.node
             if isinstance(value, Array) and value.layout.partial:
@@ -2760,10 +2769,11 @@ class FunctionRewriter:
                     self.env[n] = saved[n]
                 else:
                     self.env.pop(n, None)
-        new = node.with_changes(elt=new_elt, for_in=comp.with_changes(iter=new_iter))
+        new = node.with_changes(elt=new_elt, for_in=comp.with_changes(iter=new_iter, ifs=ifs))
         if isinstance(value, Static):  # [d * 2 for d in x.shape]: Python values (split dims' sizes global)
             return Operand(Static(), node, new)
-        result: Value = TupleValue((value,) * count) if count is not None else sequence_of(value)
+        # (a filter keeps a count meshify does not know: a sequence of the element's layout)
+        result: Value = TupleValue((value,) * count) if count is not None and not ifs else sequence_of(value)
         return Operand(result, node, new)
 
     def rebind_list(self, name: str, value: Value) -> None:

@@ -1947,6 +1947,8 @@ class _Builder:
                               f"jnp.stack({held}, axis=-1).mean(-1) * {count}",
                               f"jnp.stack({held}[1:] + {held}[:1]).max(0) * {count}",
                               f"jnp.stack([jnp.tanh(h) for h in {held}]).sum(0)", f"sum(h * 0.5 for h in {held})",
+                              f"jnp.stack([h for i, h in enumerate({held}) if i % 2 == 0]).sum(0) * 2",
+                              f"sum(h for h in {held} if h is not None)",
                               *([f"{held}.pop() * {count}"] if joined != "tuple" else [])])
             if "[1:]" in read:  # list slicing and + of lists: not modelled
                 self.trigger("a list appended to in a loop, sliced and joined", f"{held}[1:] + {held}[:1]")
