@@ -51,9 +51,10 @@ def _named(axis_name: AxisName) -> bool:
 
 
 def _psum(x: jax.Array, axis_name: AxisName) -> jax.Array:
-    from meshify.runtime.ops import psum  # ops imports this module last: import on use
+    from meshify.runtime.ops import psum, varying  # ops imports this module last: import on use
 
-    return psum(x, axis_name) if _named(axis_name) else x
+    # (a count of a mask without a split dim of x is the same on those devices: summed all the same)
+    return psum(varying(x, axis_name), axis_name) if _named(axis_name) else x
 
 
 def _squeeze(x: jax.Array, axes: tuple[int, ...], keepdims: bool) -> jax.Array:

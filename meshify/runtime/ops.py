@@ -309,6 +309,19 @@ def _identity(dtype, kind: str):
     return jnp.asarray(info.min if kind == "max" else info.max, dtype)
 
 
+def varying(x: jax.Array, axis_name: AxisName) -> jax.Array:
+    """``x`` typed as varying over every axis of ``axis_name``: a per-device value that happens to be the same
+    on the devices of some of them (a count of a mask without the batch dim beside a split batch), to be
+    summed over all of them (a psum of it counts each device's, as on one device the blocks add up)."""
+    names = (axis_name,) if isinstance(axis_name, str) else tuple(axis_name)
+    typed = jax.typeof(x)
+    have = getattr(getattr(typed, "manual_axis_type", None), "varying", None)
+    if have is None:
+        have = getattr(typed, "vma", frozenset())
+    missing = tuple(n for n in names if n not in have)
+    return jax.lax.pcast(x, missing, to="varying") if missing else x
+
+
 def on_one_device(c, axis_name: AxisName):
     """``c`` on the first device along ``axis_name`` and 0 on the others: ``jnp.sum(x, initial=c)`` over split
     dims is a partial sum whose initial value must be counted once."""
@@ -326,7 +339,8 @@ def mean(x: jax.Array, axis: Axis, axis_name: AxisName, where, keepdims: bool = 
     computation = jnp.dtype(jnp.float32) if result in (jnp.float16, jnp.bfloat16) else result
     total = jnp.sum(x, axis, dtype=computation, keepdims=keepdims, where=where)
     count = jnp.sum(jnp.broadcast_to(where, x.shape), axis, dtype=computation, keepdims=keepdims)
-    total, count = jax.lax.psum((total, count), axis_name)
+    # (a mask without a split dim of x, mask[None] beside a split batch, counts the same on those devices)
+    total, count = jax.lax.psum((varying(total, axis_name), varying(count, axis_name)), axis_name)
     return jax.lax.div(total, count).astype(result)
 
 

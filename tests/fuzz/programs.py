@@ -1535,11 +1535,10 @@ class _Builder:
             out[k] = "(y x)" if swapped else "(x y)"
             length = self.pick([f"y={inner}", f"x={major}", f"x={major}, y={inner}"])
             expr = f'einops.rearrange({a.name}, "{" ".join(parts)} -> {" ".join(out)}", {length})'
-            if swapped:
-                if self.axes_of(a.dims[k]):
-                    self.trigger("einops merge of a split axis that is not the group's first", expr)
-            elif self.axes_of(a.dims[k]) and major % self.shards(a.dims[k]):
-                # (refused when the function runs: the error may point at the statement calling a helper)
+            # (the dim may be split in a copy of the function on other rules: any shard count)
+            if swapped or major % 8:  # a later axis of a merge takes the split (sectioned first, or swapped)
+                self.trigger("einops merge of a split axis that is not the group's first", expr)
+            if major % 8:  # (refused when the function runs: the error may point at the statement calling a helper)
                 self.trigger("einops length not divisible by the shards", expr, "einops failed on a device's block")
             self.emit(expr, a.dims, a.scale, pin=False if swapped else None)
             return True
