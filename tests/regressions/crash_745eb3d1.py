@@ -43,7 +43,4 @@ FUZZ = {'mesh': '2x2x2',
                 'placeholder',
                 'cannot infer the dims',
                 'whose dims meshify cannot infer']]],
- 'expect': 'accepted',
- 'xfail': 'pre-existing (fails at 0e74c9e too): a sum psummed over data x model x pipe of a value JAX types as '
-          'varying over data only (after a halo slice of a dim split over data beside h split over model x pipe); '
-          'a crash under check_vma, not a wrong number; not investigated yet'}
+ 'expect': 'accepted'}

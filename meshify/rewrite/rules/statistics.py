@@ -661,6 +661,13 @@ def _along_rule(ctx: RuleContext, call: Call, kind: str):
     if effect == "shorter" and ends:  # the dim's size is the call's (n fewer, plus the ends')
         out_dims[dim] = layout.dims[dim].rstrip(INFERRED) + INFERRED
     result = Array(Layout(tuple(out_dims), tuple(out_axes), source.partial), x.value.origin if linear else "")
+    split = tuple(dict.fromkeys(a for axes in source.axes for a in axes))
+    if kind == "argsort" and split:
+        # JAX types argsort's indices (sorted iota) as the same on every device, whatever x's blocks: typed
+        # back as varying, so that a later psum over those axes is accepted (it is a per-device value).
+        return Lowering(result, tuple(converts), "{mr}.varying({call}, {axes})", (("axes", MeshAxes(split)),),
+                        notes=(f"argsort's indices typed as varying over {axes_text(split)}, as {ctx.code(x.original)!r}"
+                               " is (JAX types them as the same on every device)",))
     return Lowering(result, tuple(converts))
 
 
