@@ -267,8 +267,10 @@ def _trips(loops, sizes: dict[str, int], where: str, line: int, traced: bool = T
         elif isinstance(trips, UnknownLoop):
             raise AnnotationError(
                 f"{where}: cannot count the iterations of the loop `for ... in {trips.text}` at line {trips.line} "
-                f"(in {trips.function}), around line {line}",
-                fix="loop over range(N) with N a literal, x.shape[i], or a field of a NamedTuple config default")
+                f"(in {trips.function}" + (f"; {trips.reason}" if trips.reason else "") + f"), around line {line}",
+                fix="the program runs as written; explain counts only collectives in loops that run every iteration "
+                    "(move the collective before the break/continue, or out of the loop)" if trips.reason else
+                    "loop over range(N) with N a literal, x.shape[i], or a field of a NamedTuple config default")
         else:
             raise AnnotationError(
                 f"{where}: cannot count the iterations of a loop around the collective at line {line}"

@@ -154,6 +154,37 @@ class Dtypes:
         else:
             self.names[name] = carriers
 
+    def loop_targets(self, sources: list[tuple[str, cst.BaseExpression]]) -> dict[str, Carriers]:
+        """``for w, v in zip(ws, vs)``: inside the body ``w`` and ``v`` carry their own dtypes (this iteration's
+        items); returns what each stands for after the loop (``*ws``: a value built from every iteration's items
+        has their promoted dtype; None where the sequence has no carriers), for :meth:`left_loop`."""
+        after: dict[str, Carriers] = {}
+        for name, sequence in sources:
+            carriers = self.of(sequence)
+            after[name] = None if not carriers else tuple(f"*{c}" for c in carriers)
+            self.names[name] = (name,)
+        return after
+
+    def left_loop(self, after: dict[str, Carriers]) -> None:
+        """After the loop :meth:`loop_targets` bound: carriers naming its targets stand for every item."""
+        def outside(carriers: Carriers) -> Carriers:
+            if carriers is None:
+                return None
+            out: Carriers = ()
+            for text in carriers:
+                if text in after:
+                    out = _union(out, after[text])
+                elif any(n in after for n in _names_in(text)):
+                    return None
+                else:
+                    out = _union(out, (text,))
+            return out
+
+        for name in list(self.names):
+            self.names[name] = None if name in after else outside(self.names[name])
+        for name, items in list(self.tuples.items()):
+            self.tuples[name] = tuple((outside(c), w) for c, w in items)
+
     def completed(self, name: str) -> None:
         """``name``'s partial sum was completed by a psum in place (its dtype is cast back)."""
         self.wide_names.discard(name)
@@ -582,7 +613,7 @@ def merge_items(found: list[Items]) -> Items:
 def like_node(carriers: tuple[str, ...]) -> cst.BaseExpression:
     """``x`` or ``(x, w)``: the ``like=`` of a psum, the arguments of ``mr.sum_dtype``."""
     if len(carriers) == 1:
-        return cst.parse_expression(carriers[0])
+        return cst.parse_expression(carriers[0] + ("," if carriers[0].startswith("*") else ""))
     return cst.parse_expression("(" + ", ".join(carriers) + ")")
 
 

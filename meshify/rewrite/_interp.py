@@ -214,6 +214,39 @@ class WalkState:
     dtypes: tuple[dict, frozenset[str]]
     own_lists: frozenset[str] = frozenset()
     results: int = 0
+    jumps: tuple[int, ...] = ()
+
+
+@dataclass(slots=True)
+class _Jumps:
+    """The ``break`` and ``continue`` statements of the Python loop being walked: the values the loop's
+    names hold at each (``start``: those it entered with).  A continue's must be what the next iteration
+    takes, a break's what the code after the loop reads."""
+
+    start: dict[str, Value]
+    at: list[tuple[str, cst.CSTNode, dict[str, Value]]] = field(default_factory=list)
+
+
+def _jumps_out(statements) -> list[cst.CSTNode]:
+    """The ``break`` and ``continue`` statements of a loop body (not of the loops or functions in it)."""
+    found: list[cst.CSTNode] = []
+    for stmt in statements:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            found.extend(s for s in stmt.body if isinstance(s, cst.Break | cst.Continue))
+        elif isinstance(stmt, cst.If):
+            suites = [stmt.body]
+            orelse = stmt.orelse
+            while orelse is not None:
+                suites.append(orelse.body)
+                orelse = orelse.orelse if isinstance(orelse, cst.If) else None
+            for suite in suites:
+                if isinstance(suite, cst.IndentedBlock):
+                    found.extend(_jumps_out(suite.body))
+                else:
+                    found.extend(s for s in suite.body if isinstance(s, cst.Break | cst.Continue))
+        elif isinstance(stmt, cst.With | cst.Try) and isinstance(stmt.body, cst.IndentedBlock):
+            found.extend(_jumps_out(stmt.body.body))
+    return found
 
 
 def _items_proxy(rw, node: cst.BaseExpression, value: Value) -> cst.BaseExpression | None:
@@ -416,6 +449,25 @@ def _counted(rw, node: cst.BaseExpression
     items = [item for _, _, item in parts]
     call = node.with_changes(args=[a.with_changes(value=new.get(id(a.value), a.value)) for a in node.args])
     return parts[0][0], parts[0][1], ([Static(), *items] if enumerate_ else items), call
+
+
+def _target_sources(target: cst.BaseExpression, iterable: cst.BaseExpression
+                    ) -> list[tuple[str, cst.BaseExpression]]:
+    """Each name a loop's target binds to a whole item of a sequence, with that sequence: ``for w in ws``,
+    ``for w, v in zip(ws, vs)``, ``for i, (w, v) in enumerate(zip(ws, vs))``."""
+    if isinstance(target, cst.Name):
+        return [(target.value, iterable)]
+    if not (isinstance(target, cst.Tuple | cst.List) and isinstance(iterable, cst.Call)
+            and isinstance(iterable.func, cst.Name) and iterable.func.value in ("enumerate", "zip")):
+        return []
+    sequences = [a.value for a in iterable.args if a.keyword is None and not a.star]
+    if iterable.func.value == "enumerate":
+        if len(target.elements) != 2 or not sequences:
+            return []
+        return _target_sources(target.elements[1].value, sequences[0])
+    if len(sequences) != len(target.elements):
+        return []
+    return [pair for e, sequence in zip(target.elements, sequences) for pair in _target_sources(e.value, sequence)]
 
 
 def _first_read(node: cst.CSTNode, name: str) -> cst.Subscript:
@@ -745,6 +797,8 @@ class FunctionRewriter:
         self._loop_names: list[frozenset[str] | None] = []
         #: Per Python loop being walked: the names it carries (bound before it and read in its body first).
         self.loop_carried: list[frozenset[str]] = []
+        #: Per Python loop being walked: its break/continue statements (None: a while loop, which has none).
+        self._jumps: list[_Jumps | None] = []
         #: Names bound to a list this function built (``xs = []``): ``xs.append(v)`` is followed (_containers).
         self.own_lists: set[str] = set()
         #: Of those, the ones handed on to something that may keep the list (``gs = xs``): their appends are
@@ -926,14 +980,16 @@ class FunctionRewriter:
     def _suite_returns(suite: cst.BaseSuite) -> bool:
         if isinstance(suite, cst.IndentedBlock):
             return FunctionRewriter._is_exit(suite.body[-1])
-        return any(isinstance(s, cst.Return | cst.Raise) for s in suite.body)  # type: ignore[attr-defined]
+        return any(isinstance(s, cst.Return | cst.Raise | cst.Break | cst.Continue)
+                   for s in suite.body)  # type: ignore[attr-defined]
 
     def _block(self, statements) -> list[cst.BaseStatement]:
         out: list[cst.BaseStatement] = []
         top = statements is self._top_statements
         for i, stmt in enumerate(statements):
             if i and self._is_exit(statements[i - 1]):
-                raise self.ctx.error(UnsupportedError, stmt, "code after return", "remove unreachable code")
+                raise self.ctx.error(UnsupportedError, stmt, "code after a return, raise, break or continue",
+                                     "remove unreachable code")
             if top:
                 self._top = i
             outer, self.ctx.current = self.ctx.current, self._anchors.get(stmt, stmt)
@@ -1030,9 +1086,9 @@ class FunctionRewriter:
 
     @staticmethod
     def _is_exit(stmt: cst.BaseStatement) -> bool:
-        """A return or a raise: the statements after it never run."""
-        return isinstance(stmt, cst.SimpleStatementLine) and any(isinstance(s, cst.Return | cst.Raise)
-                                                                 for s in stmt.body)
+        """A return, a raise, a break or a continue: the statements after it never run."""
+        return isinstance(stmt, cst.SimpleStatementLine) and any(
+            isinstance(s, cst.Return | cst.Raise | cst.Break | cst.Continue) for s in stmt.body)
 
     # -- statements ---------------------------------------------------------------------
 
@@ -1045,7 +1101,11 @@ class FunctionRewriter:
         if isinstance(stmt, cst.If):
             return [self._if_statement(stmt)]
         if isinstance(stmt, cst.While):
-            return [self._while_statement(stmt)]
+            self._jumps.append(None)
+            try:
+                return [self._while_statement(stmt)]
+            finally:
+                self._jumps.pop()
         if isinstance(stmt, cst.SimpleStatementLine):
             self._line = self.ctx.line(self._anchors.get(stmt, stmt))
             local = bound_function(self, stmt)  # f = lambda ...: / act = functools.partial(...): a nested def
@@ -1142,6 +1202,12 @@ class FunctionRewriter:
                                  "block after it)")
         code = cst.Module([]).code_for_node
         block = stmt.body if isinstance(stmt.body, cst.IndentedBlock) else self._indented(stmt.body)  # type: ignore[arg-type]
+        jumps = _jumps_out(block.body)
+        if jumps:
+            word = "break" if isinstance(jumps[0], cst.Break) else "continue"
+            raise self.ctx.error(UnsupportedError, jumps[0], f"'{word}' in a Python while loop",
+                                 "loop with for over range(n) (break and continue work there), or put the condition "
+                                 "in the while's test")
         tests_as_written = True
         for trips in range(_MAX_WHILE):
             test = self.expr(stmt.test)
@@ -1201,7 +1267,7 @@ class FunctionRewriter:
         return WalkState(dict(self.env), len(self.records), len(self.bindings), len(self.uses), len(self._comments),
                          frozenset(self.index_names), frozenset(self.key_names), frozenset(self.static_reads),
                          dict(self.pinned_reads), self.dtypes.snapshot(), frozenset(self.own_lists),
-                         len(self._results))
+                         len(self._results), tuple(len(j.at) if j is not None else 0 for j in self._jumps))
 
     def rollback(self, mark: WalkState) -> None:
         self.env = dict(mark.env)
@@ -1212,6 +1278,9 @@ class FunctionRewriter:
         self.dtypes.restore(mark.dtypes)
         self.own_lists = set(mark.own_lists)
         del self._results[mark.results:], self._result_paths[mark.results:]
+        for jumps, count in zip(self._jumps, mark.jumps):
+            if jumps is not None:
+                del jumps.at[count:]
 
     def _enter_loop(self, name: str, target: Layout | Value) -> list[cst.BaseStatement]:
         """``name = <name converted to target>``, before a loop whose body returns it in ``target`` (nothing
@@ -1262,6 +1331,8 @@ class FunctionRewriter:
             iterable = self.expr(first)
             new_iter = iterable.node
             self._bind_target(stmt.target, self._loop_item(first, iterable), _items_proxy(self, first, iterable.value))
+        targets_after = self.dtypes.loop_targets([(name, sequence) for name, sequence in _target_sources(
+            stmt.target, stmt.iter) if isinstance(self.env.get(name), Array)])
         block = stmt.body if isinstance(stmt.body, cst.IndentedBlock) else self._indented(stmt.body)  # type: ignore[arg-type]
         # assigned before read, or the loop's own target: each iteration starts them afresh
         fresh = rebound_first(block.body) | set(_bound_names(stmt.target))
@@ -1272,10 +1343,18 @@ class FunctionRewriter:
             trips = _field_name(first)
             if trips is None and isinstance(first, cst.Name) and first.value in self._args:
                 trips = first.value  # for b in blocks, a tuple[Block, ...] parameter: --dims blocks=N
+        jumps_out = _jumps_out(block.body)
+        if jumps_out:  # (a collective after one runs on some iterations only: explain cannot count it)
+            first_jump = jumps_out[0]
+            word = "break" if isinstance(first_jump, cst.Break) else "continue"
+            trips = UnknownLoop(self._line, self.ctx.code(stmt.iter), self.fn.name.value,
+                                f"it may skip iterations or stop early: '{word}' at line {self.ctx.line(first_jump)}")
         self._loops.append(trips if trips is not None else UnknownLoop(self._line, self.ctx.code(stmt.iter),
                                                                        self.fn.name.value))
         self._loop_names.append(frozenset(bound_names(stmt)))
         self.loop_carried.append(frozenset(start))
+        jumps = _Jumps(start)
+        self._jumps.append(jumps)
         shared_before = set(self.shared_lists)
         try:
             statements = self._block(block.body)
@@ -1284,12 +1363,59 @@ class FunctionRewriter:
             self._loops.pop()
             self._loop_names.pop()
             self.loop_carried.pop()
+            self._jumps.pop()
         body = block.with_changes(body=statements) if block is stmt.body else self._one_line(stmt.body, statements)
         for name in sorted((self.shared_lists - shared_before) & set(start) & listed_names(self.fn)):
             # handed on after it was appended to: the next iteration's appends would not be followed
             raise _LoopEntry(name, start[name])
+        self.dtypes.left_loop(targets_after)
+        end = self.env
+        for word, node, env in jumps.at:
+            self._check_carried(stmt, start, env, f"at the '{word}' on line {self.ctx.line(node)}")
+        self._check_carried(stmt, start, end, "")
+        breaks = [(node, env) for word, node, env in jumps.at if word == "break"]
+        for node, env in breaks:  # after the loop: what the body's end or a break leaves (of one layout)
+            for name, value in env.items():
+                other = end.get(name)
+                if not (isinstance(value, Array) and isinstance(other, Array) and value.layout != other.layout):
+                    continue
+                if not self._read_outside(stmt, name):  # a temporary of the body: the end's value stands
+                    env[name] = other
+                    continue
+                raise self.ctx.error(
+                    LayoutError, node, f"{name!r} has layout {value.layout.describe()} at this 'break' and "
+                    f"{other.layout.describe()} at the end of the loop's body, and is read after the loop",
+                    (f"give {name!r} one layout at both (a hint: {name}: Tensor[{hint_dims(other.dims)}] = ...), "
+                     if value.dims == other.dims else "") + "or read it only inside the loop")
+        if breaks:
+            self.env = self._merge(stmt, start, [end], [env for _, env in breaks])
+        return stmt.with_changes(body=body, iter=new_iter)
+
+    def _read_outside(self, loop: cst.For, name: str) -> bool:
+        """Whether ``name`` appears outside ``loop`` in the statement of the body holding it (an outer loop may
+        read it on its next iteration) or in any statement after that one."""
+        if self._top < 0:
+            return True
+        found = False
+
+        class _Find(cst.CSTVisitor):
+            def visit_For(self, node: cst.For) -> bool:
+                return node is not loop
+
+            def visit_Name(self, node: cst.Name) -> None:
+                nonlocal found
+                found = found or node.value == name
+
+        for statement in self._top_statements[self._top:]:
+            statement.visit(_Find())
+        return found
+
+    def _check_carried(self, stmt: cst.For, start: dict[str, Value], env: dict[str, Value], where: str) -> None:
+        """Each value the loop entered with as the next iteration takes it from ``env`` (the body's end, or a
+        ``continue``/``break`` (``where``)): raises :class:`_LoopEntry` to enter the loop in the layout the body
+        leaves, or refuses a change no conversion before the loop can make."""
         for name, before in start.items():
-            after = self.env.get(name)
+            after = env.get(name)
             if sequence_item(before) is None and sequence_item(after) is not None:
                 # xs = [] before a loop whose body appends to it: every iteration starts from the list of its items
                 raise _LoopEntry(name, after)
@@ -1311,10 +1437,9 @@ class FunctionRewriter:
                 described = after.layout.describe() if isinstance(after, Array) else type(after).__name__
                 raise self.ctx.error(
                     LayoutError, stmt, f"the layout of {name!r} changes across iterations of this loop: "
-                    f"{before.layout.describe()} before, {described} after",
+                    f"{before.layout.describe()} before, {described} {where or 'after'}",
                     f"pin it with a hint before the loop and inside it: {name}: Tensor["
                     f"{hint_dims(before.dims)}] = ...")
-        return stmt.with_changes(body=body, iter=new_iter)
 
     def _either_list(self, name: str, a: Value, b: Value, stmt: cst.CSTNode) -> Value:
         """A list one branch of an if appends to and the other does not (``if keep: hs.append(x)``): a
@@ -1652,9 +1777,34 @@ class FunctionRewriter:
             return self._assert(s)
         if isinstance(s, cst.Raise):
             return self._raise(s)
+        if isinstance(s, cst.Break | cst.Continue):
+            return self._jump(s)
         kind = type(s).__name__.lower()
         raise self.ctx.error(UnsupportedError, s, f"'{kind}' statements are not supported in a @mesh function",
                              "move it outside the @mesh function")
+
+    def _jump(self, s: cst.Break | cst.Continue) -> cst.Break | cst.Continue:
+        """``break``/``continue`` in a Python loop, kept as written: Python takes it at trace time, on a condition
+        every device shares.  A value the loop carries that is a partial sum here, where it entered whole, is
+        completed first (as at the body's end); the rest is checked when the loop's walk ends (``_Jumps``)."""
+        word = "break" if isinstance(s, cst.Break) else "continue"
+        jumps = self._jumps[-1] if self._jumps else None
+        if jumps is None:
+            raise self.ctx.error(UnsupportedError, s, f"'{word}' " + (
+                "in a Python while loop" if self._jumps else "outside a loop"),
+                "loop with for over range(n) or a sequence" if self._jumps else "remove it")
+        for name, before in jumps.start.items():
+            after = self.env.get(name)
+            if isinstance(before, Array) and isinstance(after, Array) and before.dims == after.dims:
+                extra = after.layout.partial - before.layout.partial
+                if extra:
+                    steps = plan_conversion(after.layout, after.layout.with_partial(after.layout.partial - extra),
+                                            self.mesh)
+                    op = Operand(after, cst.Name(name), cst.Name(name))
+                    raise _Restart(name, steps[0].axes, self._reason(
+                        steps[0], op, after.layout, f"the '{word}' (it entered the loop whole)"))
+        jumps.at.append((word, s, dict(self.env)))
+        return s
 
     def _completed_items(self, op: Operand, names: set[str]) -> Operand:
         """``hs = [x @ w]`` (a list display), ``hs`` appended to or popped later: its partial sums completed here,

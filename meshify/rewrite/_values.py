@@ -159,6 +159,8 @@ class UnknownLoop:
     line: int
     text: str  # the iterable as written
     function: str
+    #: Why, where the iterable is counted but the body may skip or stop (a break or continue).
+    reason: str = ""
 
 
 @dataclass(frozen=True, slots=True)

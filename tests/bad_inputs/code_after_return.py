@@ -1,5 +1,5 @@
 # Bad input: a statement after return.
-# expect: UnsupportedError at 11:5 naming code after return
+# expect: UnsupportedError at 11:5 naming code after a return
 import jax
 import jax.numpy as jnp
 from meshify import Tensor, mesh

@@ -1963,6 +1963,21 @@ class _Builder:
             self.lines.append(f"if {count} == {n}:\n    {out} = {a.name}.sum(-1)\nelse:\n    {out} = {a.name} * 2.0")
             self.trigger("an if on a loop's counter whose branches leave other dims", f"if {count} == {n}:")
             self.values.append(_Value(out, a.dims[:-1], scale * self.sizes.get(a.dims[-1], 8)))  # type: ignore[arg-type]
+        elif self.flag(25):  # a break or continue on the loop's index, before or after the update (or a temporary
+            # of the body, read only inside it, left in another layout at a break)
+            index, jump = f"i{len(self.lines)}", self.pick(["break", "continue"])
+            cond = f"{index} {self.pick(['==', '>=', '<'])} {self.pick(range(n + 1))}"
+            update = f"{a.name} = {step.format(h=a.name, w=w.name if w else '')}"
+            if self.flag(30) and len(a.dims) >= 2:
+                temp = f"t{len(self.lines)}"
+                body = [f"{temp} = {a.name}.sum(-1)", f"if {cond}:\n        {jump}", f"{a.name} = {a.name} * 0.9 + "
+                        f"{temp}[..., None] * 0.01", update]
+            elif self.flag(50):
+                body = [f"if {cond}:\n        {jump}", update]
+            else:
+                body = [update, f"if {cond}: {jump}"]
+            self.lines.append(f"for {index} in range({n}):\n" + "\n".join("    " + line for line in body))
+            a.scale = scale
         else:  # the carried name is rebound in the loop body (indented relative to the for)
             self.lines.append(f"for _ in range({n}):\n    {a.name} = {step.format(h=a.name, w=w.name if w else '')}")
             a.scale = scale
