@@ -22,6 +22,7 @@ sequence of one item's value where a loop it is carried into appends to it.
 
 from __future__ import annotations
 
+import builtins
 import functools
 
 import libcst as cst
@@ -33,7 +34,7 @@ from meshify.rewrite._names import read_again
 from meshify.rewrite._values import Array, Operand, Static, StructValue, TupleValue, Value, holds_partial
 
 __all__ = ["TREE_MAP", "appending", "closure_names", "common_item", "concatenated", "listed_items", "listed_names", "mutating",
-           "one_layout", "popping", "sequence_index", "sequence_item", "sequence_len", "sequence_of", "shares",
+           "one_layout", "popping", "removed", "sequence_index", "sequence_item", "sequence_len", "sequence_of", "shares", "stored",
            "tree_map"]
 
 #: ``jax.tree.map`` under its spellings.
@@ -70,10 +71,12 @@ def appending(rw, node: cst.BaseExpression) -> cst.BaseExpression | None:
     the loop too) must have that value's layout.  A partial sum is completed before it is appended (the list's
     items are whole arrays, whatever reads them).  None: not such a call."""
     if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
-            and isinstance(node.func.value, cst.Name) and node.func.attr.value == "append"):
+            and isinstance(node.func.value, cst.Name) and node.func.attr.value in ("append", "extend", "insert")):
         return None
     name = node.func.value.value
     held = rw.env.get(name)
+    if node.func.attr.value != "append":
+        return _extending(rw, node, name, held)
     numbers = isinstance(held, Static) and held.known and isinstance(held.literal, tuple | list)
     if not numbers and not isinstance(held, TupleValue) and sequence_item(held) is None:
         return None  # not a list of values meshify follows: as written
@@ -120,7 +123,8 @@ def appending(rw, node: cst.BaseExpression) -> cst.BaseExpression | None:
         rw.rebind_list(name, TupleValue((*held.items, value)))
     else:
         items = held.items if isinstance(held, TupleValue) else (sequence_item(held),)
-        other = one_layout(items, like=value)
+        common = common_item([*items, value])  # (items differing only by names meshify inferred: the user's)
+        other = one_layout(items, like=value) if common is None else None
         if other is not None:
             where = (f"{name}.append(...) in a loop: the list holds {_text(other)} and this iteration appends "
                      f"{_text(value)}; the loop's body is rewritten once, so every item must have one layout"
@@ -130,8 +134,166 @@ def appending(rw, node: cst.BaseExpression) -> cst.BaseExpression | None:
             raise rw.error(LayoutError, node, where, f"append values of one layout (the list's items: "
                            f"{_text(other)}; a hint pins one: v: Tensor[{_dims(other)}] = ...), or stack them with "
                            "jax.lax.scan")
-        rw.rebind_list(name, sequence_of(value))
+        rw.rebind_list(name, sequence_of(common if common is not None else value))
     return node.with_changes(args=[node.args[0].with_changes(value=new)])
+
+
+def _literal_index(rw, arg: cst.Arg | None) -> int | None:
+    """A Python int index meshify knows (``0``, ``-1``, ``i`` of a known value), else None."""
+    if arg is None or arg.keyword is not None or arg.star:
+        return None
+    value = rw.expr(arg.value).value
+    return value.literal if isinstance(value, Static) and value.known and type(value.literal) is int else None
+
+
+def _own_list(rw, node: cst.CSTNode, name: str, what: str) -> None:
+    """Refuses changing ``name`` in place unless this function made it and no other name holds it."""
+    if name in rw.shared_lists and name in rw.own_lists:
+        raise rw.error(UnsupportedError, node, f"{what} after {name!r} was handed on (another name, a tuple, a helper "
+                       "or a nested function holds the same list): what they hold changes too, which meshify does "
+                       f"not follow", f"hand on a copy (list({name})), or change it before handing it on")
+    if name not in rw.own_lists:
+        raise rw.error(UnsupportedError, node, f"{what} on a list this function did not make with a list display "
+                       f"({name!r} is a parameter or holds another name's list): the list it changes is not followed",
+                       f"make the list here ({name} = [...]) and change it here, or build a new one ({name} = "
+                       f"[*{name}, v])")
+
+
+def _in_loop(rw, name: str, value: Value, node: cst.CSTNode, what: str) -> Value:
+    """``value`` (a list's new items) as a list ``name`` holds: in a loop it is carried into, a sequence of
+    one item's value (every item must share that layout), since the body is rewritten once."""
+    if not any(name in names for names in rw.loop_carried) or not isinstance(value, TupleValue):
+        return value
+    if not value.items:
+        return value
+    common = common_item(value.items)
+    other = one_layout(value.items) if common is None else None
+    if common is None and other is not None:
+        raise rw.error(LayoutError, node, f"{what} in a loop: {name!r} holds items of different layouts "
+                       f"({_text(value.items[0])}, {_text(other)}); the loop's body is rewritten once, so every item "
+                       "must have one layout", "give the items one layout (a hint where each is made), or collect "
+                       "them with jax.lax.scan")
+    return sequence_of(common if common is not None else value.items[0])
+
+
+def _extending(rw, node: cst.Call, name: str, held: Value | None) -> cst.BaseExpression | None:
+    """``hs.extend(more)`` and ``hs.insert(i, v)`` on a list this function made: its items as
+    ``hs += more`` (:func:`concatenated`) and ``hs[i:i] = [v]`` leave them (a partial sum completed first)."""
+    method = node.func.attr.value  # type: ignore[attr-defined]
+    if isinstance(held, Static) and held.known and isinstance(held.literal, list | tuple) and name in rw.own_lists:
+        # hs = [] (a Python value), then arrays added: its items from here on (numbers only: a list of numbers)
+        added = [a.value for a in node.args[-1:]]
+        if not any(isinstance(rw.expr(a).value, Array | TupleValue | StructValue) for a in added):
+            return None
+        held = TupleValue(tuple(Static.of(v) for v in held.literal))
+    if not isinstance(held, TupleValue) and sequence_item(held) is None:
+        return None  # not a list of values meshify follows: as written
+    what = f"{name}.{method}(...)"
+    _own_list(rw, node, name, what)
+    if method == "extend":
+        if len(node.args) != 1 or node.args[0].keyword is not None or node.args[0].star:
+            raise rw.error(UnsupportedError, node, f"{what} with other than one argument", f"{name}.extend(values)")
+        more = rw.expr(node.args[0].value)
+        joined = concatenated(rw, Operand(held, node.func.value, node.func.value), more, node)  # type: ignore[attr-defined]
+        if joined is None:
+            raise rw.error(UnsupportedError, node.args[0].value, f"{what} of {rw.ctx.code(node.args[0].value)!r}, "
+                           "which is not a list, tuple or sequence of arrays meshify follows",
+                           f"extend it with a list display ({name}.extend([a, b]))")
+        value, new = joined
+        rw.rebind_list(name, _in_loop(rw, name, value, node, what))
+        return node.with_changes(args=[node.args[0].with_changes(value=new)])
+    if len(node.args) != 2 or any(a.keyword is not None or a.star for a in node.args):
+        raise rw.error(UnsupportedError, node, f"{what} with other than two arguments", f"{name}.insert(i, v)")
+    index = _literal_index(rw, node.args[0])
+    op = rw.expr(node.args[1].value)
+    value, new = op.value, op.node
+    if isinstance(value, Array) and value.layout.partial:
+        whole = value.layout.with_partial(())
+        new = rw.convert(op, whole, f"an item of the list {name!r}")
+        value = Array(whole, value.origin)
+    elif holds_partial(value):
+        raise rw.error(UnsupportedError, node.args[1].value, f"inserting {rw.ctx.code(node.args[1].value)!r} into "
+                       f"{name!r}: a tuple or pytree holding a partial sum", "insert its arrays one by one")
+    if isinstance(held, TupleValue) and index is not None:
+        items = list(held.items)
+        items.insert(index, value)
+        result: Value = TupleValue(tuple(items))
+    else:
+        items = list(held.items) if isinstance(held, TupleValue) else [sequence_item(held)]
+        other = one_layout(items, like=value)
+        if other is not None:
+            raise rw.error(LayoutError, node, f"{what} of {_text(value)} at a place meshify does not know, into a "
+                           f"list holding {_text(other)}: every item must then have one layout",
+                           "insert at a Python int meshify knows (0, -1), or give the items one layout")
+        result = sequence_of(value)
+    rw.rebind_list(name, _in_loop(rw, name, result, node, what))
+    return node.with_changes(args=[node.args[0], node.args[1].with_changes(value=new)])
+
+
+def removed(rw, node: cst.Del) -> bool:
+    """``del hs[i]`` / ``del hs[a:b]`` of a list this function made: its items without those; False where
+    ``node`` deletes anything else (refused by the caller)."""
+    target = node.target
+    if not (isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and len(target.slice) == 1):
+        return False
+    name = target.value.value
+    held = rw.env.get(name)
+    if not isinstance(held, TupleValue) and sequence_item(held) is None:
+        return False
+    _own_list(rw, node, name, f"del {rw.ctx.code(target)}")
+    element = target.slice[0].slice
+    if isinstance(held, TupleValue):
+        if isinstance(element, cst.Index):
+            index = _literal_index(rw, cst.Arg(element.value))
+            if index is not None and -len(held.items) <= index < len(held.items):
+                items = list(held.items)
+                del items[index]
+                rw.rebind_list(name, TupleValue(tuple(items)))
+                return True
+        elif isinstance(element, cst.Slice):
+            bounds = [None if b is None else _literal_index(rw, cst.Arg(b)) for b in (element.lower, element.upper,
+                                                                                       element.step)]
+            if all(b is not None or part is None for b, part in zip(bounds, (element.lower, element.upper,
+                                                                             element.step))):
+                items = list(held.items)
+                del items[slice(*bounds)]
+                rw.rebind_list(name, TupleValue(tuple(items)))
+                return True
+    items = list(held.items) if isinstance(held, TupleValue) else [sequence_item(held)]
+    if not items or one_layout(items) is not None:
+        raise rw.error(LayoutError, node, f"del {rw.ctx.code(target)}: which items go is known only when the code "
+                       f"runs, and the items of {name!r} have different layouts", "delete at a Python int meshify "
+                       "knows, or give the items one layout")
+    rw.rebind_list(name, sequence_of(items[0]))
+    return True
+
+
+def stored(rw, target: cst.Subscript, value: Value) -> Value | None:
+    """``hs[i] = v`` for a list this function made: its items with item ``i`` replaced (a partial sum must be
+    completed first: the caller's conversion); None where ``target`` is not such a store."""
+    if not (isinstance(target.value, cst.Name) and len(target.slice) == 1
+            and isinstance(target.slice[0].slice, cst.Index)):
+        return None
+    name = target.value.value
+    held = rw.env.get(name)
+    if not isinstance(held, TupleValue) and sequence_item(held) is None:
+        return None
+    _own_list(rw, target, name, f"{rw.ctx.code(target)} = ...")
+    index = _literal_index(rw, cst.Arg(target.slice[0].slice.value))  # type: ignore[attr-defined]
+    if isinstance(held, TupleValue) and index is not None and -len(held.items) <= index < len(held.items):
+        items = list(held.items)
+        items[index] = value
+        result: Value = TupleValue(tuple(items))
+    else:
+        items = list(held.items) if isinstance(held, TupleValue) else [sequence_item(held)]
+        other = one_layout(items, like=value)
+        if other is not None:
+            raise rw.error(LayoutError, target, f"{rw.ctx.code(target)} = ... stores {_text(value)} at a place meshify "
+                           f"does not know, in a list holding {_text(other)}: every item must then have one layout",
+                           "store at a Python int meshify knows, or give the items one layout")
+        result = held if isinstance(held, TupleValue) and index is None else sequence_of(value)
+    rw.rebind_list(name, _in_loop(rw, name, result, target, f"{rw.ctx.code(target)} = ..."))
+    return result
 
 
 def sequence_of(item: Value) -> StructValue:
@@ -270,20 +432,19 @@ def popping(rw, node: cst.Call) -> Operand | None:
         raise rw.error(UnsupportedError, node, f"{rw.ctx.code(node.func)}() on a list this function did not make "
                        f"with a list display ({name!r} is a parameter or holds another name's list): the list it "
                        "changes is not followed", f"make the list here ({name} = []) and take its items here")
-    if node.args and not (len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star
-                          and isinstance(node.args[0].value, cst.UnaryOperation)
-                          and isinstance(node.args[0].value.operator, cst.Minus)
-                          and isinstance(node.args[0].value.expression, cst.Integer)
-                          and node.args[0].value.expression.value == "1"):
-        raise rw.error(UnsupportedError, node, f"{rw.ctx.code(node.func)}(...) of an item other than the last",
-                       f"take the last item: {name}.pop(), or index it: {name}[i]")
+    index = -1 if not node.args else _literal_index(rw, node.args[0]) if len(node.args) == 1 else None
+    if len(node.args) > 1 or (node.args and (node.args[0].keyword is not None or node.args[0].star)):
+        raise rw.error(UnsupportedError, node, f"{rw.ctx.code(node.func)}(...) with other than one index",
+                       f"take one item: {name}.pop() or {name}.pop(i)")
     carried = any(name in names for names in rw.loop_carried)
-    if isinstance(held, TupleValue) and not carried:
-        if not held.items:
-            raise rw.error(UnsupportedError, node, f"{name}.pop() of a list that is empty here",
-                           f"append to {name} before taking items from it")
-        rw.rebind_list(name, TupleValue(held.items[:-1]))
-        return Operand(held.items[-1], node, node)
+    if isinstance(held, TupleValue) and not carried and index is not None:
+        if not -len(held.items) <= index < len(held.items):
+            raise rw.error(UnsupportedError, node, f"{rw.ctx.code(node)} of a list that holds {len(held.items)} "
+                           "items here", f"append to {name} before taking items from it")
+        items = list(held.items)
+        taken = items.pop(index)
+        rw.rebind_list(name, TupleValue(tuple(items)))
+        return Operand(taken, node, node)
     items = held.items if isinstance(held, TupleValue) else (sequence_item(held),)
     if not items or one_layout(items) is not None:
         raise rw.error(LayoutError, node, f"{name}.pop() in a loop: each iteration takes another item, and the "
@@ -312,9 +473,17 @@ def listed_names(fn: cst.FunctionDef) -> frozenset[str]:
                 names.add(value.left.value)
 
         def visit_Call(self, n: cst.Call) -> None:
-            if isinstance(n.func, cst.Attribute) and n.func.attr.value in ("append", "pop") \
+            if isinstance(n.func, cst.Attribute) and n.func.attr.value in ("append", "pop", "extend", "insert") \
                     and isinstance(n.func.value, cst.Name):
                 names.add(n.func.value.value)
+
+        def visit_Del(self, n: cst.Del) -> None:  # del hs[0]
+            if isinstance(n.target, cst.Subscript) and isinstance(n.target.value, cst.Name):
+                names.add(n.target.value.value)
+
+        def visit_AssignTarget(self, n: cst.AssignTarget) -> None:  # hs[i] = v
+            if isinstance(n.target, cst.Subscript) and isinstance(n.target.value, cst.Name):
+                names.add(n.target.value.value)
 
         def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
             return n is fn
@@ -372,6 +541,7 @@ def closure_names(fn: cst.FunctionDef) -> frozenset[str]:
 
 #: Functions that read a list without keeping it (their module's prefix, or the builtin's name).
 _READERS = ("jax.", "numpy.", "math.", "builtins.")
+_BUILTINS = frozenset(dir(builtins))
 
 
 def shares(rw, node: cst.Name) -> bool:
@@ -394,6 +564,7 @@ def shares(rw, node: cst.Name) -> bool:
             names = rw.ctx.qualified_names(call.func)
             if isinstance(call.func, cst.Name) and not names:
                 names = {f"builtins.{call.func.value}"}
+            names = {f"builtins.{n}" if "." not in n and n in _BUILTINS else n for n in names}  # len(hs)
             return not names or not all(n.startswith(_READERS) for n in names)
     return True
 

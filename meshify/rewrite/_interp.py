@@ -39,6 +39,8 @@ from meshify.rewrite._containers import (
     common_item,
     listed_items,
     listed_names,
+    removed,
+    stored,
     one_layout,
     sequence_item,
     sequence_of,
@@ -1456,6 +1458,9 @@ class FunctionRewriter:
     def _grown(self, name: str, before: Static | TupleValue, after: TupleValue, stmt: cst.For) -> StructValue:
         """The sequence a tuple (or list) the loop's body joins items to holds: every item of one layout."""
         items = [*(before.items if isinstance(before, TupleValue) else ()), *after.items]
+        common = common_item(items)  # (items differing only by names meshify inferred: the user's)
+        if common is not None and after.items:
+            return sequence_of(common)
         if not after.items or one_layout(items, like=after.items[-1]) is not None:
             raise self.ctx.error(LayoutError, stmt, f"{name!r} gains items in this loop whose layouts differ (or "
                                  "loses them): the body is rewritten once, so every item must have one layout",
@@ -1729,6 +1734,10 @@ class FunctionRewriter:
         if isinstance(s, cst.Assign):
             before = len(self.records)
             op = self.expr(s.value)
+            if any(isinstance(t.target, cst.Subscript) for t in s.targets) and isinstance(op.value, Array) \
+                    and op.value.layout.partial:  # hs[i] = x @ w: a list's items are whole (as appends make them)
+                whole = op.value.layout.with_partial(())
+                op = Operand(Array(whole, op.value.origin), op.original, self.convert(op, whole, "an item of a list"))
             self._fed_names(s, self.records[before:])
             if isinstance(op.value, Static | Opaque) and not getattr(op.value, "known", False):  # act = jax.nn.gelu
                 from meshify.rewrite._evaluate import chosen
@@ -1779,6 +1788,8 @@ class FunctionRewriter:
             return self._raise(s)
         if isinstance(s, cst.Break | cst.Continue):
             return self._jump(s)
+        if isinstance(s, cst.Del) and removed(self, s):  # del hs[0]
+            return s
         kind = type(s).__name__.lower()
         raise self.ctx.error(UnsupportedError, s, f"'{kind}' statements are not supported in a @mesh function",
                              "move it outside the @mesh function")
@@ -1893,6 +1904,8 @@ class FunctionRewriter:
                 for i, e in enumerate(elements):
                     self._bind_target(e, Static(size_of=shape_of[i]) if shape_of else Static())
                 return
+        if isinstance(target, cst.Subscript) and stored(self, target, value) is not None:  # hs[i] = v
+            return
         raise self.ctx.error(UnsupportedError, target, f"assignment to {self.ctx.code(target)!r}",
                              "assign arrays to plain names (no attribute, subscript or .at[] updates)")
 

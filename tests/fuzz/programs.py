@@ -1941,8 +1941,18 @@ class _Builder:
             self.lines.append(f"for _ in range({n}):\n    {a.name} = {step.format(h=a.name, w=w.name if w else '')}"
                               f"\n    {grow}")
             count = n + first
+            own = view == held
             held = view
+            if joined != "tuple" and own and self.flag(40):
+                # changed in place after the loop (a U-Net's skips reordered): extend, insert, del, a store
+                change = self.pick(["extend", "insert", "del", "store"] if count >= 2 else ["extend", "insert"])
+                self.lines.append({"extend": f"{held}.extend([{a.name} * 0.5])",
+                                   "insert": f"{held}.insert({self.pick([0, 1, -1])}, {a.name} * 0.5)",
+                                   "del": f"del {held}[{self.pick([0, -1])}]",
+                                   "store": f"{held}[{self.pick([0, -1])}] = {held}[0] * 0.5"}[change])
+                count += {"extend": 1, "insert": 1, "del": -1, "store": 0}[change]
             read = self.pick([f"jnp.stack({held}).sum(0)", f"sum({held})", f"{held}[-1] * {count}",
+                              f"{held}.pop(0) * {count}",
                               f"jnp.stack({held}, axis=-1).mean(-1) * {count}",
                               f"jnp.stack({held}[1:] + {held}[:1]).max(0) * {count}",
                               f"jnp.stack([jnp.tanh(h) for h in {held}]).sum(0)", f"sum(h * 0.5 for h in {held})",
