@@ -2889,36 +2889,53 @@ class FunctionRewriter:
         self._loop_names.pop()
 
     def comprehension(self, node: cst.ListComp | cst.GeneratorExp) -> Operand | None:
-        """``[relu(x @ w1[i]) @ w2[i] for i in range(L)]``, ``(h * h for h in hs)``: the element walked once, the
-        target bound to what each iteration binds (as a Python loop's body: the items must share one layout),
-        a partial sum completed in the element; the list item by item where the iterable's count is known (a
-        tuple meshify holds item by item, and no ``if`` filters them on Python values), else a sequence of the
-        element's value.  None: a form not modelled (several ``for``s, ``async``), refused near arrays as before."""
-        comp = node.for_in
-        if comp.inner_for_in is not None or comp.asynchronous is not None:
-            return None
-        counted = _counted(self, comp.iter)
-        if counted is not None:
-            first, iterable, items, new_iter = counted
-            item: Value = TupleValue(tuple(items))
-        else:
-            first, iterable = comp.iter, self.expr(comp.iter)
-            new_iter, item = iterable.node, self._loop_item(comp.iter, iterable)
-        count = len(iterable.value.items) if isinstance(iterable.value, TupleValue) else None
-        names = _bound_names(comp.target)
-        saved = {n: self.env[n] for n in names if n in self.env}
-        self._bind_target(comp.target, item)
-        self.enter_loop(count if count is not None else self._trip_count(first))
+        """``[relu(x @ w1[i]) @ w2[i] for i in range(L)]``, ``(h * h for h in hs)``, ``[a * b for a in xs for b in
+        ys]``: the element walked once, each ``for``'s target bound to what each iteration binds (as a Python
+        loop's body: the items must share one layout), a partial sum completed in the element; the list item by
+        item where every iterable's count is known (a tuple meshify holds item by item, and no ``if`` filters
+        them on Python values), else a sequence of the element's value.  None: an ``async`` form, refused near
+        arrays as before."""
+        clauses: list[cst.CompFor] = []
+        comp: cst.CompFor | None = node.for_in
+        while comp is not None:
+            if comp.asynchronous is not None:
+                return None
+            clauses.append(comp)
+            comp = comp.inner_for_in
+        saved: dict[str, Value] = {}
+        bound: list[str] = []
+        entered = 0
+        count: int | None = 1
+        rewritten: list[tuple[cst.BaseExpression, list[cst.CompIf]]] = []
         try:
-            ifs = []
-            for clause in comp.ifs:  # [h for i, h in enumerate(hs) if i % 2 == 0]: Python values choose the items
-                test = self.expr(clause.test)
-                if not isinstance(test.value, Static):
-                    raise self.ctx.error(UnsupportedError, clause.test, f"a comprehension's filter "
-                                         f"'if {self.ctx.code(clause.test)}' on an array (a value known only on "
-                                         "device)", "filter on Python values (an index, a flag), or mask the "
-                                         "items with jnp.where")
-                ifs.append(clause.with_changes(test=test.node))
+            for comp in clauses:
+                counted = _counted(self, comp.iter)
+                if counted is not None:
+                    first, iterable, items, new_iter = counted
+                    item: Value = TupleValue(tuple(items))
+                else:
+                    first, iterable = comp.iter, self.expr(comp.iter)
+                    new_iter, item = iterable.node, self._loop_item(comp.iter, iterable)
+                known = len(iterable.value.items) if isinstance(iterable.value, TupleValue) else None
+                count = count * known if count is not None and known is not None else None
+                for n in _bound_names(comp.target):
+                    if n not in bound:
+                        bound.append(n)
+                        if n in self.env:
+                            saved[n] = self.env[n]
+                self._bind_target(comp.target, item)
+                self.enter_loop(known if known is not None else self._trip_count(first))
+                entered += 1
+                ifs = []
+                for clause in comp.ifs:  # [h for i, h in enumerate(hs) if i % 2 == 0]: Python values choose the items
+                    test = self.expr(clause.test)
+                    if not isinstance(test.value, Static):
+                        raise self.ctx.error(UnsupportedError, clause.test, f"a comprehension's filter "
+                                             f"'if {self.ctx.code(clause.test)}' on an array (a value known only on "
+                                             "device)", "filter on Python values (an index, a flag), or mask the "
+                                             "items with jnp.where")
+                    ifs.append(clause.with_changes(test=test.node))
+                rewritten.append((new_iter, ifs))
             element = self.expr(node.elt)
             value, new_elt = element.value, element.node
             if isinstance(value, Array) and value.layout.partial:
@@ -2926,17 +2943,22 @@ class FunctionRewriter:
                 new_elt = self.convert(element, whole, "an item of the list the comprehension makes")
                 value = Array(whole, value.origin)
         finally:
-            self.leave_loop()
-            for n in names:
+            for _ in range(entered):
+                self.leave_loop()
+            for n in bound:
                 if n in saved:
                     self.env[n] = saved[n]
                 else:
                     self.env.pop(n, None)
-        new = node.with_changes(elt=new_elt, for_in=comp.with_changes(iter=new_iter, ifs=ifs))
+        inner: cst.CompFor | None = None
+        for comp, (new_iter, ifs) in reversed(list(zip(clauses, rewritten))):
+            inner = comp.with_changes(iter=new_iter, ifs=ifs, inner_for_in=inner)
+        new = node.with_changes(elt=new_elt, for_in=inner)
         if isinstance(value, Static):  # [d * 2 for d in x.shape]: Python values (split dims' sizes global)
             return Operand(Static(), node, new)
         # (a filter keeps a count meshify does not know: a sequence of the element's layout)
-        result: Value = TupleValue((value,) * count) if count is not None and not ifs else sequence_of(value)
+        filtered = any(ifs for _, ifs in rewritten)
+        result: Value = TupleValue((value,) * count) if count is not None and not filtered else sequence_of(value)
         return Operand(result, node, new)
 
     def rebind_list(self, name: str, value: Value) -> None:

@@ -966,6 +966,10 @@ class _Builder:
         """A helper written with ``*rest`` (its later parameters read as ``rest[0]``, ...) or ``**kw``
         (read as ``kw["x1"]``, passed by keyword), as wrappers and blocks forward their arguments."""
         defaults = [p for p in params if "=" in p]
+        bound = {n.strip() for line in inside for group in re.findall(r"lambda ([^:]*):", line)
+                 for n in group.split(",")}
+        if bound & set(free[1:]):  # a lambda's parameter of the same name: renaming it would break the lambda
+            return params, args, inside
         if self.flag(50):
             names = {n: f"rest[{k}]" for k, n in enumerate(free[1:])}
             params = [free[0], "*rest", *defaults]
@@ -1952,7 +1956,7 @@ class _Builder:
                                    "store": f"{held}[{self.pick([0, -1])}] = {held}[0] * 0.5"}[change])
                 count += {"extend": 1, "insert": 1, "del": -1, "store": 0}[change]
             read = self.pick([f"jnp.stack({held}).sum(0)", f"sum({held})", f"{held}[-1] * {count}",
-                              f"{held}.pop(0) * {count}",
+                              f"{held}.pop(0) * {count}", f"sum(h * 0.5 + g * 0.5 for h in {held} for g in {held}[-1:])",
                               f"jnp.stack({held}, axis=-1).mean(-1) * {count}",
                               f"jnp.stack({held}[1:] + {held}[:1]).max(0) * {count}",
                               f"jnp.stack([jnp.tanh(h) for h in {held}]).sum(0)", f"sum(h * 0.5 for h in {held})",
