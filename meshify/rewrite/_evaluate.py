@@ -838,6 +838,29 @@ def _literal_int(rw, element: cst.SubscriptElement) -> int | None:
 # -- calls ----------------------------------------------------------------------------------------
 
 
+def _copied_sequence(rw, node: cst.Call) -> Operand | None:
+    """``tuple(xs)`` / ``list(xs)`` (Python's own) of a tuple, list or sequence of values meshify follows (a
+    comprehension, a list it built): the same items, in a new tuple or list.  None for anything else."""
+    func = node.func
+    if not (isinstance(func, cst.Name) and func.value in ("tuple", "list") and func.value not in rw.env
+            and not rw.ctx.binds(func.value) and len(node.args) == 1 and node.args[0].keyword is None
+            and not node.args[0].star):
+        return None
+    argument = node.args[0].value
+    if isinstance(argument, cst.Name) and argument.value in rw.env and not isinstance(
+            rw.env[argument.value], TupleValue | StructValue):
+        return None  # (tuple(x.shape), list(sizes): Python values, evaluated as before)
+    if not isinstance(argument, cst.Name | cst.ListComp | cst.GeneratorExp | cst.List | cst.Tuple):
+        return None
+    op = rw.expr(argument)
+    value = op.value
+    if not (isinstance(value, TupleValue) or (isinstance(value, StructValue) and value.kind == "sequence")):
+        return None
+    return Operand(value, node, node.with_changes(args=[node.args[0].with_changes(value=op.node)]))
+
+
+
+
 def _call(rw, node: cst.Call):
     func = node.func
     if _is_at_update(rw, func):  # x.at[:, 0].set(v), mask.at[i].add(1)
@@ -886,6 +909,9 @@ def _call(rw, node: cst.Call):
         and "len" not in rw.env else None
     if length is not None:
         return length
+    copied = _copied_sequence(rw, node)
+    if copied is not None:  # tuple(h for h in hs), list(blocks): the same items
+        return copied
     sizes = _size_query(rw, node, func, names)
     if sizes is not None:  # len(x), jnp.shape(x), jnp.size(x, 1): x.shape[0], x.shape, x.shape[1] (global)
         rw.ctx.anchors[sizes] = node

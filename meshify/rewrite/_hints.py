@@ -173,10 +173,37 @@ def _read_jaxtyping(ctx: ModuleContext, node: cst.Subscript) -> tuple[str, ...]:
     return tuple(_dim_name(ctx, shape, name, "jaxtyping") for name in shape.evaluated_value.split())
 
 
+_SEQUENCE_NAMES = frozenset({"list", "builtins.list", "typing.List", "typing.Sequence", "collections.abc.Sequence"})
+
+
+def read_sequence_return(ctx: ModuleContext, fn: cst.FunctionDef) -> tuple[str, ...] | None:
+    """The item dims of a return hint ``list[Tensor[...]]`` / ``tuple[Tensor[...], ...]`` /
+    ``Sequence[Tensor[...]]`` (a list or tuple of arrays of one layout, of any length), or None."""
+    if fn.returns is None:
+        return None
+    hint = resolve_alias(ctx, fn.returns.annotation)
+    if not isinstance(hint, cst.Subscript):
+        return None
+    names = ctx.qualified_names(hint.value) | ({hint.value.value} if isinstance(hint.value, cst.Name) else set())
+    elements = [e.slice.value if isinstance(e.slice, cst.Index) else None for e in hint.slice]
+    if names & _TUPLE_NAMES and len(elements) == 2 and isinstance(elements[1], cst.Ellipsis):
+        item = elements[0]
+    elif names & _SEQUENCE_NAMES and len(elements) == 1:
+        item = elements[0]
+    else:
+        return None
+    dims = read_dims(ctx, item) if item is not None else None
+    if dims is None:
+        raise ctx.error(AnnotationError, item if item is not None else hint, f"return hint {ctx.code(hint)!r}: its "
+                        "item is not a Tensor hint", 'write list[Tensor["batch", "d_model"]]')
+    return dims
+
+
 def read_return_dims(ctx: ModuleContext, fn: cst.FunctionDef) -> tuple[str, ...] | tuple[tuple[str, ...], ...] | None:
     """The return hint's dims, or a tuple of them for ``tuple[Tensor[...], ...]``; None without a hint (each
-    result then leaves in the layout it has, its partial sums completed)."""
-    if fn.returns is None:
+    result then leaves in the layout it has, its partial sums completed) or with a hint of a list of arrays
+    (:func:`read_sequence_return`)."""
+    if fn.returns is None or read_sequence_return(ctx, fn) is not None:
         return None
     hint = resolve_alias(ctx, fn.returns.annotation)
     if isinstance(hint, cst.Subscript) and ctx.qualified_names(hint.value) & _TUPLE_NAMES:
@@ -186,7 +213,9 @@ def read_return_dims(ctx: ModuleContext, fn: cst.FunctionDef) -> tuple[str, ...]
             dims = read_dims(ctx, value)
             if dims is None:
                 raise ctx.error(AnnotationError, value, f"tuple return item {ctx.code(value)!r} is not a Tensor hint",
-                                'write tuple[Tensor["batch"], Tensor[()]]')
+                                'write tuple[Tensor["batch"], Tensor[()]]; a list of arrays is read as a whole return '
+                                'hint only (-> list[Tensor["batch"]]): else drop the hint, and the results leave in '
+                                'the layouts they have')
             items.append(dims)
         return tuple(items)
     dims = read_dims(ctx, hint)

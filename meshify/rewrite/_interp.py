@@ -58,6 +58,7 @@ from meshify.rewrite._hints import (
     read_reduce_dtype,
     read_regather,
     read_return_dims,
+    read_sequence_return,
     read_struct,
 )
 from meshify.rewrite._liveness import rebound_first
@@ -825,6 +826,9 @@ class FunctionRewriter:
         #: A one-line body walked as a line of its own -> its first statement (for positions).
         self._anchors: dict[cst.SimpleStatementLine, cst.CSTNode] = {}
         self._return: tuple[tuple[str, ...], ...] | tuple[str, ...] | None = None
+        #: A return hint ``list[Tensor[...]]``: the items' dims, and each return's items (checked after the walk).
+        self._items_hint: tuple[str, ...] | None = None
+        self._items_returned: list[tuple[cst.CSTNode, tuple[Value, ...] | None]] = []
         #: The dtype of each value as code, for float32 accumulation of low-precision partial sums.
         self.dtypes = Dtypes(self, unknown=unknown_dtypes)
         #: ``@mesh(reduce_dtype=...)``: the dtype low-precision partial sums are all-reduced in (None: float32);
@@ -843,10 +847,12 @@ class FunctionRewriter:
     def run(self) -> FunctionPlan:
         params = self._bind_params()
         self._return = read_return_dims(self.ctx, self.fn)
+        self._items_hint = read_sequence_return(self.ctx, self.fn)
         out_layouts = self._out_layouts() if self._return is not None else None
         node = self._walk_body()
         if out_layouts is None:
             out_layouts = self._unhinted_layouts()
+            self._check_items_hint()
         plan = FunctionPlan(self.fn.name.value, self.mesh, self.rules, params,
                             {n: self.rules.layout(d) for n, d in params.items()}, out_layouts,
                             self.records, self.bindings)
@@ -868,6 +874,32 @@ class FunctionRewriter:
         plan.reduce_dtype = self.reduce_dtype
         plan.args = self._args
         return plan
+
+    def _check_items_hint(self) -> None:
+        """A return hint ``list[Tensor[...]]`` (or ``tuple[Tensor[...], ...]``): every return gives a list or tuple
+        whose items have those dims, in the layout the rules give them (the results leave as they are)."""
+        dims = self._items_hint
+        if dims is None:
+            return
+        where = self.fn.returns.annotation  # type: ignore[union-attr]
+        target = self._rule_layout(dims, where)
+        for node, items in self._items_returned:
+            if items is None:
+                raise self.ctx.error(LayoutError, node, f"{self.fn.name.value}() is hinted to return a list of "
+                                     f"arrays {_dims_text(dims)} but returns {self.ctx.code(node)!r}, which is not "
+                                     "one", "return a list or tuple of arrays, or change the return hint")
+            for item in items:
+                if not isinstance(item, Array) or len(item.dims) != len(dims) or any(
+                        unify_dims(a, b) is None for a, b in zip(item.dims, dims)):
+                    got = item.layout.describe() if isinstance(item, Array) else type(item).__name__.lower()
+                    raise self.ctx.error(LayoutError, where, f"{self.fn.name.value}() is hinted to return arrays "
+                                         f"{_dims_text(dims)}, but an item it returns is {got}",
+                                         "make the hint name the items' dims in order, or drop it")
+                if item.layout.axes != target.axes:
+                    raise self.ctx.error(LayoutError, where, f"{self.fn.name.value}() returns items of layout "
+                                         f"{item.layout.describe()}, not {target.describe()} as the rules give "
+                                         f"{_dims_text(dims)}", "pin each item with a hint where it is made, or drop "
+                                         "the return hint (results then leave in the layout they have)")
 
     def run_helper(self, bound: dict[str, Value]) -> tuple[cst.FunctionDef, Value]:
         """Rewrites a helper for the values its caller passes; returns it and its result's value."""
@@ -2279,8 +2311,10 @@ class FunctionRewriter:
         if isinstance(s.value, cst.Tuple):
             node, left = self._leaving_items(s.value, "return value ")
             self._results.append(left)
+            self._items_returned.append((s.value, left.items))
             return s.with_changes(value=node)
         op = self.expr(s.value)
+        self._items_returned.append((s.value, listed_items(op.value) if not isinstance(op.value, Static) else None))
         if isinstance(op.value, TupleValue) and all(isinstance(v, Array | Opaque) for v in op.value.items):
             # return helper(x): a tuple whose items leave as they are (a pending partial sum cannot be
             # completed inside a tuple the code does not spell out)
