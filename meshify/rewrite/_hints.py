@@ -186,12 +186,10 @@ def read_sequence_return(ctx: ModuleContext, fn: cst.FunctionDef) -> tuple[str, 
         return None
     names = ctx.qualified_names(hint.value) | ({hint.value.value} if isinstance(hint.value, cst.Name) else set())
     elements = [e.slice.value if isinstance(e.slice, cst.Index) else None for e in hint.slice]
-    if names & _TUPLE_NAMES and len(elements) == 2 and isinstance(elements[1], cst.Ellipsis):
-        item = elements[0]
-    elif names & _SEQUENCE_NAMES and len(elements) == 1:
-        item = elements[0]
-    else:
+    if not ((names & _TUPLE_NAMES and len(elements) == 2 and isinstance(elements[1], cst.Ellipsis))
+            or (names & _SEQUENCE_NAMES and len(elements) == 1)):
         return None
+    item = elements[0]
     dims = read_dims(ctx, item) if item is not None else None
     if dims is None:
         raise ctx.error(AnnotationError, item if item is not None else hint, f"return hint {ctx.code(hint)!r}: its "

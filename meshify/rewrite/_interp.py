@@ -39,12 +39,12 @@ from meshify.rewrite._containers import (
     common_item,
     listed_items,
     listed_names,
-    removed,
-    stored,
     one_layout,
+    removed,
     sequence_item,
     sequence_of,
     shares,
+    stored,
 )
 from meshify.rewrite._context import ModuleContext, _bound_names, bound_names
 from meshify.rewrite._dtypes import Dtypes, Items, like_node, merge_items
@@ -1616,12 +1616,11 @@ class FunctionRewriter:
             if value.value.known or isinstance(e, BranchLayouts) or e.span is None:
                 raise
             self.rollback(mark)
-            return self._refused_suite(suite, e, test, taken), e
+            return self._refused_suite(e, test, taken), e
         finally:
             self._conditions.pop()
 
-    def _refused_suite(self, suite: cst.BaseSuite, error: MeshifyError, test: cst.BaseExpression,
-                       taken: bool) -> cst.BaseSuite:
+    def _refused_suite(self, error: MeshifyError, test: cst.BaseExpression, taken: bool) -> cst.BaseSuite:
         """``raise mr.refused(...)`` in place of a branch meshify refuses (see :meth:`_branch`)."""
         assert error.span is not None
         when = f"{'' if taken else 'not '}{self.ctx.code(test)}"

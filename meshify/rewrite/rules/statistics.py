@@ -666,8 +666,8 @@ def _along_rule(ctx: RuleContext, call: Call, kind: str):
         # JAX types argsort's indices (sorted iota) as the same on every device, whatever x's blocks: typed
         # back as varying, so that a later psum over those axes is accepted (it is a per-device value).
         return Lowering(result, tuple(converts), "{mr}.varying({call}, {axes})", (("axes", MeshAxes(split)),),
-                        notes=(f"argsort's indices typed as varying over {axes_text(split)}, as {ctx.code(x.original)!r}"
-                               " is (JAX types them as the same on every device)",))
+                        notes=((f"argsort's indices typed as varying over {axes_text(split)}, as "
+                                f"{ctx.code(x.original)!r} is (JAX types them as the same on every device)"),))
     return Lowering(result, tuple(converts))
 
 
