@@ -1740,8 +1740,20 @@ class _Builder:
         if not a.dims or None in a.dims:
             return False
         kind = self.weighted([("transpose", 4), ("merge", 3), ("split", 3), ("rename", 2), ("concatenate", 2),
-                              ("stack", 2)])
+                              ("stack", 2), ("same_size", 2)])
         return getattr(self, f"shape_{kind}")(a) or self.shape_transpose(a)
+
+    def shape_same_size(self, a: _Value) -> bool:
+        """``B, N, _ = s.shape; s.reshape(B, N, N)``: a no-op reshape, one size read off a dim for another dim
+        of the same size (Swin's ``attn.reshape(B, nW, nH, N, N)``), no hint: the dims are inferred."""
+        pairs = [(i, j) for i in range(len(a.dims)) for j in range(len(a.dims))
+                 if i != j and self.sizes[a.dims[i]] == self.sizes[a.dims[j]]]  # type: ignore[index]
+        if not pairs:
+            return False
+        i, j = self.pick(pairs)
+        sizes = [f"{a.name}.shape[{i if k == j else k}]" for k in range(len(a.dims))]
+        self.emit(f"{a.name}.reshape({', '.join(sizes)})", a.dims, a.scale)
+        return True
 
     def shape_transpose(self, a: _Value) -> bool:
         rank = len(a.dims)

@@ -196,13 +196,14 @@ def _reshape_inferred(ctx: RuleContext, call: Call, x: Operand):
     sizes, size_nodes, spelled = _shape_operands(ctx, call, whole_shape=True)
     kept = [s.value.size_of if isinstance(s.value, Static) and s.value.size_of in layout.dims
             and layout.dims.count(s.value.size_of) == 1 else None for s in sizes]
-    for j, name in enumerate(kept):
-        if name is not None and kept.count(name) > 1:
-            kept[j] = None
+    repeated = {name for name in kept if name is not None and kept.count(name) > 1}
+    kept = [None if name in repeated else name for name in kept]  # (B, N, N), N read off one dim: neither kept
     anchors = [(layout.dims.index(n), j) for j, n in enumerate(kept) if n is not None]
     if [i for i, _ in anchors] != sorted(i for i, _ in anchors):
         anchors = []  # sizes read off dims in another order: no dim is kept as it is
     anchors = _size_one_anchors(layout, sizes, anchors)
+    if not _anchors_consistent(layout, sizes, anchors):
+        anchors = []  # a kept dim with new dims beside it and no dim they come from: the sizes do not say
     axes: list[Axes] = [()] * len(sizes)
     names: list[str | None] = [None] * len(sizes)
     bounds = [(-1, -1), *anchors, (layout.rank, len(sizes))]
@@ -277,6 +278,20 @@ def _sectioned_reshape(ctx: RuleContext, call: Call, x: Operand, layout: Layout,
     wrap, emitted = sectioned_moves(ctx, x, layout, *sectioned)
     return Lowering(value, (Convert(x, layout, "the sections of a fused dim", wrap=wrap),), emitted=emitted,
                     replace=replaced, origins=origins)
+
+
+def _anchors_consistent(layout: Layout, sizes: list, anchors: list[tuple[int, int]]) -> bool:
+    """Whether the dims between each two kept dims can become the sizes between them: a group of new sizes
+    with no dim of ``x`` to come from holds only literal 1s, and a group of dims with no size to go to holds
+    only size-1 dims (else the sizes were read off dims they are not: ``(B, N, N)`` with ``N`` read off one)."""
+    bounds = [(-1, -1), *anchors, (layout.rank, len(sizes))]
+    for (i0, j0), (i1, j1) in zip(bounds, bounds[1:]):
+        group_in, group_out = range(i0 + 1, i1), range(j0 + 1, j1)
+        if not group_in and any(_literal(sizes[j]) != 1 for j in group_out):
+            return False
+        if not group_out and any(layout.dims[i] != BROADCAST or layout.axes[i] for i in group_in):
+            return False
+    return True
 
 
 def _hint_names(kept: list[str | None], size_nodes: list[cst.BaseExpression]) -> tuple[str, ...]:
