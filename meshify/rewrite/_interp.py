@@ -731,10 +731,12 @@ class FunctionRewriter:
                  assume_defaults: bool = False, free: dict[str, Value] | None = None,
                  unknown_dtypes: frozenset[str] = frozenset(), reduce_dtype: str | None = None,
                  nones: frozenset[str] = frozenset(), declared: dict[str, int] | None = None,
-                 regather: bool | None = None) -> None:
+                 regather: bool | None = None, flags: dict[str, bool] | None = None) -> None:
         self.ctx = ctx
         #: The optional array parameters that are None in this version of a @mesh function (_optional).
         self.nones = nones
+        #: The static flags' values this version of a @mesh function is rewritten for (_driver._versions).
+        self.flags = dict(flags or {})
         #: What the live function's closure variables hold (the decorator path knows them).
         self.free = dict(free or {})
         #: explain's mode: static parameters take their literal defaults, so that an ``if`` on
@@ -1083,6 +1085,8 @@ class FunctionRewriter:
     def default_of(self, param: cst.Param) -> Static:
         """A static parameter's value in explain's mode: its ``@mesh(example=...)`` value or its default
         where either is a literal or a config the module spells out; else (and when converting) unknown."""
+        if param.name.value in self.flags:
+            return Static.of(self.flags[param.name.value])
         node = self.example.get(param.name.value, param.default) if self.assume_defaults else None
         if node is not None:
             try:
@@ -1481,6 +1485,9 @@ class FunctionRewriter:
         items = [*listed_items(a), *listed_items(b)]  # type: ignore[misc]
         if not items:
             return Static()
+        common = common_item(items)
+        if common is not None:
+            return sequence_of(common)
         if one_layout(items) is not None:
             raise self.ctx.error(LayoutError, stmt, f"{name!r} holds other items after each branch, of different "
                                  "layouts", f"give the items of {name!r} one layout (a hint where each is made), "
@@ -1594,6 +1601,11 @@ class FunctionRewriter:
                 joined = self._join_partials(after_body, stmt)
                 new_orelse = new_orelse.with_changes(body=new_orelse.body.with_changes(
                     body=[*new_orelse.body.body, *joined]))
+            elif orelse is None:  # if i == 0: x = ln(x), x a partial sum: completed on the path that skips it
+                joined = self._join_partials(after_body, stmt)
+                if joined:
+                    new_orelse = cst.Else(body=cst.IndentedBlock(body=joined))
+                    after_else = self.env
         taken = (after_body if test.value.literal else after_else) if test.value.known else None
         self.env = self._merge(stmt, start, [] if body_returns else [after_body],
                                [] if else_returns else [after_else], taken=taken)
@@ -1693,6 +1705,8 @@ class FunctionRewriter:
                 elif a != b and isinstance(a, Static) and isinstance(b, Static) \
                         and not any(isinstance(v.literal, LocalDef) for v in (a, b)):
                     merged[name] = Static()  # n = 1 in one branch, 3 in the other: known only when traced
+                elif a != b and isinstance(a, Array) and isinstance(b, Array) and common_item([a, b]) is not None:
+                    merged[name] = common_item([a, b])  # (dims differing only by names meshify inferred: the user's)
                 elif a != b and listed_items(a) is not None and listed_items(b) is not None:
                     merged[name] = self._either_list(name, a, b, stmt)
                 elif a != b and any(isinstance(v, Static) and isinstance(v.literal, LocalDef) for v in (a, b)):

@@ -1752,7 +1752,10 @@ class _Builder:
             return False
         i, j = self.pick(pairs)
         sizes = [f"{a.name}.shape[{i if k == j else k}]" for k in range(len(a.dims))]
-        self.emit(f"{a.name}.reshape({', '.join(sizes)})", a.dims, a.scale)
+        expr = f"{a.name}.reshape({', '.join(sizes)})"
+        # (which dims the sizes keep is then unknown: a split dim not the major part of the dims merged is refused)
+        self.trigger("a reshape reading one dim's size for another", expr, "is not the major (first) part", unnamed=True)
+        self.emit(expr, a.dims, a.scale)
         return True
 
     def shape_transpose(self, a: _Value) -> bool:
