@@ -15,11 +15,12 @@ import itertools
 import linecache
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import product
 
 import libcst as cst
 
 from meshify.annotate._types import MeshSpec, Rules
-from meshify.errors import AnnotationError, SourceError, SourceSpan, UnsupportedError
+from meshify.errors import AnnotationError, LayoutError, MeshifyError, SourceError, SourceSpan, UnsupportedError
 from meshify.rewrite._context import ModuleContext, parse_context
 from meshify.rewrite._emit import Decorators, fix_imports, header_lines, place_versions
 from meshify.rewrite._emit import _versions as emitted_versions
@@ -136,7 +137,48 @@ def _versions(ctx: ModuleContext, fn: cst.FunctionDef, mesh: MeshSpec, rules: Ru
         raise ctx.error(UnsupportedError, above, f"@{ctx.code(above.decorator)} above @mesh(...) on "
                         f"{fn.name.value}(), which takes optional arrays (one program per None-ness)",
                         "put @mesh(...) outermost, or wrap the function after its definition")
-    return [FunctionRewriter(ctx, fn, mesh, rules, sizes=sizes, free=free, nones=nones).run() for nones in patterns]
+    try:
+        return [FunctionRewriter(ctx, fn, mesh, rules, sizes=sizes, free=free, nones=nones).run()
+                for nones in patterns]
+    except (LayoutError, UnsupportedError) as error:
+        flags = static_flags(ctx, fn)
+        if not flags or len(patterns) > 1:
+            raise
+        try:
+            return [FunctionRewriter(ctx, fn, mesh, rules, sizes=sizes, free=free, flags=values).run()
+                    for values in flag_patterns(flags)]
+        except MeshifyError:
+            raise error from None
+
+
+#: More static flags than this would mean 2**n rewrites of one function: its error stands.
+MAX_FLAGS = 3
+
+
+def static_flags(ctx: ModuleContext, fn: cst.FunctionDef) -> dict[str, bool]:
+    """The static parameters of ``fn`` that are flags (a ``bool`` hint, or a default of True or False), with
+    their defaults (False without one), in order; empty where there are more than :data:`MAX_FLAGS`."""
+    from meshify.rewrite._hints import read_dims, read_struct
+
+    flags: dict[str, bool] = {}
+    p = fn.params
+    for param in (*p.posonly_params, *p.params, *p.kwonly_params):
+        hint = param.annotation.annotation if param.annotation is not None else None
+        if hint is not None and (read_dims(ctx, hint) is not None or read_struct(ctx, hint) is not None):
+            continue
+        default = param.default
+        literal = default.value if isinstance(default, cst.Name) and default.value in ("True", "False") else None
+        boolean = isinstance(hint, cst.Name) and hint.value == "bool" and not ctx.binds("bool")
+        if literal is not None or boolean:
+            flags[param.name.value] = literal == "True"
+    return flags if len(flags) <= MAX_FLAGS else {}
+
+
+def flag_patterns(flags: dict[str, bool]) -> list[dict[str, bool]]:
+    """Every combination of the flags' values, their defaults first."""
+    names = list(flags)
+    combos = [dict(zip(names, values)) for values in product((False, True), repeat=len(names))]
+    return sorted(combos, key=lambda c: c != flags)
 
 
 def _rewritten(ctx: ModuleContext, plans: list[FunctionPlan], original: cst.FunctionDef,
@@ -151,7 +193,8 @@ def _rewritten(ctx: ModuleContext, plans: list[FunctionPlan], original: cst.Func
     name = original.name.value
     for plan in plans[1:]:
         nones = sorted(set(plans[0].args) - set(plan.args))
-        note = comment_line(f"{name}() when {', '.join(nones)} {'is' if len(nones) == 1 else 'are'} None")
+        note = comment_line(f"{name}() when {', '.join(nones)} {'is' if len(nones) == 1 else 'are'} None" if nones
+                            else f"{name}() when " + ", ".join(f"{n}={v}" for n, v in plan.flags.items()))
         variant = cst.Decorator(decorator=cst.Attribute(cst.Name(name), cst.Name("variant")))
         nodes.append(plan.node.with_changes(  # type: ignore[union-attr]
             decorators=[variant, decorators.add(plan, ctx.mr), *below],

@@ -258,6 +258,12 @@ class Dtypes:
         if node in self.call_items:
             known = self.call_items[node]
             return known if len(known) == n else None
+        if isinstance(node, cst.IfExp):  # (h, a) if output_attentions else (h,): the branch of this length
+            sides = [side for side in (node.body, node.orelse)
+                     if isinstance(side, cst.Tuple | cst.List) and len(side.elements) == n]
+            found = [self.items_of(side, value) for side in sides]
+            if found and all(f is not None for f in found):
+                return merge_items(found)  # type: ignore[arg-type]
         # jnp.split(x @ w, 2), a loop's results: every item has the whole expression's dtype and widened-ness
         return tuple((self.of(node), self.contains_widened(node)) for _ in range(n))
 

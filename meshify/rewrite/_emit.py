@@ -107,6 +107,8 @@ def sharded_decorator_text(plan: FunctionPlan, mr: str) -> str:
             ("," if len(plan.globals_read) == 1 else "") + "),\n"
     if plan.decisive_values:  # the constants' values the rewrite took, checked at every call
         reads += "    constants={" + ", ".join(f'"{n}": {v!r}' for n, v in plan.decisive_values.items()) + "},\n"
+    if plan.flags:  # the static flags' values this version is for (its other versions: @f.variant)
+        reads += "    flags={" + ", ".join(f'"{n}": {v!r}' for n, v in plan.flags.items()) + "},\n"
     return (f"{mr}.sharded(\n    {mr}.MeshSpec.of({mesh}),\n    {{\n{args}    }},\n"
             f"    out_specs={out},\n{reads})")
 

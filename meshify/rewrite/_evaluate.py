@@ -455,12 +455,15 @@ def _if_exp(rw, node: cst.IfExp):
     if test.value.known:  # a flag meshify reads (a module constant): the branch Python skips may not fit
         mark = rw.mark()
         try:
-            return _both(rw, node)
+            both = _both(rw, node)
+            if not (isinstance(both.value, Static) and not both.value.known):
+                return both
+            rw.rollback(mark)  # two Python values (() if flag else None): the one Python takes
         except MeshifyError:
             rw.rollback(mark)
-            taken = rw.expr(node.body if test.value.literal else node.orelse)
-            new = node.with_changes(body=taken.node) if test.value.literal else node.with_changes(orelse=taken.node)
-            return Operand(taken.value, node, new)
+        taken = rw.expr(node.body if test.value.literal else node.orelse)
+        new = node.with_changes(body=taken.node) if test.value.literal else node.with_changes(orelse=taken.node)
+        return Operand(taken.value, node, new)
     return _both(rw, node)
 
 
@@ -620,6 +623,10 @@ def _subscript(rw, node: cst.Subscript):
         if index is None:
             raise rw.error(UnsupportedError, node, "indexing a tuple of arrays with a non-literal index",
                            "index it with an int literal, or unpack it: a, b = pair")
+        if not -len(base.value.items) <= index < len(base.value.items):
+            raise rw.error(LayoutError, node, f"index {index} of {rw.ctx.code(node.value)!r}, a tuple of "
+                           f"{len(base.value.items)} item{'s' * (len(base.value.items) != 1)} here",
+                           "index an item the tuple holds")
         return Operand(base.value.items[index], node, node.with_changes(value=base.node))
     if isinstance(base.value, Array):
         picked = _per_row_pick(rw, node, base)

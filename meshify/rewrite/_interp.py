@@ -198,6 +198,8 @@ class FunctionPlan:
     #: Array parameters in order; pytree ones map to their StructHint (their leaves are in ``params``
     #: as ``name.field``), plain ones to None.
     args: dict[str, StructHint | None] = field(default_factory=dict)
+    #: The static flags' values this version is rewritten for (``_driver._versions``), else empty.
+    flags: dict[str, bool] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -875,6 +877,7 @@ class FunctionRewriter:
         plan.decisive_values = {n: v for n, v in plan.global_values.items() if not isinstance(v, float | complex)}
         plan.reduce_dtype = self.reduce_dtype
         plan.args = self._args
+        plan.flags = dict(self.flags)
         return plan
 
     def _check_items_hint(self) -> None:
@@ -2500,6 +2503,8 @@ class FunctionRewriter:
             return self.convert_to_hint(op, target, where, purpose), target
         if isinstance(value, Opaque):
             return op.node, Layout.replicated(())  # a whole array of dims meshify does not know: replicated
+        if isinstance(value, Static) and value.known and value.literal is None:
+            return op.node, Layout.replicated(())  # None (all_attn when not asked for): no array, its spec unused
         item = sequence_item(value)
         if isinstance(item, Array) and not item.layout.partial:
             # hidden states appended in a loop: every item in one layout, one out_spec for the whole list

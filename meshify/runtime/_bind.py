@@ -154,7 +154,8 @@ class Sharded:
     def __init__(self, local: Callable[..., Any], mesh_spec: MeshSpec, args: Mapping[str, ArgSpec],
                  out_specs: Any, *, devices: Sequence[jax.Device] | None = None,
                  reads: Mapping[str, Mapping[str, tuple[str, ...] | None]] | None = None,
-                 globals_read: Sequence[str] = (), constants: Mapping[str, Any] | None = None) -> None:
+                 globals_read: Sequence[str] = (), constants: Mapping[str, Any] | None = None,
+                 flags: Mapping[str, bool] | None = None) -> None:
         self.local = local
         #: Module variables the body reads (``SCALE``): the program is keyed on their current values,
         #: so a call after one is rebound traces again (``.reference`` reads the current value too).
@@ -163,6 +164,9 @@ class Sharded:
         #: axis, a shape or an ``if`` may follow from one, so a call after one is rebound from outside
         #: (``mod.AXIS = 0``) is an error here (``@mesh`` rewrites the function again instead).
         self.constants = dict(constants or {})
+        #: Static flags -> the value this version was rewritten for (``if output_attentions:`` chose other
+        #: results): a call passing another value runs the version for it (``variant``), or is refused.
+        self.flags = dict(flags or {})
         #: Static parameter -> attribute the body reads off it (``self.w``) -> the dims a hint pins it to,
         #: or None (then it must not be an array of rank > 0).  Arrays there are inputs of every call.
         self.reads = {name: dict(attrs) for name, attrs in (reads or {}).items()}
@@ -173,8 +177,9 @@ class Sharded:
             for leaf in (spec.leaves(name) if isinstance(spec, TreeSpec) else [(name, spec)]))
         self.out_specs = out_specs
         self._devices = devices
-        #: The versions of the function for some optional arrays being None, by those parameters (``variant``).
-        self._variants: dict[frozenset[str], Sharded] = {}
+        #: The versions of the function for some optional arrays being None, by those parameters, and for
+        #: other values of its static flags, by those values (``variant``).
+        self._variants: dict[Any, Sharded] = {}
         self.origin = local
         self._signature = inspect.signature(local)
         self._mesh: jax.sharding.Mesh | None = None
@@ -182,7 +187,8 @@ class Sharded:
         self._warned_unhashable = False
         #: Whether an argument holds a sequence of any length; then a program per lengths, keyed by leaf paths.
         self._sequences = any(isinstance(spec, TreeSpec) and spec.has_sequence for spec in self.args.values())
-        self._variants: dict[tuple[str, ...], Sharded] = {}
+        #: The programs for the lengths of the call's sequences, by their leaves' paths (``_for_lengths``).
+        self._lengths: dict[tuple[str, ...], Sharded] = {}
         functools.update_wrapper(self, local)
         # jax.jit(program) copies the instance's __dict__ onto its wrapper: ``.reference`` there too.
         self.__dict__["reference"] = _Reference(self)
@@ -195,7 +201,7 @@ class Sharded:
     @origin.setter
     def origin(self, fn: Callable[..., Any]) -> None:
         self._origin = fn
-        for version in self._variants.values():
+        for version in [*self._variants.values(), *getattr(self, "_lengths", {}).values()]:
             version.origin = fn
 
     def variant(self, version: Sharded) -> Sharded:
@@ -204,22 +210,38 @@ class Sharded:
 
         A call then runs the version for the arguments that are None: whether ``if bias is None:`` is
         taken is decided per call, as on one device, and each version is a program of its own."""
+        version.origin = self.origin
+        if version.flags:  # the same arrays, other values of static flags
+            if set(version.flags) != set(self.flags) or version.args.keys() != self.args.keys():
+                raise TypeError(f"{version.__name__}: a variant for static flags takes {self.__name__}'s parameters "
+                                "and names the same flags")
+            self._variants[tuple(sorted(version.flags.items()))] = version
+            return self
         nones = frozenset(self.args) - frozenset(version.args)
         if not nones or set(version.args) - set(self.args):
             raise TypeError(f"{version.__name__}: a variant takes a subset of {self.__name__}'s array parameters")
-        version.origin = self.origin
         self._variants[nones] = version
         return self
 
     def _version(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Sharded:
         """The version of the program for which of the optional arrays are None (``self`` if none is)."""
-        if not self._variants:
+        if not self._variants and not self.flags:
             return self
         try:
             bound = self._signature.bind(*args, **kwargs)
         except TypeError:
             return self  # the call's own checks say what is wrong
         bound.apply_defaults()
+        if self.flags:
+            given = {name: bound.arguments.get(name) for name in self.flags}
+            wrong = next(((n, v) for n, v in given.items() if v is not True and v is not False), None)
+            if wrong is not None:
+                raise self._placed(CallError(
+                    f"{self.__name__}(): {wrong[0]}={wrong[1]!r}: meshify rewrote this function once per value of "
+                    f"its static flags {', '.join(self.flags)} (their results differ), for True and False only",
+                    fix=f"pass {wrong[0]}=True or {wrong[0]}=False"), wrong[0])
+            key = tuple(sorted(given.items()))
+            return self if key == tuple(sorted(self.flags.items())) else self._variants[key]
         optional = frozenset().union(*self._variants)
         nones = frozenset(n for n in optional if bound.arguments.get(n) is None)
         return self._variants.get(nones, self)
@@ -312,12 +334,12 @@ class Sharded:
             raise self._placed(e, next(iter(self.args), None)) from None
         key = tuple(path for name, spec in args.items()
                     for path, _ in (spec.leaves(name) if isinstance(spec, TreeSpec) else [(name, spec)]))
-        if key not in self._variants:
+        if key not in self._lengths:
             variant = Sharded(self.local, self.mesh_spec, args, self.out_specs, devices=self._devices,
                               reads=self.reads, globals_read=self.globals_read, constants=self.constants)
             variant.origin, variant._mesh = self.origin, self._mesh
-            self._variants[key] = variant
-        return self._variants[key]
+            self._lengths[key] = variant
+        return self._lengths[key]
 
     def _check_statics(self, statics: tuple[tuple[str, Any], ...]) -> list[tuple[str, str, Any]]:
         """A parameter without a Tensor hint is a static Python value: an array there (or inside a
@@ -677,10 +699,11 @@ def _relisted(out: Any, path: tuple, lists: set) -> Any:
 def bind(local: Callable[..., Any], mesh: MeshSpec, args: Mapping[str, ArgSpec], out_specs: Any,
          *, devices: Sequence[jax.Device] | None = None,
          reads: Mapping[str, Mapping[str, tuple[str, ...] | None]] | None = None,
-         globals_read: Sequence[str] = (), constants: Mapping[str, Any] | None = None) -> Sharded:
+         globals_read: Sequence[str] = (), constants: Mapping[str, Any] | None = None,
+         flags: Mapping[str, bool] | None = None) -> Sharded:
     """Wraps a per-device function as a global sharded callable (see :class:`Sharded`)."""
     return Sharded(local, mesh, args, out_specs, devices=devices, reads=reads, globals_read=globals_read,
-                   constants=constants)
+                   constants=constants, flags=flags)
 
 
 class _Reference:
@@ -699,10 +722,11 @@ class _Reference:
 
 def sharded(mesh: MeshSpec, args: Mapping[str, ArgSpec], out_specs: Any,
             reads: Mapping[str, Mapping[str, tuple[str, ...] | None]] | None = None,
-            globals_read: Sequence[str] = (), constants: Mapping[str, Any] | None = None
-            ) -> Callable[[Callable], Sharded]:
+            globals_read: Sequence[str] = (), constants: Mapping[str, Any] | None = None,
+            flags: Mapping[str, bool] | None = None) -> Callable[[Callable], Sharded]:
     """Decorator form of :func:`bind`, used by generated code; ``reads`` names the attributes the
     function reads off its static arguments, checked at each call to hold no array; ``globals_read``
-    the module variables it reads, whose current values key the program."""
+    the module variables it reads, whose current values key the program; ``flags`` the static flags'
+    values this version was rewritten for (its other versions are ``@f.variant``s)."""
     return lambda local: bind(local, mesh, args, out_specs, reads=reads, globals_read=globals_read,
-                              constants=constants)
+                              constants=constants, flags=flags)
