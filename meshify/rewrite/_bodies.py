@@ -72,6 +72,11 @@ def _loop(rw, call: Call, loop: Loop) -> tuple[Value, dict[At, cst.BaseExpressio
     walked: dict[At, cst.BaseExpression] = {}
     carry = _carry(loop, result)
     items = literal_items(loop.init) if _items_settle_elsewhere(entering, carry) else None
+    if items is None and _items_settle_elsewhere(entering, carry) and isinstance(entering, TupleValue):
+        # init = (jnp.zeros((B, C)), ...) bound to a name first (RWKV's state): its items read off the name
+        assert isinstance(loop.init.value, TupleValue)
+        items = [Operand(v, _item_of(loop.init.original, k), _item_of(loop.init.node, k))
+                 for k, v in enumerate(loop.init.value.items)]
     if _enters_elsewhere(entering, carry) or items is not None:
         # the loop runs in the layout its body returns the carry in: the carry converted on its way in
         # (item by item for a tuple literal, (h, total) = (jnp.zeros(...), 0.0))
@@ -80,12 +85,13 @@ def _loop(rw, call: Call, loop: Loop) -> tuple[Value, dict[At, cst.BaseExpressio
             entering, walked[At(call.position(loop.init))] = _entering(rw, loop.init, entering, carry, call.short)
         else:
             assert isinstance(entering, TupleValue) and isinstance(carry, TupleValue)
-            assert isinstance(loop.init.node, cst.Tuple | cst.List)
             pairs = [_entering(rw, item, before, after, call.short)
                      for item, before, after in zip(items, entering.items, carry.items)]
             entering = TupleValue(tuple(value for value, _ in pairs))
-            walked[At(call.position(loop.init))] = loop.init.node.with_changes(
-                elements=[e.with_changes(value=n) for e, (_, n) in zip(loop.init.node.elements, pairs)])
+            literal = loop.init.node if isinstance(loop.init.node, cst.Tuple | cst.List) else \
+                cst.Tuple([cst.Element(item.node) for item in items])
+            walked[At(call.position(loop.init))] = literal.with_changes(
+                elements=[e.with_changes(value=n) for e, (_, n) in zip(literal.elements, pairs)])
         result, node = _iteration(rw, call, loop, entering)
     _same_carry(rw, entering, _carry(loop, result), loop.body.fn.original, call.short)
     walked[loop.body.at] = _regathering(rw, node, mark.records)
@@ -101,6 +107,11 @@ def _loop(rw, call: Call, loop: Loop) -> tuple[Value, dict[At, cst.BaseExpressio
     assert isinstance(result, TupleValue)
     carry, y = result.items
     return TupleValue((carry, _stack(y, loop.stacked))), walked
+
+
+def _item_of(node: cst.BaseExpression, k: int) -> cst.Subscript:
+    """``node[k]``."""
+    return cst.Subscript(node, [cst.SubscriptElement(cst.Index(cst.Integer(str(k))))])
 
 
 def _traced_numbers(init: Value) -> Value:

@@ -1251,7 +1251,8 @@ def _at_update(rw, node: cst.Call) -> Operand:
             raise rw.error(UnsupportedError, values[0].value,
                            f"{rw.ctx.code(func)}({rw.ctx.code(values[0].value)}) puts an array of layout "
                            f"{update.value.layout.describe()} into {rw.ctx.code(at.value)!r}, whose dims meshify "
-                           "cannot infer", f"name its dims where it is made: {rw.ctx.code(at.value)}: Tensor[...] = ...")
+                           "cannot infer", f"bind it to a name with a hint first (v: Tensor[...] = "
+                           f"{rw.ctx.code(at.value)}) and update that")
         for element in sub.slice:  # the indices are read whole
             if isinstance(element.slice, cst.Index):
                 index = rw.expr(element.slice.value).value

@@ -85,8 +85,8 @@ def shard_size(size: int, shards: int, dim: str, major_of: str | None = None) ->
 
         if major_of is not None:
             raise CallError(f"reshape size {size!r} of dim {dim!r}, the major part of {major_of!r}, is not divisible "
-                            f"by the {shards} shards {major_of!r} is split into (fewer heads than devices, as "
-                            "grouped-query attention's kv heads often are)",
+                            f"by the {shards} shards {major_of!r} is split into (fewer parts than devices: kv heads "
+                            "in grouped-query attention, groups in a group norm)",
                             fix=f"keep {major_of!r} whole on each device: rules={{{major_of!r}: None}} (each "
                                 f"device then computes all of them), or make {dim!r} a multiple of {shards}")
 

@@ -135,7 +135,7 @@ def _index_kind(ctx: RuleContext, element: cst.SubscriptElement) -> str:
     if isinstance(value, Opaque):
         raise ctx.error(UnsupportedError, element, f"index {ctx.code(element.slice.value)!r} is an array whose "
                         "dims meshify cannot infer",
-                        f"name its dims where it is made: {ctx.code(element.slice.value)}: Tensor[...] = ...")
+                        _bind_first(ctx.code(element.slice.value), "ids"))
     raise ctx.error(UnsupportedError, element, "advanced indexing with an array beside indices other than ':'",
                     "index the other dims first, or use jnp.take(x, ids, axis=...) or jnp.take_along_axis")
 
@@ -483,4 +483,9 @@ def _one_hot(ctx: RuleContext, call: Call):
     return Lowering(Array(layout), converts, template, fills, notes=(note,), indices=(x,))
 
 
-
+def _bind_first(code: str, name: str) -> str:
+    """The fix naming the dims of an expression meshify cannot read: a hinted name bound to it first (a plain
+    name is annotated where it is bound)."""
+    if code.isidentifier():
+        return f"name its dims where it is made: {code}: Tensor[\"k\"] = ..."
+    return f"bind it to a name with a hint first, {name}: Tensor[\"k\"] = {code}, and use {name}"

@@ -5,6 +5,9 @@ split dim must be the major part of a merge), ``concatenate``/``stack`` on unspl
 
 from __future__ import annotations
 
+import hashlib
+import itertools
+
 import libcst as cst
 
 from meshify._halos import section_chunks, section_groups, section_widths
@@ -285,7 +288,7 @@ def _anchors_consistent(layout: Layout, sizes: list, anchors: list[tuple[int, in
     with no dim of ``x`` to come from holds only literal 1s, and a group of dims with no size to go to holds
     only size-1 dims (else the sizes were read off dims they are not: ``(B, N, N)`` with ``N`` read off one)."""
     bounds = [(-1, -1), *anchors, (layout.rank, len(sizes))]
-    for (i0, j0), (i1, j1) in zip(bounds, bounds[1:]):
+    for (i0, j0), (i1, j1) in itertools.pairwise(bounds):
         group_in, group_out = range(i0 + 1, i1), range(j0 + 1, j1)
         if not group_in and any(_literal(sizes[j]) != 1 for j in group_out):
             return False
@@ -342,13 +345,23 @@ def _group_names(ctx: RuleContext, layout: Layout, group_in: list[int], size_nod
     if len(size_nodes) == 1 and merged is not None:
         return [merged]
     if len(size_nodes) == 1:
-        return ["_".join(p.rstrip(INFERRED) for p in parts) + INFERRED]
-    names = _unique([_expr_name(n) or f"{'_'.join(p.rstrip(INFERRED) for p in parts)}_{k}"
-                     for k, n in enumerate(size_nodes)])
+        return [_joined(parts) + INFERRED]
+    names = _unique([_expr_name(n) or f"{_joined(parts)}_{k}" for k, n in enumerate(size_nodes)])
     names = [n + INFERRED for n in names]
     if len(group_in) == 1:
         origins.append((tuple(names), parts[0]))
     return names
+
+
+def _joined(parts: tuple[str, ...], limit: int = 40) -> str:
+    """The name of dims merged (``height_width``); past ``limit`` characters (a window partition merges
+    half a dozen dims, each merged before), the first and last parts and a digest of all, so that messages
+    stay readable and two different merges never share a name."""
+    joined = "_".join(p.rstrip(INFERRED) for p in parts)
+    if len(joined) <= limit:
+        return joined
+    digest = hashlib.blake2s(joined.encode(), digest_size=3).hexdigest()
+    return f"{parts[0].rstrip(INFERRED).split('_')[0]}_to_{parts[-1].rstrip(INFERRED).split('_')[-1]}_{digest}"
 
 
 def _expr_name(node: cst.BaseExpression) -> str | None:
