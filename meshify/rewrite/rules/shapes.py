@@ -345,15 +345,15 @@ def _group_names(ctx: RuleContext, layout: Layout, group_in: list[int], size_nod
     if len(size_nodes) == 1 and merged is not None:
         return [merged]
     if len(size_nodes) == 1:
-        return [_joined(parts) + INFERRED]
-    names = _unique([_expr_name(n) or f"{_joined(parts)}_{k}" for k, n in enumerate(size_nodes)])
+        return [_merged_name(parts) + INFERRED]
+    names = _unique([_expr_name(n) or f"{_merged_name(parts)}_{k}" for k, n in enumerate(size_nodes)])
     names = [n + INFERRED for n in names]
     if len(group_in) == 1:
         origins.append((tuple(names), parts[0]))
     return names
 
 
-def _joined(parts: tuple[str, ...], limit: int = 40) -> str:
+def _merged_name(parts: tuple[str, ...], limit: int = 40) -> str:
     """The name of dims merged (``height_width``); past ``limit`` characters (a window partition merges
     half a dozen dims, each merged before), the first and last parts and a digest of all, so that messages
     stay readable and two different merges never share a name."""
@@ -673,7 +673,8 @@ def _joined(ctx: RuleContext, call: Call, seq, items, kind: str, axis, what: str
     if kind == "stack":
         out_dims.insert(axis, "stacked")
         out_axes.insert(axis, ())
-    if along:  # the joined dim has another size than its operands': an inferred name (its size: the call's)
+    if (along or (kind == "concatenate" and len(arrays) > 1)) and out_dims[axis] != BROADCAST:
+        # the joined dim has another size than its operands': an inferred name (its size: the call's)
         out_dims[axis] = out_dims[axis].rstrip(INFERRED) + INFERRED
     value = Array(Layout(tuple(out_dims), tuple(out_axes), frozenset(kept)))
     if along:
