@@ -431,8 +431,22 @@ def read_struct(ctx: ModuleContext, node: cst.BaseExpression, seen: tuple[str, .
             fields.append((small.target.value, dims if dims is not None else inner))
     if all(f is None for _, f in fields):
         return None  # a config of static values (ints, floats, flags): passed through unchanged
+    hints = {small.target.value: small.annotation.annotation
+             for stmt in (cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ())
+             for small in (stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ())
+             if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name)}
     for name, f in fields:
         if f is None:
+            from meshify.rewrite._optional import optional_inner
+
+            inner = optional_inner(ctx, hints[name])
+            if inner is not None and (read_dims(ctx, inner) is not None or read_struct(ctx, inner) is not None):
+                raise ctx.error(AnnotationError, hints[name], f"field {node.value}.{name} is an optional array "
+                                f"({ctx.code(hints[name])}): meshify reads optional arrays as parameters of the "
+                                "@mesh function, not yet as fields of a pytree",
+                                f"make {name} required (blocks without one pass an array that does nothing: "
+                                "zeros, an identity), or pass it as a parameter of its own: "
+                                f"{name}: {ctx.code(inner)} | None = None")
             raise ctx.error(AnnotationError, node, f"field {node.value}.{name} has no Tensor hint, but other "
                             f"fields of {node.value} do",
                             "every field of a pytree argument needs a Tensor[...] hint (or a nested "

@@ -1717,7 +1717,8 @@ class FunctionRewriter:
                                          "branch", f"define {name}() once before the if, or call it only inside "
                                          "the branch that defines it")
                 elif a != b and (isinstance(a, Array) or isinstance(b, Array)):
-                    describe = lambda v: v.layout.describe() if isinstance(v, Array) else type(v).__name__  # noqa
+                    describe = lambda v: v.layout.describe() if isinstance(v, Array) else "None" if isinstance(  # noqa
+                        v, Static) and v.known and v.literal is None else type(v).__name__
                     raise self.ctx.error(LayoutError, stmt, f"{name!r} has layout {describe(a)} after one branch "
                                          f"and {describe(b)} after the other",
                                          f"pin it with a hint in both branches: {name}: Tensor[...] = ..."
