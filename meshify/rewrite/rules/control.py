@@ -52,7 +52,9 @@ def _drop_leading(ctx: RuleContext, value: Value, where) -> tuple[Value, str | N
         if layout.axes[0]:
             raise ctx.error(UnsupportedError, where,
                             f"scan over dim {layout.dims[0]!r}, which is split over {layout.axes[0]}",
-                            f"map {layout.dims[0]!r} to no mesh axis: each device must hold every layer")
+                            f"map {layout.dims[0]!r} to no mesh axis (rules={{{layout.dims[0]!r}: None}}): the "
+                            "scan runs its iterations in order on every device, so each must hold every step "
+                            "(every time step, every layer)")
         return Array(Layout(layout.dims[1:], layout.axes[1:], layout.partial), value.origin), layout.dims[0]
     if isinstance(value, StructValue):
         fields, dim = [], None

@@ -222,7 +222,7 @@ def _reshape_inferred(ctx: RuleContext, call: Call, x: Operand):
             _group(ctx, call.node, layout, _hint_names(kept, size_nodes), group_in, group_out, axes,
                    named=False)
         for j, name in zip(group_out, _group_names(ctx, layout, group_in, [size_nodes[j] for j in group_out],
-                                            origins)):
+                                                   origins, [sizes[j] for j in group_out])):
             names[j] = name
         if i1 < layout.rank:
             axes[j1], names[j1] = layout.axes[i1], layout.dims[i1]
@@ -335,11 +335,14 @@ def _major_of(layout: Layout, dim: str, axes: Axes) -> str | None:
 
 
 def _group_names(ctx: RuleContext, layout: Layout, group_in: list[int], size_nodes: list[cst.BaseExpression],
-                 origins: list[tuple[tuple[str, ...], str]]) -> list[str]:
+                 origins: list[tuple[tuple[str, ...], str]], sizes: list | None = None) -> list[str]:
     """Names for the result dims of one reshape group (see :func:`_reshape_inferred`); a split of one
     dim appends to ``origins`` its new dims and that dim, for the module to remember."""
     if len(group_in) == 1 and len(size_nodes) == 1:
         return [layout.dims[group_in[0]]]  # the same dim, its size spelled another way
+    read = sizes[0].value.size_of if sizes and len(sizes) == 1 and isinstance(sizes[0].value, Static) else None
+    if read is not None and read not in layout.dims:
+        return [read]  # merged back to the size read off the dim that was split (group norm's C = x.shape[-1])
     parts = tuple(layout.dims[i] for i in group_in)
     merged = ctx.reshape_origin(parts)
     if len(size_nodes) == 1 and merged is not None:
