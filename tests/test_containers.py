@@ -128,7 +128,7 @@ def test_each_length_has_its_program_and_the_items_their_specs() -> None:
     ws = [rng.standard_normal((8, 16)).astype(np.float32) for _ in range(3)]
     for n in (2, 3, 2):
         fn(tuple(ws[:n]), x)
-    assert sorted(len(k) for k in fn._variants) == [3, 4], list(fn._variants)
+    assert sorted(len(k) for k in fn._lengths) == [3, 4], list(fn._lengths)
     placed, _ = fn.place(tuple(ws[:2]), x)
     assert [w.sharding.spec for w in placed] == [P(None, "model")] * 2
 

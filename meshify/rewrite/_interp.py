@@ -897,9 +897,10 @@ class FunctionRewriter:
                 if not isinstance(item, Array) or len(item.dims) != len(dims) or any(
                         unify_dims(a, b) is None for a, b in zip(item.dims, dims)):
                     got = item.layout.describe() if isinstance(item, Array) else type(item).__name__.lower()
+                    fix = (f"make the hint name the items' dims in order (list[Tensor[{hint_dims(item.dims)}]]), "
+                           "or drop it") if isinstance(item, Array) else "make the hint name the items' dims, or drop it"
                     raise self.ctx.error(LayoutError, where, f"{self.fn.name.value}() is hinted to return arrays "
-                                         f"{_dims_text(dims)}, but an item it returns is {got}",
-                                         "make the hint name the items' dims in order, or drop it")
+                                         f"{_dims_text(dims)}, but an item it returns is {got}", fix)
                 if item.layout.axes != target.axes:
                     raise self.ctx.error(LayoutError, where, f"{self.fn.name.value}() returns items of layout "
                                          f"{item.layout.describe()}, not {target.describe()} as the rules give "
