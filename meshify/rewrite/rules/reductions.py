@@ -108,6 +108,8 @@ def mask_layout(layout: Layout, value) -> Layout | None:
             axes.append(layout.axes[offset + i])
         elif d.endswith(INFERRED):  # x[:, :1] > 0 beside an unsplit dim; jnp.arange(cfg.n) < k beside a split
             axes.append(layout.axes[offset + i])  # one (its size checked when traced: mask_convert)
+        elif layout.dims[offset + i].endswith(INFERRED):  # a mask of the user's 'batch' beside a 'batch?' meshify
+            axes.append(layout.axes[offset + i])  # named (a concatenate's): the mask's dim is the array's
         else:
             return None
     return Layout(value.dims, tuple(axes))
