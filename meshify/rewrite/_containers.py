@@ -31,7 +31,7 @@ from meshify.annotate._types import Layout, hint_dims, unify_dims
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._hints import ITEMS
 from meshify.rewrite._names import read_again
-from meshify.rewrite._values import Array, Operand, Static, StructValue, TupleValue, Value, holds_partial
+from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TupleValue, Value, holds_partial
 
 __all__ = ["TREE_MAP", "appending", "closure_names", "common_item", "concatenated", "listed_items", "listed_names", "mutating",
            "one_layout", "popping", "removed", "sequence_index", "sequence_item", "sequence_len", "sequence_of", "shares", "stored",
@@ -317,6 +317,15 @@ def common_item(items) -> Value | None:
     items = list(items)
     if not items or one_layout(items) is None:
         return items[0] if items else None
+    arrays = [i for i in items if isinstance(i, Array)]
+    if arrays and len(arrays) < len(items) and all(
+            isinstance(i, Opaque) and i.shape is not None and len(i.shape) == arrays[0].layout.rank
+            for i in items if not isinstance(i, Array)) and not any(
+            a.layout.is_split or a.layout.partial for a in arrays):
+        items = arrays  # jnp.full((8,), c) beside the whole arrays a loop makes of it: one whole value
+    if all(isinstance(i, Opaque) for i in items):  # whole arrays of dims meshify cannot name: one whole value
+        shapes = {i.shape for i in items}
+        return Opaque(shapes.pop() if len(shapes) == 1 else None)
     if not all(isinstance(i, Array) for i in items):
         return None
     first = items[0].layout
