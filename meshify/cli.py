@@ -390,12 +390,32 @@ def convert(
     outputs = [(job.out, text) for job, text in results if job.out is not None]
     for out, _text in outputs:
         _check_output(out, force, writing=not check)
+    if not check:
+        _note_refused_branches(results)
     if check:
         _compare(results)
     elif outputs:
         _write_all(outputs)  # type: ignore[arg-type]
     else:
         sys.stdout.writelines(text for _job, text in results)
+
+
+#: The comment over a branch the rewrite refused, whose code raises that error when a call takes it.
+_REFUSED = re.compile(r"# meshify: this branch is not rewritten: a call where (?P<when>.*) raises (?P<code>MSH\d+)"
+                      r" \(line (?P<line>\d+)")
+
+
+def _note_refused_branches(results: list[tuple[_Job, str]]) -> None:
+    """Tells stderr which branches (on static values meshify does not know) raise an error instead of running:
+    a reviewer sees each in the output as ``raise mr.refused(...)``; this says so without reading it all."""
+    for job, text in results:
+        flat = re.sub(r"\n[ \t]*#[ \t]{2,}", " ", text)  # (a comment wrapped onto its continuation lines)
+        found = list(_REFUSED.finditer(flat))
+        if not found:
+            continue
+        places = ", ".join(f"line {m['line']} ({m['code']}, when {m['when']})" for m in found)
+        sys.stderr.write(f"note: {job.source}: {len(found)} branch{'es' * (len(found) != 1)} not rewritten, "
+                         f"each raising its error when a call takes it: {places}\n")
 
 
 def _compare(results: list[tuple[_Job, str]]) -> None:

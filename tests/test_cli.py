@@ -422,3 +422,15 @@ def test_well_formed_dims(source: Path) -> None:
     result = _run("explain", str(source), "--dims", " batch = 8 ; ,", "--format", "json")
     assert result.exit_code == 0, result.output
     assert [a["global_shape"] for a in json.loads(result.output)[0]["args"]] == [[8]]
+
+
+def test_convert_notes_the_branches_it_did_not_rewrite(tmp_path: Path) -> None:
+    """A branch on a static value meshify does not know, which it refuses, becomes ``raise mr.refused(...)``;
+    convert says so on stderr (where and which error), so a reviewer need not find them in the output."""
+    src = Path(__file__).parent / "soundness" / "alternative_kept_behind_a_config_flag.py"
+    out = tmp_path / "out.py"
+    done = subprocess.run([sys.executable, "-m", "meshify", "convert", str(src), "-o", str(out)],
+                          capture_output=True, text=True, cwd=Path(__file__).parent.parent)
+    assert done.returncode == 0, done.stderr
+    assert "1 branch not rewritten" in done.stderr and "(MSH030, when not cfg.mixer" in done.stderr
+    assert "raise mr.refused(" in out.read_text()
