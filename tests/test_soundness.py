@@ -74,8 +74,6 @@ XFAIL: dict[str, str] = {
         "REFUSED MSH040: the return hint names the keepdims size-1 dim 'one'; the value has dims [batch, 1] "
         "(jnp.argmax itself is supported over the split dim; the same holds for jnp.max(keepdims=True))"),
     "column_stack_split": "REFUSED MSH030: jnp.column_stack has no rule",
-    "hstack_split": "REFUSED MSH040: the return hint renames the joined dim d to d2 (hstack itself is supported; name it with an annotated assignment)",
-    "vstack_split": "REFUSED MSH040: the return hint renames the joined dim rows to rows2 (vstack itself is supported; name it with an annotated assignment)",
     "literal_eye": "REFUSED MSH040: cannot infer the dims of jnp.eye(8), an operand of @",
     "logsumexp_return_sign": "REFUSED MSH030: logsumexp(return_sign=True) (its rule does not model return_sign=)",
     "logsumexp_return_sign_split": "REFUSED MSH030: jax.nn.logsumexp(return_sign=...) over a split dim",

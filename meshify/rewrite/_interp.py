@@ -1458,6 +1458,11 @@ class FunctionRewriter:
         leaves, or refuses a change no conversion before the loop can make."""
         for name, before in start.items():
             after = env.get(name)
+            if isinstance(before, Array) and isinstance(after, Array) and before != after \
+                    and before.layout.axes == after.layout.axes and before.layout.partial == after.layout.partial \
+                    and common_item([before, after]) == before:
+                env[name] = before  # x = jnp.concatenate([a, b]): 'c?' for the user's 'c', nothing else changed
+                continue
             if sequence_item(before) is None and sequence_item(after) is not None:
                 # xs = [] before a loop whose body appends to it: every iteration starts from the list of its items
                 raise _LoopEntry(name, after)

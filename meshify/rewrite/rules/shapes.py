@@ -11,7 +11,7 @@ import itertools
 import libcst as cst
 
 from meshify._halos import section_chunks, section_groups, section_widths
-from meshify.annotate._types import BROADCAST, INFERRED, Axes, Layout
+from meshify.annotate._types import BROADCAST, INFERRED, Axes, Layout, unify_dims
 from meshify.errors import LayoutError, MeshifyError, UnsupportedError
 from meshify.rewrite._collectives import axes_text, sections_kind
 from meshify.rewrite._containers import sequence_item
@@ -205,8 +205,10 @@ def _reshape_inferred(ctx: RuleContext, call: Call, x: Operand):
     if [i for i, _ in anchors] != sorted(i for i, _ in anchors):
         anchors = []  # sizes read off dims in another order: no dim is kept as it is
     anchors = _size_one_anchors(layout, sizes, anchors)
-    if not _anchors_consistent(layout, sizes, anchors):
-        anchors = []  # a kept dim with new dims beside it and no dim they come from: the sizes do not say
+    while anchors and not _anchors_consistent(layout, sizes, anchors):
+        anchors = anchors[:-1]  # a kept dim with new dims beside it and no dim they come from: the sizes do not
+        # say which it is (Transformer-XL's _rel_shift reshapes (.., q, k+1) into (.., k+1, q)): the dims after
+        # the last consistent one are merged and split as one group
     axes: list[Axes] = [()] * len(sizes)
     names: list[str | None] = [None] * len(sizes)
     bounds = [(-1, -1), *anchors, (layout.rank, len(sizes))]
@@ -341,12 +343,18 @@ def _group_names(ctx: RuleContext, layout: Layout, group_in: list[int], size_nod
     if len(group_in) == 1 and len(size_nodes) == 1:
         return [layout.dims[group_in[0]]]  # the same dim, its size spelled another way
     read = sizes[0].value.size_of if sizes and len(sizes) == 1 and isinstance(sizes[0].value, Static) else None
-    if read is not None and read not in layout.dims:
-        return [read]  # merged back to the size read off the dim that was split (group norm's C = x.shape[-1])
+    if read is not None and read in layout.dims:
+        read = None
     parts = tuple(layout.dims[i] for i in group_in)
     merged = ctx.reshape_origin(parts)
     if len(size_nodes) == 1 and merged is not None:
-        return [merged]
+        # the dim these parts were split from; but a name meshify inferred for the dim the size is read off
+        # (group norm's C = x.shape[-1] of a concatenate's 'ch?') is this call's own, where an earlier call of
+        # the helper split the user's 'ch'.  (A user's name read off another dim of that size is not: timm's
+        # reshape(B, N, C) merges the heads back into the attention features, C read off d_model.)
+        return [read if read is not None and read.endswith(INFERRED) and unify_dims(read, merged) else merged]
+    if len(size_nodes) == 1 and read is not None and read.endswith(INFERRED):
+        return [read]  # merged back to the size read off the dim (of a name meshify inferred) that was split
     if len(size_nodes) == 1:
         return [_merged_name(parts) + INFERRED]
     names = _unique([_expr_name(n) or f"{_merged_name(parts)}_{k}" for k, n in enumerate(size_nodes)])
@@ -676,9 +684,11 @@ def _joined(ctx: RuleContext, call: Call, seq, items, kind: str, axis, what: str
     if kind == "stack":
         out_dims.insert(axis, "stacked")
         out_axes.insert(axis, ())
-    if (along or (kind == "concatenate" and len(arrays) > 1)) and out_dims[axis] != BROADCAST:
-        # the joined dim has another size than its operands': an inferred name (its size: the call's)
-        out_dims[axis] = out_dims[axis].rstrip(INFERRED) + INFERRED
+    if along or (kind == "concatenate" and len(arrays) > 1):
+        # the joined dim has another size than its operands': an inferred name (its size: the call's), never
+        # the size-1 dim of a zero column padded on (jnp.concatenate([zeros(.., 1), x], -1))
+        named = [array(a).layout.dims[axis] for a in arrays if array(a).layout.dims[axis] != BROADCAST]
+        out_dims[axis] = (named[0].rstrip(INFERRED) if named else "joined") + INFERRED
     value = Array(Layout(tuple(out_dims), tuple(out_axes), frozenset(kept)))
     if along:
         from meshify.rewrite.rules.spatial import concat_lowering
