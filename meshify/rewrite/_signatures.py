@@ -149,6 +149,10 @@ SIGNATURES: dict[str, str] = {
     "jax.numpy.nanmax": "a, axis=None, out=None, keepdims=False, initial=None, where=None",
     "jax.numpy.nanmin": "a, axis=None, out=None, keepdims=False, initial=None, where=None",
     "jax.numpy.linalg.norm": "x, ord=None, axis=None, keepdims=False",
+    "jax.numpy.linalg.slogdet": "a, *, method=None",
+    "jax.numpy.linalg.det": "a",
+    "jax.ops.segment_sum": "data, segment_ids, num_segments=None, indices_are_sorted=False, unique_indices=False, "
+                           "bucket_size=None, mode=None, out_sharding=None",
     "jax.numpy.prod": "a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None, "
                       "promote_integers=True",
     "jax.numpy.argmax": "a, axis=None, out=None, keepdims=None",

@@ -12,6 +12,7 @@ from meshify.rewrite.rules import convolution
 from meshify.rewrite.rules import spatial
 from meshify.rewrite.rules import dynamic
 from meshify.rewrite.rules import rearranging
+from meshify.rewrite.rules import segments
 from meshify.rewrite.rules._api import BODY_OPS, METHODS, MODELS, REGISTRY, REQUIRED, Call, closed_world, op
 
 __all__ = ["BODY_OPS", "METHODS", "MODELS", "REGISTRY", "REQUIRED", "Call", "closed_world", "op",

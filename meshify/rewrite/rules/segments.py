@@ -1,0 +1,86 @@
+"""Segment sums and determinants: ``jax.ops.segment_sum`` (a graph network's message passing) and
+``jnp.linalg.det``/``slogdet`` (a flow's log-determinant).
+
+``jax.ops.segment_sum(data, ids, num_segments=n)`` adds each row of ``data`` into row ``ids[e]`` of an
+``n``-row result.  It is linear in ``data`` and works on each feature column alone, so: features split stay
+split; rows (edges) split leave each device the sum of its own rows, a partial sum over those axes (the ids
+split as the rows are), completed where a whole value is needed, as a contraction's is.  The result's first
+dim is named after the size ``num_segments`` is read off (``nodes.shape[0]``: ``nodes``), else inferred.
+
+``jnp.linalg.det(a)`` / ``slogdet(a)`` of a matrix whose last two dims are whole on every device: each device
+computes its block's, the leading (batch) dims keeping their splits; over split matrix dims refused.
+"""
+
+from __future__ import annotations
+
+from meshify.annotate._types import INFERRED, Layout
+from meshify.errors import LayoutError, UnsupportedError
+from meshify.rewrite._collectives import axes_text
+from meshify.rewrite._values import Array, Static, TupleValue
+from meshify.rewrite.rules._api import Call, Convert, Lowering, RuleContext, op, unknown_call
+
+
+def _segments_dim(ctx: RuleContext, num) -> str:
+    """The name of a segment sum's first dim: the dim ``num_segments`` is read off, its expression's name
+    (``cfg.n_nodes`` -> ``n_nodes?``), else ``segments?``."""
+    value = num.value
+    if isinstance(value, Static) and value.size_of is not None:
+        return value.size_of
+    code = ctx.code(num.original)
+    name = code.rsplit(".", 1)[-1]
+    return (name if name.isidentifier() else "segments") + INFERRED
+
+
+@op("jax.ops.segment_sum", reads=("data", "segment_ids", "num_segments", "indices_are_sorted", "unique_indices",
+                                  "bucket_size", "mode"))
+def _segment_sum(ctx: RuleContext, call: Call):
+    data, ids, num = call.arg(0, "data"), call.arg(1, "segment_ids"), call.arg(2, "num_segments")
+    if data is None or not isinstance(data.value, Array):
+        return unknown_call(ctx, call)
+    layout = data.value.layout
+    if layout.rank == 0:
+        raise ctx.error(LayoutError, data.original, "segment_sum of a scalar", "pass rows to add: data[e, ...]")
+    if num is None or not isinstance(num.value, Static):
+        raise ctx.error(UnsupportedError, call.node, "segment_sum without a static num_segments (it would read the "
+                        "ids' largest value, a traced one)", "pass num_segments=n_nodes (a Python int, a shape entry)")
+    rows = layout.axes[0]
+    converts = [Convert(data, layout, "segment_sum's rows")]
+    if ids is not None and isinstance(ids.value, Array):
+        given = ids.value.layout
+        if given.rank != 1:
+            raise ctx.error(UnsupportedError, ids.original, f"segment_sum's segment_ids of dims {list(given.dims)}: "
+                            "one id per row is modelled", "pass a vector of ids, one per row of data")
+        converts.append(Convert(ids, Layout(given.dims, (rows,)), "segment_sum's ids (split as the rows are)"))
+    elif ids is not None and rows:
+        raise ctx.error(UnsupportedError, ids.original, f"segment_sum's segment_ids {ctx.code(ids.original)!r} are "
+                        f"an array of dims meshify cannot infer, beside rows split over {axes_text(rows)}",
+                        f"bind them to a name with a hint first (ids: Tensor[{layout.dims[0]!r}] = ...)")
+    dims = (_segments_dim(ctx, num), *layout.dims[1:])
+    if dims[0] in layout.dims[1:]:
+        dims = (dims[0].rstrip(INFERRED) + "_segments" + INFERRED, *dims[1:])
+    result = Layout(dims, ((), *layout.axes[1:]), layout.partial | set(rows))
+    return Lowering(Array(result), tuple(converts))
+
+
+def _det_rule(ctx: RuleContext, call: Call, kind: str):
+    a = call.arg(0, "a")
+    if a is None or not isinstance(a.value, Array):
+        return unknown_call(ctx, call)
+    layout = a.value.layout
+    if layout.rank < 2:
+        raise ctx.error(LayoutError, a.original, f"{kind} of {ctx.code(a.original)!r}, of dims {list(layout.dims)}: "
+                        "a matrix has two", "pass a square matrix (or a stack of them)")
+    split = [d for d, axes in zip(layout.dims[-2:], layout.axes[-2:]) if axes]
+    if split:
+        raise ctx.error(UnsupportedError, call.node, f"{kind} of {ctx.code(a.original)!r} over split dim "
+                        f"{split[0]!r} (layout {layout.describe()}): each device holds a block of the matrix",
+                        f"map {split[0]!r} to no mesh axis (rules={{{split[0]!r}: None}}): the determinant needs "
+                        "the whole matrix on each device")
+    source = layout.with_partial(())
+    out = Array(Layout(source.dims[:-2], source.axes[:-2]))
+    value = TupleValue((out, out)) if kind == "slogdet" else out
+    return Lowering(value, (Convert(a, source, kind),))
+
+
+op("jax.numpy.linalg.det", kind="det", reads=("a",))(_det_rule)
+op("jax.numpy.linalg.slogdet", kind="slogdet", reads=("a", "method"))(_det_rule)
