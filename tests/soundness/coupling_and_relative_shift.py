@@ -1,6 +1,7 @@
 """Two classic shape tricks over split dims: a RealNVP/Glow coupling layer in a Python loop (split the channels
 in halves, transform one, concatenate back: the joined dim is 'c?' for the user's 'c', one layout across
-iterations), and Transformer-XL's ``_rel_shift`` (a zero column concatenated on, reshaped from (q, k+1) to
+iterations), Transformer-XL's query ``(cat([mem, h]) @ w)[:, -qlen:]`` (the last qlen rows are as long as
+h's dim qlen is read off) reshaped into heads, and its ``_rel_shift`` (a zero column concatenated on, reshaped from (q, k+1) to
 (k+1, q), sliced, reshaped back) with batch and heads split: the sizes read off ``x.shape`` keep batch and
 heads, and the trailing dims are merged and split as one group."""
 
@@ -42,10 +43,20 @@ def coupling(x: Annotated[jax.Array, "batch", "c"], w1: Annotated[jax.Array, "ha
     return x, logdet
 
 
+@mesh(batch=2, model=4, rules={"f": "model"})
+def txl_query(mem: Annotated[jax.Array, "batch", "m", "d"], h: Annotated[jax.Array, "batch", "l", "d"],
+              w: Annotated[jax.Array, "d", "f"]):
+    B, L, _ = h.shape
+    cat = jnp.concatenate([mem, h], axis=1)
+    q = (cat @ w)[:, -L:]  # the last L rows: as long as h's 'l'
+    return jnp.tanh(q.reshape(B, L, 4, 8)).sum(-1)
+
+
 def inputs():
     rng = np.random.default_rng(0)
     bd = rng.normal(size=(4, 8, 8, 16)).astype(np.float32)
     x = rng.normal(size=(8, 8)).astype(np.float32)
     w1 = (rng.normal(size=(4, 16)) * 0.3).astype(np.float32)
     w2 = (rng.normal(size=(16, 8)) * 0.1).astype(np.float32)
-    return {"rel_shift": (bd,), "coupling": (x, w1, w2)}
+    txl = [rng.normal(size=shape).astype(np.float32) for shape in ((4, 8, 16), (4, 8, 16), (16, 32))]
+    return {"rel_shift": (bd,), "coupling": (x, w1, w2), "txl_query": tuple(txl)}

@@ -70,6 +70,12 @@ def _sliced_dim(ctx: RuleContext, s: cst.Slice, dim: str) -> str:
     lower = ctx.operand(s.lower).value if s.lower is not None else Static.of(0)
     if isinstance(upper, Static) and upper.size_of is not None and lower == Static.of(0):
         return upper.size_of
+    if s.upper is None and s.step is None and isinstance(s.lower, cst.UnaryOperation) \
+            and isinstance(s.lower.operator, cst.Minus):  # (cat([mem, h]) @ w)[:, -qlen:]: the last qlen rows
+        inner = s.lower.expression
+        last = ctx.bound(inner.value) if isinstance(inner, cst.Name) else None
+        if isinstance(last, Static) and last.size_of is not None:
+            return last.size_of
     if dim == BROADCAST:
         return dim
     # x[..., ::2], x[..., :D // 2], tokens[:, 1:]: another size than the dim's, so an inferred name, which

@@ -221,7 +221,9 @@ def _reshape_inferred(ctx: RuleContext, call: Call, x: Operand):
             sectioned = (group_in[0], sections)
             axes[group_out[1]] = layout.axes[group_in[0]]
         else:
-            _group(ctx, call.node, layout, _hint_names(kept, size_nodes), group_in, group_out, axes,
+            read = [s.value.size_of if isinstance(s.value, Static) and s.value.size_of else k
+                    for s, k in zip(sizes, kept)]  # (a size read off a dim names it in the fix's hint)
+            _group(ctx, call.node, layout, _hint_names(read, size_nodes), group_in, group_out, axes,
                    named=False)
         for j, name in zip(group_out, _group_names(ctx, layout, group_in, [size_nodes[j] for j in group_out],
                                                    origins, [sizes[j] for j in group_out])):
