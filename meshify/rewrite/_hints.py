@@ -439,14 +439,14 @@ def read_struct(ctx: ModuleContext, node: cst.BaseExpression, seen: tuple[str, .
         if f is None:
             from meshify.rewrite._optional import optional_inner
 
-            inner = optional_inner(ctx, hints[name])
-            if inner is not None and (read_dims(ctx, inner) is not None or read_struct(ctx, inner) is not None):
+            wrapped = optional_inner(ctx, hints[name])
+            if wrapped is not None and (read_dims(ctx, wrapped) is not None or read_struct(ctx, wrapped) is not None):
                 raise ctx.error(AnnotationError, hints[name], f"field {node.value}.{name} is an optional array "
                                 f"({ctx.code(hints[name])}): meshify reads optional arrays as parameters of the "
                                 "@mesh function, not yet as fields of a pytree",
                                 f"make {name} required (blocks without one pass an array that does nothing: "
                                 "zeros, an identity), or pass it as a parameter of its own: "
-                                f"{name}: {ctx.code(inner)} | None = None")
+                                f"{name}: {ctx.code(wrapped)} | None = None")
             raise ctx.error(AnnotationError, node, f"field {node.value}.{name} has no Tensor hint, but other "
                             f"fields of {node.value} do",
                             "every field of a pytree argument needs a Tensor[...] hint (or a nested "

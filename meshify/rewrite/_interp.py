@@ -456,6 +456,21 @@ def _counted(rw, node: cst.BaseExpression
     return parts[0][0], parts[0][1], ([Static(), *items] if enumerate_ else items), call
 
 
+def described_value(value: Value | None) -> str:
+    """A value as a message names it: an array's layout, else what kind of value it is."""
+    if isinstance(value, Array):
+        return value.layout.describe()
+    if isinstance(value, Opaque):
+        return "an array of dims meshify cannot infer"
+    if isinstance(value, Static):
+        return "None" if value.known and value.literal is None else "a Python value"
+    if isinstance(value, TupleValue):
+        return "a tuple"
+    if isinstance(value, StructValue):
+        return "a list" if value.kind == "sequence" else "a pytree"
+    return "nothing (unbound)" if value is None else type(value).__name__.lower()
+
+
 def _target_sources(target: cst.BaseExpression, iterable: cst.BaseExpression
                     ) -> list[tuple[str, cst.BaseExpression]]:
     """Each name a loop's target binds to a whole item of a sequence, with that sequence: ``for w in ws``,
@@ -920,7 +935,7 @@ class FunctionRewriter:
             if dims is not None and isinstance(value, Opaque):
                 value = Array(Layout.replicated(dims))  # a whole value of unknown dims, named (as y: ... = v names it)
             if dims is not None and not (isinstance(value, Array) and value.dims == dims):
-                passed = value.layout.describe() if isinstance(value, Array) else type(value).__name__.lower()
+                passed = described_value(value)
                 raise self.ctx.error(
                     LayoutError, param.annotation.annotation,
                     f"{self.fn.name.value}() hints {name} as {_dims_text(dims)} but the caller "
@@ -1379,7 +1394,7 @@ class FunctionRewriter:
         # assigned before read, or the loop's own target: each iteration starts them afresh
         fresh = rebound_first(block.body) | set(_bound_names(stmt.target))
         start = {name: value for name, value in self.env.items() if name not in fresh}
-        trips = self._trip_count(first)
+        trips: int | str | UnknownLoop | None = self._trip_count(first)
         if trips is None and sequence_item(iterable.value) is not None:
             # for layer in model.layers (a list[Layer] field): as many as verify draws, --dims layers=N
             trips = _field_name(first)
@@ -1481,7 +1496,7 @@ class FunctionRewriter:
                     after.layout.axes) and not after.layout.partial and len(before.shape) == after.layout.rank:
                 raise _LoopEntry(name, after.layout)  # acc = jnp.zeros((B, D)), then split by the body
             if isinstance(before, Array) and after != before:
-                described = after.layout.describe() if isinstance(after, Array) else type(after).__name__
+                described = described_value(after)
                 raise self.ctx.error(
                     LayoutError, stmt, f"the layout of {name!r} changes across iterations of this loop: "
                     f"{before.layout.describe()} before, {described} {where or 'after'}",
@@ -1579,7 +1594,7 @@ class FunctionRewriter:
         self.env = dict(start)
         self.dtypes.restore(dtypes_start)
         orelse = stmt.orelse
-        new_orelse = None
+        new_orelse: cst.If | cst.Else | None = None
         else_returns = False
         if isinstance(orelse, cst.If):
             self._conditions.append((stmt.test, False))
@@ -1723,8 +1738,7 @@ class FunctionRewriter:
                                          "branch", f"define {name}() once before the if, or call it only inside "
                                          "the branch that defines it")
                 elif a != b and (isinstance(a, Array) or isinstance(b, Array)):
-                    describe = lambda v: v.layout.describe() if isinstance(v, Array) else "None" if isinstance(  # noqa
-                        v, Static) and v.known and v.literal is None else type(v).__name__
+                    describe = described_value
                     raise self.ctx.error(LayoutError, stmt, f"{name!r} has layout {describe(a)} after one branch "
                                          f"and {describe(b)} after the other",
                                          f"pin it with a hint in both branches: {name}: Tensor[...] = ..."

@@ -17,4 +17,4 @@ from meshify.rewrite.rules._api import BODY_OPS, METHODS, MODELS, REGISTRY, REQU
 
 __all__ = ["BODY_OPS", "METHODS", "MODELS", "REGISTRY", "REQUIRED", "Call", "closed_world", "op",
            "constructors", "contractions", "control", "elementwise", "lookups", "reductions", "shapes", "statistics"]
-__all__ += ["convolution", "dynamic", "rearranging", "spatial"]
+__all__ += ["convolution", "dynamic", "rearranging", "segments", "spatial"]
