@@ -743,8 +743,8 @@ def _per_row_pick(rw, node: cst.Subscript, base) -> Operand | None:
         return None
     k = len(indices) - 1
     ids = indices[-1]
-    if dotted_name(ids) is None or not isinstance(rw.expr(ids).value, Array):
-        return None  # (a name or attribute: read again by the definition below, it evaluates to the same)
+    if not read_again(ids) or not isinstance(rw.expr(ids).value, Array):
+        return None  # (a name, attribute or kw["ids"]: read again by the definition below, it evaluates the same)
     jnp_alias = next((alias for alias, full in rw.ctx.imports.imports.items() if full == "jax.numpy"), None)
     if jnp_alias is None:
         return None
