@@ -71,3 +71,10 @@ def test_a_function_whose_error_does_not_depend_on_its_flags_keeps_its_error() -
     source = SOURCE.replace("return layer(x * scale, w, output_attentions)", "return jnp.sort(x @ w, axis=1)")
     with pytest.raises(MeshifyError, match="split dim 'f'"):
         convert_source(source, "flags.py")
+
+
+def test_jit_above_mesh_on_a_function_with_flag_versions_is_refused_at_the_decorator() -> None:
+    source = SOURCE.replace('@mesh(batch=2, model=4, rules={"f": "model"})',
+                            '@jax.jit\n@mesh(batch=2, model=4, rules={"f": "model"})')
+    with pytest.raises(MeshifyError, match="above @mesh.*whose results change with its flags output_attentions"):
+        convert_source(source, "flags.py")

@@ -15,7 +15,6 @@ import itertools
 import linecache
 from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import product
 
 import libcst as cst
 
@@ -144,6 +143,12 @@ def _versions(ctx: ModuleContext, fn: cst.FunctionDef, mesh: MeshSpec, rules: Ru
         flags = static_flags(ctx, fn)
         if not flags or len(patterns) > 1:
             raise
+        if ours is not None and fn.decorators.index(ours):
+            above = fn.decorators[0]
+            raise ctx.error(UnsupportedError, above, f"@{ctx.code(above.decorator)} above @mesh(...) on "
+                            f"{fn.name.value}(), whose results change with its flags {', '.join(flags)} (meshify "
+                            f"rewrites it once per value: {error.headline})",
+                            "put @mesh(...) outermost, or wrap the function after its definition") from None
         try:
             return [FunctionRewriter(ctx, fn, mesh, rules, sizes=sizes, free=free, flags=values).run()
                     for values in flag_patterns(flags)]
@@ -177,7 +182,7 @@ def static_flags(ctx: ModuleContext, fn: cst.FunctionDef) -> dict[str, bool]:
 def flag_patterns(flags: dict[str, bool]) -> list[dict[str, bool]]:
     """Every combination of the flags' values, their defaults first."""
     names = list(flags)
-    combos = [dict(zip(names, values)) for values in product((False, True), repeat=len(names))]
+    combos = [dict(zip(names, values)) for values in itertools.product((False, True), repeat=len(names))]
     return sorted(combos, key=lambda c: c != flags)
 
 
