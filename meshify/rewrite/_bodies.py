@@ -23,6 +23,7 @@ from meshify.annotate._types import Layout, renamed_dims
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._helpers import call_helper, imported_helper, signature_of
 from meshify.rewrite._nested import local_def, walk_local
+from meshify.rewrite._templates import item_node
 from meshify.rewrite._values import (
     Array,
     LambdaRef,
@@ -75,7 +76,7 @@ def _loop(rw, call: Call, loop: Loop) -> tuple[Value, dict[At, cst.BaseExpressio
     if items is None and _items_settle_elsewhere(entering, carry) and isinstance(entering, TupleValue):
         # init = (jnp.zeros((B, C)), ...) bound to a name first (RWKV's state): its items read off the name
         assert isinstance(loop.init.value, TupleValue)
-        items = [Operand(v, _item_of(loop.init.original, k), _item_of(loop.init.node, k))
+        items = [Operand(v, item_node(loop.init.original, k), item_node(loop.init.node, k))
                  for k, v in enumerate(loop.init.value.items)]
     if _enters_elsewhere(entering, carry) or items is not None:
         # the loop runs in the layout its body returns the carry in: the carry converted on its way in
@@ -107,11 +108,6 @@ def _loop(rw, call: Call, loop: Loop) -> tuple[Value, dict[At, cst.BaseExpressio
     assert isinstance(result, TupleValue)
     carry, y = result.items
     return TupleValue((carry, _stack(y, loop.stacked))), walked
-
-
-def _item_of(node: cst.BaseExpression, k: int) -> cst.Subscript:
-    """``node[k]``."""
-    return cst.Subscript(node, [cst.SubscriptElement(cst.Index(cst.Integer(str(k))))])
 
 
 def _traced_numbers(init: Value) -> Value:

@@ -87,16 +87,7 @@ def appending(rw, node: cst.BaseExpression) -> cst.BaseExpression | None:
         if op is not None and isinstance(op.value, Static):
             rw.rebind_list(name, Static())
             return node.with_changes(args=[node.args[0].with_changes(value=op.node)])
-    if name in rw.shared_lists and name in rw.own_lists:
-        raise rw.error(UnsupportedError, node, f"{rw.ctx.code(node.func)}(...) after {name!r} was handed on (another "
-                       "name, a tuple, a helper or a nested function holds the same list): what they hold changes "
-                       "too, which meshify does not follow", f"hand on a copy (list({name})), or append before "
-                       "handing it on")
-    if name not in rw.own_lists:
-        raise rw.error(UnsupportedError, node, f"{rw.ctx.code(node.func)}(...) on a list this function did not "
-                       f"make with a list display ({name!r} is a parameter or holds another name's list): the "
-                       "list it changes is not followed", f"make the list here ({name} = []) and append to it "
-                       "here, or return the new items and append them where the list was made")
+    _own_list(rw, node, name, f"{rw.ctx.code(node.func)}(...)", "append to it")
     if len(node.args) != 1 or node.args[0].keyword is not None or node.args[0].star:
         raise rw.error(UnsupportedError, node, f"{rw.ctx.code(node.func)}(...) with other than one argument",
                        f"append one value: {name}.append(v)")
@@ -111,18 +102,12 @@ def appending(rw, node: cst.BaseExpression) -> cst.BaseExpression | None:
     if numbers:  # xs = [] (a Python value), then an array appended: its items from here on
         assert isinstance(held, Static)
         held = TupleValue(tuple(Static.of(v) for v in held.literal))
-    if isinstance(value, Array) and value.layout.partial:
-        whole = value.layout.with_partial(())
-        new = rw.convert(op, whole, f"an item of the list {name!r}")
-        value = Array(whole, value.origin)
-    elif holds_partial(value):
-        raise rw.error(UnsupportedError, node.args[0].value, f"appending {rw.ctx.code(node.args[0].value)!r} "
-                       f"to {name!r}: a tuple or pytree holding a partial sum", "append its arrays one by one, "
-                       "or add the items to the list as arrays")
+    value, new = _whole_item(rw, op, name, f"appending {rw.ctx.code(op.original)!r} to {name!r}",
+                             "append its arrays one by one, or add the items to the list as arrays")
     if isinstance(held, TupleValue) and not carried:
         rw.rebind_list(name, TupleValue((*held.items, value)))
     else:
-        items = held.items if isinstance(held, TupleValue) else (sequence_item(held),)
+        items = _held_items(held)
         common = common_item([*items, value])  # (items differing only by names meshify inferred: the user's)
         other = one_layout(items, like=value) if common is None else None
         if other is not None:
@@ -146,17 +131,35 @@ def _literal_index(rw, arg: cst.Arg | None) -> int | None:
     return value.literal if isinstance(value, Static) and value.known and type(value.literal) is int else None
 
 
-def _own_list(rw, node: cst.CSTNode, name: str, what: str) -> None:
-    """Refuses changing ``name`` in place unless this function made it and no other name holds it."""
+def _own_list(rw, node: cst.CSTNode, name: str, what: str, verb: str = "change it") -> None:
+    """Refuses changing ``name`` in place (``what``, as ``verb`` says it) unless this function made it and no
+    other name holds it."""
     if name in rw.shared_lists and name in rw.own_lists:
         raise rw.error(UnsupportedError, node, f"{what} after {name!r} was handed on (another name, a tuple, a helper "
                        "or a nested function holds the same list): what they hold changes too, which meshify does "
-                       f"not follow", f"hand on a copy (list({name})), or change it before handing it on")
+                       f"not follow", f"hand on a copy (list({name})), or {verb} before handing it on")
     if name not in rw.own_lists:
         raise rw.error(UnsupportedError, node, f"{what} on a list this function did not make with a list display "
                        f"({name!r} is a parameter or holds another name's list): the list it changes is not followed",
-                       f"make the list here ({name} = [...]) and change it here, or build a new one ({name} = "
+                       f"make the list here ({name} = []) and {verb} here, or build a new one ({name} = "
                        f"[*{name}, v])")
+
+
+def _held_items(held: Value) -> list[Value]:
+    """The items a list meshify follows holds: one by one, or the one item's value of a sequence."""
+    return list(held.items) if isinstance(held, TupleValue) else [sequence_item(held)]  # type: ignore[list-item]
+
+
+def _whole_item(rw, op: Operand, name: str, what: str, fix: str) -> tuple[Value, cst.BaseExpression]:
+    """``op`` as an item a list holds, and its node: a partial sum completed first (a list's items are whole
+    arrays, whatever reads them); a tuple or pytree holding one refused (``what``, ``fix``)."""
+    value, node = op.value, op.node
+    if isinstance(value, Array) and value.layout.partial:
+        whole = value.layout.with_partial(())
+        return Array(whole, value.origin), rw.convert(op, whole, f"an item of the list {name!r}")
+    if holds_partial(value):
+        raise rw.error(UnsupportedError, op.original, f"{what}: a tuple or pytree holding a partial sum", fix)
+    return value, node
 
 
 def _in_loop(rw, name: str, value: Value, node: cst.CSTNode, what: str) -> Value:
@@ -206,20 +209,14 @@ def _extending(rw, node: cst.Call, name: str, held: Value | None) -> cst.BaseExp
         raise rw.error(UnsupportedError, node, f"{what} with other than two arguments", f"{name}.insert(i, v)")
     index = _literal_index(rw, node.args[0])
     op = rw.expr(node.args[1].value)
-    value, new = op.value, op.node
-    if isinstance(value, Array) and value.layout.partial:
-        whole = value.layout.with_partial(())
-        new = rw.convert(op, whole, f"an item of the list {name!r}")
-        value = Array(whole, value.origin)
-    elif holds_partial(value):
-        raise rw.error(UnsupportedError, node.args[1].value, f"inserting {rw.ctx.code(node.args[1].value)!r} into "
-                       f"{name!r}: a tuple or pytree holding a partial sum", "insert its arrays one by one")
+    value, new = _whole_item(rw, op, name, f"inserting {rw.ctx.code(op.original)!r} into {name!r}",
+                             "insert its arrays one by one")
     if isinstance(held, TupleValue) and index is not None:
         items = list(held.items)
         items.insert(index, value)
         result: Value = TupleValue(tuple(items))
     else:
-        items = list(held.items) if isinstance(held, TupleValue) else [sequence_item(held)]
+        items = _held_items(held)
         other = one_layout(items, like=value)
         if other is not None:
             raise rw.error(LayoutError, node, f"{what} of {_text(value)} at a place meshify does not know, into a "
@@ -259,7 +256,7 @@ def removed(rw, node: cst.Del) -> bool:
                 del items[slice(*bounds)]
                 rw.rebind_list(name, TupleValue(tuple(items)))
                 return True
-    items = list(held.items) if isinstance(held, TupleValue) else [sequence_item(held)]
+    items = _held_items(held)
     if not items or one_layout(items) is not None:
         raise rw.error(LayoutError, node, f"del {rw.ctx.code(target)}: which items go is known only when the code "
                        f"runs, and the items of {name!r} have different layouts", "delete at a Python int meshify "
@@ -285,7 +282,7 @@ def stored(rw, target: cst.Subscript, value: Value) -> Value | None:
         items[index] = value
         result: Value = TupleValue(tuple(items))
     else:
-        items = list(held.items) if isinstance(held, TupleValue) else [sequence_item(held)]
+        items = _held_items(held)
         other = one_layout(items, like=value)
         if other is not None:
             raise rw.error(LayoutError, target, f"{rw.ctx.code(target)} = ... stores {_text(value)} at a place meshify "
@@ -437,10 +434,7 @@ def popping(rw, node: cst.Call) -> Operand | None:
     held = rw.env.get(name)
     if not isinstance(held, TupleValue) and sequence_item(held) is None:
         return None  # not a list of values meshify follows: as written
-    if name not in rw.own_lists or name in rw.shared_lists:
-        raise rw.error(UnsupportedError, node, f"{rw.ctx.code(node.func)}() on a list this function did not make "
-                       f"with a list display ({name!r} is a parameter or holds another name's list): the list it "
-                       "changes is not followed", f"make the list here ({name} = []) and take its items here")
+    _own_list(rw, node, name, f"{rw.ctx.code(node.func)}()", "take its items")
     index = -1 if not node.args else _literal_index(rw, node.args[0]) if len(node.args) == 1 else None
     if len(node.args) > 1 or (node.args and (node.args[0].keyword is not None or node.args[0].star)):
         raise rw.error(UnsupportedError, node, f"{rw.ctx.code(node.func)}(...) with other than one index",
@@ -454,7 +448,7 @@ def popping(rw, node: cst.Call) -> Operand | None:
         taken = items.pop(index)
         rw.rebind_list(name, TupleValue(tuple(items)))
         return Operand(taken, node, node)
-    items = held.items if isinstance(held, TupleValue) else (sequence_item(held),)
+    items = _held_items(held)
     if not items or one_layout(items) is not None:
         raise rw.error(LayoutError, node, f"{name}.pop() in a loop: each iteration takes another item, and the "
                        f"items of {name!r} have different layouts ({', '.join(_text(i) for i in items) or 'none'})",

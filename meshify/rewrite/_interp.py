@@ -66,7 +66,15 @@ from meshify.rewrite._names import dotted_name
 from meshify.rewrite._nested import LocalDef, bound_function, define, emit_defs, local_def, refuse_value
 from meshify.rewrite._optional import optional_inner
 from meshify.rewrite._plan import Step, plan_conversion, step_result
-from meshify.rewrite._templates import apply_step, axes_node, call_template, comment_line, int_node, psum_statement
+from meshify.rewrite._templates import (
+    apply_step,
+    axes_node,
+    call_template,
+    comment_line,
+    int_node,
+    item_node,
+    psum_statement,
+)
 from meshify.rewrite._values import (
     Array,
     FunctionRef,
@@ -1549,9 +1557,13 @@ class FunctionRewriter:
                 purpose: str) -> cst.BaseStatement:
         """``name = mr.psum(name, ...)`` over the ``extra`` axes of ``value``'s partial sum, for ``purpose``."""
         self._comments = []
+        return self._materialise(self._restart(name, value, extra, purpose), stmt)
+
+    def _restart(self, name: str, value: Array, extra: frozenset[str], purpose: str) -> _Restart:
+        """The psum completing ``name``'s partial sum over the ``extra`` axes, for ``purpose``, as a restart."""
         steps = plan_conversion(value.layout, value.layout.with_partial(value.layout.partial - extra), self.mesh)
         reason = self._reason(steps[0], Operand(value, cst.Name(name), cst.Name(name)), value.layout, purpose)
-        return self._materialise(_Restart(name, steps[0].axes, reason), stmt)
+        return _Restart(name, steps[0].axes, reason)
 
     def _if_statement(self, stmt: cst.If) -> cst.If:
         """``if flag:`` on a static value (a config field, a ``train`` flag): both branches are rewritten.
@@ -1878,11 +1890,7 @@ class FunctionRewriter:
             if isinstance(before, Array) and isinstance(after, Array) and before.dims == after.dims:
                 extra = after.layout.partial - before.layout.partial
                 if extra:
-                    steps = plan_conversion(after.layout, after.layout.with_partial(after.layout.partial - extra),
-                                            self.mesh)
-                    op = Operand(after, cst.Name(name), cst.Name(name))
-                    raise _Restart(name, steps[0].axes, self._reason(
-                        steps[0], op, after.layout, f"the '{word}' (it entered the loop whole)"))
+                    raise self._restart(name, after, extra, f"the '{word}' (it entered the loop whole)")
         jumps.at.append((word, s, dict(self.env)))
         return s
 
@@ -2114,7 +2122,7 @@ class FunctionRewriter:
                 and len(op.original.elements) == len(op.node.elements) == len(values):
             operands = [Operand(v, e.value, n.value) for v, e, n in zip(values, op.original.elements, op.node.elements)]
         elif isinstance(op.original, cst.Name):  # return t: its items, t[0], t[1], rebuilt where one is completed
-            operands = [Operand(v, _index(op.original, i), _index(op.node, i)) for i, v in enumerate(values)]
+            operands = [Operand(v, item_node(op.original, i), item_node(op.node, i)) for i, v in enumerate(values)]
         changed = False
         for i, ((carriers, wide), value) in enumerate(zip(items, values)):
             if not (wide and holds_partial(value)) or (isinstance(value, Array) and not self.blind_caller
@@ -2779,7 +2787,7 @@ class FunctionRewriter:
         if isinstance(value, TupleValue) and isinstance(op.original, cst.Name) and holds_partial(value) \
                 and any(w for _, w in self.dtypes.items_of(op.original, value) or ((None, True),)):
             # a name holding a tuple with such a partial sum: its items, completed where they need it
-            items = [self.complete_widened(Operand(v, _index(op.original, i), _index(op.node, i)), purpose)
+            items = [self.complete_widened(Operand(v, item_node(op.original, i), item_node(op.node, i)), purpose)
                      for i, v in enumerate(value.items)]
             node = cst.Tuple([cst.Element(i.node) for i in items])
             return Operand(TupleValue(tuple(i.value for i in items)), op.original, node)
@@ -3229,10 +3237,6 @@ def _items(node: cst.BaseExpression | None, n: int, known: bool = False) -> list
     if known or isinstance(node, cst.Name | cst.Attribute | cst.Subscript):
         return [cst.Subscript(node, [cst.SubscriptElement(cst.Index(cst.Integer(str(i))))]) for i in range(n)]
     return [node] * n
-
-
-def _index(node: cst.BaseExpression, i: int) -> cst.Subscript:
-    return cst.Subscript(node, [cst.SubscriptElement(cst.Index(cst.Integer(str(i))))])
 
 
 def _common_layout(results: list[Value]) -> Layout | None:

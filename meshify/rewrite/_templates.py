@@ -17,7 +17,7 @@ import libcst as cst
 from meshify.rewrite._collectives import collective
 from meshify.rewrite._plan import Step
 
-__all__ = ["axes_node", "apply_step", "call_template", "psum_statement", "comment_line", "int_node"]
+__all__ = ["axes_node", "apply_step", "call_template", "psum_statement", "comment_line", "int_node", "item_node"]
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 _FILLED = re.compile(r"__meshify_(\w+)__")
@@ -86,6 +86,11 @@ def axes_node(axes: Sequence[str]) -> cst.BaseExpression:
     if len(axes) == 1:
         return cst.SimpleString(f'"{axes[0]}"')
     return cst.Tuple([cst.Element(cst.SimpleString(f'"{a}"')) for a in axes])
+
+
+def item_node(node: cst.BaseExpression, i: int) -> cst.Subscript:
+    """``node[i]``."""
+    return cst.Subscript(node, [cst.SubscriptElement(cst.Index(cst.Integer(str(i))))])
 
 
 def int_node(value: int) -> cst.BaseExpression:
