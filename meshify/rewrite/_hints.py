@@ -16,7 +16,8 @@ from meshify.errors import AnnotationError, MeshifyError
 from meshify.rewrite._context import ModuleContext
 
 __all__ = ["MESH_NAMES", "TENSOR_NAMES", "StructHint", "hint_dtype", "is_integer_hint", "mesh_decorator", "read_dims",
-           "read_example", "read_mesh_decorator", "read_mesh_dims", "read_regather", "read_return_dims", "read_struct"]
+           "read_example", "read_helper_items", "read_mesh_decorator", "read_mesh_dims", "read_regather",
+           "read_return_dims", "read_struct"]
 
 TENSOR_NAMES = frozenset({"meshify.Tensor", "meshify.annotate.Tensor", "meshify.runtime.Tensor"})
 MESH_NAMES = frozenset({"meshify.mesh", "meshify.annotate.mesh"})
@@ -176,9 +177,10 @@ def _read_jaxtyping(ctx: ModuleContext, node: cst.Subscript) -> tuple[str, ...]:
 _SEQUENCE_NAMES = frozenset({"list", "builtins.list", "typing.List", "typing.Sequence", "collections.abc.Sequence"})
 
 
-def read_sequence_return(ctx: ModuleContext, fn: cst.FunctionDef) -> tuple[str, ...] | None:
+def read_sequence_return(ctx: ModuleContext, fn: cst.FunctionDef, strict: bool = True) -> tuple[str, ...] | None:
     """The item dims of a return hint ``list[Tensor[...]]`` / ``tuple[Tensor[...], ...]`` /
-    ``Sequence[Tensor[...]]`` (a list or tuple of arrays of one layout, of any length), or None."""
+    ``Sequence[Tensor[...]]`` (a list or tuple of arrays of one layout, of any length), or None. Not
+    ``strict`` (a helper's hint), an item that is not a Tensor hint (``list[Block]``) gives None."""
     if fn.returns is None:
         return None
     hint = resolve_alias(ctx, fn.returns.annotation)
@@ -191,10 +193,28 @@ def read_sequence_return(ctx: ModuleContext, fn: cst.FunctionDef) -> tuple[str, 
         return None
     item = elements[0]
     dims = read_dims(ctx, item) if item is not None else None
+    if dims is None and not strict:
+        return None
     if dims is None:
         raise ctx.error(AnnotationError, item if item is not None else hint, f"return hint {ctx.code(hint)!r}: its "
                         "item is not a Tensor hint", 'write list[Tensor["batch", "d_model"]]')
     return dims
+
+
+def read_helper_items(ctx: ModuleContext, fn: cst.FunctionDef) -> tuple[tuple[str, ...] | None, ...] | None:
+    """A helper's return hint ``tuple[A, B, ...]`` of a fixed length: each item's dims where it is a Tensor
+    hint, else None (``tuple[Tensor["batch", "d_model"], Cache]``); None where the hint is not such a tuple
+    or names no dims at all. (A ``@mesh`` function's hint is read by :func:`read_return_dims`.)"""
+    if fn.returns is None:
+        return None
+    hint = resolve_alias(ctx, fn.returns.annotation)
+    if not (isinstance(hint, cst.Subscript) and ctx.qualified_names(hint.value) & _TUPLE_NAMES):
+        return None
+    values = [e.slice.value if isinstance(e.slice, cst.Index) else None for e in hint.slice]
+    if any(isinstance(v, cst.Ellipsis) for v in values):
+        return None  # tuple[Tensor[...], ...]: read_sequence_return
+    items = tuple(read_dims(ctx, v) if v is not None else None for v in values)
+    return items if any(d is not None for d in items) else None
 
 
 def read_return_dims(ctx: ModuleContext, fn: cst.FunctionDef) -> tuple[str, ...] | tuple[tuple[str, ...], ...] | None:

@@ -57,6 +57,7 @@ from meshify.rewrite._hints import (
     read_example,
     read_reduce_dtype,
     read_regather,
+    read_helper_items,
     read_return_dims,
     read_sequence_return,
     read_struct,
@@ -855,6 +856,8 @@ class FunctionRewriter:
         self._return: tuple[tuple[str, ...], ...] | tuple[str, ...] | None = None
         #: A return hint ``list[Tensor[...]]``: the items' dims, and each return's items (checked after the walk).
         self._items_hint: tuple[str, ...] | None = None
+        #: A helper's return hint ``tuple[A, B]``: each item's dims (None: not a Tensor hint).
+        self._helper_items: tuple[tuple[str, ...] | None, ...] | None = None
         self._items_returned: list[tuple[cst.CSTNode, tuple[Value, ...] | None]] = []
         #: The dtype of each value as code, for float32 accumulation of low-precision partial sums.
         self.dtypes = Dtypes(self, unknown=unknown_dtypes)
@@ -952,6 +955,8 @@ class FunctionRewriter:
             self.env[name] = value
         hint = self.fn.returns.annotation if self.fn.returns else None
         self._return = read_dims(self.ctx, hint) if hint is not None else None
+        self._helper_items = read_helper_items(self.ctx, self.fn)
+        self._items_hint = read_sequence_return(self.ctx, self.fn, strict=False)
         node = self._walk_body()
         first = self._results[0]
         if all(other == first for other in self._results[1:]) or self._forced_return is not None:
@@ -2239,6 +2244,8 @@ class FunctionRewriter:
         if self._helper and hint is None:
             op = self.expr(s.value)
             carriers = self._returned_dtype(s.value)
+            if self._helper_items is not None or self._items_hint is not None:
+                op = self._pinned_items(s.value, op)
             if isinstance(op.value, TupleValue):
                 return self._return_items(s, op)
             if isinstance(op.value, StructValue) and holds_partial(op.value) and self.dtypes.contains_widened(s.value):
@@ -2320,6 +2327,44 @@ class FunctionRewriter:
                              f"where {self._forced_purpose} needs a tuple of {len(targets)}",
                              f"return a tuple literal of {len(targets)} items (return a, b)")
 
+    def _pinned_items(self, written: cst.BaseExpression, op: Operand) -> Operand:
+        """A helper's ``return a, b`` against its return hint ``tuple[Tensor[...], Tensor[...]]`` (or
+        ``list[Tensor[...]]``): each hinted item converted to the layout the rules give its dims, as a hint
+        on one array pins it (an item hinted by another type, ``tuple[Tensor[...], Cache]``, as it is)."""
+        where = self.fn.returns.annotation  # type: ignore[union-attr]
+        items = op.value.items if isinstance(op.value, TupleValue) else None
+        fixed = self._helper_items
+        if items is None and fixed is None and listed_items(op.value) is not None:
+            # a list grown in a loop: its items cannot be converted one by one; they must have the layout
+            self._items_returned = [(written, listed_items(op.value))]
+            self._check_items_hint()
+            return op
+        if items is None or (fixed is not None and len(items) != len(fixed)):
+            count = f"a tuple of {len(fixed)}" if fixed is not None else "a list or tuple of arrays"
+            raise self.ctx.error(LayoutError, written, f"{self.fn.name.value}() is hinted to return {count} but "
+                                 f"returns {self.ctx.code(written)!r}, "
+                                 f"{f'a tuple of {len(items)}' if items is not None else described_value(op.value)}",
+                                 "return what the hint names, or change the hint")
+        hints = fixed if fixed is not None else (self._items_hint,) * len(items)
+        if isinstance(op.original, cst.Tuple | cst.List) and isinstance(op.node, cst.Tuple | cst.List) \
+                and len(op.original.elements) == len(op.node.elements) == len(items) \
+                and not any(isinstance(e, cst.StarredElement) for e in op.original.elements):
+            elements, values = [], []
+            for i, (item, dims, e, n) in enumerate(zip(items, hints, op.original.elements, op.node.elements)):
+                if dims is None:
+                    elements.append(n)
+                    values.append(item)
+                    continue
+                target = self._rule_layout(dims, where)
+                node = self.convert_to_hint(Operand(item, e.value, n.value), target, e.value, f"return value {i}")
+                elements.append(n.with_changes(value=node))
+                values.append(Array(target))
+            return Operand(TupleValue(tuple(values)), op.original, op.node.with_changes(elements=elements))
+        targets = tuple(self._rule_layout(d, where) if d is not None else None for d in hints)
+        node = self._hinted_items(op, targets)
+        values = tuple(item if t is None else Array(t) for item, t in zip(items, targets))
+        return Operand(TupleValue(values), op.original, node)
+
     def _hinted_items(self, op: Operand, hint: tuple) -> cst.BaseExpression:
         """``return head(x, w)`` of a tuple the code does not spell out, against a ``tuple[...]`` hint: as
         written where every item already has its hint's layout; else each item converted, the tuple bound
@@ -2330,19 +2375,21 @@ class FunctionRewriter:
         taken = set(module_names(self.ctx.text)) | set(self.env) | set(self.free)
         name = next(n for n in ("out", "results", *(f"out{i}" for i in range(2, 99))) if n not in taken)
         mark = self.mark()
+        targets = [t if t is None or isinstance(t, Layout) else self.rules.layout(t) for t in hint]
         elements = []
-        for i, (item, dims) in enumerate(zip(op.value.items, hint)):
+        for i, (item, target) in enumerate(zip(op.value.items, targets)):
             read = cst.Subscript(cst.Name(name), [cst.SubscriptElement(cst.Index(cst.Integer(str(i))))])
             source = cst.Subscript(op.original, [cst.SubscriptElement(cst.Index(cst.Integer(str(i))))])
-            node = self.convert_to_hint(Operand(item, source, read), self.rules.layout(dims), op.original,
-                                        f"return value {i}")
+            node = read if target is None else self.convert_to_hint(Operand(item, source, read), target,
+                                                                    op.original, f"return value {i}")
             elements.append(node)
         if all(isinstance(e, cst.Subscript) and isinstance(e.value, cst.Name) and e.value.value == name
                for e in elements):
             self.rollback(mark)  # nothing to convert: the tuple leaves as the call returns it
-            for item, dims in zip(op.value.items, hint):
-                self.convert_to_hint(Operand(item, op.original, op.node), self.rules.layout(dims), op.original,
-                                     "the return hint")  # (checks only: no collective is needed)
+            for item, target in zip(op.value.items, targets):
+                if target is not None:
+                    self.convert_to_hint(Operand(item, op.original, op.node), target, op.original,
+                                         "the return hint")  # (checks only: no collective is needed)
             return op.node
         walrus = cst.NamedExpr(cst.Name(name), op.node, lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
         first = elements[0].deep_replace(_first_read(elements[0], name), cst.Subscript(walrus, [
