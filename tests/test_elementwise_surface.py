@@ -21,10 +21,14 @@ from meshify.rewrite._signatures import BINARY, UNARY
 INTEGER = ("gcd", "lcm", "shift", "bitwise", "invert", "clz", "population_count")
 #: Functions of booleans.
 BOOLEAN = ("logical_",)
+#: Functions of complex numbers only (jnp's real/imag/conj take real numbers too).
+COMPLEX = ("jax.lax.real", "jax.lax.imag")
 
 
 def _kind(name: str) -> str:
     short = name.rsplit(".", 1)[1]
+    if name in COMPLEX:
+        return "complex"
     if any(short.startswith(b) for b in BOOLEAN):
         return "bool"
     return "int" if any(k in short for k in INTEGER) else "float"
@@ -53,6 +57,9 @@ def _inputs(kind: str, arity: int):
         return [jnp.asarray(rng.integers(1, 9, (4, 8)), jnp.int32) for _ in range(arity)]
     if kind == "bool":
         return [jnp.asarray(rng.integers(0, 2, (4, 8)).astype(bool)) for _ in range(arity)]
+    if kind == "complex":
+        return [jnp.asarray(rng.uniform(0.2, 0.9, (4, 8)) + 1j * rng.uniform(-1, 1, (4, 8)), jnp.complex64)
+                for _ in range(arity)]
     return [jnp.asarray(rng.uniform(0.2, 0.9, (4, 8)), jnp.float32) for _ in range(arity)]
 
 

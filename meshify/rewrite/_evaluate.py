@@ -544,6 +544,8 @@ def _attribute(rw, node: cst.Attribute):
             return Operand(Static(), node, new)
         if attr == "T":
             return _transpose_attr(rw, base, node, new)
+        if attr in ("real", "imag"):  # elementwise and linear over the reals: splits and a partial sum stay
+            return Operand(Array(layout, base.value.origin), node, new)
         raise rw.error(UnsupportedError, node, f"attribute .{attr} of array {rw.ctx.code(node.value)!r}",
                        "use jax.numpy functions")
     if isinstance(base.value, Opaque):

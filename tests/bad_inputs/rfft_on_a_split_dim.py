@@ -1,5 +1,5 @@
 # Bad input: jnp.fft.rfft along a split dim.
-# expect: UnsupportedError at 10:12 naming jax.numpy.fft.rfft
+# expect: UnsupportedError at 10:12 naming jnp.fft.rfft of 'x' along 'model'
 import jax
 import jax.numpy as jnp
 from meshify import Tensor, mesh

@@ -1,5 +1,5 @@
-"""A call that takes the branch meshify could not rewrite (jnp.fft.fft has no rule, here over the split
-batch): refused when it runs, with the rewrite's error, pointing at the branch."""
+"""A call that takes the branch meshify could not rewrite (jnp.fft.fft along the split
+batch is refused): refused when it runs, with the rewrite's error, pointing at the branch."""
 
 from typing import NamedTuple
 

@@ -230,11 +230,16 @@ def _unary_rule(ctx: RuleContext, call: Call, linear: str = NONLINEAR):
 
 
 #: Unary functions a partial sum passes through (f(a + b) = f(a) + f(b)): its psum is deferred past them.
-_LINEAR_UNARY = frozenset({"jax.numpy.negative", "jax.lax.neg", "jax.lax.stop_gradient"})
+#: (The real and imaginary parts and the conjugate are linear over the reals, as a partial sum is.)
+_LINEAR_UNARY = frozenset({"jax.numpy.negative", "jax.lax.neg", "jax.lax.stop_gradient", "jax.numpy.real",
+                           "jax.numpy.imag", "jax.numpy.conj", "jax.numpy.conjugate", "jax.lax.real", "jax.lax.imag",
+                           "jax.lax.conj"})
 
 for _name in UNARY:  # a new elementwise function is one line in _signatures.UNARY
     op(_name, reads=(REQUIRED,), passthrough=True, linear=NEG if _name in _LINEAR_UNARY else NONLINEAR)(
         _unary_rule)
+op(method="conj", reads=(), linear=NEG)(_unary_rule)  # x.conj(), x.conjugate()
+op(method="conjugate", reads=(), linear=NEG)(_unary_rule)
 
 
 @op("jax.numpy.nan_to_num", reads=("x", "copy", "nan", "posinf", "neginf"))
