@@ -1437,7 +1437,9 @@ _OPTAX_LOSSES = {
         "(-{jnp}.sum({labels} * {jax}.nn.log_softmax({logits}, axis={axis}), axis={axis}))"),
     "optax.sigmoid_binary_cross_entropy": (
         ("logits", "labels"),
-        "(-{labels} * {jax}.nn.log_sigmoid({logits}) - (1.0 - {labels}) * {jax}.nn.log_sigmoid(-{logits}))"),
+        # (optax casts the labels to the logits' dtype first: float32 labels beside float16 logits give float16)
+        "(-{jnp}.astype({labels}, {logits}.dtype) * {jax}.nn.log_sigmoid({logits}) - (1.0 - {jnp}.astype({labels}, "
+        "{logits}.dtype)) * {jax}.nn.log_sigmoid(-{logits}))"),
     "optax.smooth_labels": (
         ("labels", "alpha"),
         "((1.0 - {alpha}) * {labels} + {alpha} / {labels}.shape[-1])"),
