@@ -18,6 +18,7 @@ from functools import lru_cache
 import libcst as cst
 
 from meshify.annotate._types import Layout, consulted, note_consulted
+from meshify.rewrite._collectives import axes_text
 from meshify.rewrite._values import (
     Array,
     FunctionRef,
@@ -200,6 +201,7 @@ def call_helper(rw, call, fn: cst.FunctionDef, home=None,
         node = node.with_changes(decorators=_kept_decorators(rw, call, fn, home, vmapped=lead is not None,
                                                              custom=custom is not None, method=owner is not None))
         if lead is not None:  # the rows' results stacked again along the mapped dim; its records likewise
+            _refuse_unnamed_rows(rw, call, fn, result, lead)
             result = _with_lead(result, lead)
             sub.records[:] = [replace(r, layout=_lead_layout(r.layout, lead)) for r in sub.records]
         others = registry.by_helper(label)
@@ -640,6 +642,21 @@ def _row(value: Value) -> Value:
 
 def _lead_layout(layout, lead: tuple[str, tuple[str, ...]]):
     return Layout((lead[0], *layout.dims), (lead[1], *layout.axes), layout.partial)
+
+
+def _refuse_unnamed_rows(rw, call, fn: cst.FunctionDef, value: Value, lead: tuple[str, tuple[str, ...]]) -> None:
+    """A ``@jax.vmap`` helper mapped along a split dim whose result (an item of it) has dims meshify cannot
+    infer (a function without a rule, on the rows it sees whole): each device's rows differ, so it is no
+    whole value; refused, naming the fix (a hint naming the row's dims)."""
+    from meshify.errors import UnsupportedError
+
+    items = value.items if isinstance(value, TupleValue) else (value,)
+    if not lead[1] or not any(isinstance(v, Opaque) for v in items):
+        return
+    raise rw.error(UnsupportedError, call.node, f"{fn.name.value}() is under @jax.vmap along {lead[0]!r}, split "
+                   f"over {axes_text(lead[1])}, and returns an array of dims meshify cannot infer: each device "
+                   "holds other rows of it", f"name the dims of one row of its result: a return hint on "
+                   f"{fn.name.value}() (-> Tensor[...]), or y: Tensor[...] = ... before returning y")
 
 
 def _with_lead(value: Value, lead: tuple[str, tuple[str, ...]]) -> Value:

@@ -17,7 +17,8 @@ import libcst as cst
 
 from meshify.annotate._types import Layout
 from meshify.errors import LayoutError, UnsupportedError
-from meshify.rewrite._values import Array, Operand, Static, StructValue, TupleValue, Value, holds_partial
+from meshify.rewrite._collectives import axes_text
+from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TupleValue, Value, holds_partial
 
 __all__ = ["TRANSFORMS", "transformed_call"]
 
@@ -165,7 +166,6 @@ def _backward_records(rw, fn: cst.BaseExpression, args: list, nums: list[int], s
     loss all-gathered is reduce-scattered back."""
     from dataclasses import replace
 
-    from meshify.rewrite._collectives import axes_text
     from meshify.rewrite.rules._api import _arrays_in
 
     leaves = [(i, path, leaf) for i, a in enumerate(args) for path, leaf in _arrays_in(a.value, "")]
@@ -272,11 +272,17 @@ def _put_back(rw, node: cst.Call, value: Value, mapped: tuple[str, tuple[str, ..
     if isinstance(value, TupleValue):
         outs = list(out_axes) if isinstance(out_axes, list | tuple) else [out_axes] * len(value.items)
         return TupleValue(tuple(_put_back(rw, node, v, mapped, o) for v, o in zip(value.items, outs)))
+    dim, axes = mapped
+    if isinstance(value, Opaque) and isinstance(out_axes, int):
+        if not axes and value.shape is None:
+            return value  # rows of a dim split over no axis, whole on every device: the stack is too
+        raise rw.error(UnsupportedError, node, f"the vmapped function returns an array of dims meshify cannot "
+                       f"infer, mapped along {dim!r}, split over {axes_text(axes)}: each device holds other rows "
+                       "of it", "name the dims of one row of its result: y: Tensor[...] = ... before returning y")
     if not isinstance(value, Array) or not isinstance(out_axes, int):
         raise rw.error(UnsupportedError, node, "a vmapped function returning a value meshify cannot map back",
                        "return arrays (out_axes an int)")
     layout = value.layout
-    dim, axes = mapped
     if set(axes) & layout.partial:
         raise rw.error(LayoutError, node, f"the vmapped function returns a partial sum over {sorted(layout.partial)}, "
                        f"the axes the mapped dim {dim!r} is split over", "reduce it inside the function")
