@@ -892,6 +892,9 @@ def _call(rw, node: cst.Call):
         table = _function_table(rw, func)
         if table is not None:  # ACT[cfg.act](h): a module-level dict of jax functions
             return _table_call(rw, node, func, table)
+        entries = _entry_table(rw, func)
+        if entries is not None:  # ACT2FN[cfg.act](h) of defs, functools.partial(...)s, lambdas
+            return _entries_call(rw, node, func, entries)
     if not isinstance(func, cst.Name | cst.Attribute):  # f(g)(x): a nested def inside is a value
         local = next((d for d in (local_def(rw, n) for n in _names_in(func)) if d is not None), None)
         if local is not None:
@@ -1438,8 +1441,8 @@ _OPTAX_LOSSES = {
     "optax.sigmoid_binary_cross_entropy": (
         ("logits", "labels"),
         # (optax casts the labels to the logits' dtype first: float32 labels beside float16 logits give float16)
-        "(-{jnp}.astype({labels}, {logits}.dtype) * {jax}.nn.log_sigmoid({logits}) - (1.0 - {jnp}.astype({labels}, "
-        "{logits}.dtype)) * {jax}.nn.log_sigmoid(-{logits}))"),
+        ("(-{jnp}.astype({labels}, {logits}.dtype) * {jax}.nn.log_sigmoid({logits}) - (1.0 - {jnp}.astype({labels}, "
+         "{logits}.dtype)) * {jax}.nn.log_sigmoid(-{logits}))")),
     "optax.smooth_labels": (
         ("labels", "alpha"),
         "((1.0 - {alpha}) * {labels} + {alpha} / {labels}.shape[-1])"),
@@ -1618,6 +1621,147 @@ def _function_table(rw, func: cst.Subscript) -> dict[object, str] | None:
             return None
         table[key] = rule
     return table
+
+
+def _entry_table(rw, func: cst.Subscript) -> list[tuple[object, cst.DictElement]] | None:
+    """``ACT2FN[...]`` of a module-level dict literal with literal keys whose values are functions meshify can
+    call (a def of the module, ``functools.partial(jax.nn.gelu, approximate=False)``, a lambda, a jax function):
+    its (key, element) pairs; None where it is no such table, or names in an entry are bound here otherwise."""
+    import ast
+
+    base = func.value
+    if not isinstance(base, cst.Name) or base.value in rw.env or base.value in rw.free or len(func.slice) != 1 \
+            or not isinstance(func.slice[0].slice, cst.Index):
+        return None
+    literal = rw.ctx.assignments.get(base.value)
+    if not isinstance(literal, cst.Dict) or not literal.elements or base.value in rw.ctx.declared_global:
+        return None
+    out = []
+    for element in literal.elements:
+        if not isinstance(element, cst.DictElement) or not isinstance(
+                element.value, cst.Name | cst.Attribute | cst.Call | cst.Lambda):
+            return None
+        if any(n in rw.env or n in rw.free for n in _free_names(element.value)):
+            return None  # a name the entry reads is bound otherwise here
+        try:
+            out.append((ast.literal_eval(rw.ctx.code(element.key)), element))
+        except (ValueError, SyntaxError):
+            return None
+    return out
+
+
+def _entries_call(rw, node: cst.Call, func: cst.Subscript, entries: list[tuple[object, cst.DictElement]]) -> Operand:
+    """``ACT2FN[cfg.act](h)``, the table's entries defs, partials or lambdas: each entry the key may pick called
+    with these arguments as the code calls it (a def specialised); their results must agree.  Written as the
+    user wrote it where no entry changes; else the table is spelled out inline with each entry's version
+    (``{"gelu": _gelu_exact__v1, "relu": jax.nn.relu}[cfg.act](h)``), so a key not in it still raises KeyError."""
+    key = rw.expr(func.slice[0].slice.value)  # type: ignore[attr-defined]
+    if not isinstance(key.value, Static):
+        raise rw.error(UnsupportedError, func, f"{rw.ctx.code(func)} picks a function by a traced array",
+                       "pick it by a static value (a string or int from the config)")
+    picked = [(k, e) for k, e in entries if not key.value.known or k == key.value.literal]
+    if not picked:
+        raise rw.error(LayoutError, func, f"{rw.ctx.code(func)}: the key {key.value.literal!r} is not in "
+                       f"{rw.ctx.code(func.value)}", f"use one of {', '.join(repr(k) for k, _ in entries)}")
+    calls: list[tuple[cst.DictElement, Operand]] = []
+    uses: list[str] = []
+    for i, (_, element) in enumerate(picked):
+        mark = rw.mark()
+        calls.append((element, _entry_call(rw, node, element.value)))
+        uses.extend(rw.uses[mark.uses:])
+        if i < len(picked) - 1:
+            rw.rollback(mark)
+    rw.uses.extend(u for u in uses if u not in rw.uses)
+    value = calls[-1][1].value
+    codes = [_code(op.node.args) if isinstance(op.node, cst.Call) else None for _, op in calls]
+    if any(op.value != value for _, op in calls) or None in codes or len(set(codes)) != 1:
+        raise rw.error(UnsupportedError, node, f"{rw.ctx.code(func)}(...) may call any of "
+                       f"{', '.join(rw.ctx.code(e.value) for e, _ in calls)}, which need different code or layouts "
+                       "for these arguments, and meshify does not know the key when rewriting",
+                       "complete the arguments first (pin them with a hint), or call the functions by name under an "
+                       "if on the key")
+    last = calls[-1][1].node
+    assert isinstance(last, cst.Call)
+    if len(picked) == 1 and len(entries) > 1 and key.value.known:
+        return Operand(value, node, last)  # the key is a constant meshify reads: the entry it picks
+    kept = all(_code(_bare(op.node.func)) == _code(_bare(e.value)) for e, op in calls)  # type: ignore[union-attr]
+    if kept:
+        table = func.with_changes(slice=[func.slice[0].with_changes(slice=cst.Index(key.node))])
+    else:
+        versions = {id(e): op.node.func for e, op in calls}  # type: ignore[union-attr]
+        spelled = cst.Dict([cst.DictElement(e.key, versions.get(id(e), e.value)) for _, e in entries])
+        table = cst.Subscript(spelled, [cst.SubscriptElement(cst.Index(key.node))])
+    return Operand(value, node, last.with_changes(func=table))
+
+
+def _entry_call(rw, node: cst.Call, entry: cst.BaseExpression) -> Operand:
+    """``node`` (``ACT2FN[k](h)``) calling ``entry`` instead, evaluated; its node ``entry'(h')``.  A
+    ``functools.partial(f, *a, **kw)`` entry is evaluated as ``f(*a, h, **kw)`` and written back as the partial
+    called with ``h'`` (where the partial's own arguments come back unchanged)."""
+    partial_of = entry.args[0].value if isinstance(entry, cst.Call) and entry.args and not entry.args[0].keyword \
+        and isinstance(entry.func, cst.Name | cst.Attribute) \
+        and rw.ctx.qualified_names(entry.func) & {"functools.partial"} else None
+    if isinstance(entry, cst.Lambda):  # walked for the arguments, as a lambda passed to a helper is
+        from meshify.rewrite._bodies import walk_lambda
+
+        call = _evaluate_args(rw, node, rw.ctx.code(node.func), None)
+        if call.kwargs:
+            raise rw.error(UnsupportedError, node, f"keyword arguments to {rw.ctx.code(node.func)}, a lambda",
+                           "pass the lambda's arguments by position")
+        value, new = walk_lambda(rw, entry, [o.value for o in call.args], what=f"{rw.ctx.code(node.func)}'s",
+                                 passed=[o.original for o in call.args])
+        lam = new.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]) if not new.lpar else new
+        return Operand(value, node, cst.Call(lam, [cst.Arg(o.node) for o in call.args]))
+    if partial_of is None:
+        synthetic = node.with_changes(func=entry)
+        rw.ctx.anchors[synthetic] = node
+        return rw.expr(synthetic)
+    assert isinstance(entry, cst.Call)
+    bound = [a for a in entry.args[1:] if a.keyword is None and not a.star]
+    named = [a for a in entry.args[1:] if a not in bound]
+    synthetic = cst.Call(partial_of, [*bound, *node.args, *named])
+    rw.ctx.anchors[synthetic] = node
+    op = rw.expr(synthetic)
+    if not isinstance(op.node, cst.Call) or len(op.node.args) != len(synthetic.args) or _code(
+            [*op.node.args[:len(bound)], *op.node.args[len(bound) + len(node.args):]]) != _code([*bound, *named]):
+        raise rw.error(UnsupportedError, node, f"{rw.ctx.code(node.func)}(...) calls {rw.ctx.code(entry)}, whose "
+                       "bound arguments would need other code for these arguments", "call the function by name")
+    return Operand(op.value, node, cst.Call(entry, list(op.node.args[len(bound):len(bound) + len(node.args)])))
+
+
+def _bare(node: cst.BaseExpression) -> cst.BaseExpression:
+    return node.with_changes(lpar=[], rpar=[]) if isinstance(node, cst.Lambda) else node
+
+
+def _free_names(node: cst.CSTNode) -> set[str]:
+    """The names an expression reads from its scope: an attribute path's root, not its attributes; not a
+    keyword's name; not a lambda's own parameters."""
+    found: set[str] = set()
+
+    class _Gather(cst.CSTVisitor):
+        def visit_Attribute(self, n: cst.Attribute) -> bool:
+            n.value.visit(self)
+            return False
+
+        def visit_Arg(self, n: cst.Arg) -> bool:
+            n.value.visit(self)
+            return False
+
+        def visit_Lambda(self, n: cst.Lambda) -> bool:
+            own = {p.name.value for p in n.params.params}
+            found.update(_free_names(n.body) - own)
+            return False
+
+        def visit_Name(self, n: cst.Name) -> None:
+            found.add(n.value)
+
+    node.visit(_Gather())
+    return found
+
+
+def _code(node: object) -> str:
+    nodes = node if isinstance(node, list | tuple) else [node]
+    return "\x00".join(cst.Module([]).code_for_node(n) for n in nodes)  # type: ignore[arg-type]
 
 
 def _table_call(rw, node: cst.Call, func: cst.Subscript, table: dict[object, str]) -> Operand:
