@@ -149,11 +149,21 @@ def _versions(ctx: ModuleContext, fn: cst.FunctionDef, mesh: MeshSpec, rules: Ru
                             f"{fn.name.value}(), whose results change with its flags {', '.join(flags)} (meshify "
                             f"rewrites it once per value: {error.headline})",
                             "put @mesh(...) outermost, or wrap the function after its definition") from None
-        try:
-            return [FunctionRewriter(ctx, fn, mesh, rules, sizes=sizes, free=free, flags=values).run()
-                    for values in flag_patterns(flags)]
-        except MeshifyError:
-            raise error from None
+        plans = []
+        for values in flag_patterns(flags):
+            try:
+                plans.append(FunctionRewriter(ctx, fn, mesh, rules, sizes=sizes, free=free, flags=values).run())
+            except MeshifyError as second:
+                if (second.headline, second.span) == (error.headline, error.span):
+                    raise error from None
+                # what stops the version for these flag values, the next thing the user meets (the first
+                # error is often one the versions remove: a result chosen by a flag)
+                given = ", ".join(f"{k}={v}" for k, v in values.items())
+                kind = next(c for c in type(second).__mro__ if c.__module__ == MeshifyError.__module__)
+                raise kind(f"{fn.name.value}() rewritten for {given} (once per value of its flags, as "
+                                   f"one program it is refused: {error.headline}): {second.headline}",
+                                   span=second.span, fix=second.fix, code=second.code) from None
+        return plans
 
 
 #: More static flags than this would mean 2**n rewrites of one function: its error stands.

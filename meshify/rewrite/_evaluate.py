@@ -886,6 +886,9 @@ def _call(rw, node: cst.Call):
         kind = next((n for n in sorted(rw.ctx.qualified_names(func.func)) if n in TRANSFORMS), None)
         if kind is not None:  # jax.checkpoint(block)(x, w), jax.vmap(row)(x): f rewritten for these operands
             return transformed_call(rw, node, kind)
+    if isinstance(func, cst.Name) and func.value == "dict" and func.value not in rw.env and node.args \
+            and not rw.ctx.binds("dict") and all(a.keyword is not None and not a.star for a in node.args):
+        return _dict_call(rw, node)  # dict(last=h, pooled=p): the dict literal it builds
     if _is_getattr_of_module(rw, func):  # getattr(jax.nn, cfg.activation)(h)
         return _getattr_call(rw, node, func)  # type: ignore[arg-type]
     if isinstance(func, cst.Subscript):
@@ -908,6 +911,12 @@ def _call(rw, node: cst.Call):
     if isinstance(func, cst.Name) and func.value in ("list", "tuple") and not rw.ctx.binds(func.value) \
             and func.value not in rw.env and len(node.args) == 1 and not node.args[0].star:
         items = rw.expr(node.args[0].value)
+        if isinstance(items.value, TupleValue) and isinstance(node.args[0].value, cst.ListComp | cst.GeneratorExp) \
+                and isinstance(items.node, cst.Tuple | cst.List):
+            # a comprehension meshify unrolled (items of other layouts): the tuple or list literal it made
+            made = cst.Tuple if func.value == "tuple" else cst.List
+            return Operand(items.value, node, made(items.node.elements) if items.node.elements or made is cst.List
+                           else cst.Tuple([]))
         if isinstance(items.value, TupleValue):  # list(jnp.split(x, 3, -1)): the same values, item by item
             return Operand(items.value, node, node.with_changes(args=[node.args[0].with_changes(value=items.node)]))
     fields = _namedtuple_fields(rw, func) if isinstance(func, cst.Name) and not any(a.star for a in node.args) \
@@ -1621,6 +1630,21 @@ def _function_table(rw, func: cst.Subscript) -> dict[object, str] | None:
             return None
         table[key] = rule
     return table
+
+
+def _dict_call(rw, node: cst.Call) -> Operand:
+    """``dict(last=h, pooled=p)``: evaluated as the literal ``{"last": h, "pooled": p}`` it builds, written back
+    as the call with each value's node."""
+    import json
+
+    literal = cst.Dict([cst.DictElement(cst.SimpleString(json.dumps(a.keyword.value)), a.value)  # type: ignore
+                        for a in node.args])
+    rw.ctx.anchors[literal] = node
+    op = rw.expr(literal)
+    if not isinstance(op.node, cst.Dict) or len(op.node.elements) != len(node.args):
+        return Operand(op.value, node, op.node)
+    args = [a.with_changes(value=e.value) for a, e in zip(node.args, op.node.elements)]
+    return Operand(op.value, node, node.with_changes(args=args))
 
 
 def _entry_table(rw, func: cst.Subscript) -> list[tuple[object, cst.DictElement]] | None:

@@ -94,6 +94,22 @@ from meshify.rewrite.rules.contractions import OBSERVERS as CONTRACTION_OBSERVER
 from meshify.rewrite.rules.elementwise import entries_template
 from meshify.rewrite.rules.shapes import reshape_named
 
+def _names_read(node: cst.CSTNode) -> list[str]:
+    """Every name read in ``node``, once per read (an attribute path's root only)."""
+    found: list[str] = []
+
+    class _Reads(cst.CSTVisitor):
+        def visit_Attribute(self, n: cst.Attribute) -> bool:
+            n.value.visit(self)
+            return False
+
+        def visit_Name(self, n: cst.Name) -> None:
+            found.append(n.value)
+
+    node.visit(_Reads())
+    return found
+
+
 __all__ = ["FunctionRewriter", "Operand", "Record", "FunctionPlan", "TracedLoop", "OPERAND_OBSERVERS"]
 
 #: Called as ``observe(rw, converts)`` with each op's operand conversions (the :class:`Convert` s a rule
@@ -1846,7 +1862,10 @@ class FunctionRewriter:
             if isinstance(s.value, cst.BinaryOperation) and isinstance(s.value.operator, cst.Add) \
                     and isinstance(op.value, TupleValue | StructValue):
                 self.own_lists.update(names)  # hs = hs + [x]: a new list, made here
-            if isinstance(s.value, cst.List | cst.Tuple | cst.Dict | cst.Set | cst.ListComp):
+            made = (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp)
+            if isinstance(s.value, made) or isinstance(s.value, cst.IfExp) and all(  # () if output_hidden else None
+                    isinstance(b, made) or isinstance(b, cst.Name) and b.value == "None"
+                    for b in (s.value.body, s.value.orelse)):
                 self.own_lists.update(names)
                 if names & listed_names(self.fn) and isinstance(op.value, TupleValue) and holds_partial(op.value):
                     op = self._completed_items(op, names)
@@ -2407,6 +2426,12 @@ class FunctionRewriter:
             return s.with_changes(value=node)
         op = self.expr(s.value)
         self._items_returned.append((s.value, listed_items(op.value) if not isinstance(op.value, Static) else None))
+        if isinstance(op.value, TupleValue) and isinstance(op.node, cst.Tuple) and not isinstance(
+                s.value, cst.Tuple) and len(op.node.elements) == len(op.value.items):
+            # tuple(v for v in [h, pooled, all_hidden] if v is not None): the literal meshify unrolled it to
+            node, left = self._leaving_held(Operand(op.value, op.node, op.node), op.node, "return value ")
+            self._results.append(left)
+            return s.with_changes(value=node)
         if isinstance(op.value, TupleValue) and all(isinstance(v, Array | Opaque) for v in op.value.items):
             # return helper(x): a tuple whose items leave as they are (a pending partial sum cannot be
             # completed inside a tuple the code does not spell out)
@@ -2555,7 +2580,9 @@ class FunctionRewriter:
         for k, v in value.fields:
             node, original = items.get(k, (where, where))
             inner: StructValue | None = None
-            if isinstance(v, Static):
+            if isinstance(v, Static) and v.known and v.literal is None:
+                new, layout = node, Layout.replicated(())  # Out(h, attentions=None): no array, its spec unused
+            elif isinstance(v, Static):
                 new, layout = node, None
             elif isinstance(v, StructValue) and v.kind in ("dict", "namedtuple"):  # Nested(out=Out(...), ...)
                 new, inner = self._leaving_dict(Operand(v, original, node), original, f"{purpose}'s {k!r}")
@@ -3016,6 +3043,61 @@ class FunctionRewriter:
         self._loops.pop()
         self._loop_names.pop()
 
+    def _unrolled_comprehension(self, node: cst.ListComp | cst.GeneratorExp) -> Operand | None:
+        """``tuple(v for v in [h, pooled, all_hidden] if v is not None)`` (HF's return): one ``for`` over a list or
+        tuple literal of names whose values differ (arrays of other layouts, None), its filters Python values
+        per item: unrolled, each item kept or dropped as its filter says (``(h, pooled)``); None where the
+        comprehension is not one of these (the general walk takes it)."""
+        comp = node.for_in
+        if comp.inner_for_in is not None or comp.asynchronous is not None or not isinstance(comp.target, cst.Name) \
+                or not isinstance(comp.iter, cst.List | cst.Tuple) or not comp.iter.elements:
+            return None
+        elements = [e.value for e in comp.iter.elements]
+        name = comp.target.value
+        # (an item other than a name is written where the element reads it: read once, it runs once)
+        simple = all(isinstance(e, cst.Name | cst.Attribute) for e in elements)
+        if any(isinstance(e, cst.StarredElement) for e in comp.iter.elements) \
+                or not simple and _names_read(node.elt).count(name) > 1:
+            return None
+        mark = self.mark()
+        values = [self.expr(e).value for e in elements]
+        self.rollback(mark)
+        if common_item(values) is not None:
+            return None
+
+        class _Put(cst.CSTTransformer):
+            def __init__(self, item: cst.BaseExpression) -> None:
+                self.item = item
+
+            def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+                return self.item if original.value == name else updated
+
+            def visit_Attribute(self, n: cst.Attribute) -> bool:
+                n.value.visit(self)  # (only the path's root is a name read)
+                return False
+
+            def visit_Lambda(self, n: cst.Lambda) -> bool:
+                return False
+
+        kept_nodes, kept_values = [], []
+        for item, value in zip(elements, values):
+            keep = True
+            for clause in comp.ifs:  # (the item's value bound to the name: v is not None reads it)
+                mark = self.mark()
+                self.env[name] = value
+                test = self.expr(clause.test)
+                self.rollback(mark)
+                if not (isinstance(test.value, Static) and test.value.known):
+                    return None
+                keep = keep and bool(test.value.literal)
+            if keep:
+                element = self.expr(node.elt.visit(_Put(item)))
+                kept_nodes.append(element.node)
+                kept_values.append(element.value)
+        made = cst.List if isinstance(node, cst.ListComp) else cst.Tuple
+        new = made([cst.Element(n) for n in kept_nodes]) if kept_nodes or made is cst.List else cst.Tuple([])
+        return Operand(TupleValue(tuple(kept_values)), node, new)
+
     def comprehension(self, node: cst.ListComp | cst.GeneratorExp) -> Operand | None:
         """``[relu(x @ w1[i]) @ w2[i] for i in range(L)]``, ``(h * h for h in hs)``, ``[a * b for a in xs for b in
         ys]``: the element walked once, each ``for``'s target bound to what each iteration binds (as a Python
@@ -3023,6 +3105,9 @@ class FunctionRewriter:
         item where every iterable's count is known (a tuple meshify holds item by item, and no ``if`` filters
         them on Python values), else a sequence of the element's value.  None: an ``async`` form, refused near
         arrays as before."""
+        unrolled = self._unrolled_comprehension(node)
+        if unrolled is not None:
+            return unrolled
         clauses: list[cst.CompFor] = []
         comp: cst.CompFor | None = node.for_in
         while comp is not None:
