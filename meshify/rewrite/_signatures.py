@@ -214,6 +214,7 @@ SIGNATURES: dict[str, str] = {
     "jax.random.truncated_normal": "key, lower, upper, shape=None, dtype=None, *, out_sharding=None",
     "jax.random.randint": "key, shape, minval, maxval, dtype=None, *, out_sharding=None",
     "jax.random.gumbel": "key, shape=(), dtype=None, mode=None, *, out_sharding=None",
+    "jax.random.categorical": "key, logits, axis=-1, shape=None, replace=True, mode=None, *, out_sharding=None",
     "jax.random.laplace": "key, shape=(), dtype=None, *, out_sharding=None",
     "jax.random.exponential": "key, shape=(), dtype=None, *, out_sharding=None",
     "jax.random.rademacher": "key, shape=(), dtype=None, *, out_sharding=None",

@@ -165,3 +165,21 @@ def _mul_wide(x: jax.Array, c: int) -> tuple[jax.Array, jax.Array]:
     carry = ((low >> 16) + (mid1 & 0xFFFF) + (mid2 & 0xFFFF)) >> 16
     hi = x1 * jnp.uint32(b1) + (mid1 >> 16) + (mid2 >> 16) + carry + x * jnp.uint32(c_hi)
     return hi, x * jnp.uint32(c_lo)
+
+
+def categorical(key, logits: jax.Array, spec: PartitionSpec, /, axis: int = -1, mode: str | None = None) -> jax.Array:
+    """``jax.random.categorical(key, logits, axis)`` of logits split as ``spec``: this device's block of the
+    single-device draw.  As JAX computes it (``argmax(gumbel(key, logits.shape) + logits, axis)``): the Gumbel
+    noise drawn blockwise (:func:`local_draw`, bit-identical to the global draw's block), added to the local
+    logits, and the argmax taken along ``axis`` (across devices where that dim is split: the first global index
+    of the max)."""
+    from meshify.runtime._statistics import argmax
+
+    ax = axis % logits.ndim
+    axes = tuple(spec) + (None,) * (logits.ndim - len(spec))
+    factors = tuple(jax.lax.axis_size(a) if a else 1 for a in axes)
+    shape = tuple(s * f for s, f in zip(logits.shape, factors))
+    scores = local_draw(jax.random.gumbel, PartitionSpec(*axes), key, shape, logits.dtype, mode=mode) + logits
+    if axes[ax] is None:
+        return jnp.argmax(scores, axis=ax)
+    return argmax(scores, ax, axes[ax], ax)

@@ -16,7 +16,18 @@ from meshify.annotate._types import INFERRED, Layout
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._collectives import axes_text
 from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TupleValue
-from meshify.rewrite.rules._api import NONLINEAR, Call, Convert, Lowering, RuleContext, keep, op, unknown_call
+from meshify.rewrite.rules._api import (
+    NONLINEAR,
+    Call,
+    Convert,
+    Emitted,
+    Lowering,
+    Ref,
+    RuleContext,
+    keep,
+    op,
+    unknown_call,
+)
 from meshify.rewrite.rules.elementwise import elementwise
 from meshify.rewrite.rules.shapes import _expr_name, _literal
 
@@ -259,3 +270,53 @@ def _spec_text(layout: Layout) -> str:
 for _kind in _SAMPLERS:
     op(f"jax.random.{_kind}", kind=_kind)(_sampler)
 
+
+
+@op("jax.random.categorical", reads=("key", "logits", "axis", "shape", "replace", "mode"))
+def _categorical(ctx: RuleContext, call: Call):
+    """``jax.random.categorical(key, logits, axis)`` of logits split over mesh axes (a sampler over a batch-split
+    or vocab-split head): ``mr.categorical`` draws each device's block of JAX's Gumbel noise (bit-identical to
+    the single-device draw's block), adds the local logits and takes the argmax along ``axis`` (across devices
+    where that dim is split).  Whole logits: the call as written.  ``shape=`` and ``replace=False`` over split
+    logits are refused."""
+    key, logits = call.arg(0, "key"), call.arg(1, "logits")
+    if logits is None or not isinstance(logits.value, Array):
+        return unknown_call(ctx, call)
+    if key is not None and isinstance(key.value, Array) and (key.value.layout.is_split or key.value.layout.partial):
+        raise ctx.error(UnsupportedError, key.original, f"jax.random.categorical with a key of layout "
+                        f"{key.value.layout.describe()}: a draw must not depend on how arrays are split",
+                        "pass a replicated key")
+    layout = logits.value.layout
+    axis_op = call.arg(2, "axis")
+    axis = axis_op.value.literal if axis_op is not None and isinstance(axis_op.value, Static) \
+        and axis_op.value.known else -1 if axis_op is None else None
+    if not isinstance(axis, int) or isinstance(axis, bool) or not -layout.rank <= axis < layout.rank:
+        raise ctx.error(UnsupportedError, axis_op.original if axis_op is not None else call.node,
+                        f"jax.random.categorical's axis {ctx.code(axis_op.original) if axis_op else ''} is not an "
+                        f"int literal within the logits' {layout.rank} dims", "write axis=-1 (or another int literal)")
+    axis %= layout.rank
+    whole = layout.with_partial(())
+    result = Layout(layout.dims[:axis] + layout.dims[axis + 1:], layout.axes[:axis] + layout.axes[axis + 1:])
+    converts = (Convert(logits, whole, "jax.random.categorical's logits"),)
+    if not whole.is_split:
+        return Lowering(Array(result), converts)
+    for name, default in (("shape", None), ("replace", True)):
+        given = call.kwargs.get(name) or call.arg(3 if name == "shape" else 4, name)
+        if given is not None and not (isinstance(given.value, Static) and given.value.known
+                                      and given.value.literal == default):
+            raise ctx.error(UnsupportedError, given.original, f"jax.random.categorical({name}=...) of logits split "
+                            f"as {whole.describe()}", f"drop {name}= (draw one sample per row), or map the logits' "
+                            "dims to no mesh axis")
+    mode = call.kwargs.get("mode") or call.arg(5, "mode")
+    template = "{mr}.categorical({key}, {x}, %s, axis={axis}%s)" % (_spec_text(whole), ", mode={mode}" if mode else "")
+    fill = (("key", key.node), ("x", Ref(0)), ("axis", axis), *((("mode", mode.node),) if mode else ()))
+    split = [a for axes in whole.axes for a in axes]
+    note = (f"local draw over {axes_text(split)}: each device draws only its block of the Gumbel noise of "
+            f"{ctx.code(call.node.func)}, bit-identical to one device" + (
+                f"; argmax across {axes_text(whole.axes[axis])} (split '{layout.dims[axis]}')" if whole.axes[axis]
+                else ""))
+    emitted = () if not whole.axes[axis] else (Emitted(
+        "argmax", whole.axes[axis], Layout(layout.dims, tuple(() if i == axis else a for i, a in enumerate(whole.axes))),
+        layout.dims[axis], f"argmax over {axes_text(whole.axes[axis])}: jax.random.categorical over split "
+        f"'{layout.dims[axis]}' of {ctx.code(logits.original)!r}: the first global index of the noisy max"),)
+    return Lowering(Array(result), converts, template, fill, emitted, notes=(note,))
