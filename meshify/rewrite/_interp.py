@@ -94,6 +94,7 @@ from meshify.rewrite.rules.contractions import OBSERVERS as CONTRACTION_OBSERVER
 from meshify.rewrite.rules.elementwise import entries_template
 from meshify.rewrite.rules.shapes import reshape_named
 
+
 def _names_read(node: cst.CSTNode) -> list[str]:
     """Every name read in ``node``, once per read (an attribute path's root only)."""
     found: list[str] = []

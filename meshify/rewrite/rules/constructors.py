@@ -308,7 +308,8 @@ def _categorical(ctx: RuleContext, call: Call):
                             f"as {whole.describe()}", f"drop {name}= (draw one sample per row), or map the logits' "
                             "dims to no mesh axis")
     mode = call.kwargs.get("mode") or call.arg(5, "mode")
-    template = "{mr}.categorical({key}, {x}, %s, axis={axis}%s)" % (_spec_text(whole), ", mode={mode}" if mode else "")
+    template = ("{mr}.categorical({key}, {x}, " + _spec_text(whole) + ", axis={axis}"
+                + (", mode={mode}" if mode else "") + ")")
     fill = (("key", key.node), ("x", Ref(0)), ("axis", axis), *((("mode", mode.node),) if mode else ()))
     split = [a for axes in whole.axes for a in axes]
     note = (f"local draw over {axes_text(split)}: each device draws only its block of the Gumbel noise of "
