@@ -141,7 +141,7 @@ def _versions(ctx: ModuleContext, fn: cst.FunctionDef, mesh: MeshSpec, rules: Ru
                 for nones in patterns]
     except (LayoutError, UnsupportedError) as error:
         flags = static_flags(ctx, fn)
-        if not flags or len(patterns) > 1:
+        if not flags or len(patterns) * 2 ** len(flags) > MAX_VERSIONS:
             raise
         if ours is not None and fn.decorators.index(ours):
             above = fn.decorators[0]
@@ -150,15 +150,16 @@ def _versions(ctx: ModuleContext, fn: cst.FunctionDef, mesh: MeshSpec, rules: Ru
                             f"rewrites it once per value: {error.headline})",
                             "put @mesh(...) outermost, or wrap the function after its definition") from None
         plans = []
-        for values in flag_patterns(flags):
+        for nones, values in itertools.product(patterns, flag_patterns(flags)):
             try:
-                plans.append(FunctionRewriter(ctx, fn, mesh, rules, sizes=sizes, free=free, flags=values).run())
+                plans.append(FunctionRewriter(ctx, fn, mesh, rules, sizes=sizes, free=free, nones=nones,
+                                              flags=values).run())
             except MeshifyError as second:
                 if (second.headline, second.span) == (error.headline, error.span):
                     raise error from None
                 # what stops the version for these flag values, the next thing the user meets (the first
                 # error is often one the versions remove: a result chosen by a flag)
-                given = ", ".join(f"{k}={v}" for k, v in values.items())
+                given = ", ".join([*(f"{k}={v}" for k, v in values.items()), *(f"{n}=None" for n in sorted(nones))])
                 kind = next(c for c in type(second).__mro__ if c.__module__ == MeshifyError.__module__)
                 raise kind(f"{fn.name.value}() rewritten for {given} (once per value of its flags, as "
                                    f"one program it is refused: {error.headline}): {second.headline}",
@@ -168,6 +169,8 @@ def _versions(ctx: ModuleContext, fn: cst.FunctionDef, mesh: MeshSpec, rules: Ru
 
 #: More static flags than this would mean 2**n rewrites of one function: its error stands.
 MAX_FLAGS = 3
+#: The most versions of one function (optional arrays' None-ness times its flags' values) meshify writes.
+MAX_VERSIONS = 32
 
 
 def static_flags(ctx: ModuleContext, fn: cst.FunctionDef) -> dict[str, bool]:
@@ -208,8 +211,9 @@ def _rewritten(ctx: ModuleContext, plans: list[FunctionPlan], original: cst.Func
     name = original.name.value
     for plan in plans[1:]:
         nones = sorted(set(plans[0].args) - set(plan.args))
-        note = comment_line(f"{name}() when {', '.join(nones)} {'is' if len(nones) == 1 else 'are'} None" if nones
-                            else f"{name}() when " + ", ".join(f"{n}={v}" for n, v in plan.flags.items()))
+        when = [*(f"{n}={v}" for n, v in plan.flags.items()), *(f"{n} is None" for n in nones)]
+        note = comment_line(f"{name}() when {', '.join(nones)} {'is' if len(nones) == 1 else 'are'} None"
+                            if nones and not plan.flags else f"{name}() when " + ", ".join(when))
         variant = cst.Decorator(decorator=cst.Attribute(cst.Name(name), cst.Name("variant")))
         nodes.append(plan.node.with_changes(  # type: ignore[union-attr]
             decorators=[variant, decorators.add(plan, ctx.mr), *below],

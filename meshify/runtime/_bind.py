@@ -211,14 +211,15 @@ class Sharded:
         A call then runs the version for the arguments that are None: whether ``if bias is None:`` is
         taken is decided per call, as on one device, and each version is a program of its own."""
         version.origin = self.origin
-        if version.flags:  # the same arrays, other values of static flags
-            if set(version.flags) != set(self.flags) or version.args.keys() != self.args.keys():
-                raise TypeError(f"{version.__name__}: a variant for static flags takes {self.__name__}'s parameters "
-                                "and names the same flags")
-            self._variants[tuple(sorted(version.flags.items()))] = version
-            return self
         nones = frozenset(self.args) - frozenset(version.args)
-        if not nones or set(version.args) - set(self.args):
+        if set(version.args) - set(self.args):
+            raise TypeError(f"{version.__name__}: a variant takes a subset of {self.__name__}'s array parameters")
+        if version.flags or self.flags:  # other values of static flags (and perhaps some optional arrays None)
+            if set(version.flags) != set(self.flags):
+                raise TypeError(f"{version.__name__}: a variant for static flags names {self.__name__}'s flags")
+            self._variants[(nones, tuple(sorted(version.flags.items())))] = version
+            return self
+        if not nones:
             raise TypeError(f"{version.__name__}: a variant takes a subset of {self.__name__}'s array parameters")
         self._variants[nones] = version
         return self
@@ -240,8 +241,9 @@ class Sharded:
                     f"{self.__name__}(): {wrong[0]}={wrong[1]!r}: meshify rewrote this function once per value of "
                     f"its static flags {', '.join(self.flags)} (their results differ), for True and False only",
                     fix=f"pass {wrong[0]}=True or {wrong[0]}=False"), wrong[0])
-            key = tuple(sorted(given.items()))
-            return self if key == tuple(sorted(self.flags.items())) else self._variants[key]
+            optional = frozenset().union(*(k[0] for k in self._variants))
+            key = (frozenset(n for n in optional if bound.arguments.get(n) is None), tuple(sorted(given.items())))
+            return self if key == (frozenset(), tuple(sorted(self.flags.items()))) else self._variants[key]
         optional = frozenset().union(*self._variants)
         nones = frozenset(n for n in optional if bound.arguments.get(n) is None)
         return self._variants.get(nones, self)
