@@ -154,6 +154,7 @@ def _versions(ctx: ModuleContext, fn: cst.FunctionDef, mesh: MeshSpec, rules: Ru
             try:
                 plans.append(FunctionRewriter(ctx, fn, mesh, rules, sizes=sizes, free=free, nones=nones,
                                               flags=values).run())
+                plans[-1].fallbacks = {k: v for k, v in flag_fallbacks(ctx, fn).items() if k in values}
             except MeshifyError as second:
                 if (second.headline, second.span) == (error.headline, error.span):
                     raise error from None
@@ -162,8 +163,8 @@ def _versions(ctx: ModuleContext, fn: cst.FunctionDef, mesh: MeshSpec, rules: Ru
                 given = ", ".join([*(f"{k}={v}" for k, v in values.items()), *(f"{n}=None" for n in sorted(nones))])
                 kind = next(c for c in type(second).__mro__ if c.__module__ == MeshifyError.__module__)
                 raise kind(f"{fn.name.value}() rewritten for {given} (once per value of its flags, as "
-                                   f"one program it is refused: {error.headline}): {second.headline}",
-                                   span=second.span, fix=second.fix, code=second.code) from None
+                           f"one program it is refused: {error.headline}): {second.headline}",
+                           span=second.span, fix=second.fix, code=second.code) from None
         return plans
 
 
@@ -187,9 +188,45 @@ def static_flags(ctx: ModuleContext, fn: cst.FunctionDef) -> dict[str, bool]:
         default = param.default
         literal = default.value if isinstance(default, cst.Name) and default.value in ("True", "False") else None
         boolean = isinstance(hint, cst.Name) and hint.value == "bool" and not ctx.binds("bool")
-        if literal is not None or boolean:
+        if literal is not None or boolean or param.name.value in flag_fallbacks(ctx, fn):
             flags[param.name.value] = literal == "True"
     return flags if len(flags) <= MAX_FLAGS else {}
+
+
+def flag_fallbacks(ctx: ModuleContext, fn: cst.FunctionDef) -> dict[str, str]:
+    """HF's flags defaulting to None and read off the config when not given: a parameter ``p=None`` whose
+    first statement reading it is ``p = p if p is not None else cfg.attr`` (``cfg`` a parameter): ``p`` ->
+    ``"cfg.attr"``.  Such a flag is a flag of the value it resolves to (the runtime reads ``cfg.attr`` for a
+    call passing None)."""
+    p = fn.params
+    params = {q.name.value: q for q in (*p.posonly_params, *p.params, *p.kwonly_params)}
+    found: dict[str, str] = {}
+    read: set[str] = set()
+    for stmt in fn.body.body if isinstance(fn.body, cst.IndentedBlock) else ():
+        line = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
+        value = line.value if isinstance(line, cst.Assign) and len(line.targets) == 1 else None
+        target = line.targets[0].target if value is not None else None  # type: ignore[union-attr]
+        name = target.value if isinstance(target, cst.Name) else None
+        param = params.get(name) if name is not None else None
+        if param is not None and name not in read and isinstance(param.default, cst.Name) \
+                and param.default.value == "None" and isinstance(value, cst.IfExp) \
+                and ctx.code(value.body) == name and ctx.code(value.test) == f"{name} is not None" \
+                and isinstance(value.orelse, cst.Attribute) and isinstance(value.orelse.value, cst.Name) \
+                and value.orelse.value.value in params and value.orelse.value.value not in found:
+            found[name] = ctx.code(value.orelse)
+        read |= _names_read_in(stmt)
+    return found
+
+
+def _names_read_in(node: cst.CSTNode) -> set[str]:
+    names: set[str] = set()
+
+    class _Names(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            names.add(n.value)
+
+    node.visit(_Names())
+    return names
 
 
 def flag_patterns(flags: dict[str, bool]) -> list[dict[str, bool]]:

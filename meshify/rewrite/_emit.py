@@ -109,6 +109,8 @@ def sharded_decorator_text(plan: FunctionPlan, mr: str) -> str:
         reads += "    constants={" + ", ".join(f'"{n}": {v!r}' for n, v in plan.decisive_values.items()) + "},\n"
     if plan.flags:  # the static flags' values this version is for (its other versions: @f.variant)
         reads += "    flags={" + ", ".join(f'"{n}": {v!r}' for n, v in plan.flags.items()) + "},\n"
+    if plan.fallbacks:  # a flag passed as None: its value read off the config, as the function's first lines do
+        reads += "    fallbacks={" + ", ".join(f'"{n}": "{v}"' for n, v in plan.fallbacks.items()) + "},\n"
     return (f"{mr}.sharded(\n    {mr}.MeshSpec.of({mesh}),\n    {{\n{args}    }},\n"
             f"    out_specs={out},\n{reads})")
 

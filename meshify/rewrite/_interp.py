@@ -226,6 +226,8 @@ class FunctionPlan:
     args: dict[str, StructHint | None] = field(default_factory=dict)
     #: The static flags' values this version is rewritten for (``_driver._versions``), else empty.
     flags: dict[str, bool] = field(default_factory=dict)
+    #: A flag defaulting to None -> where a call passing None reads its value (``"config.output_attentions"``).
+    fallbacks: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -804,6 +806,8 @@ class FunctionRewriter:
         self._result_paths: list[tuple[tuple[cst.BaseExpression, bool], ...] | None] = []
         #: The ``if`` branches being walked: (test, whether this is its body rather than its else).
         self._conditions: list[tuple[cst.BaseExpression, bool]] = []
+        #: The tests of ifs whose value meshify reads (a flag this version is for): id -> its truth.
+        self._known_tests: dict[int, bool] = {}
         #: A helper's result dtype carriers (every return's, in the helper's names), or None.
         self.return_dtype: tuple[str, ...] | None = ()
         #: Whether a helper returns a partial sum accumulated in float32 (its caller's psum casts back).
@@ -1622,6 +1626,8 @@ class FunctionRewriter:
         """Each branch rewritten; after the ``if``, each name has the one value both branches leave."""
         start = dict(self.env)
         dtypes_start = self.dtypes.snapshot()
+        if test.value.known:  # (a flag of this version: the returns of the branch Python skips are not its results)
+            self._known_tests[id(stmt.test)] = bool(test.value.literal)
         body, refused = self._branch(stmt.body, stmt.test, True, test)
         after_body, body_returns = self.env, refused is not None or self._suite_returns(stmt.body)
         dtypes_body = self.dtypes.snapshot()
@@ -2653,13 +2659,26 @@ class FunctionRewriter:
         return y, h``), each path chosen by ``if`` statements on static parameters: the results' layouts,
         the first whose conditions hold (in the order of the returns) chosen per call by those parameters."""
         fix = 'add a return hint naming the dims it returns (-> Tensor["batch", "d_model"])'
-        if len(self._result_paths) != len(self._results) or None in self._result_paths:
+        if len(self._result_paths) == len(self._results) and self._known_tests:
+            # a path through a branch whose test meshify reads false (true) never returns in this version; a
+            # test it reads chooses nothing per call
+            kept = [(tuple((t, k) for t, k in p if id(t) not in self._known_tests) if p is not None else None, r)
+                    for p, r in zip(self._result_paths, self._results)
+                    if p is None or all(self._known_tests.get(id(t), k) == k for t, k in p)]
+            first = next((i for i, (p, _) in enumerate(kept) if p == ()), None)
+            kept = kept if first is None else kept[:first + 1]  # (returns after one that always returns: never)
+            if kept and all(r == kept[0][1] for _, r in kept):
+                return self._result_layouts(kept[0][1])  # type: ignore[return-value]
+            paths, results = [p for p, _ in kept], [r for _, r in kept]
+        else:
+            paths, results = self._result_paths, self._results
+        if len(paths) != len(results) or None in paths:
             raise self.ctx.error(LayoutError, self.fn.name, f"{self.fn.name.value}() has no return hint and returns "
                                  "values of different layouts on different paths (one inside a loop)", fix)
         statics = {p.name.value for p in self._all_params()} - set(self._args) - set(self.nones)
         local = bound_names(self.fn.body)
         read: set[str] = set()
-        for path in self._result_paths:
+        for path in paths:
             for test, _ in path or ():
                 for name in _names_read(test):
                     if name in local or (name not in statics and not isinstance(self.ctx.global_value(name), Static)):
@@ -2688,7 +2707,7 @@ class FunctionRewriter:
             return code if taken else f"not {code}"
 
         cases = [(tuple(text(t, taken) for t, taken in path or ()), self._result_layouts(r))
-                 for path, r in zip(self._result_paths, self._results)]
+                 for path, r in zip(paths, results)]
         while len(cases) > 1 and cases[-2][1] == cases[-1][1]:
             del cases[-2]  # chosen or not, the same layouts
         return OutByStatics(params, tuple(cases[:-1]), cases[-1][1])

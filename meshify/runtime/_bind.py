@@ -155,7 +155,7 @@ class Sharded:
                  out_specs: Any, *, devices: Sequence[jax.Device] | None = None,
                  reads: Mapping[str, Mapping[str, tuple[str, ...] | None]] | None = None,
                  globals_read: Sequence[str] = (), constants: Mapping[str, Any] | None = None,
-                 flags: Mapping[str, bool] | None = None) -> None:
+                 flags: Mapping[str, bool] | None = None, fallbacks: Mapping[str, str] | None = None) -> None:
         self.local = local
         #: Module variables the body reads (``SCALE``): the program is keyed on their current values,
         #: so a call after one is rebound traces again (``.reference`` reads the current value too).
@@ -167,6 +167,9 @@ class Sharded:
         #: Static flags -> the value this version was rewritten for (``if output_attentions:`` chose other
         #: results): a call passing another value runs the version for it (``variant``), or is refused.
         self.flags = dict(flags or {})
+        #: A flag defaulting to None -> ``"config.attr"``: a call passing None runs the version for that value
+        #: (as the function's ``p = p if p is not None else config.attr`` resolves it).
+        self.fallbacks = dict(fallbacks or {})
         #: Static parameter -> attribute the body reads off it (``self.w``) -> the dims a hint pins it to,
         #: or None (then it must not be an array of rank > 0).  Arrays there are inputs of every call.
         self.reads = {name: dict(attrs) for name, attrs in (reads or {}).items()}
@@ -235,11 +238,18 @@ class Sharded:
         bound.apply_defaults()
         if self.flags:
             given = {name: bound.arguments.get(name) for name in self.flags}
+            for name, path in self.fallbacks.items():  # None: the value the function reads off the config
+                if given.get(name) is None:
+                    owner, attr = path.split(".", 1)
+                    given[name] = getattr(bound.arguments.get(owner), attr, None)
             wrong = next(((n, v) for n, v in given.items() if v is not True and v is not False), None)
             if wrong is not None:
+                read = f" (read off {self.fallbacks[wrong[0]]}, as it was passed None)" \
+                    if wrong[0] in self.fallbacks and bound.arguments.get(wrong[0]) is None else ""
                 raise self._placed(CallError(
-                    f"{self.__name__}(): {wrong[0]}={wrong[1]!r}: meshify rewrote this function once per value of "
-                    f"its static flags {', '.join(self.flags)} (their results differ), for True and False only",
+                    f"{self.__name__}(): {wrong[0]}={wrong[1]!r}{read}: meshify rewrote this function once per "
+                    f"value of its static flags {', '.join(self.flags)} (their results differ), for True and False "
+                    "only",
                     fix=f"pass {wrong[0]}=True or {wrong[0]}=False"), wrong[0])
             optional = frozenset().union(*(k[0] for k in self._variants))
             key = (frozenset(n for n in optional if bound.arguments.get(n) is None), tuple(sorted(given.items())))
@@ -702,10 +712,10 @@ def bind(local: Callable[..., Any], mesh: MeshSpec, args: Mapping[str, ArgSpec],
          *, devices: Sequence[jax.Device] | None = None,
          reads: Mapping[str, Mapping[str, tuple[str, ...] | None]] | None = None,
          globals_read: Sequence[str] = (), constants: Mapping[str, Any] | None = None,
-         flags: Mapping[str, bool] | None = None) -> Sharded:
+         flags: Mapping[str, bool] | None = None, fallbacks: Mapping[str, str] | None = None) -> Sharded:
     """Wraps a per-device function as a global sharded callable (see :class:`Sharded`)."""
     return Sharded(local, mesh, args, out_specs, devices=devices, reads=reads, globals_read=globals_read,
-                   constants=constants, flags=flags)
+                   constants=constants, flags=flags, fallbacks=fallbacks)
 
 
 class _Reference:
@@ -725,10 +735,11 @@ class _Reference:
 def sharded(mesh: MeshSpec, args: Mapping[str, ArgSpec], out_specs: Any,
             reads: Mapping[str, Mapping[str, tuple[str, ...] | None]] | None = None,
             globals_read: Sequence[str] = (), constants: Mapping[str, Any] | None = None,
-            flags: Mapping[str, bool] | None = None) -> Callable[[Callable], Sharded]:
+            flags: Mapping[str, bool] | None = None,
+            fallbacks: Mapping[str, str] | None = None) -> Callable[[Callable], Sharded]:
     """Decorator form of :func:`bind`, used by generated code; ``reads`` names the attributes the
     function reads off its static arguments, checked at each call to hold no array; ``globals_read``
     the module variables it reads, whose current values key the program; ``flags`` the static flags'
     values this version was rewritten for (its other versions are ``@f.variant``s)."""
     return lambda local: bind(local, mesh, args, out_specs, reads=reads, globals_read=globals_read,
-                              constants=constants, flags=flags)
+                              constants=constants, flags=flags, fallbacks=fallbacks)
