@@ -2028,6 +2028,12 @@ class _Builder:
                 f"jnp.arange({a.name}.shape[0])[:, None], jnp.arange({a.name}.shape[1])[None, :]"
             self.emit(f"{a.name}[{rows}, {ids}]", a.dims[:-1], a.scale)
             return True
+        if kind == "optax" and self.flag(35):  # a binary loss of float32 labels beside the program's logits
+            self.module.imports.add("optax")
+            labels = self.fresh()  # (optax casts them to the logits' dtype: float16 logits give a float16 loss)
+            self.lines.append(f"{labels} = ({a.name} > 0.1).astype(jnp.float32)")
+            self.emit(f"optax.sigmoid_binary_cross_entropy({a.name}, {labels})", a.dims, a.scale + 1)
+            return True
         if kind == "optax":  # a loss over the last dim, as training code calls optax inside the loss
             if rank < 2 or not self.disjoint(a.dims[:-1]):
                 return False
