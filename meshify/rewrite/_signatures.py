@@ -153,6 +153,10 @@ SIGNATURES: dict[str, str] = {
     "jax.numpy.linalg.det": "a",
     "jax.ops.segment_sum": "data, segment_ids, num_segments=None, indices_are_sorted=False, unique_indices=False, "
                            "bucket_size=None, mode=None, out_sharding=None",
+    "jax.ops.segment_max": "data, segment_ids, num_segments=None, indices_are_sorted=False, unique_indices=False, "
+                           "bucket_size=None, mode=None, out_sharding=None",
+    "jax.ops.segment_min": "data, segment_ids, num_segments=None, indices_are_sorted=False, unique_indices=False, "
+                           "bucket_size=None, mode=None, out_sharding=None",
     "jax.numpy.prod": "a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None, "
                       "promote_integers=True",
     "jax.numpy.argmax": "a, axis=None, out=None, keepdims=None",

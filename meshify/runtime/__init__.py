@@ -76,13 +76,15 @@ from meshify.runtime.ops import (  # noqa: E402,A004
     nanvar,
     norm,
     prod,
+    segment_max,
+    segment_min,
     std,
     top_k,
     var,
 )
 
 __all__ += ["all", "any", "argmax", "argmin", "cumprod", "cumsum", "matrix_norm", "nanmax", "nanmean", "nanmin",
-            "nanstd", "nansum", "nanvar", "norm", "prod", "std", "top_k", "var"]
+            "nanstd", "nansum", "nanvar", "norm", "prod", "segment_max", "segment_min", "std", "top_k", "var"]
 
 # Spatial parallelism: halo exchange and convolution over split spatial dims (runtime/_spatial.py).
 from meshify.runtime._spatial import conv_halos, halo_conv, halo_exchange  # noqa: E402

@@ -27,6 +27,7 @@ NaN, ties, gradient) up to floating-point reassociation:
 
 from __future__ import annotations
 
+import functools
 import math
 
 import jax
@@ -34,7 +35,7 @@ import jax.numpy as jnp
 import numpy as np
 
 __all__ = ["all", "any", "argmax", "argmin", "cumprod", "cumsum", "matrix_norm", "nanmax", "nanmean", "nanmin", "nanstd",
-           "nansum", "nanvar", "norm", "prod", "std", "var"]
+           "nansum", "nanvar", "norm", "prod", "segment_max", "segment_min", "std", "var"]
 
 AxisName = str | tuple[str, ...]
 Axis = int | tuple[int, ...]
@@ -399,3 +400,47 @@ def top_k(x: jax.Array, k: int, axis: int, axis_name: AxisName) -> tuple[jax.Arr
     values, indices = all_gather(values, axis_name, axis=axis), all_gather(indices, axis_name, axis=axis)
     best, picked = jax.lax.top_k(values, k, axis=axis)
     return best, jnp.take_along_axis(indices, picked, axis=axis)
+
+
+# -- segment max / min ---------------------------------------------------------------------------------------
+
+
+def segment_max(data: jax.Array, segment_ids: jax.Array, num_segments: int, axis_name: AxisName,
+                **options) -> jax.Array:
+    """``jax.ops.segment_max(data, segment_ids, num_segments)`` of rows split over ``axis_name`` (a graph's edges
+    split across devices): each device's segment maxima, then their max across devices.  Its derivative shares
+    a segment's tangent among all rows holding its max on all devices, as JAX's does on one device (the max of
+    per-device maxima would share it per device first)."""
+    return _segment_extreme(data, segment_ids, num_segments, axis_name, "max", tuple(sorted(options.items())))
+
+
+def segment_min(data: jax.Array, segment_ids: jax.Array, num_segments: int, axis_name: AxisName,
+                **options) -> jax.Array:
+    """``jax.ops.segment_min``, as :func:`segment_max`."""
+    return _segment_extreme(data, segment_ids, num_segments, axis_name, "min", tuple(sorted(options.items())))
+
+
+def _segment_local(data, segment_ids, num_segments, axis_name, kind, options):
+    local = (jax.ops.segment_max if kind == "max" else jax.ops.segment_min)(data, segment_ids, num_segments,
+                                                                             **dict(options))
+    return (jax.lax.pmax if kind == "max" else jax.lax.pmin)(local, axis_name)
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(2, 3, 4, 5))
+def _segment_extreme(data, segment_ids, num_segments, axis_name, kind, options):
+    return _segment_local(data, segment_ids, num_segments, axis_name, kind, options)
+
+
+@_segment_extreme.defjvp
+def _segment_extreme_jvp(num_segments, axis_name, kind, options, primals, tangents):
+    data, segment_ids = primals
+    t = tangents[0]
+    out = _segment_local(data, segment_ids, num_segments, axis_name, kind, options)
+    valid = (segment_ids >= 0) & (segment_ids < num_segments)
+    picked = jnp.take(out, jnp.clip(segment_ids, 0, num_segments - 1), axis=0)
+    hit = ((data == picked) & valid.reshape(valid.shape + (1,) * (data.ndim - valid.ndim))).astype(t.dtype)
+    options = dict(options)
+    options.pop("unique_indices", None)  # (the sums below add several rows into one segment)
+    total = jax.lax.psum(jax.ops.segment_sum(t * hit, segment_ids, num_segments, **options), axis_name)
+    count = jax.lax.psum(jax.ops.segment_sum(hit, segment_ids, num_segments, **options), axis_name)
+    return out, jnp.where(count > 0, total / jnp.where(count > 0, count, 1), 0).astype(out.dtype)

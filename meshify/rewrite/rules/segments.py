@@ -17,7 +17,7 @@ from meshify.annotate._types import INFERRED, Layout
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._collectives import axes_text
 from meshify.rewrite._values import Array, Static, TupleValue
-from meshify.rewrite.rules._api import Call, Convert, Lowering, RuleContext, op, unknown_call
+from meshify.rewrite.rules._api import Call, Convert, Emitted, Lowering, MeshAxes, Ref, RuleContext, op, unknown_call
 
 
 def _segments_dim(ctx: RuleContext, num) -> str:
@@ -31,9 +31,13 @@ def _segments_dim(ctx: RuleContext, num) -> str:
     return (name if name.isidentifier() else "segments") + INFERRED
 
 
-@op("jax.ops.segment_sum", reads=("data", "segment_ids", "num_segments", "indices_are_sorted", "unique_indices",
-                                  "bucket_size", "mode"))
-def _segment_sum(ctx: RuleContext, call: Call):
+_SEGMENT_READS = ("data", "segment_ids", "num_segments", "indices_are_sorted", "unique_indices", "bucket_size", "mode")
+
+
+@op("jax.ops.segment_sum", kind="sum", reads=_SEGMENT_READS)
+@op("jax.ops.segment_max", kind="max", reads=_SEGMENT_READS)
+@op("jax.ops.segment_min", kind="min", reads=_SEGMENT_READS)
+def _segment_sum(ctx: RuleContext, call: Call, kind: str = "sum"):
     data, ids, num = call.arg(0, "data"), call.arg(1, "segment_ids"), call.arg(2, "num_segments")
     if data is None or not isinstance(data.value, Array):
         return unknown_call(ctx, call)
@@ -58,8 +62,27 @@ def _segment_sum(ctx: RuleContext, call: Call):
     dims = (_segments_dim(ctx, num), *layout.dims[1:])
     if dims[0] in layout.dims[1:]:
         dims = (dims[0].rstrip(INFERRED) + "_segments" + INFERRED, *dims[1:])
-    result = Layout(dims, ((), *layout.axes[1:]), layout.partial | set(rows))
-    return Lowering(Array(result), tuple(converts))
+    if kind == "sum":
+        result = Layout(dims, ((), *layout.axes[1:]), layout.partial | set(rows))
+        return Lowering(Array(result), tuple(converts))
+    # max/min: a partial sum of rows is completed first (the extreme of a sum is not one of its parts)
+    converts[0] = Convert(data, layout.with_partial(()), f"segment_{kind}'s rows")
+    result = Layout(dims, ((), *layout.axes[1:]))
+    if not rows:
+        return Lowering(Array(result), tuple(converts))
+    options = [k for k in ("indices_are_sorted", "unique_indices", "bucket_size", "mode") if k in call.kwargs]
+    if len(call.args) > 3:
+        raise ctx.error(UnsupportedError, call.args[3].original, f"segment_{kind}'s options passed by position "
+                        "beside rows split across devices", "pass them by keyword (indices_are_sorted=True)")
+    template = ("{mr}.segment_" + kind + "({data}, {ids}, {num}, axis_name={axes}"
+                + "".join(f", {k}={{o_{k}}}" for k in options) + ")")
+    fill = (("data", Ref(0)), ("ids", Ref(1)), ("num", num.node), ("axes", MeshAxes(ctx.mesh.order(rows))),
+            *((f"o_{k}", call.kwargs[k].node) for k in options))
+    fn = "pmax" if kind == "max" else "pmin"
+    emitted = Emitted(fn, ctx.mesh.order(rows), result, layout.dims[0],
+                      f"{fn} over {axes_text(rows)}: segment_{kind} of {ctx.code(data.original)!r}, its rows "
+                      f"'{layout.dims[0]}' split (each device's segment {kind}ima, then theirs)")
+    return Lowering(Array(result), tuple(converts), template, fill, (emitted,))
 
 
 def _det_rule(ctx: RuleContext, call: Call, kind: str):
