@@ -24,7 +24,7 @@ from meshify.rewrite._context import ModuleContext, parse_context
 from meshify.rewrite._emit import Decorators, fix_imports, header_lines, place_versions
 from meshify.rewrite._emit import _versions as emitted_versions
 from meshify.rewrite._hints import MESH_NAMES, mesh_decorator, read_mesh_decorator, read_mesh_dims
-from meshify.rewrite._interp import FunctionPlan, FunctionRewriter
+from meshify.rewrite._interp import FunctionPlan, FunctionRewriter, _names_read
 from meshify.rewrite._optional import none_patterns
 from meshify.rewrite._templates import comment_line
 from meshify.rewrite._wrap import WIDTH, wrap_lines
@@ -214,19 +214,8 @@ def flag_fallbacks(ctx: ModuleContext, fn: cst.FunctionDef) -> dict[str, str]:
                 and isinstance(value.orelse, cst.Attribute) and isinstance(value.orelse.value, cst.Name) \
                 and value.orelse.value.value in params and value.orelse.value.value not in found:
             found[name] = ctx.code(value.orelse)
-        read |= _names_read_in(stmt)
+        read |= set(_names_read(stmt))
     return found
-
-
-def _names_read_in(node: cst.CSTNode) -> set[str]:
-    names: set[str] = set()
-
-    class _Names(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            names.add(n.value)
-
-    node.visit(_Names())
-    return names
 
 
 def flag_patterns(flags: dict[str, bool]) -> list[dict[str, bool]]:

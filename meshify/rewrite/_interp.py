@@ -94,23 +94,6 @@ from meshify.rewrite.rules.contractions import OBSERVERS as CONTRACTION_OBSERVER
 from meshify.rewrite.rules.elementwise import entries_template
 from meshify.rewrite.rules.shapes import reshape_named
 
-
-def _names_read(node: cst.CSTNode) -> list[str]:
-    """Every name read in ``node``, once per read (an attribute path's root only)."""
-    found: list[str] = []
-
-    class _Reads(cst.CSTVisitor):
-        def visit_Attribute(self, n: cst.Attribute) -> bool:
-            n.value.visit(self)
-            return False
-
-        def visit_Name(self, n: cst.Name) -> None:
-            found.append(n.value)
-
-    node.visit(_Reads())
-    return found
-
-
 __all__ = ["FunctionRewriter", "Operand", "Record", "FunctionPlan", "TracedLoop", "OPERAND_OBSERVERS"]
 
 #: Called as ``observe(rw, converts)`` with each op's operand conversions (the :class:`Convert` s a rule
@@ -348,6 +331,18 @@ def _star_item(node: cst.Subscript, stars: set[str]) -> str | None:
 
 
 @functools.lru_cache(maxsize=1 << 16)  # nodes hash by identity and never change: plan rewrites one tree ~100 times
+def _all_names(node: cst.CSTNode) -> list[cst.Name]:
+    """Every name node in ``node`` (a read each, where ``node`` binds none)."""
+    found: list[cst.Name] = []
+
+    class _Names(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            found.append(n)
+
+    node.visit(_Names())
+    return found
+
+
 def _names_read(node: cst.CSTNode) -> tuple[str, ...]:
     """The names an expression reads, sorted (attributes' roots included: ``p.w`` reads ``p``)."""
     found: set[str] = set()
@@ -3076,8 +3071,8 @@ class FunctionRewriter:
         name = comp.target.value
         # (an item other than a name is written where the element reads it: read once, it runs once)
         simple = all(isinstance(e, cst.Name | cst.Attribute) for e in elements)
-        if any(isinstance(e, cst.StarredElement) for e in comp.iter.elements) \
-                or not simple and _names_read(node.elt).count(name) > 1:
+        reads = sum(1 for n in _all_names(node.elt) if n.value == name)
+        if any(isinstance(e, cst.StarredElement) for e in comp.iter.elements) or not simple and reads > 1:
             return None
         mark = self.mark()
         values = [self.expr(e).value for e in elements]
