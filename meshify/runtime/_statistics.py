@@ -423,7 +423,12 @@ def segment_min(data: jax.Array, segment_ids: jax.Array, num_segments: int, axis
 def _segment_local(data, segment_ids, num_segments, axis_name, kind, options):
     local = (jax.ops.segment_max if kind == "max" else jax.ops.segment_min)(data, segment_ids, num_segments,
                                                                              **dict(options))
-    return (jax.lax.pmax if kind == "max" else jax.lax.pmin)(local, axis_name)
+    whole = (jax.lax.pmax if kind == "max" else jax.lax.pmin)(local, axis_name)
+    if not jnp.issubdtype(local.dtype, jnp.inexact):
+        return whole
+    # a segment holding a NaN is NaN, as on one device; an all-reduce max/min drops NaNs: carry them apart
+    nan = jax.lax.pmax(jnp.isnan(local).astype(local.dtype), axis_name)
+    return jnp.where(nan > 0, jnp.asarray(jnp.nan, local.dtype), whole)
 
 
 @functools.partial(jax.custom_jvp, nondiff_argnums=(2, 3, 4, 5))
@@ -443,4 +448,8 @@ def _segment_extreme_jvp(num_segments, axis_name, kind, options, primals, tangen
     options.pop("unique_indices", None)  # (the sums below add several rows into one segment)
     total = jax.lax.psum(jax.ops.segment_sum(t * hit, segment_ids, num_segments, **options), axis_name)
     count = jax.lax.psum(jax.ops.segment_sum(hit, segment_ids, num_segments, **options), axis_name)
+    # (as JAX's scatter max: where the result is the fill value itself, -inf for a max, the fill counts as one
+    # more row holding it)
+    fill = -jnp.inf if kind == "max" else jnp.inf
+    count = count + (out == fill).astype(count.dtype)
     return out, jnp.where(count > 0, total / jnp.where(count > 0, count, 1), 0).astype(out.dtype)

@@ -1,8 +1,10 @@
 """``jax.ops.segment_max``/``segment_min`` (GraphSAGE's max aggregation, PointNet's pooling) with the edges split
 across devices: each device's segment maxima, then their max across devices (``mr.segment_max``); the features
 split: local.  Ties across devices share the gradient among all rows holding the max (as JAX's does on one
-device, not per device first); empty segments, negative and out-of-range ids (dropped), float16 and int32
-data.  Before, "jax.ops.segment_max has no meshify rule"."""
+device, not per device first; a segment whose max is the fill value -inf counts the fill as one more, as JAX's
+scatter max does); a NaN on one device makes its segment NaN (an all-reduce max drops NaNs: carried apart);
+empty segments, negative and out-of-range ids (dropped), float16 and int32 data.  Before, "jax.ops.segment_max
+has no meshify rule"."""
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -44,8 +46,16 @@ def inputs():
     nodes = r.standard_normal((N, H)).astype(np.float32)
     w = (r.standard_normal((H, 4)) / 2).astype(np.float32)
     c = r.integers(-50, 50, E).astype(np.int32)
-    return {"f": (m, ids, nodes), "g": (m, ids, nodes, w), "counts": (c, ids),
+    special = m.copy()
+    special[0, 0] = np.nan
+    special[ids == 5, 1] = -np.inf
+    return {"f": (m, ids, nodes), "g": (m, ids, nodes, w), "counts": (c, ids), "edge_values": (special, ids),
             "f16": (m.astype(np.float16), ids, nodes.astype(np.float16))}
+
+
+@mesh(edges=8)
+def edge_values(m: Tensor["edges", "hidden"], ids: Tensor["edges"]):
+    return jax.ops.segment_max(m, ids, 6), jax.ops.segment_min(m, ids, 6)
 
 
 @mesh(edges=8)

@@ -62,14 +62,15 @@ def _segment_sum(ctx: RuleContext, call: Call, kind: str = "sum"):
     dims = (_segments_dim(ctx, num), *layout.dims[1:])
     if dims[0] in layout.dims[1:]:
         dims = (dims[0].rstrip(INFERRED) + "_segments" + INFERRED, *dims[1:])
+    indices = (ids,) if ids is not None and isinstance(ids.value, Array) else ()  # (verify feeds them ints)
     if kind == "sum":
         result = Layout(dims, ((), *layout.axes[1:]), layout.partial | set(rows))
-        return Lowering(Array(result), tuple(converts))
+        return Lowering(Array(result), tuple(converts), indices=indices)
     # max/min: a partial sum of rows is completed first (the extreme of a sum is not one of its parts)
     converts[0] = Convert(data, layout.with_partial(()), f"segment_{kind}'s rows")
     result = Layout(dims, ((), *layout.axes[1:]))
     if not rows:
-        return Lowering(Array(result), tuple(converts))
+        return Lowering(Array(result), tuple(converts), indices=indices)
     options = [k for k in ("indices_are_sorted", "unique_indices", "bucket_size", "mode") if k in call.kwargs]
     if len(call.args) > 3:
         raise ctx.error(UnsupportedError, call.args[3].original, f"segment_{kind}'s options passed by position "
@@ -82,7 +83,7 @@ def _segment_sum(ctx: RuleContext, call: Call, kind: str = "sum"):
     emitted = Emitted(fn, ctx.mesh.order(rows), result, layout.dims[0],
                       f"{fn} over {axes_text(rows)}: segment_{kind} of {ctx.code(data.original)!r}, its rows "
                       f"'{layout.dims[0]}' split (each device's segment {kind}ima, then theirs)")
-    return Lowering(Array(result), tuple(converts), template, fill, (emitted,))
+    return Lowering(Array(result), tuple(converts), template, fill, (emitted,), indices=indices)
 
 
 def _det_rule(ctx: RuleContext, call: Call, kind: str):
