@@ -858,7 +858,8 @@ class _Builder:
         outputs = [n for n in dict.fromkeys(stored) if n in later]
         if not outputs or any(re.fullmatch(r"(act|step|ck)\d+", n) for n in outputs):
             return ""  # (a function held in a name is not returned: a helper returns arrays)
-        if any(re.search(r"\b\w+_all\d+\b|\bn\d+ = ", line) for line in inside):
+        if any(re.search(r"\b\w+_all\d+\b|\bn\d+ = ", line) for line in inside) \
+                or any(re.fullmatch(r"n\d+", n) for n in free):  # (a counter read inside, bound before: seed 137)
             # (a list built by appends stays in the function that reads it: across a call it is refused; a loop's
             # counter stays a Python int beside the if on it: a jitted helper would take it traced)
             return ""
