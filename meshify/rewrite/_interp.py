@@ -1226,9 +1226,10 @@ class FunctionRewriter:
             self.ctx.anchors[new] = self.ctx.anchors[new.body[0]] = value
             return new
 
-        new = cst.If(test=choice.test.with_changes(lpar=[], rpar=[]) if not isinstance(
-            choice.test, cst.BooleanOperation | cst.IfExp | cst.NamedExpr | cst.Lambda) else choice.test,
-            body=cst.IndentedBlock(body=[line(choice.body)]),
+        test = choice.test.with_changes(lpar=[], rpar=[]) if not isinstance(
+            choice.test, cst.BooleanOperation | cst.IfExp | cst.NamedExpr | cst.Lambda) else choice.test
+        self.ctx.anchors[test] = choice.test  # (errors at the test point at the user's)
+        new = cst.If(test=test, body=cst.IndentedBlock(body=[line(choice.body)]),
             orelse=cst.Else(body=cst.IndentedBlock(body=[line(choice.orelse)])),
             leading_lines=stmt.leading_lines)
         self.ctx.anchors[new] = stmt
