@@ -1,6 +1,6 @@
 # Bad input: results chosen by a conditional expression on a name the function rebinds (not a static parameter):
 # the error points at the test (it pointed at 1:1).
-# expect: LayoutError at 12:29 naming chosen by 'out_all', a name it binds
+# expect: LayoutError at 12:22 naming chosen by 'out_all', a name it binds
 import jax
 import jax.numpy as jnp
 from meshify import Tensor, mesh
