@@ -662,8 +662,12 @@ def _joined(ctx: RuleContext, call: Call, seq, items, kind: str, axis, what: str
     candidates: dict[int, list[Axes]] = {}
     for a in arrays:
         if a.value.dims != dims and kind == "stack":
-            raise ctx.error(LayoutError, call.node, f"stack of arrays with dims {list(a.value.dims)} and {list(dims)}",
-                            "stack arrays with the same dims in the same order")
+            # dims differing only by names meshify inferred (a reshape's seq_r_0?) are the user's
+            joined = [unify_dims(d, e) for d, e in zip(dims, a.value.dims)]
+            if None in joined:
+                raise ctx.error(LayoutError, call.node, f"stack of arrays with dims {list(a.value.dims)} and "
+                                f"{list(dims)}", "stack arrays with the same dims in the same order")
+            dims = tuple(joined)  # type: ignore[arg-type]
         for i, ax in enumerate(array(a).layout.axes):
             if ax and (kind == "stack" or i != axis) and ax not in candidates.setdefault(i, []):
                 candidates[i].append(ax)
