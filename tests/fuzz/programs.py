@@ -1972,13 +1972,14 @@ class _Builder:
                                    "store": f"{held}[{self.pick([0, -1])}] = {held}[0] * 0.5"}[change])
                 count += {"extend": 1, "insert": 1, "del": -1, "store": 0}[change]
             read = self.pick([f"jnp.stack({held}).sum(0)", f"sum({held})", f"{held}[-1] * {count}",
-                              f"{held}.pop(0) * {count}", f"sum(h * 0.5 + g * 0.5 for h in {held} for g in {held}[-1:])",
+                              f"sum(h * 0.5 + g * 0.5 for h in {held} for g in {held}[-1:])",
                               f"jnp.stack({held}, axis=-1).mean(-1) * {count}",
                               f"jnp.stack({held}[1:] + {held}[:1]).max(0) * {count}",
                               f"jnp.stack([jnp.tanh(h) for h in {held}]).sum(0)", f"sum(h * 0.5 for h in {held})",
                               f"jnp.stack([h for i, h in enumerate({held}) if i % 2 == 0]).sum(0) * 2",
                               f"sum(h for h in {held} if h is not None)",
-                              *([f"{held}.pop() * {count}"] if joined != "tuple" else [])])
+                              *([f"{held}.pop() * {count}", f"{held}.pop(0) * {count}"] if joined != "tuple"
+                                else [])])  # (a tuple has no pop: seed 137 program 298)
             if "[1:]" in read:  # list slicing and + of lists: not modelled
                 self.trigger("a list appended to in a loop, sliced and joined", f"{held}[1:] + {held}[:1]")
             self.emit(read, a.dims, scale * count)
