@@ -92,7 +92,7 @@ from meshify.rewrite._values import (
 from meshify.rewrite.rules._api import RuleContext
 from meshify.rewrite.rules.contractions import OBSERVERS as CONTRACTION_OBSERVERS
 from meshify.rewrite.rules.elementwise import entries_template
-from meshify.rewrite.rules.shapes import reshape_named
+from meshify.rewrite.rules.shapes import merged_parts, reshape_named
 
 __all__ = ["FunctionRewriter", "Operand", "Record", "FunctionPlan", "TracedLoop", "OPERAND_OBSERVERS"]
 
@@ -2721,6 +2721,15 @@ class FunctionRewriter:
         if isinstance(value, TupleValue):
             raise self.ctx.error(LayoutError, where, f"{self.ctx.code(where)!r} is a tuple but {purpose} "
                                  "names one array", "unpack the tuple, or name each item in a tuple[...] hint")
+        for d, t in zip(value.dims, target.dims) if len(value.dims) == len(target.dims) else ():
+            parts = merged_parts(d)
+            if d != t and len(parts) > 1 and t in parts:  # (a merge renamed after one of its parts: another size)
+                raise self.ctx.error(
+                    LayoutError, where, f"{self.ctx.code(where)!r} has dims {_dims_text(value.dims)}: its dim "
+                    f"{d.rstrip(INFERRED)!r} is {' x '.join(repr(p) for p in parts)} merged by a reshape, but "
+                    f"{purpose} names it {t!r}, the name of one of them (a dim of another size: a reshape reading "
+                    f"{t!r}'s size would split it wrong)", f"give the merged dim a name of its own "
+                    f"({'_'.join(parts)!r}) in this hint and in the hints of the helpers it is passed to")
         if value.dims != target.dims and len(value.dims) == len(target.dims) and all(
                 unify_dims(d, t) == t for d, t in zip(value.dims, target.dims)):
             # dims meshify named itself (a reshape's ``heads?``) take the hint's names

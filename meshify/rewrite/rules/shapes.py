@@ -366,15 +366,25 @@ def _group_names(ctx: RuleContext, layout: Layout, group_in: list[int], size_nod
     return names
 
 
+#: Each name :func:`_merged_name` made -> the dims it merges (read by :func:`merged_parts`).
+_MERGES: dict[str, tuple[str, ...]] = {}
+
+
 def _merged_name(parts: tuple[str, ...], limit: int = 40) -> str:
     """The name of dims merged (``height_width``); past ``limit`` characters (a window partition merges
     half a dozen dims, each merged before), the first and last parts and a digest of all, so that messages
     stay readable and two different merges never share a name."""
     joined = "_".join(p.rstrip(INFERRED) for p in parts)
-    if len(joined) <= limit:
-        return joined
-    digest = hashlib.blake2s(joined.encode(), digest_size=3).hexdigest()
-    return f"{parts[0].rstrip(INFERRED).split('_')[0]}_to_{parts[-1].rstrip(INFERRED).split('_')[-1]}_{digest}"
+    if len(joined) > limit:
+        digest = hashlib.blake2s(joined.encode(), digest_size=3).hexdigest()
+        joined = f"{parts[0].rstrip(INFERRED).split('_')[0]}_to_{parts[-1].rstrip(INFERRED).split('_')[-1]}_{digest}"
+    _MERGES.setdefault(joined, tuple(p.rstrip(INFERRED) for p in parts))
+    return joined
+
+
+def merged_parts(dim: str) -> tuple[str, ...]:
+    """The dims an inferred dim merges (``batch_beam?`` of ``x.reshape(B * K, V)``: batch, beam), else ()."""
+    return _MERGES.get(dim.rstrip(INFERRED), ()) if dim.endswith(INFERRED) else ()
 
 
 def _expr_name(node: cst.BaseExpression) -> str | None:
@@ -408,10 +418,31 @@ def reshape_named(ctx: RuleContext, call: Call, dims: tuple[str, ...]) -> Loweri
         raise ctx.error(LayoutError, call.node, f"reshape to {len(size_nodes)} sizes but the hint names {len(dims)} "
                         f"dims {list(dims)}", "give the hint one name per size")
     layout = array(x).layout
+    _check_merges_named(ctx, call, x, dims)
     out_axes = _reshape_axes(ctx, call.node, layout, dims)
     shards = [_shard_size(ctx, s, n, ctx.mesh.size(a), d) for s, n, a, d in zip(sizes, size_nodes, out_axes, dims)]
     value = Array(Layout(dims, tuple(out_axes), layout.partial), array(x).origin)
     return Lowering(value, replace=_resized(call, sizes, shards, spelled))
+
+
+def _check_merges_named(ctx: RuleContext, call: Call, x: Operand, dims: tuple[str, ...]) -> None:
+    """A naming hint calling a dim the reshape merges (``flat: Tensor["batch", "vocab"] = logits.reshape(B * K,
+    V)``: ``batch`` x ``beam``) after one of its parts: refused, as that name's size is another (a later
+    reshape reading ``batch``'s size off another array would split the merged dim wrong: beam search)."""
+    try:
+        inferred = _reshape_inferred(ctx, call, x).result
+    except MeshifyError:
+        return
+    if not isinstance(inferred, Array) or len(inferred.dims) != len(dims):
+        return
+    for d, t in zip(inferred.dims, dims):
+        parts = merged_parts(d)
+        if len(parts) > 1 and t in parts:
+            raise ctx.error(LayoutError, call.node, f"the reshape merges {' x '.join(repr(p) for p in parts)} into "
+                            f"one dim, which the hint names {t!r}, the name of one of them (a dim of another size: "
+                            f"a reshape reading {t!r}'s size would split it wrong)",
+                            f"give the merged dim a name of its own ({'_'.join(parts)!r}) in this hint and in the "
+                            "hints of the helpers it is passed to")
 
 
 def _shape_operands(ctx: RuleContext, call: Call, whole_shape: bool = False
