@@ -500,7 +500,13 @@ def literal_items(seq: Operand | None) -> list[Operand] | None:
     if not isinstance(node, cst.List | cst.Tuple) or any(isinstance(e, cst.StarredElement) for e in node.elements):
         return None
     assert seq is not None and isinstance(seq.node, cst.List | cst.Tuple)
-    values = seq.value.items if isinstance(seq.value, TupleValue) else [seq.value] * len(node.elements)
+    literal = seq.value.literal if isinstance(seq.value, Static) else None
+    if isinstance(literal, tuple | list) and len(literal) == len(node.elements):
+        # (0, 0): a tuple of constants is one known value, item by item; (0, P + i) in a loop body, of a value
+        # known only when traced, holds the ints it knows (the others None)
+        values = [Static.of(v) if seq.value.known or type(v) is int else Static() for v in literal]
+    else:
+        values = seq.value.items if isinstance(seq.value, TupleValue) else [seq.value] * len(node.elements)
     return [Operand(v, e.value, n.value) for v, e, n in zip(values, node.elements, seq.node.elements)]
 
 
