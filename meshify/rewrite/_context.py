@@ -98,6 +98,15 @@ def _enclosing_names(module: cst.Module) -> dict[cst.FunctionDef, frozenset[str]
     return out
 
 
+def _unpacked(target: cst.BaseExpression, value: cst.BaseExpression | None) -> dict[str, cst.BaseExpression]:
+    """``HEADS, KV_HEADS = 8, 4``: each name of a tuple target bound to the literal's item at its place."""
+    if not (isinstance(target, cst.Tuple | cst.List) and isinstance(value, cst.Tuple | cst.List)
+            and len(target.elements) == len(value.elements)
+            and not any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements))):
+        return {}
+    return {t.value.value: v.value for t, v in zip(target.elements, value.elements) if isinstance(t.value, cst.Name)}
+
+
 def _bound_names(target: cst.CSTNode) -> list[str]:
     """The names an assignment target binds (``a``, ``a, (b, c)``, ``*rest``)."""
     if isinstance(target, cst.Name):
@@ -321,8 +330,10 @@ class ModuleContext:
                     [small.target] if isinstance(small, cst.AnnAssign | cst.AugAssign) else []
                 value = small.value if isinstance(small, cst.Assign | cst.AnnAssign) else None
                 for target in targets:
+                    items = _unpacked(target, value)
                     for name in _bound_names(target):
-                        found[name] = value if isinstance(target, cst.Name) and name not in found else None
+                        item = value if isinstance(target, cst.Name) else items.get(name)
+                        found[name] = item if name not in found else None
         return found
 
     def config_value(self, node: cst.BaseExpression) -> tuple | None:
