@@ -230,11 +230,25 @@ def _enter_as(rw, init: Operand, carry: Array, what: str) -> tuple[Array, cst.Ba
     return Array(layout, init.value.origin), rw.convert(init, layout, f"the {what} carry")
 
 
+def _carried(value: Value) -> object:
+    """What a loop carry must keep: :func:`signature_of`, a dict's keys and values whatever class named it (a
+    ``TypedDict`` comes in, the body returns ``{"k": ck}``: both a dict to JAX)."""
+    if isinstance(value, StructValue) and value.kind == "dict":
+        return ("dict", tuple(sorted((k, _carried(v)) for k, v in value.fields)))
+    if isinstance(value, StructValue):
+        return ("struct", value.cls, tuple((k, _carried(v)) for k, v in value.fields))
+    if isinstance(value, TupleValue):
+        return ("tuple", tuple(_carried(v) for v in value.items))
+    return signature_of(value)
+
+
 def _same_carry(rw, before: Value, after: Value, where, what: str) -> None:
-    if signature_of(before) != signature_of(after):
+    if _carried(before) != _carried(after):
         def text(v):
             if isinstance(v, TupleValue):
                 return "(" + ", ".join(text(i) for i in v.items) + ")"
+            if isinstance(v, StructValue):
+                return v.cls + "{" + ", ".join(f"{k}: {text(i)}" for k, i in v.fields) + "}"
             return v.layout.describe() if isinstance(v, Array) else type(v).__name__.lower()
         raise rw.error(LayoutError, where,
                        f"the {what} carry changes layout in the loop body: {text(before)} in, {text(after)} out",
