@@ -28,7 +28,7 @@ from typing import Any
 
 import libcst as cst
 
-from meshify.annotate._types import Layout, MeshSpec, Rules, hint_dims, renamed_dims, unify_dims
+from meshify.annotate._types import INFERRED, Layout, MeshSpec, Rules, hint_dims, renamed_dims, unify_dims
 from meshify.errors import LayoutError, MeshifyError, UnsupportedError
 from meshify.rewrite import rules as _rules  # noqa: F401  (registers every op rule)
 from meshify.rewrite._bodies import run_walks
@@ -2076,6 +2076,7 @@ class FunctionRewriter:
         if isinstance(value, Array) and value.layout.rank == len(dims) and value.dims != dims:
             # An annotated assignment names the value's dims (Mesh-TF's rename_dimension):
             # the data stays put, the new names bring their own layout rules.
+            self._check_merges_kept(value.dims, dims, s.value, f"{name}'s hint {_dims_text(dims)}")
             renamed = Layout(dims, value.layout.axes, value.layout.partial)
             op = Operand(Array(renamed, value.origin), op.original, op.node)
         node = self.convert_to_hint(op, target, s.value, f"{name}'s hint {_dims_text(dims)}")
@@ -2099,6 +2100,7 @@ class FunctionRewriter:
             op = self.expr(arm)
             value = op.value
             if isinstance(value, Array) and value.layout.rank == len(dims) and value.dims != dims:  # renamed
+                self._check_merges_kept(value.dims, dims, arm, f"{name}'s hint {_dims_text(dims)}")
                 op = Operand(Array(Layout(dims, value.layout.axes, value.layout.partial), value.origin),
                              op.original, op.node)
             arms.append(self.convert_to_hint(op, target, arm, f"{name}'s hint {_dims_text(dims)}"))
@@ -2615,12 +2617,16 @@ class FunctionRewriter:
         if isinstance(item, Array) and not item.layout.partial:
             # hidden states appended in a loop: every item in one layout, one out_spec for the whole list
             return op.node, item.layout
+        names = ", ".join(f"r{i}" for i in range(len(value.items))) if isinstance(value, TupleValue) else ""
         what = "a tuple" if isinstance(value, TupleValue) else "a pytree" if isinstance(value, StructValue) \
             else "a Python value"
         fix = ("return its arrays as a dict ({\"w\": p.w, ...}) or a tuple of them: a NamedTuple or dataclass "
                "result is not rebuilt by meshify yet" if isinstance(value, StructValue) and value.kind != "dict"
                else "return arrays: a tuple literal or a dict literal of them for several (a nested dict, or a "
                     "Python value, is not returned by meshify yet)" if isinstance(value, StructValue | Static)
+               else (f"unpack it and return its items as a tuple literal ({names} = {_short(self.ctx.code(where))}; "
+                     f"return {names})")
+               if isinstance(value, TupleValue) and any(isinstance(i, StructValue | TupleValue) for i in value.items)
                else 'return arrays (a tuple literal of them for several), or add a return hint: '
                     '-> tuple[Tensor["batch"], Tensor[()]]')
         raise self.ctx.error(UnsupportedError, where, f"{self.fn.name.value}() returns {self.ctx.code(where)!r}, "
@@ -2710,6 +2716,20 @@ class FunctionRewriter:
 
     # -- conversions ----------------------------------------------------------------------
 
+    def _check_merges_kept(self, dims: tuple[str, ...], names: tuple[str, ...], where: cst.CSTNode,
+                           purpose: str) -> None:
+        """A dim a reshape merged (``batch_beam?``) that a hint names after one of its parts (``batch``): a name
+        with two sizes, refused (a reshape reading ``batch``'s size off another array would split it wrong)."""
+        for d, t in zip(dims, names) if len(dims) == len(names) else ():
+            parts = merged_parts(d)
+            if d != t and len(parts) > 1 and t in parts:
+                raise self.ctx.error(
+                    LayoutError, where, f"{self.ctx.code(where)!r} has dims {_dims_text(dims)}: its dim "
+                    f"{d.rstrip(INFERRED)!r} is {' x '.join(repr(p) for p in parts)} merged by a reshape, but "
+                    f"{purpose} names it {t!r}, the name of one of them (a dim of another size: a reshape reading "
+                    f"{t!r}'s size would split it wrong)", f"give the merged dim a name of its own "
+                    f"({'_'.join(parts)!r}) in this hint and in the hints of the helpers it is passed to")
+
     def convert_to_hint(self, op: Operand, target: Layout, where: cst.CSTNode, purpose: str) -> cst.BaseExpression:
         """Converts a value to the layout a hint pins (its dims must match the hint's)."""
         value = op.value
@@ -2721,15 +2741,7 @@ class FunctionRewriter:
         if isinstance(value, TupleValue):
             raise self.ctx.error(LayoutError, where, f"{self.ctx.code(where)!r} is a tuple but {purpose} "
                                  "names one array", "unpack the tuple, or name each item in a tuple[...] hint")
-        for d, t in zip(value.dims, target.dims) if len(value.dims) == len(target.dims) else ():
-            parts = merged_parts(d)
-            if d != t and len(parts) > 1 and t in parts:  # (a merge renamed after one of its parts: another size)
-                raise self.ctx.error(
-                    LayoutError, where, f"{self.ctx.code(where)!r} has dims {_dims_text(value.dims)}: its dim "
-                    f"{d.rstrip(INFERRED)!r} is {' x '.join(repr(p) for p in parts)} merged by a reshape, but "
-                    f"{purpose} names it {t!r}, the name of one of them (a dim of another size: a reshape reading "
-                    f"{t!r}'s size would split it wrong)", f"give the merged dim a name of its own "
-                    f"({'_'.join(parts)!r}) in this hint and in the hints of the helpers it is passed to")
+        self._check_merges_kept(value.dims, target.dims, where, purpose)
         if value.dims != target.dims and len(value.dims) == len(target.dims) and all(
                 unify_dims(d, t) == t for d, t in zip(value.dims, target.dims)):
             # dims meshify named itself (a reshape's ``heads?``) take the hint's names
