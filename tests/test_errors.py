@@ -54,7 +54,7 @@ CASES = {
         '@mesh(batch=2)\ndef f(x: Tensor["batch"]):\n    return x.shape[0]\n',
         UnsupportedError, (7, 12), "no return hint"),
     "unhinted_returns_differ_by_path": (
-        '@mesh(batch=2)\ndef f(x: Tensor["batch"], w: Tensor["d"], flag=True):\n    ok = flag\n    if ok:\n'
+        '@mesh(batch=2)\ndef f(x: Tensor["batch"], w: Tensor["d"], n=1):\n    ok = n > 0\n    if ok:\n'
         '        return x\n    return w\n',
         LayoutError, (8, 8), "different layouts on different paths"),
     "unsupported_op_on_split_dim": (
