@@ -92,7 +92,7 @@ from meshify.rewrite._values import (
 from meshify.rewrite.rules._api import RuleContext
 from meshify.rewrite.rules.contractions import OBSERVERS as CONTRACTION_OBSERVERS
 from meshify.rewrite.rules.elementwise import entries_template
-from meshify.rewrite.rules.shapes import merged_parts, reshape_named
+from meshify.rewrite.rules.shapes import merge_renamed, reshape_named
 
 __all__ = ["FunctionRewriter", "Operand", "Record", "FunctionPlan", "TracedLoop", "OPERAND_OBSERVERS"]
 
@@ -2720,15 +2720,16 @@ class FunctionRewriter:
                            purpose: str) -> None:
         """A dim a reshape merged (``batch_beam?``) that a hint names after one of its parts (``batch``): a name
         with two sizes, refused (a reshape reading ``batch``'s size off another array would split it wrong)."""
-        for d, t in zip(dims, names) if len(dims) == len(names) else ():
-            parts = merged_parts(d)
-            if d != t and len(parts) > 1 and t in parts:
-                raise self.ctx.error(
-                    LayoutError, where, f"{self.ctx.code(where)!r} has dims {_dims_text(dims)}: its dim "
-                    f"{d.rstrip(INFERRED)!r} is {' x '.join(repr(p) for p in parts)} merged by a reshape, but "
-                    f"{purpose} names it {t!r}, the name of one of them (a dim of another size: a reshape reading "
-                    f"{t!r}'s size would split it wrong)", f"give the merged dim a name of its own "
-                    f"({'_'.join(parts)!r}) in this hint and in the hints of the helpers it is passed to")
+        renamed = merge_renamed(dims, names)
+        if renamed is not None:
+            t, parts = renamed
+            d = dims[names.index(t)]
+            raise self.ctx.error(
+                LayoutError, where, f"{self.ctx.code(where)!r} has dims {_dims_text(dims)}: its dim "
+                f"{d.rstrip(INFERRED)!r} is {' x '.join(repr(p) for p in parts)} merged by a reshape, but "
+                f"{purpose} names it {t!r}, the name of one of them (a dim of another size: a reshape reading "
+                f"{t!r}'s size would split it wrong)", f"give the merged dim a name of its own "
+                f"({'_'.join(parts)!r}) in this hint and in the hints of the helpers it is passed to")
 
     def convert_to_hint(self, op: Operand, target: Layout, where: cst.CSTNode, purpose: str) -> cst.BaseExpression:
         """Converts a value to the layout a hint pins (its dims must match the hint's)."""

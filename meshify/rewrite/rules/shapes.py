@@ -387,6 +387,16 @@ def merged_parts(dim: str) -> tuple[str, ...]:
     return _MERGES.get(dim.rstrip(INFERRED), ()) if dim.endswith(INFERRED) else ()
 
 
+def merge_renamed(dims: tuple[str, ...], names: tuple[str, ...]) -> tuple[str, tuple[str, ...]] | None:
+    """The first dim a reshape merged that ``names`` (a hint, position by position) calls after one of its parts
+    (``batch_beam?`` named ``batch``: a name with two sizes): (that name, the parts), else None."""
+    for d, t in zip(dims, names) if len(dims) == len(names) else ():
+        parts = merged_parts(d)
+        if d != t and len(parts) > 1 and t in parts:
+            return t, parts
+    return None
+
+
 def _expr_name(node: cst.BaseExpression) -> str | None:
     """``cfg.heads`` -> ``heads``, ``n_heads`` -> ``n_heads``; None for literals and arithmetic."""
     if isinstance(node, cst.Attribute):
@@ -433,16 +443,14 @@ def _check_merges_named(ctx: RuleContext, call: Call, x: Operand, dims: tuple[st
         inferred = _reshape_inferred(ctx, call, x).result
     except MeshifyError:
         return
-    if not isinstance(inferred, Array) or len(inferred.dims) != len(dims):
-        return
-    for d, t in zip(inferred.dims, dims):
-        parts = merged_parts(d)
-        if len(parts) > 1 and t in parts:
-            raise ctx.error(LayoutError, call.node, f"the reshape merges {' x '.join(repr(p) for p in parts)} into "
-                            f"one dim, which the hint names {t!r}, the name of one of them (a dim of another size: "
-                            f"a reshape reading {t!r}'s size would split it wrong)",
-                            f"give the merged dim a name of its own ({'_'.join(parts)!r}) in this hint and in the "
-                            "hints of the helpers it is passed to")
+    renamed = merge_renamed(inferred.dims, dims) if isinstance(inferred, Array) else None
+    if renamed is not None:
+        t, parts = renamed
+        raise ctx.error(LayoutError, call.node, f"the reshape merges {' x '.join(repr(p) for p in parts)} into "
+                        f"one dim, which the hint names {t!r}, the name of one of them (a dim of another size: "
+                        f"a reshape reading {t!r}'s size would split it wrong)",
+                        f"give the merged dim a name of its own ({'_'.join(parts)!r}) in this hint and in the "
+                        "hints of the helpers it is passed to")
 
 
 def _shape_operands(ctx: RuleContext, call: Call, whole_shape: bool = False
