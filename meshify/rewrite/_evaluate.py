@@ -2098,7 +2098,7 @@ def index_array(rw, node: cst.Subscript, base: Operand, ctx: RuleContext | None 
         rw.records_of(start, node)  # (x[..., 1::2] read twice: one halo exchange to XLA)
         if sliced.rest is None:
             return Operand(sliced.value, node, wrapped)
-        return index_array(rw, sliced.rest, Operand(base.value, base.original, wrapped), ctx)
+        return index_array(rw, sliced.rest, Operand(sliced.value, base.original, wrapped), ctx)
     return Operand(basic_index(ctx, node, base), node, node.with_changes(value=base.node,
                                                                          slice=_rewritten_slice(ctx, node)))
 

@@ -28,7 +28,7 @@ from typing import Any
 
 import libcst as cst
 
-from meshify.annotate._types import INFERRED, Layout, MeshSpec, Rules, hint_dims, renamed_dims, unify_dims
+from meshify.annotate._types import BROADCAST, INFERRED, Layout, MeshSpec, Rules, hint_dims, renamed_dims, unify_dims
 from meshify.errors import LayoutError, MeshifyError, UnsupportedError
 from meshify.rewrite import rules as _rules  # noqa: F401  (registers every op rule)
 from meshify.rewrite._bodies import run_walks
@@ -2744,8 +2744,10 @@ class FunctionRewriter:
                                  "names one array", "unpack the tuple, or name each item in a tuple[...] hint")
         self._check_merges_kept(value.dims, target.dims, where, purpose)
         if value.dims != target.dims and len(value.dims) == len(target.dims) and all(
-                unify_dims(d, t) == t for d, t in zip(value.dims, target.dims)):
-            # dims meshify named itself (a reshape's ``heads?``) take the hint's names
+                unify_dims(d, t) == t or (d == BROADCAST and not axes)
+                for d, t, axes in zip(value.dims, target.dims, target.axes)):
+            # dims meshify named itself (a reshape's ``heads?``) take the hint's names, as does a one-entry
+            # slice (``h[:, -1:]``) the hint keeps whole
             value = Array(Layout(target.dims, value.layout.axes, value.layout.partial), value.origin)
             op = Operand(value, op.original, op.node)
         if value.dims != target.dims:

@@ -96,6 +96,7 @@ from meshify.runtime._spatial import (  # noqa: E402
     halo_reduce_window,
     sectioned,
     spatial_concatenate,
+    spatial_entry,
     spatial_flip,
     spatial_pad,
     spatial_resize,
@@ -104,5 +105,5 @@ from meshify.runtime._spatial import (  # noqa: E402
     split_sections,
 )
 
-__all__ += ["halo_reduce_window", "sectioned", "spatial_concatenate", "spatial_flip", "spatial_pad", "spatial_resize", "spatial_roll",
+__all__ += ["halo_reduce_window", "sectioned", "spatial_concatenate", "spatial_entry", "spatial_flip", "spatial_pad", "spatial_resize", "spatial_roll",
             "spatial_slice", "split_sections"]

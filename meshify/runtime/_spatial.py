@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import operator
 from collections.abc import Sequence
 
 import jax
@@ -26,7 +27,7 @@ from meshify._halos import concat_shifts, reblock_halos, section_chunks, section
 from meshify.errors import CallError
 
 __all__ = ["conv_halos", "halo_conv", "halo_exchange", "halo_reduce_window", "spatial_concatenate", "spatial_flip",
-           "spatial_pad", "spatial_resize", "spatial_roll", "spatial_slice", "split_sections"]
+           "spatial_entry", "spatial_pad", "spatial_resize", "spatial_roll", "spatial_slice", "split_sections"]
 
 Axes = tuple[str, ...]
 
@@ -486,6 +487,33 @@ def spatial_slice(x: jax.Array, axis: int, start, stop, step=None, *, axis_name)
                         fix=f"take a multiple of {shards} rows, or map this dim to no mesh axis")
     out = _reblock(x, axis, axes, begin, taken * step, what)
     return jax.lax.slice_in_dim(out, 0, out.shape[axis], step, axis=axis)
+
+
+def spatial_entry(x: jax.Array, axis: int, index, *, keep: bool, axis_name) -> jax.Array:
+    """``x[..., index, ...]`` (``keep=False``) or the one-entry slice ``x[..., index:index + 1, ...]``
+    (``keep=True``: ``x[:, -1:]``, ``x[:, :1]``) along dim ``axis``, split over ``axis_name``: the global
+    entry, the same on every device.  Each device takes the entry at the index's place in its block, one
+    all-gather brings them together, and the owner's is kept (exact; its derivative goes back to the
+    owner's block alone).  ``index`` is a Python int known when tracing; out of range is an IndexError,
+    as on one device."""
+    from meshify.runtime.ops import all_gather
+
+    axes = _axes(axis_name)
+    shards = _shards(axes)
+    block = x.shape[axis]
+    total = block * shards
+    try:
+        i = operator.index(index)
+    except TypeError:
+        raise CallError(f"index {index!r} along dim {axis}, split over {' x '.join(map(repr, axes))}, is not an int",
+                        fix="index with an int (x[:, -1]) or an integer array") from None
+    if not -total <= i < total:
+        raise IndexError(f"index {i} is out of bounds for axis {axis} with size {total}")
+    i %= total
+    owner, place = divmod(i, block)
+    entries = all_gather(jax.lax.slice_in_dim(x, place, place + 1, axis=axis), axes, axis)
+    entry = jax.lax.slice_in_dim(entries, owner, owner + 1, axis=axis)
+    return entry if keep else jax.lax.squeeze(entry, (axis,))
 
 
 def spatial_concatenate(arrays: Sequence[jax.Array], axis: int = 0, dtype=None, *, axis_name,

@@ -82,9 +82,15 @@ def _sliced_dim(ctx: RuleContext, s: cst.Slice, dim: str) -> str:
     # lines up with a user's (a rotary table's 'rotary') or with the same slice of another value; literal
     # bounds are spelled in it (seq[1:]?), so that explain sizes it from the dim's size
     bounds = [_int_bound(ctx, b) for b in (s.lower, s.upper, s.step)]
+    if bounds in _ONE_ENTRY:  # top_k(...)[0][:, -1:], h[:, :1]: one entry of any non-empty dim, which
+        return BROADCAST      # broadcasts as a keepdims result does (never lined up with a split dim)
     if all(b is not False for b in bounds):
         return sliced_dim(dim, *bounds)  # type: ignore[arg-type]
     return dim.rstrip(INFERRED) + INFERRED
+
+
+#: Literal slice bounds (lower, upper, step) that leave one entry of any dim of size one or more.
+_ONE_ENTRY = ([-1, None, None], [None, 1, None], [0, 1, None], [-1, None, 1], [None, 1, 1], [0, 1, 1])
 
 
 def _int_bound(ctx: RuleContext, node: cst.BaseExpression | None) -> int | None | bool:

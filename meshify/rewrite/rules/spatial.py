@@ -354,13 +354,34 @@ def slice_split_dims(ctx: RuleContext, node: cst.Subscript, base: Operand) -> Sp
         if pos < layout.rank and layout.axes[pos] and isinstance(s, cst.Slice) and \
                 not (s.lower is None and s.upper is None and s.step is None):
             found.append((n, pos, s))
+        elif pos < layout.rank and layout.axes[pos] and isinstance(s, cst.Index) and _static_int(ctx, s.value):
+            found.append((n, pos, s))
         pos += 1
     if not found:
         return None
     slices: list[Lowering] = []
     emitted: list[Emitted] = []
     resized: dict[int, int] = {}
+    dims, axes = list(layout.dims), list(layout.axes)
+    dropped: set[int] = set()  # dims an int index drops (x[:, -1]); a one-entry slice keeps its dim (x[:, -1:])
     for n, dim, s in found:
+        at = dim - sum(1 for d in dropped if d < dim)  # (the dim's place once the dims before it are dropped)
+        entry = _one_entry(ctx, s)
+        if entry is not None:  # x[:, -1], x[:, :1]: the global entry, gathered (an all-gather of one entry each)
+            index, one = entry
+            slab = tuple(BROADCAST if d == dim else x for d, x in enumerate(dims))
+            emitted.append(Emitted("all_gather", axes[dim], Layout(slab, tuple(axes)), BROADCAST,
+                                   f"all_gather over {axes_text(axes[dim])}: {ctx.code(node)!r} takes one entry "
+                                   f"of split {dims[dim]!r}: each device's entry at that place in its block, "
+                                   "gathered, the owner's kept"))
+            slices.append(Lowering(Array(layout), (), "{mr}.spatial_entry({x}, {axis}, {index}, keep={keep}, "
+                                   "axis_name={axes})", (("x", Ref(0)), ("axis", at), ("index", index),
+                                                         ("keep", cst.Name(str(one))),
+                                                         ("axes", MeshAxes(axes[dim])))))
+            dims[dim], axes[dim] = BROADCAST, ()
+            if not one:
+                dropped.add(dim)
+            continue
         bounds = [_bound(ctx, element) for element in (s.lower, s.upper, s.step)]
         if bounds[2] is not None and not (isinstance(bounds[2], int) and bounds[2] >= 1):
             raise ctx.error(UnsupportedError, s.step, f"a slice along split {layout.dims[dim]!r} "
@@ -377,19 +398,42 @@ def slice_split_dims(ctx: RuleContext, node: cst.Subscript, base: Operand) -> Sp
         stop = ctx.operand(s.upper).node if s.upper is not None else cst.Name("None")
         if bounds[2] in (None, 1):
             slices.append(Lowering(Array(layout), (), "{mr}.spatial_slice({x}, {axis}, {start}, {stop}, "
-                                   "axis_name={axes})", (("x", Ref(0)), ("axis", dim), ("start", start),
+                                   "axis_name={axes})", (("x", Ref(0)), ("axis", at), ("start", start),
                                                          ("stop", stop), ("axes", MeshAxes(layout.axes[dim])))))
             continue
         slices.append(Lowering(Array(layout), (), "{mr}.spatial_slice({x}, {axis}, {start}, {stop}, {step}, "
-                               "axis_name={axes})", (("x", Ref(0)), ("axis", dim), ("start", start), ("stop", stop),
+                               "axis_name={axes})", (("x", Ref(0)), ("axis", at), ("start", start), ("stop", stop),
                                                      ("step", ctx.operand(s.step).node),
                                                      ("axes", MeshAxes(layout.axes[dim])))))
+    gone = {n for n, dim, _ in found if dim in dropped}
     rest = [e.with_changes(slice=cst.Slice(lower=None, upper=None)) if any(n == i for i, _, _ in found) else e
-            for n, e in enumerate(elements)]
+            for n, e in enumerate(elements) if n not in gone]
     whole = all(isinstance(e.slice, cst.Slice) and e.slice.lower is None and e.slice.upper is None
                 and e.slice.step is None for e in rest)
-    return SplitSlices(Array(layout, array(base).origin), tuple(slices), tuple(emitted),
-                       None if whole else node.with_changes(slice=rest))
+    value = Array(Layout(tuple(d for i, d in enumerate(dims) if i not in dropped),
+                         tuple(a for i, a in enumerate(axes) if i not in dropped), layout.partial), array(base).origin)
+    return SplitSlices(value, tuple(slices), tuple(emitted), None if whole or not rest else node.with_changes(slice=rest))
+
+
+def _static_int(ctx: RuleContext, node: cst.BaseExpression) -> bool:
+    """An index that is one int known when tracing (a literal, ``cfg.n - 1``), not a sequence of them."""
+    value = ctx.operand(node).value
+    return isinstance(value, Static) and not isinstance(node, cst.List | cst.Tuple) and (
+        not value.known or type(value.literal) is int)
+
+
+def _one_entry(ctx: RuleContext, s: cst.Slice | cst.Index) -> tuple[cst.BaseExpression, bool] | None:
+    """An index or slice leaving one entry of a dim: ``-1`` (the index as rewritten; the dim dropped), or a
+    slice of literal bounds taking one entry of any dim it fits (``-1:``, ``:1``, ``3:4``; the dim kept)."""
+    if isinstance(s, cst.Index):
+        return ctx.operand(s.value).node, False
+    bounds = [_bound(ctx, b) for b in (s.lower, s.upper, s.step)]
+    if bounds[2] not in (None, 1) or not all(b is None or type(b) is int for b in bounds[:2]):
+        return None
+    lo, hi = bounds[0] or 0, bounds[1]
+    if (lo == -1 and hi is None) or (hi is not None and hi == lo + 1 and (lo >= 0 or hi < 0)):
+        return cst.Integer(str(lo)) if lo >= 0 else cst.UnaryOperation(cst.Minus(), cst.Integer(str(-lo))), True
+    return None
 
 
 def _bound(ctx: RuleContext, element) -> object:
