@@ -273,6 +273,8 @@ def stored(rw, target: cst.Subscript, value: Value) -> Value | None:
         return None
     name = target.value.value
     held = rw.env.get(name)
+    if isinstance(held, StructValue) and held.kind == "dict":
+        return _stored_item(rw, target, name, held, value)
     if not isinstance(held, TupleValue) and sequence_item(held) is None:
         return None
     _own_list(rw, target, name, f"{rw.ctx.code(target)} = ...")
@@ -290,6 +292,27 @@ def stored(rw, target: cst.Subscript, value: Value) -> Value | None:
                            "store at a Python int meshify knows, or give the items one layout")
         result = held if isinstance(held, TupleValue) and index is None else sequence_of(value)
     rw.rebind_list(name, _in_loop(rw, name, result, target, f"{rw.ctx.code(target)} = ..."))
+    return result
+
+
+def _stored_item(rw, target: cst.Subscript, name: str, held: StructValue, value: Value) -> Value:
+    """``cache["k"] = v`` for a dict of arrays this function made (a dict display, ``dict(cache)``,
+    ``cache.copy()``): its items with ``"k"`` replaced, or added last."""
+    key = rw.expr(target.slice[0].slice.value).value  # type: ignore[attr-defined]
+    code = rw.ctx.code(target)
+    if not (isinstance(key, Static) and key.known and isinstance(key.literal, str)):
+        raise rw.error(UnsupportedError, target, f"{code} = ...: a key meshify does not know while rewriting (the "
+                       "keys of a dict holding arrays steer what it holds)", f"store at a string literal: {name}['k'] = v")
+    if name in rw.shared_lists and name in rw.own_lists or name not in rw.own_lists:
+        raise rw.error(UnsupportedError, target, f"{code} = ... changes {name!r} in place, a dict holding arrays "
+                       + ("that another name (or a helper, or a nested function) also holds" if name in rw.own_lists
+                          else "this function did not make (a parameter, or another name's dict)"),
+                       f"copy it first ({name} = dict({name})), or build a new one ({name} = {{**{name}, "
+                       f"{key.literal!r}: ...}})")
+    fields = dict(held.fields)
+    fields[key.literal] = value
+    result = StructValue(held.cls, tuple(fields.items()), "dict")
+    rw.rebind_list(name, result)
     return result
 
 

@@ -13,7 +13,7 @@ from typing import TypeGuard
 import libcst as cst
 
 from meshify._unary import UNARY
-from meshify.annotate._types import BROADCAST, Layout
+from meshify.annotate._types import BROADCAST, Layout, unify_dims
 from meshify.errors import LayoutError, MeshifyError, UnsupportedError
 from meshify.rewrite._containers import (
     TREE_MAP,
@@ -115,6 +115,10 @@ def evaluate(rw, node: cst.BaseExpression):
         return _if_exp(rw, node)
     if isinstance(node, cst.Dict) and _string_keys(node) is not None:
         return _dict_literal(rw, node)
+    if isinstance(node, cst.Dict) and any(isinstance(e, cst.StarredDictElement) for e in node.elements):
+        merged = _merged_dict(rw, node)  # {**cache, "k": k}: a new dict of the values by key
+        if merged is not None:
+            return merged
     if isinstance(node, cst.BooleanOperation):
         return _boolean(rw, node)
     if isinstance(node, cst.Ellipsis):
@@ -212,6 +216,38 @@ def _dict_literal(rw, node: cst.Dict) -> Operand:
     items = [rw.expr(e.value) for e in node.elements]  # type: ignore[union-attr]
     new = node.with_changes(elements=[e.with_changes(value=i.node) for e, i in zip(node.elements, items)])
     return Operand(StructValue("dict", tuple(zip(keys, (i.value for i in items))), "dict"), node, new)
+
+
+def _merged_dict(rw, node: cst.Dict) -> Operand | None:
+    """``{**cache, "k": k}`` where each ``**`` unpacks a dict of arrays meshify follows (a dict parameter, a dict
+    this function built) and the other keys are string literals: the dict it builds, keys in Python's order (a
+    later value replaces an earlier one in its place); None where it builds a dict of Python values."""
+    fields: dict[str, Value] = {}
+    elements = []
+    arrays = False
+    for e in node.elements:
+        if isinstance(e, cst.StarredDictElement):
+            op = rw.expr(e.value)
+            if isinstance(op.value, StructValue) and op.value.kind == "dict":
+                fields.update(op.value.fields)
+                arrays = True
+            elif isinstance(op.value, Static) and op.value.known and isinstance(op.value.literal, dict) and all(
+                    isinstance(k, str) for k in op.value.literal):
+                fields.update((k, Static.of(v)) for k, v in op.value.literal.items())
+            else:
+                return None
+            elements.append(e.with_changes(value=op.node))
+            continue
+        if not (isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)
+                and isinstance(e.key.evaluated_value, str)):
+            return None
+        op = rw.expr(e.value)
+        arrays = arrays or not isinstance(op.value, Static)
+        fields[e.key.evaluated_value] = op.value
+        elements.append(e.with_changes(value=op.node))
+    if not arrays:
+        return None
+    return Operand(StructValue("dict", tuple(fields.items()), "dict"), node, node.with_changes(elements=elements))
 
 
 def _sequence(node: cst.Tuple | cst.List, items: list[Operand]) -> Operand:
@@ -889,6 +925,16 @@ def _call(rw, node: cst.Call):
     if isinstance(func, cst.Name) and func.value == "dict" and func.value not in rw.env and node.args \
             and not rw.ctx.binds("dict") and all(a.keyword is not None and not a.star for a in node.args):
         return _dict_call(rw, node)  # dict(last=h, pooled=p): the dict literal it builds
+    if isinstance(func, cst.Name) and func.value == "dict" and func.value not in rw.env and node.args \
+            and not rw.ctx.binds("dict") and not node.args[0].star and node.args[0].keyword is None \
+            and all(a.keyword is not None and not a.star for a in node.args[1:]):
+        copied = _dict_copy(rw, node, node.args[0].value, node.args[1:])  # dict(cache), dict(cache, k=k)
+        if copied is not None:
+            return copied
+    if isinstance(func, cst.Attribute) and func.attr.value == "copy" and not node.args:
+        copied = _dict_copy(rw, node, func.value, [])  # cache.copy()
+        if copied is not None:
+            return copied
     if _is_getattr_of_module(rw, func):  # getattr(jax.nn, cfg.activation)(h)
         return _getattr_call(rw, node, func)  # type: ignore[arg-type]
     if isinstance(func, cst.Subscript):
@@ -1418,6 +1464,11 @@ def _per_row_update(rw, node: cst.Call, base: Operand, update: Operand, keywords
                        f"map {layout.dims[k]!r} to no mesh axis, or write along an unsplit dim")
     rows = Layout(layout.dims[:k], layout.axes[:k])
     wanted = Layout((*layout.dims[:k], *layout.dims[k + 1:]), (*layout.axes[:k], *layout.axes[k + 1:]))
+    if isinstance(update.value, Array) and update.value.dims != wanted.dims and len(update.value.dims) == len(
+            wanted.dims) and all(unify_dims(d, w) == w for d, w in zip(update.value.dims, wanted.dims)):
+        # dims meshify named itself (a rotary concatenate's d_head?) take the rows' names
+        update = Operand(Array(Layout(wanted.dims, update.value.layout.axes, update.value.layout.partial),
+                               update.value.origin), update.original, update.node)
     if isinstance(update.value, Array) and update.value.dims != wanted.dims:
         raise rw.error(LayoutError, update.original, f"{rw.ctx.code(update.original)!r} has dims "
                        f"{list(update.value.dims)} but {what} puts one row of dims {list(wanted.dims)} per position",
@@ -1645,6 +1696,26 @@ def _dict_call(rw, node: cst.Call) -> Operand:
         return Operand(op.value, node, op.node)
     args = [a.with_changes(value=e.value) for a, e in zip(node.args, op.node.elements)]
     return Operand(op.value, node, node.with_changes(args=args))
+
+
+def _dict_copy(rw, node: cst.Call, source: cst.BaseExpression, keywords) -> Operand | None:
+    """``dict(cache)``, ``dict(cache, k=k)``, ``cache.copy()`` of a name holding a dict of arrays meshify follows:
+    evaluated as ``{**cache, "k": k}``, written back as the call with each value's node; None where ``source``
+    is no such name."""
+    held = rw.env.get(source.value) if isinstance(source, cst.Name) else None
+    if not (isinstance(held, StructValue) and held.kind == "dict"):
+        return None  # (not evaluated here: the call is then evaluated as written)
+    op = rw.expr(source)
+    fields = dict(held.fields)
+    args = []
+    for a in keywords:
+        item = rw.expr(a.value)
+        fields[a.keyword.value] = item.value
+        args.append(a.with_changes(value=item.node))
+    value = StructValue("dict", tuple(fields.items()), "dict")
+    if isinstance(node.func, cst.Attribute):
+        return Operand(value, node, node.with_changes(func=node.func.with_changes(value=op.node)))
+    return Operand(value, node, node.with_changes(args=[node.args[0].with_changes(value=op.node), *args]))
 
 
 def _entry_table(rw, func: cst.Subscript) -> list[tuple[object, cst.DictElement]] | None:

@@ -17,7 +17,7 @@ from meshify.rewrite._context import ModuleContext
 
 __all__ = ["MESH_NAMES", "TENSOR_NAMES", "StructHint", "hint_dtype", "is_integer_hint", "mesh_decorator", "read_dims",
            "read_example", "read_helper_items", "read_mesh_decorator", "read_mesh_dims", "read_regather",
-           "read_return_dims", "read_struct"]
+           "read_return_dims", "read_struct", "read_struct_return"]
 
 TENSOR_NAMES = frozenset({"meshify.Tensor", "meshify.annotate.Tensor", "meshify.runtime.Tensor"})
 MESH_NAMES = frozenset({"meshify.mesh", "meshify.annotate.mesh"})
@@ -237,11 +237,22 @@ def read_return_dims(ctx: ModuleContext, fn: cst.FunctionDef) -> tuple[str, ...]
             items.append(dims)
         return tuple(items)
     dims = read_dims(ctx, hint)
+    if dims is None and read_struct_return(ctx, fn) is not None:
+        return None  # -> Cache: each field pinned where it leaves (read_struct_return)
     if dims is None:
         raise ctx.error(AnnotationError, hint, f"return hint {ctx.code(hint)!r} is not a Tensor hint",
                         'write -> Annotated[jax.Array, "batch", "d_model"] (or Tensor["batch", "d_model"]), '
                         "or a tuple[...] of them")
     return dims
+
+
+def read_struct_return(ctx: ModuleContext, fn: cst.FunctionDef) -> StructHint | None:
+    """A return hint naming a TypedDict or NamedTuple with hinted fields (``-> Cache``): its fields' hints, which
+    pin the fields of the result; None for any other hint."""
+    if fn.returns is None:
+        return None
+    struct = read_struct(ctx, fn.returns.annotation)
+    return struct if struct is not None and struct.kind in ("dict", "namedtuple") else None
 
 
 def mesh_decorator(ctx: ModuleContext, fn: cst.FunctionDef) -> cst.Decorator | None:

@@ -59,6 +59,7 @@ from meshify.rewrite._hints import (
     read_reduce_dtype,
     read_regather,
     read_return_dims,
+    read_struct_return,
     read_sequence_return,
     read_struct,
 )
@@ -894,6 +895,7 @@ class FunctionRewriter:
         params = self._bind_params()
         self._return = read_return_dims(self.ctx, self.fn)
         self._items_hint = read_sequence_return(self.ctx, self.fn)
+        self._struct_return = read_struct_return(self.ctx, self.fn) if not self._helper else None
         out_layouts = self._out_layouts() if self._return is not None else None
         node = self._walk_body()
         if out_layouts is None:
@@ -1866,7 +1868,7 @@ class FunctionRewriter:
                     and isinstance(op.value, TupleValue | StructValue):
                 self.own_lists.update(names)  # hs = hs + [x]: a new list, made here
             made = (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp)
-            if isinstance(s.value, made) or isinstance(s.value, cst.IfExp) and all(  # () if output_hidden else None
+            if isinstance(s.value, made) or _copied_dict(s.value, op.value) or isinstance(s.value, cst.IfExp) and all(  # () if output_hidden else None
                     isinstance(b, made) or isinstance(b, cst.Name) and b.value == "None"
                     for b in (s.value.body, s.value.orelse)):
                 self.own_lists.update(names)
@@ -2424,6 +2426,8 @@ class FunctionRewriter:
         """A ``@mesh`` function without a return hint: each result leaves in the layout it has (its splits
         kept, its partial sums completed); a tuple literal item by item."""
         assert s.value is not None
+        if self._struct_return is not None:
+            return self._struct_returned(s, self._struct_return)
         if isinstance(s.value, cst.Tuple):
             node, left = self._leaving_items(s.value, "return value ")
             self._results.append(left)
@@ -2455,6 +2459,22 @@ class FunctionRewriter:
             return s.with_changes(value=node)
         node, layout = self._leaving(op, s.value, "the result")
         self._results.append(Array(layout))
+        return s.with_changes(value=node)
+
+    def _struct_returned(self, s: cst.Return, hint: StructHint) -> cst.Return:
+        """``return cache`` under ``-> Cache`` (a TypedDict or NamedTuple with hinted fields): a dict (or that
+        NamedTuple) of the same fields, each converted to the layout its field's hint gives."""
+        assert s.value is not None
+        op = self.expr(s.value)
+        value = op.value
+        kind = "dict" if hint.kind == "dict" else "namedtuple"
+        if not (isinstance(value, StructValue) and value.kind == kind and (kind == "dict" or value.cls == hint.cls)):
+            raise self.ctx.error(LayoutError, s.value, f"the return hint names a {hint.cls} but "
+                                 f"{self.ctx.code(s.value)!r} is {_value_text(value)}",
+                                 f"return a {hint.cls} ({'a dict of its keys' if kind == 'dict' else hint.cls + '(...)'})"
+                                 ", or change the return hint")
+        node, left = self._leaving_dict(op, s.value, "the return hint", hint)
+        self._results.append(left)
         return s.with_changes(value=node)
 
     def _leaving_items(self, literal: cst.Tuple | cst.List, purpose: str) -> tuple[cst.BaseExpression, TupleValue]:
@@ -2538,13 +2558,16 @@ class FunctionRewriter:
         item = sequence_item(value)
         return isinstance(value, Opaque) or (isinstance(item, Array) and not item.layout.partial)
 
-    def _leaving_dict(self, op: Operand, where: cst.BaseExpression, purpose: str
+    def _leaving_dict(self, op: Operand, where: cst.BaseExpression, purpose: str, hint: StructHint | None = None
                       ) -> tuple[cst.BaseExpression, StructValue]:
         """``{"loss": loss, "acc": acc}`` (or a name holding a dict, a dict of parameters) leaving a function
-        without a return hint: each value in the layout it has, its partial sums completed; a dict of them."""
+        without a return hint: each value in the layout it has, its partial sums completed; a dict of them.
+        ``hint`` (``-> Cache``): the same keys, each value converted to its field's layout."""
         assert isinstance(op.value, StructValue)
+        if hint is not None:
+            self._check_fields(op.value, hint, where)
         if op.value.kind == "namedtuple":
-            return self._leaving_namedtuple(op, where, purpose)
+            return self._leaving_namedtuple(op, where, purpose, hint)
         literal = isinstance(op.node, cst.Dict) and len(op.node.elements) == len(op.value.fields)
         elements, left = [], []
         for i, (key, value) in enumerate(op.value.fields):
@@ -2556,15 +2579,22 @@ class FunctionRewriter:
                 elements.append(cst.DictElement(cst.SimpleString(json.dumps(key)), node))
                 left.append((key, held))
                 continue
-            node, layout = self._leaving(Operand(value, original, item), original, f"{purpose}'s {key!r}")
+            field = dict(hint.fields)[key] if hint is not None else None
+            if isinstance(field, StructHint):
+                node, inner = self._leaving_dict(Operand(value, original, item), original, f"{purpose}'s {key!r}",
+                                                 field)
+                elements.append(cst.DictElement(cst.SimpleString(json.dumps(key)), node))
+                left.append((key, inner))
+                continue
+            node, layout = self._leaving(Operand(value, original, item), original, f"{purpose}'s {key!r}", field)
             elements.append(cst.DictElement(cst.SimpleString(json.dumps(key)), node))
             left.append((key, Array(layout)))
         new = op.node.with_changes(elements=[e.with_changes(value=n.value) for e, n in zip(
             op.node.elements, elements)]) if literal else cst.Dict(elements)  # type: ignore[union-attr]
         return new, StructValue("dict", tuple(left), "dict")
 
-    def _leaving_namedtuple(self, op: Operand, where: cst.BaseExpression, purpose: str
-                            ) -> tuple[cst.BaseExpression, StructValue]:
+    def _leaving_namedtuple(self, op: Operand, where: cst.BaseExpression, purpose: str,
+                            hint: StructHint | None = None) -> tuple[cst.BaseExpression, StructValue]:
         """``Out(logits=h, loss=l)`` (or a name holding one) leaving a function without a return hint: each field
         in the layout it has, its partial sums completed, rebuilt as ``Out(logits=..., loss=...)``."""
         value = op.value
@@ -2590,10 +2620,14 @@ class FunctionRewriter:
             elif isinstance(v, Static):
                 new, layout = node, None
             elif isinstance(v, StructValue) and v.kind in ("dict", "namedtuple"):  # Nested(out=Out(...), ...)
-                new, inner = self._leaving_dict(Operand(v, original, node), original, f"{purpose}'s {k!r}")
+                field = dict(hint.fields).get(k) if hint is not None else None
+                new, inner = self._leaving_dict(Operand(v, original, node), original, f"{purpose}'s {k!r}",
+                                                field if isinstance(field, StructHint) else None)
                 layout = Layout.replicated(())
             else:
-                new, layout = self._leaving(Operand(v, original, node), original, f"{purpose}'s {k!r}")
+                field = dict(hint.fields).get(k) if hint is not None else None
+                new, layout = self._leaving(Operand(v, original, node), original, f"{purpose}'s {k!r}",
+                                            field if isinstance(field, tuple) else None)
             args.append(cst.Arg(new, keyword=cst.Name(k), equal=cst.AssignEqual(
                 whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))))
             if layout is None:
@@ -2604,8 +2638,28 @@ class FunctionRewriter:
             left.append((k, inner if inner is not None else Array(layout)))
         return cst.Call(cst.Name(value.cls), args), StructValue(value.cls, tuple(left), "namedtuple")
 
-    def _leaving(self, op: Operand, where: cst.BaseExpression, purpose: str) -> tuple[cst.BaseExpression, Layout]:
+    def _check_fields(self, value: StructValue, hint: StructHint, where: cst.BaseExpression) -> None:
+        """A result's fields against its struct hint's: the same keys (a NamedTuple's are its class's)."""
+        have, want = [k for k, _ in value.fields], [k for k, _ in hint.fields]
+        if sorted(have) != sorted(want):
+            missing, extra = [k for k in want if k not in have], [k for k in have if k not in want]
+            raise self.ctx.error(LayoutError, where, f"{self.ctx.code(where)!r} has the keys {have} but its hint "
+                                 f"{hint.cls} names {want}" + (f" (missing {missing})" if missing else "")
+                                 + (f" (not in it: {extra})" if extra else ""),
+                                 f"return the keys {hint.cls} names, or change the hint")
+        for k, field in hint.fields:
+            v = value.field(k)
+            if isinstance(field, StructHint) and not isinstance(v, StructValue):
+                raise self.ctx.error(LayoutError, where, f"field {k!r} of {self.ctx.code(where)!r} is "
+                                     f"{_value_text(v)} but {hint.cls} hints a {field.cls}",
+                                     "return the nested struct its hint names")
+
+    def _leaving(self, op: Operand, where: cst.BaseExpression, purpose: str, dims: tuple[str, ...] | None = None
+                 ) -> tuple[cst.BaseExpression, Layout]:
         value = op.value
+        if dims is not None:  # a field of -> Cache: the layout its hint gives
+            target = self.rules.layout(dims)
+            return self.convert_to_hint(op, target, where, purpose), target
         if isinstance(value, Array):
             target = value.layout.with_partial(())
             return self.convert_to_hint(op, target, where, purpose), target
@@ -3427,6 +3481,25 @@ def _origin(op: Operand) -> str:
     origin = op.value.origin if isinstance(op.value, Array) else ""
     return f" ({origin})" if origin else ""
 
+
+
+def _value_text(value: Value | None) -> str:
+    """What a value is, for a message: an array and its layout, a dict, a NamedTuple, a tuple, a Python value."""
+    if isinstance(value, Array):
+        return f"an array of layout {value.layout.describe()}"
+    if isinstance(value, StructValue):
+        return "a dict" if value.kind == "dict" else f"a {value.cls}"
+    return "a tuple" if isinstance(value, TupleValue) else "a Python value" if isinstance(value, Static) else \
+        "an array of dims meshify cannot infer"
+
+
+def _copied_dict(node: cst.BaseExpression, value: Value) -> bool:
+    """``dict(cache)``, ``dict(cache, k=k)``, ``cache.copy()`` of a dict of arrays: a new dict, made here."""
+    if not (isinstance(value, StructValue) and value.kind == "dict" and isinstance(node, cst.Call)):
+        return False
+    func = node.func
+    return (isinstance(func, cst.Name) and func.value == "dict") or (
+        isinstance(func, cst.Attribute) and func.attr.value == "copy" and not node.args)
 
 
 def _dims_text(dims: Sequence[str]) -> str:

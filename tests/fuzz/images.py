@@ -402,11 +402,22 @@ def _pad_options(b: _Builder, widths: Sequence[tuple[int, int]]) -> dict[str, st
 
 
 def _slice(b: _Builder, a: _Value, spatial: list[int], other: list[int]) -> bool:
-    parts, kept = [":"] * len(a.dims), {}
+    parts, kept, ones, dropped = [":"] * len(a.dims), {}, set(), set()
     for p in spatial:
         if not b.flag(75):
             continue
         rows, block = b.sizes[a.dims[p]], b.sizes[a.dims[p]] // b.shards(a.dims[p])
+        if b.flag(15):  # one entry, split or not: the global entry, gathered (an int index drops the dim)
+            k = b.pick([0, 1, rows - 1, block, -1, -2, -rows])
+            if not -rows <= k < rows:
+                continue
+            if b.flag(40) and len(dropped) + 1 < len(a.dims):
+                parts[p] = str(k)
+                dropped.add(p)
+            else:
+                parts[p] = b.pick(["-1:", ":1", f"{k}:{k + 1}" if k >= 0 else f"{k}:{k + 1 or ''}"])
+                ones.add(p)
+            continue
         bounds = [(lo, hi) for lo in (0, 1, 2, block) for hi in (None, -1, -2, -block, rows - 1)
                   if (lo, hi) != (0, None) and range(rows)[lo:hi]]
         if not bounds:  # a one-row dim: no slice but the whole
@@ -423,9 +434,10 @@ def _slice(b: _Builder, a: _Value, spatial: list[int], other: list[int]) -> bool
     ok = all(reblocks(b, a.dims[p], r.start, len(r) * r.step)
              and (r.step == 1 or not b.axes_of(a.dims[p]) or len(r) % b.shards(a.dims[p]) == 0)
              for p, r in kept.items())
-    if not kept or not _drawn(b, ok):
+    if not (kept or ones or dropped) or not _drawn(b, ok):
         return False
-    dims = [_resized(b, d, len(kept[p]), ok) if p in kept else d for p, d in enumerate(a.dims)]
+    dims = [_resized(b, d, 1, False) if p in ones else _resized(b, d, len(kept[p]), ok) if p in kept else d
+            for p, d in enumerate(a.dims) if p not in dropped]
     if parts[-1] != ":" and set(parts[:-1]) == {":"} and b.flag(30):
         parts = ["...", parts[-1]]
     while parts[-1] == ":":
