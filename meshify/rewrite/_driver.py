@@ -299,7 +299,7 @@ def _imported_statements(ctx: ModuleContext) -> list[cst.BaseStatement]:
     for spec in ctx.specializations.versions.values():
         if spec.origin:
             helpers.setdefault(spec.helper, []).append(spec)
-    if not helpers:
+    if not helpers and not ctx.carried:  # (classes of pytree hints carried in too: from .types import Block)
         return []
     statements: list[cst.BaseStatement] = [cst.parse_statement(text) for text in ctx.carried.values()]
     for helper, specs in helpers.items():

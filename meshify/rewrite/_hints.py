@@ -441,6 +441,8 @@ def read_struct(ctx: ModuleContext, node: cst.BaseExpression, seen: tuple[str, .
         return _renamed_struct(ctx, node, seen)
     if isinstance(node, cst.Subscript) and ctx.qualified_names(node.value) & (_TUPLE | _LIST):
         return _sequence_struct(ctx, node, seen) or _tuple_struct(ctx, node, seen)
+    if isinstance(node, cst.Name | cst.Attribute) and not (isinstance(node, cst.Name) and node.value in ctx.classes):
+        return _imported_struct(ctx, node, seen)  # from .types import Params; T.Params
     if not isinstance(node, cst.Name):
         return None
     cls = ctx.classes.get(node.value)
@@ -483,6 +485,29 @@ def read_struct(ctx: ModuleContext, node: cst.BaseExpression, seen: tuple[str, .
                             "every field of a pytree argument needs a Tensor[...] hint (or a nested "
                             "NamedTuple/dataclass); keep static values in a separate config argument")
     return StructHint(node.value, kind, tuple(fields))  # type: ignore[arg-type]
+
+
+def _imported_struct(ctx: ModuleContext, node: cst.Name | cst.Attribute, seen: tuple[str, ...]) -> StructHint | None:
+    """A hint naming a class another module of the tree defines (``Params`` of ``from .types import Params``):
+    its fields read in that module, each class named as the root module's code can name it (an import carried
+    in where it binds none: ``from .types import Block``)."""
+    from meshify.rewrite._imports import resolve_class
+
+    found = resolve_class(ctx, node)
+    if found is None:
+        return None
+    home, cls = found
+    struct = read_struct(home, cst.Name(cls.name.value), seen)
+    return _carried_classes(home, struct) if struct is not None else None
+
+
+def _carried_classes(home: ModuleContext, struct: StructHint) -> StructHint:
+    """``struct`` read in module ``home``, its classes of ``home`` named as the root module names them."""
+    from meshify.rewrite._imports import carry_class
+
+    fields = tuple((k, _carried_classes(home, f) if isinstance(f, StructHint) else f) for k, f in struct.fields)
+    named = struct.kind in ("namedtuple", "dataclass", "dict") and struct.cls in home.classes
+    return StructHint(carry_class(home, struct.cls) if named else struct.cls, struct.kind, fields)
 
 
 def _renamed_struct(ctx: ModuleContext, node: cst.Subscript, seen: tuple[str, ...]) -> StructHint | None:

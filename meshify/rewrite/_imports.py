@@ -25,7 +25,7 @@ from libcst.metadata import BuiltinScope, GlobalScope, MetadataWrapper, ScopePro
 from meshify.errors import UnsupportedError
 from meshify.rewrite._names import dotted_name
 
-__all__ = ["ImportRef", "carry_names", "import_refs", "resolve_call"]
+__all__ = ["ImportRef", "carry_class", "carry_names", "import_refs", "resolve_call", "resolve_class"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +143,41 @@ def resolve_call(ctx, func: cst.BaseExpression, shadowed: set[str]):
     return _follow(ctx, ctx, ref, attrs, func, set())
 
 
-def _follow(caller, ctx, ref: ImportRef, attrs: list[str], node: cst.CSTNode, seen: set):
+def resolve_class(ctx, node: cst.BaseExpression):
+    """``(ModuleContext, class)`` that a hint naming a class imported from another module of the tree names
+    (``Params`` of ``from .types import Params``, ``T.Params`` of ``from . import types as T``), or None."""
+    dotted = dotted_name(node)
+    if dotted is None:
+        return None
+    root, *attrs = dotted.split(".")
+    ref = ctx.import_refs.get(root)
+    if ref is None:
+        return None
+    if ref.binds_root:
+        depth = len(ref.module.split("."))
+        ref = ImportRef(0, ".".join([root, *attrs[:depth - 1]]), None)
+        attrs = attrs[depth - 1:]
+    return _follow(ctx, ctx, ref, attrs, node, set(), kind="class")
+
+
+def carry_class(home, name: str) -> str:
+    """The name the root module's code calls class ``name`` of module ``home`` by: its own where it binds it the
+    same way, else a name carried in by an import (``from .types import Block``; prefixed where taken)."""
+    root = home.root
+    if home is root or _binds_same(root, home, name):
+        return name
+    local = root.carried_as.get((home.path, name))
+    if local is None:
+        taken = root.bound_names | set(root.carried)
+        local = _fresh(f"{home.label}_{name}", taken) if name in taken else name
+        root.carried_as[(home.path, name)] = local
+    statement = _statement(home, name)
+    assert statement is not None, name
+    root.carried[local] = _tidy(statement.format(alias=local))
+    return local
+
+
+def _follow(caller, ctx, ref: ImportRef, attrs: list[str], node: cst.CSTNode, seen: set, kind: str = "function"):
     """Follows ``ref`` (and then ``attrs``) from ``ctx``'s file to a def, or None if it leaves the tree.
     ``from . import layers`` names a submodule where the package binds no ``layers`` itself."""
     if (ctx.path, ref) in seen:
@@ -161,33 +195,37 @@ def _follow(caller, ctx, ref: ImportRef, attrs: list[str], node: cst.CSTNode, se
             if submodule is not None:
                 if not ref.level:
                     caller.root.spelled.setdefault(os.path.abspath(submodule), dotted)
-                return _lookup(caller, caller.imported(submodule), attrs, node, seen)
+                return _lookup(caller, caller.imported(submodule), attrs, node, seen, kind)
     if path is None:
         if ref.level:
+            if kind == "class":
+                return None
             raise caller.error(UnsupportedError, node, f"{caller.code(node)!r} is imported from "
                                f"{'.' * ref.level}{ref.module}, which is no file of this package",
                                "fix the import, or define the helper in this module")
         return None
     names = [ref.name] + attrs if ref.name is not None else attrs
-    return _lookup(caller, caller.imported(path), names, node, seen)
+    return _lookup(caller, caller.imported(path), names, node, seen, kind)
 
 
-def _lookup(caller, home, names: list[str], node: cst.CSTNode, seen: set):
-    """``names[0]`` in module ``home`` (then the rest of the attribute path)."""
+def _lookup(caller, home, names: list[str], node: cst.CSTNode, seen: set, kind: str = "function"):
+    """``names[0]`` in module ``home`` (then the rest of the attribute path): a def (``kind`` "function") or a
+    class (``kind`` "class")."""
     if not names:
         return None  # the module itself, called: not a helper
     name, rest = names[0], names[1:]
-    if name in home.functions and not rest:
-        return home, home.functions[name]
+    defined = home.functions if kind == "function" else home.classes
+    if name in defined and not rest:
+        return home, defined[name]
     ref = home.import_refs.get(name)
     if ref is not None:
-        return _follow(caller, home, ref, rest, node, seen) if not ref.binds_root else None
+        return _follow(caller, home, ref, rest, node, seen, kind) if not ref.binds_root else None
     submodule = _module_file(os.path.dirname(home.path), [name]) \
         if os.path.basename(home.path) == "__init__.py" else None
     if submodule is not None:
-        return _lookup(caller, caller.imported(submodule), rest, node, seen)
-    if home.binds(name):
-        return None  # a class, a constant: not a helper call
+        return _lookup(caller, caller.imported(submodule), rest, node, seen, kind)
+    if home.binds(name) or kind == "class":
+        return None  # a class, a constant: not a helper call (a hint: not a class meshify reads)
     raise caller.error(UnsupportedError, node, f"{caller.code(node)!r} names {name!r} in {_shown(caller, home)}, "
                        f"which defines no such function", f"define {name}() at the top level of "
                        f"{_shown(caller, home)}, or fix the import")

@@ -2530,6 +2530,8 @@ def _lift(f: _Function, ch: Chooser, module: _Module, mode: str) -> tuple[str, E
         source = module.array([f.sizes[d] for d in lifted.dims], lifted.std, lifted.dtype)
     if mode == "method" and _weighted(ch, [(False, 90), (True, 10)]):
         named = False  # self.w used without a hint
+    if any(re.search(rf"(def \w+\(|lambda )[^:]*\b{lifted.name}\b", line) for line in f.lines):
+        named = True  # a nested def's or lambda's parameter of that name: replaced it would be no name
     if mode != "default":
         if named:
             first, lines = [f"{lifted.name}: {hint(lifted.dims)} = {source}"], f.lines
