@@ -1540,9 +1540,15 @@ def _optax_loss(rw, node: cst.Call, name: str) -> Operand:
     spelled = {q: next((alias for alias, full in rw.ctx.imports.imports.items() if full == q), None)
                for q in ("jax", "jax.numpy")}
     if None in spelled.values():
-        raise rw.error(UnsupportedError, node, f"optax.{short}() in a module that does not import jax and "
-                       "jax.numpy (meshify writes optax's definition with them)",
-                       "add import jax and import jax.numpy as jnp")
+        # written with jax.numpy's full name, and `import jax` carried into the file (neither module may bind
+        # the name jax to anything else)
+        if any(c.binds("jax") and c.imports.imports.get("jax") != "jax" for c in (rw.ctx, rw.ctx.root)):
+            raise rw.error(UnsupportedError, node, f"optax.{short}() in a module that binds the name jax to "
+                           "something else and does not import jax.numpy (meshify writes optax's definition with "
+                           "them)", "import jax and jax.numpy (import jax.numpy as jnp)")
+        spelled = {"jax": "jax", "jax.numpy": "jax.numpy"}
+        if not rw.ctx.root.binds("jax"):
+            rw.ctx.root.carried["jax"] = "import jax"
     operands = {key: rw.ctx.code(bound[key]) if read_again(bound[key]) else f"({rw.ctx.code(bound[key])})"
                 for key in needed}
     code = template.format(jax=spelled["jax"], jnp=spelled["jax.numpy"], axis=axis.literal, **operands)

@@ -2601,21 +2601,30 @@ class FunctionRewriter:
         assert isinstance(value, StructValue)
         names = [k for k, _ in value.fields]
         built = isinstance(op.node, cst.Call) and isinstance(where, cst.Call) and len(op.node.args) <= len(names) \
-            and not any(a.star for a in op.node.args)
+            and not any(a.star for a in op.node.args) \
+            and self.ctx.code(where.func).rsplit(".", 1)[-1] == value.cls.rsplit(".", 1)[-1]
+        as_is = False
         if built:  # Out(h, loss=l): each argument by the field it fills (the others take their defaults)
             items = {(a.keyword.value if a.keyword is not None else names[i]): (a.value, w.value)
                      for i, (a, w) in enumerate(zip(op.node.args, where.args))}
         elif isinstance(op.node, cst.Name | cst.Attribute):
             items = {k: (cst.Attribute(op.node, cst.Name(k)), where) for k in names}
+        elif not holds_partial(value):  # return jax.tree.map(f, p): no field to complete, so as it is
+            items = {k: (cst.Attribute(op.node, cst.Name(k)), where) for k in names}
+            as_is = True
         else:
             raise self.ctx.error(UnsupportedError, where, f"{self.fn.name.value}() returns "
                                  f"{self.ctx.code(where)!r}, a {value.cls} meshify would have to rebuild field by field",
                                  f"bind it to a name first (out = {self.ctx.code(where)}; return out)")
         args, left = [], []
+        records = len(self.records)
         for k, v in value.fields:
             node, original = items.get(k, (where, where))
-            inner: StructValue | None = None
-            if isinstance(v, Static) and v.known and v.literal is None:
+            inner: StructValue | TupleValue | None = None
+            if isinstance(v, TupleValue) and v.items:  # Params(blocks=(b1, b2)): item by item
+                new, inner = self._leaving_held(Operand(v, original, node), original, f"{purpose}'s {k!r}")
+                layout = Layout.replicated(())
+            elif isinstance(v, Static) and v.known and v.literal is None:
                 new, layout = node, Layout.replicated(())  # Out(h, attentions=None): no array, its spec unused
             elif isinstance(v, Static):
                 new, layout = node, None
@@ -2636,6 +2645,12 @@ class FunctionRewriter:
                                      f"return a {value.cls} of arrays (jnp.asarray({k})), or the Python value beside it "
                                      "outside the @mesh function")
             left.append((k, inner if inner is not None else Array(layout)))
+        if as_is and len(self.records) != records:
+            raise self.ctx.error(UnsupportedError, where, f"{self.fn.name.value}() returns "
+                                 f"{self.ctx.code(where)!r}, a {value.cls} meshify would have to rebuild field by field",
+                                 f"bind it to a name first (out = {self.ctx.code(where)}; return out)")
+        if as_is:
+            return op.node, StructValue(value.cls, tuple(left), "namedtuple")
         return cst.Call(cst.Name(value.cls), args), StructValue(value.cls, tuple(left), "namedtuple")
 
     def _check_fields(self, value: StructValue, hint: StructHint, where: cst.BaseExpression) -> None:
