@@ -70,9 +70,6 @@ XFAIL: dict[str, str] = {
     "helper_user_decorator": "REFUSED MSH030: a helper under a user's decorator is not specialised",
     "helper_rebound": "REFUSED MSH030: a def rebound at module level (act = jax.nn.gelu)",
     # -- refused with a MeshifyError: the promise is kept, but these programs ought to run ------------
-    "argmax_split_keepdims": (
-        "REFUSED MSH040: the return hint names the keepdims size-1 dim 'one'; the value has dims [batch, 1] "
-        "(jnp.argmax itself is supported over the split dim; the same holds for jnp.max(keepdims=True))"),
     "column_stack_split": "REFUSED MSH030: jnp.column_stack has no rule",
     "literal_eye": "REFUSED MSH040: cannot infer the dims of jnp.eye(8), an operand of @",
     "logsumexp_return_sign": "REFUSED MSH030: logsumexp(return_sign=True) (its rule does not model return_sign=)",

@@ -558,7 +558,33 @@ def _default(home, param: cst.Param) -> Value:
     try:
         return Static.of(ast.literal_eval(home.code(default)))
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return Opaque(_built_shape(home, default))
+        pass
+    known = _constant(home, default)  # eps=EPS, eps=CFG.eps: a module constant, or a field of a config of them
+    return Static.of(known) if known is not _UNKNOWN else Opaque(_built_shape(home, default))
+
+
+_UNKNOWN = object()
+
+
+def _constant(home, node) -> object:
+    """The value a default naming a module constant reads (``EPS``, ``CFG.eps`` of ``CFG = Config()``, a
+    NamedTuple of literals), where the module proves it (``ModuleContext.global_value``); else ``_UNKNOWN``."""
+    from meshify.rewrite._names import dotted_name
+
+    dotted = dotted_name(node)
+    if dotted is None:
+        return _UNKNOWN
+    root, *attrs = dotted.split(".")
+    value = home.global_value(root)
+    if not (isinstance(value, Static) and value.known):
+        return _UNKNOWN
+    found = value.literal
+    for attr in attrs:
+        try:
+            found = getattr(found, attr)
+        except AttributeError:
+            return _UNKNOWN
+    return found if isinstance(found, int | float | bool | str | tuple | type(None)) else _UNKNOWN
 
 
 #: Constructors whose result's shape a default argument spells out in literals.

@@ -2682,6 +2682,10 @@ class FunctionRewriter:
             return op.node, Layout.replicated(())  # a whole array of dims meshify does not know: replicated
         if isinstance(value, Static) and value.known and value.literal is None:
             return op.node, Layout.replicated(())  # None (all_attn when not asked for): no array, its spec unused
+        if isinstance(value, Static) and isinstance(op.original, cst.Call) and any(
+                q.startswith(("jax.numpy.", "numpy.")) and q.rsplit(".", 1)[-1] in _SCALAR_TYPES
+                for q in self.ctx.qualified_names(op.original.func)):
+            return op.node, Layout.replicated(())  # jnp.float32(0): a 0-d array on every device
         item = sequence_item(value)
         if isinstance(item, Array) and not item.layout.partial:
             # hidden states appended in a loop: every item in one layout, one out_spec for the whole list
@@ -3496,6 +3500,11 @@ def _origin(op: Operand) -> str:
     origin = op.value.origin if isinstance(op.value, Array) else ""
     return f" ({origin})" if origin else ""
 
+
+
+#: numpy's scalar types: ``jnp.float32(0)`` makes a 0-d array.
+_SCALAR_TYPES = frozenset({"float16", "float32", "float64", "bfloat16", "int8", "int16", "int32", "int64", "uint8",
+                           "uint16", "uint32", "uint64", "bool_", "complex64", "complex128", "asarray", "array"})
 
 
 def _value_text(value: Value | None) -> str:

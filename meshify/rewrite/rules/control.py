@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from meshify.annotate._types import Layout, hint_dims
+from meshify.annotate._types import INFERRED, Layout, hint_dims
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._collectives import axes_text
 from meshify.rewrite._values import Array, Operand, Static, StructValue, TupleValue, Value
@@ -43,12 +43,26 @@ from meshify.rewrite.rules._api import (
 __all__: list[str] = []
 
 
+def _axes_code(axes: tuple[str, ...]) -> str:
+    """Mesh axes as a rules value is written: ``"batch"``, ``("data", "model")``."""
+    return f'"{axes[0]}"' if len(axes) == 1 else "(" + ", ".join(f'"{a}"' for a in axes) + ")"
+
+
 def _drop_leading(ctx: RuleContext, value: Value, where) -> tuple[Value, str | None]:
     """One iteration's slice of ``xs``: every array leaf without its leading dim."""
     if isinstance(value, Array):
         layout = value.layout
         if layout.rank == 0:
             raise ctx.error(LayoutError, where, "scan over a scalar", "scan over an array with a leading dim")
+        if layout.axes[0] and layout.dims[0].endswith(INFERRED) and layout.rank > 1:
+            # x.reshape(n, B // n, ...) of a split batch: the reshape put the split on the leading dim
+            raise ctx.error(UnsupportedError, where,
+                            f"scan over dim {layout.dims[0]!r}, which is split over {layout.axes[0]}: a reshape "
+                            f"gave it the split of the dim it was cut from (its major factor)",
+                            f"name the reshaped dims with a hint that keeps the split on the rows of each step: "
+                            f"mb: Tensor[\"micro\", \"micro_batch\", ...] = x.reshape(...) with "
+                            f"rules={{\"micro_batch\": {_axes_code(layout.axes[0])}}}; the scan runs its iterations "
+                            "in order on every device, so each must hold every step")
         if layout.axes[0]:
             raise ctx.error(UnsupportedError, where,
                             f"scan over dim {layout.dims[0]!r}, which is split over {layout.axes[0]}",
