@@ -2691,10 +2691,18 @@ class FunctionRewriter:
             # hidden states appended in a loop: every item in one layout, one out_spec for the whole list
             return op.node, item.layout
         names = ", ".join(f"r{i}" for i in range(len(value.items))) if isinstance(value, TupleValue) else ""
+        if isinstance(item, StructValue):  # Params(blocks=[Block(...), ...]) of a length each call gives
+            code = _short(self.ctx.code(op.node))
+            field = next(iter(dict(item.fields)), "w")
+            raise self.ctx.error(UnsupportedError, where, f"{self.fn.name.value}() returns {code!r}, a list of "
+                                 f"{item.cls if item.kind != 'dict' else 'dicts'} as long as each call's (its "
+                                 "out_specs would need each call's length): not rebuilt by meshify yet",
+                                 f"return each field's arrays as a list ([b.{field} for b in {code}], ...) and "
+                                 "rebuild the pytree outside the @mesh function, or update the pytree there")
         what = "a tuple" if isinstance(value, TupleValue) else "a pytree" if isinstance(value, StructValue) \
             else "a Python value"
-        fix = ("return its arrays as a dict ({\"w\": p.w, ...}) or a tuple of them: a NamedTuple or dataclass "
-               "result is not rebuilt by meshify yet" if isinstance(value, StructValue) and value.kind != "dict"
+        fix = ("return its arrays as a dict ({\"w\": p.w, ...}) or a tuple of them: a dataclass result is not "
+               "rebuilt by meshify yet" if isinstance(value, StructValue) and value.kind != "dict"
                else "return arrays: a tuple literal or a dict literal of them for several (a nested dict, or a "
                     "Python value, is not returned by meshify yet)" if isinstance(value, StructValue | Static)
                else (f"unpack it and return its items as a tuple literal ({names} = {_short(self.ctx.code(where))}; "
