@@ -199,6 +199,8 @@ SIGNATURES: dict[str, str] = {
     "jax.numpy.empty": "shape, dtype=None, *, device=None, out_sharding=None",
     "jax.numpy.full": "shape, fill_value, dtype=None, *, device=None, out_sharding=None",
     "jax.numpy.arange": "start, stop=None, step=None, dtype=None, *, device=None, out_sharding=None",
+    "jax.numpy.eye": "N, M=None, k=0, dtype=None, *, device=None",
+    "jax.numpy.identity": "n, dtype=None",
     "jax.numpy.linspace": "start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None",
     "jax.numpy.zeros_like": "a, dtype=None, shape=None, *, device=None, out_sharding=None",
     "jax.numpy.ones_like": "a, dtype=None, shape=None, *, device=None, out_sharding=None",

@@ -80,6 +80,28 @@ def _filled(ctx: RuleContext, call: Call):
     return Lowering(_built(_shape_dims(shape), shape), converts)
 
 
+@op("jax.numpy.identity", reads=("n", "dtype"))
+def _identity(ctx: RuleContext, call: Call):
+    """``jnp.identity(B)``: as ``jnp.eye(B)``."""
+    return _eye(ctx, replace(call, params={"N": call.params["n"]} if "n" in call.params else {}))
+
+
+@op("jax.numpy.eye", reads=("N", "M", "k", "dtype"))
+def _eye(ctx: RuleContext, call: Call):
+    """``jnp.eye(B)`` with ``B = logits.shape[0]`` (a contrastive loss's labels against a batch-by-batch
+    similarity): a whole square array named by the dim ``B`` sizes (``[batch, batch]``), lining up with the
+    dims it meets; ``jnp.eye(n, m)`` likewise.  Of literal sizes it stays an array of that shape, to be named
+    where it meets named dims (its rule: ``_known_shape``)."""
+    n = call.params.get("N")
+    m = call.params.get("M")
+    rows = n.value.size_of if n is not None and isinstance(n.value, Static) else None
+    cols = rows if m is None or (isinstance(m.value, Static) and m.value.known and m.value.literal is None) \
+        else m.value.size_of if isinstance(m.value, Static) else None
+    if rows is None or cols is None:
+        return unknown_call(ctx, call)
+    return keep(Array(Layout.replicated((rows, cols))))
+
+
 @op("jax.numpy.linspace", reads=("start", "stop", "num", "endpoint", "dtype"))
 def _linspace(ctx: RuleContext, call: Call):
     """``jnp.linspace(1e-4, 0.02, num)`` (a noise schedule's betas): a vector whole on every device; of a literal
