@@ -777,21 +777,27 @@ def _per_row_pick(rw, node: cst.Subscript, base) -> Operand | None:
     code; None for any other indexing."""
     layout = base.value.layout
     indices = _row_grid(rw, node.slice, layout)
-    if indices is None or layout.rank != len(indices) or dotted_name(node.value) is None:
+    if indices is None or layout.rank < len(indices) or dotted_name(node.value) is None:
         return None
     k = len(indices) - 1
     ids = indices[-1]
-    if not read_again(ids) or not isinstance(rw.expr(ids).value, Array):
-        return None  # (a name, attribute or kw["ids"]: read again by the definition below, it evaluates the same)
+    if read_again(ids):
+        if not isinstance(rw.expr(ids).value, Array):
+            return None  # (a name, attribute or kw["ids"]: read again by the definition below, it evaluates the same)
+    elif not any(isinstance(rw.env.get(n), Array) for n in _free_names(ids)):
+        return None  # x[arange(B), ids.argmax(-1)], lengths - 1: of arrays (evaluated once, by the definition)
     jnp_alias = next((alias for alias, full in rw.ctx.imports.imports.items() if full == "jax.numpy"), None)
     if jnp_alias is None:
         return None
+    after = layout.rank - k - 1  # x[arange(B), pos] of x [batch, seq, d]: the rows' d kept
+    expanded = "-1" if not after else "(" + ", ".join(str(k + i) for i in range(after + 1)) + ")"
     code = (f"{jnp_alias}.take_along_axis({rw.ctx.code(node.value)}, {jnp_alias}.expand_dims("
-            f"{rw.ctx.code(ids)}, -1), axis=-1, mode=\"index\")[..., 0]")  # as indexing reads what is out of range
+            f"{rw.ctx.code(ids)}, {expanded}), axis={k - layout.rank}, mode=\"index\")"
+            f"[{', '.join([':'] * k + ['0'])}]")  # as indexing reads what is out of range
     definition = cst.parse_expression(code)
     _anchor_all(rw, definition, node)
     found = rw.expr(definition)
-    if not (isinstance(found.value, Array) and found.value.dims == layout.dims[:k]):
+    if not (isinstance(found.value, Array) and found.value.dims == (*layout.dims[:k], *layout.dims[k + 1:])):
         raise rw.error(UnsupportedError, node, f"{rw.ctx.code(node)!r} picks one entry per row, but its index "
                        f"{rw.ctx.code(ids)!r} does not have the rows' dims {list(layout.dims[:k])}",
                        f"index with an array of dims {list(layout.dims[:k])}, or use jnp.take_along_axis")
