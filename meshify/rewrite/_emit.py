@@ -20,7 +20,7 @@ import libcst as cst
 
 from meshify.annotate._types import Layout
 from meshify.rewrite._helpers import Specialization, Specializations
-from meshify.rewrite._interp import FunctionPlan, OutByStatics
+from meshify.rewrite._interp import EachLayouts, FunctionPlan, OutByStatics
 from meshify.rewrite._templates import comment_line
 
 __all__ = ["Decorators", "fix_imports", "header_lines", "place_versions", "sharded_decorator_text"]
@@ -28,6 +28,8 @@ __all__ = ["Decorators", "fix_imports", "header_lines", "place_versions", "shard
 
 def _specs(layouts, mr: str) -> str:
     """out_specs for a result's layouts: one, a tuple of them, a dict of them (nested as the result is)."""
+    if isinstance(layouts, EachLayouts):  # a list of each call's length: every item's specs
+        return f"{mr}.Each({_specs(next(iter(layouts.values())), mr)})"
     if isinstance(layouts, dict) and hasattr(layouts, "cls"):  # a NamedTuple of the module: Out(logits=P(...))
         return f"{layouts.cls}(" + ", ".join(f"{k}={_specs(l, mr)}" for k, l in layouts.items()) + ")"
     if isinstance(layouts, dict):

@@ -17,7 +17,7 @@ from meshify.rewrite._context import ModuleContext
 
 __all__ = ["MESH_NAMES", "TENSOR_NAMES", "StructHint", "hint_dtype", "is_integer_hint", "mesh_decorator", "read_dims",
            "read_example", "read_helper_items", "read_mesh_decorator", "read_mesh_dims", "read_regather",
-           "read_return_dims", "read_struct", "read_struct_return"]
+           "read_mixed_return", "read_return_dims", "read_struct", "read_struct_return"]
 
 TENSOR_NAMES = frozenset({"meshify.Tensor", "meshify.annotate.Tensor", "meshify.runtime.Tensor"})
 MESH_NAMES = frozenset({"meshify.mesh", "meshify.annotate.mesh"})
@@ -225,6 +225,8 @@ def read_return_dims(ctx: ModuleContext, fn: cst.FunctionDef) -> tuple[str, ...]
         return None
     hint = resolve_alias(ctx, fn.returns.annotation)
     if isinstance(hint, cst.Subscript) and ctx.qualified_names(hint.value) & _TUPLE_NAMES:
+        if read_mixed_return(ctx, fn) is not None:
+            return None  # tuple[Tensor[()], Params]: each item pinned where it leaves
         items = []
         for element in hint.slice:
             value = element.slice.value if isinstance(element.slice, cst.Index) else element
@@ -244,6 +246,28 @@ def read_return_dims(ctx: ModuleContext, fn: cst.FunctionDef) -> tuple[str, ...]
                         'write -> Annotated[jax.Array, "batch", "d_model"] (or Tensor["batch", "d_model"]), '
                         "or a tuple[...] of them")
     return dims
+
+
+def read_mixed_return(ctx: ModuleContext, fn: cst.FunctionDef
+                      ) -> tuple[tuple[str, ...] | StructHint, ...] | None:
+    """A return hint ``tuple[Tensor[()], Params]``: a tuple of a fixed length whose items are Tensor hints and at
+    least one TypedDict or NamedTuple with hinted fields: each item's dims or pytree hint; None for any other."""
+    if fn.returns is None:
+        return None
+    hint = resolve_alias(ctx, fn.returns.annotation)
+    if not (isinstance(hint, cst.Subscript) and ctx.qualified_names(hint.value) & _TUPLE_NAMES):
+        return None
+    values = [e.slice.value if isinstance(e.slice, cst.Index) else None for e in hint.slice]
+    if any(v is None or isinstance(v, cst.Ellipsis) for v in values):
+        return None
+    items: list[tuple[str, ...] | StructHint] = []
+    for v in values:
+        dims = read_dims(ctx, v)  # type: ignore[arg-type]
+        struct = read_struct(ctx, v) if dims is None else None  # type: ignore[arg-type]
+        if dims is None and (struct is None or struct.kind not in ("dict", "namedtuple")):
+            return None
+        items.append(dims if dims is not None else struct)  # type: ignore[arg-type]
+    return tuple(items) if any(isinstance(i, StructHint) for i in items) else None
 
 
 def read_struct_return(ctx: ModuleContext, fn: cst.FunctionDef) -> StructHint | None:

@@ -50,6 +50,7 @@ from meshify.rewrite._context import ModuleContext, _bound_names, bound_names
 from meshify.rewrite._dtypes import Dtypes, Items, like_node, merge_items
 from meshify.rewrite._evaluate import BranchLayouts, binary_operator, evaluate, is_reshape, none_test, reshape_call
 from meshify.rewrite._hints import (
+    ITEMS,
     StructHint,
     hint_dtype,
     mesh_decorator,
@@ -59,6 +60,7 @@ from meshify.rewrite._hints import (
     read_reduce_dtype,
     read_regather,
     read_return_dims,
+    read_mixed_return,
     read_struct_return,
     read_sequence_return,
     read_struct,
@@ -446,6 +448,11 @@ class StructLayouts(dict):
     def __init__(self, cls: str, fields: dict) -> None:
         super().__init__(fields)
         self.cls = cls
+
+
+class EachLayouts(dict):
+    """The layouts of each item of a returned list as long as each call's (one entry, ``"*"``): out_specs
+    ``mr.Each(item's specs)``, which the runtime spells out for each call's length."""
 
 
 def _counted(rw, node: cst.BaseExpression
@@ -896,6 +903,9 @@ class FunctionRewriter:
         self._return = read_return_dims(self.ctx, self.fn)
         self._items_hint = read_sequence_return(self.ctx, self.fn)
         self._struct_return = read_struct_return(self.ctx, self.fn) if not self._helper else None
+        #: ``-> tuple[Tensor[()], Params]``: each item's dims or pytree hint (the return is then read as one
+        #: without a hint, each item pinned by its own).
+        self._mixed_return = read_mixed_return(self.ctx, self.fn) if not self._helper else None
         out_layouts = self._out_layouts() if self._return is not None else None
         node = self._walk_body()
         if out_layouts is None:
@@ -2428,6 +2438,10 @@ class FunctionRewriter:
         assert s.value is not None
         if self._struct_return is not None:
             return self._struct_returned(s, self._struct_return)
+        if self._mixed_return is not None and not isinstance(s.value, cst.Tuple):
+            raise self.ctx.error(LayoutError, s.value, f"the return hint names a tuple of {len(self._mixed_return)} "
+                                 f"values but {self.ctx.code(s.value)!r} is not a tuple literal",
+                                 f"return a tuple literal of {len(self._mixed_return)} values")
         if isinstance(s.value, cst.Tuple):
             node, left = self._leaving_items(s.value, "return value ")
             self._results.append(left)
@@ -2482,20 +2496,37 @@ class FunctionRewriter:
         (logits, aux)``, as ``value_and_grad(has_aux=True)`` wants it): each in the layout it has, its partial
         sums completed; nested tuples and lists, dicts and NamedTuples in it likewise."""
         elements, layouts = [], []
+        hints = self._mixed_return if purpose == "return value " else None
+        if hints is not None and len(hints) != len(literal.elements):
+            raise self.ctx.error(LayoutError, literal, f"the return hint names a tuple of {len(hints)} values but "
+                                 f"{self.ctx.code(literal)!r} has {len(literal.elements)}",
+                                 "return a tuple literal matching the hint")
         for i, e in enumerate(literal.elements):
             if isinstance(e, cst.StarredElement):
                 raise self.ctx.error(UnsupportedError, e, "a starred item in a returned tuple",
                                      "return the items one by one, or add a return hint")
-            node, left = self._leaving_value(e.value, f"{purpose}{i}")
+            node, left = self._leaving_value(e.value, f"{purpose}{i}", hints[i] if hints is not None else None)
             elements.append(e.with_changes(value=node))
             layouts.append(left)
         return literal.with_changes(elements=elements), TupleValue(tuple(layouts))
 
-    def _leaving_value(self, expr: cst.BaseExpression, purpose: str) -> tuple[cst.BaseExpression, Value]:
-        """One item of a returned tuple: its node and the value (layouts) it leaves with."""
-        if isinstance(expr, cst.Tuple | cst.List) and expr.elements:  # return loss, (logits, aux)
+    def _leaving_value(self, expr: cst.BaseExpression, purpose: str, hint: tuple[str, ...] | StructHint | None = None
+                       ) -> tuple[cst.BaseExpression, Value]:
+        """One item of a returned tuple: its node and the value (layouts) it leaves with (``hint``: the item's
+        in a return hint ``tuple[Tensor[()], Params]``)."""
+        if isinstance(expr, cst.Tuple | cst.List) and expr.elements and hint is None:  # return loss, (logits, aux)
             return self._leaving_items(expr, f"{purpose}.")
         item = self.expr(expr)
+        if isinstance(hint, StructHint):
+            kind = "dict" if hint.kind == "dict" else "namedtuple"
+            if not (isinstance(item.value, StructValue) and item.value.kind == kind):
+                raise self.ctx.error(LayoutError, expr, f"the return hint names a {hint.cls} but "
+                                     f"{self.ctx.code(expr)!r} is {_value_text(item.value)}",
+                                     f"return a {hint.cls}, or change the return hint")
+            return self._leaving_dict(item, expr, purpose, hint)
+        if hint is not None:
+            node, layout = self._leaving(item, expr, purpose, hint)
+            return node, Array(layout)
         if isinstance(item.value, StructValue) and item.value.kind in ("dict", "namedtuple"):  # (loss, params)
             return self._leaving_dict(item, expr, purpose)
         if isinstance(item.value, TupleValue) and item.value.items:  # aux = (h, h.sum(-1)); return loss, aux
@@ -2586,6 +2617,10 @@ class FunctionRewriter:
                 elements.append(cst.DictElement(cst.SimpleString(json.dumps(key)), node))
                 left.append((key, inner))
                 continue
+            if isinstance(sequence_item(value), StructValue) and field is None:  # {"blocks": [Block, ...]}
+                elements.append(cst.DictElement(cst.SimpleString(json.dumps(key)), item))
+                left.append((key, self._leaving_sequence(Operand(value, original, item), original)))
+                continue
             node, layout = self._leaving(Operand(value, original, item), original, f"{purpose}'s {key!r}", field)
             elements.append(cst.DictElement(cst.SimpleString(json.dumps(key)), node))
             left.append((key, Array(layout)))
@@ -2624,6 +2659,9 @@ class FunctionRewriter:
             if isinstance(v, TupleValue) and v.items:  # Params(blocks=(b1, b2)): item by item
                 new, inner = self._leaving_held(Operand(v, original, node), original, f"{purpose}'s {k!r}")
                 layout = Layout.replicated(())
+            elif isinstance(sequence_item(v), StructValue):  # Params(blocks=[Block, ...]) of each call's length
+                new, inner = node, self._leaving_sequence(Operand(v, original, node), original)
+                layout = Layout.replicated(())
             elif isinstance(v, Static) and v.known and v.literal is None:
                 new, layout = node, Layout.replicated(())  # Out(h, attentions=None): no array, its spec unused
             elif isinstance(v, Static):
@@ -2652,6 +2690,24 @@ class FunctionRewriter:
         if as_is:
             return op.node, StructValue(value.cls, tuple(left), "namedtuple")
         return cst.Call(cst.Name(value.cls), args), StructValue(value.cls, tuple(left), "namedtuple")
+
+    def _leaving_sequence(self, op: Operand, where: cst.BaseExpression) -> StructValue:
+        """A field holding a list of pytrees as long as each call's (``new_ema.blocks`` of ``jax.tree.map`` over
+        params with ``blocks: list[Block]``): as it is, every item leaving in the item's layouts (out_specs
+        ``mr.Each(Block(w=P(...)))``, spelled out per call by the runtime); a partial sum in the items refused
+        (it would have to be completed item by item)."""
+        value = op.value
+        item = sequence_item(value)
+        assert isinstance(value, StructValue) and isinstance(item, StructValue)
+        if holds_partial(item):
+            code = _short(self.ctx.code(op.node))
+            field = next(iter(dict(item.fields)), "w")
+            raise self.ctx.error(UnsupportedError, where, f"{self.fn.name.value}() returns {code!r}, a list of "
+                                 f"{item.cls if item.kind != 'dict' else 'dicts'} as long as each call's, holding "
+                                 "partial sums meshify would have to complete item by item",
+                                 f"complete them before (or return each field's arrays as a list: [b.{field} for b "
+                                 f"in {code}], ...)")
+        return value
 
     def _check_fields(self, value: StructValue, hint: StructHint, where: cst.BaseExpression) -> None:
         """A result's fields against its struct hint's: the same keys (a NamedTuple's are its class's)."""
@@ -2723,6 +2779,8 @@ class FunctionRewriter:
     @staticmethod
     def _result_layouts(first: Value):
         def layouts(value):
+            if isinstance(value, StructValue) and value.kind == "sequence":  # each call's length: mr.Each(...)
+                return EachLayouts({ITEMS: layouts(sequence_item(value))})
             if isinstance(value, StructValue):  # a dict of results, or a NamedTuple of the module
                 out = {k: layouts(v) for k, v in value.fields}
                 return out if value.kind == "dict" else StructLayouts(value.cls, out)

@@ -516,6 +516,21 @@ class Sharded:
         # wrote, and becomes a list again outside: the paths of those lists, found when the body is traced.
         lists: set[tuple[int, ...]] = set()
         in_specs = (*(s.spec for s in self.leaf_specs.values()), *(PartitionSpec() for _ in arrays_read))
+        if _has_each(out_specs):
+            # a list as long as each call's: the result's structure, from one trace, spells the specs out
+            mapped_by: dict[tuple, Callable] = {}
+
+            def program(*args: Any) -> Any:
+                key = tuple((a.shape, str(a.dtype)) for a in args)
+                if key not in mapped_by:
+                    probe = jax.shard_map(local, mesh=self.mesh, in_specs=in_specs, out_specs=PartitionSpec(),
+                                          check_vma=False)
+                    shapes = jax.eval_shape(probe, *(jax.ShapeDtypeStruct(a.shape, a.dtype) for a in args))
+                    mapped_by[key] = jax.shard_map(local, mesh=self.mesh, in_specs=in_specs,
+                                                   out_specs=_spelled_out(out_specs, shapes), check_vma=True)
+                return _relisted(mapped_by[key](*args), (), lists)
+
+            return program, jax.jit(program)
         mapped = jax.shard_map(local, mesh=self.mesh, in_specs=in_specs, out_specs=out_specs, check_vma=True)
 
         def program(*args: Any) -> Any:
@@ -686,8 +701,48 @@ class _WithArrays:
         return getattr(object.__getattribute__(self, "_obj"), name)
 
 
+@dataclass(frozen=True, slots=True)
+class Each:
+    """out_specs of a returned list as long as each call's (``new_ema.blocks`` of params with ``blocks:
+    list[Block]``): ``item``, the specs of every item.  Spelled out per call: the result's structure is found
+    by tracing the function once (``jax.eval_shape``), then each ``Each`` becomes a tuple of ``item``."""
+
+    item: Any
+
+
+def _has_each(specs: Any) -> bool:
+    if isinstance(specs, Each):
+        return True
+    if isinstance(specs, PartitionSpec):
+        return False
+    if isinstance(specs, dict):
+        return any(_has_each(v) for v in specs.values())
+    if isinstance(specs, tuple):  # (a NamedTuple of specs too)
+        return any(_has_each(v) for v in specs)
+    return False
+
+
+def _spelled_out(specs: Any, out: Any) -> Any:
+    """``specs`` with each :class:`Each` a tuple of its item's specs, one per item of ``out`` there."""
+    if isinstance(specs, Each):
+        return tuple(_spelled_out(specs.item, o) for o in out)
+    if isinstance(specs, PartitionSpec):
+        return specs
+    if isinstance(specs, dict):
+        return {k: _spelled_out(v, out[k]) for k, v in specs.items()}
+    if isinstance(specs, tuple) and hasattr(specs, "_fields"):
+        return type(specs)(**{f: _spelled_out(getattr(specs, f), getattr(out, f)) for f in specs._fields})
+    if isinstance(specs, tuple):
+        return tuple(_spelled_out(s, o) for s, o in zip(specs, out))
+    return specs
+
+
 def _tuples(out: Any, specs: Any, path: tuple, lists: set) -> Any:
     """``out`` with each list where ``specs`` holds a tuple made a tuple (its path noted in ``lists``)."""
+    if isinstance(specs, Each) and isinstance(out, list | tuple) and not hasattr(out, "_fields"):
+        return _tuples(out, (specs.item,) * len(out), path, lists)
+    if isinstance(specs, tuple) and hasattr(specs, "_fields") and hasattr(out, "_fields") and type(out) is type(specs):
+        return type(out)(*(_tuples(o, s, (*path, f), lists) for o, s, f in zip(out, specs, specs._fields)))
     if isinstance(specs, tuple) and not isinstance(specs, PartitionSpec) and not hasattr(specs, "_fields") \
             and isinstance(out, list | tuple) and not hasattr(out, "_fields"):
         if isinstance(out, list):
@@ -700,6 +755,8 @@ def _tuples(out: Any, specs: Any, path: tuple, lists: set) -> Any:
 
 
 def _relisted(out: Any, path: tuple, lists: set) -> Any:
+    if isinstance(out, tuple) and hasattr(out, "_fields"):
+        return type(out)(*(_relisted(o, (*path, f), lists) for o, f in zip(out, out._fields)))
     if isinstance(out, tuple) and not hasattr(out, "_fields"):
         items = [_relisted(o, (*path, i), lists) for i, o in enumerate(out)]
         return items if path in lists else tuple(items)
