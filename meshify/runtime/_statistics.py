@@ -440,7 +440,7 @@ def _segment_extreme(data, segment_ids, num_segments, axis_name, kind, options):
 def _segment_extreme_jvp(num_segments, axis_name, kind, options, primals, tangents):
     data, segment_ids = primals
     t = tangents[0]
-    out = _segment_local(data, segment_ids, num_segments, axis_name, kind, options)
+    out = _segment_extreme(data, segment_ids, num_segments, axis_name, kind, options)  # (a second derivative too)
     valid = (segment_ids >= 0) & (segment_ids < num_segments)
     picked = jnp.take(out, jnp.clip(segment_ids, 0, num_segments - 1), axis=0)
     hit = ((data == picked) & valid.reshape(valid.shape + (1,) * (data.ndim - valid.ndim))).astype(t.dtype)

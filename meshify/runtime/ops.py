@@ -250,18 +250,18 @@ _pmax = jax.custom_jvp(lambda x, axis_name: jax.lax.pmax(x, axis_name), nondiff_
 _pmin = jax.custom_jvp(lambda x, axis_name: jax.lax.pmin(x, axis_name), nondiff_argnums=(1,))
 
 
-def _make_chooser_jvp(reduce):
+def _make_chooser_jvp(chooser):
     def jvp(axis_name, primals, tangents):
         (x,), (t,) = primals, tangents
-        out = reduce(x, axis_name)
+        out = chooser()(x, axis_name)  # (itself: differentiable again, for a second derivative)
         hit = (x == out).astype(t.dtype)
         # Ties share the tangent equally, as jnp.max's own derivative does.
         return out, jax.lax.psum(t * hit, axis_name) / jax.lax.psum(hit, axis_name)
     return jvp
 
 
-_pmax.defjvp(_make_chooser_jvp(jax.lax.pmax))
-_pmin.defjvp(_make_chooser_jvp(jax.lax.pmin))
+_pmax.defjvp(_make_chooser_jvp(lambda: _pmax))
+_pmin.defjvp(_make_chooser_jvp(lambda: _pmin))
 
 Axis = int | tuple[int, ...]
 
@@ -369,7 +369,7 @@ def _reduce_jvp(axis, axis_name, keepdims, kind, primals, tangents):
     # their count.  A NaN result (NaN kept as in the primal) equals no position: 0 / 0, NaN, as
     # jnp.max's (under jit XLA folds its transpose, ct / 0 * 0, to 0, for both alike).
     (x,), (t,) = primals, tangents
-    whole = _whole(x, axis, axis_name, True, kind)
+    whole = _reduce(x, axis, axis_name, True, kind)  # (itself: differentiable again, for a second derivative)
     hit = (x == whole).astype(t.dtype)
     count = jax.lax.psum(jnp.sum(hit, axis=axis, keepdims=keepdims), axis_name)
     total = jax.lax.psum(jnp.sum(t * hit, axis=axis, keepdims=keepdims), axis_name)
