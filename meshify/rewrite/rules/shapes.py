@@ -827,13 +827,21 @@ def _split_sections(ctx: RuleContext, call: Call, x: Operand, layout: Layout, ax
 # -- repeat / broadcast_to (grouped-query attention's kv heads) ----------------------------------------
 
 
-@op("jax.numpy.repeat", reads=("a", "repeats", "axis"))
+@op("jax.numpy.repeat", reads=("a", "repeats", "axis", "total_repeat_length"))
 def _repeat(ctx: RuleContext, call: Call):
     """``jnp.repeat(k, n_rep, axis=2)``: each element of the dim repeated ``n_rep`` times in place, so
     a device holding a block of that dim holds the repeats of exactly that block: local, any split
     kept (kv heads split over 'model' become the query heads of the same devices).  The dim's size
     changes, so its name is an inferred one (``kv_heads?``) that lines up with the query heads."""
     x, repeats, axis_op = call.arg(0, "a"), call.arg(1, "repeats"), call.arg(2, "axis")
+    total = call.params.get("total_repeat_length")
+    if total is not None:
+        return _repeat_to_length(ctx, call, x, repeats, axis_op, total)
+    if isinstance(repeats.value, Array | Opaque):
+        raise ctx.error(UnsupportedError, repeats.original, f"jnp.repeat with per-element repeats "
+                        f"{ctx.code(repeats.original)!r} and no total_repeat_length: traced under shard_map, the "
+                        "result's length must be known when tracing (one device, outside jit, reads it off the "
+                        "values)", "pass the length: jnp.repeat(ids, counts, total_repeat_length=nodes.shape[0])")
     if not isinstance(x.value, Array):
         return unknown_call(ctx, call)
     layout = array(x).layout
@@ -850,6 +858,35 @@ def _repeat(ctx: RuleContext, call: Call):
     dims = list(layout.dims)
     dims[axis] = dims[axis].rstrip(INFERRED) + INFERRED if dims[axis] != BROADCAST else f"{_repeat_name(call)}?"
     return keep(Array(Layout(tuple(dims), layout.axes, layout.partial), array(x).origin))
+
+
+def _repeat_to_length(ctx: RuleContext, call: Call, x: Operand, repeats: Operand, axis_op, total: Operand):
+    """``jnp.repeat(jnp.arange(n_graph), n_node, total_repeat_length=nodes.shape[0])`` (jraph's graph id of
+    each node): per-element repeats to a length a dim sizes, of values whole on every device: the same on
+    every device, its dim the one the length reads (``nodes``); of a split value or repeats, refused."""
+    axis = _literal(axis_op) if axis_op is not None else None
+    for o in (x, repeats):
+        layout = o.value.layout if isinstance(o.value, Array) else None
+        along = layout is not None and isinstance(axis, int) and o is x and layout.rank \
+            and not layout.axes[axis % layout.rank] and not layout.partial  # x split along other dims only
+        if layout is not None and (layout.is_split or layout.partial) and not along:
+            raise ctx.error(UnsupportedError, o.original, f"jnp.repeat(..., total_repeat_length=...) of "
+                            f"{ctx.code(o.original)!r}, split along the repeated dim or a partial sum (layout "
+                            f"{layout.describe()})", "repeat values whole along that dim (map it to no mesh axis), "
+                            "or repeat by one int: jnp.repeat(k, n_rep, axis=2)")
+    size = total.value.size_of if isinstance(total.value, Static) else None
+    literal = _literal(total)
+    name = size or (f"{_expr_name(total.original)}{INFERRED}" if _expr_name(total.original) else
+                    f"{literal}{INFERRED}" if type(literal) is int else None)  # (12?: a literal length)
+    rank = x.value.layout.rank if isinstance(x.value, Array) else None
+    if name is None or (axis is not None and (not isinstance(axis, int) or rank is None)):
+        return unknown_call(ctx, call)
+    if axis is None:
+        return keep(Array(Layout.replicated((name,))))
+    layout = x.value.layout  # type: ignore[union-attr]
+    dims = list(layout.dims)
+    dims[axis % rank] = name
+    return keep(Array(Layout(tuple(dims), layout.axes), x.value.origin))  # type: ignore[union-attr]
 
 
 def _repeat_name(call: Call) -> str:
