@@ -92,7 +92,7 @@ return x @ params.blocks[n - 1].w_in @ params.blocks[0].w_out
 @pytest.mark.parametrize("body, headline", [
     ("return jax.tree.map(lambda *xs: jnp.stack(xs, axis=1), *params.blocks).w_in[0]",
      "with a function other than a lambda, or with keywords or unpacked trees"),
-    ("return x * jax.tree.map(jnp.tanh, params).scale", "with a function other than a lambda"),
+    ("return x * jax.tree.map(jnp.sum, params).scale", "needs other code for 'params.scale'"),
     ("return x * jax.tree.map(lambda w: jnp.sum(w), params).scale",
      "needs other code for 'params.scale' than for 'params.blocks.*.w_in'"),
     ("return x * jax.tree.map(lambda w, s: w, params, params.scale).scale", "over pytrees of different structures"),

@@ -634,6 +634,18 @@ def tree_map(rw, node: cst.Call) -> Operand:
     if len(node.args) == 2 and node.args[1].star == "*" and fn is not None and _stacks(rw, fn):
         return _stacked_items(rw, node, node.args[1])
     trees = node.args[1:]
+    if isinstance(fn, cst.Name | cst.Attribute) and trees and not any(a.star or a.keyword is not None for a in trees):
+        # jax.tree.map(jnp.zeros_like, params), jax.tree.map(jnp.add, a, b): as the lambda calling it
+        names = [f"leaf{i}" for i in range(len(trees))]
+        wrapper = cst.parse_expression(f"lambda {', '.join(names)}: f({', '.join(names)})")
+        assert isinstance(wrapper, cst.Lambda) and isinstance(wrapper.body, cst.Call)
+        wrapper = wrapper.with_changes(body=wrapper.body.with_changes(func=fn))
+        rw.ctx.anchors[wrapper] = fn
+        out = _leafwise(rw, node, wrapper, [rw.expr(a.value) for a in trees])
+        new_fn = out.node.args[0].value  # type: ignore[attr-defined]
+        if rw.ctx.code(new_fn) == rw.ctx.code(wrapper):  # unchanged: the function as written
+            out = Operand(out.value, node, out.node.with_changes(args=[node.args[0], *out.node.args[1:]]))  # type: ignore[attr-defined]
+        return out
     if not isinstance(fn, cst.Lambda) or not trees or any(a.star or a.keyword is not None for a in trees):
         raise rw.error(UnsupportedError, node, f"{rw.ctx.code(node.func)}(...) with a function other than a lambda, "
                        "or with keywords or unpacked trees", "map a lambda over hinted pytrees: jax.tree.map(lambda "
