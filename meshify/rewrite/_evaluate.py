@@ -5,6 +5,7 @@ its rewritten node; calls go to the op rules (:mod:`meshify.rewrite.rules`).
 from __future__ import annotations
 
 import ast
+import json
 import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -978,6 +979,8 @@ def _call(rw, node: cst.Call):
     optax_loss = next((n for n in sorted(names) if n in _OPTAX_LOSSES), None)
     if optax_loss is not None:  # optax.softmax_cross_entropy_with_integer_labels(logits, labels): its definition
         return _optax_loss(rw, node, optax_loss)
+    if names & _GLOBAL_NORMS:  # optax.global_norm(grads): each leaf's sum of squares, completed over its splits
+        return _global_norm(rw, node)
     length = sequence_len(rw, node) if isinstance(func, cst.Name) and func.value == "len" \
         and "len" not in rw.env else None
     if length is not None:
@@ -1515,6 +1518,56 @@ _OPTAX_LOSSES = {
 }
 for _name in list(_OPTAX_LOSSES):
     _OPTAX_LOSSES[_name.replace("optax.", "optax.losses.")] = _OPTAX_LOSSES[_name]
+
+
+#: The L2 norm of a pytree's leaves together (gradient clipping by global norm).
+_GLOBAL_NORMS = frozenset({"optax.global_norm", "optax.tree_utils.tree_l2_norm", "optax.tree.norm"})
+
+
+def _global_norm(rw, node: cst.Call) -> Operand:
+    """``optax.global_norm(grads)`` of a pytree whose leaves are split differently (a Megatron MLP's weights over
+    'model', its norms whole): ``mr.global_norm(grads, {leaf path: the mesh axes it is split over})``, each
+    leaf's local sum of squares, summed per set of axes and completed by one psum per set (a list of blocks:
+    its items' path ``.blocks.*.w``, every item split alike); a partial sum among the leaves is refused."""
+    from meshify.rewrite._containers import _leaves
+    from meshify.rewrite.rules._api import Emitted
+
+    short = rw.ctx.code(node.func)
+    if len(node.args) != 1 or node.args[0].keyword is not None or node.args[0].star:
+        raise rw.error(UnsupportedError, node, f"{short}() with other than one pytree", f"{short}(grads)")
+    tree = rw.expr(node.args[0].value)
+    axes_of: dict[str, tuple[str, ...]] = {}
+    for path, leaf in _leaves(tree.value, ""):
+        if isinstance(leaf, Static):
+            continue  # (None fields: no leaf)
+        if not isinstance(leaf, Array):
+            raise rw.error(UnsupportedError, node.args[0].value, f"{short}() of {rw.ctx.code(node.args[0].value)!r}, "
+                           f"whose leaf {path or '(the array)'} has dims meshify cannot infer",
+                           "pass a pytree of hinted arrays (the parameters' gradients)")
+        if leaf.layout.partial:
+            raise rw.error(UnsupportedError, node.args[0].value, f"{short}() of {rw.ctx.code(node.args[0].value)!r}, "
+                           f"whose leaf {path} is a partial sum", "complete it first (a hint on it), then take the norm")
+        axes_of[path] = tuple(a for axes in leaf.layout.axes for a in axes)
+    groups = sorted({axes for axes in axes_of.values() if axes})
+    code = "{" + ", ".join(f"{json.dumps(p)}: {_axes_literal(a)}" for p, a in axes_of.items()) + "}"
+    call = cst.parse_expression(f"{rw.ctx.mr}.global_norm(tree, {code})")
+    assert isinstance(call, cst.Call)
+    new = call.with_changes(args=[call.args[0].with_changes(value=tree.node), *call.args[1:]])
+    emitted = tuple(Emitted("psum", axes, Layout.replicated(()), "", f"psum over {_axes_text(axes)}: {short}() sums "
+                            f"the squares of the leaves split over {_axes_text(axes)} on every device, then across "
+                            "them") for axes in groups)
+    from meshify.rewrite.rules._api import Lowering
+
+    rw.carry_out(Lowering(Array(Layout.replicated(())), emitted=emitted))
+    return Operand(Array(Layout.replicated(())), node, new)
+
+
+def _axes_literal(axes: tuple[str, ...]) -> str:
+    return "()" if not axes else f'("{axes[0]}",)' if len(axes) == 1 else "(" + ", ".join(f'"{a}"' for a in axes) + ")"
+
+
+def _axes_text(axes: tuple[str, ...]) -> str:
+    return " x ".join(repr(a) for a in axes)
 
 
 def _optax_loss(rw, node: cst.Call, name: str) -> Operand:

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 
 __all__ = ["regather_policy", "regathering", "entries", "like", "shard_size", "sum_dtype", "psum", "psum_scatter", "all_gather", "local_block", "take", "take_along_axis", "rows_at", "scatter", "one_hot", "pmax", "pmin", "max", "min", "mean", "on_one_device", "softmax",
            "log_softmax", "logsumexp", "global_shape", "elementwise", "dtype_of",
-           "canonical_dtype", "quotient_dtype", "refused"]
+           "canonical_dtype", "quotient_dtype", "refused", "global_norm"]
 
 AxisName = str | tuple[str, ...]
 
@@ -637,3 +638,41 @@ def method(receiver: object, owner: type, name: str, version: Callable) -> Calla
 
     method_receiver(receiver, owner, name)
     return version if isinstance(owner.__dict__.get(name), staticmethod) else functools.partial(version, receiver)
+
+
+def global_norm(tree: Any, axes_of: dict[str, tuple[str, ...]]) -> jax.Array:
+    """``optax.global_norm(tree)`` of leaves split over mesh axes (``axes_of``: each leaf's path as meshify names
+    it, ``.w``, ``["k"]``-free ``.k``, ``.blocks.*.w`` for every item of a list, ``[0]`` for a tuple's, -> the axes
+    it is split over): each leaf's local sum of squares (in its dtype, as optax), summed per set of axes, each
+    sum completed by one psum, then the square root of their total."""
+    groups: dict[tuple[str, ...], Any] = {}
+    for keys, leaf in jax.tree_util.tree_flatten_with_path(tree)[0]:
+        axes = _leaf_axes(keys, axes_of)
+        square = jnp.sum(jnp.real(jnp.conj(leaf) * leaf))
+        groups[axes] = groups[axes] + square if axes in groups else square
+    total = None
+    for axes, part in groups.items():
+        whole = jax.lax.psum(part, axes) if axes else part
+        total = whole if total is None else total + whole
+    return jnp.sqrt(total if total is not None else jnp.zeros(()))
+
+
+def _leaf_axes(keys: Sequence[Any], axes_of: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """The axes ``axes_of`` gives the leaf at JAX key path ``keys`` (a list's index read as its items' ``*``)."""
+    paths = [""]
+    for key in keys:
+        if isinstance(key, jax.tree_util.SequenceKey):
+            paths = [f"{p}[{key.idx}]" for p in paths] + [f"{p}.*" for p in paths]
+        elif isinstance(key, jax.tree_util.DictKey):
+            paths = [f"{p}.{key.key}" for p in paths]
+        elif isinstance(key, jax.tree_util.GetAttrKey):
+            paths = [f"{p}.{key.name}" for p in paths]
+        else:
+            paths = [f"{p}.{key}" for p in paths]
+    found = next((p for p in paths if p in axes_of), None)
+    if found is None:
+        from meshify.errors import CallError
+
+        raise CallError(f"global_norm: no layout for the leaf at {jax.tree_util.keystr(tuple(keys))}",
+                        fix="pass the pytree meshify rewrote the call for")
+    return tuple(axes_of[found])
