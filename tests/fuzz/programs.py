@@ -839,6 +839,17 @@ class _Builder:
                 and self.flag(40):
             # return helper(...): the helper's tuple (or array) returned as it comes, against the return hint
             self.lines[-2:] = ["return " + self.lines[-2][len(f"{returned} = "):]]
+        if not ret and not grad and self.name == "f" and self.lines[-1] == f"return {returned}" and self.flag(40):
+            # a NamedTuple of the module built of the results and mapped over (an EMA of params, a scaled copy),
+            # returned as jax.tree.map makes it: a pytree leaving as it is, field by field
+            self.module.imports.add("typing")
+            self.module.defs["Pair"] = "class Pair(typing.NamedTuple):\n    a: jax.Array\n    b: jax.Array\n"
+            pair = f"Pair(a={outputs[0].name}, b={outputs[-1].name})"
+            if self.flag(50):  # held in a name first, as a train step holds its new params
+                self.lines.insert(len(self.lines) - 1, f"pair = {pair}")
+                pair = "pair"
+            mapped = self.pick([f"jax.tree.map(lambda t: t * 0.5, {pair})", f"jax.tree.map(jnp.negative, {pair})"])
+            self.lines[-1] = self.pick([f"return {mapped}", f"return {outputs[-1].name}, {mapped}"])
         self.module.provoked = self.module.provoked or self.provoked
         return _Function(self.name, self.mesh, self.axes, self.rules, self.rules_text(), self.sizes, self.args,
                          self.lines, ret, grad, tuple(final.dims), helper, self.constraints,  # type: ignore[arg-type]
@@ -2648,8 +2659,8 @@ def generate(ch: Chooser, seed: int = 0, mesh: str | None = None) -> Program:
 
 def _imports(module: _Module) -> str:
     text = HEADER
-    if "functools" in module.imports or "types" in module.imports:
-        text = "".join(f"import {m}\n" for m in sorted({"functools", "types"} & module.imports)) + "\n" + text
+    if {"functools", "types", "typing"} & module.imports:
+        text = "".join(f"import {m}\n" for m in sorted({"functools", "types", "typing"} & module.imports)) + "\n" + text
     if "optax" in module.imports:
         text = text.replace("import jax.numpy as jnp\n", "import jax.numpy as jnp\nimport optax\n")
     if "einops" in module.imports:
