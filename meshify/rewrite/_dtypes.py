@@ -364,12 +364,35 @@ class Dtypes:
             return self.of(node.value) if isinstance(node, cst.Subscript) else None
         if isinstance(value, Static) and value.shape_of is not None and root.value not in self.rebound:
             return ()  # shape = x.shape; shape[-1]: a Python int (weakly typed)
+        if isinstance(value, TupleValue) and isinstance(node, cst.Subscript) and node.value is root \
+                and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice):
+            return self._sliced_items(root.value, node.slice[0].slice, len(value.items))  # xs[1:] of *xs
         if isinstance(value, StructValue | TupleValue | Static) and root.value not in self.rebound \
                 and read_again(node):
             return (self.rw.ctx.code(node),)  # p.w, params["w"], self.w, cfg.eps
         if value is None and dotted_name(node) is not None and isinstance(node, cst.Attribute):
             return (self.rw.ctx.code(node),)  # a module attribute: jnp.bfloat16
         return None
+
+    def _sliced_items(self, name: str, s: cst.Slice, count: int) -> Carriers:
+        """The carriers of ``name[a:b:c]`` of a tuple of ``count`` items meshify holds item by item (a helper's
+        ``*xs``): those of each item it takes, where its bounds are int literals; else None."""
+        bounds = []
+        for b in (s.lower, s.upper, s.step):
+            if b is None:
+                bounds.append(None)
+                continue
+            try:
+                bounds.append(int(self.rw.ctx.code(b), 0))
+            except ValueError:
+                return None
+        out: Carriers = ()
+        for i in range(count)[slice(*bounds)]:
+            carriers = self.of(cst.Subscript(cst.Name(name), [cst.SubscriptElement(cst.Index(cst.Integer(str(i))))]))
+            if carriers is None:
+                return None
+            out = _union(out, carriers)
+        return out
 
     def _call(self, node: cst.Call) -> Carriers:
         node = self.spelled.get(node, node)
