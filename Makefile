@@ -12,7 +12,7 @@ SEED ?= 0
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: venv demo test bench fuzz
+.PHONY: venv demo test soundness bench fuzz
 
 venv: $(VENV)/.stamp
 
@@ -28,6 +28,11 @@ demo: venv
 
 test: venv
 	$(BIN)/python -m pytest -q -n 2
+
+# Every soundness case on both paths, none sampled out (about 20 minutes on 2 cores): run it each working
+# session, as the sample of slow tests `make test` runs moves day by day and can hide a broken case for days.
+soundness: venv
+	MESHIFY_SLOW=1 $(BIN)/python -m pytest -q -n 2 tests/test_soundness.py
 
 $(VENV)/.bench-stamp: $(VENV)/.stamp
 	$(BIN)/pip install -e '.[test,bench]'
