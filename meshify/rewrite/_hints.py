@@ -16,8 +16,8 @@ from meshify.errors import AnnotationError, MeshifyError
 from meshify.rewrite._context import ModuleContext
 
 __all__ = ["MESH_NAMES", "TENSOR_NAMES", "StructHint", "hint_dtype", "is_integer_hint", "mesh_decorator", "read_dims",
-           "read_example", "read_helper_items", "read_mesh_decorator", "read_mesh_dims", "read_regather",
-           "read_mixed_return", "read_return_dims", "read_struct", "read_struct_return"]
+           "read_example", "read_helper_items", "read_mesh_decorator", "read_mesh_dims", "read_mixed_return",
+           "read_regather", "read_return_dims", "read_struct", "read_struct_return"]
 
 TENSOR_NAMES = frozenset({"meshify.Tensor", "meshify.annotate.Tensor", "meshify.runtime.Tensor"})
 MESH_NAMES = frozenset({"meshify.mesh", "meshify.annotate.mesh"})

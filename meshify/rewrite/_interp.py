@@ -57,13 +57,13 @@ from meshify.rewrite._hints import (
     read_dims,
     read_example,
     read_helper_items,
+    read_mixed_return,
     read_reduce_dtype,
     read_regather,
     read_return_dims,
-    read_mixed_return,
-    read_struct_return,
     read_sequence_return,
     read_struct,
+    read_struct_return,
 )
 from meshify.rewrite._liveness import rebound_first
 from meshify.rewrite._names import dotted_name
@@ -97,7 +97,7 @@ from meshify.rewrite.rules.contractions import OBSERVERS as CONTRACTION_OBSERVER
 from meshify.rewrite.rules.elementwise import entries_template
 from meshify.rewrite.rules.shapes import merge_renamed, reshape_named
 
-__all__ = ["FunctionRewriter", "Operand", "Record", "FunctionPlan", "TracedLoop", "OPERAND_OBSERVERS"]
+__all__ = ["OPERAND_OBSERVERS", "FunctionPlan", "FunctionRewriter", "Operand", "Record", "TracedLoop"]
 
 #: Called as ``observe(rw, converts)`` with each op's operand conversions (the :class:`Convert` s a rule
 #: asked for, None entries dropped), before they are made.  ``meshify plan`` finds there the operands
@@ -2718,11 +2718,11 @@ class FunctionRewriter:
                                  f"{hint.cls} names {want}" + (f" (missing {missing})" if missing else "")
                                  + (f" (not in it: {extra})" if extra else ""),
                                  f"return the keys {hint.cls} names, or change the hint")
-        for k, field in hint.fields:
+        for k, nested in hint.fields:
             v = value.field(k)
-            if isinstance(field, StructHint) and not isinstance(v, StructValue):
+            if isinstance(nested, StructHint) and not isinstance(v, StructValue):
                 raise self.ctx.error(LayoutError, where, f"field {k!r} of {self.ctx.code(where)!r} is "
-                                     f"{_value_text(v)} but {hint.cls} hints a {field.cls}",
+                                     f"{_value_text(v)} but {hint.cls} hints a {nested.cls}",
                                      "return the nested struct its hint names")
 
     def _leaving(self, op: Operand, where: cst.BaseExpression, purpose: str, dims: tuple[str, ...] | None = None

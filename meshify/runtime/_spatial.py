@@ -26,8 +26,8 @@ import jax.numpy as jnp
 from meshify._halos import concat_shifts, reblock_halos, section_chunks, section_groups, section_widths
 from meshify.errors import CallError
 
-__all__ = ["conv_halos", "halo_conv", "halo_exchange", "halo_reduce_window", "spatial_concatenate", "spatial_flip",
-           "spatial_entry", "spatial_pad", "spatial_resize", "spatial_roll", "spatial_slice", "split_sections"]
+__all__ = ["conv_halos", "halo_conv", "halo_exchange", "halo_reduce_window", "spatial_concatenate", "spatial_entry",
+           "spatial_flip", "spatial_pad", "spatial_resize", "spatial_roll", "spatial_slice", "split_sections"]
 
 Axes = tuple[str, ...]
 

@@ -351,10 +351,9 @@ def slice_split_dims(ctx: RuleContext, node: cst.Subscript, base: Operand) -> Sp
             pos += layout.rank - explicit
             continue
         s = element.slice
-        if pos < layout.rank and layout.axes[pos] and isinstance(s, cst.Slice) and \
-                not (s.lower is None and s.upper is None and s.step is None):
-            found.append((n, pos, s))
-        elif pos < layout.rank and layout.axes[pos] and isinstance(s, cst.Index) and _static_int(ctx, s.value):
+        if pos < layout.rank and layout.axes[pos] and (  # a slice, or an int index known when tracing
+                (isinstance(s, cst.Slice) and not (s.lower is None and s.upper is None and s.step is None))
+                or (isinstance(s, cst.Index) and _static_int(ctx, s.value))):
             found.append((n, pos, s))
         pos += 1
     if not found:
