@@ -201,17 +201,22 @@ def read_sequence_return(ctx: ModuleContext, fn: cst.FunctionDef, strict: bool =
     return dims
 
 
-def read_helper_items(ctx: ModuleContext, fn: cst.FunctionDef) -> tuple[tuple[str, ...] | None, ...] | None:
-    """A helper's return hint ``tuple[A, B, ...]`` of a fixed length: each item's dims where it is a Tensor
-    hint, else None (``tuple[Tensor["batch", "d_model"], Cache]``); None where the hint is not such a tuple
-    or names no dims at all. (A ``@mesh`` function's hint is read by :func:`read_return_dims`.)"""
+def _tuple_hint_items(ctx: ModuleContext, fn: cst.FunctionDef) -> list[cst.BaseExpression | None] | None:
+    """The items of a return hint ``tuple[A, B, ...]`` (None for an item that is no plain index), else None."""
     if fn.returns is None:
         return None
     hint = resolve_alias(ctx, fn.returns.annotation)
     if not (isinstance(hint, cst.Subscript) and ctx.qualified_names(hint.value) & _TUPLE_NAMES):
         return None
-    values = [e.slice.value if isinstance(e.slice, cst.Index) else None for e in hint.slice]
-    if any(isinstance(v, cst.Ellipsis) for v in values):
+    return [e.slice.value if isinstance(e.slice, cst.Index) else None for e in hint.slice]
+
+
+def read_helper_items(ctx: ModuleContext, fn: cst.FunctionDef) -> tuple[tuple[str, ...] | None, ...] | None:
+    """A helper's return hint ``tuple[A, B, ...]`` of a fixed length: each item's dims where it is a Tensor
+    hint, else None (``tuple[Tensor["batch", "d_model"], Cache]``); None where the hint is not such a tuple
+    or names no dims at all. (A ``@mesh`` function's hint is read by :func:`read_return_dims`.)"""
+    values = _tuple_hint_items(ctx, fn)
+    if values is None or any(isinstance(v, cst.Ellipsis) for v in values):
         return None  # tuple[Tensor[...], ...]: read_sequence_return
     items = tuple(read_dims(ctx, v) if v is not None else None for v in values)
     return items if any(d is not None for d in items) else None
@@ -252,13 +257,8 @@ def read_mixed_return(ctx: ModuleContext, fn: cst.FunctionDef
                       ) -> tuple[tuple[str, ...] | StructHint, ...] | None:
     """A return hint ``tuple[Tensor[()], Params]``: a tuple of a fixed length whose items are Tensor hints and at
     least one TypedDict or NamedTuple with hinted fields: each item's dims or pytree hint; None for any other."""
-    if fn.returns is None:
-        return None
-    hint = resolve_alias(ctx, fn.returns.annotation)
-    if not (isinstance(hint, cst.Subscript) and ctx.qualified_names(hint.value) & _TUPLE_NAMES):
-        return None
-    values = [e.slice.value if isinstance(e.slice, cst.Index) else None for e in hint.slice]
-    if any(v is None or isinstance(v, cst.Ellipsis) for v in values):
+    values = _tuple_hint_items(ctx, fn)
+    if values is None or any(v is None or isinstance(v, cst.Ellipsis) for v in values):
         return None
     items: list[tuple[str, ...] | StructHint] = []
     for v in values:

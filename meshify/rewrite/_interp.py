@@ -2700,14 +2700,19 @@ class FunctionRewriter:
         item = sequence_item(value)
         assert isinstance(value, StructValue) and isinstance(item, StructValue)
         if holds_partial(item):
-            code = _short(self.ctx.code(op.node))
-            field = next(iter(dict(item.fields)), "w")
-            raise self.ctx.error(UnsupportedError, where, f"{self.fn.name.value}() returns {code!r}, a list of "
-                                 f"{item.cls if item.kind != 'dict' else 'dicts'} as long as each call's, holding "
-                                 "partial sums meshify would have to complete item by item",
-                                 f"complete them before (or return each field's arrays as a list: [b.{field} for b "
-                                 f"in {code}], ...)")
+            raise self._list_of_pytrees(op, where, item, ", holding partial sums meshify would have to complete item "
+                                        "by item", "complete them before (or return each field's arrays as a list: "
+                                        "{fields})")
         return value
+
+    def _list_of_pytrees(self, op: Operand, where: cst.BaseExpression, item: StructValue, why: str, fix: str):
+        """The error for a returned list of pytrees as long as each call's: ``why`` it is refused, ``fix`` with
+        ``{fields}`` standing for ``[b.w for b in <the list>], ...``."""
+        code = _short(self.ctx.code(op.node))
+        field = next(iter(dict(item.fields)), "w")
+        return self.ctx.error(UnsupportedError, where, f"{self.fn.name.value}() returns {code!r}, a list of "
+                              f"{item.cls if item.kind != 'dict' else 'dicts'} as long as each call's{why}",
+                              fix.format(fields=f"[b.{field} for b in {code}], ..."))
 
     def _check_fields(self, value: StructValue, hint: StructHint, where: cst.BaseExpression) -> None:
         """A result's fields against its struct hint's: the same keys (a NamedTuple's are its class's)."""
@@ -2748,13 +2753,10 @@ class FunctionRewriter:
             return op.node, item.layout
         names = ", ".join(f"r{i}" for i in range(len(value.items))) if isinstance(value, TupleValue) else ""
         if isinstance(item, StructValue):  # Params(blocks=[Block(...), ...]) of a length each call gives
-            code = _short(self.ctx.code(op.node))
-            field = next(iter(dict(item.fields)), "w")
-            raise self.ctx.error(UnsupportedError, where, f"{self.fn.name.value}() returns {code!r}, a list of "
-                                 f"{item.cls if item.kind != 'dict' else 'dicts'} as long as each call's (its "
-                                 "out_specs would need each call's length): not rebuilt by meshify yet",
-                                 f"return each field's arrays as a list ([b.{field} for b in {code}], ...) and "
-                                 "rebuild the pytree outside the @mesh function, or update the pytree there")
+            raise self._list_of_pytrees(op, where, item, " (its out_specs would need each call's length): not "
+                                        "rebuilt by meshify yet", "return each field's arrays as a list ({fields}) "
+                                        "and rebuild the pytree outside the @mesh function, or update the pytree "
+                                        "there")
         what = "a tuple" if isinstance(value, TupleValue) else "a pytree" if isinstance(value, StructValue) \
             else "a Python value"
         fix = ("return its arrays as a dict ({\"w\": p.w, ...}) or a tuple of them: a dataclass result is not "
