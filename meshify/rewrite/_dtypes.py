@@ -67,7 +67,8 @@ _SAME_AS_FIRST = frozenset({
     "empty_like", "roll", "flip", "pad", "repeat", "tile", "split", "array_split", "sort", "diff", "linalg.norm",
     "norm", "real", "imag", "conj", "astype", "asarray", "array", "stop_gradient", "T", "mT", "clip",
     "dynamic_update_slice", "dynamic_update_slice_in_dim", "dynamic_slice_in_dim", "dynamic_index_in_dim",
-    "dynamic_slice", "top_k", "segment_sum", "segment_max", "segment_min", "segment_prod",
+    "dynamic_slice", "top_k", "segment_sum", "segment_max", "segment_min", "segment_prod", "diagonal", "diag",
+    "trace",
 })
 #: Calls whose result has the promoted dtype of all their array arguments.
 _PROMOTED = frozenset({"matmul", "dot", "einsum", "tensordot", "inner", "outer", "vdot", "kron", "where",

@@ -822,6 +822,9 @@ def _row_grid(rw, elements: Sequence[cst.SubscriptElement], layout) -> list[cst.
 def _arange_at(rw, index: cst.BaseExpression, j: int, k: int) -> str | None:
     """The dim ``jnp.arange(n)`` in ``index`` runs over, where ``index`` is it (``k`` 1) or it indexed with
     ``:`` at position ``j`` of ``k`` and ``None`` elsewhere (``jnp.arange(B)[:, None]``); else None."""
+    if isinstance(index, cst.Name) and k == 1:  # b = jnp.arange(n); logp[b, b]
+        version, dim = rw.aranges.get(index.value, (None, None))
+        return dim if version is not None and version == rw.versions.get(index.value) else None
     call = index
     if isinstance(index, cst.Subscript):
         if k == 1 or len(index.slice) != k:

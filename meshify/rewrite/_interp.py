@@ -861,6 +861,9 @@ class FunctionRewriter:
         self.shared_lists: set[str] = set(closure_names(fn))
         #: Name -> the version of its value (a fresh number at each binding): see :meth:`identity`.
         self.versions: dict[str, int] = {}
+        #: Names bound to ``jnp.arange`` over a dim (``b = jnp.arange(n)``) -> (their version then, the dim):
+        #: ``logp[b, b]`` picks each row's entry as ``logp[jnp.arange(n), b]`` does (_evaluate._per_row_pick).
+        self.aranges: dict[str, tuple[int, str]] = {}
         #: The body's statements, and the index of the one being walked (records name it: ``statement``).
         self._top_statements: Sequence[cst.CSTNode] = ()
         self._top = -1
@@ -1979,6 +1982,9 @@ class FunctionRewriter:
             self.versions[target.value] = next(_VERSIONS)
             if isinstance(value, Array):
                 self.bindings.append(Binding(self._line, target.value, value.layout))
+                if value.layout.rank == 1 and isinstance(node, cst.Call) \
+                        and self.ctx.qualified_names(node.func) & {"jax.numpy.arange", "numpy.arange"}:
+                    self.aranges[target.value] = (self.versions[target.value], value.dims[0])
             return
         if isinstance(target, cst.Tuple | cst.List):
             elements = [e.value for e in target.elements]

@@ -208,6 +208,9 @@ SIGNATURES: dict[str, str] = {
     "jax.numpy.full_like": "a, fill_value, dtype=None, shape=None, *, device=None, out_sharding=None",
     "jax.numpy.tril": "m, k=0",
     "jax.numpy.triu": "m, k=0",
+    "jax.numpy.diagonal": "a, offset=0, axis1=0, axis2=1",
+    "jax.numpy.diag": "v, k=0",
+    "jax.numpy.trace": "a, offset=0, axis1=0, axis2=1, dtype=None, out=None",
     # -- lookups ---------------------------------------------------------------------------------------
     "jax.numpy.take": "a, indices, axis=None, out=None, mode=None, unique_indices=False, indices_are_sorted=False, "
                       "fill_value=None",
@@ -282,6 +285,8 @@ SIGNATURES: dict[str, str] = {
     "jax.Array.all": "axis=None, out=None, keepdims=False, *, where=None",
     "jax.Array.cumsum": "axis=None, dtype=None, out=None",
     "jax.Array.conj": "",
+    "jax.Array.diagonal": "offset=0, axis1=0, axis2=1",
+    "jax.Array.trace": "offset=0, axis1=0, axis2=1, dtype=None, out=None",
     "jax.Array.conjugate": "",
     "jax.Array.cumprod": "axis=None, dtype=None, out=None",
     "jax.Array.sort": "axis=-1, *, kind=None, order=None, stable=True, descending=False",

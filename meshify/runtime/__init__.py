@@ -94,6 +94,7 @@ __all__ += ["conv_halos", "halo_conv", "halo_exchange"]
 
 # Pooling, padding, slicing, roll, flip and resize along split spatial dims (runtime/_spatial.py).
 from meshify.runtime._spatial import (  # noqa: E402
+    diagonal_block,
     halo_reduce_window,
     sectioned,
     spatial_concatenate,
@@ -106,5 +107,5 @@ from meshify.runtime._spatial import (  # noqa: E402
     split_sections,
 )
 
-__all__ += ["halo_reduce_window", "sectioned", "spatial_concatenate", "spatial_entry", "spatial_flip", "spatial_pad", "spatial_resize", "spatial_roll",
+__all__ += ["diagonal_block", "halo_reduce_window", "sectioned", "spatial_concatenate", "spatial_entry", "spatial_flip", "spatial_pad", "spatial_resize", "spatial_roll",
             "spatial_slice", "split_sections"]

@@ -26,7 +26,7 @@ import jax.numpy as jnp
 from meshify._halos import concat_shifts, reblock_halos, section_chunks, section_groups, section_widths
 from meshify.errors import CallError
 
-__all__ = ["conv_halos", "halo_conv", "halo_exchange", "halo_reduce_window", "spatial_concatenate", "spatial_entry",
+__all__ = ["conv_halos", "diagonal_block", "halo_conv", "halo_exchange", "halo_reduce_window", "spatial_concatenate", "spatial_entry",
            "spatial_flip", "spatial_pad", "spatial_resize", "spatial_roll", "spatial_slice", "split_sections"]
 
 Axes = tuple[str, ...]
@@ -514,6 +514,23 @@ def spatial_entry(x: jax.Array, axis: int, index, *, keep: bool, axis_name) -> j
     entries = all_gather(jax.lax.slice_in_dim(x, place, place + 1, axis=axis), axes, axis)
     entry = jax.lax.slice_in_dim(entries, owner, owner + 1, axis=axis)
     return entry if keep else jax.lax.squeeze(entry, (axis,))
+
+
+def diagonal_block(x: jax.Array, axis1: int, axis2: int, *, split: int, axis_name) -> jax.Array:
+    """``x`` with its whole dim of the pair ``axis1``, ``axis2`` (two dims of one size, the other of them,
+    ``split``, split over ``axis_name``) cut to this device's block of it: the square block that holds
+    the device's share of the pair's diagonal.  ``jnp.diagonal`` (``jnp.trace``) of it is the device's
+    block of the global diagonal (its share of the trace); no communication."""
+    axes = _axes(axis_name)
+    axis1, axis2, split = axis1 % x.ndim, axis2 % x.ndim, split % x.ndim
+    whole = axis2 if split == axis1 else axis1
+    block = x.shape[split]
+    if x.shape[whole] != block * _shards(axes):
+        raise CallError(f"the diagonal of dims {axis1} and {axis2}: dim {split}, split over "
+                        f"{' x '.join(map(repr, axes))}, has {block * _shards(axes)} entries, dim {whole} "
+                        f"{x.shape[whole]}: meshify takes the diagonal of a split dim against a dim of its size",
+                        fix="take the diagonal of a square pair of dims, or map this dim to no mesh axis")
+    return jax.lax.dynamic_slice_in_dim(x, _block_index(axes) * block, block, axis=whole)
 
 
 def spatial_concatenate(arrays: Sequence[jax.Array], axis: int = 0, dtype=None, *, axis_name,

@@ -495,6 +495,114 @@ def _one_hot(ctx: RuleContext, call: Call):
     return Lowering(Array(layout), converts, template, fills, notes=(note,), indices=(x,))
 
 
+# -- diagonals ------------------------------------------------------------------------------------------
+
+
+@op("jax.numpy.diagonal", method="diagonal", reads=("a", "offset", "axis1", "axis2"))
+def _diagonal(ctx: RuleContext, call: Call):
+    return _diagonal_rule(ctx, call, "diagonal")
+
+
+@op("jax.numpy.trace", method="trace", reads=("a", "offset", "axis1", "axis2", "dtype"))
+def _trace(ctx: RuleContext, call: Call):
+    return _diagonal_rule(ctx, call, "trace")
+
+
+@op("jax.numpy.diag", reads=("v", "k"))
+def _diag(ctx: RuleContext, call: Call):
+    v = call.arg(0, "v")
+    if not isinstance(v.value, Array):
+        return unknown_call(ctx, call)
+    layout = v.value.layout
+    if layout.rank == 2:  # the diagonal of a matrix
+        return _diagonal_rule(ctx, call, "diag")
+    if layout.rank != 1:
+        raise ctx.error(LayoutError, call.node, f"jnp.diag of {ctx.code(v.original)!r} with {layout.rank} dims",
+                        "pass a vector (a diagonal matrix is built) or a matrix (its diagonal is read)")
+    if layout.is_split:  # a diagonal matrix built from a split vector: each device's rows need every column
+        raise ctx.error(UnsupportedError, v.original, f"jnp.diag builds a matrix from {ctx.code(v.original)!r} of "
+                        f"layout {layout.describe()}, split", f"map {layout.dims[0]!r} to no mesh axis "
+                        f"(rules={{{layout.dims[0]!r}: None}}), or scale by the vector instead (x * v[None, :])")
+    k = _literal(call.params.get("k")) if call.params.get("k") is not None else 0
+    name = layout.dims[0] if k == 0 else "diag" + INFERRED
+    return Lowering(Array(Layout((name, name), ((), ()), layout.partial)), (Convert(v, layout, "jnp.diag"),))
+
+
+def _diagonal_rule(ctx: RuleContext, call: Call, kind: str) -> Lowering:
+    """``jnp.diagonal(x, offset, axis1, axis2)``, ``jnp.trace`` (its sum) and ``jnp.diag`` of a matrix.  Where
+    neither dim of the pair is split each device takes its own diagonal (the other dims keep their splits;
+    linear, so a partial sum stays one).  Where one is split and the other is a dim of the same name (a
+    batch-by-batch similarity matrix, its rows split), the diagonal's entries of a device's rows lie in its
+    own square block: ``mr.diagonal_block`` cuts the whole dim to it, with no communication, and the
+    diagonal comes out split as the rows were (a trace: a partial sum over those axes)."""
+    x = call.receiver if call.receiver is not None else call.arg(0, "v" if kind == "diag" else "a")
+    if not isinstance(x.value, Array):
+        return unknown_call(ctx, call)
+    layout = x.value.layout
+    short = "jnp.diag" if kind == "diag" else f"jnp.{kind}"
+    ints = []
+    for param, default in (("k" if kind == "diag" else "offset", 0), ("axis1", 0), ("axis2", 1)):
+        o = call.params.get(param)
+        value = default if o is None else _literal(o)
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise ctx.error(UnsupportedError, o.original, f"{short}({param}={ctx.code(o.original)}): meshify reads "
+                            f"{param}= as an int known when rewriting", f"write {param}= as an int literal")
+        ints.append(value)
+    offset, a1, a2 = ints
+    if layout.rank < 2 or not (-layout.rank <= a1 < layout.rank and -layout.rank <= a2 < layout.rank) \
+            or a1 % layout.rank == a2 % layout.rank:
+        raise ctx.error(LayoutError, call.node, f"{short} of {ctx.code(x.original)!r} ({layout.describe()}) with "
+                        f"axis1={a1}, axis2={a2}", "name two different dims of the array")
+    a1, a2 = a1 % layout.rank, a2 % layout.rank
+    pair = (layout.dims[a1], layout.dims[a2])
+    rest = [d for d in range(layout.rank) if d not in (a1, a2)]
+    split = [d for d in (a1, a2) if layout.axes[d]]
+    square = pair[0] == pair[1] and pair[0] != BROADCAST and not pair[0].endswith(INFERRED)
+    name = pair[0] if square and offset == 0 else "diagonal" + INFERRED
+    wrap = None
+    diagonal_axes: Axes = ()
+    if split:
+        where = call.node
+        if not square:
+            raise ctx.error(UnsupportedError, where, f"{short} of dims {pair[0]!r} and {pair[1]!r} of "
+                            f"{ctx.code(x.original)!r} ({layout.describe()}): a split dim's diagonal is taken only "
+                            "against a dim of the same name (same size)", _unsplit_fix(layout, split))
+        if offset != 0:
+            raise ctx.error(UnsupportedError, where, f"{short} with offset {offset} of split {pair[0]!r} "
+                            f"({layout.describe()}): the entries off the main diagonal cross the devices' blocks",
+                            "take the main diagonal (offset 0), or " + _unsplit_fix(layout, split))
+        if len(split) == 2:  # (one name over two mesh axes cannot be: both split alike is no square block)
+            raise ctx.error(UnsupportedError, where, f"{short} of {ctx.code(x.original)!r} ({layout.describe()}) "
+                            f"with both {pair[0]!r} dims split", _unsplit_fix(layout, split[1:]))
+        diagonal_axes = layout.axes[split[0]]
+        wrap = "{mr}.diagonal_block({x}, %d, %d, split=%d, axis_name=%s)" % (
+            a1, a2, split[0], _axes_code_of(diagonal_axes))
+    convert = Convert(x, layout, f"{short} (its square block of rows and columns)" if wrap else short, wrap=wrap)
+    dims = tuple(layout.dims[d] for d in rest)
+    axes = tuple(layout.axes[d] for d in rest)
+    if kind != "trace":
+        notes = (f"the diagonal of each device's square block of split {pair[0]!r} (its rows' entries), split as "
+                 "they are: no communication",) if diagonal_axes else ()
+        return Lowering(Array(Layout((*dims, name), (*axes, diagonal_axes), layout.partial), x.value.origin),
+                        (convert,), notes=notes)
+    if not diagonal_axes:
+        return Lowering(Array(Layout(dims, axes, layout.partial), x.value.origin), (convert,))
+    return Lowering(Array(Layout(dims, axes, layout.partial | frozenset(diagonal_axes)),
+                          f"reduced {pair[0]!r} split"), (convert,), accumulate=("dtype", (x,)),
+                    notes=(f"the trace of each device's square block of split {pair[0]!r}: a partial sum over "
+                           f"{axes_text(diagonal_axes)}",))
+
+
+def _unsplit_fix(layout: Layout, dims: list[int]) -> str:
+    names = list(dict.fromkeys(layout.dims[d] for d in dims))
+    return (f"map {', '.join(map(repr, names))} to no mesh axis (rules={{{', '.join(f'{n!r}: None' for n in names)}}}),"
+            " or compute it outside the @mesh function")
+
+
+def _axes_code_of(axes: Axes) -> str:
+    return f'"{axes[0]}"' if len(axes) == 1 else "(" + ", ".join(f'"{a}"' for a in axes) + ")"
+
+
 def _bind_first(code: str, name: str) -> str:
     """The fix naming the dims of an expression meshify cannot read: a hinted name bound to it first (a plain
     name is annotated where it is bound)."""
