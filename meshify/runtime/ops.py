@@ -171,7 +171,22 @@ def psum(x: jax.Array, axis_name: AxisName, like=None, reduce_dtype=None) -> jax
 
 def psum_scatter(x: jax.Array, axis_name: AxisName, scatter_dimension: int, like=None,
                  reduce_dtype=None) -> jax.Array:
-    """``jax.lax.psum_scatter(..., tiled=True)``, accumulating low-precision floats like :func:`psum`."""
+    """``jax.lax.psum_scatter(..., tiled=True)``, accumulating low-precision floats like :func:`psum`.  A dim
+    that does not cut into equal blocks is a :class:`~meshify.errors.CallError` (a size meshify could not read
+    when rewriting, known now)."""
+    axes = (axis_name,) if isinstance(axis_name, str) else tuple(axis_name)
+    shards = 1
+    for a in axes:
+        shards *= jax.lax.axis_size(a)
+    rows = x.shape[scatter_dimension]
+    if rows % shards:
+        from meshify.errors import CallError
+
+        over = " x ".join(map(repr, axes))
+        raise CallError(f"a partial sum is summed and split along its dim {scatter_dimension % x.ndim} over {over}, "
+                        f"but that dim has {rows} entries, which do not split into {shards} equal blocks",
+                        fix=f"give that dim a multiple of {shards} entries, or map the dims it is joined with (a "
+                        "concatenate's other arrays) to no mesh axis")
     wire = _wire_dtype(x, like, reduce_dtype)
     summed = jax.lax.psum_scatter(x.astype(wire), axis_name, scatter_dimension=scatter_dimension, tiled=True)
     if x.dtype in _LOW_PRECISION:

@@ -779,7 +779,8 @@ class _Builder:
             op = self.weighted([("unary", 14), ("binary", 18), ("einsum", 18), ("matmul", 9), ("reduce", 12),
                                 ("softmax", 8), ("shape", 11), ("lookup", 8), ("loop", 6), ("literal", 5),
                                 ("listy", 4), ("call", 5), ("const", 4), ("update", 4), ("select", 3), ("rotary", 2),
-                                ("along", 2), ("sections", 2), ("einops", 3), ("spatial", 60 if self.spatial else 0)])
+                                ("along", 2), ("sections", 2), ("einops", 3), ("diagonal", 3),
+                                ("spatial", 60 if self.spatial else 0)])
             if not getattr(self, f"op_{op}")(a):
                 self.op_unary(a)
         return self.finish()
@@ -1691,6 +1692,45 @@ class _Builder:
         if options:
             self.trigger(f"einsum with {', '.join(options)}", expr)
         self.emit(expr, out, scale)
+        return True
+
+    def op_diagonal(self, a: _Value) -> bool:
+        """The diagonal of a matrix of one dim against itself (a contrastive loss's ``img @ txt.T``, its rows
+        split as ``a``'s dim is): ``jnp.diagonal``, ``jnp.diag``, ``.diagonal()``, ``s[r, r]`` with ``r =
+        jnp.arange(n)``, ``jnp.trace``, of the matrix or its log-softmax along either dim, transposed or not.
+        The matrix is a line of its own, never a value of the program (a dim twice in one value)."""
+        if not a.dims or None in a.dims:
+            return False
+        x = self.pick(a.dims)
+        rest = [d for d in a.dims if d != x]
+        b = self.operand([x, *rest], std=self.elements(rest) ** -0.5 if rest else 1.0)
+        letters = self.letters([x, *rest])
+        sa = "".join(letters[d] for d in a.dims)
+        sb = "X" + "".join(letters[d] for d in rest)
+        sim = f"{self.fresh()}s"
+        self.lines.append(f'{sim} = jnp.einsum("{sa},{sb}->{letters[x]}X", {a.name}, {b.name})')
+        scale = a.scale * b.scale * math.sqrt(max(1, self.elements(rest)))
+        m = sim
+        if self.flag(40):
+            m = f"jax.nn.log_softmax({sim}, axis={self.pick(['-1', '0', '1'])})"
+            scale = scale + math.log(self.sizes[x]) + 1.0
+        if self.flag(30):
+            m = f"{m}.T"
+        form = self.pick(["diagonal", "diag", "method", "arange", "trace", "trace_method"])
+        if form.startswith("trace"):
+            expr = f"jnp.trace({m})" if form == "trace" else f"({m}).trace()"
+            self.emit(expr, [], scale * self.sizes[x])
+            return True
+        if form == "arange":
+            r = f"{self.fresh()}r"
+            self.lines.append(f"{r} = jnp.arange({sim}.shape[0])")
+            if m != sim:  # (as a loss names its log-probabilities first: logp[r, r])
+                self.lines.append(f"{sim}m = {m}")
+                m = f"{sim}m"
+            expr = f"{m}[{r}, {r}]"
+        else:
+            expr = {"diagonal": f"jnp.diagonal({m})", "diag": f"jnp.diag({m})", "method": f"({m}).diagonal()"}[form]
+        self.emit(expr, [x], scale)
         return True
 
     def dot_options(self) -> dict[str, str]:

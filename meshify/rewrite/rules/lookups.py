@@ -559,6 +559,10 @@ def _diagonal_rule(ctx: RuleContext, call: Call, kind: str) -> Lowering:
     split = [d for d in (a1, a2) if layout.axes[d]]
     square = pair[0] == pair[1] and pair[0] != BROADCAST and not pair[0].endswith(INFERRED)
     name = pair[0] if square and offset == 0 else "diagonal" + INFERRED
+    if split and not square and BROADCAST not in pair and any(d.endswith(INFERRED) for d in pair):
+        # a dim of a size meshify could not read beside a split dim (rearranged rows against split columns):
+        # taken as square, mr.diagonal_block checks the sizes when tracing; named as the split dim
+        square, name = True, layout.dims[split[0]]
     wrap = None
     diagonal_axes: Axes = ()
     if split:

@@ -58,7 +58,7 @@ def _segment_sum(ctx: RuleContext, call: Call, kind: str = "sum"):
     elif ids is not None and rows:
         raise ctx.error(UnsupportedError, ids.original, f"segment_sum's segment_ids {ctx.code(ids.original)!r} are "
                         f"an array of dims meshify cannot infer, beside rows split over {axes_text(rows)}",
-                        f"bind them to a name with a hint first (ids: Tensor[{layout.dims[0]!r}] = ...)")
+                        _name_ids_fix(ctx, data, layout.dims[0]))
     dims = (_segments_dim(ctx, num), *layout.dims[1:])
     if dims[0] in layout.dims[1:]:
         dims = (dims[0].rstrip(INFERRED) + "_segments" + INFERRED, *dims[1:])
@@ -108,3 +108,14 @@ def _det_rule(ctx: RuleContext, call: Call, kind: str):
 
 op("jax.numpy.linalg.det", kind="det", reads=("a",))(_det_rule)
 op("jax.numpy.linalg.slogdet", kind="slogdet", reads=("a", "method"))(_det_rule)
+
+
+def _name_ids_fix(ctx: RuleContext, data, rows: str) -> str:
+    """The fix for segment ids of unknown dims: a hint naming them as the rows; where the rows' name is one
+    meshify made (``batch_bag?``, not a name a hint may spell), the rows named alike where they are made."""
+    if not rows.endswith(INFERRED):
+        return f"bind them to a name with a hint first (ids: Tensor[{rows!r}] = ...)"
+    name = rows.rstrip(INFERRED)
+    return (f"name both where they are made, with one name: the ids (ids: Tensor[{name!r}] = ...) and the rows of "
+            f"{ctx.code(data.original)!r} (their first dim, {rows!r} here: e.g. flat: Tensor[{name!r}] = "
+            "ids.reshape(-1))")

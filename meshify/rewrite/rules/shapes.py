@@ -846,6 +846,14 @@ def _repeat(ctx: RuleContext, call: Call):
         return unknown_call(ctx, call)
     layout = array(x).layout
     axis = _literal(axis_op) if axis_op is not None else None
+    count = repeats.value.size_of if isinstance(repeats.value, Static) else None
+    if layout.rank == 1 and axis in (None, 0, -1) and count is not None and not layout.partial \
+            and layout.dims[0] != BROADCAST:
+        # jnp.repeat(jnp.arange(B), L): each entry L times in place, as ids.reshape(-1) of [batch, L] lays
+        # them out (a bag's row ids beside its flattened entries): named as that reshape names them, the
+        # split of the vector kept (a device's block repeats into its block)
+        name = _merged_name((layout.dims[0], count)) + INFERRED
+        return keep(Array(Layout((name,), layout.axes), array(x).origin))
     if not isinstance(axis, int):
         if not layout.is_split and not layout.partial:
             return unknown_call(ctx, call)
