@@ -62,7 +62,7 @@ from meshify.rewrite.rules._api import (
 from meshify.rewrite.rules.contractions import forms_partial, matmul
 from meshify.rewrite.rules.elementwise import elementwise
 from meshify.rewrite.rules.lookups import _is_none as is_none
-from meshify.rewrite.rules.lookups import array_index, basic_index, lookup, scatter
+from meshify.rewrite.rules.lookups import array_index, basic_index, lookup, multi_index, scatter
 from meshify.rewrite.rules.spatial import slice_split_dims
 
 __all__ = ["BranchLayouts", "binary_operator", "evaluate", "index_array", "is_reshape", "none_test", "reshape_call"]
@@ -2227,6 +2227,13 @@ def index_array(rw, node: cst.Subscript, base: Operand, ctx: RuleContext | None 
             new_slice = [*elements[:axis], looked_up, *elements[axis + 1:]]
             return Operand(lowering.result, node, node.with_changes(value=table, slice=new_slice))
         return Operand(lowering.result, node, rw.replacement(lowering, [ids, table]))
+    several = multi_index(ctx, node, base)  # z[:, iu, ju]: index arrays on unsplit dims
+    if several is not None:
+        nodes = rw.carry_out(several)
+        table, ids = nodes[0], iter(nodes[1:])
+        new_slice = [e.with_changes(slice=e.slice.with_changes(value=next(ids))) if isinstance(e.slice, cst.Index)
+                     else e for e in elements]
+        return Operand(several.result, node, node.with_changes(value=table, slice=new_slice))
     sliced = slice_split_dims(ctx, node, base)  # x[:, 1:-1] along a split dim: re-blocked (rules/spatial.py)
     if sliced is not None:
         wrapped = base.node

@@ -12,7 +12,7 @@ from meshify.annotate._types import BROADCAST, INFERRED, Axes, Layout, sliced_di
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._collectives import axes_text
 from meshify.rewrite._plan import choose_splits
-from meshify.rewrite._values import Array, Opaque, Operand, Static, Value
+from meshify.rewrite._values import Array, Opaque, Operand, Static, Value, array
 from meshify.rewrite.rules._api import Call, Convert, Lowering, MeshAxes, Ref, RuleContext, op, unknown_call
 from meshify.rewrite.rules.shapes import _expr_name, _literal
 
@@ -108,9 +108,80 @@ def array_index(ctx: RuleContext, elements: list[cst.SubscriptElement]) -> tuple
         if isinstance(element.slice, cst.Index) and not _is_none(ctx, element) and not _is_ellipsis(element):
             index = ctx.operand(element.slice.value)
             others = elements[:axis] + elements[axis + 1:]
-            if isinstance(index.value, Array) and all(_index_kind(ctx, e) == "full" for e in others):
+            if isinstance(index.value, Array) and not any(isinstance(e.slice, cst.Index) and not _is_none(ctx, e)
+                                                          and not _is_ellipsis(e) and isinstance(
+                                                              ctx.operand(e.slice.value).value, Array)
+                                                          for e in others) \
+                    and all(_index_kind(ctx, e) == "full" for e in others):
                 return axis, index
     return None
+
+
+def multi_index(ctx: RuleContext, node: cst.Subscript, base: Operand) -> Lowering | None:
+    """``z[:, iu, ju]`` (the upper triangle of pairwise interactions, ``iu, ju = jnp.triu_indices(F, 1)``):
+    two or more index arrays of the same dims beside full slices, on dims that are not split.  Each device
+    indexes its own block (the full-slice dims keep their splits); the index arrays' dims take the indexed
+    dims' place where they stand together, else come first, as NumPy places them; an index array split over
+    a mesh axis the array is split over too is made whole first.  Its converts are the array, then each index
+    in order; None where the index is any other (basic indexing and one array index are done elsewhere)."""
+    elements = list(node.slice)
+    layout = array(base).layout
+    if len(elements) > layout.rank:
+        return None
+    at: list[int] = []
+    for pos, element in enumerate(elements):
+        s = element.slice
+        if isinstance(s, cst.Slice) and s.lower is None and s.upper is None and s.step is None:
+            continue
+        if not isinstance(s, cst.Index) or _is_none(ctx, element) or _is_ellipsis(element) \
+                or not isinstance(ctx.operand(s.value).value, Array):
+            return None
+        at.append(pos)
+    indices = [ctx.operand(elements[p].slice.value) for p in at]  # type: ignore[attr-defined]
+    if len(at) < 2 or len({array(i).dims for i in indices}) != 1:
+        return None
+    for pos in at:
+        if layout.axes[pos]:
+            raise ctx.error(UnsupportedError, elements[pos], f"indexing split dim {layout.dims[pos]!r} of "
+                            f"{ctx.code(node.value)!r} (layout {layout.describe()}) with an array",
+                            f"index before sharding, or map {layout.dims[pos]!r} to no mesh axis")
+    first = array(indices[0]).layout
+    used = layout.split_axes
+    index_axes = tuple(() if set(a) & used else a for a in first.axes)
+    if any(set(array(i).layout.split_axes) & used for i in indices):
+        index_axes = ((),) * first.rank
+    target = Layout(first.dims, index_axes)
+    kept = [(layout.dims[p], layout.axes[p]) for p in range(layout.rank) if p not in at]
+    together = at == list(range(at[0], at[-1] + 1))
+    where = at[0] if together else 0
+    if any(d in first.dims for d, _ in kept):
+        raise ctx.error(LayoutError, node, f"{ctx.code(node)!r}: the index arrays' dims {list(first.dims)} meet "
+                        f"the dims kept of {ctx.code(node.value)!r} ({layout.describe()})",
+                        "name the index arrays' dims apart from the array's (pairs: Tensor[\"pairs\"] = iu)")
+    dims = [d for d, _ in kept]
+    axes = [a for _, a in kept]
+    dims[where:where] = list(first.dims)
+    axes[where:where] = list(index_axes)
+    converts = (Convert(base, layout, "indexing"),
+                *(Convert(i, target, "an index array (whole where the array is split alike)") for i in indices))
+    return Lowering(Array(Layout(tuple(dims), tuple(axes), layout.partial), array(base).origin), converts,
+                    indices=tuple(indices))
+
+
+@op("jax.numpy.triu_indices", "jax.numpy.tril_indices", reads=("n", "k", "m"))
+def _triangle_indices(ctx: RuleContext, call: Call):
+    """``iu, ju = jnp.triu_indices(F, 1)``: the rows and columns of a triangle, two whole vectors of one dim,
+    named after the dim ``n`` sizes (``feat_triu?``: a size meshify reads when tracing)."""
+    from meshify.rewrite._values import TupleValue
+
+    n = call.params.get("n")
+    if n is None or not isinstance(n.value, Static):
+        return unknown_call(ctx, call)
+    kind = call.name.rsplit(".", 1)[-1].split("_")[0]
+    source = n.value.size_of or _expr_name(n.original) or "n"
+    name = f"{source.rstrip(INFERRED)}_{kind}{INFERRED}"
+    vector = Array(Layout.replicated((name,)))
+    return Lowering(TupleValue((vector, vector)))
 
 
 _NEWAXIS = frozenset({"jax.numpy.newaxis", "numpy.newaxis"})
