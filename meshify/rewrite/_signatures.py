@@ -219,6 +219,7 @@ SIGNATURES: dict[str, str] = {
     "jax.numpy.take_along_axis": "arr, indices, axis=-1, mode=None, fill_value=None, *, wrap_negative_indices=None",
     "jax.nn.one_hot": "x, num_classes, *, dtype=None, axis=-1",
     # -- randomness --------------------------------------------------------------------------------------
+    "jax.random.split": "key, num=2",
     "jax.random.normal": "key, shape=(), dtype=None, *, out_sharding=None",
     "jax.random.uniform": "key, shape=(), dtype=None, minval=0.0, maxval=1.0, *, out_sharding=None",
     "jax.random.bernoulli": "key, p=0.5, shape=None, mode='low', *, out_sharding=None",

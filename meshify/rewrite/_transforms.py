@@ -242,13 +242,26 @@ def _vmap(rw, node: cst.Call, fn: cst.BaseExpression, call, options: dict):
             args.append(operand)
             continue
         if not isinstance(operand.value, Array) or not isinstance(axis, int):
-            raise rw.error(UnsupportedError, operand.original, f"vmap over {rw.ctx.code(operand.original)!r}, "
-                           "which is not an array with named dims", "map over arrays only (in_axes=None for others)")
+            code = rw.ctx.code(operand.original)
+            fix = "map over arrays only (in_axes=None for others)"
+            if isinstance(operand.value, Opaque) and isinstance(axis, int):  # keys = jax.random.split(key, B)
+                name = code if code.isidentifier() else "mapped"
+                fix = (f"name its dims where it is made ({name}: Tensor[\"batch\", ...] = ..., the dim mapped over "
+                       "named as the other arguments' is), or pass it with in_axes=None if it is not to be mapped")
+            raise rw.error(UnsupportedError, operand.original, f"vmap over {code!r}, which is not an array with "
+                           "named dims", fix)
         layout = operand.value.layout
         if not -layout.rank <= axis < layout.rank:
             raise rw.error(LayoutError, operand.original, f"in_axes={axis} of an array with {layout.rank} dims",
                            "map over one of its dims")
         axis %= layout.rank
+        target = _mapped_split(call, axes)
+        if target and not layout.axes[axis] and not set(target) & layout.split_axes and not layout.partial:
+            # per-example keys (jax.random.split(key, B)) or a whole table mapped beside split rows: each device
+            # takes its block of them (a local slice, no communication)
+            layout = Layout(layout.dims, layout.axes[:axis] + (target,) + layout.axes[axis + 1:])
+            operand = Operand(Array(layout, operand.value.origin), operand.original,
+                              rw.convert(operand, layout, "vmap's mapped dim, split as the other arguments' is"))
         this = (layout.dims[axis], layout.axes[axis])
         if mapped is not None and this[1] != mapped[1]:
             raise rw.error(LayoutError, operand.original, f"vmap maps dim {this[0]!r} (split over "
@@ -266,6 +279,15 @@ def _vmap(rw, node: cst.Call, fn: cst.BaseExpression, call, options: dict):
     if carriers is not None:
         rw.dtypes.calls[node] = carriers
     return result, new_fn, new_args
+
+
+def _mapped_split(call, axes) -> tuple[str, ...]:
+    """The mesh axes the first argument mapped along a split dim splits it over (``()``: none is split)."""
+    for operand, axis in zip(call.args, axes):
+        if isinstance(operand.value, Array) and isinstance(axis, int) and -operand.value.layout.rank <= axis \
+                < operand.value.layout.rank and operand.value.layout.axes[axis]:
+            return operand.value.layout.axes[axis]
+    return ()
 
 
 def _put_back(rw, node: cst.Call, value: Value, mapped: tuple[str, tuple[str, ...]], out_axes) -> Value:

@@ -294,6 +294,28 @@ for _kind in _SAMPLERS:
 
 
 
+@op("jax.random.split", reads=("key", "num"))
+def _split_keys(ctx: RuleContext, call: Call):
+    """``keys = jax.random.split(key, x.shape[0])``: one key per entry of a dim (per-example keys, mapped over by
+    ``jax.vmap`` beside that dim's arrays): named by the dim, whole on every device, so that a split consumer
+    takes its block of them (each device the keys of its own examples, as on one device).  A typed key (0-d)
+    gives ``[dim]``, a raw one (``uint32[2]``) ``[dim, <its dim>]``; any other split is as it was."""
+    key, num = call.arg(0, "key"), call.arg(1, "num")
+    size = num.value.size_of if num is not None and isinstance(num.value, Static) else None
+    made = ctx.qualified_names(key.original.func) if isinstance(key.original, cst.Call) else set()
+    if size is not None and not isinstance(key.value, Array) and made & {"jax.random.key", "jax.random.PRNGKey"}:
+        # split(jax.random.key(seed), B): a key made here, typed (0-d) or raw (uint32[2])
+        raw = "jax.random.PRNGKey" in made
+        return keep(Array(Layout.replicated((size, "key_data" + INFERRED) if raw else (size,))))
+    if size is None or not isinstance(key.value, Array) or key.value.layout.rank > 1:
+        return unknown_call(ctx, call)
+    layout = key.value.layout
+    if layout.is_split or layout.partial:
+        raise ctx.error(UnsupportedError, key.original, f"jax.random.split of {ctx.code(key.original)!r} of layout "
+                        f"{layout.describe()}: a key must be the same on every device", "pass a replicated key")
+    return Lowering(Array(Layout.replicated((size, *layout.dims))), (Convert(key, layout, "jax.random.split"),))
+
+
 @op("jax.random.categorical", reads=("key", "logits", "axis", "shape", "replace", "mode"))
 def _categorical(ctx: RuleContext, call: Call):
     """``jax.random.categorical(key, logits, axis)`` of logits split over mesh axes (a sampler over a batch-split
