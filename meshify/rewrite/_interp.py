@@ -1836,6 +1836,15 @@ class FunctionRewriter:
             return value.literal
         return value.size_of if isinstance(value, Static) else None
 
+    def _fresh_pytrees(self, node: cst.BaseExpression) -> bool:
+        """Whether ``node`` is a call of a JAX transform or loop, whose pytree results JAX builds anew (a dict
+        of metrics out of ``jax.value_and_grad(..., has_aux=True)``, a scan's carry): this function's own."""
+        if not isinstance(node, cst.Call):
+            return False
+        if isinstance(node.func, cst.Call) and self.ctx.qualified_names(node.func.func) & _TRANSFORMS:
+            return True
+        return bool(self.ctx.qualified_names(node.func) & _LOOPS)
+
     def _materialise(self, r: _Restart, stmt: cst.CSTNode) -> cst.BaseStatement:
         value = self.env[r.name]
         assert isinstance(value, Array)
@@ -1880,6 +1889,10 @@ class FunctionRewriter:
             if isinstance(s.value, cst.BinaryOperation) and isinstance(s.value.operator, cst.Add) \
                     and isinstance(op.value, TupleValue | StructValue):
                 self.own_lists.update(names)  # hs = hs + [x]: a new list, made here
+            if self._fresh_pytrees(s.value):  # (loss, metrics), g = jax.value_and_grad(f, has_aux=True)(...)
+                self.own_lists.update(n.value for t in s.targets for n in _target_names(t.target)
+                                      if isinstance(self.env.get(n.value), StructValue)
+                                      and self.env[n.value].kind == "dict")
             made = (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp)
             if isinstance(s.value, made) or _copied_dict(s.value, op.value) or isinstance(s.value, cst.IfExp) and all(  # () if output_hidden else None
                     isinstance(b, made) or isinstance(b, cst.Name) and b.value == "None"
@@ -3589,6 +3602,19 @@ def _value_text(value: Value | None) -> str:
         return "a dict" if value.kind == "dict" else f"a {value.cls}"
     return "a tuple" if isinstance(value, TupleValue) else "a Python value" if isinstance(value, Static) else \
         "an array of dims meshify cannot infer"
+
+
+_TRANSFORMS = frozenset({"jax.value_and_grad", "jax.grad", "jax.vmap", "jax.jit", "jax.checkpoint", "jax.remat"})
+_LOOPS = frozenset({"jax.lax.scan", "jax.lax.cond", "jax.lax.switch", "jax.lax.fori_loop", "jax.lax.while_loop"})
+
+
+def _target_names(target: cst.BaseExpression) -> list[cst.Name]:
+    """The names an assignment target binds (``(loss, metrics), g``: all three)."""
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, cst.Tuple | cst.List):
+        return [n for e in target.elements for n in _target_names(e.value)]
+    return []
 
 
 def _copied_dict(node: cst.BaseExpression, value: Value) -> bool:

@@ -220,6 +220,15 @@ SIGNATURES: dict[str, str] = {
     "jax.nn.one_hot": "x, num_classes, *, dtype=None, axis=-1",
     # -- randomness --------------------------------------------------------------------------------------
     "jax.random.split": "key, num=2",
+    # -- optax's elementwise losses (rules.elementwise._optax_elementwise) ------------------------------------
+    "optax.huber_loss": "predictions, targets=None, *, delta=1.0",
+    "optax.losses.huber_loss": "predictions, targets=None, *, delta=1.0",
+    "optax.l2_loss": "predictions, targets=None",
+    "optax.losses.l2_loss": "predictions, targets=None",
+    "optax.squared_error": "predictions, targets=None",
+    "optax.losses.squared_error": "predictions, targets=None",
+    "optax.hinge_loss": "predictor_outputs, targets",
+    "optax.losses.hinge_loss": "predictor_outputs, targets",
     "jax.random.normal": "key, shape=(), dtype=None, *, out_sharding=None",
     "jax.random.uniform": "key, shape=(), dtype=None, minval=0.0, maxval=1.0, *, out_sharding=None",
     "jax.random.bernoulli": "key, p=0.5, shape=None, mode='low', *, out_sharding=None",

@@ -70,7 +70,8 @@ def elementwise(ctx: RuleContext, operands: Sequence, linear: str, node, what: s
     for o in operands:
         if isinstance(o.value, TupleValue | StructValue):  # never a static: it may hold split arrays
             raise ctx.error(UnsupportedError, o.original, f"{what} on a tuple or pytree {ctx.code(o.original)!r}",
-                            "unpack the tuple (or read the pytree's field) and use one array")
+                            f"map it over the leaves (jax.tree.map(lambda t: ..., {ctx.code(o.original)})), or unpack "
+                            "the tuple (or read the pytree's field) and use one array")
     if not arrays:  # jnp.arange(16) * 0.5 keeps its literal shape, to be named where it meets named dims
         return (Opaque(_broadcast_shape([o.value.shape for o in opaque])) if opaque else Static()), \
             [None] * len(operands)
@@ -221,6 +222,10 @@ def _unary_rule(ctx: RuleContext, call: Call, linear: str = NONLINEAR):
     x = call.receiver if call.receiver is not None else call.arg(0, "x")
     if x is None:
         raise ctx.error(UnsupportedError, call.node, f"{call.name} needs an array argument", "pass the array first")
+    if call.name == "jax.lax.stop_gradient" and isinstance(x.value, StructValue | TupleValue) and not call.kwargs:
+        # stop_gradient(ref_params): JAX maps it over the pytree's leaves; every leaf keeps its layout (a partial
+        # sum too: it is linear)
+        return keep(x.value)
     for name, extra in call.kwargs.items():
         if isinstance(extra.value, Array):
             raise ctx.error(UnsupportedError, extra.original, f"array keyword {name}= of {call.name}",
@@ -240,6 +245,25 @@ for _name in UNARY:  # a new elementwise function is one line in _signatures.UNA
         _unary_rule)
 op(method="conj", reads=(), linear=NEG)(_unary_rule)  # x.conj(), x.conjugate()
 op(method="conjugate", reads=(), linear=NEG)(_unary_rule)
+
+
+@op("optax.huber_loss", "optax.losses.huber_loss", "optax.l2_loss", "optax.losses.l2_loss", "optax.squared_error",
+    "optax.losses.squared_error", "optax.hinge_loss", "optax.losses.hinge_loss",
+    reads=("predictions", "predictor_outputs", "targets", "delta"))
+def _optax_elementwise(ctx: RuleContext, call: Call):
+    """optax's regression and hinge losses (a value head's ``huber_loss(values, returns, delta=0.5)``): each
+    entry's loss from the same entries of its arguments, so elementwise (a partial sum completed first); the
+    call kept as written, run on each device's block."""
+    short = call.name.rsplit(".", 1)[-1]
+    delta = call.params.get("delta")
+    if delta is not None and not isinstance(delta.value, Static):
+        raise ctx.error(UnsupportedError, delta.original, f"optax.{short}(delta={ctx.code(delta.original)}), an "
+                        "array", "pass delta= as a number")
+    operands = [o for name in ("predictions", "predictor_outputs", "targets")
+                if (o := call.params.get(name)) is not None and not (isinstance(o.value, Static) and o.value.known
+                                                                     and o.value.literal is None)]
+    value, converts = elementwise(ctx, operands, NONLINEAR, call.node, short)
+    return Lowering(value, tuple(c for c in converts if c is not None))
 
 
 @op("jax.numpy.nan_to_num", reads=("x", "copy", "nan", "posinf", "neginf"))
