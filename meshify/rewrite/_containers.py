@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import json
 
 import libcst as cst
 
@@ -687,13 +688,33 @@ def _leafwise(rw, node: cst.Call, fn: cst.Lambda, trees: list[Operand]) -> Opera
             rw.records.extend(records)
     different = next((other for other in lambdas[1:] if other[1] != lambdas[0][1]), None)
     if different is not None:
-        raise rw.error(UnsupportedError, fn, f"the function of {rw.ctx.code(node.func)}(...) needs other code for "
-                       f"{different[0]!r} than for {lambdas[0][0]!r} (their layouts differ), but the call keeps one "
-                       "function", "write the per-leaf code out field by field where the layouts differ")
+        if any(_in_sequence(t.value) for t in trees):
+            raise rw.error(UnsupportedError, fn, f"the function of {rw.ctx.code(node.func)}(...) needs other code "
+                           f"for {different[0]!r} than for {lambdas[0][0]!r} (their layouts differ), over a list of "
+                           "a length each call gives", "write the per-leaf code out field by field where the layouts "
+                           "differ")
+        # jax.tree.map(lambda x: x.reshape(n, B // n, *x.shape[1:]), batch) over leaves split differently: each
+        # leaf's own rewritten function, by its path (mr.tree_map_each)
+        entries = [cst.DictElement(cst.SimpleString(json.dumps(path)), new)
+                   for path, (_, _, new) in zip([p for p, _ in paths[0]], lambdas)]
+        call = cst.parse_expression(f"{rw.ctx.mr}.tree_map_each(fns)")
+        assert isinstance(call, cst.Call)
+        args = [call.args[0].with_changes(value=cst.Dict(entries)),
+                *(a.with_changes(value=t.node) for a, t in zip(node.args[1:], trees))]
+        return Operand(_rebuilt(trees[0].value, iter(results)), node, call.with_changes(args=args))
     new_lambda = lambdas[0][2] if lambdas else fn
     args = [node.args[0].with_changes(value=new_lambda), *(a.with_changes(value=t.node)
                                                            for a, t in zip(node.args[1:], trees))]
     return Operand(_rebuilt(trees[0].value, iter(results)), node, node.with_changes(args=args))
+
+
+def _in_sequence(value: Value) -> bool:
+    """Whether a pytree holds a list of a length each call gives (its leaves' paths are not spelled out)."""
+    if isinstance(value, StructValue):
+        return value.kind == "sequence" or any(_in_sequence(v) for _, v in value.fields)
+    if isinstance(value, TupleValue):
+        return any(_in_sequence(v) for v in value.items)
+    return False
 
 
 def _leaves(value: Value, path: str) -> list[tuple[str, Value]]:

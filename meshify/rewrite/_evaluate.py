@@ -1019,6 +1019,10 @@ def _call(rw, node: cst.Call):
         receiver = rw.expr(func.value)
         if isinstance(receiver.value, Static) and func.attr.value == "astype":
             return _static_cast(rw, node, receiver)
+        if isinstance(receiver.value, Static) and func.attr.value == "_replace":
+            replaced = _static_replace(rw, node, receiver)
+            if replaced is not None:
+                return replaced
         if isinstance(receiver.value, StructValue) and receiver.value.kind == "dict" and func.attr.value == "get":
             return _dict_get(rw, node, receiver)
         if isinstance(receiver.value, StructValue) and receiver.value.kind == "namedtuple" \
@@ -1619,6 +1623,27 @@ def _optax_loss(rw, node: cst.Call, name: str) -> Operand:
     found = rw.expr(definition)
     rw.dtypes.calls[node] = rw.dtypes.of(definition)
     return Operand(found.value, node, found.node)
+
+
+def _static_replace(rw, node: cst.Call, receiver: Operand) -> Operand | None:
+    """``cfg._replace(clip=0.3)`` of a static config (a NamedTuple of Python values) with static values: a static
+    config still (computed where every value is known); None where a value is an array (a pytree of arrays)."""
+    values = {}
+    for arg in node.args:
+        if arg.keyword is None or arg.star:
+            return None
+        value = rw.expr(arg.value).value
+        if not isinstance(value, Static):
+            return None
+        values[arg.keyword.value] = value
+    config = receiver.value
+    new = node.with_changes(func=node.func.with_changes(value=receiver.node))  # type: ignore[union-attr]
+    if config.known and all(v.known for v in values.values()) and hasattr(config.literal, "_replace"):
+        try:
+            return Operand(Static.of(config.literal._replace(**{k: v.literal for k, v in values.items()})), node, new)
+        except (TypeError, ValueError):
+            return None
+    return Operand(Static(param=config.param), node, new)
 
 
 def _anchor_all(rw, tree: cst.CSTNode, anchor: cst.CSTNode) -> None:

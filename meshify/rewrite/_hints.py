@@ -465,6 +465,15 @@ def read_struct(ctx: ModuleContext, node: cst.BaseExpression, seen: tuple[str, .
         return _renamed_struct(ctx, node, seen)
     if isinstance(node, cst.Subscript) and ctx.qualified_names(node.value) & (_TUPLE | _LIST):
         return _sequence_struct(ctx, node, seen) or _tuple_struct(ctx, node, seen)
+    if isinstance(node, cst.Subscript) and ctx.qualified_names(node.value) & _DICT and len(node.slice) == 2 \
+            and isinstance(node.slice[1].slice, cst.Index):
+        value = node.slice[1].slice.value
+        if read_dims(ctx, value) is not None or read_struct(ctx, value, seen) is not None:
+            # (taken as a static value, a dict of arrays would only be refused when called)
+            raise ctx.error(AnnotationError, node, f"{ctx.code(node)}: a dict of arrays under keys each call "
+                            "chooses: meshify reads a pytree's keys from its hint", "name the keys: class "
+                            f"Params(TypedDict): a: {ctx.code(value)}; b: ... (a TypedDict with a hint per key), or "
+                            "a NamedTuple")
     if isinstance(node, cst.Name | cst.Attribute) and not (isinstance(node, cst.Name) and node.value in ctx.classes):
         return _imported_struct(ctx, node, seen)  # from .types import Params; T.Params
     if not isinstance(node, cst.Name):
@@ -582,6 +591,7 @@ def _rename_struct(struct: StructHint, renames: dict[str, str]) -> StructHint:
 
 _TUPLE = frozenset({"tuple", "typing.Tuple"})
 _LIST = frozenset({"list", "typing.List"})
+_DICT = frozenset({"dict", "typing.Dict", "typing.Mapping", "collections.abc.Mapping", "builtins.dict"})
 #: The field name of a sequence's items in a StructHint (and in the runtime's TreeSpec).
 ITEMS = "*"
 

@@ -2486,6 +2486,13 @@ class FunctionRewriter:
             items = tuple(Array(v.layout if isinstance(v, Array) else Layout.replicated(())) for v in op.value.items)
             self._results.append(TupleValue(items))
             return s.with_changes(value=op.node)
+        if isinstance(op.value, TupleValue) and not holds_partial(op.value):
+            # return step(w, x): a helper's (loss, grads, metrics), its dicts and NamedTuples of whole arrays
+            # leaving as they are
+            left = _as_is(op.value)
+            if left is not None:
+                self._results.append(left)
+                return s.with_changes(value=op.node)
         if isinstance(op.value, StructValue) and op.value.kind in ("dict", "namedtuple"):
             node, left = self._leaving_dict(op, s.value, "the result")
             self._results.append(left)
@@ -3602,6 +3609,25 @@ def _value_text(value: Value | None) -> str:
         return "a dict" if value.kind == "dict" else f"a {value.cls}"
     return "a tuple" if isinstance(value, TupleValue) else "a Python value" if isinstance(value, Static) else \
         "an array of dims meshify cannot infer"
+
+
+def _as_is(value: Value) -> Value | None:
+    """What a returned value of whole arrays leaves as, spelled as its out_specs read it (arrays, tuples of
+    them, dicts and NamedTuples of them; arrays of unknown dims replicated); None for anything else (a list,
+    a Python value, a partial sum)."""
+    if isinstance(value, Array):
+        return None if value.layout.partial else Array(value.layout)
+    if isinstance(value, Opaque):
+        return Array(Layout.replicated(()))
+    if isinstance(value, TupleValue):
+        items = [_as_is(v) for v in value.items]
+        return None if any(i is None for i in items) else TupleValue(tuple(items))  # type: ignore[arg-type]
+    if isinstance(value, StructValue) and value.kind in ("dict", "namedtuple"):
+        fields = [(k, _as_is(v)) for k, v in value.fields]
+        if any(v is None for _, v in fields):
+            return None
+        return StructValue(value.cls, tuple(fields), value.kind)  # type: ignore[arg-type]
+    return None
 
 
 _TRANSFORMS = frozenset({"jax.value_and_grad", "jax.grad", "jax.vmap", "jax.jit", "jax.checkpoint", "jax.remat"})

@@ -672,8 +672,25 @@ def global_norm(tree: Any, axes_of: dict[str, tuple[str, ...]]) -> jax.Array:
     return jnp.sqrt(total if total is not None else jnp.zeros(()))
 
 
-def _leaf_axes(keys: Sequence[Any], axes_of: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
-    """The axes ``axes_of`` gives the leaf at JAX key path ``keys`` (a list's index read as its items' ``*``)."""
+def tree_map_each(fns: dict[str, Callable], tree: Any, *rest: Any) -> Any:
+    """``jax.tree.map(f, tree, *rest)`` where meshify rewrote ``f`` differently for leaves split differently
+    (``fns``: each leaf's path as meshify names it, ``.ids``, ``[0]``, -> its version of ``f``): each leaf
+    mapped by its own version, the structure as ``jax.tree.map`` gives it."""
+    def apply(keys, *leaves):
+        path = _leaf_paths(keys)[0]
+        if path not in fns:
+            from meshify.errors import CallError
+
+            raise CallError(f"jax.tree.map: no rewritten function for the leaf at {jax.tree_util.keystr(tuple(keys))}",
+                            fix="pass the pytree meshify rewrote the call for")
+        return fns[path](*leaves)
+
+    return jax.tree_util.tree_map_with_path(apply, tree, *rest)
+
+
+def _leaf_paths(keys: Sequence[Any]) -> list[str]:
+    """The paths meshify may name the leaf at JAX key path ``keys`` by (``.k`` for a dict's or a field's key,
+    ``[i]`` for a tuple's item, also ``.*`` for a list's items), the spelled-out index first."""
     paths = [""]
     for key in keys:
         if isinstance(key, jax.tree_util.SequenceKey):
@@ -684,6 +701,12 @@ def _leaf_axes(keys: Sequence[Any], axes_of: dict[str, tuple[str, ...]]) -> tupl
             paths = [f"{p}.{key.name}" for p in paths]
         else:
             paths = [f"{p}.{key}" for p in paths]
+    return paths
+
+
+def _leaf_axes(keys: Sequence[Any], axes_of: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """The axes ``axes_of`` gives the leaf at JAX key path ``keys`` (a list's index read as its items' ``*``)."""
+    paths = _leaf_paths(keys)
     found = next((p for p in paths if p in axes_of), None)
     if found is None:
         from meshify.errors import CallError
