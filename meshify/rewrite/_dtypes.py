@@ -75,7 +75,8 @@ _PROMOTED = frozenset({"matmul", "dot", "einsum", "tensordot", "inner", "outer",
                        "concatenate", "stack", "hstack", "vstack", "column_stack", "full_like", "select",
                        "huber_loss", "l2_loss", "squared_error", "hinge_loss"})
 #: Calls whose result has the promoted dtype of their first two arguments (the image and the kernel).
-_FIRST_TWO = frozenset({"jax.lax.conv_general_dilated", "jax.lax.conv", "jax.lax.conv_with_general_padding"})
+_FIRST_TWO = frozenset({"jax.lax.conv_general_dilated", "jax.lax.conv", "jax.lax.conv_with_general_padding",
+                        "jax.lax.conv_transpose"})
 #: Keywords naming the result's dtype.
 _DTYPE_KEYWORDS = ("dtype", "preferred_element_type")
 

@@ -77,6 +77,58 @@ def _conv(ctx: RuleContext, call: Call):
     return replace(_halo_lowering(ctx, call, specs, value, kept, spatial), contraction=contraction)
 
 
+#: jax.lax.conv_transpose's dimension_numbers where none are given, by rank.
+_TRANSPOSE_DEFAULTS = {2: ("NC", "IO", "NC"), 3: ("NHC", "HIO", "NHC"), 4: ("NHWC", "HWIO", "NHWC"),
+                       5: ("NHWDC", "HWDIO", "NHWDC")}
+
+
+@op("jax.lax.conv_transpose", reads=("lhs", "rhs", "strides", "padding", "rhs_dilation", "dimension_numbers",
+                                     "transpose_kernel", "precision", "preferred_element_type",
+                                     "use_consistent_padding"))
+def _conv_transpose(ctx: RuleContext, call: Call):
+    """``jax.lax.conv_transpose`` (a decoder's upsampling): batched over the images and contracted over the
+    input features as a convolution is (a split batch stays split, split input features give a partial sum,
+    split output features stay split; ``transpose_kernel=True`` swaps the kernel's feature dims); a split
+    spatial dim is refused (its halo is not modelled: conv_general_dilated with lhs_dilation is)."""
+    lhs, rhs = call.params.get("lhs"), call.params.get("rhs")
+    if lhs is None or rhs is None or not (isinstance(lhs.value, Array) or isinstance(rhs.value, Array)):
+        return unknown_call(ctx, call)
+    rank = _rank(lhs) or _rank(rhs)
+    if rank is None or (_rank(lhs) is not None and _rank(rhs) is not None and _rank(lhs) != _rank(rhs)):
+        raise ctx.error(LayoutError, call.node, "conv_transpose: the image and the kernel need the same number of "
+                        "dims", "give the kernel one dim per image dim (the window, then in and out features)")
+    o = call.params.get("dimension_numbers")
+    given = _dn_literal(ctx, o) if o is not None else None
+    if given is None:
+        if rank not in _TRANSPOSE_DEFAULTS:
+            raise ctx.error(LayoutError, call.node, f"conv_transpose of {rank}-dim operands without "
+                            "dimension_numbers", "pass dimension_numbers")
+        specs = _permutations(ctx, Operand(Static(), call.node, call.node), _TRANSPOSE_DEFAULTS[rank], rank)
+    else:
+        specs = _dimension_numbers(ctx, call, rank)
+    flip = _literal(call, "transpose_kernel", False)
+    if flip is ...:
+        raise ctx.error(UnsupportedError, call.params["transpose_kernel"].original, "conv_transpose(transpose_kernel"
+                        "=...) that is not a literal", "pass transpose_kernel=True or False")
+    if flip:
+        specs = (specs[0], (specs[1][1], specs[1][0], *specs[1][2:]), specs[2])
+    lhs_letters, rhs_letters, out_letters = _letters(specs, rank, grouped=False)
+    value, converts, contraction = contract(ctx, [lhs, _whole_window(rhs, specs)], [lhs_letters, rhs_letters],
+                                            out_letters, call.node, "conv_transpose")
+    converts = [c if c is None or i == 0 else replace(c, operand=rhs) for i, c in enumerate(converts)]
+    spatial = [converts[0].layout.axes[d] if converts[0] is not None else () for d in specs[0][2:]]
+    if any(spatial):
+        layout = converts[0].layout  # type: ignore[union-attr]
+        names = [layout.dims[d] for d, a in zip(specs[0][2:], spatial) if a]
+        raise ctx.error(UnsupportedError, call.node, f"conv_transpose along split spatial dim"
+                        f"{'s' * (len(names) > 1)} {', '.join(map(repr, names))} ({layout.describe()})",
+                        "map them to no mesh axis, or upsample with jax.lax.conv_general_dilated(..., lhs_dilation="
+                        "strides), whose halo meshify exchanges")
+    accumulate = ("preferred_element_type", (lhs, rhs)) if forms_partial(value, [lhs, rhs]) else None
+    return Lowering(value, tuple(c for c in converts if c is not None), accumulate=accumulate,
+                    contraction=contraction)
+
+
 def _short(call: Call) -> str:
     return call.name.rsplit(".", 1)[-1]
 

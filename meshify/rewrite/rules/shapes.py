@@ -568,10 +568,13 @@ def _group(ctx: RuleContext, node, layout: Layout, out, group_in: list[int], gro
     if split != [group_in[0]] or not group_out:
         names = [layout.dims[i] for i in group_in]
         into: object = [out[j] for j in group_out]
+        minor = layout.dims[split[-1]]
         fix = ("split only the first dim of a merge (e.g. merge [heads, d_head] with heads split), "
-               "or transpose so that the split dim comes first")
+               "or transpose so that the split dim comes first (its order in the merged dim changes: a weight "
+               f"read against it must follow), or map {minor!r} to no mesh axis (rules={{{minor!r}: None}})")
         if not named:
-            into = f"{len(group_out)} new dims"
+            into = f"{len(group_out)} new dim{'s' * (len(group_out) != 1)}"
+        if not named and len(group_out) > 1:  # (one merged dim: which dims it merges is not in doubt)
             hint = ", ".join(f'"{d}"' for d in out)
             fix += ("; where the sizes do not say which dims they keep (x.shape entries keep theirs), name the "
                     f"result with an annotated assignment, one dim per size: <name>: Annotated[jax.Array, {hint}] = "
