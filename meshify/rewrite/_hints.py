@@ -7,6 +7,7 @@ with :func:`ast.literal_eval`, which accepts literals only.
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import libcst as cst
@@ -297,7 +298,7 @@ def read_mesh_decorator(ctx: ModuleContext, decorator: cst.Decorator) -> tuple[M
     axes: dict[str, int] = {}
     rules: object = None
     where: dict[str, cst.CSTNode] = {}
-    for arg in call.args:
+    for arg in _spread(ctx, call.args):
         if arg.keyword is None:
             raise ctx.error(AnnotationError, arg, f"@mesh takes keyword arguments only, got {ctx.code(arg.value)!r}",
                             "write @mesh(batch=2, model=4, rules={...})")
@@ -335,6 +336,33 @@ def read_mesh_decorator(ctx: ModuleContext, decorator: cst.Decorator) -> tuple[M
         return spec, Rules.parse(spec, rules)
     except MeshifyError as e:
         raise e.with_span(ctx.span(where.get("rules", call))) from None
+
+
+def _spread(ctx: ModuleContext, args: Sequence[cst.Arg]) -> list[cst.Arg]:
+    """``@mesh(**TP, rules=R)`` with ``TP`` a module constant's dict literal of mesh axes (and ``rules``): its
+    items as keyword arguments (as Python passes them), each placed at the ``**TP`` for messages."""
+    out: list[cst.Arg] = []
+    for arg in args:
+        written = arg.value
+        if arg.star != "**" or not isinstance(written, cst.Name) or ctx.assignments.get(written.value) is None \
+                or written.value in ctx.declared_global or written.value in ctx.imports.imports:
+            out.append(arg)
+            continue
+        literal = ctx.assignments[written.value]
+        if not isinstance(literal, cst.Dict) or not all(
+                isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) for e in literal.elements):
+            raise ctx.error(AnnotationError, arg, f"@mesh(**{written.value}): {written.value} is not a dict literal of "
+                            "string keys", "write the mesh's axes in the decorator, or TP = {\"batch\": 2, \"model\": 4}")
+        for e in literal.elements:
+            key = ast.literal_eval(e.key.value)  # type: ignore[union-attr]
+            if key in ("example", "dims", "reduce_dtype", "regather"):
+                raise ctx.error(AnnotationError, arg, f"@mesh(**{written.value}) holds {key!r}",
+                                f"write {key}= in the decorator itself; keep the mesh's axes and rules in "
+                                f"{written.value}")
+            spread = cst.Arg(e.value, keyword=cst.Name(key))
+            ctx.anchors[spread] = ctx.anchors[spread.keyword] = arg  # type: ignore[index]
+            out.append(spread)
+    return out
 
 
 #: What ``@mesh(reduce_dtype=...)`` may name: the dtype low-precision partial sums are all-reduced in.
