@@ -982,6 +982,8 @@ def _call(rw, node: cst.Call):
     optax_loss = next((n for n in sorted(names) if n in _OPTAX_LOSSES), None)
     if optax_loss is not None:  # optax.softmax_cross_entropy_with_integer_labels(logits, labels): its definition
         return _optax_loss(rw, node, optax_loss)
+    if names & _TREE_LEAVES:  # sum(jnp.sum(p ** 2) for p in jax.tree.leaves(params)): the leaves, in JAX's order
+        return _tree_leaves(rw, node)
     if names & _GLOBAL_NORMS:  # optax.global_norm(grads): each leaf's sum of squares, completed over its splits
         return _global_norm(rw, node)
     length = sequence_len(rw, node) if isinstance(func, cst.Name) and func.value == "len" \
@@ -1529,6 +1531,66 @@ for _name in list(_OPTAX_LOSSES):
 
 #: The L2 norm of a pytree's leaves together (gradient clipping by global norm).
 _GLOBAL_NORMS = frozenset({"optax.global_norm", "optax.tree_utils.tree_l2_norm", "optax.tree.norm"})
+
+
+_TREE_LEAVES = frozenset({"jax.tree.leaves", "jax.tree_util.tree_leaves", "jax.tree_leaves"})
+
+
+def tree_leaf_reads(rw, node: cst.Call) -> list[cst.BaseExpression] | None:
+    """``jax.tree.leaves(params)`` of a name (or attribute chain): each leaf read off it (``params.w``,
+    ``params["b"]``), in JAX's order, for a comprehension over the leaves unrolled leaf by leaf; else None."""
+    if not (rw.ctx.qualified_names(node.func) & _TREE_LEAVES) or len(node.args) != 1 \
+            or node.args[0].keyword is not None or node.args[0].star or not read_again(node.args[0].value):
+        return None
+    tree = node.args[0].value
+    mark = rw.mark()
+    value = rw.expr(tree).value
+    rw.rollback(mark)
+    base = rw.ctx.code(tree)
+    return [cst.parse_expression(base + code) for _, _, code in _ordered_leaves(rw, tree, value, "")]
+
+
+def _tree_leaves(rw, node: cst.Call) -> Operand:
+    """``jax.tree.leaves(params)`` of a hinted pytree (an L2 penalty over the parameters): the tuple of its
+    leaves, each in its layout, in JAX's order (a dict's keys sorted; None fields have no leaf), which
+    ``mr.tree_leaves`` checks against the paths meshify read when the function runs."""
+    short = rw.ctx.code(node.func)
+    if len(node.args) != 1 or node.args[0].keyword is not None or node.args[0].star:
+        raise rw.error(UnsupportedError, node, f"{short}() with other than one pytree (is_leaf= is not modelled)",
+                       f"{short}(params)")
+    tree = rw.expr(node.args[0].value)
+    leaves = _ordered_leaves(rw, node.args[0].value, tree.value, "")
+    paths = tuple(p for p, _, _ in leaves)
+    call = cst.parse_expression(f"{rw.ctx.mr}.tree_leaves(tree, {json.dumps(paths) if paths else '()'})")
+    assert isinstance(call, cst.Call)
+    new = call.with_changes(args=[call.args[0].with_changes(value=tree.node), *call.args[1:]])
+    if read_again(node.args[0].value):  # each leaf's dtype is its field's (leaves[0] of params.w)
+        base = rw.ctx.code(node.args[0].value)
+        rw.dtypes.call_items[node] = tuple((rw.dtypes.of(cst.parse_expression(base + code)), False)
+                                           for _, _, code in leaves)
+    return Operand(TupleValue(tuple(v for _, v, _ in leaves)), node, new)
+
+
+def _ordered_leaves(rw, where: cst.BaseExpression, value, path: str, code: str = "") -> list:
+    """(path, leaf, the code reading it off the tree: ``.w``, ``["k"]``, ``[0]``) of each leaf of a pytree in
+    ``jax.tree.leaves``'s order."""
+    if isinstance(value, StructValue):
+        if value.kind == "sequence":
+            raise rw.error(UnsupportedError, where, f"jax.tree.leaves of {rw.ctx.code(where)!r}, which holds a list as "
+                           "long as each call's", "read the leaves field by field")
+        fields = sorted(value.fields) if value.kind == "dict" else value.fields
+        return [leaf for k, v in fields for leaf in _ordered_leaves(
+            rw, where, v, f"{path}.{k}", f"{code}[{json.dumps(k)}]" if value.kind == "dict" else f"{code}.{k}")]
+    if isinstance(value, TupleValue):
+        return [leaf for i, v in enumerate(value.items)
+                for leaf in _ordered_leaves(rw, where, v, f"{path}[{i}]", f"{code}[{i}]")]
+    if isinstance(value, Static) and value.known and value.literal is None:
+        return []  # (None: a pytree node without leaves)
+    if isinstance(value, Array | Opaque):
+        return [(path, value, code)]
+    leaf = path or "(the value)"
+    raise rw.error(UnsupportedError, where, f"jax.tree.leaves of {rw.ctx.code(where)!r}, whose leaf {leaf} is a "
+                   "Python value meshify does not know", "pass a pytree of hinted arrays")
 
 
 def _global_norm(rw, node: cst.Call) -> Operand:

@@ -66,7 +66,7 @@ from meshify.rewrite._hints import (
     read_struct_return,
 )
 from meshify.rewrite._liveness import rebound_first
-from meshify.rewrite._names import dotted_name
+from meshify.rewrite._names import dotted_name, read_again
 from meshify.rewrite._nested import LocalDef, bound_function, define, emit_defs, local_def, refuse_value
 from meshify.rewrite._optional import optional_inner
 from meshify.rewrite._plan import Step, plan_conversion, step_result
@@ -3256,15 +3256,40 @@ class FunctionRewriter:
         per item: unrolled, each item kept or dropped as its filter says (``(h, pooled)``); None where the
         comprehension is not one of these (the general walk takes it)."""
         comp = node.for_in
-        if comp.inner_for_in is not None or comp.asynchronous is not None or not isinstance(comp.target, cst.Name) \
-                or not isinstance(comp.iter, cst.List | cst.Tuple) or not comp.iter.elements:
+        if comp.inner_for_in is not None or comp.asynchronous is not None or not isinstance(comp.target, cst.Name):
             return None
-        elements = [e.value for e in comp.iter.elements]
+        if isinstance(comp.iter, cst.List | cst.Tuple) and comp.iter.elements:
+            elements = [e.value for e in comp.iter.elements]
+        else:
+            # sum(jnp.sum(p ** 2) for p in jax.tree.leaves(params)): a tuple meshify holds item by item, its items
+            # of different layouts, read by index (a name, or the leaves of a pytree: reading them runs nothing)
+            from meshify.rewrite._evaluate import tree_leaf_reads
+
+            leaves = tree_leaf_reads(self, comp.iter) if isinstance(comp.iter, cst.Call) else None
+            if leaves is not None:
+                from meshify.rewrite._evaluate import _anchor_all
+
+                elements = leaves
+                for e in elements:
+                    _anchor_all(self, e, comp.iter)
+            else:
+                if not read_again(comp.iter):
+                    return None
+                mark = self.mark()
+                held = self.expr(comp.iter).value
+                self.rollback(mark)
+                if not isinstance(held, TupleValue) or not held.items:
+                    return None
+                elements = [cst.Subscript(comp.iter, [cst.SubscriptElement(cst.Index(cst.Integer(str(i))))])
+                            for i in range(len(held.items))]
         name = comp.target.value
         # (an item other than a name is written where the element reads it: read once, it runs once)
-        simple = all(isinstance(e, cst.Name | cst.Attribute) for e in elements)
+        simple = all(read_again(e) or isinstance(e, cst.Subscript) and isinstance(e.slice[0].slice, cst.Index)
+                     and isinstance(e.slice[0].slice.value, cst.Integer) for e in elements)
         reads = sum(1 for n in _all_names(node.elt) if n.value == name)
-        if any(isinstance(e, cst.StarredElement) for e in comp.iter.elements) or not simple and reads > 1:
+        starred = isinstance(comp.iter, cst.List | cst.Tuple) and any(isinstance(e, cst.StarredElement)
+                                                                     for e in comp.iter.elements)
+        if starred or not simple and reads > 1:
             return None
         mark = self.mark()
         values = [self.expr(e).value for e in elements]

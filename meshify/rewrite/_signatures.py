@@ -220,6 +220,7 @@ SIGNATURES: dict[str, str] = {
     "jax.nn.one_hot": "x, num_classes, *, dtype=None, axis=-1",
     # -- randomness --------------------------------------------------------------------------------------
     "jax.random.split": "key, num=2",
+    "jax.numpy.vdot": "a, b, *, precision=None, preferred_element_type=None",
     "jax.lax.conv_transpose": "lhs, rhs, strides, padding, rhs_dilation=None, dimension_numbers=None, "
                               "transpose_kernel=False, precision=None, preferred_element_type=None, "
                               "use_consistent_padding=False",

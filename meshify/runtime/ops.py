@@ -102,7 +102,11 @@ def _promoted(like) -> jnp.dtype:
     them, and a value that is a Python list or tuple of numbers (``cfg.weights`` passed to ``jnp.asarray``)
     counts as the array JAX makes of it."""
     values = like if isinstance(like, tuple) else (like,)
-    return jnp.result_type(*(jnp.asarray(v) if isinstance(v, list | tuple) else v for v in values))
+    # (a list of arrays, as jax.tree.leaves gives: the dtype they promote to together)
+    return jnp.result_type(*(v for value in values for v in (
+        (jnp.asarray(value),) if isinstance(value, list | tuple) and not any(
+            isinstance(x, jax.Array) for x in value) else jax.tree.leaves(value) if isinstance(value, list | tuple)
+        else (value,))))
 
 
 def sum_dtype(*like) -> jnp.dtype | None:
@@ -686,6 +690,19 @@ def tree_map_each(fns: dict[str, Callable], tree: Any, *rest: Any) -> Any:
         return fns[path](*leaves)
 
     return jax.tree_util.tree_map_with_path(apply, tree, *rest)
+
+
+def tree_leaves(tree: Any, paths: Sequence[str]) -> list:
+    """``jax.tree.leaves(tree)``, checked to give the leaves meshify read at ``paths`` in that order (a pytree
+    class flattened otherwise than its hint says would pair each leaf with another's layout)."""
+    found = jax.tree_util.tree_flatten_with_path(tree)[0]
+    got = [_leaf_paths(keys)[0] for keys, _ in found]
+    if got != list(paths):
+        from meshify.errors import CallError
+
+        raise CallError(f"jax.tree.leaves gives the leaves {got}, but meshify read them as {list(paths)}",
+                        fix="pass the pytree the hint names (a class that flattens its fields in their order)")
+    return [leaf for _, leaf in found]
 
 
 def _leaf_paths(keys: Sequence[Any]) -> list[str]:

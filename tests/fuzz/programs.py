@@ -779,7 +779,7 @@ class _Builder:
             op = self.weighted([("unary", 14), ("binary", 18), ("einsum", 18), ("matmul", 9), ("reduce", 12),
                                 ("softmax", 8), ("shape", 11), ("lookup", 8), ("loop", 6), ("literal", 5),
                                 ("listy", 4), ("call", 5), ("const", 4), ("update", 4), ("select", 3), ("rotary", 2),
-                                ("along", 2), ("sections", 2), ("einops", 3), ("diagonal", 3),
+                                ("along", 2), ("sections", 2), ("einops", 3), ("diagonal", 3), ("pairs", 2),
                                 ("spatial", 60 if self.spatial else 0)])
             if not getattr(self, f"op_{op}")(a):
                 self.op_unary(a)
@@ -1731,6 +1731,31 @@ class _Builder:
         else:
             expr = {"diagonal": f"jnp.diagonal({m})", "diag": f"jnp.diag({m})", "method": f"({m}).diagonal()"}[form]
         self.emit(expr, [x], scale)
+        return True
+
+    def op_pairs(self, a: _Value) -> bool:
+        """DLRM's pairwise interactions: the products of every pair of ``a``'s rows along dim ``x``
+        (``einsum('...xc,...Xc->...xX')``), the upper (or lower) triangle read by ``iu, ju =
+        jnp.triu_indices(n, k)`` and ``z[..., iu, ju]``, summed over the pairs.  Indexing a split ``x`` with
+        index arrays is refused (a trigger)."""
+        if len(a.dims) < 2 or None in a.dims:
+            return False
+        x, c = self.shuffled(list(a.dims))[:2]
+        rest = [d for d in a.dims if d not in (x, c)]
+        letters = self.letters(list(a.dims))
+        sa = "".join(letters[d] for d in a.dims)
+        sb = "".join("X" if d == x else letters[d] for d in a.dims)
+        out = "".join(letters[d] for d in rest) + letters[x] + "X"
+        z, iu, ju = f"{self.fresh()}z", f"{self.fresh()}i", f"{self.fresh()}j"
+        self.lines.append(f'{z} = jnp.einsum("{sa},{sb}->{out}", {a.name}, {a.name})')
+        kind = self.pick(["triu", "tril"])
+        k = self.pick(["", ", 1", ", k=1", ", -1"] if kind == "tril" else ["", ", 1", ", k=1"])
+        self.lines.append(f"{iu}, {ju} = jnp.{kind}_indices({a.name}.shape[{a.dims.index(x)}]{k})")
+        expr = f"{z}[{', '.join([':'] * len(rest) + [iu, ju])}].sum(axis=-1)"
+        if self.axes_of(x):
+            self.trigger("index arrays on a split dim", expr)
+        n = self.sizes[x]
+        self.emit(expr, rest, a.scale ** 2 * math.sqrt(self.sizes[c]) * n * n)
         return True
 
     def dot_options(self) -> dict[str, str]:

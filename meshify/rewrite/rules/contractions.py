@@ -356,6 +356,20 @@ def _inner(ctx: RuleContext, call: Call):
                     contraction=contraction)
 
 
+@op("jax.numpy.vdot", reads=("a", "b", "precision", "preferred_element_type"))
+def _vdot(ctx: RuleContext, call: Call):
+    """``jnp.vdot(a, b)`` of two arrays of the same dims (an L2 penalty's ``vdot(p, p)``): every dim contracted
+    (``einsum("ij,ij->")`` with ``a`` conjugated, as jnp does), the blocks lined up; a split dim leaves a
+    partial sum.  Arrays of other dims (vdot ravels them) as :func:`_flattened` takes them."""
+    operands = [call.arg(0, "a"), call.arg(1, "b")]
+    if not all(isinstance(o.value, Array) for o in operands) or operands[0].value.dims != operands[1].value.dims:
+        return _flattened(ctx, call, operands, "vdot")
+    letters = string.ascii_letters[:_rank(operands[0])]
+    value, converts, contraction = contract(ctx, operands, [letters, letters], "", call.node, "vdot")
+    return Lowering(value, tuple(c for c in converts if c is not None), accumulate=_accumulate(value, operands),
+                    contraction=contraction)
+
+
 @op("jax.numpy.tensordot", reads=("a", "b", "axes", "precision", "preferred_element_type"))
 def _tensordot(ctx: RuleContext, call: Call):
     """``jnp.tensordot(a, b, axes)`` with literal axes (an int N: a's last N dims with b's first N; or two
