@@ -2317,6 +2317,8 @@ def index_array(rw, node: cst.Subscript, base: Operand, ctx: RuleContext | None 
     several = multi_index(ctx, node, base)  # z[:, iu, ju]: index arrays on unsplit dims
     if several is not None:
         nodes = rw.carry_out(several)
+        if several.template is not None:
+            return Operand(several.result, node, rw.replacement(several, nodes))
         table, ids = nodes[0], iter(nodes[1:])
         new_slice = [e.with_changes(slice=e.slice.with_changes(value=next(ids))) if isinstance(e.slice, cst.Index)
                      else e for e in elements]

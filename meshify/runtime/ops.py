@@ -7,6 +7,7 @@ comment saying why.  Axis names are a mesh axis or a tuple of them (major first)
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -550,6 +551,39 @@ def take_along_axis(arr: jax.Array, ids: jax.Array, axis: int, axis_name: AxisNa
     mine = (shifted >= 0) & (shifted < local)
     found = jnp.take_along_axis(arr, jnp.where(mine, shifted, 0), axis=axis)
     return _masked(found, mine, valid, axis_name, fill_value)
+
+
+def multi_index(x: jax.Array, dims: Sequence[int], ids: Sequence[jax.Array], axis_names: Sequence[Any]) -> jax.Array:
+    """``x[..., i, j]`` with index arrays at ``dims`` (``:`` elsewhere), some of those dims split over
+    ``axis_names`` (``()``: whole): each index read as JAX indexing reads it (negatives wrap; out of range: the
+    clamped entry, without gradient), each device reading the entries its block holds and zeros elsewhere: a
+    partial sum over the axes of the split dims, which the caller completes."""
+    index: list[Any] = [slice(None)] * x.ndim
+    mine = valid = None
+    for d, i, axes in zip(dims, ids, axis_names):
+        local = x.shape[d]
+        axes = () if axes is None else (axes,) if isinstance(axes, str) else tuple(axes)
+        size = local * math.prod(jax.lax.axis_size(a) for a in axes)
+        g, ok = _lookup_ids(i, size, "fill")
+        g = jnp.clip(g, 0, size - 1)
+        valid = ok if valid is None else valid & ok
+        if axes:
+            shifted = g - _block_offset(axes, local)
+            here = (shifted >= 0) & (shifted < local)
+            g = jnp.where(here, shifted, 0)
+            mine = here if mine is None else mine & here
+        index[d] = g
+    out = x[tuple(index)]
+    shape = jnp.broadcast_shapes(*(i.shape for i in ids))
+    together = list(dims) == list(range(dims[0], dims[0] + len(dims)))
+    at = dims[0] if together else 0
+
+    def placed(mask):
+        return jnp.broadcast_to(mask, shape).reshape((1,) * at + shape + (1,) * (out.ndim - at - len(shape)))
+
+    if mine is not None:
+        out = jnp.where(placed(mine), out, jnp.zeros((), out.dtype))
+    return out if valid is None else jnp.where(placed(valid), out, jax.lax.stop_gradient(out))
 
 
 def rows_at(x: jax.Array, ids: jax.Array, values, how: str) -> jax.Array:

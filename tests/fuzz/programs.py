@@ -1752,8 +1752,6 @@ class _Builder:
         k = self.pick(["", ", 1", ", k=1", ", -1"] if kind == "tril" else ["", ", 1", ", k=1"])
         self.lines.append(f"{iu}, {ju} = jnp.{kind}_indices({a.name}.shape[{a.dims.index(x)}]{k})")
         expr = f"{z}[{', '.join([':'] * len(rest) + [iu, ju])}].sum(axis=-1)"
-        if self.axes_of(x):
-            self.trigger("index arrays on a split dim", expr)
         n = self.sizes[x]
         self.emit(expr, rest, a.scale ** 2 * math.sqrt(self.sizes[c]) * n * n)
         return True

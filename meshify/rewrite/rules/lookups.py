@@ -140,11 +140,7 @@ def multi_index(ctx: RuleContext, node: cst.Subscript, base: Operand) -> Lowerin
     indices = [ctx.operand(elements[p].slice.value) for p in at]  # type: ignore[attr-defined]
     if len(at) < 2 or len({array(i).dims for i in indices}) != 1:
         return None
-    for pos in at:
-        if layout.axes[pos]:
-            raise ctx.error(UnsupportedError, elements[pos], f"indexing split dim {layout.dims[pos]!r} of "
-                            f"{ctx.code(node.value)!r} (layout {layout.describe()}) with an array",
-                            f"index before sharding, or map {layout.dims[pos]!r} to no mesh axis")
+    split = [a for pos in at for a in layout.axes[pos]]
     first = array(indices[0]).layout
     used = layout.split_axes
     index_axes = tuple(() if set(a) & used else a for a in first.axes)
@@ -164,8 +160,19 @@ def multi_index(ctx: RuleContext, node: cst.Subscript, base: Operand) -> Lowerin
     axes[where:where] = list(index_axes)
     converts = (Convert(base, layout, "indexing"),
                 *(Convert(i, target, "an index array (whole where the array is split alike)") for i in indices))
-    return Lowering(Array(Layout(tuple(dims), tuple(axes), layout.partial), array(base).origin), converts,
-                    indices=tuple(indices))
+    if not split:
+        return Lowering(Array(Layout(tuple(dims), tuple(axes), layout.partial), array(base).origin), converts,
+                        indices=tuple(indices))
+    # z[:, iu, ju] with z's rows split: each device reads the entries its block holds, zeros elsewhere (a masked
+    # local lookup, as for a split table), so the result is a partial sum over those axes
+    names = ", ".join(repr(layout.dims[p]) for p in at if layout.axes[p])
+    template = "{mr}.multi_index({x}, {dims}, (%s), {axes})" % "".join(f"{{i{k}}}, " for k in range(len(indices)))
+    fill = (("x", Ref(0)), ("dims", tuple(at)), ("axes", tuple(MeshAxes(layout.axes[p]) for p in at)),
+            *((f"i{k}", Ref(k + 1)) for k in range(len(indices))))
+    value = Array(Layout(tuple(dims), tuple(axes), layout.partial | frozenset(split)), f"lookup in split {names}")
+    note = f"masked local lookup of index arrays along split {names}; the result is a partial sum over " \
+           f"{axes_text(tuple(dict.fromkeys(split)))}"
+    return Lowering(value, converts, template, fill, notes=(note,), indices=tuple(indices))
 
 
 @op("jax.numpy.triu_indices", "jax.numpy.tril_indices", reads=("n", "k", "m"))
