@@ -166,7 +166,8 @@ def multi_index(ctx: RuleContext, node: cst.Subscript, base: Operand) -> Lowerin
     # z[:, iu, ju] with z's rows split: each device reads the entries its block holds, zeros elsewhere (a masked
     # local lookup, as for a split table), so the result is a partial sum over those axes
     names = ", ".join(repr(layout.dims[p]) for p in at if layout.axes[p])
-    template = "{mr}.multi_index({x}, {dims}, (%s), {axes})" % "".join(f"{{i{k}}}, " for k in range(len(indices)))
+    ids = "".join(f"{{i{k}}}, " for k in range(len(indices)))
+    template = "{mr}.multi_index({x}, {dims}, (" + ids + "), {axes})"
     fill = (("x", Ref(0)), ("dims", tuple(at)), ("axes", tuple(MeshAxes(layout.axes[p]) for p in at)),
             *((f"i{k}", Ref(k + 1)) for k in range(len(indices))))
     value = Array(Layout(tuple(dims), tuple(axes), layout.partial | frozenset(split)), f"lookup in split {names}")
@@ -657,22 +658,22 @@ def _diagonal_rule(ctx: RuleContext, call: Call, kind: str) -> Lowering:
             raise ctx.error(UnsupportedError, where, f"{short} of {ctx.code(x.original)!r} ({layout.describe()}) "
                             f"with both {pair[0]!r} dims split", _unsplit_fix(layout, split[1:]))
         diagonal_axes = layout.axes[split[0]]
-        wrap = "{mr}.diagonal_block({x}, %d, %d, split=%d, axis_name=%s)" % (
-            a1, a2, split[0], _axes_code_of(diagonal_axes))
+        wrap = ("{mr}.diagonal_block({x}, " + f"{a1}, {a2}, split={split[0]}, axis_name="
+                f"{_axes_code_of(diagonal_axes)})")
     convert = Convert(x, layout, f"{short} (its square block of rows and columns)" if wrap else short, wrap=wrap)
     dims = tuple(layout.dims[d] for d in rest)
     axes = tuple(layout.axes[d] for d in rest)
     if kind != "trace":
-        notes = (f"the diagonal of each device's square block of split {pair[0]!r} (its rows' entries), split as "
-                 "they are: no communication",) if diagonal_axes else ()
+        notes = ((f"the diagonal of each device's square block of split {pair[0]!r} (its rows' entries), split as "
+                  "they are: no communication"),) if diagonal_axes else ()
         return Lowering(Array(Layout((*dims, name), (*axes, diagonal_axes), layout.partial), x.value.origin),
                         (convert,), notes=notes)
     if not diagonal_axes:
         return Lowering(Array(Layout(dims, axes, layout.partial), x.value.origin), (convert,))
     return Lowering(Array(Layout(dims, axes, layout.partial | frozenset(diagonal_axes)),
                           f"reduced {pair[0]!r} split"), (convert,), accumulate=("dtype", (x,)),
-                    notes=(f"the trace of each device's square block of split {pair[0]!r}: a partial sum over "
-                           f"{axes_text(diagonal_axes)}",))
+                    notes=((f"the trace of each device's square block of split {pair[0]!r}: a partial sum over "
+                            f"{axes_text(diagonal_axes)}"),))
 
 
 def _unsplit_fix(layout: Layout, dims: list[int]) -> str:
