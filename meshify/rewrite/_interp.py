@@ -2458,6 +2458,9 @@ class FunctionRewriter:
         if self._struct_return is not None:
             return self._struct_returned(s, self._struct_return)
         if self._mixed_return is not None and not isinstance(s.value, cst.Tuple):
+            unpacked = self._mixed_unpacked(s)
+            if unpacked is not None:
+                return unpacked
             raise self.ctx.error(LayoutError, s.value, f"the return hint names a tuple of {len(self._mixed_return)} "
                                  f"values but {self.ctx.code(s.value)!r} is not a tuple literal",
                                  f"return a tuple literal of {len(self._mixed_return)} values")
@@ -2479,11 +2482,15 @@ class FunctionRewriter:
             # completed inside a tuple the code does not spell out)
             partial = next((i for i, v in enumerate(op.value.items) if isinstance(v, Array) and v.layout.partial), None)
             if partial is not None:
-                raise self.ctx.error(UnsupportedError, s.value, f"{self.fn.name.value}() returns "
-                                     f"{self.ctx.code(s.value)!r}, whose item {partial} is a partial sum, and has "
-                                     "no return hint", f"unpack it and return the items: a, b = "
-                                     f"{self.ctx.code(s.value)}; return a, b")
-            items = tuple(Array(v.layout if isinstance(v, Array) else Layout.replicated(())) for v in op.value.items)
+                completed = self._completed_in_place(s.value, op)
+                if completed is None:
+                    raise self.ctx.error(UnsupportedError, s.value, f"{self.fn.name.value}() returns "
+                                         f"{self.ctx.code(s.value)!r}, whose item {partial} is a partial sum, and "
+                                         "has no return hint", f"unpack it and return the items: a, b = "
+                                         f"{self.ctx.code(s.value)}; return a, b")
+                op = completed
+            items = tuple(Array(v.layout.with_partial(()) if isinstance(v, Array) else Layout.replicated(()))
+                          for v in op.value.items)
             self._results.append(TupleValue(items))
             return s.with_changes(value=op.node)
         if isinstance(op.value, TupleValue) and not holds_partial(op.value):
@@ -2500,6 +2507,56 @@ class FunctionRewriter:
         node, layout = self._leaving(op, s.value, "the result")
         self._results.append(Array(layout))
         return s.with_changes(value=node)
+
+    def _mixed_unpacked(self, s: cst.Return) -> cst.Return | None:
+        """``return jax.value_and_grad(loss)(params, x)`` under ``-> tuple[Tensor[()], Params]``: the tuple it
+        gives read item by item as a literal of its items would be (``(lambda returned: (returned[0],
+        returned[1]))(...)``, each item converted to its hint's layout); None where it is not a tuple of as
+        many items."""
+        assert s.value is not None and self._mixed_return is not None
+        op = self.expr(s.value)
+        if not (isinstance(op.value, TupleValue) and len(op.value.items) == len(self._mixed_return)):
+            return None
+        name = "returned"
+        saved = self.env.get(name)
+        self.env[name] = op.value
+        self.dtypes.bind(name, s.value, op.value)
+        literal = cst.Tuple([cst.Element(item_node(cst.Name(name), i)) for i in range(len(op.value.items))])
+        _anchor_tree(self.ctx, literal, s.value)
+        try:
+            node, left = self._leaving_items(literal, "return value ")
+        finally:
+            if saved is None:
+                self.env.pop(name, None)
+            else:
+                self.env[name] = saved
+        self._results.append(left)
+        self._items_returned.append((s.value, left.items))
+        if self.ctx.code(node) == self.ctx.code(literal):  # every item leaves as it is
+            return s.with_changes(value=op.node)
+        fn = cst.Lambda(cst.Parameters([cst.Param(cst.Name(name))]), node, lpar=[cst.LeftParen()],
+                        rpar=[cst.RightParen()])
+        return s.with_changes(value=cst.Call(fn, [cst.Arg(op.node)]))
+
+    def _completed_in_place(self, original: cst.BaseExpression, op: Operand) -> Operand | None:
+        """``return jax.value_and_grad(loss)(params, x)`` (a tuple the code does not spell out, an item a partial
+        sum): ``(lambda r: (mr.psum(r[0], ...), r[1]))(<it>)``, each partial item completed where it leaves (cast
+        back to its carriers' dtype where formed in float32); None where an item's dtype is not known."""
+        assert isinstance(op.value, TupleValue)
+        items = self.dtypes.items_of(original, op.value)
+        if items is None or any(widened and carriers is None for carriers, widened in items):
+            return None
+        elements = []
+        for i, v in enumerate(op.value.items):
+            read = item_node(cst.Name("r"), i)
+            if isinstance(v, Array) and v.layout.partial:
+                at = item_node(original, i)  # (its dtype: the item's, as the tuple's carriers say)
+                self.ctx.anchors[at] = original
+                read = self.convert(Operand(v, at, read), v.layout.with_partial(()), f"return value {i}")
+            elements.append(cst.Element(read))
+        fn = cst.Lambda(cst.Parameters([cst.Param(cst.Name("r"))]), cst.Tuple(elements), lpar=[cst.LeftParen()],
+                        rpar=[cst.RightParen()])
+        return Operand(op.value, op.original, cst.Call(fn, [cst.Arg(op.node)]))
 
     def _struct_returned(self, s: cst.Return, hint: StructHint) -> cst.Return:
         """``return cache`` under ``-> Cache`` (a TypedDict or NamedTuple with hinted fields): a dict (or that
@@ -3657,6 +3714,16 @@ def _as_is(value: Value) -> Value | None:
 
 _TRANSFORMS = frozenset({"jax.value_and_grad", "jax.grad", "jax.vmap", "jax.jit", "jax.checkpoint", "jax.remat"})
 _LOOPS = frozenset({"jax.lax.scan", "jax.lax.cond", "jax.lax.switch", "jax.lax.fori_loop", "jax.lax.while_loop"})
+
+
+def _anchor_tree(ctx, tree: cst.CSTNode, anchor: cst.CSTNode) -> None:
+    """Every node of code meshify wrote in place of ``anchor`` reports errors at it."""
+    class _Anchor(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            ctx.anchors[node] = anchor
+            return True
+
+    tree.visit(_Anchor())
 
 
 def _target_names(target: cst.BaseExpression) -> list[cst.Name]:

@@ -779,7 +779,7 @@ class _Builder:
             op = self.weighted([("unary", 14), ("binary", 18), ("einsum", 18), ("matmul", 9), ("reduce", 12),
                                 ("softmax", 8), ("shape", 11), ("lookup", 8), ("loop", 6), ("literal", 5),
                                 ("listy", 4), ("call", 5), ("const", 4), ("update", 4), ("select", 3), ("rotary", 2),
-                                ("along", 2), ("sections", 2), ("einops", 3), ("diagonal", 3), ("pairs", 2),
+                                ("along", 2), ("sections", 2), ("einops", 3), ("diagonal", 3), ("pairs", 2), ("leaves", 2),
                                 ("spatial", 60 if self.spatial else 0)])
             if not getattr(self, f"op_{op}")(a):
                 self.op_unary(a)
@@ -1754,6 +1754,31 @@ class _Builder:
         expr = f"{z}[{', '.join([':'] * len(rest) + [iu, ju])}].sum(axis=-1)"
         n = self.sizes[x]
         self.emit(expr, rest, a.scale ** 2 * math.sqrt(self.sizes[c]) * n * n)
+        return True
+
+    def op_leaves(self, a: _Value) -> bool:
+        """A penalty over a pytree's leaves, as training code sums one over its parameters: two values (of any
+        layouts) held in a NamedTuple, ``sum(jnp.sum(q * q) for q in jax.tree.leaves(p))`` (each leaf its own
+        layout, unrolled), or the leaves held in a name and read by index."""
+        if None in a.dims:
+            return False
+        b = self.pick(self.values)
+        if None in b.dims:
+            b = a
+        self.module.imports.add("typing")
+        self.module.defs["Pair"] = "class Pair(typing.NamedTuple):\n    a: jax.Array\n    b: jax.Array\n"
+        p = f"{self.fresh()}p"
+        self.lines.append(f"{p} = Pair(a={a.name}, b={b.name})")
+        form = self.pick(["sum", "vdot", "index"])
+        scale = a.scale ** 2 * self.elements(a.dims) + b.scale ** 2 * self.elements(b.dims)
+        if form == "index":
+            leaves = f"{self.fresh()}l"
+            self.lines.append(f"{leaves} = jax.tree_util.tree_leaves({p})")
+            self.emit(f"jnp.mean({leaves}[0]) + jnp.mean({leaves}[1]) * len({leaves})", [], a.scale + 2 * b.scale)
+            return True
+        body = "jnp.sum(q * q)" if form == "sum" else "jnp.vdot(q, q)"
+        self.emit(f"sum({body} for q in jax.tree.leaves({p})) / {self.elements(a.dims) + self.elements(b.dims)}",
+                  [], scale / (self.elements(a.dims) + self.elements(b.dims)))
         return True
 
     def dot_options(self) -> dict[str, str]:
