@@ -127,6 +127,9 @@ class Dtypes:
         self.captures: dict[str, str] = {}
         #: Helper calls (by node) -> the carriers of their result, in the caller's terms.
         self.calls: dict[cst.CSTNode, Carriers] = {}
+        #: Rewritten nodes standing for an expression of the user's (an unrolled comprehension's items, read by
+        #: the rules as written out) -> that expression, whose carriers they have.
+        self.aliases: dict[cst.CSTNode, cst.BaseExpression] = {}
         #: ``f(*xs)``, ``g(**kw)`` -> the call with its items spelled out (whose dtype is recorded).
         self.spelled: dict[cst.CSTNode, cst.Call] = {}
         #: Helper calls (by node) returning a tuple -> its items, in the caller's terms.
@@ -194,6 +197,7 @@ class Dtypes:
 
     def contains_widened(self, node: cst.CSTNode) -> bool:
         """Whether ``node`` holds a partial sum formed in float32 (a call or a name of one)."""
+        node = self.aliases.get(node, node)
         if not self.widened and not self.wide_names and not any(
                 w for items in (*self.tuples.values(), *self.call_items.values()) for _, w in items):
             return False  # none formed yet (a float32 program's every partial sum)
@@ -289,6 +293,7 @@ class Dtypes:
     # -- carriers of an expression ---------------------------------------------------------------
 
     def of(self, node: cst.BaseExpression) -> Carriers:
+        node = self.aliases.get(node, node)
         if isinstance(node, cst.Integer | cst.Float | cst.Imaginary | cst.SimpleString):
             return ()
         if isinstance(node, cst.Name):

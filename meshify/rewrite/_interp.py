@@ -3380,7 +3380,9 @@ class FunctionRewriter:
                     return None
                 keep = keep and bool(test.value.literal)
             if keep:
-                element = self.expr(node.elt.visit(_Put(item)))
+                written = node.elt.visit(_Put(item))
+                element = self.expr(written)
+                self.dtypes.aliases[element.node] = written  # (its carriers, where a rule reads the item as written)
                 kept_nodes.append(element.node)
                 kept_values.append(element.value)
         made = cst.List if isinstance(node, cst.ListComp) else cst.Tuple

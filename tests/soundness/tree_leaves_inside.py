@@ -37,8 +37,24 @@ def held(p: P, d: D):
     return sum(jnp.vdot(q, q) for q in leaves) / len(leaves), first * 2.0, jax.tree.leaves(d)[1].sum(axis=0)
 
 
+class Mixed(NamedTuple):
+    w: Tensor["d", "d_ff"]
+    scale: Tensor["d"]
+
+
+@mesh(batch=2, model=4, rules={"d_ff": "model"})
+def mixed_bf16(p: Mixed):
+    # leaves split differently (one over 'model', one whole): each term completed in its place, in bfloat16
+    q = jax.tree.map(lambda t: t.astype(jnp.bfloat16), p)
+    return sum(jnp.sum(t * t) for t in jax.tree.leaves(q))
+
+
+TOL = 2e-2
+
+
 def inputs():
     rng = np.random.default_rng(73)
     p = P(rng.standard_normal((4, 8)).astype(np.float32), rng.standard_normal(8).astype(np.float32))
     d = {"w": rng.standard_normal((4, 8)).astype(np.float32), "b": rng.standard_normal(8).astype(np.float32)}
-    return {"penalty": (p, rng.standard_normal((4, 4)).astype(np.float32)), "held": (p, d)}
+    mixed = Mixed(rng.standard_normal((4, 8)).astype(np.float32), rng.standard_normal(4).astype(np.float32))
+    return {"penalty": (p, rng.standard_normal((4, 4)).astype(np.float32)), "held": (p, d), "mixed_bf16": (mixed,)}

@@ -10,6 +10,7 @@ import string
 from collections.abc import Sequence
 from dataclasses import replace
 
+import libcst as cst
 import numpy as np
 
 from meshify.annotate._types import BROADCAST, INFERRED, Axes, Layout, hint_dims, unify_dims
@@ -346,6 +347,13 @@ def _builtin_sum(ctx: RuleContext, call: Call):
     listed = seq.value.items if items is None and isinstance(seq.value, TupleValue) else \
         (sequence_item(seq.value),) if items is None and seq is not None and sequence_item(seq.value) is not None \
         else None
+    if listed is not None and isinstance(seq.value, TupleValue) and isinstance(seq.node, cst.Tuple | cst.List) \
+            and len(seq.node.elements) == len(listed) \
+            and not any(isinstance(e, cst.StarredElement) for e in seq.node.elements):
+        # sum(jnp.sum(p ** 2) for p in jax.tree.leaves(params)): a comprehension meshify unrolled, its terms
+        # written out in the rewritten code, so each may be converted in its place
+        items = [Operand(v, e.value, e.value) for v, e in zip(listed, seq.node.elements)]
+        listed = None
     if listed is not None:  # sum(terms): a list built before (appended to in a loop: its one item), as it is
         items = [Operand(v, seq.original, seq.node) for v in listed]
         value, converts = elementwise(ctx, [*items, *([start] if start is not None else [])], ADD, call.node, "sum")
