@@ -267,6 +267,8 @@ def read_mixed_return(ctx: ModuleContext, fn: cst.FunctionDef
         struct = read_struct(ctx, v) if dims is None else None  # type: ignore[arg-type]
         if dims is None and (struct is None or struct.kind not in ("dict", "namedtuple")):
             return None
+        if struct is not None:
+            _no_list_fields(ctx, struct, v)  # type: ignore[arg-type]
         items.append(dims if dims is not None else struct)  # type: ignore[arg-type]
     return tuple(items) if any(isinstance(i, StructHint) for i in items) else None
 
@@ -277,7 +279,23 @@ def read_struct_return(ctx: ModuleContext, fn: cst.FunctionDef) -> StructHint | 
     if fn.returns is None:
         return None
     struct = read_struct(ctx, fn.returns.annotation)
-    return struct if struct is not None and struct.kind in ("dict", "namedtuple") else None
+    if struct is None or struct.kind not in ("dict", "namedtuple"):
+        return None
+    _no_list_fields(ctx, struct, fn.returns.annotation)
+    return struct
+
+
+def _no_list_fields(ctx: ModuleContext, struct: StructHint, where: cst.BaseExpression, path: str = "") -> None:
+    """A return hint's pytree must not hold a list as long as each call's (``blocks: list[Block]``): such a field
+    leaves as each call's list without a hint (``mr.Each``), and is not pinned by one yet."""
+    for name, field in struct.fields:
+        if isinstance(field, StructHint):
+            if field.kind == "sequence":
+                raise ctx.error(AnnotationError, where, f"the return hint {ctx.code(where)} names "
+                                f"{struct.cls}{path}.{name}, a list as long as each call's: meshify does not pin "
+                                "such a field by a return hint yet", "drop the return hint: each field leaves in the "
+                                "layout it has, a list of blocks as each call's (its items as their hints say)")
+            _no_list_fields(ctx, field, where, f"{path}.{name}")
 
 
 def mesh_decorator(ctx: ModuleContext, fn: cst.FunctionDef) -> cst.Decorator | None:

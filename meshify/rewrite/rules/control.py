@@ -59,10 +59,11 @@ def _drop_leading(ctx: RuleContext, value: Value, where) -> tuple[Value, str | N
             raise ctx.error(UnsupportedError, where,
                             f"scan over dim {layout.dims[0]!r}, which is split over {layout.axes[0]}: a reshape "
                             f"gave it the split of the dim it was cut from (its major factor)",
-                            f"name the reshaped dims with a hint that keeps the split on the rows of each step: "
-                            f"mb: Tensor[\"micro\", \"micro_batch\", ...] = x.reshape(...) with "
-                            f"rules={{\"micro_batch\": {_axes_code(layout.axes[0])}}}; the scan runs its iterations "
-                            "in order on every device, so each must hold every step")
+                            f"cut the rows so that each step takes every n-th row (each device's block holds some "
+                            f"rows of every step): mb: Tensor[\"micro\", \"micro_batch\", ...] = "
+                            f"jnp.swapaxes(x.reshape(-1, n, ...), 0, 1) with rules={{\"micro_batch\": "
+                            f"{_axes_code(layout.axes[0])}}}; the scan runs its iterations in order on every device, "
+                            "so each must hold every step")
         if layout.axes[0]:
             raise ctx.error(UnsupportedError, where,
                             f"scan over dim {layout.dims[0]!r}, which is split over {layout.axes[0]}",
