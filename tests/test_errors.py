@@ -46,10 +46,6 @@ CASES = {
         'class M:\n    @mesh(batch=2)\n    def f(self, x: Tensor["d"]) -> Tensor["batch", "d"]:\n'
         '        v = self.w * x\n        return v.sum(axis=-2)\n',
         LayoutError, (9, 27), "w: Tensor[...] = self.w"),
-    "unhinted_return_of_a_tuple_holding_a_partial_sum": (
-        'def pair(h):\n    return h, jnp.mean(h, axis=0)\n\n\n@mesh(batch=2)\n'
-        'def f(x: Tensor["batch", "d"]):\n    return pair(x)\n',
-        UnsupportedError, (11, 12), "a, b = pair(x); return a, b"),
     "unhinted_return_of_a_python_value": (
         '@mesh(batch=2)\ndef f(x: Tensor["batch"]):\n    return x.shape[0]\n',
         UnsupportedError, (7, 12), "no return hint"),

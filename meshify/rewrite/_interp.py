@@ -1089,6 +1089,17 @@ class FunctionRewriter:
             if i and self._is_exit(statements[i - 1]):
                 raise self.ctx.error(UnsupportedError, stmt, "code after a return, raise, break or continue",
                                      "remove unreachable code")
+            if i and self._exits_here(statements[i - 1]):
+                # if stride != 1: return ...  on a value known here: what follows never runs in this version
+                # (kept as written, not rewritten: it may not fit the layouts of the path Python takes)
+                test = self.ctx.code(statements[i - 1].test)
+                first = statements[i]
+                if isinstance(first, cst.SimpleStatementLine | cst.BaseCompoundStatement):
+                    first = first.with_changes(leading_lines=[*first.leading_lines, comment_line(
+                        f"{test!r} is {self._known_tests[id(statements[i - 1].test)]} in this version: what follows "
+                        "never runs (kept as written)")])
+                out.extend([first, *statements[i + 1:]])
+                break
             if top:
                 self._top = i
             outer, self.ctx.current = self.ctx.current, self._anchors.get(stmt, stmt)
@@ -1097,6 +1108,18 @@ class FunctionRewriter:
             finally:
                 self.ctx.current = outer
         return out
+
+    def _exits_here(self, stmt: cst.CSTNode) -> bool:
+        """Whether ``stmt`` is an ``if`` on a value known when rewriting whose branch taken ends in a return (or
+        raise, break, continue)."""
+        if not isinstance(stmt, cst.If) or id(stmt.test) not in self._known_tests:
+            return False
+        if self._known_tests[id(stmt.test)]:
+            return self._suite_returns(stmt.body)
+        orelse = stmt.orelse
+        if isinstance(orelse, cst.If):
+            return False
+        return isinstance(orelse, cst.Else) and self._suite_returns(orelse.body)
 
     def _out_layouts(self) -> tuple[Layout, ...] | Layout:
         where = self.fn.returns.annotation if self.fn.returns else self.fn

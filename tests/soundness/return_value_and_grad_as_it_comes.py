@@ -3,7 +3,8 @@ batch, so a partial sum inside a tuple the code does not spell out): without a r
 completed where it leaves, ``(lambda r: (mr.psum(r[0], ...), r[1]))(...)``) and under ``-> tuple[Tensor[()],
 Params]`` (read item by item as a tuple literal would be), in float32 and bfloat16.  Before, "whose item 0 is a
 partial sum, and has no return hint" and "the return hint names a tuple of 2 values but ... is not a tuple literal"
-(the DLRM attack)."""
+(the DLRM attack); a helper's ``return h, jnp.mean(h, axis=0)`` returned as it comes likewise (was refused: "unpack
+it and return the items")."""
 from typing import NamedTuple
 
 import jax
@@ -43,8 +44,17 @@ def step_bf16(w: Tensor["d", "k"], x: Tensor["batch", "d"]):
     return jax.value_and_grad(loss_fn)(w.astype(jnp.bfloat16), x.astype(jnp.bfloat16))
 
 
+def pair(h):
+    return h, jnp.mean(h, axis=0)
+
+
+@mesh(batch=2)
+def helper_pair(x: Tensor["batch", "d"]):
+    return pair(x)
+
+
 def inputs():
     rng = np.random.default_rng(79)
     w = rng.standard_normal((4, 8)).astype(np.float32) / 2
     x = rng.standard_normal((16, 4)).astype(np.float32)
-    return {"step": (w, x), "step_params": (Params(w), x), "step_bf16": (w, x)}
+    return {"step": (w, x), "step_params": (Params(w), x), "step_bf16": (w, x), "helper_pair": (x,)}
