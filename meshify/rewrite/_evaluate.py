@@ -405,6 +405,16 @@ def _comparison(rw, node: cst.Comparison):
         known = none_test(rw, node)
         return Operand(Static() if known is None else Static.of(known), node, node)
     left, right = rw.expr(node.left), rw.expr(target.comparator)
+    if isinstance(target.operator, cst.In | cst.NotIn) and isinstance(right.value, StructValue) \
+            and right.value.kind in ("dict", "namedtuple") and isinstance(left.value, Static) and left.value.known:
+        # if "proj" in block: a key of a pytree meshify holds field by field (a NamedTuple: its fields, as
+        # `in` reads its values, is not modelled)
+        if right.value.kind != "dict":
+            raise rw.error(UnsupportedError, node, f"`in` on the NamedTuple {rw.ctx.code(target.comparator)!r} (it "
+                           "reads its values)", "test a field: hasattr, or a dict's key")
+        found = any(k == left.value.literal for k, _ in right.value.fields)
+        new = node.with_changes(left=left.node, comparisons=[target.with_changes(comparator=right.node)])
+        return Operand(Static.of(found if isinstance(target.operator, cst.In) else not found), node, new)
     compare = _COMPARE.get(type(target.operator))
     if compare is not None and isinstance(left.value, Static) and isinstance(right.value, Static) \
             and left.value.known and right.value.known:
