@@ -2213,11 +2213,13 @@ class FunctionRewriter:
                 continue
             if operands is not None and isinstance(value, StructValue):  # (loss, {"acc": ..., "mean": ...})
                 done = self._completed_dict(operands[i].original, operands[i])
+            elif operands is not None and isinstance(value, TupleValue):  # l, ({"m": ...}, {"loss": l})
+                done = self._completed_tuple(operands[i])
             else:
                 done = None if operands is None else self.complete_widened(
                     operands[i], "the caller (it cannot name the dtype to cast the sum back to)")
             if done is None or (holds_partial(done.value) and self.dtypes.contains_widened(done.original)
-                                and not isinstance(done.value, StructValue)):
+                                and not isinstance(done.value, StructValue | TupleValue)):
                 raise self.error(UnsupportedError, s.value, f"{self.fn.name.value}() returns "
                                  f"{self.ctx.code(s.value)!r}, whose item {i} holds a partial sum whose operands' "
                                  "dtype meshify cannot read here (were they float16/bfloat16, it would be "
@@ -2278,6 +2280,31 @@ class FunctionRewriter:
             fields[i] = (key, fields[i])
             elements[i] = elements[i].with_changes(value=node)
         return Operand(replace(value, fields=tuple(fields)), written, op.node.with_changes(elements=elements))
+
+    def _completed_tuple(self, op: Operand) -> Operand | None:
+        """A returned tuple literal nested in a helper's result (``l, ({"m": ...}, {"loss": l})``): each item
+        completed as a returned dict's (or array's) is; None where it is not a literal of dicts and arrays."""
+        value, written = op.value, op.original
+        if not (isinstance(value, TupleValue) and isinstance(written, cst.Tuple) and isinstance(op.node, cst.Tuple)
+                and len(written.elements) == len(op.node.elements) == len(value.items)):
+            return None
+        elements, items = list(op.node.elements), list(value.items)
+        for i, (e, v) in enumerate(zip(written.elements, value.items)):
+            if isinstance(e, cst.StarredElement):
+                return None
+            inner = Operand(v, e.value, elements[i].value)
+            if isinstance(v, StructValue):
+                done = self._completed_dict(e.value, inner)
+            elif isinstance(v, TupleValue):
+                done = self._completed_tuple(inner)
+            else:
+                node, left = self._completed_leaf(v, e.value, elements[i].value)
+                done = Operand(left, e.value, node)
+            if done is None:
+                return None
+            items[i] = done.value
+            elements[i] = elements[i].with_changes(value=done.node)
+        return Operand(TupleValue(tuple(items)), written, op.node.with_changes(elements=elements))
 
     def _completed_leaf(self, v: Value, written: cst.BaseExpression, node: cst.BaseExpression
                         ) -> tuple[cst.BaseExpression, Value]:
