@@ -243,6 +243,9 @@ SIGNATURES: dict[str, str] = {
     "jax.random.laplace": "key, shape=(), dtype=None, *, out_sharding=None",
     "jax.random.exponential": "key, shape=(), dtype=None, *, out_sharding=None",
     "jax.random.rademacher": "key, shape=(), dtype=None, *, out_sharding=None",
+    "jax.random.beta": "key, a, b, shape=None, dtype=None, *, out_sharding=None",
+    "jax.random.gamma": "key, a, shape=None, dtype=None, *, out_sharding=None",
+    "jax.random.permutation": "key, x, axis=0, independent=False, *, out_sharding=None",
     # -- convolution (rules/convolution.py) ------------------------------------------------------------------
     "jax.lax.conv_general_dilated": "lhs, rhs, window_strides, padding, lhs_dilation=None, rhs_dilation=None, "
                                     "dimension_numbers=None, feature_group_count=1, batch_group_count=1, "

@@ -222,7 +222,8 @@ def _triangle(ctx: RuleContext, call: Call):
 #: jax.random samplers -> (position, keyword) of their shape argument.
 _SAMPLERS = {"normal": (1, "shape"), "uniform": (1, "shape"), "bernoulli": (2, "shape"),
              "truncated_normal": (3, "shape"), "randint": (1, "shape"), "gumbel": (1, "shape"),
-             "laplace": (1, "shape"), "exponential": (1, "shape"), "rademacher": (1, "shape")}
+             "laplace": (1, "shape"), "exponential": (1, "shape"), "rademacher": (1, "shape"),
+             "beta": (3, "shape"), "gamma": (2, "shape")}
 
 
 def _sampler(ctx: RuleContext, call: Call, kind: str):
@@ -239,10 +240,30 @@ def _sampler(ctx: RuleContext, call: Call, kind: str):
                             f"{operand.value.layout.describe()}: a draw must not depend on how arrays are split",
                             "pass replicated keys and parameters, and the global shape (shape=x.shape)")
     shape = call.arg(position, keyword)
+    given = shape is not None and not (isinstance(shape.value, Static) and shape.value.known
+                                       and shape.value.literal is None)
+    if not given and all(isinstance(o.value, Static) for i, o in enumerate(call.args) if i) \
+            and all(isinstance(o.value, Static) for o in call.kwargs.values()):
+        # jax.random.uniform(k) < p, jax.random.beta(k, a, a): one number, the same on every device (a 0-d array)
+        return keep(Array(Layout.replicated(())))
     layout = _draw_layout(ctx, call, shape)
     if layout is None:
         return keep(_built(_shape_dims(shape), shape))
     return _local_draw(ctx, call, layout)
+
+
+@op("jax.random.permutation", reads=("key", "x", "axis", "independent"))
+def _permutation(ctx: RuleContext, call: Call):
+    """``perm = jax.random.permutation(key, x.shape[0])`` (mixup's partner of each example): a permutation of a
+    dim's positions, named by that dim, the same on every device (whole: consumers take their block)."""
+    key, x = call.arg(0, "key"), call.arg(1, "x")
+    if isinstance(key.value, Array) and (key.value.layout.is_split or key.value.layout.partial):
+        raise ctx.error(UnsupportedError, key.original, "jax.random.permutation with a key of layout "
+                        f"{key.value.layout.describe()}: a draw must not depend on how arrays are split",
+                        "pass a replicated key")
+    if x is not None and isinstance(x.value, Static) and x.value.size_of is not None:
+        return keep(Array(Layout.replicated((x.value.size_of,))))
+    return unknown_call(ctx, call)
 
 
 def _draw_layout(ctx: RuleContext, call: Call, shape) -> Layout | None:
