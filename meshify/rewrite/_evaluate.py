@@ -1665,12 +1665,13 @@ def _optax_loss(rw, node: cst.Call, name: str) -> Operand:
     needed = [p for p in params if p != "axis"]
     if any(p not in bound for p in needed):
         raise rw.error(UnsupportedError, node, f"optax.{short}() without {' and '.join(needed)}", "pass them")
+    # read twice by the definition: a name reads nothing again (a number is read as it is); an expression is
+    # evaluated once, held by a parameter of a lambda called with it: (lambda labels: <definition>)(one_hot(...))
+    held: dict[str, Operand] = {}
     for key in needed:
-        # read twice by the definition: a name reads nothing again (a number is read as it is)
         if template.count("{" + key + "}") > 1 and not read_again(bound[key]) \
                 and not isinstance(bound[key], cst.Integer | cst.Float):
-            raise rw.error(UnsupportedError, bound[key], f"optax.{short}() of the expression "
-                           f"{rw.ctx.code(bound[key])!r}", f"bind it to a name first: {key} = {rw.ctx.code(bound[key])}")
+            held[key] = rw.expr(bound[key])
     axis = rw.expr(bound["axis"]).value if "axis" in bound else Static.of(-1)
     if "axis" in params and not (isinstance(axis, Static) and axis.known and type(axis.literal) is int):
         raise rw.error(UnsupportedError, node, f"optax.{short}() with an axis that is not an int literal",
@@ -1687,14 +1688,30 @@ def _optax_loss(rw, node: cst.Call, name: str) -> Operand:
         spelled = {"jax": "jax", "jax.numpy": "jax.numpy"}
         if not rw.ctx.root.binds("jax"):
             rw.ctx.root.carried["jax"] = "import jax"
-    operands = {key: rw.ctx.code(bound[key]) if read_again(bound[key]) else f"({rw.ctx.code(bound[key])})"
-                for key in needed}
+    names = {key: f"{key}_" if key not in rw.env else f"{key}_held" for key in held}
+    operands = {key: names[key] if key in held else rw.ctx.code(bound[key]) if read_again(bound[key])
+                else f"({rw.ctx.code(bound[key])})" for key in needed}
     code = template.format(jax=spelled["jax"], jnp=spelled["jax.numpy"], axis=axis.literal, **operands)
     definition = cst.parse_expression(code)
     _anchor_all(rw, definition, node)
-    found = rw.expr(definition)
-    rw.dtypes.calls[node] = rw.dtypes.of(definition)
-    return Operand(found.value, node, found.node)
+    saved = {names[k]: rw.env.get(names[k]) for k in held}
+    for key, op in held.items():
+        rw.env[names[key]] = op.value
+        rw.dtypes.bind(names[key], bound[key], op.value)
+    try:
+        found = rw.expr(definition)
+        rw.dtypes.calls[node] = rw.dtypes.of(definition)
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                rw.env.pop(name, None)
+            else:
+                rw.env[name] = value
+    if not held:
+        return Operand(found.value, node, found.node)
+    fn = cst.Lambda(cst.Parameters([cst.Param(cst.Name(names[k])) for k in held]), found.node,
+                    lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return Operand(found.value, node, cst.Call(fn, [cst.Arg(op.node) for op in held.values()]))
 
 
 def _static_replace(rw, node: cst.Call, receiver: Operand) -> Operand | None:
