@@ -50,6 +50,8 @@ def run_walks(rw, call: Call, lowering: Lowering) -> tuple[Value, cst.Call]:
     operands completed, the lowering's conversions, the walks; returns the call's value and node."""
     walks = lowering.walks
     completed = _completed(rw, call, walks) if isinstance(walks, Branches) else []
+    if isinstance(walks, Loop):
+        walks, completed = _loop_inputs_completed(rw, call, walks)
     nodes = rw.carry_out(lowering)
     if isinstance(walks, Loop):
         value, walked = _loop(rw, call, walks)
@@ -256,6 +258,27 @@ def _same_carry(rw, before: Value, after: Value, where, what: str) -> None:
 
 
 # -- branches: one layout whichever runs ------------------------------------------------------------
+
+
+def _loop_inputs_completed(rw, call: Call, loop: Loop) -> tuple[Loop, list[Operand]]:
+    """A loop's init and a scan's ``xs`` holding a partial sum formed in float32 (a bfloat16 ``x @ emb`` over a
+    split vocabulary, scanned over time): completed before the loop, where its dtype is known (inside the body
+    the psum could not cast it back, and a carry would change dtype: a raw JAX error)."""
+    completed: list[Operand] = []
+    purpose = f"{call.short}'s %s (a float32-formed partial sum is completed before the loop, where its dtype is known)"
+    init = rw.complete_widened(loop.init, purpose % "init") if isinstance(loop.init.value, Array) else loop.init
+    if init is not loop.init:  # (the loop writes its init itself, from this operand's node)
+        loop = replace(loop, init=init, args=tuple(init.value if i == loop.carry else a
+                                                   for i, a in enumerate(loop.args)))
+    xs = call.arg(2, "xs") if loop.stacked is not None else None
+    if xs is not None and isinstance(xs.value, Array) and xs.value.layout.rank:
+        done = rw.complete_widened(xs, purpose % "xs")
+        if done is not xs:
+            completed.append(done)
+            layout = done.value.layout
+            step = Array(Layout(layout.dims[1:], layout.axes[1:]), done.value.origin)
+            loop = replace(loop, args=tuple(step if i == 1 else a for i, a in enumerate(loop.args)))
+    return loop, completed
 
 
 def _completed(rw, call: Call, branches: Branches) -> list[Operand]:
