@@ -2026,13 +2026,22 @@ class _Builder:
                 held = f"step{len(self.lines)}"
                 self.lines.append(f"{held} = {body}")
                 body = held
+            xs = w.name
+            if self.flag(20):  # xs computed here, a partial sum where it contracts a split dim (an embedding over a
+                # split vocabulary scanned over time; in float16/bfloat16 formed in float32: completed before the loop)
+                k = self.some_dim(exclude=(layer, *w_dims), compatible=(layer, *w_dims))
+                v = self.param((k,), std=self.sizes[k] ** -0.5)
+                letters = self.letters([layer, *w_dims, k])
+                spec = "".join(letters[d] for d in (layer, *w_dims))
+                xs = f"{self.fresh()}x"
+                self.lines.append(f'{xs} = jnp.einsum("{spec},{letters[k]}->{spec}", {w.name}, {v.name})')
             init = a.name
             if self.flag(20):  # a carry that starts whole (zeros of the global shape) and may come back split
                 init = f"jnp.zeros({a.name}.shape, {a.name}.dtype) + 0.5"
             if out == "None":
-                self.lines.append(f"{carry}, _ = jax.lax.scan({body}, {init}, {w.name})")
+                self.lines.append(f"{carry}, _ = jax.lax.scan({body}, {init}, {xs})")
             else:
-                self.lines.append(f"{carry}, {ys} = jax.lax.scan({body}, {init}, {w.name})")
+                self.lines.append(f"{carry}, {ys} = jax.lax.scan({body}, {init}, {xs})")
                 self.values.append(_Value(ys, (layer, *a.dims), scale))
             return True
         w = self.operand(w_dims, std=0.5) if w_dims or self.flag(50) else None
