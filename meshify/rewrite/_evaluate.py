@@ -179,7 +179,10 @@ def _namedtuple_construct(rw, node: cst.Call, func: cst.Name, fields) -> Operand
         if name is None or name not in names or name in given:
             raise rw.error(LayoutError, a, f"{func.value}() takes the fields {', '.join(names)}",
                            f"pass each field once: {func.value}({', '.join(f'{n}=...' for n in names)})")
-        given[name] = rw.expr(a.value)
+        # a partial sum formed in float32 is completed here, where its dtype is known (read back as out.a, its
+        # dtype could not be: the psum would leave it float32)
+        given[name] = rw.complete_widened(rw.expr(a.value), f"{func.value}'s field {name!r} (a float32-formed "
+                                          "partial sum is completed where its dtype is known)")
         args.append(a.with_changes(value=given[name].node))
     values = []
     for name, default in fields:

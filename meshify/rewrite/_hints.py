@@ -286,11 +286,12 @@ def read_struct_return(ctx: ModuleContext, fn: cst.FunctionDef) -> StructHint | 
 
 
 def _no_list_fields(ctx: ModuleContext, struct: StructHint, where: cst.BaseExpression, path: str = "") -> None:
-    """A return hint's pytree must not hold a list as long as each call's (``blocks: list[Block]``): such a field
-    leaves as each call's list without a hint (``mr.Each``), and is not pinned by one yet."""
+    """A return hint's TypedDict must not hold a list as long as each call's (``blocks: list[Block]``): such a
+    field leaves as each call's list without a hint (``mr.Each``), and a TypedDict's is not pinned by one yet (a
+    NamedTuple's is)."""
     for name, field in struct.fields:
         if isinstance(field, StructHint):
-            if field.kind == "sequence":
+            if field.kind == "sequence" and struct.kind == "dict":  # (a NamedTuple's list field is pinned)
                 raise ctx.error(AnnotationError, where, f"the return hint {ctx.code(where)} names "
                                 f"{struct.cls}{path}.{name}, a list as long as each call's: meshify does not pin "
                                 "such a field by a return hint yet", "drop the return hint: each field leaves in the "

@@ -3418,7 +3418,7 @@ class FunctionRewriter:
             def visit_Lambda(self, n: cst.Lambda) -> bool:
                 return False
 
-        kept_nodes, kept_values = [], []
+        kept_nodes, kept_values, kept_written = [], [], []
         for item, value in zip(elements, values):
             keep = True
             for clause in comp.ifs:  # (the item's value bound to the name: v is not None reads it)
@@ -3433,8 +3433,18 @@ class FunctionRewriter:
                 written = node.elt.visit(_Put(item))
                 element = self.expr(written)
                 self.dtypes.aliases[element.node] = written  # (its carriers, where a rule reads the item as written)
+                kept_written.append(written)
                 kept_nodes.append(element.node)
                 kept_values.append(element.value)
+        # the comprehension as written stands for its items as written: their carriers, and whether one is a partial
+        # sum formed in float32 (sum(jnp.vdot(q, q) for q in jax.tree.leaves(p)) of bfloat16 leaves)
+        if kept_written:  # (as their sum: the dtype they promote to together)
+            joined: cst.BaseExpression = kept_written[0]
+            for w in kept_written[1:]:
+                joined = cst.BinaryOperation(joined, cst.Add(), w)
+            self.dtypes.aliases[node] = joined
+        if any(self.dtypes.contains_widened(w) for w in kept_written):
+            self.dtypes.widened.add(node)
         made = cst.List if isinstance(node, cst.ListComp) else cst.Tuple
         new = made([cst.Element(n) for n in kept_nodes]) if kept_nodes or made is cst.List else cst.Tuple([])
         return Operand(TupleValue(tuple(kept_values)), node, new)
