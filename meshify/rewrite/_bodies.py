@@ -261,15 +261,12 @@ def _same_carry(rw, before: Value, after: Value, where, what: str) -> None:
 
 
 def _loop_inputs_completed(rw, call: Call, loop: Loop) -> tuple[Loop, list[Operand]]:
-    """A loop's init and a scan's ``xs`` holding a partial sum formed in float32 (a bfloat16 ``x @ emb`` over a
+    """A scan's ``xs`` holding a partial sum formed in float32 (a bfloat16 ``x @ emb`` over a
     split vocabulary, scanned over time): completed before the loop, where its dtype is known (inside the body
     the psum could not cast it back, and a carry would change dtype: a raw JAX error)."""
     completed: list[Operand] = []
     purpose = f"{call.short}'s %s (a float32-formed partial sum is completed before the loop, where its dtype is known)"
-    init = rw.complete_widened(loop.init, purpose % "init") if isinstance(loop.init.value, Array) else loop.init
-    if init is not loop.init:  # (the loop writes its init itself, from this operand's node)
-        loop = replace(loop, init=init, args=tuple(init.value if i == loop.carry else a
-                                                   for i, a in enumerate(loop.args)))
+    # (a partial init is completed before the loop by the carry's own fixpoint, with its dtype: _loop)
     xs = call.arg(2, "xs") if loop.stacked is not None else None
     if xs is not None and isinstance(xs.value, Array) and xs.value.layout.rank:
         done = rw.complete_widened(xs, purpose % "xs")

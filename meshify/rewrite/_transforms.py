@@ -255,8 +255,9 @@ def _vmap(rw, node: cst.Call, fn: cst.BaseExpression, call, options: dict):
             raise rw.error(LayoutError, operand.original, f"in_axes={axis} of an array with {layout.rank} dims",
                            "map over one of its dims")
         axis %= layout.rank
-        target = _mapped_split(call, axes)
-        if target and not layout.axes[axis] and not set(target) & layout.split_axes and not layout.partial:
+        target, dim = _mapped_split(call, axes)
+        if target and layout.dims[axis] == dim and not layout.axes[axis] and not set(target) & layout.split_axes \
+                and not layout.partial:
             # per-example keys (jax.random.split(key, B)) or a whole table mapped beside split rows: each device
             # takes its block of them (a local slice, no communication)
             layout = Layout(layout.dims, layout.axes[:axis] + (target,) + layout.axes[axis + 1:])
@@ -281,13 +282,14 @@ def _vmap(rw, node: cst.Call, fn: cst.BaseExpression, call, options: dict):
     return result, new_fn, new_args
 
 
-def _mapped_split(call, axes) -> tuple[str, ...]:
-    """The mesh axes the first argument mapped along a split dim splits it over (``()``: none is split)."""
+def _mapped_split(call, axes) -> tuple[tuple[str, ...], str | None]:
+    """The mesh axes the first argument mapped along a split dim splits it over, and that dim (``()``: none is
+    split)."""
     for operand, axis in zip(call.args, axes):
         if isinstance(operand.value, Array) and isinstance(axis, int) and -operand.value.layout.rank <= axis \
                 < operand.value.layout.rank and operand.value.layout.axes[axis]:
-            return operand.value.layout.axes[axis]
-    return ()
+            return operand.value.layout.axes[axis], operand.value.layout.dims[axis]
+    return (), None
 
 
 def _put_back(rw, node: cst.Call, value: Value, mapped: tuple[str, tuple[str, ...]], out_axes) -> Value:
