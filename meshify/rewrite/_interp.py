@@ -2572,7 +2572,9 @@ class FunctionRewriter:
         self.env[name] = op.value
         self.dtypes.bind(name, s.value, op.value)
         literal = cst.Tuple([cst.Element(item_node(cst.Name(name), i)) for i in range(len(op.value.items))])
-        _anchor_tree(self.ctx, literal, s.value)
+        from meshify.rewrite._evaluate import _anchor_all
+
+        _anchor_all(self, literal, s.value)
         try:
             node, left = self._leaving_items(literal, "return value ")
         finally:
@@ -3776,16 +3778,6 @@ def _as_is(value: Value) -> Value | None:
 
 _TRANSFORMS = frozenset({"jax.value_and_grad", "jax.grad", "jax.vmap", "jax.jit", "jax.checkpoint", "jax.remat"})
 _LOOPS = frozenset({"jax.lax.scan", "jax.lax.cond", "jax.lax.switch", "jax.lax.fori_loop", "jax.lax.while_loop"})
-
-
-def _anchor_tree(ctx, tree: cst.CSTNode, anchor: cst.CSTNode) -> None:
-    """Every node of code meshify wrote in place of ``anchor`` reports errors at it."""
-    class _Anchor(cst.CSTVisitor):
-        def on_visit(self, node: cst.CSTNode) -> bool:
-            ctx.anchors[node] = anchor
-            return True
-
-    tree.visit(_Anchor())
 
 
 def _target_names(target: cst.BaseExpression) -> list[cst.Name]:

@@ -14,6 +14,7 @@ from meshify.rewrite._collectives import axes_text
 from meshify.rewrite._plan import choose_splits
 from meshify.rewrite._values import Array, Opaque, Operand, Static, Value, array
 from meshify.rewrite.rules._api import Call, Convert, Lowering, MeshAxes, Ref, RuleContext, op, unknown_call
+from meshify.rewrite.rules.control import _axes_code
 from meshify.rewrite.rules.shapes import _expr_name, _literal
 
 # -- indexing --------------------------------------------------------------------------------------------
@@ -659,7 +660,7 @@ def _diagonal_rule(ctx: RuleContext, call: Call, kind: str) -> Lowering:
                             f"with both {pair[0]!r} dims split", _unsplit_fix(layout, split[1:]))
         diagonal_axes = layout.axes[split[0]]
         wrap = ("{mr}.diagonal_block({x}, " + f"{a1}, {a2}, split={split[0]}, axis_name="
-                f"{_axes_code_of(diagonal_axes)})")
+                f"{_axes_code(diagonal_axes)})")
     convert = Convert(x, layout, f"{short} (its square block of rows and columns)" if wrap else short, wrap=wrap)
     dims = tuple(layout.dims[d] for d in rest)
     axes = tuple(layout.axes[d] for d in rest)
@@ -680,10 +681,6 @@ def _unsplit_fix(layout: Layout, dims: list[int]) -> str:
     names = list(dict.fromkeys(layout.dims[d] for d in dims))
     return (f"map {', '.join(map(repr, names))} to no mesh axis (rules={{{', '.join(f'{n!r}: None' for n in names)}}}),"
             " or compute it outside the @mesh function")
-
-
-def _axes_code_of(axes: Axes) -> str:
-    return f'"{axes[0]}"' if len(axes) == 1 else "(" + ", ".join(f'"{a}"' for a in axes) + ")"
 
 
 def _bind_first(code: str, name: str) -> str:
