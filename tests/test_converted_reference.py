@@ -140,3 +140,39 @@ def test_reference_returns_the_converted_modules_namedtuples(tmp_path) -> None:
     got, want = converted.f(x), converted.f.reference(x)
     assert type(got) is converted.Out and type(want) is converted.Out
     jax.tree.map(lambda a, b: np.testing.assert_allclose(np.asarray(a), np.asarray(b), atol=1e-5), got, want)
+
+
+def test_reference_takes_the_converted_modules_namedtuples(tmp_path) -> None:
+    """A converted module's ``S`` passed to ``.reference`` as a scan's carry, which the original's scan body rebuilds
+    as ``S(...)``: the argument is made the original module's ``S`` first, else JAX refuses the carry for changing
+    its Python type (a crash found by the ResNet attack, session 24)."""
+    import jax
+
+    (tmp_path / "model.py").write_text(textwrap.dedent('''\
+        from typing import NamedTuple
+
+        import jax
+        from meshify import Tensor, mesh
+
+
+        class S(NamedTuple):
+            m: Tensor["batch", "d"]
+            n: Tensor["batch", "d"]
+
+
+        def step(c: S, xt):
+            return S(m=c.m + xt, n=c.n * 0.5 + xt), None
+
+
+        @mesh(batch=8)
+        def f(x: Tensor["time", "batch", "d"], init: S) -> S:
+            out, _ = jax.lax.scan(step, init, x)
+            return out
+        '''))
+    _convert(tmp_path / "model.py", tmp_path / "model_sharded.py")
+    converted = _import(tmp_path / "model_sharded.py")
+    x = np.linspace(-2, 2, 5 * 8 * 3, dtype=np.float32).reshape(5, 8, 3)
+    init = converted.S(m=x[0], n=x[1])
+    got, want = converted.f(x, init), converted.f.reference(x, init=init)
+    assert type(got) is converted.S and type(want) is converted.S
+    jax.tree.map(lambda a, b: np.testing.assert_allclose(np.asarray(a), np.asarray(b), atol=1e-5), got, want)

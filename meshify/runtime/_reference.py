@@ -59,16 +59,22 @@ def original_reference(local: Callable) -> Callable:
                                     for c in vars(original).values()):
         return reference  # (no NamedTuple class of the module's own to return)
 
+    mine, theirs = converted.get("__name__"), vars(original)
+
     @functools.wraps(reference)
     def in_converted_types(*args, **kwargs):
+        # Arguments in the original's classes too: a scan body there builds its carry from the original's class,
+        # which JAX checks against the carry it was given.
+        args, kwargs = _retyped((args, kwargs), mine, theirs)
         return _retyped(reference(*args, **kwargs), original.__name__, converted)
 
     return in_converted_types
 
 
-def _retyped(value, original: str, converted: dict):
-    """``value`` with each NamedTuple of the original module's classes made one of the converted module's class
-    of that name and fields: ``f.reference`` returns the types ``f`` returns (the same pytree)."""
+def _retyped(value, original: str | None, converted: dict):
+    """``value`` with each NamedTuple of module ``original``'s classes made one of the class of that name and
+    fields in namespace ``converted``: ``f.reference`` takes and returns the types ``f`` does (the same
+    pytrees), while the original function inside it sees its own module's classes."""
     if isinstance(value, tuple) and isinstance(getattr(type(value), "_fields", None), tuple):
         cls = type(value)
         mine = converted.get(cls.__name__) if cls.__module__ == original else None
