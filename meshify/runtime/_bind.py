@@ -322,6 +322,20 @@ class Sharded:
                 raise
             span = statement_span(e.__traceback__, self.local, self.origin)
             raise (e.with_span(span) if span is not None else e) from None
+        except TypeError as e:
+            if "to='varying'" not in str(e) or "carry" not in str(e):
+                raise
+            # a loop inside code kept as written (a library function no rule models, on each device's rows):
+            # its carry starts from a constant, which shard_map types as the same on every device, and comes
+            # back per-device; JAX refuses that, and meshify cannot reach into the library's loop to say otherwise
+            error = CallError(f"{self.__name__}(): a loop inside code that runs on each device's block starts "
+                              f"its carry from a constant and returns per-device values, which jax.shard_map's "
+                              f"check refuses: {str(e).strip().splitlines()[0].strip()}",
+                              fix="call the function that runs the loop (a library loss such as optax.ctc_loss) "
+                                  "outside the @mesh function, on its inputs or outputs, or write the loop "
+                                  "itself in the function, where meshify types its carry")
+            span = statement_span(e.__traceback__, self.local, self.origin)
+            raise (error.with_span(span) if span is not None else error) from None
         except Exception as e:
             if type(e).__module__.split(".")[0] != "einops":
                 raise
