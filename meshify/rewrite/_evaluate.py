@@ -60,6 +60,7 @@ from meshify.rewrite.rules._api import (
     unsplit_fix,
 )
 from meshify.rewrite.rules.contractions import forms_partial, matmul
+from meshify.rewrite.rules.control import _axes_code
 from meshify.rewrite.rules.elementwise import elementwise
 from meshify.rewrite.rules.lookups import _is_none as is_none
 from meshify.rewrite.rules.lookups import array_index, basic_index, lookup, multi_index, scatter
@@ -790,9 +791,10 @@ def _per_row_pick(rw, node: cst.Subscript, base) -> Operand | None:
     by ``mr.take_along_axis`` (over a split last dim a masked local lookup); written out in the rewritten
     code; None for any other indexing."""
     layout = base.value.layout
-    indices = _row_grid(rw, node.slice, layout)
-    if indices is None or layout.rank < len(indices) or dotted_name(node.value) is None:
+    grid = _row_grid(rw, node.slice, layout)
+    if grid is None or layout.rank < len(grid[0]) or dotted_name(node.value) is None or grid[1] > 1:
         return None
+    indices, extra = grid
     k = len(indices) - 1
     ids = indices[-1]
     if read_again(ids):
@@ -804,43 +806,57 @@ def _per_row_pick(rw, node: cst.Subscript, base) -> Operand | None:
     if jnp_alias is None:
         return None
     after = layout.rank - k - 1  # x[arange(B), pos] of x [batch, seq, d]: the rows' d kept
-    expanded = "-1" if not after else "(" + ", ".join(str(k + i) for i in range(after + 1)) + ")"
-    code = (f"{jnp_alias}.take_along_axis({rw.ctx.code(node.value)}, {jnp_alias}.expand_dims("
-            f"{rw.ctx.code(ids)}, {expanded}), axis={k - layout.rank}, mode=\"index\")"
-            f"[{', '.join([':'] * k + ['0'])}]")  # as indexing reads what is out of range
+    if extra:  # x[arange(B)[:, None], pos] of pos [batch, k]: k entries per row, in pos's place
+        expanded = "" if not after else ", (" + ", ".join(str(k + 1 + i) for i in range(after)) + ",)"
+        code = (f"{jnp_alias}.take_along_axis({rw.ctx.code(node.value)}, "
+                + (f"{jnp_alias}.expand_dims({rw.ctx.code(ids)}{expanded})" if after else rw.ctx.code(ids))
+                + f", axis={k - layout.rank}, mode=\"index\")")
+    else:
+        expanded = "-1" if not after else "(" + ", ".join(str(k + i) for i in range(after + 1)) + ")"
+        code = (f"{jnp_alias}.take_along_axis({rw.ctx.code(node.value)}, {jnp_alias}.expand_dims("
+                f"{rw.ctx.code(ids)}, {expanded}), axis={k - layout.rank}, mode=\"index\")"
+                f"[{', '.join([':'] * k + ['0'])}]")  # as indexing reads what is out of range
     definition = cst.parse_expression(code)
     _anchor_all(rw, definition, node)
     found = rw.expr(definition)
-    if not (isinstance(found.value, Array) and found.value.dims == (*layout.dims[:k], *layout.dims[k + 1:])):
-        raise rw.error(UnsupportedError, node, f"{rw.ctx.code(node)!r} picks one entry per row, but its index "
-                       f"{rw.ctx.code(ids)!r} does not have the rows' dims {list(layout.dims[:k])}",
-                       f"index with an array of dims {list(layout.dims[:k])}, or use jnp.take_along_axis")
+    picked = found.value.dims[k:k + extra] if isinstance(found.value, Array) else ()
+    if not (isinstance(found.value, Array) and found.value.dims == (*layout.dims[:k], *picked, *layout.dims[k + 1:])):
+        per = "one entry" if not extra else "entries"
+        raise rw.error(UnsupportedError, node, f"{rw.ctx.code(node)!r} picks {per} per row, but its index "
+                       f"{rw.ctx.code(ids)!r} does not have the rows' dims {list(layout.dims[:k])} first",
+                       f"index with an array of dims {list(layout.dims[:k])}"
+                       + (" and one more" if extra else "") + ", or use jnp.take_along_axis")
     rw.dtypes.calls[node] = rw.dtypes.of(definition)
     return Operand(found.value, node, found.node)
 
 
-def _row_grid(rw, elements: Sequence[cst.SubscriptElement], layout) -> list[cst.BaseExpression] | None:
+def _row_grid(rw, elements: Sequence[cst.SubscriptElement], layout) -> tuple[list[cst.BaseExpression], int] | None:
     """The index expressions of ``[jnp.arange(B), ids]`` (``[jnp.arange(B)[:, None], jnp.arange(L)[None, :],
     ids]``): every element an index, all but the last ``jnp.arange`` over the leading dims of ``layout``
-    in their places; None for any other index."""
+    in their places; with the number of trailing dims the grids leave to the positions (``[jnp.arange(B)[:,
+    None], pos]``: one, several positions per row); None for any other index."""
     k = len(elements) - 1
     if k < 1 or layout.rank < k + 1 or not all(isinstance(e.slice, cst.Index) for e in elements):
         return None
     indices = [e.slice.value for e in elements if isinstance(e.slice, cst.Index)]
-    if any(_arange_at(rw, index, j, k) != layout.dims[j] for j, index in enumerate(indices[:-1])):
+    first = indices[0]
+    width = len(first.slice) if isinstance(first, cst.Subscript) else rw.aranges[first.value][3] \
+        if isinstance(first, cst.Name) and first.value in rw.aranges else 1
+    if width < k or any(_arange_at(rw, index, j, width) != layout.dims[j] for j, index in enumerate(indices[:-1])):
         return None
-    return indices
+    return indices, width - k
 
 
-def _arange_at(rw, index: cst.BaseExpression, j: int, k: int) -> str | None:
-    """The dim ``jnp.arange(n)`` in ``index`` runs over, where ``index`` is it (``k`` 1) or it indexed with
-    ``:`` at position ``j`` of ``k`` and ``None`` elsewhere (``jnp.arange(B)[:, None]``); else None."""
-    if isinstance(index, cst.Name) and k == 1:  # b = jnp.arange(n); logp[b, b]
-        version, dim = rw.aranges.get(index.value, (None, None))
-        return dim if version is not None and version == rw.versions.get(index.value) else None
+def _arange_at(rw, index: cst.BaseExpression, j: int, width: int) -> str | None:
+    """The dim ``jnp.arange(n)`` in ``index`` runs over, where ``index`` is it (``width`` 1) or it indexed with
+    ``:`` at position ``j`` of ``width`` and ``None`` elsewhere (``jnp.arange(B)[:, None]``); else None."""
+    if isinstance(index, cst.Name):  # b = jnp.arange(n); logp[b, b] (rows = jnp.arange(B)[:, None]; x[rows, pos])
+        version, dim, at, rank = rw.aranges.get(index.value, (None, None, None, None))
+        return dim if version is not None and version == rw.versions.get(index.value) and (at, rank) == (j, width) \
+            else None
     call = index
     if isinstance(index, cst.Subscript):
-        if k == 1 or len(index.slice) != k:
+        if width == 1 or len(index.slice) != width:
             return None
         for i, element in enumerate(index.slice):
             s = element.slice
@@ -849,7 +865,7 @@ def _arange_at(rw, index: cst.BaseExpression, j: int, k: int) -> str | None:
             if not (full if i == j else none):
                 return None
         call = index.value
-    elif k != 1:
+    elif width != 1:
         return None
     if not (isinstance(call, cst.Call) and len(call.args) == 1 and call.args[0].keyword is None
             and rw.ctx.qualified_names(call.func) & {"jax.numpy.arange", "numpy.arange"}):
@@ -1480,21 +1496,24 @@ def _per_row_update(rw, node: cst.Call, base: Operand, update: Operand, keywords
     assert isinstance(func, cst.Attribute) and isinstance(func.value, cst.Subscript) and isinstance(base.value, Array)
     op = func.attr.value
     layout = base.value.layout
-    indices = _row_grid(rw, func.value.slice, layout) \
+    grid = _row_grid(rw, func.value.slice, layout) \
         if op in ("set", "add", "multiply", "divide", "min", "max") and not keywords else None
-    if indices is None:
+    if grid is None or grid[1] > 1:
         return None
+    indices, extra = grid
     k = len(indices) - 1
     pos = operands.get(indices[-1])
-    if pos is None or not isinstance(pos.value, Array) or pos.value.dims != layout.dims[:k]:
+    if pos is None or not isinstance(pos.value, Array) or pos.value.dims[:k] != layout.dims[:k] \
+            or pos.value.layout.rank != k + extra:
         return None
     what = rw.ctx.code(func)
-    if layout.axes[k]:
-        raise rw.error(UnsupportedError, node, f"{what}() writes one position per row along split dim "
-                       f"{layout.dims[k]!r} (layout {layout.describe()})",
-                       f"map {layout.dims[k]!r} to no mesh axis, or write along an unsplit dim")
-    rows = Layout(layout.dims[:k], layout.axes[:k])
-    wanted = Layout((*layout.dims[:k], *layout.dims[k + 1:]), (*layout.axes[:k], *layout.axes[k + 1:]))
+    # (x.at[jnp.arange(B)[:, None], pos] of pos [batch, k]: k positions per row, the value one row per position)
+    each = pos.value.dims[k:]
+    rows = Layout((*layout.dims[:k], *each), (*layout.axes[:k], *(() for _ in each)))
+    wanted = Layout((*layout.dims[:k], *each, *layout.dims[k + 1:]),
+                    (*layout.axes[:k], *(() for _ in each), *layout.axes[k + 1:]))
+    if isinstance(update.value, Array) and update.value.layout.rank == 0:
+        wanted = Layout((), ())  # one value for every position
     if isinstance(update.value, Array) and update.value.dims != wanted.dims and len(update.value.dims) == len(
             wanted.dims) and all(unify_dims(d, w) == w for d, w in zip(update.value.dims, wanted.dims)):
         # dims meshify named itself (a rotary concatenate's d_head?) take the rows' names
@@ -1512,10 +1531,13 @@ def _per_row_update(rw, node: cst.Call, base: Operand, update: Operand, keywords
     rw.mark_index(pos)
     index = rw.convert(pos, rows, f"the positions {what} writes at")
     value = rw.convert(update, wanted, f"the rows {what} puts") if isinstance(update.value, Array) else update.node
-    call = cst.parse_expression(f'{rw.ctx.mr}.rows_at(x, ids, v, "{op}")')
+    # (positions along a split dim: each device writes those in its block, the others dropped)
+    split = f", axis_name={_axes_code(layout.axes[k])}" if layout.axes[k] else ""
+    call = cst.parse_expression(f'{rw.ctx.mr}.rows_at(x, ids, v, "{op}"' + (f", rows={k}" if extra else "")
+                                + split + ")")
     assert isinstance(call, cst.Call)
     new = call.with_changes(args=[call.args[0].with_changes(value=target), call.args[1].with_changes(value=index),
-                                  call.args[2].with_changes(value=value), call.args[3]])
+                                  call.args[2].with_changes(value=value), *call.args[3:]])
     return Operand(Array(layout.with_partial(()), base.value.origin), node, new)
 
 

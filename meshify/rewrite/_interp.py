@@ -863,7 +863,7 @@ class FunctionRewriter:
         self.versions: dict[str, int] = {}
         #: Names bound to ``jnp.arange`` over a dim (``b = jnp.arange(n)``) -> (their version then, the dim):
         #: ``logp[b, b]`` picks each row's entry as ``logp[jnp.arange(n), b]`` does (_evaluate._per_row_pick).
-        self.aranges: dict[str, tuple[int, str]] = {}
+        self.aranges: dict[str, tuple[int, str, int, int]] = {}
         #: The body's statements, and the index of the one being walked (records name it: ``statement``).
         self._top_statements: Sequence[cst.CSTNode] = ()
         self._top = -1
@@ -2018,9 +2018,9 @@ class FunctionRewriter:
             self.versions[target.value] = next(_VERSIONS)
             if isinstance(value, Array):
                 self.bindings.append(Binding(self._line, target.value, value.layout))
-                if value.layout.rank == 1 and isinstance(node, cst.Call) \
-                        and self.ctx.qualified_names(node.func) & {"jax.numpy.arange", "numpy.arange"}:
-                    self.aranges[target.value] = (self.versions[target.value], value.dims[0])
+                grid = _arange_grid(self, node)
+                if grid is not None and value.layout.rank == grid[1]:
+                    self.aranges[target.value] = (self.versions[target.value], value.dims[grid[0]], *grid)
             return
         if isinstance(target, cst.Tuple | cst.List):
             elements = [e.value for e in target.elements]
@@ -3833,3 +3833,21 @@ def _abbreviated(node: cst.BaseExpression, limit: int) -> str:
     if isinstance(node, cst.Attribute) and len(node.attr.value) < limit:
         return "..." + "." + node.attr.value
     return "..."
+
+
+def _arange_grid(rw, node: cst.BaseExpression | None) -> tuple[int, int] | None:
+    """Where ``jnp.arange(n)`` runs in ``node`` and its rank: ``(0, 1)`` for it alone, ``(j, k)`` for it indexed
+    with ``:`` at ``j`` of ``k`` and ``None`` elsewhere (``jnp.arange(B)[:, None]``: ``(0, 2)``); else None."""
+    j, width, call = 0, 1, node
+    if isinstance(node, cst.Subscript):
+        width, call = len(node.slice), node.value
+        full = [i for i, e in enumerate(node.slice) if isinstance(e.slice, cst.Slice) and e.slice.lower is None
+                and e.slice.upper is None and e.slice.step is None]
+        nones = [i for i, e in enumerate(node.slice) if isinstance(e.slice, cst.Index)
+                 and isinstance(e.slice.value, cst.Name) and e.slice.value.value == "None"]
+        if len(full) != 1 or len(full) + len(nones) != width:
+            return None
+        j = full[0]
+    if isinstance(call, cst.Call) and rw.ctx.qualified_names(call.func) & {"jax.numpy.arange", "numpy.arange"}:
+        return j, width
+    return None

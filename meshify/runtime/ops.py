@@ -586,12 +586,22 @@ def multi_index(x: jax.Array, dims: Sequence[int], ids: Sequence[jax.Array], axi
     return out if valid is None else jnp.where(placed(valid), out, jax.lax.stop_gradient(out))
 
 
-def rows_at(x: jax.Array, ids: jax.Array, values, how: str) -> jax.Array:
+def rows_at(x: jax.Array, ids: jax.Array, values, how: str, rows: int | None = None,
+            axis_name: AxisName | None = None) -> jax.Array:
     """``x.at[jnp.arange(B), ids].how(values)`` on this device's rows (``ids`` of the rows' dims; for two
-    leading dims the ``[:, None]``/``[None, :]`` grids): the row index built from the block's own shape, so
-    each device writes its rows, dropping or wrapping positions as JAX's scatter does on one device."""
-    k = ids.ndim
-    grids = tuple(jnp.arange(x.shape[j]).reshape(tuple(-1 if i == j else 1 for i in range(k))) for j in range(k))
+    leading dims the ``[:, None]``/``[None, :]`` grids; ``rows`` leading dims of ``ids`` where it has more,
+    ``x.at[jnp.arange(B)[:, None], ids]``: several positions per row): the row index built from the block's
+    own shape, so each device writes its rows, dropping or wrapping positions as JAX's scatter does on one
+    device.  ``axis_name``: the positions' dim is split over it; each device writes the positions in its
+    block (negatives wrapped by the whole size first) and drops the others."""
+    k = ids.ndim if rows is None else rows
+    if axis_name is not None:
+        local = x.shape[k]
+        size = local * jax.lax.axis_size(axis_name)
+        shifted = jnp.where(ids < 0, ids + size, ids) - _block_offset(axis_name, local)
+        ids = jnp.where((shifted >= 0) & (shifted < local), shifted, local)  # (local: out of range, dropped)
+    grids = tuple(jnp.arange(x.shape[j]).reshape(tuple(-1 if i == j else 1 for i in range(ids.ndim)))
+                  for j in range(k))
     return getattr(x.at[(*grids, ids)], how)(values)
 
 
