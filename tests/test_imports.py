@@ -344,3 +344,48 @@ def test_an_imported_helper_as_a_scan_body_and_under_jax_checkpoint(tmp_path, mo
         assert "from .blocks import SCALE" in text
     for module in [m for m in sys.modules if m.startswith(name)]:
         del sys.modules[module]
+
+
+HINTS = '''\
+from typing import Annotated
+
+import jax
+from meshify import Tensor
+
+BD = Tensor["batch", "d"]
+DF = Annotated[jax.Array, "d", "f"]
+FD = Tensor["f", "d"]
+MESH = {"batch": 2, "model": 4}
+RULES = {"f": "model"}
+'''
+
+HINTED = '''\
+import jax.numpy as jnp
+from meshify import mesh
+
+from . import hints as H
+from .hints import BD, DF, MESH, RULES
+
+
+@mesh(**MESH, rules=RULES)
+def f(x: BD, w1: DF, w2: H.FD) -> H.BD:
+    return jnp.tanh(jnp.maximum(x @ w1, 0.0) @ w2)
+'''
+
+
+@pytest.mark.parametrize("path", ["decorator", "converted"])
+def test_hint_aliases_and_mesh_constants_imported_from_the_package(tmp_path, monkeypatch, path) -> None:
+    """``from .hints import BD, MESH, RULES`` and ``H.FD``: hint aliases (``Tensor[...]`` and ``Annotated``, the
+    importing module importing neither) and ``@mesh(**MESH, rules=RULES)`` read from the module that binds them,
+    as from the module's own constants.  Before, ``x`` was taken as a static value at call time, and convert
+    refused ``rules=RULES`` as no literal (session-24 note)."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    name, folder = _package(tmp_path, {"hints.py": HINTS, "model.py": HINTED})
+    model = importlib.import_module(f"{name}.model")
+    fn = model.f if path == "decorator" else _converted(name, folder).f
+    _assert_matches(fn, model.f.reference)
+    if path == "converted":
+        text = (folder / "model_sharded.py").read_text()
+        assert 'mr.ArgSpec(("d", "f"), mr.P(None, "model"))' in text and "mr.MeshSpec.of(batch=2, model=4)" in text
+    for module in [m for m in sys.modules if m.startswith(name)]:
+        del sys.modules[module]

@@ -15,6 +15,7 @@ import libcst as cst
 from meshify.annotate._types import BROADCAST, MeshSpec, Rules
 from meshify.errors import AnnotationError, MeshifyError
 from meshify.rewrite._context import ModuleContext
+from meshify.rewrite._imports import find_module
 
 __all__ = ["MESH_NAMES", "TENSOR_NAMES", "StructHint", "hint_dtype", "is_integer_hint", "mesh_decorator", "read_dims",
            "read_example", "read_helper_items", "read_mesh_decorator", "read_mesh_dims", "read_mixed_return",
@@ -45,16 +46,85 @@ INTEGER_HINTS = frozenset(f"jaxtyping.{n}" for n in ("Int", "Integer", "UInt", "
 
 def resolve_alias(ctx: ModuleContext, node: cst.BaseExpression) -> cst.BaseExpression:
     """The hint a module-level alias stands for (``Logits = Annotated[jax.Array, "batch", "vocab"]``, ``T:
-    TypeAlias = Tensor[...]``, an alias of an alias), as jaxtyping-style code names its hints; ``node``
-    itself for anything else."""
+    TypeAlias = Tensor[...]``, an alias of an alias, one imported from a module of the tree: ``from .dims
+    import BTD``), as jaxtyping-style code names its hints; ``node`` itself for anything else."""
     for _ in range(8):  # (an alias of an alias; a cycle is no hint)
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):  # import dims; x: dims.BTD
+            ref = ctx.import_refs.get(node.value.value)  # (import dims as H; from . import dims as H)
+            path = None if ref is None or ref.binds_root and "." in ref.module else \
+                find_module(ctx.path, ref.level, ".".join(filter(None, [ref.module, ref.name])))
+            home = ctx.imported(path) if path is not None else None
+            there = home.assignments.get(node.attr.value) if home is not None else None
+            if there is not None and node.attr.value not in home.declared_global:
+                there = resolve_alias(home, there)
+                if isinstance(there, cst.Subscript | cst.BinaryOperation):
+                    return transplanted(home, ctx, there, node)
+            return node
         if not isinstance(node, cst.Name):
             return node
         value = ctx.assignments.get(node.value)
+        if value is None and node.value in ctx.import_refs:
+            found = imported_constant(ctx, node.value)
+            if found is not None:
+                home, there = found
+                there = resolve_alias(home, there)
+                if isinstance(there, cst.Subscript | cst.BinaryOperation):
+                    return transplanted(home, ctx, there, node)
         if not isinstance(value, cst.Subscript | cst.Name | cst.BinaryOperation):
             return node
         node = value
     return node
+
+
+def imported_constant(ctx: ModuleContext, name: str) -> tuple[ModuleContext, cst.BaseExpression] | None:
+    """The module and value of the top-level assignment that ``name``, imported by ``ctx`` from a module of
+    the tree (``from .dims import BTD``, ``from config import RULES``), names; None for anything else."""
+    home = ctx
+    for _ in range(8):  # (re-exported through a package's __init__)
+        ref = home.import_refs.get(name)
+        if ref is None or ref.name is None or ref.binds_root:
+            return None
+        path = find_module(home.path, ref.level, ref.module)
+        if path is None:
+            return None
+        home, name = home.imported(path), ref.name
+        value = home.assignments.get(name)
+        if value is not None:
+            return (home, value) if name not in home.declared_global else None
+    return None
+
+
+def transplanted(home: ModuleContext, ctx: ModuleContext, value: cst.BaseExpression,
+                 use: cst.CSTNode) -> cst.BaseExpression:
+    """``value``, an expression of module ``home``, as module ``ctx`` reads it at ``use``: each name ``home``
+    imports spelled by its full dotted name (``Tensor`` -> ``meshify.Tensor``, which ``ctx`` reads as that
+    whether or not it imports it), every node reporting errors at ``use``."""
+    fresh = cst.parse_expression(home.code(value))
+    roots: set[cst.Name] = set()
+
+    class _Roots(cst.CSTVisitor):  # (an attribute's own name is no reference: only the roots are qualified)
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            node.value.visit(self)
+            return False
+
+        def visit_Name(self, node: cst.Name) -> None:
+            roots.add(node)
+
+    class _Qualify(cst.CSTTransformer):
+        def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+            full = home.imports.imports.get(original.value) if original in roots else None
+            return cst.parse_expression(full) if full and original.value not in home.imports.shadowed else updated
+
+    fresh.visit(_Roots())
+    qualified = fresh.visit(_Qualify())
+
+    class _Anchors(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            ctx.anchors[node] = use
+            return True
+
+    qualified.visit(_Anchors())
+    return qualified
 
 
 def _qualified(ctx: ModuleContext, node: cst.BaseExpression) -> set[str]:
@@ -328,12 +398,14 @@ def read_mesh_decorator(ctx: ModuleContext, decorator: cst.Decorator) -> tuple[M
         if name == "example":  # values of static parameters, read by read_example (calls allowed)
             where[name] = arg
             continue
-        written = arg.value
+        written, home = arg.value, ctx
         if isinstance(written, cst.Name) and ctx.assignments.get(written.value) is not None \
                 and written.value not in ctx.declared_global and written.value not in ctx.imports.imports:
             written = ctx.assignments[written.value]  # rules=RULES: a module constant's literal (as the decorator reads it)
+        elif isinstance(written, cst.Name) and written.value in ctx.import_refs:
+            home, written = imported_constant(ctx, written.value) or (ctx, written)  # from .config import RULES
         try:
-            value = ast.literal_eval(ctx.code(written))
+            value = ast.literal_eval(home.code(written))
         except (ValueError, SyntaxError):
             raise ctx.error(AnnotationError, arg.value,
                             f"@mesh argument {name}={ctx.code(arg.value)} is not a literal",
@@ -363,11 +435,14 @@ def _spread(ctx: ModuleContext, args: Sequence[cst.Arg]) -> list[cst.Arg]:
     out: list[cst.Arg] = []
     for arg in args:
         written = arg.value
-        if arg.star != "**" or not isinstance(written, cst.Name) or ctx.assignments.get(written.value) is None \
-                or written.value in ctx.declared_global or written.value in ctx.imports.imports:
+        found = imported_constant(ctx, written.value) \
+            if arg.star == "**" and isinstance(written, cst.Name) and written.value in ctx.import_refs else None
+        if found is None and (arg.star != "**" or not isinstance(written, cst.Name)
+                              or ctx.assignments.get(written.value) is None or written.value in ctx.declared_global
+                              or written.value in ctx.imports.imports):
             out.append(arg)
             continue
-        literal = ctx.assignments[written.value]
+        home, literal = found if found is not None else (ctx, ctx.assignments[written.value])
         if not isinstance(literal, cst.Dict) or not all(
                 isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) for e in literal.elements):
             raise ctx.error(AnnotationError, arg, f"@mesh(**{written.value}): {written.value} is not a dict literal of "
@@ -378,7 +453,8 @@ def _spread(ctx: ModuleContext, args: Sequence[cst.Arg]) -> list[cst.Arg]:
                 raise ctx.error(AnnotationError, arg, f"@mesh(**{written.value}) holds {key!r}",
                                 f"write {key}= in the decorator itself; keep the mesh's axes and rules in "
                                 f"{written.value}")
-            spread = cst.Arg(e.value, keyword=cst.Name(key))
+            value = e.value if home is ctx else transplanted(home, ctx, e.value, arg)
+            spread = cst.Arg(value, keyword=cst.Name(key))
             ctx.anchors[spread] = ctx.anchors[spread.keyword] = arg  # type: ignore[index]
             out.append(spread)
     return out
