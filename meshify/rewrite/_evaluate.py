@@ -1727,11 +1727,11 @@ def _optax_loss(rw, node: cst.Call, name: str) -> Operand:
         found = rw.expr(definition)
         rw.dtypes.calls[node] = rw.dtypes.of(definition)
     finally:
-        for name, value in saved.items():
+        for held_name, value in saved.items():
             if value is None:
-                rw.env.pop(name, None)
+                rw.env.pop(held_name, None)
             else:
-                rw.env[name] = value
+                rw.env[held_name] = value
     if not held:
         return Operand(found.value, node, found.node)
     fn = cst.Lambda(cst.Parameters([cst.Param(cst.Name(names[k])) for k in held]), found.node,

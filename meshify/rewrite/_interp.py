@@ -1093,7 +1093,7 @@ class FunctionRewriter:
                 # if stride != 1: return ...  on a value known here: what follows never runs in this version
                 # (kept as written, not rewritten: it may not fit the layouts of the path Python takes)
                 test = self.ctx.code(statements[i - 1].test)
-                first = statements[i]
+                first = stmt
                 if isinstance(first, cst.SimpleStatementLine | cst.BaseCompoundStatement):
                     first = first.with_changes(leading_lines=[*first.leading_lines, comment_line(
                         f"{test!r} is {self._known_tests[id(statements[i - 1].test)]} in this version: what follows "
