@@ -34,12 +34,14 @@ from meshify.rewrite._hints import ITEMS
 from meshify.rewrite._names import read_again
 from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TupleValue, Value, holds_partial
 
-__all__ = ["TREE_MAP", "appending", "closure_names", "common_item", "concatenated", "listed_items", "listed_names", "mutating",
+__all__ = ["TREE_MAP", "TREE_MAP_WITH_PATH", "appending", "closure_names", "common_item", "concatenated", "listed_items", "listed_names", "mutating",
            "one_layout", "popping", "removed", "sequence_index", "sequence_item", "sequence_len", "sequence_of", "shares", "stored",
            "tree_map"]
 
 #: ``jax.tree.map`` under its spellings.
 TREE_MAP = frozenset({"jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map"})
+#: ``jax.tree_util.tree_map_with_path(lambda path, p: ..., params)``: the function also takes each leaf's key path.
+TREE_MAP_WITH_PATH = frozenset({"jax.tree_util.tree_map_with_path", "jax.tree.map_with_path"})
 _STACK = frozenset({"jax.numpy.stack"})
 
 
@@ -630,8 +632,17 @@ def sequence_len(rw, node: cst.Call) -> Operand | None:
 
 def tree_map(rw, node: cst.Call) -> Operand:
     """``jax.tree.map(lambda *xs: jnp.stack(xs), *blocks)``: the item, each array stacked along a new
-    leading dim; ``jax.tree.map(lambda w, g: w - lr * g, params, grads)``: see :func:`_leafwise`."""
+    leading dim; ``jax.tree.map(lambda w, g: w - lr * g, params, grads)``: see :func:`_leafwise`;
+    ``jax.tree_util.tree_map_with_path(lambda path, p: ..., params)``: the same, each leaf's key path (JAX's
+    own key objects) a Python value the lambda reads."""
     fn = node.args[0].value if node.args and node.args[0].keyword is None else None
+    if rw.ctx.qualified_names(node.func) & TREE_MAP_WITH_PATH:
+        trees = node.args[1:]
+        if not isinstance(fn, cst.Lambda) or not trees or any(a.star or a.keyword is not None for a in trees):
+            raise rw.error(UnsupportedError, node, f"{rw.ctx.code(node.func)}(...) with a function other than a "
+                           "lambda, or with keywords or unpacked trees", "map a lambda over hinted pytrees: "
+                           f"{rw.ctx.code(node.func)}(lambda path, p: p.ndim > 1, params)")
+        return _leafwise(rw, node, fn, [rw.expr(a.value) for a in trees], with_path=True)
     if len(node.args) == 2 and node.args[1].star == "*" and fn is not None and _stacks(rw, fn):
         return _stacked_items(rw, node, node.args[1])
     trees = node.args[1:]
@@ -666,20 +677,27 @@ def _stacked_items(rw, node: cst.Call, items: cst.Arg) -> Operand:
         value=sequence.node)]))
 
 
-def _leafwise(rw, node: cst.Call, fn: cst.Lambda, trees: list[Operand]) -> Operand:
-    """The lambda walked once per leaf (the leaves at one path of every tree: their values), as JAX calls
-    it; its rewritten code must be the same for every leaf, since the call keeps one lambda.  The result
-    has the first tree's structure with each leaf's result."""
+def _leafwise(rw, node: cst.Call, fn: cst.Lambda, trees: list[Operand], with_path: bool = False) -> Operand:
+    """The lambda walked once per leaf (the leaves at one path of every tree: their values; ``with_path``: the
+    leaf's key path first), as JAX calls it; its rewritten code must be the same for every leaf, since the
+    call keeps one lambda (else each leaf's own, ``mr.tree_map_each``).  The result has the first tree's
+    structure with each leaf's result."""
     from meshify.rewrite._bodies import walk_lambda
 
     paths = [_leaves(t.value, "") for t in trees]
     if any([p for p, _ in leaves] != [p for p, _ in paths[0]] for leaves in paths[1:]):
         raise rw.error(UnsupportedError, node, f"{rw.ctx.code(node.func)}(...) over pytrees of different structures",
                        "map over pytrees of one class (params and its gradients)")
+    if with_path and any(_in_sequence(t.value) for t in trees):
+        raise rw.error(UnsupportedError, node, f"{rw.ctx.code(node.func)}(...) over a list of a length each call "
+                       "gives (its leaves' paths are not known before the call)", "map over pytrees of fields")
+    keys = _key_paths(trees[0].value, ()) if with_path else []
     results, lambdas = [], []
     for at, leaves in enumerate(zip(*paths)):
         mark = rw.mark()
-        value, new = walk_lambda(rw, fn, [v for _, v in leaves], what="jax.tree.map's function")
+        args = [v for _, v in leaves]
+        value, new = walk_lambda(rw, fn, [Static.of(keys[at]), *args] if with_path else args,
+                                 what="jax.tree.map's function")
         results.append(value)
         lambdas.append((rw.ctx.code(trees[0].original) + leaves[0][0], rw.ctx.code(new), new))
         if at:  # the same code again: keep what it runs (its collectives), not a second set of comments
@@ -697,15 +715,28 @@ def _leafwise(rw, node: cst.Call, fn: cst.Lambda, trees: list[Operand]) -> Opera
         # leaf's own rewritten function, by its path (mr.tree_map_each)
         entries = [cst.DictElement(cst.SimpleString(json.dumps(path)), new)
                    for path, (_, _, new) in zip([p for p, _ in paths[0]], lambdas)]
-        call = cst.parse_expression(f"{rw.ctx.mr}.tree_map_each(fns)")
+        call = cst.parse_expression(f"{rw.ctx.mr}.tree_map_each(fns, with_path=True)")
         assert isinstance(call, cst.Call)
         args = [call.args[0].with_changes(value=cst.Dict(entries)),
-                *(a.with_changes(value=t.node) for a, t in zip(node.args[1:], trees))]
+                *(a.with_changes(value=t.node) for a, t in zip(node.args[1:], trees)), *call.args[1:] * with_path]
         return Operand(_rebuilt(trees[0].value, iter(results)), node, call.with_changes(args=args))
     new_lambda = lambdas[0][2] if lambdas else fn
     args = [node.args[0].with_changes(value=new_lambda), *(a.with_changes(value=t.node)
                                                            for a, t in zip(node.args[1:], trees))]
     return Operand(_rebuilt(trees[0].value, iter(results)), node, node.with_changes(args=args))
+
+
+def _key_paths(value: Value, path: tuple) -> list[tuple]:
+    """Each leaf's key path as ``jax.tree_util.tree_map_with_path`` gives it (``GetAttrKey`` of a NamedTuple's or
+    a dataclass's field, ``DictKey`` of a dict's, ``SequenceKey`` of a tuple's), in :func:`_leaves`'s order."""
+    from jax.tree_util import DictKey, GetAttrKey, SequenceKey
+
+    if isinstance(value, StructValue):
+        make = DictKey if value.kind == "dict" else GetAttrKey
+        return [leaf for k, v in value.fields for leaf in _key_paths(v, (*path, make(k)))]
+    if isinstance(value, TupleValue):
+        return [leaf for i, v in enumerate(value.items) for leaf in _key_paths(v, (*path, SequenceKey(i)))]
+    return [path]
 
 
 def _in_sequence(value: Value) -> bool:

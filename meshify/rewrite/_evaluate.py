@@ -18,6 +18,7 @@ from meshify.annotate._types import BROADCAST, Layout, unify_dims
 from meshify.errors import LayoutError, MeshifyError, UnsupportedError
 from meshify.rewrite._containers import (
     TREE_MAP,
+    TREE_MAP_WITH_PATH,
     concatenated,
     mutating,
     popping,
@@ -562,6 +563,9 @@ def _attribute(rw, node: cst.Attribute):
     literal = base.value.literal if isinstance(base.value, Static) and base.value.known else None
     if isinstance(literal, tuple) and attr in getattr(type(literal), "_fields", ()):
         return Operand(Static.of(getattr(literal, attr)), node, new)  # a field of a config explain knows
+    if attr in ("name", "key", "idx") and type(literal).__module__.split(".")[0] in ("jax", "jaxlib") \
+            and isinstance(literal, _key_entries()) and hasattr(literal, attr):
+        return Operand(Static.of(getattr(literal, attr)), node, new)  # path[-1].name of tree_map_with_path's key
     if isinstance(base.value, Array):
         layout = base.value.layout
         if attr == "shape":
@@ -649,6 +653,10 @@ def _subscript(rw, node: cst.Subscript):
         bounds = _literal_slice(rw, node.slice[0]) if shape_of and index is None and len(node.slice) == 1 else None
         if bounds is not None and bounds[2] in (None, 1):  # x.shape[:-1]: the shape of those dims
             size = Static(shape_of=tuple(shape_of[slice(*bounds)]))  # type: ignore[index]
+        literal = base.value.literal if base.value.known and not shape_of else None
+        at = _literal_int(rw, node.slice[0]) if isinstance(literal, tuple | str) and len(node.slice) == 1 else None
+        if at is not None and -len(literal) <= at < len(literal):  # type: ignore[arg-type]
+            size = Static.of(literal[at])  # type: ignore[index]  (path[-1] of tree_map_with_path's key path)
         return Operand(size, node, node.with_changes(value=base.node))
     if sequence_item(base.value) is not None:
         return sequence_index(rw, node, base)
@@ -991,7 +999,7 @@ def _call(rw, node: cst.Call):
     if isinstance(func, cst.Name) and f"builtins.{func.value}" in REGISTRY and func.value not in rw.env \
             and not rw.ctx.binds(func.value) and func.value not in rw.ctx.imports.imports:
         names = {f"builtins.{func.value}"}  # Python's own sum(), not a module's (or a local's) of that name
-    if names & TREE_MAP:  # jax.tree.map(lambda *xs: jnp.stack(xs), *params.blocks) (_containers)
+    if names & (TREE_MAP | TREE_MAP_WITH_PATH):  # jax.tree.map(lambda *xs: jnp.stack(xs), *params.blocks) (_containers)
         return tree_map(rw, node)
     if isinstance(func, cst.Name) and func.value in ("list", "tuple") and not rw.ctx.binds(func.value) \
             and func.value not in rw.env and len(node.args) == 1 and not node.args[0].star:
@@ -1022,6 +1030,9 @@ def _call(rw, node: cst.Call):
     copied = _copied_sequence(rw, node)
     if copied is not None:  # tuple(h for h in hs), list(blocks): the same items
         return copied
+    pure = _pure_static_call(rw, node, func, names)
+    if pure is not None:  # jax.tree_util.keystr(path), str(path): of Python values meshify knows
+        return pure
     sizes = _size_query(rw, node, func, names)
     if sizes is not None:  # len(x), jnp.shape(x), jnp.size(x, 1): x.shape[0], x.shape, x.shape[1] (global)
         rw.ctx.anchors[sizes] = node
@@ -1571,6 +1582,56 @@ _GLOBAL_NORMS = frozenset({"optax.global_norm", "optax.tree_utils.tree_l2_norm",
 _TREE_LEAVES = frozenset({"jax.tree.leaves", "jax.tree_util.tree_leaves", "jax.tree_leaves"})
 
 
+#: Functions of Python values evaluated where meshify knows their arguments (a key path's spelling).
+_PURE_STATIC = frozenset({"jax.tree_util.keystr", "builtins.str"})
+
+
+def _key_entries() -> tuple[type, ...]:
+    """jax.tree_util's key path entries, whose ``name`` / ``key`` / ``idx`` a tree_map_with_path function reads
+    (imported when a path is read: the rewrite itself runs without jax)."""
+    from jax.tree_util import DictKey, FlattenedIndexKey, GetAttrKey, SequenceKey
+
+    return GetAttrKey, DictKey, SequenceKey, FlattenedIndexKey
+
+
+def _pure_static_call(rw, node: cst.Call, func: cst.BaseExpression, names: set[str]) -> Operand | None:
+    """``jax.tree_util.keystr(path)``, ``str(path)``: a Python value, where every argument is one meshify knows
+    (a path ``tree_map_with_path`` gives); None for any other call."""
+    name = next((n for n in sorted(names) if n in _PURE_STATIC), None)
+    if name is None and isinstance(func, cst.Name) and func.value == "str" and "str" not in rw.env \
+            and not rw.ctx.binds("str"):
+        name = "builtins.str"
+    if name is None or any(a.star for a in node.args):
+        return None
+    mark = rw.mark()
+    values = [(a.keyword.value if a.keyword is not None else None, rw.expr(a.value).value) for a in node.args]
+    if not all(isinstance(v, Static) and v.known and (name != "builtins.str" or _key_path(v.literal))
+               for _, v in values):
+        rw.rollback(mark)
+        return None
+    args = [v.literal for k, v in values if k is None]  # type: ignore[union-attr]
+    kwargs = {k: v.literal for k, v in values if k is not None}  # type: ignore[union-attr]
+    try:
+        if name == "builtins.str":
+            result = str(*args, **kwargs)
+        else:
+            from jax.tree_util import keystr
+
+            result = keystr(*args, **kwargs)
+    except (TypeError, ValueError):
+        rw.rollback(mark)
+        return None
+    return Operand(Static.of(result), node, node)
+
+
+def _key_path(literal: object) -> bool:
+    """Whether ``literal`` is a key path (or one of its entries): ``str`` of it is JAX's spelling."""
+    if not (isinstance(literal, tuple) and literal) and type(literal).__module__.split(".")[0] not in ("jax", "jaxlib"):
+        return False
+    entries = _key_entries()
+    return isinstance(literal, entries) or isinstance(literal, tuple) and all(isinstance(e, entries) for e in literal)
+
+
 def tree_leaf_reads(rw, node: cst.Call) -> list[cst.BaseExpression] | None:
     """``jax.tree.leaves(params)`` of a name (or attribute chain): each leaf read off it (``params.w``,
     ``params["b"]``), in JAX's order, for a comprehension over the leaves unrolled leaf by leaf; else None."""
@@ -1621,7 +1682,8 @@ def _ordered_leaves(rw, where: cst.BaseExpression, value, path: str, code: str =
                 for leaf in _ordered_leaves(rw, where, v, f"{path}[{i}]", f"{code}[{i}]")]
     if isinstance(value, Static) and value.known and value.literal is None:
         return []  # (None: a pytree node without leaves)
-    if isinstance(value, Array | Opaque):
+    if isinstance(value, Array | Opaque) or isinstance(value, Static) and value.known \
+            and type(value.literal) in (bool, int, float, str):  # (a mask's Python bools are leaves too)
         return [(path, value, code)]
     leaf = path or "(the value)"
     raise rw.error(UnsupportedError, where, f"jax.tree.leaves of {rw.ctx.code(where)!r}, whose leaf {leaf} is a "

@@ -3365,53 +3365,54 @@ class FunctionRewriter:
         per item: unrolled, each item kept or dropped as its filter says (``(h, pooled)``); None where the
         comprehension is not one of these (the general walk takes it)."""
         comp = node.for_in
-        if comp.inner_for_in is not None or comp.asynchronous is not None or not isinstance(comp.target, cst.Name):
+        if comp.inner_for_in is not None or comp.asynchronous is not None:
             return None
-        if isinstance(comp.iter, cst.List | cst.Tuple) and comp.iter.elements:
-            elements = [e.value for e in comp.iter.elements]
+        # for p, m in zip(jax.tree.leaves(params), jax.tree.leaves(mask)): each name unrolled beside the others
+        target, iterables = comp.target, [comp.iter]
+        if isinstance(target, cst.Tuple) and all(isinstance(e.value, cst.Name) and not isinstance(e, cst.StarredElement)
+                                                 for e in target.elements) and target.elements:
+            call = comp.iter
+            if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "zip"
+                    and not self.ctx.binds("zip") and "zip" not in self.env
+                    and len(call.args) == len(target.elements) and all(a.keyword is None and not a.star
+                                                                          for a in call.args)):
+                return None
+            names = [e.value.value for e in target.elements]  # type: ignore[attr-defined]
+            iterables = [a.value for a in call.args]
+        elif isinstance(target, cst.Name):
+            names = [target.value]
         else:
-            # sum(jnp.sum(p ** 2) for p in jax.tree.leaves(params)): a tuple meshify holds item by item, its items
-            # of different layouts, read by index (a name, or the leaves of a pytree: reading them runs nothing)
-            from meshify.rewrite._evaluate import tree_leaf_reads
-
-            leaves = tree_leaf_reads(self, comp.iter) if isinstance(comp.iter, cst.Call) else None
-            if leaves is not None:
-                from meshify.rewrite._evaluate import _anchor_all
-
-                elements = leaves
-                for e in elements:
-                    _anchor_all(self, e, comp.iter)
-            else:
-                if not read_again(comp.iter):
-                    return None
-                mark = self.mark()
-                held = self.expr(comp.iter).value
-                self.rollback(mark)
-                if not isinstance(held, TupleValue) or not held.items:
-                    return None
-                elements = [cst.Subscript(comp.iter, [cst.SubscriptElement(cst.Index(cst.Integer(str(i))))])
-                            for i in range(len(held.items))]
-        name = comp.target.value
+            return None
+        if len(set(names)) != len(names):
+            return None
+        columns = [self._unrolled_items(iterable) for iterable in iterables]
+        if any(c is None for c in columns):
+            return None
+        length = min(len(c) for c in columns)  # type: ignore[arg-type]
+        columns = [c[:length] for c in columns]  # type: ignore[index]
+        if not length:
+            return None
         # (an item other than a name is written where the element reads it: read once, it runs once)
-        simple = all(read_again(e) or isinstance(e, cst.Subscript) and isinstance(e.slice[0].slice, cst.Index)
-                     and isinstance(e.slice[0].slice.value, cst.Integer) for e in elements)
-        reads = sum(1 for n in _all_names(node.elt) if n.value == name)
-        starred = isinstance(comp.iter, cst.List | cst.Tuple) and any(isinstance(e, cst.StarredElement)
-                                                                     for e in comp.iter.elements)
-        if starred or not simple and reads > 1:
-            return None
+        for name, elements in zip(names, columns):
+            simple = all(read_again(e) or isinstance(e, cst.Subscript) and isinstance(e.slice[0].slice, cst.Index)
+                         and isinstance(e.slice[0].slice.value, cst.Integer) for e in elements)  # type: ignore[union-attr]
+            reads = sum(1 for n in _all_names(node.elt) if n.value == name)
+            if not simple and reads > 1:
+                return None
         mark = self.mark()
-        values = [self.expr(e).value for e in elements]
+        value_columns = [[self.expr(e).value for e in elements] for elements in columns]  # type: ignore[union-attr]
         self.rollback(mark)
-        if common_item(values) is not None:
+        if all(common_item(values) is not None for values in value_columns):
             return None
+        elements_at = list(zip(*columns))
+        values_at = list(zip(*value_columns))
 
         class _Put(cst.CSTTransformer):
-            def __init__(self, item: cst.BaseExpression) -> None:
-                self.item = item
+            def __init__(self, items: dict[str, cst.BaseExpression]) -> None:
+                self.items = items
 
             def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
-                return self.item if original.value == name else updated
+                return self.items.get(original.value, updated)
 
             def visit_Attribute(self, n: cst.Attribute) -> bool:
                 n.value.visit(self)  # (only the path's root is a name read)
@@ -3421,18 +3422,18 @@ class FunctionRewriter:
                 return False
 
         kept_nodes, kept_values, kept_written = [], [], []
-        for item, value in zip(elements, values):
+        for items, values in zip(elements_at, values_at):
             keep = True
-            for clause in comp.ifs:  # (the item's value bound to the name: v is not None reads it)
+            for clause in comp.ifs:  # (the items' values bound to the names: v is not None reads it)
                 mark = self.mark()
-                self.env[name] = value
+                self.env.update(zip(names, values))
                 test = self.expr(clause.test)
                 self.rollback(mark)
                 if not (isinstance(test.value, Static) and test.value.known):
                     return None
                 keep = keep and bool(test.value.literal)
             if keep:
-                written = node.elt.visit(_Put(item))
+                written = node.elt.visit(_Put(dict(zip(names, items))))
                 element = self.expr(written)
                 self.dtypes.aliases[element.node] = written  # (its carriers, where a rule reads the item as written)
                 kept_written.append(written)
@@ -3450,6 +3451,31 @@ class FunctionRewriter:
         made = cst.List if isinstance(node, cst.ListComp) else cst.Tuple
         new = made([cst.Element(n) for n in kept_nodes]) if kept_nodes or made is cst.List else cst.Tuple([])
         return Operand(TupleValue(tuple(kept_values)), node, new)
+
+    def _unrolled_items(self, iterable: cst.BaseExpression) -> list[cst.BaseExpression] | None:
+        """The items a comprehension unrolled item by item reads: a list or tuple literal's (not starred), a pytree's
+        leaves (``jax.tree.leaves(params)``: reading them runs nothing), a tuple meshify holds item by item by
+        index; None for any other iterable."""
+        if isinstance(iterable, cst.List | cst.Tuple) and iterable.elements:
+            if any(isinstance(e, cst.StarredElement) for e in iterable.elements):
+                return None
+            return [e.value for e in iterable.elements]
+        from meshify.rewrite._evaluate import _anchor_all, tree_leaf_reads
+
+        leaves = tree_leaf_reads(self, iterable) if isinstance(iterable, cst.Call) else None
+        if leaves is not None:
+            for e in leaves:
+                _anchor_all(self, e, iterable)
+            return leaves
+        if not read_again(iterable):
+            return None
+        mark = self.mark()
+        held = self.expr(iterable).value
+        self.rollback(mark)
+        if not isinstance(held, TupleValue) or not held.items:
+            return None
+        return [cst.Subscript(iterable, [cst.SubscriptElement(cst.Index(cst.Integer(str(i))))])
+                for i in range(len(held.items))]
 
     def comprehension(self, node: cst.ListComp | cst.GeneratorExp) -> Operand | None:
         """``[relu(x @ w1[i]) @ w2[i] for i in range(L)]``, ``(h * h for h in hs)``, ``[a * b for a in xs for b in

@@ -720,10 +720,11 @@ def global_norm(tree: Any, axes_of: dict[str, tuple[str, ...]]) -> jax.Array:
     return jnp.sqrt(total if total is not None else jnp.zeros(()))
 
 
-def tree_map_each(fns: dict[str, Callable], tree: Any, *rest: Any) -> Any:
+def tree_map_each(fns: dict[str, Callable], tree: Any, *rest: Any, with_path: bool = False) -> Any:
     """``jax.tree.map(f, tree, *rest)`` where meshify rewrote ``f`` differently for leaves split differently
     (``fns``: each leaf's path as meshify names it, ``.ids``, ``[0]``, -> its version of ``f``): each leaf
-    mapped by its own version, the structure as ``jax.tree.map`` gives it."""
+    mapped by its own version, the structure as ``jax.tree.map`` gives it (``with_path``: as
+    ``jax.tree_util.tree_map_with_path``, each version given the leaf's key path first)."""
     def apply(keys, *leaves):
         path = _leaf_paths(keys)[0]
         if path not in fns:
@@ -731,7 +732,7 @@ def tree_map_each(fns: dict[str, Callable], tree: Any, *rest: Any) -> Any:
 
             raise CallError(f"jax.tree.map: no rewritten function for the leaf at {jax.tree_util.keystr(tuple(keys))}",
                             fix="pass the pytree meshify rewrote the call for")
-        return fns[path](*leaves)
+        return fns[path](keys, *leaves) if with_path else fns[path](*leaves)
 
     return jax.tree_util.tree_map_with_path(apply, tree, *rest)
 
