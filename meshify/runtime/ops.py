@@ -6,6 +6,7 @@ comment saying why.  Axis names are a mesh axis or a tuple of them (major first)
 
 from __future__ import annotations
 
+import builtins
 import functools
 import math
 from collections.abc import Callable, Sequence
@@ -105,7 +106,7 @@ def _promoted(like) -> jnp.dtype:
     values = like if isinstance(like, tuple) else (like,)
     # (a list of arrays, as jax.tree.leaves gives: the dtype they promote to together)
     return jnp.result_type(*(v for value in values for v in (
-        (jnp.asarray(value),) if isinstance(value, list | tuple) and not any(
+        (jnp.asarray(value),) if isinstance(value, list | tuple) and not builtins.any(  # (this module's any: mr.any)
             isinstance(x, jax.Array) for x in value) else jax.tree.leaves(value) if isinstance(value, list | tuple)
         else (value,))))
 

@@ -1769,8 +1769,15 @@ class _Builder:
         self.module.defs["Pair"] = "class Pair(typing.NamedTuple):\n    a: jax.Array\n    b: jax.Array\n"
         p = f"{self.fresh()}p"
         self.lines.append(f"{p} = Pair(a={a.name}, b={b.name})")
-        form = self.pick(["sum", "vdot", "index"])
+        form = self.pick(["sum", "vdot", "index", "masked"])
         scale = a.scale ** 2 * self.elements(a.dims) + b.scale ** 2 * self.elements(b.dims)
+        if form == "masked":  # a weight-decay mask by key path, filtering the leaves (b's leaf left out)
+            mask = f"{self.fresh()}m"
+            test = self.pick(['path[-1].name != "b"', '"b" not in jax.tree_util.keystr(path)'])
+            self.lines.append(f"{mask} = jax.tree_util.tree_map_with_path(lambda path, q: {test}, {p})")
+            self.emit(f"sum(jnp.sum(q * q) for q, k in zip(jax.tree.leaves({p}), jax.tree.leaves({mask})) if k) "
+                      f"/ {self.elements(a.dims)}", [], a.scale ** 2)
+            return True
         if form == "index":
             leaves = f"{self.fresh()}l"
             self.lines.append(f"{leaves} = jax.tree_util.tree_leaves({p})")
@@ -2125,10 +2132,33 @@ class _Builder:
     def op_lookup(self, a: _Value) -> bool:
         if not a.dims or None in a.dims or not self.disjoint(a.dims):
             return False
-        kind = self.weighted([("index", 4), ("take", 3), ("along", 4), ("one_hot", 2), ("optax", 2), ("pick", 2)])
+        kind = self.weighted([("index", 4), ("take", 3), ("along", 4), ("one_hot", 2), ("optax", 2), ("pick", 2),
+                              ("rows", 2)])
         if kind == "one_hot":
             return self.lookup_one_hot(a)
         rank = len(a.dims)
+        if kind == "rows":  # several positions per row, read or written back (a repetition penalty, a multi-hot)
+            if rank != 2:
+                return False
+            sel = self.some_dim(exclude=a.dims, compatible=a.dims)
+            idx_dims = (a.dims[0], sel)
+            union = tuple(dict.fromkeys([*a.dims, sel]))
+            if not self.disjoint(idx_dims) or not self.fits(idx_dims) or not self.disjoint(union):
+                return False
+            self.constraints.append(union)  # type: ignore[arg-type]
+            low, high = self.id_range(self.sizes[a.dims[1]])  # type: ignore[index]
+            ids = self.ids(idx_dims, high, low)  # type: ignore[arg-type]
+            rows = f"jnp.arange({a.name}.shape[0])[:, None]"
+            form = self.pick(["read", "set", "add", "multiply"])
+            if form == "read":
+                self.emit(f"{a.name}[{rows}, {ids}]", idx_dims, a.scale)
+            elif form == "set":
+                self.emit(f"{a.name}.at[{rows}, {ids}].set({self.pick(['0.5', '-1.0'])})", a.dims, a.scale + 1)
+            else:
+                seen = f"{a.name}[{rows}, {ids}]"
+                value = f"jnp.tanh({seen})" if form == "add" else "0.5"
+                self.emit(f"{a.name}.at[{rows}, {ids}].{form}({value})", a.dims, a.scale * 2 + 1)
+            return True
         if kind == "pick":  # each row's entry at its label, as tutorials index: logp[jnp.arange(B), labels]
             if rank not in (2, 3) or not self.disjoint(a.dims[:-1]):
                 return False
