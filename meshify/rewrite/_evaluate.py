@@ -396,7 +396,8 @@ def _joined_shape(a: Value, b: Value) -> Static | None:
 
 
 _COMPARE = {cst.Equal: operator.eq, cst.NotEqual: operator.ne, cst.LessThan: operator.lt,
-            cst.LessThanEqual: operator.le, cst.GreaterThan: operator.gt, cst.GreaterThanEqual: operator.ge}
+            cst.LessThanEqual: operator.le, cst.GreaterThan: operator.gt, cst.GreaterThanEqual: operator.ge,
+            cst.In: lambda a, b: a in b, cst.NotIn: lambda a, b: a not in b}  # ("b" in keystr(path): known strings)
 
 
 def _comparison(rw, node: cst.Comparison):

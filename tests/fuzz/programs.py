@@ -2601,8 +2601,14 @@ class _Builder:
 def _names(line: str) -> tuple[list[str], list[str]]:
     """The names a statement reads and the names it binds, in order (``a += b`` reads ``a`` too)."""
     stmt = ast.parse(line.removeprefix("return ")).body[0]
-    loads = [n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
-    stores = [n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+    # (a comprehension's or a lambda's own names are local to it: neither read nor bound by the statement)
+    local = {n.id for c in ast.walk(stmt) if isinstance(c, ast.comprehension)
+             for n in ast.walk(c.target) if isinstance(n, ast.Name)}
+    local |= {a.arg for f in ast.walk(stmt) if isinstance(f, ast.Lambda) for a in (*f.args.args, *f.args.posonlyargs)}
+    loads = [n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+             and n.id not in local]
+    stores = [n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+              and n.id not in local]
     if isinstance(stmt, ast.AugAssign):
         loads.insert(0, stores[0])
     return loads, stores
