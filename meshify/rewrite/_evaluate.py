@@ -809,8 +809,9 @@ def _per_row_pick(rw, node: cst.Subscript, base) -> Operand | None:
     if read_again(ids):
         if not isinstance(rw.expr(ids).value, Array):
             return None  # (a name, attribute or kw["ids"]: read again by the definition below, it evaluates the same)
-    elif not any(isinstance(rw.env.get(n), Array) for n in _free_names(ids)):
-        return None  # x[arange(B), ids.argmax(-1)], lengths - 1: of arrays (evaluated once, by the definition)
+    elif not any(isinstance(rw.env.get(n), Array | StructValue) for n in _free_names(ids)):
+        # x[arange(B), ids.argmax(-1)], lengths - 1, kw.get("ids"): of arrays (evaluated once, by the definition)
+        return None
     jnp_alias = next((alias for alias, full in rw.ctx.imports.imports.items() if full == "jax.numpy"), None)
     if jnp_alias is None:
         return None

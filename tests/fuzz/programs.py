@@ -870,6 +870,10 @@ class _Builder:
         outputs = [n for n in dict.fromkeys(stored) if n in later]
         if not outputs or any(re.fullmatch(r"(act|step|ck)\d+", n) for n in outputs):
             return ""  # (a function held in a name is not returned: a helper returns arrays)
+        if re.fullmatch(r"v\d+[pm]", outputs[0]) or any(re.fullmatch(r"v\d+m", n) for n in [*free, *outputs]):
+            # (a NamedTuple of values or a mask first: the static scale below multiplies arrays only; a mask's
+            # Python bools passed into a jitted helper would be traced)
+            return ""
         if any(re.search(r"\b\w+_all\d+\b|\bn\d+ = ", line) for line in inside) \
                 or any(re.fullmatch(r"n\d+", n) for n in free):  # (a counter read inside, bound before: seed 137)
             # (a list built by appends stays in the function that reads it: across a call it is refused; a loop's
@@ -1775,8 +1779,8 @@ class _Builder:
             mask = f"{self.fresh()}m"
             test = self.pick(['path[-1].name != "b"', '"b" not in jax.tree_util.keystr(path)'])
             self.lines.append(f"{mask} = jax.tree_util.tree_map_with_path(lambda path, q: {test}, {p})")
-            self.emit(f"sum(jnp.sum(q * q) for q, k in zip(jax.tree.leaves({p}), jax.tree.leaves({mask})) if k) "
-                      f"/ {self.elements(a.dims)}", [], a.scale ** 2)
+            self.emit(f"sum(jnp.sum(q * q) for q, keep in zip(jax.tree.leaves({p}), jax.tree.leaves({mask})) "
+                      f"if keep) / {self.elements(a.dims)}", [], a.scale ** 2)
             return True
         if form == "index":
             leaves = f"{self.fresh()}l"
