@@ -63,6 +63,7 @@ from meshify.rewrite.rules._api import (
 from meshify.rewrite.rules.contractions import forms_partial, matmul
 from meshify.rewrite.rules.control import _axes_code
 from meshify.rewrite.rules.elementwise import elementwise
+from meshify.rewrite.rules.lookups import _is_ellipsis
 from meshify.rewrite.rules.lookups import _is_none as is_none
 from meshify.rewrite.rules.lookups import array_index, basic_index, lookup, multi_index, scatter
 from meshify.rewrite.rules.spatial import slice_split_dims
@@ -2412,6 +2413,60 @@ def reshape_call(rw, node: cst.Call) -> Call:
     return call
 
 
+def _newaxes_apart(rw, ctx: RuleContext, node: cst.Subscript, base: Operand) -> Operand | None:
+    """``norm[senders, None]``, ``x[None, ids]``, ``h[ids, None, :]``, ``x[ids, ...]``: one index array beside
+    ``None`` / ``jnp.newaxis`` / ``...`` and full slices, as NumPy reads it: the lookup with the ``...``
+    spelled out and no new axes (``norm[senders]``), then the new axes where they stand
+    (``[:, None]``); None for any other index."""
+    elements = list(node.slice)
+    special = [e for e in elements if is_none(ctx, e) or _is_ellipsis(e)]
+    if not special or sum(1 for e in elements if _is_ellipsis(e)) > 1:
+        return None
+    arrays = []
+    for e in elements:
+        if e in special:
+            continue
+        if isinstance(e.slice, cst.Slice):
+            if e.slice.lower is not None or e.slice.upper is not None or e.slice.step is not None:
+                return None
+            continue
+        value = ctx.operand(e.slice.value).value
+        if not isinstance(value, Array):
+            return None
+        arrays.append(value)
+    if len(arrays) != 1:
+        return None
+    full = cst.SubscriptElement(cst.Slice(lower=None, upper=None))
+    consumed = sum(1 for e in elements if e not in special)
+    rank = base.value.layout.rank
+    if consumed > rank:
+        return None
+    expanded: list[cst.SubscriptElement] = []
+    for e in elements:
+        expanded += [full] * (rank - consumed) if _is_ellipsis(e) else [e]
+    if not any(_is_ellipsis(e) for e in elements):
+        expanded += [full] * (rank - consumed)
+    lookup_slice = [e for e in expanded if not is_none(ctx, e)]
+    none = cst.SubscriptElement(cst.Index(cst.Name("None")))
+    after: list[cst.SubscriptElement] = []
+    for e in expanded:
+        if is_none(ctx, e):
+            after.append(none)
+        elif isinstance(e.slice, cst.Index):
+            after += [full] * arrays[0].layout.rank
+        else:
+            after.append(full)
+    # (the index's own node kept: ctx holds its value, evaluated once)
+    inner = node.with_changes(slice=[e.with_changes(comma=cst.MaybeSentinel.DEFAULT) for e in lookup_slice])
+    outer = cst.Subscript(inner, [e.with_changes(comma=cst.MaybeSentinel.DEFAULT) for e in after])
+    rw.ctx.anchors[inner] = rw.ctx.anchors[outer] = node
+    looked_up = index_array(rw, inner, base, ctx)
+    if not any(is_none(ctx, e) for e in elements):  # (x[ids, ...]: no new axes)
+        return Operand(looked_up.value, node, looked_up.node)
+    found = index_array(rw, outer, Operand(looked_up.value, inner, looked_up.node), ctx)
+    return Operand(found.value, node, found.node)
+
+
 def index_array(rw, node: cst.Subscript, base: Operand, ctx: RuleContext | None = None) -> Operand:
     """``x[...]`` on an array: each index and slice bound evaluated once, then a lookup when the index is
     an array (``lookups.lookup``), slices of split dims re-blocked (``spatial.slice_split_dims``),
@@ -2419,6 +2474,9 @@ def index_array(rw, node: cst.Subscript, base: Operand, ctx: RuleContext | None 
     if ctx is None:
         ctx = rw.rule_context(_subscript_operands(rw, node))
     elements = list(node.slice)
+    apart = _newaxes_apart(rw, ctx, node, base)
+    if apart is not None:  # norm[senders, None]: the lookup, then the new axes
+        return apart
     found = array_index(ctx, elements)
     if found is not None:
         axis, index = found
