@@ -2040,6 +2040,19 @@ class FunctionRewriter:
                 for e, v, n in zip(elements, value.items, nodes):
                     self._bind_target(e, v, n)
                 return
+            if isinstance(value, StructValue) and value.kind == "namedtuple" and not starred:
+                # nodes, senders, receivers = graph (jraph's GraphsTuple): a NamedTuple unpacks into its fields
+                if len(value.fields) != len(elements):
+                    raise self.ctx.error(LayoutError, target, f"unpacking {value.cls}'s {len(value.fields)} fields "
+                                         f"into {len(elements)} names", f"unpack into {len(value.fields)} names: "
+                                         f"{', '.join(k for k, _ in value.fields)}")
+                fields = [cst.Attribute(node, cst.Name(k)) if node is not None and read_again(node) else None
+                          for k, _ in value.fields]
+                for e, (_, v), n in zip(elements, value.fields, fields):
+                    if n is not None:
+                        self.ctx.anchors[n] = node
+                    self._bind_target(e, v, n)
+                return
             if isinstance(value, Array) and not starred and value.layout.rank > 0:
                 # key, value = jnp.einsum("bd,cdh->cbh", x, w_kv): rows of its first dim (Python unpacks an
                 # array along it; the count is checked when JAX traces it)
