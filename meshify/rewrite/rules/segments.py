@@ -71,14 +71,17 @@ def _segment_sum(ctx: RuleContext, call: Call, kind: str = "sum"):
     result = Layout(dims, ((), *layout.axes[1:]))
     if not rows:
         return Lowering(Array(result), tuple(converts), indices=indices)
-    options = [k for k in ("indices_are_sorted", "unique_indices", "bucket_size", "mode") if k in call.kwargs]
-    if len(call.args) > 3:
-        raise ctx.error(UnsupportedError, call.args[3].original, f"segment_{kind}'s options passed by position "
-                        "beside rows split across devices", "pass them by keyword (indices_are_sorted=True)")
+    # (jraph's segment_softmax passes them by position: jax.ops.segment_max(logits, ids, n, sorted, unique))
+    names = ("indices_are_sorted", "unique_indices", "bucket_size", "mode")
+    if len(call.args) > 3 + len(names):
+        raise ctx.error(UnsupportedError, call.args[-1].original, f"segment_{kind} with {len(call.args)} positional "
+                        "arguments (it takes 7)", "pass data, segment_ids, num_segments and its options")
+    given = {**dict(zip(names, call.args[3:])), **{k: call.kwargs[k] for k in names if k in call.kwargs}}
+    options = [k for k in names if k in given]
     template = ("{mr}.segment_" + kind + "({data}, {ids}, {num}, axis_name={axes}"
                 + "".join(f", {k}={{o_{k}}}" for k in options) + ")")
     fill = (("data", Ref(0)), ("ids", Ref(1)), ("num", num.node), ("axes", MeshAxes(ctx.mesh.order(rows))),
-            *((f"o_{k}", call.kwargs[k].node) for k in options))
+            *((f"o_{k}", given[k].node) for k in options))
     fn = "pmax" if kind == "max" else "pmin"
     emitted = Emitted(fn, ctx.mesh.order(rows), result, layout.dims[0],
                       f"{fn} over {axes_text(rows)}: segment_{kind} of {ctx.code(data.original)!r}, its rows "
