@@ -50,8 +50,39 @@ def _name_it(ctx: RuleContext, opaque, beside: Layout) -> str:
     dims = hint_dims(guess).replace("'1'", "'<its dim>'") or "..."
     target = code if code.isidentifier() else "v"
     where = "where it is bound" if code.isidentifier() else "first"
-    return f"name its dims {where}: {target}: Tensor[{dims}] = ..." if code.isidentifier() else \
+    fix = f"name its dims {where}: {target}: Tensor[{dims}] = ..." if code.isidentifier() else \
         f"name its dims {where}: {target}: Tensor[{dims}] = {code}"
+    roots = _value_names(ctx, opaque.original) if not code.isidentifier() else []
+    if roots:  # (an expression of a value of unknown dims: better named where that is made)
+        fix += f", or name the dims of {roots[0]!r} where it is made ({roots[0]}: Tensor[...] = ...)"
+    if "None]" in code or "newaxis" in code:
+        fix += "; a new axis of size 1 is spelled \"1\" (Tensor[..., \"1\"])"
+    return fix
+
+
+def _value_names(ctx: RuleContext, node: cst.CSTNode) -> list[str]:
+    """The plain names an expression reads as values (not the functions it calls, not modules), in order."""
+    found: list[str] = []
+
+    class _Names(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> bool:
+            for arg in call.args:
+                arg.visit(self)
+            # (x.astype(...): x is read; jnp.sqrt(...), max(...): functions, not values)
+            if isinstance(call.func, cst.Attribute | cst.Subscript | cst.Call):
+                call.func.visit(self)
+            return False
+
+        def visit_Attribute(self, attribute: cst.Attribute) -> bool:
+            return not ctx.qualified_names(attribute) - {ctx.code(attribute)}  # (jnp.float32: a module's)
+
+        def visit_Name(self, name: cst.Name) -> None:
+            if name.value not in found and name.value not in ("None", "True", "False") \
+                    and not ctx.qualified_names(name) - {name.value}:
+                found.append(name.value)
+
+    node.visit(_Names())
+    return found
 
 
 def elementwise(ctx: RuleContext, operands: Sequence, linear: str, node, what: str
