@@ -209,6 +209,7 @@ SIGNATURES: dict[str, str] = {
     "jax.numpy.tril": "m, k=0",
     "jax.numpy.triu": "m, k=0",
     "jax.numpy.diagonal": "a, offset=0, axis1=0, axis2=1",
+    "jax.numpy.bincount": "x, weights=None, minlength=0, *, length=None",
     "jax.numpy.triu_indices": "n, k=0, m=None",
     "jax.numpy.tril_indices": "n, k=0, m=None",
     "jax.numpy.diag": "v, k=0",

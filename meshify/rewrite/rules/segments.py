@@ -122,3 +122,31 @@ def _name_ids_fix(ctx: RuleContext, data, rows: str) -> str:
     return (f"name both where they are made, with one name: the ids (ids: Tensor[{name!r}] = ...) and the rows of "
             f"{ctx.code(data.original)!r} (their first dim, {rows!r} here: e.g. flat: Tensor[{name!r}] = "
             "ids.reshape(-1))")
+
+
+@op("jax.numpy.bincount", reads=("x", "weights", "minlength", "length"))
+def _bincount(ctx: RuleContext, call: Call):
+    """``jnp.bincount(receivers, length=n)`` (a graph's in-degrees), ``weights=``: a segment sum of ones (of
+    the weights).  Ids split over mesh axes leave each device the counts of its own ids, a partial sum over
+    those axes (JAX's semantics per id: negatives count at 0, ids past ``length`` are dropped); the counts'
+    dim is named after the size ``length`` is read off.  ``length=`` must be static: JAX reads the ids'
+    largest value otherwise, which it cannot inside a traced program."""
+    x, weights, length = call.arg(0, "x"), call.arg(1, "weights"), call.kwargs.get("length")
+    if x is None or not isinstance(x.value, Array):
+        return unknown_call(ctx, call)
+    layout = x.value.layout.with_partial(())
+    if layout.rank != 1:
+        raise ctx.error(LayoutError, x.original, f"bincount of {ctx.code(x.original)!r}, of dims "
+                        f"{list(layout.dims)}: one vector of ids", "pass a vector (ids.reshape(-1))")
+    if length is None or not isinstance(length.value, Static):
+        raise ctx.error(UnsupportedError, call.node, "jnp.bincount without a static length= (it would read the "
+                        "ids' largest value, a traced one)", "pass length=n (a Python int, a shape entry: "
+                        "length=nodes.shape[0])")
+    converts = [Convert(x, layout, "bincount's ids")]
+    if weights is not None and not (isinstance(weights.value, Static) and weights.value.literal is None):
+        if not (isinstance(weights.value, Array) and weights.value.dims == layout.dims):
+            raise ctx.error(LayoutError, weights.original, f"bincount's weights {ctx.code(weights.original)!r} do "
+                            f"not have the ids' dims {list(layout.dims)}", "pass one weight per id")
+        converts.append(Convert(weights, layout, "bincount's weights (split as the ids are)"))
+    result = Layout((_segments_dim(ctx, length),), ((),), set(layout.split_axes))
+    return Lowering(Array(result), tuple(converts), indices=(x,))
