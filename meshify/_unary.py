@@ -145,5 +145,6 @@ UNARY: dict[str, str] = {
     "jax.scipy.special.loggamma": "x",
     "jax.scipy.special.logit": "x",
     "jax.scipy.special.ndtr": "x",
+    "jax.scipy.special.ndtri": "p",
     "jax.scipy.special.log_ndtr": "x, series_order=3",
 }

@@ -17,7 +17,7 @@ from meshify.annotate._types import BROADCAST, INFERRED, Axes, Layout, hint_dims
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._containers import sequence_item
 from meshify.rewrite._plan import choose_splits
-from meshify.rewrite._signatures import BINARY, UNARY
+from meshify.rewrite._signatures import BINARY, STATS, UNARY
 from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TupleValue, Value
 from meshify.rewrite.rules._api import (
     ADD,
@@ -366,6 +366,21 @@ _LINEARITY = {"add": ADD, "subtract": ADD, "multiply": MUL, "divide": DIV, "true
 for _name in BINARY:  # likewise, one line in _signatures.BINARY
     op(_name, reads=(REQUIRED,), linear=_LINEARITY.get(_name.rpartition(".")[2], NONLINEAR))(_binary_rule)
 op("jax.numpy.where", reads=("condition", "x", "y"), arity=3)(_binary_rule)
+
+
+def _stats_rule(ctx: RuleContext, call: Call):
+    """``norm.logpdf(z)``, ``t.pdf(x, df, loc, scale)``: elementwise over every array argument given (numpy
+    broadcasting); a partial sum is completed first (none of them is linear)."""
+    operands = [o for o in (*call.args, *call.kwargs.values()) if o is not None]
+    if not operands:
+        raise ctx.error(UnsupportedError, call.node, f"{call.name} needs an array", "pass the values to evaluate")
+    value, converts = elementwise(ctx, operands, NONLINEAR, call.node, call.name.rsplit(".", 2)[-2] + "."
+                                  + call.name.rsplit(".", 1)[-1])
+    return Lowering(value, tuple(c for c in converts if c is not None))
+
+
+for _name, _params in STATS.items():  # one line each in _signatures.STATS
+    op(_name, reads=tuple(p.split("=")[0].strip() for p in _params.split(",")))(_stats_rule)
 
 
 @op("builtins.sum", reads=("iterable", "start"))
