@@ -1,4 +1,4 @@
-"""Every elementwise function meshify registers (``_signatures.UNARY``/``BINARY``), run sharded.
+"""Every elementwise function meshify registers (``_signatures.UNARY``/``BINARY``/``STATS``), run sharded.
 
 Each one is applied to an array split over both axes of a 2x4 mesh (and, for two operands,
 beside a second array split the same way) through the decorator, and compared with
@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from meshify.rewrite._signatures import BINARY, UNARY
+from meshify.rewrite._signatures import BINARY, STATS, UNARY
 
 #: Functions of integers (bit operations, gcd): their operands are ints.
 INTEGER = ("gcd", "lcm", "shift", "bitwise", "invert", "clz", "population_count")
@@ -63,7 +63,8 @@ def _inputs(kind: str, arity: int):
     return [jnp.asarray(rng.uniform(0.2, 0.9, (4, 8)), jnp.float32) for _ in range(arity)]
 
 
-CASES = [(name, 1) for name in sorted(UNARY)] + [(name, 2) for name in sorted(BINARY)]
+CASES = [(name, 1) for name in sorted(UNARY)] + [(name, 2) for name in sorted(BINARY)] + [
+    (name, sum(1 for p in params.split(",") if "=" not in p)) for name, params in sorted(STATS.items())]
 
 
 @pytest.mark.slow
