@@ -105,7 +105,10 @@ def _aligned(generated: list[str], line: int, origin: Callable) -> SourceSpan | 
     where = next((k for k, (n, _) in enumerate(ours) if n >= line), None)
     if not theirs or where is None:
         return None
-    matcher = difflib.SequenceMatcher(None, [t for _, t in ours], [t for _, t in theirs], autojunk=False)
+    # (a helper's version is called by its version's name, second__v1(x): read as the user's second(x), so that
+    # the call lines up with its own line, not with a like line elsewhere)
+    matcher = difflib.SequenceMatcher(None, [_VERSION.sub(r"\1", t) for _, t in ours], [t for _, t in theirs],
+                                      autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if i1 <= where < i2 or (tag == "insert" and i1 == where):
             j = j1 + min(where - i1, max(j2 - j1 - 1, 0)) if tag != "insert" else j1
@@ -113,6 +116,9 @@ def _aligned(generated: list[str], line: int, origin: Callable) -> SourceSpan | 
             number = theirs[j][0]
             return _line_span(path, number, lines[number - 1])
     return None
+
+
+_VERSION = re.compile(r"(\w)__v\d+\b")
 
 
 def _def_start(lines: list[str], line: int, name: str) -> int:
