@@ -1304,6 +1304,7 @@ class FunctionRewriter:
         again on every iteration), and the body walked again.
         """
         hoisted: list[cst.BaseStatement] = []
+        entered: dict[str, list] = {}
         for _ in range(_MAX_LOOP_ENTRIES):
             mark = self.mark()
             try:
@@ -1311,9 +1312,20 @@ class FunctionRewriter:
             except _LoopEntry as entry:
                 self.rollback(mark)
                 self._line = self.ctx.line(stmt)
+                entered.setdefault(entry.name, []).append(entry.layout)
                 hoisted.extend(self._enter_loop(entry.name, entry.layout))
-        raise self.ctx.error(UnsupportedError, stmt, "loop needs too many conversions before it",
-                             "pin the loop's arrays with Tensor hints before it")
+        # each conversion before the loop left the body leaving the array in yet another layout: name them
+        names = sorted(entered, key=lambda n: -len(entered[n]))
+        shown = "; ".join(f"{n!r} goes between " + " and ".join(dict.fromkeys(
+            layout.describe() if isinstance(layout, Layout) else "Python values" for layout in entered[n]))
+            for n in names)
+        first = names[0]
+        dims = next((layout.dims for layout in entered[first] if isinstance(layout, Layout)), None)
+        raise self.ctx.error(UnsupportedError, stmt, f"loop needs too many conversions before it: each iteration "
+                             f"leaves {', '.join(repr(n) for n in names)} in another layout than the one it found "
+                             f"({shown})", f"pin {first!r} with a hint inside the loop, where the body reassigns it "
+                             f"({first}: Tensor[{hint_dims(dims) if dims else '...'}] = ...), so that every "
+                             "iteration leaves it as it found it")
 
     def _while_statement(self, stmt: cst.While) -> cst.While | cst.For:
         """``while len(res.shape) < len(shape): res = res[..., None]`` (guided diffusion's
