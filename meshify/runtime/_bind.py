@@ -446,8 +446,28 @@ class Sharded:
             return self._build_program(statics, reads)
         key = (statics, reads, current)
         if key not in self._programs:
+            if not self._programs:
+                self._warn_unused_axes()
             self._programs[key] = self._build_program(statics, reads)
         return self._programs[key]
+
+    def _warn_unused_axes(self) -> None:
+        """A mesh axis of more than one device that splits no argument, no result and nothing the body does:
+        every device along it does the same work (a rule naming a dim no hint has, ``rules={"batch": "data"}``
+        beside ``Tensor["b", ...]``).  Warned once, at the first call: a mesh shared by several functions may
+        leave one of them an axis it does not use."""
+        used: set[str] = set()
+        for spec in [*(s.spec for s in self.leaf_specs.values()), *jax.tree.leaves(
+                self.out_specs, is_leaf=lambda x: isinstance(x, PartitionSpec))]:
+            for entry in spec if isinstance(spec, PartitionSpec) else ():
+                used.update(entry if isinstance(entry, tuple) else (entry,) if entry else ())
+        used |= _strings_in(self.local)
+        unused = [a for a, n in zip(self.mesh_spec.names, self.mesh_spec.sizes) if n > 1 and a not in used]
+        if unused:
+            warnings.warn(f"{self.__name__}(): mesh axis {', '.join(repr(a) for a in unused)} splits no argument, "
+                          "result or value of the function: every device along it does the same work; map a dim to "
+                          f"it (rules={{'batch': {unused[0]!r}}}) or leave it out of the mesh", RuntimeWarning,
+                          stacklevel=_user_stacklevel())
 
     def _current_globals(self) -> tuple:
         """The module variables the body reads, as a cache key; the generated code's namespace (a copy
@@ -682,6 +702,31 @@ class _Identity:
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, _Identity) and other.value is self.value
+
+
+def _strings_in(fn: Callable, depth: int = 3) -> set[str]:
+    """The string constants of ``fn``'s code, its nested functions' and lambdas', and those of the functions of
+    its module it calls (a helper's version), ``depth`` calls deep: the axis names its collectives spell."""
+    code = getattr(inspect.unwrap(fn), "__code__", None)
+    if code is None:
+        return set()
+    found: set[str] = set()
+    stack = [code]
+    while stack:
+        c = stack.pop()
+        for const in c.co_consts:
+            if isinstance(const, str):
+                found.add(const)
+            elif isinstance(const, types.CodeType):
+                stack.append(const)
+        if depth:
+            namespace = getattr(inspect.unwrap(fn), "__globals__", {})
+            for name in c.co_names:
+                called = namespace.get(name)
+                if isinstance(called, types.FunctionType) and called is not fn \
+                        and called.__module__ == getattr(fn, "__module__", None):
+                    found |= _strings_in(called, depth - 1)
+    return found
 
 
 def _is_array(value: Any) -> bool:
