@@ -56,24 +56,26 @@ def resolve_alias(ctx: ModuleContext, node: cst.BaseExpression) -> cst.BaseExpre
             home = ctx.imported(path) if path is not None else None
             there = home.assignments.get(node.attr.value) if home is not None else None
             if there is not None and node.attr.value not in home.declared_global:
-                there = resolve_alias(home, there)
-                if isinstance(there, cst.Subscript | cst.BinaryOperation):
-                    return transplanted(home, ctx, there, node)
+                return _alias_from(home, there, ctx, node)
             return node
         if not isinstance(node, cst.Name):
             return node
         value = ctx.assignments.get(node.value)
-        if value is None and node.value in ctx.import_refs:
-            found = imported_constant(ctx, node.value)
-            if found is not None:
-                home, there = found
-                there = resolve_alias(home, there)
-                if isinstance(there, cst.Subscript | cst.BinaryOperation):
-                    return transplanted(home, ctx, there, node)
+        found = imported_constant(ctx, node.value) if value is None and node.value in ctx.import_refs else None
+        if found is not None:
+            return _alias_from(*found, ctx, node)
         if not isinstance(value, cst.Subscript | cst.Name | cst.BinaryOperation):
             return node
         node = value
     return node
+
+
+def _alias_from(home: ModuleContext, value: cst.BaseExpression, ctx: ModuleContext,
+                use: cst.BaseExpression) -> cst.BaseExpression:
+    """The hint ``value`` of module ``home`` stands for, as ``ctx`` reads it at ``use``; ``use`` itself where
+    it is no hint."""
+    there = resolve_alias(home, value)
+    return transplanted(home, ctx, there, use) if isinstance(there, cst.Subscript | cst.BinaryOperation) else use
 
 
 def imported_constant(ctx: ModuleContext, name: str) -> tuple[ModuleContext, cst.BaseExpression] | None:
