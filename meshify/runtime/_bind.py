@@ -464,9 +464,12 @@ class Sharded:
         used |= _strings_in(self.local)
         unused = [a for a, n in zip(self.mesh_spec.names, self.mesh_spec.sizes) if n > 1 and a not in used]
         if unused:
-            warnings.warn(f"{self.__name__}(): mesh axis {', '.join(repr(a) for a in unused)} splits no argument, "
-                          "result or value of the function: every device along it does the same work; map a dim to "
-                          f"it (rules={{'batch': {unused[0]!r}}}) or leave it out of the mesh", RuntimeWarning,
+            axes = f"mesh axis {unused[0]!r} splits" if len(unused) == 1 else \
+                f"mesh axes {', '.join(repr(a) for a in unused)} split"
+            warnings.warn(f"{self.__name__}(): {axes} no argument, result or value of the function: every device "
+                          f"along {'it' if len(unused) == 1 else 'them'} does the same work; map a dim to "
+                          f"{'it' if len(unused) == 1 else 'each'} (rules={{'batch': {unused[0]!r}}}) or leave "
+                          f"{'it' if len(unused) == 1 else 'them'} out of the mesh", RuntimeWarning,
                           stacklevel=_user_stacklevel())
 
     def _current_globals(self) -> tuple:
