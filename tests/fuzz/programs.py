@@ -870,9 +870,9 @@ class _Builder:
         outputs = [n for n in dict.fromkeys(stored) if n in later]
         if not outputs or any(re.fullmatch(r"(act|step|ck)\d+", n) for n in outputs):
             return ""  # (a function held in a name is not returned: a helper returns arrays)
-        if re.fullmatch(r"v\d+[pm]", outputs[0]) or any(re.fullmatch(r"v\d+m", n) for n in [*free, *outputs]):
-            # (a NamedTuple of values or a mask first: the static scale below multiplies arrays only; a mask's
-            # Python bools passed into a jitted helper would be traced)
+        if re.fullmatch(r"v\d+[pmrl]", outputs[0]) or any(re.fullmatch(r"v\d+m", n) for n in [*free, *outputs]):
+            # (a NamedTuple of values, a mask, an arange or a list of leaves first: the static scale below multiplies
+            # arrays of values only; a mask's Python bools passed into a jitted helper would be traced)
             return ""
         if any(re.search(r"\b\w+_all\d+\b|\bn\d+ = ", line) for line in inside) \
                 or any(re.fullmatch(r"n\d+", n) for n in free):  # (a counter read inside, bound before: seed 137)
