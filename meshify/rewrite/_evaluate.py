@@ -63,9 +63,8 @@ from meshify.rewrite.rules._api import (
 from meshify.rewrite.rules.contractions import forms_partial, matmul
 from meshify.rewrite.rules.control import _axes_code
 from meshify.rewrite.rules.elementwise import elementwise
-from meshify.rewrite.rules.lookups import _is_ellipsis
+from meshify.rewrite.rules.lookups import _is_ellipsis, array_index, basic_index, lookup, multi_index, scatter
 from meshify.rewrite.rules.lookups import _is_none as is_none
-from meshify.rewrite.rules.lookups import array_index, basic_index, lookup, multi_index, scatter
 from meshify.rewrite.rules.spatial import slice_split_dims
 
 __all__ = ["BranchLayouts", "binary_operator", "evaluate", "index_array", "is_reshape", "none_test", "reshape_call"]
