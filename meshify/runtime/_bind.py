@@ -323,6 +323,15 @@ class Sharded:
             span = statement_span(e.__traceback__, self.local, self.origin)
             raise (e.with_span(span) if span is not None else e) from None
         except TypeError as e:
+            if str(e).startswith("cannot reshape array"):
+                # x.reshape(-1, n_micro, d) of a split batch: each device reshapes its block, whose rows the new
+                # leading dim (split as the batch was) cannot share out evenly
+                error = CallError(f"{self.__name__}(): a reshape of a split dim failed on a device's block: "
+                                  f"{str(e).strip().splitlines()[0].strip()}", fix="make the split dim's new size "
+                                  "(its size divided by the other new dims') a multiple of the devices it is split "
+                                  "over (a larger batch, fewer micro-batches), or split it over fewer devices")
+                span = statement_span(e.__traceback__, self.local, self.origin)
+                raise (error.with_span(span) if span is not None else error) from None
             if "to='varying'" not in str(e) or "carry" not in str(e):
                 raise
             # a loop inside code kept as written (a library function no rule models, on each device's rows):
