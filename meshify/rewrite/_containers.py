@@ -685,6 +685,13 @@ def _leafwise(rw, node: cst.Call, fn: cst.Lambda, trees: list[Operand], with_pat
     from meshify.rewrite._bodies import walk_lambda
 
     paths = [_leaves(t.value, "") for t in trees]
+    static = next((t for t in trees if isinstance(t.value, Static)), None)
+    if static is not None and len(trees) > 1:  # jax.tree.map(f, params, mask) of a mask passed in (optax.masked's)
+        raise rw.error(UnsupportedError, static.original, f"{rw.ctx.code(node.func)}(...) over "
+                       f"{rw.ctx.code(static.original)!r}, a static value whose structure meshify cannot read when "
+                       "rewriting", "build it inside the function from the hinted pytree (mask = "
+                       "jax.tree_util.tree_map_with_path(lambda path, p: ..., params)), or write it as a literal "
+                       "there")
     if any([p for p, _ in leaves] != [p for p, _ in paths[0]] for leaves in paths[1:]):
         raise rw.error(UnsupportedError, node, f"{rw.ctx.code(node.func)}(...) over pytrees of different structures",
                        "map over pytrees of one class (params and its gradients)")

@@ -300,9 +300,19 @@ def _opaque_construct(rw, node):
     arrays = [n for n in names if isinstance(rw.env.get(n), Array)
               or _holds_split(rw.env[n] if n in rw.env else rw.free.get(n))]
     if arrays:
+        held = rw.env.get(arrays[0])
+        if isinstance(held, StructValue):  # {k: "lora" in k for k in params}: a pytree's keys, not an array
+            raise rw.error(UnsupportedError, node, f"{type(node).__name__} over the pytree {arrays[0]!r} (its keys "
+                           "or items) is not modelled", _PYTREE_LOOP_FIX.format(name=arrays[0]))
         raise rw.error(UnsupportedError, node, f"{type(node).__name__} over array {arrays[0]!r} is not supported "
                        "in a @mesh function", "compute it with jax.numpy operations on whole arrays")
     return Operand(Static(), node, node)
+
+
+#: The fix for a loop or comprehension over a hinted pytree's keys or items.
+_PYTREE_LOOP_FIX = ("read its fields by name ({name}[\"lora_a\"]), or go over its leaves with their paths: mask = "
+                    "jax.tree_util.tree_map_with_path(lambda path, p: \"lora\" in jax.tree_util.keystr(path), {name}), "
+                    "then zip(jax.tree.leaves({name}), jax.tree.leaves(mask))")
 
 
 def _holds_split(value) -> bool:
@@ -1069,6 +1079,10 @@ def _call(rw, node: cst.Call):
                 return replaced
         if isinstance(receiver.value, StructValue) and receiver.value.kind == "dict" and func.attr.value == "get":
             return _dict_get(rw, node, receiver)
+        if isinstance(receiver.value, StructValue) and func.attr.value in ("items", "keys", "values"):
+            code = rw.ctx.code(func.value)
+            raise rw.error(UnsupportedError, node, f"{rw.ctx.code(node)}: the keys or items of the pytree {code!r} "
+                           "are not modelled", _PYTREE_LOOP_FIX.format(name=code))
         if isinstance(receiver.value, StructValue) and receiver.value.kind == "namedtuple" \
                 and func.attr.value == "_replace":
             return _replace(rw, node, receiver)

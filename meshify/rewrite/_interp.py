@@ -1853,6 +1853,12 @@ class FunctionRewriter:
             return Array(Layout(value.dims[1:], value.layout.axes[1:]), value.origin)
         if item is None and isinstance(value, Opaque):  # (a whole array of unknown dims: a row of it)
             return Opaque(value.shape[1:] if value.shape else None)
+        if isinstance(value, StructValue) and item is None:  # for k in params: a pytree's keys
+            from meshify.rewrite._evaluate import _PYTREE_LOOP_FIX
+
+            name = self.ctx.code(node)
+            raise self.ctx.error(UnsupportedError, node, f"a Python loop over the pytree {name!r} (its keys or "
+                                 "items) is not modelled", _PYTREE_LOOP_FIX.format(name=name))
         if not isinstance(value, Static) and item is None:
             split = isinstance(value, Array) and value.layout.rank and value.layout.axes[0]
             raise self.ctx.error(UnsupportedError, node, "a Python loop over an array" + (

@@ -569,9 +569,14 @@ def _group(ctx: RuleContext, node, layout: Layout, out, group_in: list[int], gro
         names = [layout.dims[i] for i in group_in]
         into: object = [out[j] for j in group_out]
         minor = layout.dims[split[-1]]
+        # (a dim meshify named, attn_1?, takes no rule: its split came from the dim it was cut from, whose major
+        # part, 4 heads of 32 features, had fewer entries than the mesh axis has devices)
+        unsplit = f"map {minor!r} to no mesh axis (rules={{{minor!r}: None}})" if not minor.endswith(INFERRED) \
+            else ("split the dim it was cut from over fewer devices, or give its major part (the heads) a multiple "
+                  "of the devices: meshify split its minor part because the major one could not take them")
         fix = ("split only the first dim of a merge (e.g. merge [heads, d_head] with heads split), "
                "or transpose so that the split dim comes first (its order in the merged dim changes: a weight "
-               f"read against it must follow), or map {minor!r} to no mesh axis (rules={{{minor!r}: None}})")
+               f"read against it must follow), or {unsplit}")
         if not named:
             into = f"{len(group_out)} new dim{'s' * (len(group_out) != 1)}"
         if not named and len(group_out) > 1:  # (one merged dim: which dims it merges is not in doubt)
