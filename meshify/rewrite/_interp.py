@@ -2927,6 +2927,8 @@ class FunctionRewriter:
             else "a Python value"
         fix = ("return its arrays as a dict ({\"w\": p.w, ...}) or a tuple of them: a dataclass result is not "
                "rebuilt by meshify yet" if isinstance(value, StructValue) and value.kind != "dict"
+               else ("add a return hint naming the returned pytree's class (-> Params, a TypedDict or NamedTuple "
+                     "of hinted fields), which pins each field") if isinstance(value, StructValue)
                else "return arrays: a tuple literal or a dict literal of them for several (a nested dict, or a "
                     "Python value, is not returned by meshify yet)" if isinstance(value, StructValue | Static)
                else (f"unpack it and return its items as a tuple literal ({names} = {_short(self.ctx.code(where))}; "
