@@ -2874,11 +2874,12 @@ class FunctionRewriter:
     def _list_of_pytrees(self, op: Operand, where: cst.BaseExpression, item: StructValue, why: str, fix: str):
         """The error for a returned list of pytrees as long as each call's: ``why`` it is refused, ``fix`` with
         ``{fields}`` standing for ``[b.w for b in <the list>], ...``."""
-        code = _short(self.ctx.code(op.node))
+        code = _short(self.ctx.code(where))  # (the user's code: not the names of the helpers' versions)
         field = next(iter(dict(item.fields)), "w")
+        read = f'b["{field}"]' if item.kind == "dict" else f"b.{field}"
         return self.ctx.error(UnsupportedError, where, f"{self.fn.name.value}() returns {code!r}, a list of "
                               f"{item.cls if item.kind != 'dict' else 'dicts'} as long as each call's{why}",
-                              fix.format(fields=f"[b.{field} for b in {code}], ..."))
+                              fix.format(fields=f"[{read} for b in {code}], ..."))
 
     def _check_fields(self, value: StructValue, hint: StructHint, where: cst.BaseExpression) -> None:
         """A result's fields against its struct hint's: the same keys (a NamedTuple's are its class's)."""
@@ -2920,9 +2921,10 @@ class FunctionRewriter:
         names = ", ".join(f"r{i}" for i in range(len(value.items))) if isinstance(value, TupleValue) else ""
         if isinstance(item, StructValue):  # Params(blocks=[Block(...), ...]) of a length each call gives
             raise self._list_of_pytrees(op, where, item, " (its out_specs would need each call's length): not "
-                                        "rebuilt by meshify yet", "return each field's arrays as a list ({fields}) "
-                                        "and rebuild the pytree outside the @mesh function, or update the pytree "
-                                        "there")
+                                        "rebuilt by meshify yet", "hold the list in a field of a hinted pytree "
+                                        "(class P(TypedDict): layers: list[...]; a field's list is returned as each "
+                                        "call's), or return each field's arrays as a list ({fields}) and rebuild "
+                                        "the pytree outside the @mesh function")
         what = "a tuple" if isinstance(value, TupleValue) else "a pytree" if isinstance(value, StructValue) \
             else "a Python value"
         fix = ("return its arrays as a dict ({\"w\": p.w, ...}) or a tuple of them: a dataclass result is not "
