@@ -663,4 +663,9 @@ def _user_rules(fix: str) -> str:
     half of a split; ``'seq[:2]?'``, a slice) by the dim it came from (``'xz'``), which rules apply to."""
     if "?" not in fix:
         return fix
+    # "map 'h_w?' to no mesh axis" with no rule to write (a merge's name: no rule reaches it): a hint naming the
+    # dim where it is made does it, as no rule maps the name the hint gives
+    fix = re.sub(r"map '(\w+)\?' to no mesh axis(?! \(rules)",
+                 lambda m: f"make {m[1]!r} whole: name it with a hint where it is made (v: Tensor[..., "
+                           f"\"{m[1]}\", ...] = ...), a dim no rule maps being whole", fix)
     return re.sub(r"rules=\{[^{}]*\}", lambda m: re.sub(r"'(\w+?)(?:\[[^\]']*\])?\?'", r"'\1'", m.group(0)), fix)
