@@ -577,6 +577,9 @@ def _group(ctx: RuleContext, node, layout: Layout, out, group_in: list[int], gro
         fix = ("split only the first dim of a merge (e.g. merge [heads, d_head] with heads split), "
                "or transpose so that the split dim comes first (its order in the merged dim changes: a weight "
                f"read against it must follow), or {unsplit}")
+        if len(split) > 1 and not minor.endswith(INFERRED):  # x.reshape(B, H * W, C) of h and w both split
+            fix += (f"; to keep the others split, make {minor!r} whole before the merge with a hint renaming it to "
+                    f"a dim no rule maps (xg: Tensor[..., \"{minor}_whole\", ...] = x; then xg.reshape(...))")
         if not named:
             into = f"{len(group_out)} new dim{'s' * (len(group_out) != 1)}"
         if not named and len(group_out) > 1:  # (one merged dim: which dims it merges is not in doubt)
