@@ -1363,6 +1363,9 @@ def _at_update(rw, node: cst.Call) -> Operand:
     read = cst.Subscript(at.value, sub.slice)
     rw.ctx.anchors[read] = sub
     if op == "get":
+        taken = _get_filled(rw, node, at.value, sub) if node.args else None
+        if taken is not None:  # alphas_cumprod.at[t].get(mode="fill", fill_value=-1.0): jnp.take's fill
+            return taken
         if node.args:
             raise rw.error(UnsupportedError, node, f"{rw.ctx.code(func)}() with arguments",
                            "index as x[idx] (modes: jnp.take(x, ids, axis, mode=...))")
@@ -1453,6 +1456,32 @@ def _at_update(rw, node: cst.Call) -> Operand:
     new = node.with_changes(func=func.with_changes(value=sub.with_changes(value=at.with_changes(value=target.node))),
                             args=[a.with_changes(value=value.node) if a is values[0] else a for a in node.args])
     return Operand(Array(layout.with_partial(()), base.value.origin), node, new)
+
+
+def _get_filled(rw, node: cst.Call, table: cst.BaseExpression, sub: cst.Subscript) -> Operand | None:
+    """``x.at[ids].get(mode="fill", fill_value=v)``: ``jnp.take(x, ids, axis=0, mode="fill", fill_value=v)``,
+    which reads the same (negative ids wrap from -size, the rest out of range give the fill), run by the take
+    rule; None for any other ``get`` (another mode reads negative ids otherwise than ``jnp.take``)."""
+    kwargs = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+    if len(kwargs) != len(node.args) or set(kwargs) - {"mode", "fill_value"} or len(sub.slice) != 1 \
+            or not isinstance(sub.slice[0].slice, cst.Index):
+        return None
+    mode = rw.expr(kwargs["mode"]).value if "mode" in kwargs else None
+    if not (isinstance(mode, Static) and mode.known and mode.literal == "fill"):
+        return None
+    ids = sub.slice[0].slice.value
+    jnp_alias = next((alias for alias, full in rw.ctx.imports.imports.items() if full == "jax.numpy"), None)
+    if jnp_alias is None or not isinstance(rw.expr(ids).value, Array):
+        return None
+    call = cst.parse_expression(f'{jnp_alias}.take(x, ids, axis=0, mode="fill")')
+    assert isinstance(call, cst.Call)
+    args = [call.args[0].with_changes(value=table), call.args[1].with_changes(value=ids), *call.args[2:]]
+    if "fill_value" in kwargs:
+        args.append(cst.Arg(kwargs["fill_value"], keyword=cst.Name("fill_value")))
+    call = call.with_changes(args=args)
+    rw.ctx.anchors[call] = node
+    found = rw.expr(call)
+    return Operand(found.value, node, found.node)
 
 
 def _scatter(rw, node: cst.Call, base: Operand, update: Operand, keywords: dict, operands: dict) -> Operand | None:
