@@ -30,7 +30,7 @@ from collections import Counter
 import libcst as cst
 
 from meshify.rewrite._names import dotted_name, read_again
-from meshify.rewrite._signatures import BINARY, UNARY
+from meshify.rewrite._signatures import BINARY, STATS, UNARY
 from meshify.rewrite._values import Array, FunctionRef, Opaque, Static, StructValue, TupleValue
 from meshify.rewrite.rules._api import BODY_OPS
 
@@ -455,7 +455,7 @@ class Dtypes:
                 return _union(self.of(node.args[1].value), self.of(node.args[2].value))  # not the condition
             if name in _FIRST_TWO and len(node.args) >= 2 and all(a.keyword is None for a in node.args[:2]):
                 return _union(self.of(node.args[0].value), self.of(node.args[1].value))
-            if name in UNARY or name in BINARY or short in _PROMOTED:
+            if name in UNARY or name in BINARY or name in STATS or short in _PROMOTED:
                 return self._promoted(node)
             if name in _EINOPS and node.args and node.args[0].keyword is None:
                 return self.of(node.args[0].value)  # rearrange/repeat/reduce keep the tensor's dtype
