@@ -574,8 +574,7 @@ def _attribute(rw, node: cst.Attribute):
     literal = base.value.literal if isinstance(base.value, Static) and base.value.known else None
     if isinstance(literal, tuple) and attr in getattr(type(literal), "_fields", ()):
         return Operand(Static.of(getattr(literal, attr)), node, new)  # a field of a config explain knows
-    if attr in ("name", "key", "idx") and type(literal).__module__.split(".")[0] in ("jax", "jaxlib") \
-            and isinstance(literal, _key_entries()) and hasattr(literal, attr):
+    if attr in ("name", "key", "idx") and _is_key_entry(literal) and hasattr(literal, attr):
         return Operand(Static.of(getattr(literal, attr)), node, new)  # path[-1].name of tree_map_with_path's key
     if isinstance(base.value, Array):
         layout = base.value.layout
@@ -822,7 +821,7 @@ def _per_row_pick(rw, node: cst.Subscript, base) -> Operand | None:
     elif not any(isinstance(rw.env.get(n), Array | StructValue) for n in _free_names(ids)):
         # x[arange(B), ids.argmax(-1)], lengths - 1, kw.get("ids"): of arrays (evaluated once, by the definition)
         return None
-    jnp_alias = next((alias for alias, full in rw.ctx.imports.imports.items() if full == "jax.numpy"), None)
+    jnp_alias = _alias_of(rw, "jax.numpy")
     if jnp_alias is None:
         return None
     after = layout.rank - k - 1  # x[arange(B), pos] of x [batch, seq, d]: the rows' d kept
@@ -1470,8 +1469,11 @@ def _get_filled(rw, node: cst.Call, table: cst.BaseExpression, sub: cst.Subscrip
     if not (isinstance(mode, Static) and mode.known and mode.literal == "fill"):
         return None
     ids = sub.slice[0].slice.value
-    jnp_alias = next((alias for alias, full in rw.ctx.imports.imports.items() if full == "jax.numpy"), None)
-    if jnp_alias is None or not isinstance(rw.expr(ids).value, Array):
+    jnp_alias = _alias_of(rw, "jax.numpy")
+    mark = rw.mark()  # (an array index? evaluated for good by the take below)
+    index = rw.expr(ids).value
+    rw.rollback(mark)
+    if jnp_alias is None or not isinstance(index, Array):
         return None
     call = cst.parse_expression(f'{jnp_alias}.take(x, ids, axis=0, mode="fill")')
     assert isinstance(call, cst.Call)
@@ -1631,6 +1633,11 @@ _TREE_LEAVES = frozenset({"jax.tree.leaves", "jax.tree_util.tree_leaves", "jax.t
 _PURE_STATIC = frozenset({"jax.tree_util.keystr", "builtins.str"})
 
 
+def _alias_of(rw, module: str) -> str | None:
+    """The name the module imports ``module`` as (``jnp`` for ``jax.numpy``), if it does."""
+    return next((alias for alias, full in rw.ctx.imports.imports.items() if full == module), None)
+
+
 def _key_entries() -> tuple[type, ...]:
     """jax.tree_util's key path entries, whose ``name`` / ``key`` / ``idx`` a tree_map_with_path function reads
     (imported when a path is read: the rewrite itself runs without jax)."""
@@ -1669,12 +1676,15 @@ def _pure_static_call(rw, node: cst.Call, func: cst.BaseExpression, names: set[s
     return Operand(Static.of(result), node, node)
 
 
+def _is_key_entry(literal: object) -> bool:
+    """Whether ``literal`` is one entry of a key path (jax is imported only for a value of its own)."""
+    return type(literal).__module__.split(".")[0] in ("jax", "jaxlib") and isinstance(literal, _key_entries())
+
+
 def _key_path(literal: object) -> bool:
     """Whether ``literal`` is a key path (or one of its entries): ``str`` of it is JAX's spelling."""
-    if not (isinstance(literal, tuple) and literal) and type(literal).__module__.split(".")[0] not in ("jax", "jaxlib"):
-        return False
-    entries = _key_entries()
-    return isinstance(literal, entries) or isinstance(literal, tuple) and all(isinstance(e, entries) for e in literal)
+    return _is_key_entry(literal) or isinstance(literal, tuple) and bool(literal) \
+        and all(_is_key_entry(e) for e in literal)
 
 
 def tree_leaf_reads(rw, node: cst.Call) -> list[cst.BaseExpression] | None:
@@ -1808,8 +1818,7 @@ def _optax_loss(rw, node: cst.Call, name: str) -> Operand:
     if "axis" in params and not (isinstance(axis, Static) and axis.known and type(axis.literal) is int):
         raise rw.error(UnsupportedError, node, f"optax.{short}() with an axis that is not an int literal",
                        "pass one int axis (a tuple of axes is not modelled)")
-    spelled = {q: next((alias for alias, full in rw.ctx.imports.imports.items() if full == q), None)
-               for q in ("jax", "jax.numpy")}
+    spelled = {q: _alias_of(rw, q) for q in ("jax", "jax.numpy")}
     if None in spelled.values():
         # written with jax.numpy's full name, and `import jax` carried into the file (neither module may bind
         # the name jax to anything else)

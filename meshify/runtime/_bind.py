@@ -320,31 +320,28 @@ class Sharded:
         except CallError as e:
             if e.span is not None:
                 raise
-            span = statement_span(e.__traceback__, self.local, self.origin)
-            raise (e.with_span(span) if span is not None else e) from None
+            raise self._at_statement(e, e) from None
         except TypeError as e:
             if str(e).startswith("cannot reshape array"):
                 # x.reshape(-1, n_micro, d) of a split batch: each device reshapes its block, whose rows the new
                 # leading dim (split as the batch was) cannot share out evenly
-                error = CallError(f"{self.__name__}(): a reshape of a split dim failed on a device's block: "
-                                  f"{str(e).strip().splitlines()[0].strip()}", fix="make the split dim's new size "
-                                  "(its size divided by the other new dims') a multiple of the devices it is split "
-                                  "over (a larger batch, fewer micro-batches), or split it over fewer devices")
-                span = statement_span(e.__traceback__, self.local, self.origin)
-                raise (error.with_span(span) if span is not None else error) from None
+                raise self._at_statement(e, CallError(
+                    f"{self.__name__}(): a reshape of a split dim failed on a device's block: "
+                    f"{str(e).strip().splitlines()[0].strip()}", fix="make the split dim's new size (its size "
+                    "divided by the other new dims') a multiple of the devices it is split over (a larger batch, "
+                    "fewer micro-batches), or split it over fewer devices")) from None
             if "to='varying'" not in str(e) or "carry" not in str(e):
                 raise
             # a loop inside code kept as written (a library function no rule models, on each device's rows):
             # its carry starts from a constant, which shard_map types as the same on every device, and comes
             # back per-device; JAX refuses that, and meshify cannot reach into the library's loop to say otherwise
-            error = CallError(f"{self.__name__}(): a loop inside code that runs on each device's block starts "
-                              f"its carry from a constant and returns per-device values, which jax.shard_map's "
-                              f"check refuses: {str(e).strip().splitlines()[0].strip()}",
-                              fix="call the function that runs the loop (a library loss such as optax.ctc_loss) "
-                                  "outside the @mesh function, on its inputs or outputs, or write the loop "
-                                  "itself in the function, where meshify types its carry")
-            span = statement_span(e.__traceback__, self.local, self.origin)
-            raise (error.with_span(span) if span is not None else error) from None
+            raise self._at_statement(e, CallError(
+                f"{self.__name__}(): a loop inside code that runs on each device's block starts its carry from a "
+                f"constant and returns per-device values, which jax.shard_map's check refuses: "
+                f"{str(e).strip().splitlines()[0].strip()}",
+                fix="call the function that runs the loop (a library loss such as optax.ctc_loss) outside the @mesh "
+                    "function, on its inputs or outputs, or write the loop itself in the function, where meshify "
+                    "types its carry")) from None
         except Exception as e:
             if type(e).__module__.split(".")[0] != "einops":
                 raise
@@ -354,10 +351,15 @@ class Sharded:
                               f"split dim: {str(e).strip().splitlines()[-1].strip()}",
                               fix="pass the length of the group's first axis by keyword (h=8), which meshify "
                                   "checks against the shards, or map the split dim to no mesh axis")
-            span = statement_span(e.__traceback__, self.local, self.origin)
-            raise (error.with_span(span) if span is not None else error) from None
+            raise self._at_statement(e, error) from None
         finally:
             CALL_SIZES.reset(token)
+
+    def _at_statement(self, raised: BaseException, error: CallError) -> CallError:
+        """``error`` (in place of ``raised``, an error JAX or a library raised while tracing) pointing at the
+        user's statement that was running, where known."""
+        span = statement_span(raised.__traceback__, self.local, self.origin)
+        return error.with_span(span) if span is not None else error  # type: ignore[return-value]
 
     def _for_lengths(self, bound: inspect.BoundArguments) -> Sharded:
         """The program for the lengths of this call's sequences (``blocks: tuple[Block, ...]``), each item
@@ -722,6 +724,7 @@ def _strings_in(fn: Callable, depth: int = 3) -> set[str]:
     code = getattr(inspect.unwrap(fn), "__code__", None)
     if code is None:
         return set()
+    namespace = getattr(inspect.unwrap(fn), "__globals__", {})
     found: set[str] = set()
     stack = [code]
     while stack:
@@ -732,7 +735,6 @@ def _strings_in(fn: Callable, depth: int = 3) -> set[str]:
             elif isinstance(const, types.CodeType):
                 stack.append(const)
         if depth:
-            namespace = getattr(inspect.unwrap(fn), "__globals__", {})
             for name in c.co_names:
                 called = namespace.get(name)
                 if isinstance(called, types.FunctionType) and called is not fn \

@@ -597,10 +597,8 @@ def rows_at(x: jax.Array, ids: jax.Array, values, how: str, rows: int | None = N
     block (negatives wrapped by the whole size first) and drops the others."""
     k = ids.ndim if rows is None else rows
     if axis_name is not None:
-        local = x.shape[k]
-        size = local * jax.lax.axis_size(axis_name)
-        shifted = jnp.where(ids < 0, ids + size, ids) - _block_offset(axis_name, local)
-        ids = jnp.where((shifted >= 0) & (shifted < local), shifted, local)  # (local: out of range, dropped)
+        shifted, mine = _in_block(ids, x.shape[k], axis_name)
+        ids = jnp.where(mine, shifted, x.shape[k])  # (past the block: out of range, dropped)
     grids = tuple(jnp.arange(x.shape[j]).reshape(tuple(-1 if i == j else 1 for i in range(ids.ndim)))
                   for j in range(k))
     return getattr(x.at[(*grids, ids)], how)(values)
@@ -613,13 +611,18 @@ def scatter(x: jax.Array, ids: jax.Array, values, axis: int, axis_name: AxisName
     to a place of its own (ids the user promised unique stay unique), and dropped.  Negative ids wrap by
     the global size first, and ids still out of range are dropped, as JAX's scatter does on one device."""
     local = x.shape[axis]
-    size = local * jax.lax.axis_size(axis_name)
-    ids = jnp.where(ids < 0, ids + size, ids)
-    shifted = ids - _block_offset(axis_name, local)
-    mine = (shifted >= 0) & (shifted < local)
+    shifted, mine = _in_block(ids, local, axis_name)
     away = local + jnp.arange(ids.size, dtype=shifted.dtype).reshape(ids.shape)
     index = (slice(None),) * axis + (jnp.where(mine, shifted, away),)
     return getattr(x.at[index], how)(values, mode="drop", unique_indices=unique_indices)
+
+
+def _in_block(ids: jax.Array, local: int, axis_name: AxisName) -> tuple[jax.Array, jax.Array]:
+    """Global ids along a dim split over ``axis_name`` in blocks of ``local``: each as an index into this
+    device's block, and whether it falls in it (negative ids wrap by the whole size first, as on one device)."""
+    size = local * jax.lax.axis_size(axis_name)
+    shifted = jnp.where(ids < 0, ids + size, ids) - _block_offset(axis_name, local)
+    return shifted, (shifted >= 0) & (shifted < local)
 
 
 def one_hot(x: jax.Array, num_classes: int, axis_name: AxisName, dtype=jnp.float32) -> jax.Array:

@@ -374,8 +374,7 @@ def _stats_rule(ctx: RuleContext, call: Call):
     operands = [o for o in (*call.args, *call.kwargs.values()) if o is not None]
     if not operands:
         raise ctx.error(UnsupportedError, call.node, f"{call.name} needs an array", "pass the values to evaluate")
-    value, converts = elementwise(ctx, operands, NONLINEAR, call.node, call.name.rsplit(".", 2)[-2] + "."
-                                  + call.name.rsplit(".", 1)[-1])
+    value, converts = elementwise(ctx, operands, NONLINEAR, call.node, ".".join(call.name.rsplit(".", 2)[-2:]))
     return Lowering(value, tuple(c for c in converts if c is not None))
 
 
