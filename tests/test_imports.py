@@ -389,3 +389,31 @@ def test_hint_aliases_and_mesh_constants_imported_from_the_package(tmp_path, mon
         assert 'mr.ArgSpec(("d", "f"), mr.P(None, "model"))' in text and "mr.MeshSpec.of(batch=2, model=4)" in text
     for module in [m for m in sys.modules if m.startswith(name)]:
         del sys.modules[module]
+
+
+HINTED_BY_MODULE = '''\
+import jax.numpy as jnp
+from meshify import mesh
+
+from . import hints as H
+
+
+@mesh(data=2, model=4, rules=H.RULES)
+def f(x: H.BD, w1: H.DF, w2: H.FD) -> H.BD:
+    return jnp.tanh(jnp.maximum(x @ w1, 0.0) @ w2)
+'''
+
+
+@pytest.mark.parametrize("path", ["decorator", "converted"])
+def test_mesh_rules_read_off_an_imported_module(tmp_path, monkeypatch, path) -> None:
+    """``@mesh(..., rules=H.RULES)`` with ``H`` a module of the package, as hints are read off it (``H.BD``);
+    convert refused it as no literal (the final attack, session 25)."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    name, folder = _package(tmp_path, {"hints.py": HINTS, "model.py": HINTED_BY_MODULE})
+    model = importlib.import_module(f"{name}.model")
+    fn = model.f if path == "decorator" else _converted(name, folder).f
+    _assert_matches(fn, model.f.reference)
+    if path == "converted":
+        assert 'mr.ArgSpec(("d", "f"), mr.P(None, "model"))' in (folder / "model_sharded.py").read_text()
+    for module in [m for m in sys.modules if m.startswith(name)]:
+        del sys.modules[module]

@@ -49,15 +49,9 @@ def resolve_alias(ctx: ModuleContext, node: cst.BaseExpression) -> cst.BaseExpre
     TypeAlias = Tensor[...]``, an alias of an alias, one imported from a module of the tree: ``from .dims
     import BTD``), as jaxtyping-style code names its hints; ``node`` itself for anything else."""
     for _ in range(8):  # (an alias of an alias; a cycle is no hint)
-        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):  # import dims; x: dims.BTD
-            ref = ctx.import_refs.get(node.value.value)  # (import dims as H; from . import dims as H)
-            path = None if ref is None or ref.binds_root and "." in ref.module else \
-                find_module(ctx.path, ref.level, ".".join(filter(None, [ref.module, ref.name])))
-            home = ctx.imported(path) if path is not None else None
-            there = home.assignments.get(node.attr.value) if home is not None else None
-            if there is not None and node.attr.value not in home.declared_global:
-                return _alias_from(home, there, ctx, node)
-            return node
+        if isinstance(node, cst.Attribute):  # import dims; x: dims.BTD
+            found = module_constant(ctx, node)
+            return _alias_from(*found, ctx, node) if found is not None else node
         if not isinstance(node, cst.Name):
             return node
         value = ctx.assignments.get(node.value)
@@ -76,6 +70,19 @@ def _alias_from(home: ModuleContext, value: cst.BaseExpression, ctx: ModuleConte
     it is no hint."""
     there = resolve_alias(home, value)
     return transplanted(home, ctx, there, use) if isinstance(there, cst.Subscript | cst.BinaryOperation) else use
+
+
+def module_constant(ctx: ModuleContext, node: cst.BaseExpression) -> tuple[ModuleContext, cst.BaseExpression] | None:
+    """The module and value of the top-level assignment ``H.RULES`` names, ``H`` a module of the tree that
+    ``ctx`` imports (``import hints as H``, ``from . import hints as H``); None for anything else."""
+    if not (isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name)):
+        return None
+    ref = ctx.import_refs.get(node.value.value)
+    path = None if ref is None or ref.binds_root and "." in ref.module else \
+        find_module(ctx.path, ref.level, ".".join(filter(None, [ref.module, ref.name])))
+    home = ctx.imported(path) if path is not None else None
+    there = home.assignments.get(node.attr.value) if home is not None else None
+    return (home, there) if there is not None and node.attr.value not in home.declared_global else None
 
 
 def imported_constant(ctx: ModuleContext, name: str) -> tuple[ModuleContext, cst.BaseExpression] | None:
@@ -406,6 +413,8 @@ def read_mesh_decorator(ctx: ModuleContext, decorator: cst.Decorator) -> tuple[M
             written = ctx.assignments[written.value]  # rules=RULES: a module constant's literal (as the decorator reads it)
         elif isinstance(written, cst.Name) and written.value in ctx.import_refs:
             home, written = imported_constant(ctx, written.value) or (ctx, written)  # from .config import RULES
+        elif isinstance(written, cst.Attribute):
+            home, written = module_constant(ctx, written) or (ctx, written)  # rules=H.RULES
         try:
             value = ast.literal_eval(home.code(written))
         except (ValueError, SyntaxError):
