@@ -196,3 +196,39 @@ def test_a_class_used_with_other_dims_is_refused_with_the_renaming_spelling(toke
         convert_source(RENAMED.format(token=token), "case.py")
     text = str(info.value)
     assert message in text and fix in text, text
+
+
+# -- a dict argument holds its hint's keys and no others ---------------------------------------------------------
+
+EXTRA_KEY = '''\
+from typing import TypedDict
+
+import jax
+from meshify import Tensor, mesh
+
+
+class Params(TypedDict):
+    w: Tensor["d", "f"]
+    b: Tensor["f"]
+
+
+@mesh(data=2, model=4, rules={"batch": "data", "f": "model"})
+def f(params: Params, x: Tensor["batch", "d"]) -> Params:
+    return jax.tree.map(lambda p: p * 2, params)
+'''
+
+
+def test_a_dict_argument_with_a_key_its_hint_does_not_declare_is_refused_at_the_parameter(tmp_path) -> None:
+    # (the sharded function runs on the hint's fields: the extra key would silently drop out of the result)
+    path = tmp_path / "extra_key.py"
+    path.write_text(EXTRA_KEY)
+    namespace: dict = {"__name__": "extra_key", "__file__": str(path)}
+    exec(compile(EXTRA_KEY, str(path), "exec"), namespace)
+    fn = namespace["f"]
+    params = {"w": np.ones((4, 8), np.float32), "b": np.ones(8, np.float32)}
+    x = np.ones((4, 4), np.float32)
+    assert sorted(fn(params, x)) == sorted(fn.reference(params, x)) == ["b", "w"]
+    with pytest.raises(CallError, match="argument 'params' has key 'extra', which its hint Params does not declare") \
+            as raised:
+        fn({**params, "extra": np.ones(3, np.float32)}, x)
+    assert f"{path}:13:" in str(raised.value) and "leave it out" in str(raised.value)

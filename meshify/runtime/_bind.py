@@ -110,11 +110,23 @@ class TreeSpec:
                             fix=f"pass a {self.cls.__name__}(...)") from None
 
     def flatten(self, value: Any, path: str) -> list[Any]:
+        if self.kind == "dict" and isinstance(value, Mapping):
+            self._no_extra_keys(value, path)
         out = []
         for name, spec in self.fields.items():
             field = self._field(value, name, path)
             out += spec.flatten(field, f"{path}.{name}") if isinstance(spec, TreeSpec) else [field]
         return out
+
+    def _no_extra_keys(self, value: Mapping, path: str) -> None:
+        """A dict argument holds the hint's keys and no others: the function runs on the hint's fields only,
+        so a key the hint does not declare would silently drop out of what ``jax.tree.map`` returns."""
+        extra = [key for key in value if key not in self.fields]
+        if extra:
+            raise CallError(f"argument {path!r} has key {extra[0]!r}, which its hint {self.cls.__name__} does not "
+                            f"declare (it declares {', '.join(map(repr, self.fields))}): the sharded function would "
+                            "run without it", fix=f"declare {extra[0]!r} with its dims in {self.cls.__name__}, or "
+                                                  "leave it out of the dict you pass")
 
     def unflatten(self, leaves: Iterator[Any]) -> Any:
         if self.kind == "sequence":
@@ -437,7 +449,10 @@ class Sharded:
                 # a Python number for a Tensor[()] parameter (a generation loop's pos): the scalar array JAX
                 # makes of it where the single-device code uses it, weakly typed as there
                 value = jax.numpy.asarray(value)
-            out += spec.flatten(value, name) if isinstance(spec, TreeSpec) else [value]
+            try:
+                out += spec.flatten(value, name) if isinstance(spec, TreeSpec) else [value]
+            except CallError as e:
+                raise self._placed(e, name) from None
         return out
 
     def _unflatten(self, leaves: Sequence[Any]) -> dict[str, Any]:
