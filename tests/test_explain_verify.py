@@ -247,7 +247,9 @@ def step(w: Tensor["d", "d_ff"], x: Tensor["batch", "d"]):
     ('"d_ff": "model", "d": "batch"', "loss, g = jax.value_and_grad(loss_fn)(w, x)\n    return loss, w - 0.1 * g"),
     ('"d_ff": "model"', "g = jax.jit(jax.grad(loss_fn))(w, x)\n    loss, (gw, gx) = "
                         "jax.value_and_grad(loss_fn, argnums=(0, 1))(w, x)\n    return loss, w - g - gw, gx"),
-], ids=["data-parallel", "fsdp", "the-same-gradient-twice"])
+    ('"d_ff": "model"', "loss, g = jax.value_and_grad(lambda v: jnp.mean(jnp.tanh(x @ v) ** 2))(w)\n    "
+                        "return loss, w - 0.1 * g"),
+], ids=["data-parallel", "fsdp", "the-same-gradient-twice", "batch-in-a-closure"])
 def test_explain_counts_what_a_gradient_inside_the_function_adds(rules: str, body: str, tmp_path: Path) -> None:
     """``jax.value_and_grad`` inside a @mesh function: the psum of a weight's cotangents over the axes the loss varies
     over (shard_map's transpose), and an all-gathered weight's reduce-scatter back, counted as the HLO holds them
@@ -259,3 +261,36 @@ def test_explain_counts_what_a_gradient_inside_the_function_adds(rules: str, bod
     path.write_text(_GRAD_STEP.replace("RULES", rules).replace("BODY", body))
     (report,) = verify_file(path, None, parse_dims("batch=8,d=16,d_ff=32"))
     assert report.results_agree and report.prediction_matches, (report.predicted, report.found)
+
+
+_PYTREE_GRAD_STEP = '''\
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+from meshify import Tensor, mesh
+
+
+class Pair(NamedTuple):
+    a: Tensor["d", "f"]
+    b: Tensor["d", "f"]
+
+
+@mesh(batch=8)
+def step(p: Pair, x: Tensor["batch", "d"]):
+    loss, g = jax.value_and_grad(lambda q: jnp.mean(jnp.tanh(x @ q.a) * jnp.tanh(x @ q.b)))(p)
+    return loss, jax.tree.map(lambda v, d: v - 0.1 * d, p, g)
+'''
+
+
+def test_explain_counts_the_gradient_psum_of_every_leaf_of_a_pytree(tmp_path: Path) -> None:
+    """Two leaves of one layout in a differentiated pytree: a psum each (before, the second was taken for the
+    first asked again and counted 0 bytes); the batch the loss reads from outside its argument counts as varying."""
+    from meshify.explain import parse_dims
+    from meshify.verify import verify_file
+
+    path = tmp_path / "step.py"
+    path.write_text(_PYTREE_GRAD_STEP)
+    (report,) = verify_file(path, None, parse_dims("batch=8,d=16,f=32"))
+    assert report.results_agree and report.prediction_matches, (report.predicted, report.found)
+    assert report.predicted["all-reduce"][1] == 2 * 16 * 32 * 4 + 4, report.predicted  # (the loss: 4 bytes)

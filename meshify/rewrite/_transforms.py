@@ -142,8 +142,8 @@ def _grad(rw, node: cst.Call, fn: cst.BaseExpression, call, options: dict, kind:
             args[i] = _whole(rw, args[i], f"{kind}'s argument {i}")
     start = len(rw.records)
     value, new_fn, new_args = _walk(rw, fn, replace(call, args=tuple(args)))
-    _backward_records(rw, fn, args, nums, start)
     loss = value.items[0] if has_aux and isinstance(value, TupleValue) and len(value.items) == 2 else value
+    _backward_records(rw, fn, args, nums, start, loss)
     if has_aux and loss is value:
         raise rw.error(LayoutError, fn, f"{rw.ctx.code(fn)} returns one value but has_aux=True",
                        "return (loss, aux)")
@@ -159,17 +159,21 @@ def _grad(rw, node: cst.Call, fn: cst.BaseExpression, call, options: dict, kind:
     return out, new_fn, new_args
 
 
-def _backward_records(rw, fn: cst.BaseExpression, args: list, nums: list[int], start: int) -> None:
+def _backward_records(rw, fn: cst.BaseExpression, args: list, nums: list[int], start: int, loss: Value) -> None:
     """The collectives the gradient adds inside the shard_map, for ``explain`` (and ``verify``'s count): an
-    argument whole over mesh axes the loss varies over (another operand split or summed over them) gets its
-    cotangents from every device's part of the loss, psummed there by shard_map's transpose; a weight the
-    loss all-gathered is reduce-scattered back."""
+    argument whole over mesh axes the loss varies over (another operand split or summed over them, a value the
+    function closes over: the batch of a data-parallel step) gets its cotangents from every device's part of
+    the loss, psummed there by shard_map's transpose; a weight the loss all-gathered is reduce-scattered back."""
     from dataclasses import replace
 
     from meshify.rewrite.rules._api import _arrays_in
 
     leaves = [(i, path, leaf) for i, a in enumerate(args) for path, leaf in _arrays_in(a.value, "")]
     varying = {x for _, _, leaf in leaves for x in (*leaf.layout.split_axes, *leaf.layout.partial)}
+    # (values the loss reads from outside its arguments: the loss is a partial sum over their axes, or was made
+    # whole over them by a collective on the way)
+    varying |= set(loss.layout.partial) if isinstance(loss, Array) else set()
+    varying |= {x for r in rw.records[start:] for x in r.axes}
     for i, path, leaf in leaves:
         if i not in nums:
             continue
@@ -182,6 +186,8 @@ def _backward_records(rw, fn: cst.BaseExpression, args: list, nums: list[int], s
                            f"psum over {axes_text(axes)}: the gradient of {what!r}, whole over {axes_text(axes)} where "
                            "the loss is not: each device's cotangents summed (shard_map's transpose)",
                            operands=(args[i].original, fn, *(a.original for a in args)))
+            # (each leaf's own psum: its value is the argument's field at ``path``, not the argument)
+            rw.records[-1] = replace(rw.records[-1], value=(rw.records[-1].value, path))
     for r in list(rw.records[start:]):
         if r.kind == "all_gather" and r.dim:
             d = r.layout.dims.index(r.dim)
