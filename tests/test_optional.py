@@ -168,7 +168,7 @@ def test_more_optional_arrays_than_the_limit_is_a_positioned_error() -> None:
     with pytest.raises(AnnotationError) as error:
         convert_source(source, "many.py")
     message = str(error.value)
-    assert "many.py:6:" in message and "more than 3 optional array parameters" in message
+    assert "many.py:6:" in message and "more than 3 optional arrays (a, b, c, d)" in message
     assert "fix: make 'd' required" in message
 
 
@@ -194,3 +194,49 @@ def test_the_hint_evaluates_without_postponed_annotations() -> None:
     hint = Tensor["d"] | None
     assert hint.optional and hint.dims == ("d",) and repr(hint) == "Tensor['d'] | None"
     assert (None | Tensor["d"]) == hint
+
+
+FIELDS = textwrap.dedent('''\
+    from typing import NamedTuple, Optional
+
+    from meshify import Tensor, mesh
+
+
+    class Linear(NamedTuple):
+        w: Tensor["d", "d"]
+        b: Optional[Tensor["d"]] = None
+
+
+    class Attn(NamedTuple):
+        q: Linear
+        k: Linear
+
+
+    @mesh(data=2, model=4, rules={"batch": "data", "d": "model"})
+    def f(p: Attn, x: Tensor["batch", "d"]) -> Tensor["batch", "d"]:
+        q = x @ p.q.w if p.q.b is None else x @ p.q.w + p.q.b
+        k = x @ p.k.w if p.k.b is None else x @ p.k.w + p.k.b
+        return q * k
+''')
+
+
+@pytest.mark.parametrize("path", ["decorator", "converted"])
+def test_optional_fields_are_one_choice_per_class_and_a_call_mixing_them_is_refused(path: str, tmp_path) -> None:
+    """Every ``Linear.b`` of a call is None or none is (one version each); a call with both is a CallError at the
+    parameter naming the field, never a wrong version."""
+    from meshify.errors import CallError
+
+    (tmp_path / "fields.py").write_text(FIELDS)
+    if path == "converted":
+        (tmp_path / "fields_sharded.py").write_text(convert_source(FIELDS, str(tmp_path / "fields.py")).text)
+    mod = _load(tmp_path / ("fields.py" if path == "decorator" else "fields_sharded.py"))
+    rng = np.random.default_rng(5)
+    w, b, x = (jnp.asarray(rng.standard_normal(s).astype(np.float32)) for s in ((8, 8), (8,), (4, 8)))
+    for p in (mod.Attn(mod.Linear(w, b), mod.Linear(w * 2, b * 3)), mod.Attn(mod.Linear(w), mod.Linear(w * 2))):
+        np.testing.assert_allclose(mod.f(p, x), mod.f.reference(p, x), rtol=1e-5, atol=1e-5)
+    with pytest.raises(CallError, match="Linear.b is None in some places of argument 'p' and an array in others"
+                       ) as raised:
+        mod.f(mod.Attn(mod.Linear(w, b), mod.Linear(w)), x)
+    # (at the parameter: in the file the call runs, the converted one on that path)
+    assert (":17:7:" if path == "decorator" else ":38:7:") in str(raised.value), str(raised.value)
+    assert "or None for every one" in str(raised.value)

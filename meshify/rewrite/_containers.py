@@ -743,7 +743,12 @@ def _key_paths(value: Value, path: tuple) -> list[tuple]:
         return [leaf for k, v in value.fields for leaf in _key_paths(v, (*path, make(k)))]
     if isinstance(value, TupleValue):
         return [leaf for i, v in enumerate(value.items) for leaf in _key_paths(v, (*path, SequenceKey(i)))]
-    return [path]
+    return [] if is_none(value) else [path]
+
+
+def is_none(value: Value) -> bool:
+    """Whether ``value`` is None, a pytree with no leaves to JAX (an optional field this version takes as None)."""
+    return isinstance(value, Static) and value.known and value.literal is None
 
 
 def _in_sequence(value: Value) -> bool:
@@ -761,7 +766,7 @@ def _leaves(value: Value, path: str) -> list[tuple[str, Value]]:
         return [leaf for k, v in value.fields for leaf in _leaves(v, f"{path}.{k}")]
     if isinstance(value, TupleValue):
         return [leaf for i, v in enumerate(value.items) for leaf in _leaves(v, f"{path}[{i}]")]
-    return [(path, value)]
+    return [] if is_none(value) else [(path, value)]
 
 
 def _rebuilt(value: Value, results) -> Value:
@@ -769,7 +774,7 @@ def _rebuilt(value: Value, results) -> Value:
         return StructValue(value.cls, tuple((k, _rebuilt(v, results)) for k, v in value.fields), value.kind)
     if isinstance(value, TupleValue):
         return TupleValue(tuple(_rebuilt(v, results) for v in value.items))
-    return next(results)
+    return value if is_none(value) else next(results)
 
 
 def _stacks(rw, fn: cst.BaseExpression) -> bool:

@@ -236,7 +236,8 @@ def _rewritten(ctx: ModuleContext, plans: list[FunctionPlan], original: cst.Func
     nodes = [plans[0].node.with_changes(decorators=main)]  # type: ignore[union-attr]
     name = original.name.value
     for plan in plans[1:]:
-        nones = sorted(set(plans[0].args) - set(plan.args))
+        nones = sorted(set(plans[0].args) - set(plan.args)) + sorted(
+            {g for struct in plan.args.values() if struct is not None for g in struct.none_groups()})
         when = [*(f"{n}={v}" for n, v in plan.flags.items()), *(f"{n} is None" for n in nones)]
         note = comment_line(f"{name}() when {', '.join(nones)} {'is' if len(nones) == 1 else 'are'} None"
                             if nones and not plan.flags else f"{name}() when " + ", ".join(when))

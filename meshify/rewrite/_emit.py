@@ -122,9 +122,11 @@ def _arg_spec(plan: FunctionPlan, path: str, struct, mr: str, depth: int) -> str
     if struct is None:
         return f"{mr}.ArgSpec({_dims(plan.params[path])}, {_spec(plan.in_layouts[path], mr)})"
     pad = "    " * (depth + 1)
-    fields = "".join(f'{pad}"{name}": {_arg_spec(plan, f"{path}.{name}", hint if not isinstance(hint, tuple) else None, mr, depth + 1)},\n'
+    fields = "".join(f'{pad}"{name}": ' + ("None" if hint is None else _arg_spec(
+        plan, f"{path}.{name}", hint if not isinstance(hint, tuple) else None, mr, depth + 1)) + ",\n"
                      for name, hint in struct.fields)
-    return f'{mr}.TreeSpec({struct.cls}, "{struct.kind}", {{\n{fields}{"    " * depth}}})'
+    optional = ", optional=(" + ", ".join(f'"{n}"' for n in struct.optional) + ",)" if struct.optional else ""  # (fields each call may pass as None)
+    return f'{mr}.TreeSpec({struct.cls}, "{struct.kind}", {{\n{fields}{"    " * depth}}}{optional})'
 
 
 def place_versions(body: list[cst.BaseStatement], versions: Specializations,

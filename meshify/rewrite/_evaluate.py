@@ -473,6 +473,18 @@ def _boolean(rw, node: cst.BooleanOperation):
     return Operand(Static(), node, new)
 
 
+def _field_held(rw, node: cst.BaseExpression | None):
+    """What a name, or a field of a pytree read by name (``p.q.b``, ``p["bias"]``), holds; None if not that."""
+    if isinstance(node, cst.Name):
+        return rw.env.get(node.value, rw.free.get(node.value))
+    key = node.attr.value if isinstance(node, cst.Attribute) else None
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) \
+            and isinstance(node.slice[0].slice.value, cst.SimpleString):
+        key = node.slice[0].slice.value.evaluated_value
+    held = _field_held(rw, node.value) if key is not None else None  # type: ignore[union-attr]
+    return held.field(key) if isinstance(held, StructValue) else None
+
+
 def none_test(rw, node: cst.BaseExpression) -> bool | None:
     """``pos is None`` / ``pos is not None`` where meshify knows the answer: an array (a hinted
     parameter, a helper's array argument) is never None; a helper called without it (a literal None
@@ -486,9 +498,7 @@ def none_test(rw, node: cst.BaseExpression) -> bool | None:
     if not any(isinstance(n, cst.Name) and n.value == "None" for n in sides):
         return None
     other = next((n for n in sides if not (isinstance(n, cst.Name) and n.value == "None")), None)
-    if not isinstance(other, cst.Name):
-        return None
-    value = rw.env.get(other.value, rw.free.get(other.value))
+    value = _field_held(rw, other)
     if isinstance(value, Array | TupleValue | StructValue):
         is_none = False
     elif isinstance(value, Static) and value.known:

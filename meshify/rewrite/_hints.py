@@ -587,7 +587,31 @@ class StructHint:
 
     cls: str
     kind: str  # "namedtuple", "dataclass", "dict", "tuple" or "sequence" (one field ITEMS: each item's hint)
-    fields: tuple[tuple[str, tuple[str, ...] | StructHint], ...]
+    #: Each field's dims or nested hint; None for an optional field in a version where it is None.
+    fields: tuple[tuple[str, tuple[str, ...] | StructHint | None], ...]
+    #: The fields hinted ``X | None`` (their hint in ``fields`` is X's): each call's value says which are None.
+    optional: tuple[str, ...] = ()
+
+    def without(self, nones: frozenset[str]) -> StructHint:
+        """This hint in the version where the optional fields in ``nones`` (``"Linear.b"``: class and
+        field) are None, in it and in its nested hints."""
+        return StructHint(self.cls, self.kind, tuple(
+            (name, None if name in self.optional and f"{self.cls}.{name}" in nones
+             else f.without(nones) if isinstance(f, StructHint) else f) for name, f in self.fields), self.optional)
+
+    def none_groups(self) -> list[str]:
+        """``"Class.field"`` of each optional field this hint's version takes as None (nested ones too)."""
+        out = [f"{self.cls}.{name}" for name, f in self.fields if name in self.optional and f is None]
+        for _, f in self.fields:
+            out += [g for g in f.none_groups() if g not in out] if isinstance(f, StructHint) else []
+        return out
+
+    def optional_groups(self) -> list[str]:
+        """``"Class.field"`` of each optional field, here and in nested hints, in order and once each."""
+        out = [f"{self.cls}.{name}" for name in self.optional]
+        for _, f in self.fields:
+            out += [g for g in f.optional_groups() if g not in out] if isinstance(f, StructHint) else []
+        return out
 
 
 def read_struct(ctx: ModuleContext, node: cst.BaseExpression, seen: tuple[str, ...] = ()) -> StructHint | None:
@@ -621,11 +645,19 @@ def read_struct(ctx: ModuleContext, node: cst.BaseExpression, seen: tuple[str, .
     if kind is None:
         return None  # not a pytree class: a static value
     fields: list[tuple[str, tuple[str, ...] | StructHint | None]] = []
+    optional: list[str] = []
     for stmt in cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ():
         for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
             if not isinstance(small, cst.AnnAssign) or not isinstance(small.target, cst.Name):
                 continue
             hint = small.annotation.annotation
+            from meshify.rewrite._optional import optional_inner
+
+            wrapped = optional_inner(ctx, hint)
+            if wrapped is not None and (read_dims(ctx, wrapped) is not None
+                                        or read_struct(ctx, wrapped, (*seen, node.value)) is not None):
+                optional.append(small.target.value)  # b: Tensor["f"] | None: each call says which it is
+                hint = wrapped
             dims = read_dims(ctx, hint)
             inner = None if dims is not None else read_struct(ctx, hint, (*seen, node.value))
             fields.append((small.target.value, dims if dims is not None else inner))
@@ -637,21 +669,11 @@ def read_struct(ctx: ModuleContext, node: cst.BaseExpression, seen: tuple[str, .
              if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name)}
     for name, f in fields:
         if f is None:
-            from meshify.rewrite._optional import optional_inner
-
-            wrapped = optional_inner(ctx, hints[name])
-            if wrapped is not None and (read_dims(ctx, wrapped) is not None or read_struct(ctx, wrapped) is not None):
-                raise ctx.error(AnnotationError, hints[name], f"field {node.value}.{name} is an optional array "
-                                f"({ctx.code(hints[name])}): meshify reads optional arrays as parameters of the "
-                                "@mesh function, not yet as fields of a pytree",
-                                f"make {name} required (blocks without one pass an array that does nothing: "
-                                "zeros, an identity), or pass it as a parameter of its own: "
-                                f"{name}: {ctx.code(wrapped)} | None = None")
             raise ctx.error(AnnotationError, node, f"field {node.value}.{name} has no Tensor hint, but other "
                             f"fields of {node.value} do",
                             "every field of a pytree argument needs a Tensor[...] hint (or a nested "
                             "NamedTuple/dataclass); keep static values in a separate config argument")
-    return StructHint(node.value, kind, tuple(fields))  # type: ignore[arg-type]
+    return StructHint(node.value, kind, tuple(fields), tuple(optional))  # type: ignore[arg-type]
 
 
 def _imported_struct(ctx: ModuleContext, node: cst.Name | cst.Attribute, seen: tuple[str, ...]) -> StructHint | None:
@@ -674,7 +696,7 @@ def _carried_classes(home: ModuleContext, struct: StructHint) -> StructHint:
 
     fields = tuple((k, _carried_classes(home, f) if isinstance(f, StructHint) else f) for k, f in struct.fields)
     named = struct.kind in ("namedtuple", "dataclass", "dict") and struct.cls in home.classes
-    return StructHint(carry_class(home, struct.cls) if named else struct.cls, struct.kind, fields)
+    return StructHint(carry_class(home, struct.cls) if named else struct.cls, struct.kind, fields, struct.optional)
 
 
 def _renamed_struct(ctx: ModuleContext, node: cst.Subscript, seen: tuple[str, ...]) -> StructHint | None:
@@ -720,7 +742,7 @@ def _struct_dims(struct: StructHint) -> set[str]:
 def _rename_struct(struct: StructHint, renames: dict[str, str]) -> StructHint:
     return StructHint(struct.cls, struct.kind, tuple(
         (name, _rename_struct(f, renames) if isinstance(f, StructHint) else tuple(renames.get(d, d) for d in f))
-        for name, f in struct.fields))
+        for name, f in struct.fields), struct.optional)
 
 
 _TUPLE = frozenset({"tuple", "typing.Tuple"})
@@ -742,6 +764,12 @@ def _sequence_struct(ctx: ModuleContext, node: cst.Subscript, seen: tuple[str, .
     item = dims if dims is not None else read_struct(ctx, items[0], seen)
     if item is None:
         return None  # a sequence of static values
+    if isinstance(item, StructHint) and item.optional_groups():
+        group = item.optional_groups()[0]
+        raise ctx.error(AnnotationError, items[0], f"{ctx.code(node)}: items with an optional array field ({group}): "
+                        "meshify reads optional fields of a pytree argument, not yet of the items of a sequence "
+                        "(each item could be None or not)", f"make {group.split('.')[1]} required in the items "
+                        "(items without one hold an array that does nothing: zeros, an identity)")
     return StructHint("list" if is_list else "tuple", "sequence", ((ITEMS, item),))
 
 

@@ -1146,6 +1146,7 @@ class FunctionRewriter:
             dims = read_dims(self.ctx, hint) if hint is not None else None
             struct = read_struct(self.ctx, hint) if hint is not None and dims is None else None
             if struct is not None:
+                struct = struct.without(self.nones)  # (this version's None fields: Linear.b is None)
                 self.env[name] = self._struct_value(struct, name, hint, params)
                 self._args[name] = struct
                 continue
@@ -1191,6 +1192,8 @@ class FunctionRewriter:
             leaf = f"{path}.{field_name}"
             if isinstance(field_hint, StructHint):
                 fields.append((field_name, self._struct_value(field_hint, leaf, hint, params)))
+            elif field_hint is None:  # an optional field, None in this version: ``if p.b is None:`` is taken
+                fields.append((field_name, Static.of(None)))
             else:
                 params[leaf] = field_hint
                 fields.append((field_name, Array(self._rule_layout(field_hint, hint))))

@@ -50,20 +50,24 @@ def optional_inner(ctx: ModuleContext, hint: cst.BaseExpression) -> cst.BaseExpr
 
 
 def optional_params(ctx: ModuleContext, fn: cst.FunctionDef) -> list[str]:
-    """The parameters whose hint is an optional array (or pytree of arrays) hint, in order."""
+    """The parameters whose hint is an optional array (or pytree of arrays) hint, in order, and the optional
+    fields of the pytree parameters' classes (``"Linear.b"``: one choice for every ``Linear`` of the call)."""
     from meshify.rewrite._hints import read_dims, read_struct
 
     found: list[str] = []
     p = fn.params
     for param in (*p.posonly_params, *p.params, *p.kwonly_params):
         inner = optional_inner(ctx, param.annotation.annotation) if param.annotation else None
-        if inner is None or (read_dims(ctx, inner) is None and read_struct(ctx, inner) is None):
-            continue
-        found.append(param.name.value)
+        hint = inner if inner is not None else param.annotation.annotation if param.annotation else None
+        struct = read_struct(ctx, hint) if hint is not None and read_dims(ctx, hint) is None else None
+        if inner is not None and (read_dims(ctx, inner) is not None or struct is not None):
+            found.append(param.name.value)
+        # a pytree's optional fields (Linear.b: Tensor["f"] | None), each class's field one choice for all its uses
+        found += [group for group in (struct.optional_groups() if struct is not None else ()) if group not in found]
         if len(found) > MAX_OPTIONAL:
             raise ctx.error(AnnotationError, param, f"{fn.name.value}() has more than {MAX_OPTIONAL} optional "
-                            f"array parameters; meshify rewrites it once per combination of them being None",
-                            f"make {param.name.value!r} required (or group the optional arrays in one "
+                            f"arrays ({', '.join(found)}); meshify rewrites it once per combination of them being "
+                            "None", f"make {found[-1]!r} required (or group the optional arrays in one "
                             "NamedTuple that is None or not)")
     return found
 

@@ -66,11 +66,29 @@ class TreeSpec:
 
     cls: type
     kind: str  # "namedtuple", "dataclass", "dict", "tuple" or "sequence"
-    fields: Mapping[str, ArgSpec | TreeSpec]
+    #: Each field's spec; None for an optional field that this version of the program takes as None.
+    fields: Mapping[str, ArgSpec | TreeSpec | None]
+    #: The fields hinted ``X | None``: which are None picks the version of the program (``Sharded._version``).
+    optional: tuple[str, ...] = ()
 
     @property
     def has_sequence(self) -> bool:
         return self.kind == "sequence" or any(isinstance(s, TreeSpec) and s.has_sequence for s in self.fields.values())
+
+    def nones(self, value: Any, path: str) -> dict[str, bool]:
+        """``"Class.field"`` -> whether it is None, for each optional field of ``value`` (nested ones too)."""
+        out: dict[str, bool] = {}
+        if self.kind == "sequence":  # (the items of a sequence have no optional fields: refused at their hint)
+            return out
+        for name, spec in self.fields.items():
+            field = self._field(value, name, path)
+            found = [(f"{self.cls.__name__}.{name}", field is None)] if name in self.optional else []
+            if isinstance(spec, TreeSpec) and field is not None:
+                found += spec.nones(field, f"{path}.{name}").items()
+            for group, none in found:
+                if out.setdefault(group, none) != none:
+                    raise mixed_nones(group, f"argument {path!r}")
+        return out
 
     def concrete(self, value: Any, path: str) -> TreeSpec:
         """This spec for ``value``: each sequence a tuple (or list) of as many item specs as it has items."""
@@ -86,13 +104,13 @@ class TreeSpec:
             return self
         return TreeSpec(self.cls, self.kind, {
             name: spec.concrete(self._field(value, name, path), f"{path}.{name}") if isinstance(spec, TreeSpec)
-            else spec for name, spec in self.fields.items()})
+            else spec for name, spec in self.fields.items()}, self.optional)
 
     def leaves(self, path: str) -> list[tuple[str, ArgSpec]]:
         out = []
         for name, spec in self.fields.items():
             leaf = f"{path}.{name}"
-            out += spec.leaves(leaf) if isinstance(spec, TreeSpec) else [(leaf, spec)]
+            out += spec.leaves(leaf) if isinstance(spec, TreeSpec) else [] if spec is None else [(leaf, spec)]
         return out
 
     def _field(self, value: Any, name: str, path: str) -> Any:
@@ -115,7 +133,13 @@ class TreeSpec:
         out = []
         for name, spec in self.fields.items():
             field = self._field(value, name, path)
-            out += spec.flatten(field, f"{path}.{name}") if isinstance(spec, TreeSpec) else [field]
+            if (spec is None) != (field is None):  # (the version is picked by which optional fields are None)
+                raise CallError(f"argument '{path}.{name}' is {'None' if field is None else 'an array'}, where this "
+                                f"version of the program takes {'an array' if field is None else 'None'}",
+                                fix=f"hint it as optional ({name}: Tensor[...] | None) in {self.cls.__name__}"
+                                if field is None else "pass None")
+            out += spec.flatten(field, f"{path}.{name}") if isinstance(spec, TreeSpec) else [] if spec is None \
+                else [field]
         return out
 
     def _no_extra_keys(self, value: Mapping, path: str) -> None:
@@ -132,11 +156,29 @@ class TreeSpec:
         if self.kind == "sequence":
             raise CallError(f"the arrays of a {self.cls.__name__} of any length depend on each call's items",
                             fix="ask for them with the arguments: fn.place(...) puts each array in its sharding")
-        values = {name: spec.unflatten(leaves) if isinstance(spec, TreeSpec) else next(leaves)
-                  for name, spec in self.fields.items()}
+        values = {name: spec.unflatten(leaves) if isinstance(spec, TreeSpec) else None if spec is None
+                  else next(leaves) for name, spec in self.fields.items()}
         if self.kind == "tuple":
             return self.cls(values.values())  # a tuple, or a list where a list[Block] argument was one
         return dict(values) if self.kind == "dict" else self.cls(**values)
+
+
+def mixed_nones(group: str, where: str) -> CallError:
+    """The error for an optional field (``"Linear.b"``) None in some places of a call and an array in others."""
+    return CallError(f"{group} is None in some places of {where} and an array in others: meshify rewrote the "
+                     f"function once with every {group} None and once with none",
+                     fix="pass an array for every one (one that does nothing where there is none: zeros for a bias), "
+                         "or None for every one")
+
+
+def _none_fields(args: Mapping[str, ArgSpec | TreeSpec]) -> frozenset[str]:
+    """``"Class.field"`` of the optional fields that these specs take as None."""
+    out: set[str] = set()
+    for spec in args.values():
+        if isinstance(spec, TreeSpec):
+            out |= {f"{spec.cls.__name__}.{n}" for n in spec.optional if spec.fields.get(n) is None}
+            out |= _none_fields({n: s for n, s in spec.fields.items() if s is not None})
+    return frozenset(out)
 
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -226,7 +268,7 @@ class Sharded:
         A call then runs the version for the arguments that are None: whether ``if bias is None:`` is
         taken is decided per call, as on one device, and each version is a program of its own."""
         version.origin = self.origin
-        nones = frozenset(self.args) - frozenset(version.args)
+        nones = frozenset(self.args) - frozenset(version.args) | _none_fields(version.args) - _none_fields(self.args)
         if set(version.args) - set(self.args):
             raise TypeError(f"{version.__name__}: a variant takes a subset of {self.__name__}'s array parameters")
         if version.flags or self.flags:  # other values of static flags (and perhaps some optional arrays None)
@@ -264,11 +306,26 @@ class Sharded:
                     "only",
                     fix=f"pass {wrong[0]}=True or {wrong[0]}=False"), wrong[0])
             optional = frozenset().union(*(k[0] for k in self._variants))
-            key = (frozenset(n for n in optional if bound.arguments.get(n) is None), tuple(sorted(given.items())))
+            key = (self._call_nones(bound, optional), tuple(sorted(given.items())))
             return self if key == (frozenset(), tuple(sorted(self.flags.items()))) else self._variants[key]
         optional = frozenset().union(*self._variants)
-        nones = frozenset(n for n in optional if bound.arguments.get(n) is None)
-        return self._variants.get(nones, self)
+        return self._variants.get(self._call_nones(bound, optional), self)
+
+    def _call_nones(self, bound: inspect.BoundArguments, optional: frozenset[str]) -> frozenset[str]:
+        """Which of the ``optional`` parameters (``bias``) and pytree fields (``"Linear.b"``) are None in
+        this call: the key of its version of the program."""
+        groups: dict[str, bool] = {}
+        if any("." in n for n in optional):
+            for name, spec in self.args.items():
+                value = bound.arguments.get(name)
+                if isinstance(spec, TreeSpec) and value is not None:
+                    try:
+                        for group, none in spec.nones(value, name).items():
+                            if groups.setdefault(group, none) != none:
+                                raise mixed_nones(group, f"the arguments ({name!r} and another)")
+                    except CallError as e:
+                        raise self._placed(e, name) from None
+        return frozenset(n for n in optional if (groups.get(n, False) if "." in n else bound.arguments.get(n) is None))
 
     @property
     def reference(self) -> Callable[..., Any]:
