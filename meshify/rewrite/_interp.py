@@ -1290,8 +1290,8 @@ class FunctionRewriter:
                 continue
             new = stmt.with_changes(body=small)
             if self._comments:
-                new = new.with_changes(leading_lines=[*stmt.leading_lines,
-                                                      *(comment_line(c) for c in self._comments)])
+                new = new.with_changes(leading_lines=[*stmt.leading_lines,  # (each once: top_k's values and indices)
+                                                      *(comment_line(c) for c in dict.fromkeys(self._comments))])
             return [*hoisted, new]
         raise self.ctx.error(UnsupportedError, self._anchors.get(stmt, stmt),
                              "statement needs too many materialised partial sums",

@@ -1215,7 +1215,7 @@ class _Builder:
         """An op that works along one dim, each row on its own (``jnp.sort``, ``x.sort(descending=True)``,
         ``jnp.argsort``, ``jnp.diff``, ``jnp.median``, ``jax.nn.glu``, ``jax.lax.cumsum(reverse=True)``,
         ``jax.lax.cummax``), those that change the dim's size summed over it; refused where that dim is split
-        (a trigger)."""
+        (a trigger), except sort, argsort and median, which gather the rows."""
         if not a.dims or None in a.dims:
             return False
         rank = len(a.dims)
@@ -1241,7 +1241,8 @@ class _Builder:
                      "glu": f"jax.nn.glu({n}, axis={k})"}[kind]
             expr, scale = f"jnp.sum({inner}, axis={k})", a.scale * (2 if kind == "diff" else size)
             del dims[k]
-        self.trigger("an op along a split dim", expr, "along split dim")
+        if kind not in ("sort", "sort_method", "argsort", "median"):  # (those gather the rows of a split dim)
+            self.trigger("an op along a split dim", expr, "along split dim")
         self.emit(expr, dims, scale)
         return True
 

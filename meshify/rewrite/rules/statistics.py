@@ -580,6 +580,9 @@ for _kind in ("cumsum", "cumprod"):
 # -- along one unsplit dim: sort, argsort, diff, median, glu, lax's cumulative ops --------------------------
 
 
+#: The kinds along a split dim that gather its rows: nothing cheaper computes them exactly.
+_WHOLE_ROWS = frozenset({"sort", "argsort", "median"})
+
 #: kind -> (the parameter holding the array, the default axis, what the op does to the dim it works along:
 #: "same" keeps it, "shorter" changes its size (an inferred name), "reduced" removes it; whether it is linear,
 #: so that a pending partial sum passes through).
@@ -630,6 +633,11 @@ def _along_rule(ctx: RuleContext, call: Call, kind: str):
         raise ctx.error(LayoutError, where, f"axis {axis!r} is out of range for a value of dims {list(layout.dims)}",
                         f"use an axis from {-layout.rank} to {layout.rank - 1}")
     dim = axis % layout.rank
+    if layout.axes[dim] and kind in _WHOLE_ROWS:
+        # sort, argsort, median along a split dim (top-p sampling over a split vocab): every entry of each row is
+        # needed, so the rows are gathered (all_gather, as little as an exact sort can move); the result whole
+        # along that dim, its other dims keeping their splits
+        layout = Layout(layout.dims, tuple(() if i == dim else a for i, a in enumerate(layout.axes)), layout.partial)
     if layout.axes[dim]:
         from meshify.rewrite.rules._api import unsplit_fix
 
