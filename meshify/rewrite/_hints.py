@@ -663,10 +663,6 @@ def read_struct(ctx: ModuleContext, node: cst.BaseExpression, seen: tuple[str, .
             fields.append((small.target.value, dims if dims is not None else inner))
     if all(f is None for _, f in fields):
         return None  # a config of static values (ints, floats, flags): passed through unchanged
-    hints = {small.target.value: small.annotation.annotation
-             for stmt in (cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ())
-             for small in (stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ())
-             if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name)}
     for name, f in fields:
         if f is None:
             raise ctx.error(AnnotationError, node, f"field {node.value}.{name} has no Tensor hint, but other "
