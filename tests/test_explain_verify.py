@@ -249,7 +249,8 @@ def step(w: Tensor["d", "d_ff"], x: Tensor["batch", "d"]):
                         "jax.value_and_grad(loss_fn, argnums=(0, 1))(w, x)\n    return loss, w - g - gw, gx"),
     ('"d_ff": "model"', "loss, g = jax.value_and_grad(lambda v: jnp.mean(jnp.tanh(x @ v) ** 2))(w)\n    "
                         "return loss, w - 0.1 * g"),
-], ids=["data-parallel", "fsdp", "the-same-gradient-twice", "batch-in-a-closure"])
+    ('"d_ff": "model"', "g = jax.grad(lambda v: jnp.mean(jnp.tanh(x @ v) ** 2))(w)\n    return w - 0.1 * g"),
+], ids=["data-parallel", "fsdp", "the-same-gradient-twice", "batch-in-a-closure", "grad-drops-the-loss-psum"])
 def test_explain_counts_what_a_gradient_inside_the_function_adds(rules: str, body: str, tmp_path: Path) -> None:
     """``jax.value_and_grad`` inside a @mesh function: the psum of a weight's cotangents over the axes the loss varies
     over (shard_map's transpose), and an all-gathered weight's reduce-scatter back, counted as the HLO holds them
