@@ -125,7 +125,8 @@ def _arg_spec(plan: FunctionPlan, path: str, struct, mr: str, depth: int) -> str
     fields = "".join(f'{pad}"{name}": ' + ("None" if hint is None else _arg_spec(
         plan, f"{path}.{name}", hint if not isinstance(hint, tuple) else None, mr, depth + 1)) + ",\n"
                      for name, hint in struct.fields)
-    optional = ", optional=(" + ", ".join(f'"{n}"' for n in struct.optional) + ",)" if struct.optional else ""  # (fields each call may pass as None)
+    # (the fields each call may pass as None: which are picks the version)
+    optional = ", optional=(" + ", ".join(f'"{n}"' for n in struct.optional) + ",)" if struct.optional else ""
     return f'{mr}.TreeSpec({struct.cls}, "{struct.kind}", {{\n{fields}{"    " * depth}}}{optional})'
 
 

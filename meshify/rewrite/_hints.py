@@ -644,6 +644,8 @@ def read_struct(ctx: ModuleContext, node: cst.BaseExpression, seen: tuple[str, .
     kind = _struct_kind(ctx, cls)
     if kind is None:
         return None  # not a pytree class: a static value
+    from meshify.rewrite._optional import optional_inner
+
     fields: list[tuple[str, tuple[str, ...] | StructHint | None]] = []
     optional: list[str] = []
     for stmt in cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ():
@@ -651,8 +653,6 @@ def read_struct(ctx: ModuleContext, node: cst.BaseExpression, seen: tuple[str, .
             if not isinstance(small, cst.AnnAssign) or not isinstance(small.target, cst.Name):
                 continue
             hint = small.annotation.annotation
-            from meshify.rewrite._optional import optional_inner
-
             wrapped = optional_inner(ctx, hint)
             if wrapped is not None and (read_dims(ctx, wrapped) is not None
                                         or read_struct(ctx, wrapped, (*seen, node.value)) is not None):
