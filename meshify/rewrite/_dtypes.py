@@ -154,8 +154,11 @@ class Dtypes:
             self.wide_names.add(name)
         else:
             self.wide_names.discard(name)
-        if carriers is None and name not in self.rebound and not partial:
-            carriers = (name,)  # a partial sum's own dtype may be float32 where its sum's is not
+        if (carriers is None or any(not re.fullmatch(r"[A-Za-z_]\w*", c) for c in carriers)) \
+                and name not in self.rebound and not partial:
+            # the name itself (a partial sum's own dtype may be float32 where its sum's is not): an expression's
+            # text would be traced again where it is read, on operands whose blocks may not broadcast as written
+            carriers = (name,)
         if isinstance(value, Static):
             self.names.pop(name, None)
         else:
@@ -503,10 +506,15 @@ class Dtypes:
         node.visit(_Names())
         if lambdas:
             return None
+        splits = set()
         for name in names:
             value = self.rw.env.get(name)
             if name in self.rebound or name in self.unknown or (isinstance(value, Array) and value.layout.partial):
                 return None
+            if isinstance(value, Array):
+                splits.add(frozenset((d, a) for d, a in zip(value.layout.dims, value.layout.axes) if a))
+        if len(splits) > 1:  # (arrays of other splits: their blocks may not broadcast as the code writes them)
+            return None
         return (self.rw.ctx.code(node),)
 
     def _promoted(self, node: cst.Call) -> Carriers:
