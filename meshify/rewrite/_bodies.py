@@ -74,6 +74,15 @@ def _loop(rw, call: Call, loop: Loop) -> tuple[Value, dict[At, cst.BaseExpressio
     result, node = _iteration(rw, call, loop, entering)
     walked: dict[At, cst.BaseExpression] = {}
     carry = _carry(loop, result)
+    summed = _summed_in_body(entering, carry)
+    if summed is not None:
+        # (entering whole and leaving as a partial sum, the loop cannot run in either layout as it is: a whole
+        # carry is no partial sum of the devices', and the body's result is not the whole carry)
+        raise rw.error(LayoutError, loop.body.fn.original, f"the {call.short} body returns its carry as a partial "
+                       f"sum over {', '.join(repr(a) for a in sorted(summed.layout.partial))} "
+                       f"({summed.layout.describe()}{': ' + summed.origin if summed.origin else ''}) where it enters "
+                       "whole", "pin the carry with a Tensor hint where the body computes it (h: Tensor[...] = ...): "
+                       "it is then made whole there, each iteration")
     items = literal_items(loop.init) if _items_settle_elsewhere(entering, carry) else None
     if items is None and _items_settle_elsewhere(entering, carry) and isinstance(entering, TupleValue):
         # init = (jnp.zeros((B, C)), ...) bound to a name first (RWKV's state): its items read off the name
@@ -110,6 +119,19 @@ def _loop(rw, call: Call, loop: Loop) -> tuple[Value, dict[At, cst.BaseExpressio
     assert isinstance(result, TupleValue)
     carry, y = result.items
     return TupleValue((carry, _stack(y, loop.stacked))), walked
+
+
+def _summed_in_body(init: Value, carry: Value) -> Array | None:
+    """The carry (or a carry item) the body returns as a partial sum over axes it does not enter partial over."""
+    if isinstance(init, TupleValue) and isinstance(carry, TupleValue) and len(init.items) == len(carry.items):
+        return next((s for s in map(_summed_in_body, init.items, carry.items) if s is not None), None)
+    if isinstance(init, StructValue) and isinstance(carry, StructValue):
+        fields = dict(init.fields)
+        return next((s for k, v in carry.fields if k in fields
+                     for s in [_summed_in_body(fields[k], v)] if s is not None), None)
+    if isinstance(carry, Array) and carry.layout.partial - (init.layout.partial if isinstance(init, Array) else set()):
+        return carry
+    return None
 
 
 def _traced_numbers(init: Value) -> Value:
