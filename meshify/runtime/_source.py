@@ -9,6 +9,7 @@ rewrite-time error.  Functions without a readable source (``exec``'d code) get n
 from __future__ import annotations
 
 import difflib
+import inspect
 import linecache
 import re
 import traceback
@@ -68,18 +69,30 @@ def statement_span(tb: TracebackType | None, program: Callable, origin: Callable
     code = getattr(program, "__code__", None)
     if code is None:
         return None
-    frames = [(f.f_code.co_filename, line) for f, line in traceback.walk_tb(tb) if f.f_code is code]
-    if not frames:
+    walked = list(traceback.walk_tb(tb))
+    at = [k for k, (f, _) in enumerate(walked) if f.f_code is code]
+    if not at:
         return None
-    path, line = frames[-1]
+    path, line = walked[at[-1]][0].f_code.co_filename, walked[at[-1]][1]
     generated = linecache.getlines(path)
     if not 0 < line <= len(generated):
         return None
-    if origin is program or getattr(origin, "__code__", None) is None or \
-            origin.__code__.co_filename == path:
+    converted = origin is program or getattr(origin, "__code__", None) is None or origin.__code__.co_filename == path
+    # (raised inside a helper's version, gqa__v1, written beside the function: the helper's own statement)
+    inner = [(f, n) for f, n in walked[at[-1] + 1:] if f.f_code.co_filename == path
+             and _VERSION.search(f.f_code.co_name) and 0 < n <= len(generated)]
+    if inner:
+        frame, number = inner[-1]
+        if converted:
+            return _line_span(path, number, generated[number - 1])
+        helper = inspect.unwrap(origin.__globals__.get(_VERSION.sub(r"\1", frame.f_code.co_name), None) or origin)
+        if getattr(helper, "__code__", None) is not None and helper is not origin:
+            mapped = _aligned(generated, number, helper, frame.f_code.co_name)
+            if mapped is not None:
+                return mapped
+    if converted:
         return _line_span(path, line, generated[line - 1])
-    mapped = _aligned(generated, line, origin)
-    return mapped if mapped is not None else None
+    return _aligned(generated, line, origin)
 
 
 def _line_span(path: str, line: int, text: str) -> SourceSpan:
@@ -87,10 +100,11 @@ def _line_span(path: str, line: int, text: str) -> SourceSpan:
     return SourceSpan(path, line, col, text, max(1, len(text.strip())))
 
 
-def _aligned(generated: list[str], line: int, origin: Callable) -> SourceSpan | None:
+def _aligned(generated: list[str], line: int, origin: Callable, name: str | None = None) -> SourceSpan | None:
     """The line of ``origin``'s def that generated line ``line`` stands for: both functions' code lines
     (comments and blank lines left out) aligned by :class:`difflib.SequenceMatcher`; a rewritten line
-    maps to its place in the block of the user's lines it replaced."""
+    maps to its place in the block of the user's lines it replaced.  ``name``: the generated def's name
+    where it is not the user's (a helper's version, ``gqa__v1``)."""
     code = origin.__code__
     path, first = code.co_filename, code.co_firstlineno
     linecache.checkcache(path)
@@ -101,7 +115,7 @@ def _aligned(generated: list[str], line: int, origin: Callable) -> SourceSpan | 
     if start is None:
         return None
     theirs = _code_lines(lines, start)
-    ours = _code_lines(generated, _def_start(generated, line, code.co_name))
+    ours = _code_lines(generated, _def_start(generated, line, name or code.co_name))
     where = next((k for k, (n, _) in enumerate(ours) if n >= line), None)
     if not theirs or where is None:
         return None

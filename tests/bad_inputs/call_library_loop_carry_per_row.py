@@ -1,5 +1,5 @@
 # Bad input: a library loss that runs a scan (optax.ctc_loss) on each device's rows: its carry starts replicated.
-# expect: CallError at 15:5 naming a loop inside code that runs on each device's block
+# expect: CallError at 20:5 naming a loop inside code that runs on each device's block
 # call: lg=8x6x5 lp=8x6 lb=8x3 lbp=8x3
 from typing import Annotated
 

@@ -1,5 +1,5 @@
-# Bad input: a slice too far along a split dim inside the second of two helper calls, with like lines between.
-# expect: CallError at 23:9 naming would come from devices farther than the next one
+# Bad input: a slice too far along a split dim in the second of two helpers: pointed at in the helper.
+# expect: CallError at 13:5 naming would come from devices farther than the next one
 # call: x=16x8 v=8
 import jax.numpy as jnp
 from meshify import Tensor, mesh
