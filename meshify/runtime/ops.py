@@ -91,7 +91,9 @@ def shard_size(size: int, shards: int, dim: str, major_of: str | None = None) ->
                             f"by the {shards} shards {major_of!r} is split into (fewer parts than devices: kv heads "
                             "in grouped-query attention, groups in a group norm)",
                             fix=f"keep {major_of!r} whole on each device: rules={{{major_of!r}: None}} (each "
-                                f"device then computes all of them), or make {dim!r} a multiple of {shards}")
+                                f"device then computes all of them), or make {dim!r} a multiple of {shards}; with "
+                                "one kv head (multi-query attention), leave the grouping reshape out and let the "
+                                "kv head broadcast over the split heads: jnp.einsum('blhd,bsd->bhls', q, k[:, :, 0])")
 
         raise CallError(f"reshape size {size!r} of dim {dim!r} is not divisible by the {shards} shards it is split "
                         "into", fix=f"choose a size of {dim!r} that is a multiple of {shards}, or map {dim!r} to "
