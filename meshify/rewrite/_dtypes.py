@@ -382,6 +382,8 @@ class Dtypes:
         if isinstance(value, StructValue | TupleValue | Static) and root.value not in self.rebound \
                 and read_again(node):
             return (self.rw.ctx.code(node),)  # p.w, params["w"], self.w, cfg.eps
+        if isinstance(value, StructValue | TupleValue) and isinstance(node, cst.Subscript) and node.value is not root:
+            return self.of(node.value)  # p.embed[tokens]: indexing a field's array keeps its dtype
         if value is None and dotted_name(node) is not None and isinstance(node, cst.Attribute):
             return (self.rw.ctx.code(node),)  # a module attribute: jnp.bfloat16
         return None

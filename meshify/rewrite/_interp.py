@@ -2561,9 +2561,10 @@ class FunctionRewriter:
             node, left = self._leaving_held(Operand(op.value, op.node, op.node), op.node, "return value ")
             self._results.append(left)
             return s.with_changes(value=node)
-        if isinstance(op.value, TupleValue) and all(isinstance(v, Array | Opaque) for v in op.value.items):
-            # return helper(x): a tuple whose items leave as they are (a pending partial sum cannot be
-            # completed inside a tuple the code does not spell out)
+        if isinstance(op.value, TupleValue) and all(isinstance(v, Array | Opaque) or _as_is(v) is not None
+                                                    for v in op.value.items):
+            # return helper(x), return jax.value_and_grad(loss_fn)(params): a tuple whose items leave as they are
+            # (its pytrees of whole arrays too), a partial item completed where it leaves
             partial = next((i for i, v in enumerate(op.value.items) if isinstance(v, Array) and v.layout.partial), None)
             if partial is not None:
                 completed = self._completed_in_place(s.value, op)
@@ -2573,9 +2574,9 @@ class FunctionRewriter:
                                          "has no return hint", f"unpack it and return the items: a, b = "
                                          f"{self.ctx.code(s.value)}; return a, b")
                 op = completed
-            items = tuple(Array(v.layout.with_partial(()) if isinstance(v, Array) else Layout.replicated(()))
-                          for v in op.value.items)
-            self._results.append(TupleValue(items))
+            items = tuple(Array(v.layout.with_partial(())) if isinstance(v, Array) else Array(Layout.replicated(()))
+                          if isinstance(v, Opaque) else _as_is(v) for v in op.value.items)
+            self._results.append(TupleValue(items))  # type: ignore[arg-type]
             return s.with_changes(value=op.node)
         if isinstance(op.value, TupleValue) and not holds_partial(op.value):
             # return step(w, x): a helper's (loss, grads, metrics), its dicts and NamedTuples of whole arrays
@@ -3829,6 +3830,8 @@ def _as_is(value: Value) -> Value | None:
         return None if value.layout.partial else Array(value.layout)
     if isinstance(value, Opaque):
         return Array(Layout.replicated(()))
+    if isinstance(value, Static) and value.known and value.literal is None:
+        return Array(Layout.replicated(()))  # (None: an optional field's gradient; no array, its spec unused)
     if isinstance(value, TupleValue):
         items = [_as_is(v) for v in value.items]
         return None if any(i is None for i in items) else TupleValue(tuple(items))  # type: ignore[arg-type]
