@@ -619,6 +619,10 @@ def _attribute(rw, node: cst.Attribute):
             return Operand(Static(), node, new)
         if attr == "T":
             return _transpose_attr(rw, base, node, new)
+        if attr == "mT" and layout.rank >= 2:  # the last two dims swapped (a batch of matrices transposed)
+            perm = Layout((*layout.dims[:-2], layout.dims[-1], layout.dims[-2]),
+                          (*layout.axes[:-2], layout.axes[-1], layout.axes[-2]), layout.partial)
+            return Operand(Array(perm, base.value.origin), node, new)
         if attr in ("real", "imag"):  # elementwise and linear over the reals: splits and a partial sum stay
             return Operand(Array(layout, base.value.origin), node, new)
         raise rw.error(UnsupportedError, node, f"attribute .{attr} of array {rw.ctx.code(node.value)!r}",

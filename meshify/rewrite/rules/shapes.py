@@ -157,6 +157,30 @@ def _swapaxes(ctx: RuleContext, call: Call):
     return keep(_permuted(x, perm))
 
 
+@op("jax.numpy.permute_dims", reads=("a", "axes"))
+def _permute_dims(ctx: RuleContext, call: Call):
+    """``jnp.permute_dims(x, axes)`` (the array API's transpose): the dims, their splits and a partial sum move."""
+    x = call.arg(0, "a")
+    if not isinstance(x.value, Array):
+        return unknown_call(ctx, call)
+    rank = array(x).layout.rank
+    perm = _ints(ctx, [call.arg(1, "axes")], "permute_dims", call.node)
+    if sorted(p % rank for p in perm) != list(range(rank)):
+        raise ctx.error(LayoutError, call.node, f"permute_dims axes {perm} are not a permutation of {rank} dims",
+                        f"list each of the {rank} axes once")
+    return keep(_permuted(x, [p % rank for p in perm]))
+
+
+@op("jax.numpy.matrix_transpose", reads=("x",))
+def _matrix_transpose(ctx: RuleContext, call: Call):
+    """``jnp.matrix_transpose(x)`` (``x.mT``): the last two dims swapped."""
+    x = call.arg(0, "x")
+    if not isinstance(x.value, Array) or array(x).layout.rank < 2:
+        return unknown_call(ctx, call)
+    rank = array(x).layout.rank
+    return keep(_permuted(x, [*range(rank - 2), rank - 1, rank - 2]))
+
+
 @op("jax.numpy.moveaxis")
 def _moveaxis(ctx: RuleContext, call: Call):
     x = call.arg(0, "a")

@@ -592,7 +592,11 @@ _ALONG = {
     "lax.cumsum": ("operand", 0, "same", True), "lax.cumprod": ("operand", 0, "same", False),
     "lax.cummax": ("operand", 0, "same", False), "lax.cummin": ("operand", 0, "same", False),
     "lax.cumlogsumexp": ("operand", 0, "same", False),
+    "vector_norm": ("x", None, "reduced", False), "standardize": ("x", -1, "same", False),
+    "safe_norm": ("x", None, "reduced", False),
 }
+#: Options of those kinds that must be Python values (an array there would need its own layout).
+_SCALAR_OPTIONS = {"standardize": ("epsilon",), "safe_norm": ("min_norm",)}
 
 
 def _along_rule(ctx: RuleContext, call: Call, kind: str):
@@ -604,6 +608,13 @@ def _along_rule(ctx: RuleContext, call: Call, kind: str):
     x = call.receiver if call.receiver is not None else call.params.get(subject)
     if x is None or not isinstance(x.value, Array):
         return unknown_call(ctx, call)
+    if kind == "vector_norm" and type(_literal(ctx, call, "axis", None)) is int:
+        return _norm_rule(ctx, call)  # (one axis: jnp.linalg.norm's vector norm, psummed over a split dim)
+    for option in _SCALAR_OPTIONS.get(kind, ()):
+        given = call.params.get(option)
+        if given is not None and isinstance(given.value, Array | Opaque):
+            raise ctx.error(UnsupportedError, given.original, f"{call.name}'s {option}= as an array is not modelled "
+                            "by meshify", f"pass {option} as a Python number")
     layout = x.value.layout
     axis = _literal(ctx, call, "axis", default)
     if effect == "reduced" and isinstance(axis, tuple) and len(axis) == 1:  # jnp.median(x, axis=(1,))
@@ -685,6 +696,10 @@ for _kind, _reads in (("sort", ("a", "axis", "stable", "descending")),
     op(f"jax.numpy.{_kind}", method=_kind if _kind in ("sort", "argsort") else None, kind=_kind,
        reads=_reads)(_along_rule)
 op("jax.nn.glu", kind="glu", reads=("x", "axis"))(_along_rule)
+# row-wise library functions (each row along an unsplit dim on its own; along a split dim refused, naming it)
+op("jax.numpy.linalg.vector_norm", kind="vector_norm", reads=("x", "axis", "keepdims", "ord"))(_along_rule)
+op("jax.nn.standardize", kind="standardize", reads=("x", "axis", "epsilon"))(_along_rule)
+op("optax.safe_norm", kind="safe_norm", reads=("x", "min_norm", "ord", "axis", "keepdims"))(_along_rule)
 for _kind in ("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"):
     op(f"jax.lax.{_kind}", kind=f"lax.{_kind}", reads=("operand", "axis", "reverse"))(_along_rule)
 
