@@ -16,6 +16,7 @@ from meshify.runtime._placement import ProcessLocal, from_host, process_local, p
 from meshify.runtime.ops import (  # noqa: A004
     all_gather,
     canonical_dtype,
+    bernoulli,
     categorical,
     dtype_of,
     elementwise,
@@ -60,7 +61,7 @@ __all__ = [
     "initialize", "Topology", "from_host", "to_host", "process_local", "process_slice", "ProcessLocal",
     "like", "shard_size", "sum_dtype", "psum", "psum_scatter", "all_gather", "global_shape", "one_hot", "take", "take_along_axis", "rows_at", "scatter", "local_block", "local_draw", "log_softmax", "logsumexp", "mean", "on_one_device", "pmax", "pmin", "softmax",
     "max", "min", "method", "method_receiver", "regathering", "entries", "elementwise", "dtype_of", "canonical_dtype", "quotient_dtype", "refused",
-    "varying", "categorical", "global_norm", "multi_index", "tree_leaves", "tree_map_each",
+    "varying", "bernoulli", "categorical", "global_norm", "multi_index", "tree_leaves", "tree_map_each",
 ]
 
 # Reductions over split dims (runtime/_statistics.py, re-exported by ops).

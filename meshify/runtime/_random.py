@@ -183,3 +183,14 @@ def categorical(key, logits: jax.Array, spec: PartitionSpec, /, axis: int = -1, 
     if axes[ax] is None:
         return jnp.argmax(scores, axis=ax)
     return argmax(scores, ax, axes[ax], ax)
+
+
+def bernoulli(key, p: jax.Array, spec: PartitionSpec, /) -> jax.Array:
+    """``jax.random.bernoulli(key, p)`` of probabilities split as ``spec``: this device's block of the
+    single-device draw.  As JAX computes it (``uniform(key, p.shape, p.dtype) < p``): the uniform numbers drawn
+    blockwise (:func:`local_draw`, bit-identical to the global draw's block), compared with the local ``p``."""
+    if not jnp.issubdtype(p.dtype, jnp.floating):
+        return jax.random.bernoulli(key, p)  # (JAX's own error for integer probabilities)
+    axes = tuple(spec) + (None,) * (p.ndim - len(spec))
+    shape = tuple(s * (jax.lax.axis_size(a) if a else 1) for s, a in zip(p.shape, axes))
+    return local_draw(jax.random.uniform, PartitionSpec(*axes), key, shape, p.dtype) < p

@@ -651,7 +651,7 @@ def refused(code: str, headline: str, fix: str = "", at: str = "") -> Exception:
                code=code)
 
 
-from meshify.runtime._random import categorical, local_draw  # noqa: E402,F401 (random draws: each device its own block)
+from meshify.runtime._random import bernoulli, categorical, local_draw  # noqa: E402,F401 (random draws: each device its own block)
 from meshify.runtime._statistics import all, any, argmax, argmin, cumprod, cumsum, matrix_norm, nanmax, nanmean, nanmin, nanstd, nansum, nanvar, norm, prod, segment_max, segment_min, std, top_k, var  # noqa: E402,F401,A004 (reductions over split dims)
 
 

@@ -233,6 +233,10 @@ def _sampler(ctx: RuleContext, call: Call, kind: str):
     device, and consumers slice their block.
     """
     position, keyword = _SAMPLERS[kind]
+    if kind == "bernoulli":
+        split = _split_probabilities(ctx, call)
+        if split is not None:
+            return split
     for operand in [*call.args, *call.kwargs.values()]:
         if isinstance(operand.value, Array) and (operand.value.layout.is_split or operand.value.layout.partial):
             raise ctx.error(UnsupportedError, operand.original,
@@ -250,6 +254,33 @@ def _sampler(ctx: RuleContext, call: Call, kind: str):
     if layout is None:
         return keep(_built(_shape_dims(shape), shape))
     return _local_draw(ctx, call, layout)
+
+
+def _split_probabilities(ctx: RuleContext, call: Call) -> Lowering | None:
+    """``jax.random.bernoulli(key, p)`` (``shape=p.shape`` too) of probabilities split over the mesh (a VAE
+    decoder's samples of a split batch): drawn as JAX draws it, uniform numbers of ``p``'s shape compared with
+    ``p``, each device drawing only its block (``mr.bernoulli``); None where it is not that form."""
+    key, p = call.arg(0, "key"), call.arg(1, "p")
+    shape, mode = call.arg(2, "shape"), call.kwargs.get("mode") or call.arg(3, "mode")
+    if p is None or not isinstance(p.value, Array) or not (p.value.layout.is_split or p.value.layout.partial):
+        return None
+    if key is None or (isinstance(key.value, Array) and (key.value.layout.is_split or key.value.layout.partial)):
+        return None
+    if mode is not None and not (isinstance(mode.value, Static) and mode.value.literal == "low"):
+        return None  # (mode="high" draws two numbers per entry: refused below)
+    same = shape is None or (isinstance(shape.value, Static) and shape.value.known and shape.value.literal is None) \
+        or (isinstance(shape.original, cst.Attribute) and shape.original.attr.value == "shape"
+            and ctx.code(shape.original.value) == ctx.code(p.original))
+    if not same or set(call.kwargs) - {"key", "p", "shape", "mode"}:
+        return None
+    whole = p.value.layout.with_partial(())
+    split = [a for axes in whole.axes for a in axes]
+    note = (f"local draw over {axes_text(split)} (no communication): each device draws only its block of the "
+            f"uniform numbers {ctx.code(call.node.func)} compares with {ctx.code(p.original)!r}, bit-identical to "
+            "one device")
+    return Lowering(Array(whole), (Convert(p, whole, "jax.random.bernoulli's probabilities"),),
+                    "{mr}.bernoulli({key}, {p}, " + _spec_text(whole) + ")", (("key", key.node), ("p", Ref(0))),
+                    notes=(note,))
 
 
 @op("jax.random.permutation", reads=("key", "x", "axis", "independent"))
