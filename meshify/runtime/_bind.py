@@ -163,6 +163,15 @@ class TreeSpec:
         return dict(values) if self.kind == "dict" else self.cls(**values)
 
 
+def _is_typed_key(value: Any) -> bool:
+    """Whether ``value`` is a typed PRNG key array (``jax.random.key``'s)."""
+    dtype = getattr(value, "dtype", None)
+    try:
+        return dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key)
+    except TypeError:
+        return False
+
+
 def mixed_nones(group: str, where: str) -> CallError:
     """The error for an optional field (``"Linear.b"``) None in some places of a call and an array in others."""
     return CallError(f"{group} is None in some places of {where} and an array in others: meshify rewrote the "
@@ -484,8 +493,16 @@ class Sharded:
                 continue
             where = "" if found is value else f" (an array of shape {tuple(found.shape)} inside it)"
             traced = isinstance(found, jax.core.Tracer) and found is value and found.ndim == 0
-            fix = (f"a scalar traced by jax.jit: make it static there (jax.jit(f, static_argnames=('{name}',))), "
+            key = _is_typed_key(found) or (found is value and tuple(found.shape) == (2,)
+                                            and str(found.dtype) == "uint32")
+            optimizer = any(type(v).__module__.split(".")[0] == "optax"
+                            for v in (value, *(value if isinstance(value, tuple | list) else ())))
+            fix = (f"an optax optimizer state: return the gradients and call opt.update and optax.apply_updates "
+                   "outside the @mesh function (its arrays take the parameters' shardings there)") if optimizer else (
+                   f"a scalar traced by jax.jit: make it static there (jax.jit(f, static_argnames=('{name}',))), "
                    f"or give it a hint, {name}: Tensor[()], to pass it as a replicated array") if traced else (
+                   f"a random key: hint it {name}: Annotated[jax.Array, ()] (a typed key, jax.random.key) or "
+                   f"{name}: Annotated[jax.Array, \"key_data\"] (the uint32[2] of jax.random.PRNGKey)") if key else (
                    f"name its dims: {name}: Tensor[...] (a tuple or dict of arrays: a NamedTuple or dataclass "
                    "with a Tensor hint per field), or pass a Python number")
             raise self._placed(CallError(
@@ -748,6 +765,10 @@ class Sharded:
                     fix = (f"{name!r} looks like a raw key (jax.random.PRNGKey(...), a uint32[{shape[0]}] array): pass "
                            "a typed key, jax.random.key(...), a scalar, or hint its data as a dim: "
                            f"{name}: Annotated[jax.Array, \"key_data\"]")
+                if not shape and _is_typed_key(value):
+                    fix = (f"{name!r} is a typed key (jax.random.key(...)), a 0-d array: hint it "
+                           f"{name}: Annotated[jax.Array, ()] (the raw uint32[2] data of jax.random.PRNGKey is what "
+                           "takes a dim)")
                 continue
             for i, (dim, size) in enumerate(zip(spec.dims, shape)):
                 if dim in sizes and sizes[dim][0] != size:
