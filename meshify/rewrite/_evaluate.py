@@ -1815,8 +1815,10 @@ def _optax_loss(rw, node: cst.Call, name: str) -> Operand:
     for i, arg in enumerate(node.args):
         key = arg.keyword.value if arg.keyword is not None else params[i] if i < len(params) and not arg.star else None
         if key not in params:
+            given = arg.keyword.value if arg.keyword is not None else "an argument past those"
             raise rw.error(UnsupportedError, arg, f"optax.{short}() with {rw.ctx.code(arg)!r}",
-                           f"pass {', '.join(params)} (where= is not modelled)")
+                           f"pass {', '.join(params)} only ({given}= is not modelled"
+                           + (": mask the loss yourself, jnp.where(mask, loss, 0.0))" if given == "where" else ")"))
         bound[key] = arg.value
     needed = [p for p in params if p != "axis"]
     if any(p not in bound for p in needed):
