@@ -1584,7 +1584,7 @@ class FunctionRewriter:
                     LayoutError, stmt, f"the layout of {name!r} changes across iterations of this loop: "
                     f"{before.layout.describe()} before, {described} {where or 'after'}",
                     f"pin it with a hint before the loop and inside it: {name}: Tensor["
-                    f"{hint_dims(before.dims)}] = ...")
+                    f"{hint_dims(before.dims) if before.dims else '()'}] = ...")
 
     def _either_list(self, name: str, a: Value, b: Value, stmt: cst.CSTNode) -> Value:
         """A list one branch of an if appends to and the other does not (``if keep: hs.append(x)``): a

@@ -354,6 +354,10 @@ def _split_keys(ctx: RuleContext, call: Call):
     gives ``[dim]``, a raw one (``uint32[2]``) ``[dim, <its dim>]``; any other split is as it was."""
     key, num = call.arg(0, "key"), call.arg(1, "num")
     size = num.value.size_of if num is not None and isinstance(num.value, Static) else None
+    count = 2 if num is None else num.value.literal if isinstance(num.value, Static) and num.value.known \
+        and type(num.value.literal) is int and num.value.literal > 0 else None
+    if size is None and count is not None:  # key, sub = jax.random.split(key): a dim sized by its name, "2?"
+        size = f"{count}{INFERRED}"
     made = ctx.qualified_names(key.original.func) if isinstance(key.original, cst.Call) else set()
     if size is not None and not isinstance(key.value, Array) and made & {"jax.random.key", "jax.random.PRNGKey"}:
         # split(jax.random.key(seed), B): a key made here, typed (0-d) or raw (uint32[2])
