@@ -19,7 +19,7 @@ from typing import Any
 
 import libcst as cst
 
-from meshify.annotate._types import Layout, renamed_dims
+from meshify.annotate._types import Layout, hint_dims, renamed_dims
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._helpers import call_helper, imported_helper, signature_of
 from meshify.rewrite._nested import local_def, walk_local
@@ -81,8 +81,9 @@ def _loop(rw, call: Call, loop: Loop) -> tuple[Value, dict[At, cst.BaseExpressio
         raise rw.error(LayoutError, loop.body.fn.original, f"the {call.short} body returns its carry as a partial "
                        f"sum over {', '.join(repr(a) for a in sorted(summed.layout.partial))} "
                        f"({summed.layout.describe()}{': ' + summed.origin if summed.origin else ''}) where it enters "
-                       "whole", "pin the carry with a Tensor hint where the body computes it (h: Tensor[...] = ...): "
-                       "it is then made whole there, each iteration")
+                       "whole", "pin the carry with a Tensor hint where the body computes it (h: Tensor["
+                       f"{hint_dims(summed.layout.dims) if summed.layout.dims else '()'}] = ...): it is then made "
+                       "whole there, each iteration")
     items = literal_items(loop.init) if _items_settle_elsewhere(entering, carry) else None
     if items is None and _items_settle_elsewhere(entering, carry) and isinstance(entering, TupleValue):
         # init = (jnp.zeros((B, C)), ...) bound to a name first (RWKV's state): its items read off the name

@@ -14,7 +14,7 @@ from typing import TypeGuard
 import libcst as cst
 
 from meshify._unary import UNARY
-from meshify.annotate._types import BROADCAST, Layout, unify_dims
+from meshify.annotate._types import BROADCAST, INFERRED, Layout, unify_dims
 from meshify.errors import LayoutError, MeshifyError, UnsupportedError
 from meshify.rewrite._containers import (
     TREE_MAP,
@@ -256,6 +256,18 @@ def _merged_dict(rw, node: cst.Dict) -> Operand | None:
     return Operand(StructValue("dict", tuple(fields.items()), "dict"), node, node.with_changes(elements=elements))
 
 
+def _number_dim(item: Operand) -> str | None:
+    """The inferred dim a number in a shape names: a literal's size (``4?``), a name's or attribute's name
+    (``steps?``, ``max_len?`` of ``cfg.max_len``); None for anything else."""
+    value = item.value
+    if isinstance(value, Static) and value.known and type(value.literal) is int and value.literal > 1:
+        return f"{value.literal}{INFERRED}"
+    node = item.original
+    if isinstance(value, Static) and not value.known and value.shape_of is None and isinstance(node, cst.Name | cst.Attribute):
+        return f"{node.value if isinstance(node, cst.Name) else node.attr.value}{INFERRED}"
+    return None
+
+
 def _sequence(node: cst.Tuple | cst.List, items: list[Operand]) -> Operand:
     """A tuple or list literal of evaluated items."""
     new = node.with_changes(elements=[e.with_changes(value=i.node) for e, i in zip(node.elements, items)])
@@ -265,6 +277,10 @@ def _sequence(node: cst.Tuple | cst.List, items: list[Operand]) -> Operand:
         # (B, L) of dims' sizes is their shape; a literal 1 beside them a size-1 dim: jnp.full((B, 1), pos)
         sizes = [v.size_of or (BROADCAST if v.known and type(v.literal) is int and v.literal == 1 else None)
                  for v in statics]
+        if any(v.size_of for v in statics):
+            # (B, steps), (B, 4): beside dims' sizes, a number names a dim of its own (steps?, 4?), as a buffer
+            # the function fills (out = jnp.zeros((B, steps)); out.at[:, i].set(tok)) has
+            sizes = [s or _number_dim(i) for s, i in zip(sizes, items)]
         shape_of = tuple(sizes) if statics and all(sizes) and any(v.size_of for v in statics) else None  # type: ignore[arg-type]
         return Operand(Static(tuple(v.literal for v in statics), known, shape_of=shape_of), node, new)
     return Operand(TupleValue(tuple(i.value for i in items)), node, new)
