@@ -141,8 +141,9 @@ class Dtypes:
 
     # -- binding ------------------------------------------------------------------------------
 
-    def bind(self, name: str, node: cst.BaseExpression | None, value: object = None) -> None:
-        """``name`` is bound to ``node`` (None: a value of no expression), whose value is ``value``."""
+    def bind(self, name: str, node: cst.BaseExpression | None, value: object = None, held: bool = False) -> None:
+        """``name`` is bound to ``node`` (None: a value of no expression), whose value is ``value``; ``held``: a
+        lambda's parameter the rewrite made (``labels_held``), not in scope where its carriers are read."""
         carriers = self.of(node) if node is not None else None
         partial = isinstance(value, Array) and bool(value.layout.partial)
         items = self.items_of(node, value) if isinstance(value, TupleValue) and node is not None else None
@@ -154,7 +155,7 @@ class Dtypes:
             self.wide_names.add(name)
         else:
             self.wide_names.discard(name)
-        if (carriers is None or any(not re.fullmatch(r"[A-Za-z_]\w*", c) for c in carriers)) \
+        if (carriers is None or (not held and any(not re.fullmatch(r"[A-Za-z_]\w*", c) for c in carriers))) \
                 and name not in self.rebound and not partial:
             # the name itself (a partial sum's own dtype may be float32 where its sum's is not): an expression's
             # text would be traced again where it is read, on operands whose blocks may not broadcast as written

@@ -1870,7 +1870,7 @@ def _optax_loss(rw, node: cst.Call, name: str) -> Operand:
     saved = {names[k]: rw.env.get(names[k]) for k in held}
     for key, op in held.items():
         rw.env[names[key]] = op.value
-        rw.dtypes.bind(names[key], bound[key], op.value)
+        rw.dtypes.bind(names[key], bound[key], op.value, held=True)
     try:
         found = rw.expr(definition)
         rw.dtypes.calls[node] = rw.dtypes.of(definition)

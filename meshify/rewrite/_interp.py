@@ -2605,7 +2605,7 @@ class FunctionRewriter:
         name = "returned"
         saved = self.env.get(name)
         self.env[name] = op.value
-        self.dtypes.bind(name, s.value, op.value)
+        self.dtypes.bind(name, s.value, op.value, held=True)
         literal = cst.Tuple([cst.Element(item_node(cst.Name(name), i)) for i in range(len(op.value.items))])
         from meshify.rewrite._evaluate import _anchor_all
 

@@ -385,7 +385,7 @@ def cumprod(x: jax.Array, axis: int, axis_name: AxisName, dtype=None) -> jax.Arr
 # -- top_k --------------------------------------------------------------------------------------------------
 
 
-def top_k(x: jax.Array, k: int, axis: int, axis_name: AxisName) -> tuple[jax.Array, jax.Array]:
+def top_k(x: jax.Array, k: int, axis: int, axis_name: AxisName) -> list[jax.Array]:
     """``jax.lax.top_k(x, k, axis=axis)`` along a dim split over ``axis_name``: each device's own top
     ``min(k, block)`` with their global indices, both all-gathered (``shards * min(k, block)`` candidates
     per row, the whole dim where ``k`` reaches a block), then the top ``k`` of those.  Exact, ties
@@ -399,7 +399,7 @@ def top_k(x: jax.Array, k: int, axis: int, axis_name: AxisName) -> tuple[jax.Arr
     indices = indices + (jax.lax.axis_index(axis_name) * size).astype(indices.dtype)
     values, indices = all_gather(values, axis_name, axis=axis), all_gather(indices, axis_name, axis=axis)
     best, picked = jax.lax.top_k(values, k, axis=axis)
-    return best, jnp.take_along_axis(indices, picked, axis=axis)
+    return [best, jnp.take_along_axis(indices, picked, axis=axis)]  # (a list, as jax.lax.top_k's)
 
 
 # -- segment max / min ---------------------------------------------------------------------------------------

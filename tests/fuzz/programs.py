@@ -1167,7 +1167,8 @@ class _Builder:
         ``axis=k``, over split dims too: each device's top k gathered), reduced over the k entries; or a
         ``jax.lax.dynamic_slice`` window at a traced start along one dim, the others whole (sizes written
         ``a.shape[i]``), summed over the window.  The slice is refused where its dim is split (a trigger); or a
-        slice whose bound is read off the shape inline (``a[:, 1 : a.shape[1]]``), summed over that dim."""
+        slice whose bound is read off the shape inline (``a[:, 1 : a.shape[1]]``), summed over that dim; or a rank
+        (``r = jnp.argmax(a > jnp.arange(n) * 0.1, axis=k)`` bound to a name, then ``1 / (r + 1)``)."""
         if not a.dims or None in a.dims:
             return False
         rank = len(a.dims)
@@ -1182,6 +1183,15 @@ class _Builder:
                 expr, scale = f"jnp.sum({top}[0], axis={k})", a.scale * kk
             else:
                 expr, scale = f"{top}[1].astype(jnp.float32).mean(axis={k}) * 0.1", 0.1 * size
+        elif self.flag(20) and size >= 2:
+            # a rank, as retrieval metrics compute it (mean reciprocal rank): the first position along dim k where
+            # the row passes a threshold that grows along it, bound to a name (an integer array), then 1 / (r + 1)
+            shape = tuple(-1 if i == k else 1 for i in range(rank))
+            r = f"{self.fresh()}r"
+            self.lines.append(f"{r} = jnp.argmax({a.name} > jnp.arange({a.name}.shape[{k}]).reshape({shape}) * 0.1, "
+                              f"axis={k})")
+            expr = f"1.0 / ({r} + 1)" if self.dtype == "float32" else f"(1.0 / ({r} + 1)).astype({a.name}.dtype)"
+            scale = 1.0
         elif self.flag(35):
             # a slice whose bound is read off the shape inline, as real code cuts a table to a length
             # (pos[: x.shape[1]]): a split dim's .shape[k] is its global size, never the block's

@@ -85,6 +85,9 @@ def _sliced_dim(ctx: RuleContext, s: cst.Slice, dim: str) -> str:
     bounds = [_int_bound(ctx, b) for b in (s.lower, s.upper, s.step)]
     if bounds in _ONE_ENTRY:  # top_k(...)[0][:, -1:], h[:, :1]: one entry of any non-empty dim, which
         return BROADCAST      # broadcasts as a keepdims result does (never lined up with a split dim)
+    lo, hi, step = bounds
+    if type(lo) is int and type(hi) is int and step in (None, 1) and hi - lo == 1 and (lo >= 0 or hi < 0):
+        return BROADCAST  # s[:, 4:5] (a threshold read off sorted logits): one entry wherever the dim reaches it
     if all(b is not False for b in bounds):
         return sliced_dim(dim, *bounds)  # type: ignore[arg-type]
     return dim.rstrip(INFERRED) + INFERRED

@@ -254,6 +254,10 @@ def _reshape_inferred(ctx: RuleContext, call: Call, x: Operand):
             names[j] = name
         if i1 < layout.rank:
             axes[j1], names[j1] = layout.axes[i1], layout.dims[i1]
+    # (a literal 1 beside new dims, not taking a split: a size-1 dim, broadcast against any, as reshape((-1, 1, 1))
+    # of an arange lined up with a split value's dims)
+    names = [BROADCAST if _literal(sizes[j]) == 1 and not axes[j] and names[j] not in layout.dims else names[j]
+             for j in range(len(sizes))]
     dims = _unique([n or "" for n in names])
     shards = [_shard_size(ctx, sz, nd, ctx.mesh.size(a), d.rstrip(INFERRED), _major_of(layout, d, a))
               for sz, nd, a, d in zip(sizes, size_nodes, axes, dims)]

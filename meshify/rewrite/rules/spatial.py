@@ -44,6 +44,7 @@ from meshify.rewrite.rules._api import (
     unknown_call,
 )
 from meshify.rewrite.rules.convolution import Halo, _axes_code, _exchanges, window_halo
+from meshify.rewrite.rules.lookups import _sliced_dim
 
 
 def _array(call: Call, name: str) -> Operand | None:
@@ -392,6 +393,9 @@ def slice_split_dims(ctx: RuleContext, node: cst.Subscript, base: Operand) -> Sp
                 raise ctx.error(UnsupportedError, given, f"a slice of split {layout.dims[dim]!r} with a bound that "
                                 "is not an int", "write the bounds as ints (x[:, 1:-1]) or sizes from x.shape")
         emitted += _slice_records(ctx, elements[n], base, layout, dim, bounds[0], bounds[1], resized, bounds[2])
+        # another size than the dim's: named as a slice of a whole dim is (x[:, 4:8] beside sorted(x)[:, 4:8], both
+        # vocab[4:8]?), never checked against the dim's own size
+        dims[dim] = _sliced_dim(ctx, s, dims[dim])
         # the bounds as rewritten: x.shape[1] // 2 of a split dim reads the global size
         start = ctx.operand(s.lower).node if s.lower is not None else cst.Name("None")
         stop = ctx.operand(s.upper).node if s.upper is not None else cst.Name("None")
