@@ -17,7 +17,9 @@ def sample(logits: Tensor["batch", "pixels"], seed: Tensor[()]):
     key = jax.random.fold_in(jax.random.key(0), seed)
     probs = jax.nn.sigmoid(logits)
     return (jax.random.bernoulli(key, probs), jax.random.bernoulli(key, probs, shape=probs.shape),
-            jax.random.bernoulli(jax.random.PRNGKey(3), probs.astype(jnp.bfloat16)).astype(jnp.float32) * probs)
+            jax.random.bernoulli(jax.random.PRNGKey(3), probs.astype(jnp.bfloat16)).astype(jnp.float32) * probs,
+            jax.random.bernoulli(key, probs[:, 0], shape=logits[:, 0].shape),
+            jax.random.bernoulli(key, jnp.broadcast_to(probs[:, :1], logits.shape)))
 
 
 def inputs():

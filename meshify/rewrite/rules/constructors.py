@@ -242,6 +242,9 @@ def _sampler(ctx: RuleContext, call: Call, kind: str):
             raise ctx.error(UnsupportedError, operand.original,
                             f"jax.random.{kind} with {ctx.code(operand.original)!r} of layout "
                             f"{operand.value.layout.describe()}: a draw must not depend on how arrays are split",
+                            "broadcast the probabilities to the draw's shape first, "
+                            "jax.random.bernoulli(key, jnp.broadcast_to(p, x.shape)) (drawn per device, bit-identical)"
+                            if kind == "bernoulli" else
                             "pass replicated keys and parameters, and the global shape (shape=x.shape)")
     shape = call.arg(position, keyword)
     given = shape is not None and not (isinstance(shape.value, Static) and shape.value.known
@@ -270,7 +273,7 @@ def _split_probabilities(ctx: RuleContext, call: Call) -> Lowering | None:
         return None  # (mode="high" draws two numbers per entry: refused below)
     same = shape is None or (isinstance(shape.value, Static) and shape.value.known and shape.value.literal is None) \
         or (isinstance(shape.original, cst.Attribute) and shape.original.attr.value == "shape"
-            and ctx.code(shape.original.value) == ctx.code(p.original))
+            and (ctx.code(shape.original.value) == ctx.code(p.original) or _shape_dims(shape) == p.value.dims))
     if not same or set(call.kwargs) - {"key", "p", "shape", "mode"}:
         return None
     whole = p.value.layout.with_partial(())
