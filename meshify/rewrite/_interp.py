@@ -906,6 +906,8 @@ class FunctionRewriter:
         self._return = read_return_dims(self.ctx, self.fn)
         self._items_hint = read_sequence_return(self.ctx, self.fn)
         self._struct_return = read_struct_return(self.ctx, self.fn) if not self._helper else None
+        if self._struct_return is not None:  # (this version's None fields: an optional field returned as None)
+            self._struct_return = self._struct_return.without(self.nones)
         #: ``-> tuple[Tensor[()], Params]``: each item's dims or pytree hint (the return is then read as one
         #: without a hint, each item pinned by its own).
         self._mixed_return = read_mixed_return(self.ctx, self.fn) if not self._helper else None

@@ -35,6 +35,11 @@ class Block(NamedTuple):
     down: Down
 
 
+class Gated(NamedTuple):
+    up: Linear
+    gate: Optional[Linear] = None
+
+
 def dense(p, x):
     y = x @ p.w
     return y if p.b is None else y + p.b
@@ -62,6 +67,14 @@ def step(p: Block, x: Tensor["batch", "d"]) -> Block:
     return jax.tree.map(lambda a, g: a - 0.1 * g, p, grads)
 
 
+@mesh(data=2, model=4, rules={"batch": "data", "f": "model"})
+def scaled(p: Gated, x: Tensor["batch", "d"]) -> Gated:
+    # (a hinted return of an optional nested struct, None in some calls)
+    h = dense(p.up, x)
+    g = h if p.gate is None else h * jax.nn.sigmoid(dense(p.gate, x))
+    return jax.tree.map(lambda a: a * jnp.mean(g), p)
+
+
 def scenario(mod, pick):
     rng = np.random.default_rng(62)
     r = lambda *s: jnp.asarray(rng.standard_normal(s).astype(np.float32))  # noqa: E731
@@ -72,6 +85,8 @@ def scenario(mod, pick):
                       mod.Down(r(16, 8), r(8) if db else None))
         out.append((pick(mod.block)(p, x), pick(mod.step)(p, x),
                     jax.grad(lambda q: jnp.sum(pick(mod.block)(q, x) ** 2))(p)))
+    for gate in (None, mod.Linear(r(8, 16), r(16))):
+        out.append(pick(mod.scaled)(mod.Gated(mod.Linear(r(8, 16), r(16)), gate), x))
     return out
 
 
