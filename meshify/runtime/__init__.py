@@ -15,8 +15,8 @@ from meshify.runtime._distributed import Topology, initialize
 from meshify.runtime._placement import ProcessLocal, from_host, process_local, process_slice, to_host
 from meshify.runtime.ops import (  # noqa: A004
     all_gather,
-    canonical_dtype,
     bernoulli,
+    canonical_dtype,
     categorical,
     dtype_of,
     elementwise,

@@ -497,7 +497,7 @@ class Sharded:
                                             and str(found.dtype) == "uint32")
             optimizer = any(type(v).__module__.split(".")[0] == "optax"
                             for v in (value, *(value if isinstance(value, tuple | list) else ())))
-            fix = (f"an optax optimizer state: return the gradients and call opt.update and optax.apply_updates "
+            fix = ("an optax optimizer state: return the gradients and call opt.update and optax.apply_updates "
                    "outside the @mesh function (its arrays take the parameters' shardings there)") if optimizer else (
                    f"a scalar traced by jax.jit: make it static there (jax.jit(f, static_argnames=('{name}',))), "
                    f"or give it a hint, {name}: Tensor[()], to pass it as a replicated array") if traced else (
