@@ -155,7 +155,7 @@ class Dtypes:
             self.wide_names.add(name)
         else:
             self.wide_names.discard(name)
-        if (carriers is None or (not held and any(not re.fullmatch(r"[A-Za-z_]\w*", c) for c in carriers))) \
+        if (carriers is None or (not held and any(not re.fullmatch(r"[A-Za-z_][\w.]*", c) for c in carriers))) \
                 and name not in self.rebound and not partial:
             # the name itself (a partial sum's own dtype may be float32 where its sum's is not): an expression's
             # text would be traced again where it is read, on operands whose blocks may not broadcast as written
