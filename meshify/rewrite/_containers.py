@@ -32,7 +32,17 @@ from meshify.annotate._types import Layout, hint_dims, unify_dims
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._hints import ITEMS
 from meshify.rewrite._names import read_again
-from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TupleValue, Value, holds_partial
+from meshify.rewrite._values import (
+    Array,
+    Opaque,
+    Operand,
+    Static,
+    StructValue,
+    TupleValue,
+    Value,
+    holds_partial,
+    is_none,
+)
 
 __all__ = ["TREE_MAP", "TREE_MAP_WITH_PATH", "appending", "closure_names", "common_item", "concatenated", "listed_items", "listed_names", "mutating",
            "one_layout", "popping", "removed", "sequence_index", "sequence_item", "sequence_len", "sequence_of", "shares", "stored",
@@ -744,11 +754,6 @@ def _key_paths(value: Value, path: tuple) -> list[tuple]:
     if isinstance(value, TupleValue):
         return [leaf for i, v in enumerate(value.items) for leaf in _key_paths(v, (*path, SequenceKey(i)))]
     return [] if is_none(value) else [path]
-
-
-def is_none(value: Value) -> bool:
-    """Whether ``value`` is None, a pytree with no leaves to JAX (an optional field this version takes as None)."""
-    return isinstance(value, Static) and value.known and value.literal is None
 
 
 def _in_sequence(value: Value) -> bool:

@@ -237,7 +237,7 @@ def _rewritten(ctx: ModuleContext, plans: list[FunctionPlan], original: cst.Func
     name = original.name.value
     for plan in plans[1:]:
         nones = sorted(set(plans[0].args) - set(plan.args)) + sorted(
-            {g for struct in plan.args.values() if struct is not None for g in struct.none_groups()})
+            {g for struct in plan.args.values() if struct is not None for g in struct.optional_groups(none_only=True)})
         when = [*(f"{n}={v}" for n, v in plan.flags.items()), *(f"{n} is None" for n in nones)]
         note = comment_line(f"{name}() when {', '.join(nones)} {'is' if len(nones) == 1 else 'are'} None"
                             if nones and not plan.flags else f"{name}() when " + ", ".join(when))

@@ -44,6 +44,9 @@ from meshify.rewrite._values import (
     TupleValue,
     Value,
 )
+from meshify.rewrite._values import (
+    is_none as none_value,  # (is_none here is the subscript helper of rules.lookups)
+)
 from meshify.rewrite.rules._api import (
     ADD,
     BODY_OPS,
@@ -1765,7 +1768,7 @@ def _ordered_leaves(rw, where: cst.BaseExpression, value, path: str, code: str =
     if isinstance(value, TupleValue):
         return [leaf for i, v in enumerate(value.items)
                 for leaf in _ordered_leaves(rw, where, v, f"{path}[{i}]", f"{code}[{i}]")]
-    if isinstance(value, Static) and value.known and value.literal is None:
+    if none_value(value):
         return []  # (None: a pytree node without leaves)
     if isinstance(value, Array | Opaque) or isinstance(value, Static) and value.known \
             and type(value.literal) in (bool, int, float, str):  # (a mask's Python bools are leaves too)

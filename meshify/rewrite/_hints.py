@@ -599,18 +599,12 @@ class StructHint:
             (name, None if name in self.optional and f"{self.cls}.{name}" in nones
              else f.without(nones) if isinstance(f, StructHint) else f) for name, f in self.fields), self.optional)
 
-    def none_groups(self) -> list[str]:
-        """``"Class.field"`` of each optional field this hint's version takes as None (nested ones too)."""
-        out = [f"{self.cls}.{name}" for name, f in self.fields if name in self.optional and f is None]
+    def optional_groups(self, none_only: bool = False) -> list[str]:
+        """``"Class.field"`` of each optional field, here and in nested hints, in order and once each
+        (``none_only``: those this hint's version takes as None)."""
+        out = [f"{self.cls}.{name}" for name, f in self.fields if name in self.optional and (f is None or not none_only)]
         for _, f in self.fields:
-            out += [g for g in f.none_groups() if g not in out] if isinstance(f, StructHint) else []
-        return out
-
-    def optional_groups(self) -> list[str]:
-        """``"Class.field"`` of each optional field, here and in nested hints, in order and once each."""
-        out = [f"{self.cls}.{name}" for name in self.optional]
-        for _, f in self.fields:
-            out += [g for g in f.optional_groups() if g not in out] if isinstance(f, StructHint) else []
+            out += [g for g in f.optional_groups(none_only) if g not in out] if isinstance(f, StructHint) else []
         return out
 
 

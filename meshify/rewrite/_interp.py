@@ -91,6 +91,7 @@ from meshify.rewrite._values import (
     UnknownLoop,
     Value,
     holds_partial,
+    is_none,
 )
 from meshify.rewrite.rules._api import RuleContext
 from meshify.rewrite.rules.contractions import OBSERVERS as CONTRACTION_OBSERVERS
@@ -2834,7 +2835,7 @@ class FunctionRewriter:
             elif isinstance(sequence_item(v), StructValue):  # Params(blocks=[Block, ...]) of each call's length
                 new, inner = node, self._leaving_sequence(Operand(v, original, node), original)
                 layout = Layout.replicated(())
-            elif isinstance(v, Static) and v.known and v.literal is None:
+            elif is_none(v):
                 new, layout = node, Layout.replicated(())  # Out(h, attentions=None): no array, its spec unused
             elif isinstance(v, Static):
                 new, layout = node, None
@@ -2914,7 +2915,7 @@ class FunctionRewriter:
             return self.convert_to_hint(op, target, where, purpose), target
         if isinstance(value, Opaque):
             return op.node, Layout.replicated(())  # a whole array of dims meshify does not know: replicated
-        if isinstance(value, Static) and value.known and value.literal is None:
+        if is_none(value):
             return op.node, Layout.replicated(())  # None (all_attn when not asked for): no array, its spec unused
         if isinstance(value, Static) and isinstance(op.original, cst.Call) and any(
                 q.startswith(("jax.numpy.", "numpy.")) and q.rsplit(".", 1)[-1] in _SCALAR_TYPES
@@ -3832,7 +3833,7 @@ def _as_is(value: Value) -> Value | None:
         return None if value.layout.partial else Array(value.layout)
     if isinstance(value, Opaque):
         return Array(Layout.replicated(()))
-    if isinstance(value, Static) and value.known and value.literal is None:
+    if is_none(value):
         return Array(Layout.replicated(()))  # (None: an optional field's gradient; no array, its spec unused)
     if isinstance(value, TupleValue):
         items = [_as_is(v) for v in value.items]

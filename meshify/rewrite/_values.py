@@ -124,6 +124,11 @@ class StructValue:
 Value = Array | Static | Opaque | TupleValue | StructValue
 
 
+def is_none(value: Value | None) -> bool:
+    """Whether ``value`` is None (a pytree with no leaves to JAX: an optional field this version takes as None)."""
+    return isinstance(value, Static) and value.known and value.literal is None
+
+
 @dataclass(frozen=True, slots=True)
 class Operand:
     """An evaluated sub-expression: its value, its original node and its rewritten node."""
