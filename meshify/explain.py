@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 
 import libcst as cst
 
-from meshify.annotate._types import BROADCAST, INFERRED, Layout, MeshSpec, literal_size, slice_size
+from meshify.annotate._types import BROADCAST, INFERRED, Layout, MeshSpec, literal_size, slice_size, unsliced
 from meshify.errors import AnnotationError, LayoutError, MeshifyError, SourceSpan
 from meshify.rewrite._collectives import collective
 from meshify.rewrite._context import ModuleContext, parse_context
@@ -141,8 +141,8 @@ def _size(dim: str, sizes: dict[str, int]) -> int | None:
     if dim in sizes:
         return sizes[dim]
     size = literal_size(dim) or slice_size(dim, sizes)
-    if size is None and dim.endswith(INFERRED) and dim[:-1] in sizes:
-        size = sizes[dim[:-1]]
+    if size is None and dim.endswith(INFERRED) and unsliced(dim) in sizes:
+        size = sizes[unsliced(dim)]  # (x[..., :half]'s head_dim[:half]?: at most head_dim's)
     return size
 
 

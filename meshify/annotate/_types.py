@@ -7,9 +7,10 @@ and their reprs are evaluable Python.
 from __future__ import annotations
 
 import contextlib
+import math
 import re
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from meshify.errors import AnnotationError, RulesError
@@ -33,12 +34,15 @@ def literal_size(dim: str) -> int | None:
     return None
 
 
-_SLICED = re.compile(r"(?P<base>.+)\[(?P<lo>-?\d*):(?P<hi>-?\d*)(?::(?P<step>-?\d+))?\]\?")
+_SLICED = re.compile(r"(?P<base>.+)\[(?P<lo>-?(?:\d*|[A-Za-z_]\w*)):(?P<hi>-?(?:\d*|[A-Za-z_]\w*))"
+                     r"(?::(?P<step>-?\d+))?\]\?")
 
 
-def sliced_dim(dim: str, lower: int | None, upper: int | None, step: int | None) -> str:
+def sliced_dim(dim: str, lower: int | str | None, upper: int | str | None, step: int | None) -> str:
     """The inferred name of ``dim`` sliced by literal bounds: ``seq[1:]?`` for ``tokens[:, 1:]``,
-    ``head_dim[::2]?`` for ``x[..., ::2]`` (its size follows from the dim's: :func:`slice_size`)."""
+    ``head_dim[::2]?`` for ``x[..., ::2]`` (its size follows from the dim's: :func:`slice_size`); a bound
+    may be a name of a Python int (``head_dim[:half]?`` for ``x[..., :half]``: sized by no one, but joined
+    with ``x[..., half:]`` back to ``head_dim``, :func:`joined_slices`)."""
     base = dim[:-1] if dim.endswith(INFERRED) and _SLICED.fullmatch(dim) else dim.rstrip(INFERRED)
     parts = f"{'' if lower is None else lower}:{'' if upper is None else upper}"
     return f"{base}[{parts}{'' if step is None else f':{step}'}]{INFERRED}"
@@ -55,8 +59,45 @@ def slice_size(dim: str, sizes: Mapping[str, int]) -> int | None:
         n = slice_size(base + INFERRED, sizes)
     if n is None:
         return None
+    if not all(v is None or v.lstrip("-").isdigit() or v == "" for v in (match["lo"], match["hi"])):
+        return None  # a bound named by a Python int (x[..., :half])
     bound = [int(v) if v not in (None, "") else None for v in (match["lo"], match["hi"], match["step"])]
     return len(range(n)[slice(*bound)])
+
+
+def unsliced(dim: str) -> str:
+    """``dim`` without its inferred mark and the slices :func:`sliced_dim` spelled in it (``seq[1:][::2]?``:
+    ``seq``): the plain name of a dim derived from it with another size (a concatenate's ``seq?``)."""
+    while (match := _SLICED.fullmatch(dim)) is not None:
+        dim = match["base"] + INFERRED
+    return dim.rstrip(INFERRED)
+
+
+def joined_slices(dims: Sequence[str]) -> str | None:
+    """The dim that slices named by :func:`sliced_dim`, joined end to end, are as long as: ``head_dim`` for
+    ``head_dim[::2]?`` and ``head_dim[1::2]?`` (a rotary embedding's even and odd entries joined again), or
+    ``seq[:4]?`` and ``seq[4:]?``, in any order; None where their lengths need not add up to the dim's.  Their
+    bounds are literals, so the lengths are checked for every size of the dim up to past where they repeat."""
+    matches = [_SLICED.fullmatch(d) for d in dims]
+    if len(dims) < 2 or None in matches or len({m["base"] for m in matches}) != 1:  # type: ignore[index]
+        return None
+    written = [(m["lo"], m["hi"], m["step"]) for m in matches]  # type: ignore[index]
+    names = sorted({v.lstrip("-") for bound in written for v in bound if v and not v.lstrip("-").isdigit()})
+    if len(names) > 1:
+        return None
+    # a named bound (x[..., :half] and x[..., half:]) must join up for every value it may take
+    for value in range(-8, 9) if names else [0]:
+        bounds = [tuple(None if v in (None, "") else int(v) if v.lstrip("-").isdigit() else
+                        (-value if v.startswith("-") else value) for v in bound) for bound in written]
+        reach = sum(abs(b) for bound in bounds for b in bound if b is not None)
+        steps = [abs(step or 1) for *_, step in bounds]
+        if 0 in steps or reach + 2 * math.lcm(*steps) > 4096:
+            return None
+        if any(sum(len(range(n)[slice(*b)]) for b in bounds) != n
+               for n in range(reach + 2 * math.lcm(*steps) + 1)):
+            return None
+    base = matches[0]["base"]  # type: ignore[index]
+    return base + INFERRED if _SLICED.fullmatch(base + INFERRED) else base  # (seq[1:][::2]?: seq[1:]?)
 
 
 def renamed_dims(before: tuple[str, ...], after: tuple[str, ...]) -> bool:

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import libcst as cst
 
-from meshify.annotate._types import INFERRED, Layout
+from meshify.annotate._types import INFERRED, Layout, sliced_dim
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._collectives import axes_text
 from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TupleValue
@@ -151,9 +151,10 @@ def _arange(ctx: RuleContext, call: Call):
     steps = [_literal(o) for o in (call.args[0], *call.args[2:3])]
     if stop is not None and len(stop) == 1 and all(isinstance(b, int) and not isinstance(b, bool) and b > 0
                                                    for b in steps[1:]) and steps[0] == 0:
-        # jnp.arange(0, D, 2) with D a dim's size (rotary frequencies): its entries line up with that dim's
-        # first half (x[..., :D // 2] keeps the dim's name): named so, whole on every device
-        return keep(Array(Layout.replicated(stop)))
+        # jnp.arange(0, D, 2) with D a dim's size (rotary frequencies): as many entries as D's even ones
+        # (D[::2]?, an inferred name lining up with x[..., ::2] and x[..., :D // 2]), whole on every device
+        step = steps[1] if len(steps) > 1 else 1
+        return keep(Array(Layout.replicated((sliced_dim(stop[0], None, None, step) if step != 1 else stop[0],))))
     bounds = [_literal(o) for o in call.args[:3]]
     if not bounds or not all(isinstance(b, int | float) and not isinstance(b, bool) for b in bounds):
         return unknown_call(ctx, call)
@@ -162,12 +163,35 @@ def _arange(ctx: RuleContext, call: Call):
 
 
 def _divided_size(ctx: RuleContext, node: cst.CSTNode) -> str | None:
-    """The dim whose size ``node`` divides by an int literal (``D // 2``, ``D`` bound to ``x.shape[-1]``)."""
+    """The inferred dim of ``D // k`` entries (``D`` bound to ``x.shape[-1]`` or written so, ``k`` an int literal): as many
+    as ``D``'s entries ``k - 1, 2k - 1, ...`` (``D[1::2]?`` for ``D // 2``: its odd ones), so that it lines up
+    with any other inferred dim and joins with ``x[..., ::2]`` to ``D`` (:func:`joined_slices`)."""
     if not (isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.FloorDivide)
-            and isinstance(node.left, cst.Name) and isinstance(node.right, cst.Integer)):
+            and isinstance(node.right, cst.Integer)):
         return None
-    value = ctx.bound(node.left.value)
-    return value.size_of if isinstance(value, Static) and int(node.right.value, 0) > 0 else None
+    k = int(node.right.value, 0)
+    dim = _shape_entry(ctx, node.left)
+    if dim is None or k <= 0:
+        return None
+    return dim if k == 1 else sliced_dim(dim, k - 1, None, k)
+
+
+def _shape_entry(ctx: RuleContext, node: cst.BaseExpression) -> str | None:
+    """The dim whose size ``node`` is: a name bound to ``x.shape[-1]``, or ``x.shape[-1]`` written out."""
+    if isinstance(node, cst.Name):
+        value = ctx.bound(node.value)
+        return value.size_of if isinstance(value, Static) else None
+    if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape" \
+            and isinstance(node.value.value, cst.Name) and len(node.slice) == 1 \
+            and isinstance(node.slice[0].slice, cst.Index):
+        x, i = ctx.bound(node.value.value.value), node.slice[0].slice.value
+        negative = isinstance(i, cst.UnaryOperation) and isinstance(i.operator, cst.Minus)
+        literal = i.expression if negative else i  # type: ignore[attr-defined]
+        if isinstance(x, Array) and isinstance(literal, cst.Integer):
+            index = -int(literal.value, 0) if negative else int(literal.value, 0)
+            if -x.layout.rank <= index < x.layout.rank:
+                return x.layout.dims[index]
+    return None
 
 
 def arange_length(bounds: list) -> int | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from meshify.annotate._types import BROADCAST, INFERRED, Axes, Layout, sliced_dim
+from meshify.annotate._types import BROADCAST, INFERRED, Axes, Layout, sliced_dim, unify_dims, unsliced
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._collectives import axes_text
 from meshify.rewrite._plan import choose_splits
@@ -88,21 +88,29 @@ def _sliced_dim(ctx: RuleContext, s: cst.Slice, dim: str) -> str:
     lo, hi, step = bounds
     if type(lo) is int and type(hi) is int and step in (None, 1) and hi - lo == 1 and (lo >= 0 or hi < 0):
         return BROADCAST  # s[:, 4:5] (a threshold read off sorted logits): one entry wherever the dim reaches it
-    if all(b is not False for b in bounds):
+    if all(b is not False for b in bounds) and type(step) is not str:
         return sliced_dim(dim, *bounds)  # type: ignore[arg-type]
-    return dim.rstrip(INFERRED) + INFERRED
+    return unsliced(dim) + INFERRED
 
 
 #: Literal slice bounds (lower, upper, step) that leave one entry of any dim of size one or more.
 _ONE_ENTRY = ([-1, None, None], [None, 1, None], [0, 1, None], [-1, None, 1], [None, 1, 1], [0, 1, 1])
 
 
-def _int_bound(ctx: RuleContext, node: cst.BaseExpression | None) -> int | None | bool:
-    """A slice bound: None where omitted, an int literal's value, else False."""
+def _int_bound(ctx: RuleContext, node: cst.BaseExpression | None) -> int | str | None | bool:
+    """A slice bound: None where omitted, an int literal's value, the name of a Python int meshify cannot
+    read (``half``, ``-half``: spelled in the sliced dim's name), else False."""
     if node is None:
         return None
     value = ctx.operand(node).value
-    return value.literal if isinstance(value, Static) and value.known and type(value.literal) is int else False
+    if isinstance(value, Static) and value.known and type(value.literal) is int:
+        return value.literal
+    negative = isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus)
+    name = node.expression if negative else node  # type: ignore[attr-defined]
+    if isinstance(value, Static) and not value.known and isinstance(name, cst.Name) \
+            and isinstance(ctx.bound(name.value), Static):
+        return ("-" if negative else "") + name.value
+    return False
 
 
 def array_index(ctx: RuleContext, elements: list[cst.SubscriptElement]) -> tuple[int, Operand] | None:
@@ -326,6 +334,10 @@ def scatter(ctx: RuleContext, base: Operand, ids: Operand, axis: int, update: Op
     if isinstance(update.value, Array):
         u = update.value.layout
         offset = region.rank - u.rank
+        if offset >= 0 and u.dims != region.dims[offset:] and all(
+                unify_dims(d, r) == r for d, r in zip(u.dims, region.dims[offset:])):
+            u = Layout(region.dims[offset:], u.axes, u.partial)  # dims meshify named (a rotary concatenate's d?)
+            update = Operand(Array(u, update.value.origin), update.original, update.node)
         if offset < 0 or u.dims != region.dims[offset:]:
             raise ctx.error(LayoutError, update.original, f"{ctx.code(update.original)!r} has dims {list(u.dims)} "
                             f"but {what} puts it into elements of dims {list(region.dims)}",

@@ -11,7 +11,7 @@ import itertools
 import libcst as cst
 
 from meshify._halos import section_chunks, section_groups, section_widths
-from meshify.annotate._types import BROADCAST, INFERRED, Axes, Layout, unify_dims
+from meshify.annotate._types import BROADCAST, INFERRED, Axes, Layout, joined_slices, unify_dims, unsliced
 from meshify.errors import LayoutError, MeshifyError, UnsupportedError
 from meshify.rewrite._collectives import axes_text, sections_kind
 from meshify.rewrite._containers import sequence_item
@@ -772,7 +772,9 @@ def _joined(ctx: RuleContext, call: Call, seq, items, kind: str, axis, what: str
         # the joined dim has another size than its operands': an inferred name (its size: the call's), never
         # the size-1 dim of a zero column padded on (jnp.concatenate([zeros(.., 1), x], -1))
         named = [array(a).layout.dims[axis] for a in arrays if array(a).layout.dims[axis] != BROADCAST]
-        out_dims[axis] = (named[0].rstrip(INFERRED) if named else "joined") + INFERRED
+        whole = joined_slices([array(a).layout.dims[axis] for a in arrays]) if not along else None
+        # (a rotary embedding's even and odd halves joined again: as long as the dim they were cut from)
+        out_dims[axis] = whole or (unsliced(named[0]) if named else "joined") + INFERRED
     value = Array(Layout(tuple(out_dims), tuple(out_axes), frozenset(kept)))
     if along:
         from meshify.rewrite.rules.spatial import concat_lowering
