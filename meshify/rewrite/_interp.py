@@ -28,7 +28,7 @@ from typing import Any
 
 import libcst as cst
 
-from meshify.annotate._types import BROADCAST, INFERRED, Layout, MeshSpec, Rules, hint_dims, renamed_dims, unify_dims
+from meshify.annotate._types import BROADCAST, INFERRED, Layout, MeshSpec, Rules, hint_dims, literal_size, renamed_dims, unify_dims
 from meshify.errors import LayoutError, MeshifyError, UnsupportedError
 from meshify.rewrite import rules as _rules  # noqa: F401  (registers every op rule)
 from meshify.rewrite._bodies import run_walks
@@ -2049,6 +2049,12 @@ class FunctionRewriter:
         if isinstance(target, cst.Tuple | cst.List):
             elements = [e.value for e in target.elements]
             starred = [i for i, e in enumerate(target.elements) if isinstance(e, cst.StarredElement)]
+            if starred and isinstance(value, Array) and value.layout.rank and not value.layout.axes[0] \
+                    and not value.layout.partial and literal_size(value.dims[0]) is not None:
+                # key, *subs = jax.random.split(key, 3): rows of a first dim of a size its name says (3?)
+                layout = value.layout
+                row = Array(Layout(layout.dims[1:], layout.axes[1:]), value.origin)
+                value = TupleValue((row,) * literal_size(layout.dims[0]))  # type: ignore[operator]
             if starred and isinstance(value, TupleValue | Opaque | Static):  # q, *kv = jnp.split(qkv, 3, -1)
                 self._bind_starred(target, elements, starred, value, node)
                 return
