@@ -92,7 +92,8 @@ MAX_SCALE = 8.0
 FLOATS = ("float", "steps", "cancel")
 #: What meshify's errors say about a value whose dims it cannot name (a trigger's fragments when the
 #: option may leave one: the error then points where the value is used, not where it was made).
-UNNAMED = ("einsum_", "opaque", "Opaque", "placeholder", "cannot infer the dims", "whose dims meshify cannot infer")
+UNNAMED = ("einsum_", "opaque", "Opaque", "placeholder", "cannot infer the dims", "whose dims meshify cannot infer",
+           "of dims meshify cannot infer")
 
 
 class Chooser(Protocol):

@@ -524,6 +524,13 @@ def unknown_call(ctx: RuleContext, call: Call) -> Lowering:
                                     "up statement by statement is not modelled by meshify (its items' layouts are "
                                     "not followed)", "collect the values with jax.lax.scan (its ys), or build the "
                                     "list as one literal ([a, b, c]) and jnp.stack / jnp.concatenate it")
+                unnamed = next((o for o in operands if isinstance(o.value, Opaque)), None)
+                if unnamed is not None and call.name in REGISTRY:  # (softmax(v, where=mask) of a v whose dims are unknown: no rule can line up)
+                    code = ctx.code(unnamed.original)
+                    raise ctx.error(UnsupportedError, call.node, f"{call.name} of {code!r}, an array whose dims "
+                                    f"meshify cannot infer, beside {path!r} with layout {value.layout.describe()}",
+                                    f"name its dims where it is made: {code}: Tensor[...] = ..." if code.isidentifier()
+                                    else f"name its dims where it is made: v: Tensor[...] = {code}")
                 raise ctx.error(
                     UnsupportedError, call.node,
                     f"{call.name} has no meshify rule and {path!r} reaches it with layout "
