@@ -2358,7 +2358,8 @@ def _evaluate_args(rw, node: cst.Call, name: str, receiver, helper: bool = False
     entries: dict[cst.CSTNode, tuple[Operand, ...]] = {}
     if any(a.star for a in node.args):
         node = _stars_spelled_out(rw, node, name)
-    if any(isinstance(a.value, cst.BinaryOperation) for a in node.args):
+    if any(isinstance(a.value, cst.BinaryOperation) or (isinstance(a.value, cst.Tuple) and any(
+            isinstance(e, cst.StarredElement) for e in a.value.elements)) for a in node.args):
         node = _shape_sums_spelled_out(rw, node)
     for arg in node.args:
         if name in BODY_OPS and (_walked(rw, arg.value) or (isinstance(arg.value, cst.List | cst.Tuple) and any(
@@ -2426,7 +2427,9 @@ def _shape_sums_spelled_out(rw, node: cst.Call) -> cst.Call:
     which a rule reads entry by entry as it reads a literal shape."""
     args = []
     for arg in node.args:
-        entries = _shape_sum_entries(rw, arg.value) if isinstance(arg.value, cst.BinaryOperation) else None
+        entries = _shape_sum_entries(rw, arg.value) if isinstance(arg.value, cst.BinaryOperation) or (
+            isinstance(arg.value, cst.Tuple) and any(isinstance(e, cst.StarredElement) for e in arg.value.elements)) \
+            else None
         args.append(arg if entries is None else arg.with_changes(
             value=cst.Tuple([cst.Element(e) for e in entries] if len(entries) != 1 else
                             [cst.Element(entries[0], comma=cst.Comma())])))
@@ -2441,9 +2444,15 @@ def _shape_sums_spelled_out(rw, node: cst.Call) -> cst.Call:
 def _shape_sum_entries(rw, node: cst.BaseExpression) -> list[cst.BaseExpression] | None:
     """The entries of ``a + b`` where each side is a shape of known dims (``x.shape[:-1]``) or a tuple
     literal, concatenated; None for anything else (an arithmetic sum)."""
-    if isinstance(node, cst.Tuple):
-        return [e.value for e in node.elements if not isinstance(e, cst.StarredElement)] \
-            if not any(isinstance(e, cst.StarredElement) for e in node.elements) else None
+    if isinstance(node, cst.Tuple):  # (n, *x.shape): a starred shape's entries spelled out in their place
+        entries: list[cst.BaseExpression] = []
+        for e in node.elements:
+            inner = _shape_sum_entries(rw, e.value) if isinstance(e, cst.StarredElement) and _is_shape(rw, e.value) \
+                else None if isinstance(e, cst.StarredElement) else [e.value]
+            if inner is None:
+                return None
+            entries += inner
+        return entries
     if isinstance(node, cst.BinaryOperation):
         if not isinstance(node.operator, cst.Add):
             return None
