@@ -351,7 +351,9 @@ _VECTOR_SUM_ORDS = (None, 0, 1, 2)
 _MATRIX_ORDS = (None, "fro", "f", 1, -1, math.inf, -math.inf)
 
 
-def _norm_rule(ctx: RuleContext, call: Call):
+def _norm_rule(ctx: RuleContext, call: Call, vector: bool = False):
+    """``jnp.linalg.norm``: a vector norm (one axis, or every entry with ``ord=None``) or a matrix norm (two
+    axes); ``vector``: ``jnp.linalg.vector_norm``'s, over every entry of the dims it is given, whatever ``ord``."""
     x = _subject(call, "x")
     if not isinstance(x.value, Array):
         return unknown_call(ctx, call)
@@ -362,11 +364,11 @@ def _norm_rule(ctx: RuleContext, call: Call):
     keepdims = _keepdims(ctx, call)
     if axis is None:
         axis = list(range(layout.rank))
-        if order is not None and layout.rank > 2:
+        if order is not None and layout.rank > 2 and not vector:
             raise ctx.error(UnsupportedError, ord_op.original, f"norm(ord=...) without axis= of a {layout.rank}-dim "
                             "value (JAX computes no norm of it)", "pass axis= (one dim or two)")
-    matrix = len(axis) == 2 and not (_given(call, "axis") is None and order is None)
-    if len(axis) > 2 and _given(call, "axis") is not None:
+    matrix = len(axis) == 2 and not (_given(call, "axis") is None and order is None) and not vector
+    if len(axis) > 2 and _given(call, "axis") is not None and not vector:
         raise ctx.error(UnsupportedError, call.params["axis"].original, "norm over more than two axes",
                         "pass one axis (a vector norm) or two (a matrix norm)")
     split = _split(layout, axis)
@@ -380,7 +382,7 @@ def _norm_rule(ctx: RuleContext, call: Call):
                         "write ord as a literal (2, 1, jnp.inf, -jnp.inf, 'fro', ...)")
     if matrix:
         return _matrix_norm(ctx, call, x, layout, axis, order, ord_op, keepdims)
-    if len(axis) > 1 and order is not None:  # ord= with axis=None of a 1-d value is a vector norm
+    if len(axis) > 1 and order is not None and not vector:  # ord= with axis=None of a 1-d value is a vector norm
         raise ctx.error(UnsupportedError, ord_op.original, "norm(ord=...) over several dims", "pass axis=")
     ord_fill = ("ord", ord_op.node if ord_op is not None else cst.Name("None"))
     kind = "psum" if order in _VECTOR_SUM_ORDS or not math.isinf(order) else ("pmax" if order > 0 else "pmin")
@@ -608,8 +610,8 @@ def _along_rule(ctx: RuleContext, call: Call, kind: str):
     x = call.receiver if call.receiver is not None else call.params.get(subject)
     if x is None or not isinstance(x.value, Array):
         return unknown_call(ctx, call)
-    if kind == "vector_norm" and type(_literal(ctx, call, "axis", None)) is int:
-        return _norm_rule(ctx, call)  # (one axis: jnp.linalg.norm's vector norm, psummed over a split dim)
+    if kind == "vector_norm":  # (jnp.linalg.norm's vector norm over its axes, psummed over split dims)
+        return _norm_rule(ctx, call, vector=True)
     for option in _SCALAR_OPTIONS.get(kind, ()):
         given = call.params.get(option)
         if given is not None and isinstance(given.value, Array | Opaque):
