@@ -1632,6 +1632,14 @@ def _per_row_update(rw, node: cst.Call, base: Operand, update: Operand, keywords
     return Operand(Array(layout.with_partial(()), base.value.origin), node, new)
 
 
+#: optax.cosine_similarity as optax 0.2 defines it: each side over its norm (its squares summed, clipped below
+#: at epsilon), their products summed.
+_COSINE = "".join(
+    f"({{jnp}}.sum(({side} / {{jnp}}.sqrt({{jnp}}.clip({{jnp}}.sum({{jnp}}.square({side}), axis={{axis}}, keepdims=True), "
+    f"{{epsilon}})))" if i == 0 else f" * ({side} / {{jnp}}.sqrt({{jnp}}.clip({{jnp}}.sum({{jnp}}.square({side}), "
+    f"axis={{axis}}, keepdims=True), {{epsilon}}))), axis={{axis}}))" for i, side in enumerate(("{predictions}", "{targets}")))
+#: Parameters of those definitions that optax gives defaults (axis's is -1).
+_OPTAX_DEFAULTS = {"epsilon": "0.0"}
 #: optax losses meshify runs as optax defines them (over split dims too): name -> parameters, definition.
 #: The parameters are read by name or position; those read twice by the definition must be names.
 _OPTAX_LOSSES = {
@@ -1650,6 +1658,8 @@ _OPTAX_LOSSES = {
     "optax.smooth_labels": (
         ("labels", "alpha"),
         "((1.0 - {alpha}) * {labels} + {alpha} / {labels}.shape[-1])"),
+    "optax.cosine_similarity": (("predictions", "targets", "epsilon", "axis"), _COSINE),
+    "optax.cosine_distance": (("predictions", "targets", "epsilon", "axis"), f"(1.0 - {_COSINE})"),
 }
 for _name in list(_OPTAX_LOSSES):
     _OPTAX_LOSSES[_name.replace("optax.", "optax.losses.")] = _OPTAX_LOSSES[_name]
@@ -1839,6 +1849,9 @@ def _optax_loss(rw, node: cst.Call, name: str) -> Operand:
                            f"pass {', '.join(params)} only ({given}= is not modelled"
                            + (": mask the loss yourself, jnp.where(mask, loss, 0.0))" if given == "where" else ")"))
         bound[key] = arg.value
+    for key in params:
+        if key not in bound and key in _OPTAX_DEFAULTS:
+            bound[key] = cst.parse_expression(_OPTAX_DEFAULTS[key])
     needed = [p for p in params if p != "axis"]
     if any(p not in bound for p in needed):
         raise rw.error(UnsupportedError, node, f"optax.{short}() without {' and '.join(needed)}", "pass them")
