@@ -1065,6 +1065,10 @@ def _call(rw, node: cst.Call):
         return _optax_loss(rw, node, optax_loss)
     if names & _TREE_LEAVES:  # sum(jnp.sum(p ** 2) for p in jax.tree.leaves(params)): the leaves, in JAX's order
         return _tree_leaves(rw, node)
+    if names & _TREE_FLATTEN:  # leaves, treedef = jax.tree.flatten(params): the leaves and the structure
+        return _tree_flatten(rw, node, next(iter(names & _TREE_FLATTEN)))
+    if names & _TREE_UNFLATTEN:  # jax.tree.unflatten(treedef, new_leaves): the structure holding them
+        return _tree_unflatten(rw, node)
     if names & _GLOBAL_NORMS:  # optax.global_norm(grads): each leaf's sum of squares, completed over its splits
         return _global_norm(rw, node)
     length = sequence_len(rw, node) if isinstance(func, cst.Name) and func.value == "len" \
@@ -1670,6 +1674,18 @@ _GLOBAL_NORMS = frozenset({"optax.global_norm", "optax.tree_utils.tree_l2_norm",
 
 
 _TREE_LEAVES = frozenset({"jax.tree.leaves", "jax.tree_util.tree_leaves", "jax.tree_leaves"})
+_TREE_FLATTEN = frozenset({"jax.tree.flatten", "jax.tree_util.tree_flatten", "jax.tree.structure",
+                           "jax.tree_util.tree_structure"})
+_TREE_UNFLATTEN = frozenset({"jax.tree.unflatten", "jax.tree_util.tree_unflatten"})
+
+
+@dataclass(frozen=True, slots=True)
+class TreeShape:
+    """A pytree's structure, as ``jax.tree.flatten`` / ``jax.tree.structure`` give it (a Static's literal): the
+    pytree meshify held, whose leaves ``jax.tree.unflatten`` replaces in JAX's order."""
+
+    tree: object
+    count: int
 
 
 #: Functions of Python values evaluated where meshify knows their arguments (a key path's spelling).
@@ -1763,6 +1779,68 @@ def _tree_leaves(rw, node: cst.Call) -> Operand:
         rw.dtypes.call_items[node] = tuple((rw.dtypes.of(cst.parse_expression(base + code)), False)
                                            for _, _, code in leaves)
     return Operand(TupleValue(tuple(v for _, v, _ in leaves)), node, new)
+
+
+def _tree_flatten(rw, node: cst.Call, name: str) -> Operand:
+    """``leaves, treedef = jax.tree.flatten(params)`` (a hand-written optimizer's update over the leaves), and
+    ``jax.tree.structure(params)``: the leaves as ``jax.tree.leaves`` gives them (checked by ``mr.tree_flatten``
+    when the function runs), the structure a :class:`TreeShape` that ``jax.tree.unflatten`` fills again."""
+    short = rw.ctx.code(node.func)
+    if len(node.args) != 1 or node.args[0].keyword is not None or node.args[0].star:
+        raise rw.error(UnsupportedError, node, f"{short}() with other than one pytree (is_leaf= is not modelled)",
+                       f"{short}(params)")
+    tree = rw.expr(node.args[0].value)
+    leaves = _ordered_leaves(rw, node.args[0].value, tree.value, "")
+    shape = Static(TreeShape(tree.value, len(leaves)), True)
+    if name.endswith("structure"):  # (the structure alone: the same on every device, the call as written)
+        return Operand(shape, node, node.with_changes(args=[node.args[0].with_changes(value=tree.node)]))
+    paths = tuple(p for p, _, _ in leaves)
+    call = cst.parse_expression(f"{rw.ctx.mr}.tree_flatten(tree, {json.dumps(paths) if paths else '()'})")
+    assert isinstance(call, cst.Call)
+    new = call.with_changes(args=[call.args[0].with_changes(value=tree.node), *call.args[1:]])
+    return Operand(TupleValue((TupleValue(tuple(v for _, v, _ in leaves)), shape)), node, new)
+
+
+def _tree_unflatten(rw, node: cst.Call) -> Operand:
+    """``jax.tree.unflatten(treedef, leaves)`` of a structure :func:`_tree_flatten` gave: that pytree with these
+    leaves in JAX's order (each leaf's layout its own; a partial sum completed first is the user's to write)."""
+    short = rw.ctx.code(node.func)
+    if len(node.args) != 2 or any(a.keyword is not None or a.star for a in node.args):
+        raise rw.error(UnsupportedError, node, f"{short}() with other than a structure and its leaves",
+                       f"{short}(treedef, leaves)")
+    shape, leaves = rw.expr(node.args[0].value), rw.expr(node.args[1].value)
+    if not (isinstance(shape.value, Static) and isinstance(shape.value.literal, TreeShape)):
+        raise rw.error(UnsupportedError, node.args[0].value, f"{short}() of a structure meshify did not see made: "
+                       f"{rw.ctx.code(node.args[0].value)!r}", "make it in the function: leaves, treedef = "
+                       "jax.tree.flatten(params) (or jax.tree.structure(params))")
+    held: TreeShape = shape.value.literal
+    items = leaves.value.items if isinstance(leaves.value, TupleValue) else None
+    if items is None or len(items) != held.count:
+        raise rw.error(UnsupportedError, node.args[1].value, f"{short}() of {rw.ctx.code(node.args[1].value)!r}, "
+                       + (f"{len(items)} values for a structure of {held.count} leaves" if items is not None else
+                          "whose items meshify does not hold one by one"),
+                       "pass a list or tuple with one value per leaf, built in the function")
+    partial = next((i for i, v in enumerate(items) if isinstance(v, Array) and v.layout.partial), None)
+    if partial is not None:
+        raise rw.error(UnsupportedError, node.args[1].value, f"{short}() of leaf {partial}, a partial sum over "
+                       f"{_axes_text(items[partial].layout.partial)}", "complete it before it is put in the list "
+                       "(name it with a hint: v: Tensor[...] = ...)")
+    fill = iter(items)
+    return Operand(_refilled(held.tree, fill), node, node.with_changes(
+        args=[node.args[0].with_changes(value=shape.node), node.args[1].with_changes(value=leaves.node)]))
+
+
+def _refilled(value, leaves):
+    """``value`` (a pytree meshify holds) with its leaves replaced, in JAX's order, by the next of ``leaves``."""
+    if isinstance(value, StructValue):
+        order = sorted(value.fields) if value.kind == "dict" else list(value.fields)
+        new = {k: _refilled(v, leaves) for k, v in order}
+        return replace(value, fields=tuple((k, new[k]) for k, _ in value.fields))
+    if isinstance(value, TupleValue):
+        return TupleValue(tuple(_refilled(v, leaves) for v in value.items))
+    if none_value(value):
+        return value
+    return next(leaves)
 
 
 def _ordered_leaves(rw, where: cst.BaseExpression, value, path: str, code: str = "") -> list:

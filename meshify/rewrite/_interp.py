@@ -269,6 +269,38 @@ def _jumps_out(statements) -> list[cst.CSTNode]:
     return found
 
 
+def _returns_in(statements) -> list[cst.CSTNode]:
+    """The ``return`` statements of a block (not of the functions or lambdas in it)."""
+    found: list[cst.CSTNode] = []
+
+    class _Returns(cst.CSTVisitor):
+        def visit_Return(self, node: cst.Return) -> None:
+            found.append(node)
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return False
+
+    for stmt in statements:
+        stmt.visit(_Returns())
+    return found
+
+
+def _clone(rw, node: cst.CSTNodeT) -> cst.CSTNodeT:
+    """A copy of ``node`` (a new identity for each copy of an unrolled loop's body), each of its nodes reporting
+    errors and lines where the original does."""
+    copy = node.deep_clone()
+
+    def anchor(original: cst.CSTNode, cloned: cst.CSTNode) -> None:
+        rw.ctx.anchors[cloned] = rw.ctx.anchors.get(original, original)
+        if original in rw._anchors:
+            rw._anchors[cloned] = rw._anchors[original]
+        for a, b in zip(original.children, cloned.children):
+            anchor(a, b)
+
+    anchor(node, copy)
+    return copy
+
+
 def _items_proxy(rw, node: cst.BaseExpression, value: Value) -> cst.BaseExpression | None:
     """``for t in xs`` / ``for t in xs[1:]`` over a tuple meshify holds item by item (a helper's ``*args``):
     ``xs[1] + xs[2]``, an expression whose dtype carriers are those items' (what ``t``'s dtype is read
@@ -1309,6 +1341,9 @@ class FunctionRewriter:
         split) is converted to that layout before the loop, once (inside, a psum would sum
         again on every iteration), and the body walked again.
         """
+        unrolled = self._unrolled_for(stmt)
+        if unrolled is not None:
+            return unrolled
         hoisted: list[cst.BaseStatement] = []
         entered: dict[str, list] = {}
         for _ in range(_MAX_LOOP_ENTRIES):
@@ -1332,6 +1367,47 @@ class FunctionRewriter:
                              f"({shown})", f"pin {first!r} with a hint inside the loop, where the body reassigns it "
                              f"({first}: Tensor[{hint_dims(dims) if dims else '...'}] = ...), so that every "
                              "iteration leaves it as it found it")
+
+    def _unrolled_for(self, stmt: cst.For) -> list[cst.BaseStatement] | None:
+        """``for q in jax.tree.leaves(params): total = total + jnp.sum(q ** 2)``, ``for w in (w1, w2): x = x @ w``:
+        a loop over items meshify knows one by one (:meth:`_unrolled_columns`) whose layouts differ, which one
+        body rewritten once cannot take: unrolled, as Python runs it, each item bound to the target in the order
+        Python takes them (``q = params.b``: a pytree's leaves in JAX's order) and a copy of the body rewritten
+        for it.  None where the items share a layout or are not known one by one (the loop kept as written)."""
+        if stmt.orelse is not None or stmt.asynchronous is not None:
+            return None
+        found = self._unrolled_columns(stmt.target, stmt.iter)
+        if found is None:
+            return None
+        names, columns = found
+        mark = self.mark()
+        value_columns = [[self.expr(e).value for e in elements] for elements in columns]
+        self.rollback(mark)
+        if all(common_item(values) is not None for values in value_columns):
+            return None
+        block = stmt.body if isinstance(stmt.body, cst.IndentedBlock) else self._indented(stmt.body)  # type: ignore[arg-type]
+        exits = _jumps_out(block.body) + _returns_in(block.body)
+        if exits:
+            word = {cst.Break: "break", cst.Continue: "continue"}.get(type(exits[0]), "return")
+            raise self.ctx.error(UnsupportedError, exits[0], f"'{word}' in a loop over {self.ctx.code(stmt.iter)!r}, "
+                                 "whose items have different layouts (meshify unrolls it: a copy of the body per "
+                                 "item)", "leave the loop without it (an if around the rest of the body, a flag), or "
+                                 "give the items one layout")
+        self._line = self.ctx.line(stmt)
+        layouts = ", ".join(v.layout.describe() if isinstance(v, Array) else type(v).__name__
+                            for v in value_columns[-1])
+        out: list[cst.BaseStatement] = []
+        for items in zip(*columns):
+            for name, item in zip(names, items):
+                line = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(name))], _clone(self, item))])
+                self.ctx.anchors[line] = stmt.target  # (where its errors point: the loop's target)
+                out.extend(self._block([line]))
+            out.extend(self._block([_clone(self, s) for s in block.body]))
+        if out:
+            note = comment_line(f"the loop over {self.ctx.code(stmt.iter)} unrolled: its items have different layouts "
+                                f"({layouts})")
+            out[0] = out[0].with_changes(leading_lines=[*stmt.leading_lines, note])
+        return out
 
     def _while_statement(self, stmt: cst.While) -> cst.While | cst.For:
         """``while len(res.shape) < len(shape): res = res[..., None]`` (guided diffusion's
@@ -3407,19 +3483,30 @@ class FunctionRewriter:
         self._loops.pop()
         self._loop_names.pop()
 
-    def _unrolled_comprehension(self, node: cst.ListComp | cst.GeneratorExp) -> Operand | None:
-        """``tuple(v for v in [h, pooled, all_hidden] if v is not None)`` (HF's return): one ``for`` over a list or
-        tuple literal of names whose values differ (arrays of other layouts, None), its filters Python values
-        per item: unrolled, each item kept or dropped as its filter says (``(h, pooled)``); None where the
-        comprehension is not one of these (the general walk takes it)."""
-        comp = node.for_in
-        if comp.inner_for_in is not None or comp.asynchronous is not None:
-            return None
+    def _unrolled_columns(self, target: cst.BaseAssignTargetExpression, iterable: cst.BaseExpression
+                          ) -> tuple[list[str], list[list[cst.BaseExpression]]] | None:
+        """What a loop unrolled item by item binds: its target's names and, for each, the items it takes, as code
+        (``for q in jax.tree.leaves(params)``: ``params.b``, ``params.w1``, ...; ``for p, m in zip(xs, ys)``;
+        ``for i, q in enumerate(leaves)``: ``0``, ``1``, ... for ``i``); None where the iterable's items are not
+        known one by one (see :meth:`_unrolled_items`)."""
         # for p, m in zip(jax.tree.leaves(params), jax.tree.leaves(mask)): each name unrolled beside the others
-        target, iterables = comp.target, [comp.iter]
-        if isinstance(target, cst.Tuple) and all(isinstance(e.value, cst.Name) and not isinstance(e, cst.StarredElement)
-                                                 for e in target.elements) and target.elements:
-            call = comp.iter
+        iterables = [iterable]
+        counter: int | None = None  # for i, q in enumerate(jax.tree.leaves(params)): i a literal per item
+        if isinstance(target, cst.Tuple) and len(target.elements) == 2 and all(
+                isinstance(e.value, cst.Name) and not isinstance(e, cst.StarredElement) for e in target.elements) \
+                and isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) \
+                and iterable.func.value == "enumerate" and not self.ctx.binds("enumerate") \
+                and "enumerate" not in self.env and len(iterable.args) in (1, 2) \
+                and all(not a.star for a in iterable.args):
+            start = iterable.args[1].value if len(iterable.args) == 2 else cst.Integer("0")
+            if not isinstance(start, cst.Integer) or iterable.args[0].keyword is not None:
+                return None
+            counter = int(start.value, 0)
+            names = [e.value.value for e in target.elements]  # type: ignore[attr-defined]
+            iterables = [iterable.args[0].value]
+        elif isinstance(target, cst.Tuple) and all(isinstance(e.value, cst.Name) and not isinstance(e, cst.StarredElement)
+                                                   for e in target.elements) and target.elements:
+            call = iterable
             if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "zip"
                     and not self.ctx.binds("zip") and "zip" not in self.env
                     and len(call.args) == len(target.elements) and all(a.keyword is None and not a.star
@@ -3433,13 +3520,28 @@ class FunctionRewriter:
             return None
         if len(set(names)) != len(names):
             return None
-        columns = [self._unrolled_items(iterable) for iterable in iterables]
+        columns = [self._unrolled_items(i) for i in iterables]
         if any(c is None for c in columns):
             return None
+        if counter is not None:
+            columns.insert(0, [int_node(counter + i) for i in range(len(columns[0]))])  # type: ignore[arg-type]
         length = min(len(c) for c in columns)  # type: ignore[arg-type]
-        columns = [c[:length] for c in columns]  # type: ignore[index]
         if not length:
             return None
+        return names, [c[:length] for c in columns]  # type: ignore[index]
+
+    def _unrolled_comprehension(self, node: cst.ListComp | cst.GeneratorExp) -> Operand | None:
+        """``tuple(v for v in [h, pooled, all_hidden] if v is not None)`` (HF's return): one ``for`` over a list or
+        tuple literal of names whose values differ (arrays of other layouts, None), its filters Python values
+        per item: unrolled, each item kept or dropped as its filter says (``(h, pooled)``); None where the
+        comprehension is not one of these (the general walk takes it)."""
+        comp = node.for_in
+        if comp.inner_for_in is not None or comp.asynchronous is not None:
+            return None
+        found = self._unrolled_columns(comp.target, comp.iter)
+        if found is None:
+            return None
+        names, columns = found
         # (an item other than a name is written where the element reads it: read once, it runs once)
         for name, elements in zip(names, columns):
             simple = all(read_again(e) or isinstance(e, cst.Subscript) and isinstance(e.slice[0].slice, cst.Index)
@@ -3462,12 +3564,14 @@ class FunctionRewriter:
             def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
                 return self.items.get(original.value, updated)
 
-            def visit_Attribute(self, n: cst.Attribute) -> bool:
-                n.value.visit(self)  # (only the path's root is a name read)
-                return False
+            def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
+                return updated.with_changes(attr=original.attr)  # (q.size: only the path's root is a name read)
 
-            def visit_Lambda(self, n: cst.Lambda) -> bool:
-                return False
+            def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
+                return updated.with_changes(keyword=original.keyword)  # (f(q=1): a keyword is no name read)
+
+            def visit_Lambda(self, n: cst.Lambda) -> bool:  # (lambda z: z * q reads q; lambda q: q does not)
+                return not any(p.name.value in self.items for p in n.params.params)
 
         kept_nodes, kept_values, kept_written = [], [], []
         for items, values in zip(elements_at, values_at):

@@ -38,6 +38,8 @@ class Step:
 def plan_conversion(src: Layout, dst: Layout, mesh: MeshSpec) -> list[Step]:
     """The steps that take ``src`` to ``dst`` (same dims; ``dst.partial`` within ``src.partial``)."""
     assert src.dims == dst.dims, (src, dst)
+    # (a whole value is no partial sum: taken as one, the psum completing it would count it once per device)
+    assert dst.partial <= src.partial, (src, dst)
     cur = list(src.axes)
     steps: list[Step] = []
     to_psum: list[str] = []

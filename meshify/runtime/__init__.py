@@ -50,6 +50,7 @@ from meshify.runtime.ops import (  # noqa: A004
     sum_dtype,
     take,
     take_along_axis,
+    tree_flatten,
     tree_leaves,
     tree_map_each,
     varying,
@@ -61,7 +62,7 @@ __all__ = [
     "initialize", "Topology", "from_host", "to_host", "process_local", "process_slice", "ProcessLocal",
     "like", "shard_size", "sum_dtype", "psum", "psum_scatter", "all_gather", "global_shape", "one_hot", "take", "take_along_axis", "rows_at", "scatter", "local_block", "local_draw", "log_softmax", "logsumexp", "mean", "on_one_device", "pmax", "pmin", "softmax",
     "max", "min", "method", "method_receiver", "regathering", "entries", "elementwise", "dtype_of", "canonical_dtype", "quotient_dtype", "refused",
-    "varying", "bernoulli", "categorical", "global_norm", "multi_index", "tree_leaves", "tree_map_each",
+    "varying", "bernoulli", "categorical", "global_norm", "multi_index", "tree_flatten", "tree_leaves", "tree_map_each",
 ]
 
 # Reductions over split dims (runtime/_statistics.py, re-exported by ops).

@@ -756,6 +756,11 @@ def tree_leaves(tree: Any, paths: Sequence[str]) -> list:
     return [leaf for _, leaf in found]
 
 
+def tree_flatten(tree: Any, paths: Sequence[str]) -> tuple[list, Any]:
+    """``jax.tree.flatten(tree)``: its leaves checked as :func:`tree_leaves` checks them, and its structure."""
+    return tree_leaves(tree, paths), jax.tree_util.tree_structure(tree)
+
+
 def _leaf_paths(keys: Sequence[Any]) -> list[str]:
     """The paths meshify may name the leaf at JAX key path ``keys`` by (``.k`` for a dict's or a field's key,
     ``[i]`` for a tuple's item, also ``.*`` for a list's items), the spelled-out index first."""
