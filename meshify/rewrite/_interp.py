@@ -1383,8 +1383,9 @@ class FunctionRewriter:
         mark = self.mark()
         value_columns = [[self.expr(e).value for e in elements] for elements in columns]
         self.rollback(mark)
-        if all(common_item(values) is not None for values in value_columns):
-            return None
+        if all(common_item(values) is not None or all(isinstance(v, Static) for v in values)
+               for values in value_columns):
+            return None  # (Python values: the loop kept, as Python runs it)
         block = stmt.body if isinstance(stmt.body, cst.IndentedBlock) else self._indented(stmt.body)  # type: ignore[arg-type]
         exits = _jumps_out(block.body) + _returns_in(block.body)
         if exits:
