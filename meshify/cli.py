@@ -750,3 +750,7 @@ def launch(
 def main(argv: list[str] | None = None) -> None:
     """Console entry point."""
     app(args=argv)
+
+
+if __name__ == "__main__":  # python -m meshify.cli, as python -m meshify
+    main()

@@ -43,7 +43,9 @@ def sliced_dim(dim: str, lower: int | str | None, upper: int | str | None, step:
     ``head_dim[::2]?`` for ``x[..., ::2]`` (its size follows from the dim's: :func:`slice_size`); a bound
     may be a name of a Python int (``head_dim[:half]?`` for ``x[..., :half]``: sized by no one, but joined
     with ``x[..., half:]`` back to ``head_dim``, :func:`joined_slices`)."""
-    base = dim[:-1] if dim.endswith(INFERRED) and _SLICED.fullmatch(dim) else dim.rstrip(INFERRED)
+    # (a slice of a slice spells both: seq[1:][::2]?; of another inferred dim keeps its mark: head_dim?[::2]?, which
+    # never joins back to the user's head_dim)
+    base = dim[:-1] if dim.endswith(INFERRED) and _SLICED.fullmatch(dim) else dim
     parts = f"{'' if lower is None else lower}:{'' if upper is None else upper}"
     return f"{base}[{parts}{'' if step is None else f':{step}'}]{INFERRED}"
 

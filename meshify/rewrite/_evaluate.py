@@ -133,6 +133,10 @@ def evaluate(rw, node: cst.BaseExpression):
         made = rw.comprehension(node)  # [f(h) for h in hs]: as a Python loop's body
         if made is not None:
             return made
+    if isinstance(node, cst.DictComp):
+        made = rw.dict_comprehension(node)  # {k: v - lr * g[k] for k, v in params.items()}: a dict literal
+        if made is not None:
+            return made
     return _opaque_construct(rw, node)
 
 
@@ -329,7 +333,9 @@ def _opaque_construct(rw, node):
 
 
 #: The fix for a loop or comprehension over a hinted pytree's keys or items.
-_PYTREE_LOOP_FIX = ("read its fields by name ({name}[\"lora_a\"]), or go over its leaves with their paths: mask = "
+_PYTREE_LOOP_FIX = ("go over it sorted, as JAX orders a dict (for k in sorted({name}), for k, v in sorted({name}.items()): "
+                    "unrolled key by key; a dict comprehension may take it in any order), read its fields by name "
+                    "({name}[\"lora_a\"]), or go over its leaves with their paths: mask = "
                     "jax.tree_util.tree_map_with_path(lambda path, p: \"lora\" in jax.tree_util.keystr(path), {name}), "
                     "then zip(jax.tree.leaves({name}), jax.tree.leaves(mask))")
 
@@ -1475,6 +1481,13 @@ def _at_update(rw, node: cst.Call) -> Operand:
     value = update
     if isinstance(update.value, Array):
         u = update.value.layout
+        picked_dims = region.layout.dims[region.layout.rank - u.rank:] if u.rank <= region.layout.rank else ()
+        if u.rank <= region.layout.rank and u.dims != picked_dims and all(
+                unify_dims(d, r) is not None for d, r in zip(u.dims, picked_dims)):
+            # dims meshify inferred line up with the picked ones (x.at[..., 1::2].set(e + o) of the even entries'
+            # e: JAX checks the sizes): the value takes the picked names
+            u = Layout(picked_dims, u.axes, u.partial)
+            update = Operand(Array(u, update.value.origin), update.original, update.node)
         if u.rank > region.layout.rank or u.dims != region.layout.dims[region.layout.rank - u.rank:]:
             raise rw.error(LayoutError, values[0].value,
                            f"{rw.ctx.code(values[0].value)!r} has dims {list(u.dims)} but "
@@ -1757,7 +1770,12 @@ def tree_leaf_reads(rw, node: cst.Call) -> list[cst.BaseExpression] | None:
     value = rw.expr(tree).value
     rw.rollback(mark)
     base = rw.ctx.code(tree)
-    return [cst.parse_expression(base + code) for _, _, code in _ordered_leaves(rw, tree, value, "")]
+    leaves = _ordered_leaves(rw, tree, value, "")
+    # (read field by field: that JAX flattens it in this order is checked first, as mr.tree_leaves checks it)
+    paths = tuple(p for p, _, _ in leaves)
+    rw.check_before(f"{rw.ctx.mr}.tree_leaves({base}, {json.dumps(paths) if paths else '()'})",
+                    f"{base}'s leaves are read one by one below, in this order: checked to be JAX's")
+    return [cst.parse_expression(base + code) for _, _, code in leaves]
 
 
 def _tree_leaves(rw, node: cst.Call) -> Operand:

@@ -269,6 +269,25 @@ def _jumps_out(statements) -> list[cst.CSTNode]:
     return found
 
 
+class _Put(cst.CSTTransformer):
+    """Each read of a name of ``items`` replaced by its item's code (an unrolled comprehension's element)."""
+
+    def __init__(self, items: dict[str, cst.BaseExpression]) -> None:
+        self.items = items
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+        return self.items.get(original.value, updated)
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
+        return updated.with_changes(attr=original.attr)  # (q.size: only the path's root is a name read)
+
+    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
+        return updated.with_changes(keyword=original.keyword)  # (f(q=1): a keyword is no name read)
+
+    def visit_Lambda(self, n: cst.Lambda) -> bool:  # (lambda z: z * q reads q; lambda q: q does not)
+        return not any(p.name.value in self.items for p in n.params.params)
+
+
 def _returns_in(statements) -> list[cst.CSTNode]:
     """The ``return`` statements of a block (not of the functions or lambdas in it)."""
     found: list[cst.CSTNode] = []
@@ -285,10 +304,12 @@ def _returns_in(statements) -> list[cst.CSTNode]:
     return found
 
 
-def _clone(rw, node: cst.CSTNodeT) -> cst.CSTNodeT:
+def _clone(rw, node: cst.CSTNodeT, put: _Put | None = None) -> cst.CSTNodeT:
     """A copy of ``node`` (a new identity for each copy of an unrolled loop's body), each of its nodes reporting
-    errors and lines where the original does."""
+    errors and lines where the original does; ``put``: names replaced by items (literals) in it."""
     copy = node.deep_clone()
+    if put is not None:
+        copy = copy.visit(put)  # type: ignore[assignment]
 
     def anchor(original: cst.CSTNode, cloned: cst.CSTNode) -> None:
         rw.ctx.anchors[cloned] = rw.ctx.anchors.get(original, original)
@@ -913,6 +934,8 @@ class FunctionRewriter:
         self._line = 0
         #: A one-line body walked as a line of its own -> its first statement (for positions).
         self._anchors: dict[cst.SimpleStatementLine, cst.CSTNode] = {}
+        #: Statements to write before the one being rewritten (a check a reading of it needs first), by code.
+        self._before: dict[str, cst.BaseStatement] = {}
         self._return: tuple[tuple[str, ...], ...] | tuple[str, ...] | None = None
         #: A return hint ``list[Tensor[...]]``: the items' dims, and each return's items (checked after the walk).
         self._items_hint: tuple[str, ...] | None = None
@@ -1138,11 +1161,20 @@ class FunctionRewriter:
             if top:
                 self._top = i
             outer, self.ctx.current = self.ctx.current, self._anchors.get(stmt, stmt)
+            saved, self._before = self._before, {}
             try:
-                out.extend(self._statement(stmt))
+                new = self._statement(stmt)
+                out.extend([*self._before.values(), *new])
             finally:
-                self.ctx.current = outer
+                self.ctx.current, self._before = outer, saved
         return out
+
+    def check_before(self, code: str, comment: str) -> None:
+        """Writes the expression ``code`` as a statement before the one being rewritten (a check it needs
+        first, run when the function runs), once."""
+        if code not in self._before:
+            line = cst.SimpleStatementLine([cst.Expr(cst.parse_expression(code))], leading_lines=[comment_line(comment)])
+            self._before[code] = line
 
     def _exits_here(self, stmt: cst.CSTNode) -> bool:
         """Whether ``stmt`` is an ``if`` on a value known when rewriting whose branch taken ends in a return (or
@@ -1376,6 +1408,14 @@ class FunctionRewriter:
         for it.  None where the items share a layout or are not known one by one (the loop kept as written)."""
         if stmt.orelse is not None or stmt.asynchronous is not None:
             return None
+        if read_again(stmt.iter):
+            mark = self.mark()
+            held = self.expr(stmt.iter).value
+            self.rollback(mark)
+            if isinstance(held, TupleValue) and not held.items:
+                # (key, *subs = jax.random.split(key, 1): no item, so no iteration runs)
+                note = comment_line(f"the loop over {self.ctx.code(stmt.iter)} runs no iteration (it has no item)")
+                return [cst.SimpleStatementLine([cst.Pass()], leading_lines=[*stmt.leading_lines, note])]
         found = self._unrolled_columns(stmt.target, stmt.iter)
         if found is None:
             return None
@@ -1383,9 +1423,10 @@ class FunctionRewriter:
         mark = self.mark()
         value_columns = [[self.expr(e).value for e in elements] for elements in columns]
         self.rollback(mark)
-        if all(common_item(values) is not None or all(isinstance(v, Static) for v in values)
-               for values in value_columns):
-            return None  # (Python values: the loop kept, as Python runs it)
+        keyed = any(self._dict_keys(stmt.iter, sorted_only=True, items=i) is not None for i in (False, True))
+        if not keyed and all(common_item(values) is not None or all(isinstance(v, Static) for v in values)
+                             for values in value_columns):
+            return None  # (Python values: the loop kept, as Python runs it; a dict's keys steer what is read)
         block = stmt.body if isinstance(stmt.body, cst.IndentedBlock) else self._indented(stmt.body)  # type: ignore[arg-type]
         exits = _jumps_out(block.body) + _returns_in(block.body)
         if exits:
@@ -1398,15 +1439,21 @@ class FunctionRewriter:
         layouts = ", ".join(v.layout.describe() if isinstance(v, Array) else type(v).__name__
                             for v in value_columns[-1])
         out: list[cst.BaseStatement] = []
+        rebound = set().union(*(bound_names(s) for s in block.body))
+        # a key or a counter the body only reads is written in its place (params["bias"]: its dtype is known)
+        literal = [n for n, column in zip(names, columns) if n not in rebound
+                   and all(isinstance(e, cst.SimpleString | cst.Integer) for e in column)]
         for items in zip(*columns):
             for name, item in zip(names, items):
                 line = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(name))], _clone(self, item))])
                 self.ctx.anchors[line] = stmt.target  # (where its errors point: the loop's target)
                 out.extend(self._block([line]))
-            out.extend(self._block([_clone(self, s) for s in block.body]))
+            put = _Put({n: item for n, item in zip(names, items) if n in literal})
+            out.extend(self._block([_clone(self, s, put if literal else None) for s in block.body]))
         if out:
-            note = comment_line(f"the loop over {self.ctx.code(stmt.iter)} unrolled: its items have different layouts "
-                                f"({layouts})")
+            why = "each key reads a value of another layout" if keyed else \
+                f"its items have different layouts ({layouts})"
+            note = comment_line(f"the loop over {self.ctx.code(stmt.iter)} unrolled: {why}")
             out[0] = out[0].with_changes(leading_lines=[*stmt.leading_lines, note])
         return out
 
@@ -2126,12 +2173,20 @@ class FunctionRewriter:
         if isinstance(target, cst.Tuple | cst.List):
             elements = [e.value for e in target.elements]
             starred = [i for i, e in enumerate(target.elements) if isinstance(e, cst.StarredElement)]
-            if starred and isinstance(value, Array) and value.layout.rank and not value.layout.axes[0] \
-                    and not value.layout.partial and literal_size(value.dims[0]) is not None:
-                # key, *subs = jax.random.split(key, 3): rows of a first dim of a size its name says (3?)
+            count = (1 if value.dims[0] == BROADCAST else literal_size(value.dims[0])) \
+                if isinstance(value, Array) and value.layout.rank else None
+            if starred and isinstance(value, Array) and count is not None and not value.layout.axes[0] \
+                    and not value.layout.partial:
+                # key, *subs = jax.random.split(key, 3): rows of a first dim of a size its name says (3?, 1)
                 layout = value.layout
                 row = Array(Layout(layout.dims[1:], layout.axes[1:]), value.origin)
-                value = TupleValue((row,) * literal_size(layout.dims[0]))  # type: ignore[operator]
+                value = TupleValue((row,) * count)
+            elif starred and isinstance(value, Array):
+                raise self.ctx.error(UnsupportedError, target, f"starred unpacking of {self.ctx.code(node or target)!r}"
+                                     f" along its first dim {value.dims[0]!r}"
+                                     + (f", split over {axes_text(value.layout.axes[0])}" if value.layout.axes[0] else
+                                        ", whose size meshify does not know while rewriting"),
+                                     "unpack it into one name per row (a, b, c = x), or index it (x[0], x[1:])")
             if starred and isinstance(value, TupleValue | Opaque | Static):  # q, *kv = jnp.split(qkv, 3, -1)
                 self._bind_starred(target, elements, starred, value, node)
                 return
@@ -3484,12 +3539,106 @@ class FunctionRewriter:
         self._loops.pop()
         self._loop_names.pop()
 
-    def _unrolled_columns(self, target: cst.BaseAssignTargetExpression, iterable: cst.BaseExpression
-                          ) -> tuple[list[str], list[list[cst.BaseExpression]]] | None:
+    def _dict_keys(self, iterable: cst.BaseExpression, sorted_only: bool, items: bool = False
+                   ) -> tuple[str, list[str]] | None:
+        """``sorted(params)`` / ``sorted(params.keys())`` (``items``: ``sorted(params.items())``) of a dict meshify
+        holds key by key: (its code, its keys in sorted order); without ``sorted_only`` also ``params``,
+        ``params.keys()`` (``params.items()``), in the hint's order (for a use whose result does not depend on
+        the order: a dict comprehension).  None for any other iterable."""
+        node = iterable
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "sorted" \
+                and not self.ctx.binds("sorted") and "sorted" not in self.env and len(node.args) == 1 \
+                and node.args[0].keyword is None and not node.args[0].star:
+            node, ordered = node.args[0].value, True
+        else:
+            ordered = False
+        if sorted_only and not ordered:
+            return None
+        method = None
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and not node.args \
+                and node.func.attr.value in ("keys", "items"):
+            method, node = node.func.attr.value, node.func.value
+        if (method == "items") != items or not read_again(node):
+            return None
+        mark = self.mark()
+        try:
+            held = self.expr(node).value
+        finally:
+            self.rollback(mark)
+        if not (isinstance(held, StructValue) and held.kind == "dict"):
+            return None
+        keys = [k for k, _ in held.fields]
+        return self.ctx.code(node), sorted(keys) if ordered else keys
+
+    def dict_comprehension(self, node: cst.DictComp) -> Operand | None:
+        """``{k: v - lr * grads[k] for k, v in params.items()}``, ``{k: "bias" not in k for k in params}``: one
+        ``for`` over items meshify knows one by one (a dict's keys and values in any order: the dict made is the
+        same; a pytree's leaves, a tuple, ``zip``/``enumerate`` of them), its keys string literals once unrolled:
+        the dict literal of each item's key and value, each rewritten for its item; None for any other (refused
+        near arrays, as before)."""
+        comp = node.for_in
+        if comp.inner_for_in is not None or comp.asynchronous is not None:
+            return None
+        found = self._unrolled_columns(comp.target, comp.iter, any_order=True)
+        if found is None:
+            return None
+        names, columns = found
+        from meshify.rewrite._evaluate import _anchor_all
+
+        put = _Put
+        entries: list[cst.DictElement] = []
+        for items in zip(*columns):
+            bound = dict(zip(names, items))
+            keep = True
+            for clause in comp.ifs:  # {k: v for k, v in params.items() if k != "bias"}: filtered on Python values
+                test = clause.test.visit(put(bound))
+                _anchor_all(self, test, clause.test)
+                mark = self.mark()
+                value = self.expr(test).value
+                self.rollback(mark)
+                if not (isinstance(value, Static) and value.known):
+                    return None
+                keep = keep and bool(value.literal)
+            if keep:
+                key, value = node.key.visit(put(bound)), node.value.visit(put(bound))
+                _anchor_all(self, key, node.key)
+                _anchor_all(self, value, node.value)
+                entries.append(cst.DictElement(key, value))
+        literal = cst.Dict(entries)
+        from meshify.rewrite._evaluate import _string_keys
+
+        mark = self.mark()
+        keys = [self.expr(e.key).value for e in entries]
+        self.rollback(mark)
+        if not all(isinstance(k, Static) and k.known and isinstance(k.literal, str) for k in keys) \
+                or len({k.literal for k in keys}) != len(keys):  # type: ignore[union-attr]
+            return None
+        literal = cst.Dict([cst.DictElement(cst.SimpleString(json.dumps(k.literal)), e.value)  # type: ignore[union-attr]
+                            for k, e in zip(keys, entries)])
+        assert _string_keys(literal) is not None
+        made = self.expr(literal)
+        return Operand(made.value, node, made.node)
+
+    def _unrolled_columns(self, target: cst.BaseAssignTargetExpression, iterable: cst.BaseExpression,
+                          any_order: bool = False) -> tuple[list[str], list[list[cst.BaseExpression]]] | None:
         """What a loop unrolled item by item binds: its target's names and, for each, the items it takes, as code
         (``for q in jax.tree.leaves(params)``: ``params.b``, ``params.w1``, ...; ``for p, m in zip(xs, ys)``;
         ``for i, q in enumerate(leaves)``: ``0``, ``1``, ... for ``i``); None where the iterable's items are not
         known one by one (see :meth:`_unrolled_items`)."""
+        if isinstance(target, cst.Tuple) and len(target.elements) == 2 and all(
+                isinstance(e.value, cst.Name) and not isinstance(e, cst.StarredElement) for e in target.elements):
+            pairs = self._dict_keys(iterable, sorted_only=not any_order, items=True)
+            if pairs is not None:  # for k, v in sorted(params.items()): each key's literal and its value
+                base, keys = pairs
+                names = [e.value.value for e in target.elements]  # type: ignore[attr-defined]
+                if len(set(names)) != 2 or not keys:
+                    return None
+                return names, [[cst.SimpleString(json.dumps(k)) for k in keys],
+                               [cst.parse_expression(f"{base}[{json.dumps(k)}]") for k in keys]]
+        if any_order and isinstance(target, cst.Name):
+            found = self._dict_keys(iterable, sorted_only=False)
+            if found is not None and found[1]:  # {k: ... for k in params}: its keys
+                return [target.value], [[cst.SimpleString(json.dumps(k)) for k in found[1]]]
         # for p, m in zip(jax.tree.leaves(params), jax.tree.leaves(mask)): each name unrolled beside the others
         iterables = [iterable]
         counter: int | None = None  # for i, q in enumerate(jax.tree.leaves(params)): i a literal per item
@@ -3558,22 +3707,6 @@ class FunctionRewriter:
         elements_at = list(zip(*columns))
         values_at = list(zip(*value_columns))
 
-        class _Put(cst.CSTTransformer):
-            def __init__(self, items: dict[str, cst.BaseExpression]) -> None:
-                self.items = items
-
-            def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
-                return self.items.get(original.value, updated)
-
-            def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
-                return updated.with_changes(attr=original.attr)  # (q.size: only the path's root is a name read)
-
-            def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
-                return updated.with_changes(keyword=original.keyword)  # (f(q=1): a keyword is no name read)
-
-            def visit_Lambda(self, n: cst.Lambda) -> bool:  # (lambda z: z * q reads q; lambda q: q does not)
-                return not any(p.name.value in self.items for p in n.params.params)
-
         kept_nodes, kept_values, kept_written = [], [], []
         for items, values in zip(elements_at, values_at):
             keep = True
@@ -3615,6 +3748,9 @@ class FunctionRewriter:
             return [e.value for e in iterable.elements]
         from meshify.rewrite._evaluate import _anchor_all, tree_leaf_reads
 
+        keys = self._dict_keys(iterable, sorted_only=True)
+        if keys is not None:  # for k in sorted(params): the keys, in sorted order
+            return [cst.SimpleString(json.dumps(k)) for k in keys[1]]
         leaves = tree_leaf_reads(self, iterable) if isinstance(iterable, cst.Call) else None
         if leaves is not None:
             for e in leaves:

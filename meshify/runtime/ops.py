@@ -752,7 +752,9 @@ def tree_leaves(tree: Any, paths: Sequence[str]) -> list:
         from meshify.errors import CallError
 
         raise CallError(f"jax.tree.leaves gives the leaves {got}, but meshify read them as {list(paths)}",
-                        fix="pass the pytree the hint names (a class that flattens its fields in their order)")
+                        fix="pass the pytree the hint names, flattening its fields in the order its class declares "
+                            "them (register_dataclass(data_fields=[...]) in that order, a tree_flatten returning "
+                            "them so)")
     return [leaf for _, leaf in found]
 
 

@@ -1785,8 +1785,28 @@ class _Builder:
         self.module.defs["Pair"] = "class Pair(typing.NamedTuple):\n    a: jax.Array\n    b: jax.Array\n"
         p = f"{self.fresh()}p"
         self.lines.append(f"{p} = Pair(a={a.name}, b={b.name})")
-        form = self.pick(["sum", "vdot", "index", "masked"])
+        form = self.pick(["sum", "vdot", "index", "masked", "for", "size", "enumerate", "flatten"])
         scale = a.scale ** 2 * self.elements(a.dims) + b.scale ** 2 * self.elements(b.dims)
+        n = self.elements(a.dims) + self.elements(b.dims)
+        if form == "for":  # a Python loop over leaves of different layouts (unrolled, a copy of the body per leaf)
+            acc = f"{self.fresh()}acc"
+            self.lines.append(f"{acc} = 0.0")
+            self.lines.append(f"for q in jax.tree.leaves({p}): {acc} = {acc} + jnp.sum(q * q) / {n}")
+            self.emit(acc, [], scale / n)
+            return True
+        if form == "size":  # a leaf's attribute read in an unrolled comprehension (q.size, q.ndim)
+            self.emit(f"sum(jnp.sum(q) / q.size * q.ndim for q in jax.tree.leaves({p}))", [], a.scale + b.scale)
+            return True
+        if form == "enumerate":
+            self.emit(f"sum(jnp.sum(q * q) * (i + 1) for i, q in enumerate(jax.tree.leaves({p}))) / {n}", [],
+                      3 * scale / n)
+            return True
+        if form == "flatten":  # an update over the leaves filled back into the structure
+            leaves, tree, again = f"{self.fresh()}l", f"{self.fresh()}t", f"{self.fresh()}p"
+            self.lines.append(f"{leaves}, {tree} = jax.tree.flatten({p})")
+            self.lines.append(f"{again} = jax.tree.unflatten({tree}, [q * 0.5 for q in {leaves}])")
+            self.emit(f"jnp.mean({again}.a) + jnp.mean({again}.b)", [], 0.5 * (a.scale + b.scale))
+            return True
         if form == "masked":  # a weight-decay mask by key path, filtering the leaves (b's leaf left out)
             mask = f"{self.fresh()}m"
             test = self.pick(['path[-1].name != "b"', '"b" not in jax.tree_util.keystr(path)'])

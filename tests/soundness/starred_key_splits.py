@@ -11,12 +11,16 @@ from meshify import mesh
 
 EXPECT = "match"
 GRAD = False  # (keys)
+N_LAYERS = 0  # (split(key, N_LAYERS + 1): one key, no layer key)
 
 
 @mesh(data=2, model=4, rules={"batch": "data", "vocab": "model"})
 def typed(logits: Annotated[jax.Array, "batch", "vocab"], key: Annotated[jax.Array, ()]):
     key, *subs = jax.random.split(key, 3)
     noisy = logits + jax.random.gumbel(subs[0], logits.shape) * jax.random.uniform(subs[1], logits.shape)
+    key, *layer_keys = jax.random.split(key, N_LAYERS + 1)
+    for k in layer_keys:
+        noisy = noisy + jax.random.normal(k, logits.shape)
     first, *rest, last = jax.random.split(key, 5)
     total = jax.random.normal(first, logits.shape) + jax.random.normal(last, logits.shape)
     for k in rest:

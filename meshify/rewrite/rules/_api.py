@@ -497,6 +497,10 @@ def literal_items(seq: Operand | None) -> list[Operand] | None:
     convert (None: not a literal, or one with ``*rest``).  The interpreter evaluated the items with the
     call's arguments; walking them again would repeat their comments."""
     node = seq.original if seq is not None else None
+    if isinstance(node, cst.ListComp | cst.GeneratorExp) and isinstance(seq.node, cst.List | cst.Tuple) \
+            and isinstance(seq.value, TupleValue) and len(seq.value.items) == len(seq.node.elements):
+        # [jnp.sum(v) for _, v in sorted(p.items())], unrolled item by item: its items as the literal holds them
+        return [Operand(v, n.value, n.value) for v, n in zip(seq.value.items, seq.node.elements)]
     if not isinstance(node, cst.List | cst.Tuple) or any(isinstance(e, cst.StarredElement) for e in node.elements):
         return None
     assert seq is not None and isinstance(seq.node, cst.List | cst.Tuple)

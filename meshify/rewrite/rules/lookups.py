@@ -108,9 +108,62 @@ def _int_bound(ctx: RuleContext, node: cst.BaseExpression | None) -> int | str |
     negative = isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus)
     name = node.expression if negative else node  # type: ignore[attr-defined]
     if isinstance(value, Static) and not value.known and isinstance(name, cst.Name) \
-            and isinstance(ctx.bound(name.value), Static):
-        return ("-" if negative else "") + name.value
+            and isinstance(ctx.bound(name.value), Static) and _bindings(ctx.function, name.value) == 1:
+        return ("-" if negative else "") + name.value  # (bound once: every slice by it cuts at one place)
     return False
+
+
+def _bindings(function: cst.FunctionDef, name: str) -> int:
+    """How many times ``function`` binds ``name`` (assignments, loop targets, parameters; not in nested defs)."""
+    count = 0
+
+    class _Count(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            nonlocal count
+            if node.value == name and node in targets:
+                count += 1
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is function
+
+    targets: set[cst.CSTNode] = set()
+
+    class _Targets(cst.CSTVisitor):
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            targets.update(_names_of(node.target))
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            targets.update(_names_of(node.target))
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            targets.update(_names_of(node.target))
+
+        def visit_For(self, node: cst.For) -> None:
+            targets.update(_names_of(node.target))
+
+        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+            targets.update(_names_of(node.target))
+
+        def visit_Param(self, node: cst.Param) -> None:
+            targets.add(node.name)
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is function
+
+    function.visit(_Targets())
+    function.visit(_Count())
+    return count
+
+
+def _names_of(target: cst.CSTNode) -> list[cst.Name]:
+    """The names an assignment target binds (``a``, ``a, (b, *c)``)."""
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, cst.Tuple | cst.List):
+        return [n for e in target.elements for n in _names_of(e.value)]
+    if isinstance(target, cst.StarredElement):
+        return _names_of(target.value)
+    return []
 
 
 def array_index(ctx: RuleContext, elements: list[cst.SubscriptElement]) -> tuple[int, Operand] | None:
@@ -335,7 +388,7 @@ def scatter(ctx: RuleContext, base: Operand, ids: Operand, axis: int, update: Op
         u = update.value.layout
         offset = region.rank - u.rank
         if offset >= 0 and u.dims != region.dims[offset:] and all(
-                unify_dims(d, r) == r for d, r in zip(u.dims, region.dims[offset:])):
+                unify_dims(d, r) is not None for d, r in zip(u.dims, region.dims[offset:])):
             u = Layout(region.dims[offset:], u.axes, u.partial)  # dims meshify named (a rotary concatenate's d?)
             update = Operand(Array(u, update.value.origin), update.original, update.node)
         if offset < 0 or u.dims != region.dims[offset:]:
