@@ -2467,6 +2467,8 @@ def _evaluate_args(rw, node: cst.Call, name: str, receiver, helper: bool = False
     entries: dict[cst.CSTNode, tuple[Operand, ...]] = {}
     if any(a.star for a in node.args):
         node = _stars_spelled_out(rw, node, name)
+    if name in ("builtins.sum", "sum") and node.args and isinstance(node.args[0].value, cst.GeneratorExp):
+        rw.order_free.add(node.args[0].value)  # sum(jnp.sum(v ** 2) for v in params.values()): any order
     if any(isinstance(a.value, cst.BinaryOperation) or (isinstance(a.value, cst.Tuple) and any(
             isinstance(e, cst.StarredElement) for e in a.value.elements)) for a in node.args):
         node = _shape_sums_spelled_out(rw, node)

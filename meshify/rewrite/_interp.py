@@ -936,6 +936,8 @@ class FunctionRewriter:
         self._anchors: dict[cst.SimpleStatementLine, cst.CSTNode] = {}
         #: Statements to write before the one being rewritten (a check a reading of it needs first), by code.
         self._before: dict[str, cst.BaseStatement] = {}
+        #: Generator expressions whose items' order changes nothing but rounding (the argument of sum()).
+        self.order_free: set[cst.CSTNode] = set()
         self._return: tuple[tuple[str, ...], ...] | tuple[str, ...] | None = None
         #: A return hint ``list[Tensor[...]]``: the items' dims, and each return's items (checked after the walk).
         self._items_hint: tuple[str, ...] | None = None
@@ -3539,7 +3541,7 @@ class FunctionRewriter:
         self._loops.pop()
         self._loop_names.pop()
 
-    def _dict_keys(self, iterable: cst.BaseExpression, sorted_only: bool, items: bool = False
+    def _dict_keys(self, iterable: cst.BaseExpression, sorted_only: bool, items: bool = False, values: bool = False
                    ) -> tuple[str, list[str]] | None:
         """``sorted(params)`` / ``sorted(params.keys())`` (``items``: ``sorted(params.items())``) of a dict meshify
         holds key by key: (its code, its keys in sorted order); without ``sorted_only`` also ``params``,
@@ -3556,9 +3558,9 @@ class FunctionRewriter:
             return None
         method = None
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and not node.args \
-                and node.func.attr.value in ("keys", "items"):
+                and node.func.attr.value in ("keys", "items", "values"):
             method, node = node.func.attr.value, node.func.value
-        if (method == "items") != items or not read_again(node):
+        if (method == "items") != items or (method == "values") != values or not read_again(node):
             return None
         mark = self.mark()
         try:
@@ -3639,6 +3641,9 @@ class FunctionRewriter:
             found = self._dict_keys(iterable, sorted_only=False)
             if found is not None and found[1]:  # {k: ... for k in params}: its keys
                 return [target.value], [[cst.SimpleString(json.dumps(k)) for k in found[1]]]
+            found = self._dict_keys(iterable, sorted_only=False, values=True)
+            if found is not None and found[1]:  # sum(jnp.sum(v ** 2) for v in params.values()): its values
+                return [target.value], [[cst.parse_expression(f"{found[0]}[{json.dumps(k)}]") for k in found[1]]]
         # for p, m in zip(jax.tree.leaves(params), jax.tree.leaves(mask)): each name unrolled beside the others
         iterables = [iterable]
         counter: int | None = None  # for i, q in enumerate(jax.tree.leaves(params)): i a literal per item
@@ -3688,7 +3693,8 @@ class FunctionRewriter:
         comp = node.for_in
         if comp.inner_for_in is not None or comp.asynchronous is not None:
             return None
-        found = self._unrolled_columns(comp.target, comp.iter)
+        # (sum(... for v in params.values()): a sum takes the items in any order, as a dict comprehension does)
+        found = self._unrolled_columns(comp.target, comp.iter, any_order=node in self.order_free)
         if found is None:
             return None
         names, columns = found

@@ -1,6 +1,7 @@
 """Dict parameters gone over key by key, as hand-written training steps do: an SGD update as a dict comprehension
 over ``params.items()`` (any order: the dict made is the same), a weight-decay mask over the keys with a filter,
-an L2 penalty ``for k in sorted(params)``, ``[... for k, v in sorted(params.items())]`` stacked (sorted: JAX's
+an L2 penalty ``for k in sorted(params)``, an L1 penalty ``sum(... for v in params.values())``, a comprehension
+over a literal tuple of keys, ``[... for k, v in sorted(params.items())]`` stacked (sorted: JAX's
 order, the same whatever order the caller built the dict in); the caller's dict in another order than the hint's.
 Before: "a Python loop over the pytree 'params' (its keys or items) is not modelled", and dict comprehensions near
 arrays refused."""
@@ -35,7 +36,9 @@ def step(params: Params, x: Tensor["batch", "d"]):
         l2 = l2 + jnp.sum(new[k] ** 2)
     sums = jnp.stack([jnp.sum(v) for _, v in sorted(params.items())])
     kept = {name: w * 2.0 for name, w in new.items() if name != "bias"}
-    return new, kept, l2 + jnp.sum(sums * jnp.arange(3.0))
+    named = {k: params[k] + grads[k] for k in ("up", "down")}
+    l1 = sum(jnp.sum(jnp.abs(v)) for v in params.values())  # (a sum takes them in any order)
+    return new, kept, named, l2 + jnp.sum(sums * jnp.arange(3.0)) + l1
 
 
 def inputs():
