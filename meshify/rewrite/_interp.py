@@ -1910,6 +1910,7 @@ class FunctionRewriter:
         note = comment_line(f"'{self.ctx.code(stmt.test)}' is {taken} in this version: only "
                             f"{'this branch' if taken else 'the else branch'} runs, and is rewritten")
         new = stmt.with_changes(leading_lines=[*stmt.leading_lines, note])
+        self._known_tests[id(stmt.test)] = taken  # (if lora is None: return x: what follows never runs here)
         if taken:
             return new.with_changes(body=self._suite(stmt.body))
         if isinstance(stmt.orelse, cst.If):
@@ -1920,6 +1921,7 @@ class FunctionRewriter:
 
     def _taken_branch(self, stmt: cst.If, test: Operand) -> cst.If:
         """explain's mode, a known condition: only the branch Python will take is walked."""
+        self._known_tests[id(stmt.test)] = bool(test.value.literal)
         if test.value.literal:
             return stmt.with_changes(body=self._suite(stmt.body))
         if isinstance(stmt.orelse, cst.If):
