@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from meshify.annotate._types import BROADCAST, INFERRED, Layout, unify_dims
+from meshify.annotate._types import BROADCAST, INFERRED, Layout, unify_dims, unsliced
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._values import Array, Opaque, Operand, Static, array
 from meshify.rewrite.rules._api import (
@@ -118,13 +118,25 @@ def _dynamic_update_slice_in_dim(ctx: RuleContext, call: Call):
 @op("jax.lax.dynamic_slice_in_dim", reads=("operand", "start_index", "slice_size", "axis"))
 def _dynamic_slice_in_dim(ctx: RuleContext, call: Call):
     """``dynamic_slice_in_dim(cache, pos, n, axis=1)``: a read along an unsplit dim, splits and partial
-    sums kept (the read dim keeps its name: its size is the slice's)."""
+    sums kept.  The read dim is named by its size: the dim ``n`` is the size of (``L = x.shape[1]``: a rotary
+    table cut to the sequence), a literal's (``4?``; 1: a size-1 dim), else an inferred name after the dim's."""
     x = call.arg(0, "operand")
     if not isinstance(x.value, Array):
         return unknown_call(ctx, call)
-    axis = _axis(ctx, call, call.arg(3, "axis"), array(x).layout.rank)
+    layout = array(x).layout
+    axis = _axis(ctx, call, call.arg(3, "axis"), layout.rank)
     _unsplit_at(ctx, call, x, axis)
-    return _marked(keep(x.value), call, (1, "start_index"))
+    size = call.arg(2, "slice_size")
+    count = size.value if size is not None and isinstance(size.value, Static) else None
+    dim = layout.dims[axis]
+    if count is not None and count.size_of is not None:
+        read = count.size_of
+    elif count is not None and count.known and type(count.literal) is int:
+        read = BROADCAST if count.literal == 1 else f"{count.literal}{INFERRED}"
+    else:
+        read = dim if dim == BROADCAST else unsliced(dim) + INFERRED
+    dims = tuple(read if i == axis else d for i, d in enumerate(layout.dims))
+    return _marked(keep(Array(Layout(dims, layout.axes, layout.partial), x.value.origin)), call, (1, "start_index"))
 
 
 def _marked(lowering: Lowering, call: Call, *names: tuple[int, str]) -> Lowering:
