@@ -161,12 +161,15 @@ def _int_arithmetic(operator: cst.BaseBinaryOp, left: Value, right: Value) -> St
 
 
 def _namedtuple_fields(rw, func: cst.Name) -> list[tuple[str, cst.BaseExpression | None]] | None:
-    """The fields (and default values) of a NamedTuple class the module defines, called by its name; None for
-    anything else."""
+    """The fields (and default values) of a NamedTuple class (or a dataclass) the module defines, called by its
+    name; None for anything else."""
+    from meshify.rewrite._hints import _struct_kind
+
     if func.value in rw.env or func.value in rw.ctx.imports.imports or func.value in rw.ctx.enclosing_names(rw.fn):
         return None
     cls = rw.ctx.classes.get(func.value)
-    if cls is None or not any("typing.NamedTuple" in rw.ctx.qualified_names(b.value) for b in cls.bases):
+    if cls is None or not (any("typing.NamedTuple" in rw.ctx.qualified_names(b.value) for b in cls.bases)
+                           or _struct_kind(rw.ctx, cls) == "dataclass"):
         return None
     fields = []
     for stmt in cls.body.body:
@@ -207,7 +210,10 @@ def _namedtuple_construct(rw, node: cst.Call, func: cst.Name, fields) -> Operand
                            f"pass {name}= in the call")
         # a default that is no literal (dtype=jnp.float32, an array): a whole value of unknown dims
         values.append((name, Static.of(literal) if literal is not ... else Opaque()))
-    return Operand(StructValue(func.value, tuple(values), "namedtuple"), node, node.with_changes(args=args))
+    from meshify.rewrite._hints import _struct_kind
+
+    kind = "dataclass" if _struct_kind(rw.ctx, rw.ctx.classes[func.value]) == "dataclass" else "namedtuple"
+    return Operand(StructValue(func.value, tuple(values), kind), node, node.with_changes(args=args))
 
 
 def _string_keys(node: cst.Dict) -> list[str] | None:
@@ -1069,6 +1075,10 @@ def _call(rw, node: cst.Call):
     optax_loss = next((n for n in sorted(names) if n in _OPTAX_LOSSES), None)
     if optax_loss is not None:  # optax.softmax_cross_entropy_with_integer_labels(logits, labels): its definition
         return _optax_loss(rw, node, optax_loss)
+    if "dataclasses.replace" in names:  # dataclasses.replace(params, w=new_w): the same fields, some replaced
+        replaced = _dataclass_replace(rw, node)
+        if replaced is not None:
+            return replaced
     if names & _TREE_LEAVES:  # sum(jnp.sum(p ** 2) for p in jax.tree.leaves(params)): the leaves, in JAX's order
         return _tree_leaves(rw, node)
     if names & _TREE_FLATTEN:  # leaves, treedef = jax.tree.flatten(params): the leaves and the structure
@@ -2048,6 +2058,20 @@ def _replace(rw, node: cst.Call, receiver: Operand) -> Operand:
     fields = tuple((k, given.get(k, v)) for k, v in struct.fields)
     return Operand(replace(struct, fields=fields), node,
                    node.with_changes(func=node.func.with_changes(value=receiver.node), args=args))
+
+
+def _dataclass_replace(rw, node: cst.Call) -> Operand | None:
+    """``dataclasses.replace(params, w=new_w)`` of a dataclass meshify holds field by field: as a NamedTuple's
+    ``_replace``, the fields named taking the values passed; None where the first argument is no such struct."""
+    if not node.args or node.args[0].keyword is not None or node.args[0].star:
+        return None
+    receiver = rw.expr(node.args[0].value)
+    if not (isinstance(receiver.value, StructValue) and receiver.value.kind == "dataclass"):
+        return None
+    rest = node.with_changes(args=node.args[1:])
+    made = _replace(rw, rest, receiver)
+    new = node.with_changes(args=[node.args[0].with_changes(value=receiver.node), *made.node.args])  # type: ignore[attr-defined]
+    return Operand(made.value, node, new)
 
 
 def _dict_get(rw, node: cst.Call, receiver: Operand) -> Operand:

@@ -353,12 +353,12 @@ def read_mixed_return(ctx: ModuleContext, fn: cst.FunctionDef
 
 
 def read_struct_return(ctx: ModuleContext, fn: cst.FunctionDef) -> StructHint | None:
-    """A return hint naming a TypedDict or NamedTuple with hinted fields (``-> Cache``): its fields' hints, which
+    """A return hint naming a TypedDict, NamedTuple or dataclass with hinted fields (``-> Cache``): its fields' hints, which
     pin the fields of the result; None for any other hint."""
     if fn.returns is None:
         return None
     struct = read_struct(ctx, fn.returns.annotation)
-    if struct is None or struct.kind not in ("dict", "namedtuple"):
+    if struct is None or struct.kind not in ("dict", "namedtuple", "dataclass"):
         return None
     _no_list_fields(ctx, struct, fn.returns.annotation)
     return struct

@@ -2730,7 +2730,7 @@ class FunctionRewriter:
             if left is not None:
                 self._results.append(left)
                 return s.with_changes(value=op.node)
-        if isinstance(op.value, StructValue) and op.value.kind in ("dict", "namedtuple"):
+        if isinstance(op.value, StructValue) and op.value.kind in ("dict", "namedtuple", "dataclass"):
             node, left = self._leaving_dict(op, s.value, "the result")
             self._results.append(left)
             return s.with_changes(value=node)
@@ -2796,7 +2796,7 @@ class FunctionRewriter:
         assert s.value is not None
         op = self.expr(s.value)
         value = op.value
-        kind = "dict" if hint.kind == "dict" else "namedtuple"
+        kind = hint.kind if hint.kind in ("dict", "dataclass") else "namedtuple"
         if not (isinstance(value, StructValue) and value.kind == kind and (kind == "dict" or value.cls == hint.cls)):
             raise self.ctx.error(LayoutError, s.value, f"the return hint names a {hint.cls} but "
                                  f"{self.ctx.code(s.value)!r} is {_value_text(value)}",
@@ -2842,7 +2842,7 @@ class FunctionRewriter:
         if hint is not None:
             node, layout = self._leaving(item, expr, purpose, hint)
             return node, Array(layout)
-        if isinstance(item.value, StructValue) and item.value.kind in ("dict", "namedtuple"):  # (loss, params)
+        if isinstance(item.value, StructValue) and item.value.kind in ("dict", "namedtuple", "dataclass"):  # (loss, params)
             return self._leaving_dict(item, expr, purpose)
         if isinstance(item.value, TupleValue) and item.value.items:  # aux = (h, h.sum(-1)); return loss, aux
             return self._leaving_held(item, expr, purpose)
@@ -2873,7 +2873,7 @@ class FunctionRewriter:
                 inner = Operand(item, o.value, e.value)
                 if isinstance(item, TupleValue):
                     node, left = self._leaving_held(inner, o.value, f"{purpose}.{i}")
-                elif isinstance(item, StructValue) and item.kind in ("dict", "namedtuple"):
+                elif isinstance(item, StructValue) and item.kind in ("dict", "namedtuple", "dataclass"):
                     node, left = self._leaving_dict(inner, o.value, f"{purpose}.{i}")
                 else:
                     node, layout = self._leaving(inner, o.value, f"{purpose}.{i}")
@@ -2912,7 +2912,7 @@ class FunctionRewriter:
         assert isinstance(op.value, StructValue)
         if hint is not None:
             self._check_fields(op.value, hint, where)
-        if op.value.kind == "namedtuple":
+        if op.value.kind in ("namedtuple", "dataclass"):
             return self._leaving_namedtuple(op, where, purpose, hint)
         literal = isinstance(op.node, cst.Dict) and len(op.node.elements) == len(op.value.fields)
         elements, left = [], []
@@ -2981,7 +2981,7 @@ class FunctionRewriter:
                 new, layout = node, Layout.replicated(())  # Out(h, attentions=None): no array, its spec unused
             elif isinstance(v, Static):
                 new, layout = node, None
-            elif isinstance(v, StructValue) and v.kind in ("dict", "namedtuple"):  # Nested(out=Out(...), ...)
+            elif isinstance(v, StructValue) and v.kind in ("dict", "namedtuple", "dataclass"):  # Nested(out=Out(...), ...)
                 field = dict(hint.fields).get(k) if hint is not None else None
                 new, inner = self._leaving_dict(Operand(v, original, node), original, f"{purpose}'s {k!r}",
                                                 field if isinstance(field, StructHint) else None)
@@ -3003,8 +3003,8 @@ class FunctionRewriter:
                                  f"{self.ctx.code(where)!r}, a {value.cls} meshify would have to rebuild field by field",
                                  f"bind it to a name first (out = {self.ctx.code(where)}; return out)")
         if as_is:
-            return op.node, StructValue(value.cls, tuple(left), "namedtuple")
-        return cst.Call(cst.Name(value.cls), args), StructValue(value.cls, tuple(left), "namedtuple")
+            return op.node, StructValue(value.cls, tuple(left), value.kind)
+        return cst.Call(cst.Name(value.cls), args), StructValue(value.cls, tuple(left), value.kind)
 
     def _leaving_sequence(self, op: Operand, where: cst.BaseExpression) -> StructValue:
         """A field holding a list of pytrees as long as each call's (``new_ema.blocks`` of ``jax.tree.map`` over
@@ -3076,8 +3076,8 @@ class FunctionRewriter:
                                         "the pytree outside the @mesh function")
         what = "a tuple" if isinstance(value, TupleValue) else "a pytree" if isinstance(value, StructValue) \
             else "a Python value"
-        fix = ("return its arrays as a dict ({\"w\": p.w, ...}) or a tuple of them: a dataclass result is not "
-               "rebuilt by meshify yet" if isinstance(value, StructValue) and value.kind != "dict"
+        fix = ("return its arrays as a dict ({\"w\": p.w, ...}) or a tuple of them, or add a return hint naming "
+               "its class (-> Params)" if isinstance(value, StructValue) and value.kind != "dict"
                else ("add a return hint naming the returned pytree's class (-> Params, a TypedDict or NamedTuple "
                      "of hinted fields), which pins each field") if isinstance(value, StructValue)
                else "return arrays: a tuple literal or a dict literal of them for several (a nested dict, or a "
@@ -4093,7 +4093,7 @@ def _as_is(value: Value) -> Value | None:
     if isinstance(value, TupleValue):
         items = [_as_is(v) for v in value.items]
         return None if any(i is None for i in items) else TupleValue(tuple(items))  # type: ignore[arg-type]
-    if isinstance(value, StructValue) and value.kind in ("dict", "namedtuple"):
+    if isinstance(value, StructValue) and value.kind in ("dict", "namedtuple", "dataclass"):
         fields = [(k, _as_is(v)) for k, v in value.fields]
         if any(v is None for _, v in fields):
             return None

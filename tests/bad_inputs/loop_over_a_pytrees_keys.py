@@ -1,5 +1,5 @@
-# Bad input: weight decay by key name, iterating a TypedDict's keys (the fix: a key-path mask over its leaves).
-# expect: UnsupportedError at 16:47 naming a Python loop over the pytree 'params'
+# Bad input: weight decay by key name in a for loop over a TypedDict's keys, in the caller's order (the fix: sorted).
+# expect: UnsupportedError at 17:14 naming a Python loop over the pytree 'params'
 from typing import TypedDict
 
 import jax.numpy as jnp
@@ -13,5 +13,7 @@ class Params(TypedDict):
 
 @mesh(data=2, model=4, rules={"batch": "data", "f": "model"})
 def f(params: Params, x: Tensor["batch", "d"]):
-    wd = sum(jnp.sum(params[k] ** 2) for k in params if "lora" in k)
-    return jnp.mean((x @ params["w"]) ** 2) + 1e-2 * wd
+    wd = []
+    for k in params:
+        wd.append(jnp.sum(params[k] ** 2))
+    return jnp.mean((x @ params["w"]) ** 2) + 1e-2 * wd[0]
