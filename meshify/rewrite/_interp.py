@@ -3648,9 +3648,8 @@ class FunctionRewriter:
                 return [target.value], [[cst.parse_expression(f"{found[0]}[{json.dumps(k)}]") for k in found[1]]]
         # for p, m in zip(jax.tree.leaves(params), jax.tree.leaves(mask)): each name unrolled beside the others
         iterables = [iterable]
-        counter: int | None = None  # for i, q in enumerate(jax.tree.leaves(params)): i a literal per item
-        if isinstance(target, cst.Tuple) and len(target.elements) == 2 and all(
-                isinstance(e.value, cst.Name) and not isinstance(e, cst.StarredElement) for e in target.elements) \
+        if isinstance(target, cst.Tuple) and len(target.elements) == 2 and isinstance(target.elements[0].value, cst.Name) \
+                and not any(isinstance(e, cst.StarredElement) for e in target.elements) \
                 and isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) \
                 and iterable.func.value == "enumerate" and not self.ctx.binds("enumerate") \
                 and "enumerate" not in self.env and len(iterable.args) in (1, 2) \
@@ -3658,9 +3657,13 @@ class FunctionRewriter:
             start = iterable.args[1].value if len(iterable.args) == 2 else cst.Integer("0")
             if not isinstance(start, cst.Integer) or iterable.args[0].keyword is not None:
                 return None
+            # for i, (p, m) in enumerate(zip(leaves, masks)): the counter beside what the inner target takes
+            inner = self._unrolled_columns(target.elements[1].value, iterable.args[0].value, any_order)
+            if inner is None or target.elements[0].value.value in inner[0]:  # type: ignore[attr-defined]
+                return None
             counter = int(start.value, 0)
-            names = [e.value.value for e in target.elements]  # type: ignore[attr-defined]
-            iterables = [iterable.args[0].value]
+            return ([target.elements[0].value.value, *inner[0]],  # type: ignore[attr-defined]
+                    [[int_node(counter + i) for i in range(len(inner[1][0]))], *inner[1]])
         elif isinstance(target, cst.Tuple) and all(isinstance(e.value, cst.Name) and not isinstance(e, cst.StarredElement)
                                                    for e in target.elements) and target.elements:
             call = iterable
@@ -3680,8 +3683,6 @@ class FunctionRewriter:
         columns = [self._unrolled_items(i) for i in iterables]
         if any(c is None for c in columns):
             return None
-        if counter is not None:
-            columns.insert(0, [int_node(counter + i) for i in range(len(columns[0]))])  # type: ignore[arg-type]
         length = min(len(c) for c in columns)  # type: ignore[arg-type]
         if not length:
             return None

@@ -1,6 +1,6 @@
 """Python loops over items of different layouts, as hand-written training code writes them: an L2 penalty
-``for q in jax.tree.leaves(params)``, layers ``for w in (p.w1, p.w2)``, ``enumerate`` of the leaves in a
-comprehension, a parameter count ``sum(q.size for q in ...)``, an SGD step over ``zip`` of the leaves and the
+``for q in jax.tree.leaves(params)``, layers ``for w in (p.w1, p.w2)``, ``enumerate`` of the leaves (and of a
+``zip`` with a mask's) in a comprehension, a parameter count ``sum(q.size for q in ...)``, an SGD step over ``zip`` of the leaves and the
 gradients' leaves filled back by ``jax.tree.unflatten`` (of ``jax.tree.flatten``'s and ``jax.tree.structure``'s
 treedef), dict params (their leaves in sorted key order).  Before: "a Python loop over a tuple whose items have
 different layouts", ``jax.tree.flatten`` refused on split leaves, and ``q.size`` a NameError in the generated
@@ -42,7 +42,9 @@ def penalties(p: P, x: Tensor["batch", "d"]):
         h = jnp.tanh(h @ w)
     weighted = sum(jnp.sum(jnp.abs(q)) * (i + 1) for i, q in enumerate(jax.tree.leaves(p), 1))
     count = sum(q.size for q in jax.tree.leaves(p))
-    return total + weighted / count + jnp.mean(h)
+    mask = jax.tree.map(lambda q: q.ndim > 1, p)
+    masked = sum(jnp.sum(q) * i for i, (q, m) in enumerate(zip(jax.tree.leaves(p), jax.tree.leaves(mask))) if m)
+    return total + weighted / count + jnp.mean(h) + masked
 
 
 @mesh(data=2, model=4, rules={"batch": "data", "f": "model"})
