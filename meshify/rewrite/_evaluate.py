@@ -1075,6 +1075,10 @@ def _call(rw, node: cst.Call):
     optax_loss = next((n for n in sorted(names) if n in _OPTAX_LOSSES), None)
     if optax_loss is not None:  # optax.softmax_cross_entropy_with_integer_labels(logits, labels): its definition
         return _optax_loss(rw, node, optax_loss)
+    if names & (_TREE_REDUCE | _TREE_SUM):  # jax.tree.reduce(fn, params, 0.0): written out leaf by leaf
+        reduced = _tree_reduce(rw, node, next(iter(names & (_TREE_REDUCE | _TREE_SUM))))
+        if reduced is not None:
+            return reduced
     if "dataclasses.replace" in names:  # dataclasses.replace(params, w=new_w): the same fields, some replaced
         replaced = _dataclass_replace(rw, node)
         if replaced is not None:
@@ -1775,7 +1779,75 @@ def tree_leaf_reads(rw, node: cst.Call) -> list[cst.BaseExpression] | None:
     if not (rw.ctx.qualified_names(node.func) & _TREE_LEAVES) or len(node.args) != 1 \
             or node.args[0].keyword is not None or node.args[0].star or not read_again(node.args[0].value):
         return None
-    tree = node.args[0].value
+    return _leaf_reads(rw, node.args[0].value)
+
+
+_TREE_REDUCE = frozenset({"jax.tree.reduce", "jax.tree_util.tree_reduce"})
+#: The operator module's functions a reduction writes out as the binary operation they are.
+_OPERATORS = {"operator.add": cst.Add, "operator.mul": cst.Multiply, "operator.sub": cst.Subtract,
+              "operator.truediv": cst.Divide}
+_TREE_SUM = frozenset({"optax.tree_utils.tree_sum", "optax.tree.sum"})
+
+
+def _tree_reduce(rw, node: cst.Call, name: str) -> Operand | None:
+    """``jax.tree.reduce(fn, params, 0.0)`` (``functools.reduce`` over the leaves in JAX's order) and
+    ``optax.tree_utils.tree_sum(params)`` of a pytree held in a name: written out leaf by leaf
+    (``fn(fn(0.0, params.b), params.w)``, ``0 + jnp.sum(params.b) + ...``), each leaf in its own layout; None
+    where the call is not one of these (then refused as before)."""
+    args = [a for a in node.args if a.keyword is None and not a.star]
+    keywords = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+    if any(a.star for a in node.args) or set(keywords) - {"initializer", "function", "tree"}:
+        return None
+    if name in _TREE_SUM:
+        tree = keywords.get("tree", args[0].value if len(args) == 1 else None)
+        jnp = _alias_of(rw, "jax.numpy")
+        if tree is None or len(args) + len(keywords) != 1 or not read_again(tree) or jnp is None:
+            return None
+        reads = _leaf_reads(rw, tree)
+        code = " + ".join(["0", *(f"{jnp}.sum({rw.ctx.code(leaf)})" for leaf in reads)])
+    else:
+        given = [*(a.value for a in args), *(keywords[k] for k in ("function", "tree", "initializer") if k in keywords)]
+        if len(given) not in (2, 3) or not read_again(given[1]):
+            return None
+        reads = _leaf_reads(rw, given[1])
+        items: list[cst.BaseExpression] = list(reads)
+        if len(given) == 3:
+            items.insert(0, given[2].deep_clone())
+        if not items:
+            return None
+        fn, acc = given[0], _parenthesized(items[0])
+        if isinstance(fn, cst.Lambda):  # lambda acc, q: acc + jnp.sum(q ** 2): its body, the names replaced
+            from meshify.rewrite._interp import _Put
+
+            params = [p.name.value for p in fn.params.params]
+            if len(params) != 2 or fn.params.star_arg is not cst.MaybeSentinel.DEFAULT and fn.params.star_arg \
+                    or sum(1 for n in _names_in(fn.body) if n == params[0]) > 1:
+                return None  # (the running value read twice would be written out twice per leaf)
+            for item in items[1:]:
+                acc = _parenthesized(fn.body.deep_clone().visit(_Put({params[0]: acc, params[1]: item})))
+        else:
+            operator = next((_OPERATORS[q] for q in rw.ctx.qualified_names(fn) if q in _OPERATORS), None)
+            for item in items[1:]:  # (operator.add: written acc + leaf, as Python runs it)
+                acc = _parenthesized(cst.BinaryOperation(acc, operator(), _parenthesized(item))) if operator \
+                    else cst.Call(fn.deep_clone(), [cst.Arg(acc), cst.Arg(item)])
+        code = rw.ctx.code(acc.with_changes(lpar=[], rpar=[]) if isinstance(acc, cst.BinaryOperation) else acc)
+    written = cst.parse_expression(code)
+    _anchor_all(rw, written, node)
+    made = rw.expr(written)
+    return Operand(made.value, node, made.node)
+
+
+def _parenthesized(node: cst.BaseExpression) -> cst.BaseExpression:
+    """``node`` in parentheses where it is an operation (so that it can stand inside another)."""
+    if isinstance(node, cst.BinaryOperation | cst.UnaryOperation | cst.BooleanOperation | cst.Comparison
+                  | cst.IfExp | cst.Lambda) and not node.lpar:
+        return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return node
+
+
+def _leaf_reads(rw, tree: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """Each leaf of the pytree ``tree`` (a name or attribute chain) read off it, in JAX's order (checked first
+    when the function runs: ``mr.tree_leaves`` before the statement)."""
     mark = rw.mark()
     value = rw.expr(tree).value
     rw.rollback(mark)
