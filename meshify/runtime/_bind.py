@@ -123,6 +123,10 @@ class TreeSpec:
             if self.kind == "tuple":
                 raise CallError(f"argument {path!r} should be a tuple of {len(self.fields)} arrays, got "
                                 f"{type(value).__name__}", fix=f"pass {len(self.fields)} arrays") from None
+            if self.kind == "dict" and isinstance(value, Mapping):
+                raise CallError(f"argument {path!r} has no key {name!r}, which its hint {self.cls.__name__} declares",
+                                fix=f"pass a dict with every key {self.cls.__name__} declares "
+                                    f"({', '.join(map(repr, self.fields))})") from None
             raise CallError(f"argument {path!r} should be a {self.cls.__name__} with field {name!r}, "
                             f"got {type(value).__name__}",
                             fix=f"pass a {self.cls.__name__}(...)") from None
