@@ -28,7 +28,17 @@ from typing import Any
 
 import libcst as cst
 
-from meshify.annotate._types import BROADCAST, INFERRED, Layout, MeshSpec, Rules, hint_dims, literal_size, renamed_dims, unify_dims
+from meshify.annotate._types import (
+    BROADCAST,
+    INFERRED,
+    Layout,
+    MeshSpec,
+    Rules,
+    hint_dims,
+    literal_size,
+    renamed_dims,
+    unify_dims,
+)
 from meshify.errors import LayoutError, MeshifyError, UnsupportedError
 from meshify.rewrite import rules as _rules  # noqa: F401  (registers every op rule)
 from meshify.rewrite._bodies import run_walks
