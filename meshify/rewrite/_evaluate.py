@@ -990,7 +990,7 @@ def _copied_sequence(rw, node: cst.Call) -> Operand | None:
     """``tuple(xs)`` / ``list(xs)`` (Python's own) of a tuple, list or sequence of values meshify follows (a
     comprehension, a list it built): the same items, in a new tuple or list.  None for anything else."""
     func = node.func
-    if not (isinstance(func, cst.Name) and func.value in ("tuple", "list") and func.value not in rw.env
+    if not (isinstance(func, cst.Name) and func.value in ("tuple", "list", "reversed") and func.value not in rw.env
             and not rw.ctx.binds(func.value) and len(node.args) == 1 and node.args[0].keyword is None
             and not node.args[0].star):
         return None
@@ -998,12 +998,15 @@ def _copied_sequence(rw, node: cst.Call) -> Operand | None:
     if isinstance(argument, cst.Name) and argument.value in rw.env and not isinstance(
             rw.env[argument.value], TupleValue | StructValue):
         return None  # (tuple(x.shape), list(sizes): Python values, evaluated as before)
-    if not isinstance(argument, cst.Name | cst.ListComp | cst.GeneratorExp | cst.List | cst.Tuple):
+    if not isinstance(argument, cst.Name | cst.ListComp | cst.GeneratorExp | cst.List | cst.Tuple) and not (
+            func.value == "reversed" and read_again(argument)):
         return None
     op = rw.expr(argument)
     value = op.value
     if not (isinstance(value, TupleValue) or (isinstance(value, StructValue) and value.kind == "sequence")):
         return None
+    if func.value == "reversed" and isinstance(value, TupleValue):  # for layer in reversed(p.layers)
+        value = TupleValue(tuple(reversed(value.items)))
     return Operand(value, node, node.with_changes(args=[node.args[0].with_changes(value=op.node)]))
 
 
