@@ -1784,10 +1784,35 @@ class _Builder:
         self.module.imports.add("typing")
         self.module.defs["Pair"] = "class Pair(typing.NamedTuple):\n    a: jax.Array\n    b: jax.Array\n"
         p = f"{self.fresh()}p"
-        self.lines.append(f"{p} = Pair(a={a.name}, b={b.name})")
-        form = self.pick(["sum", "vdot", "index", "masked", "for", "size", "enumerate", "flatten"])
+        cls = "Pair"
+        if self.flag(25):  # a registered dataclass, its fields flattened in the order it declares them or not
+            self.module.imports.add("dataclasses")
+            order = self.pick(['["a", "b"]', '["b", "a"]'])
+            if "DPair" not in self.module.defs:
+                self.module.defs["DPair"] = ("@dataclasses.dataclass\nclass DPair:\n    a: jax.Array\n    b: jax.Array\n"
+                                             f"\n\njax.tree_util.register_dataclass(DPair, data_fields={order}, "
+                                             "meta_fields=[])\n")
+            if '["b", "a"]' in self.module.defs["DPair"]:  # (leaves read one by one: JAX's order checked first)
+                self.trigger("leaves of a class registered in another order", "jax.tree.leaves gives the leaves")
+            cls = "DPair"
+        self.lines.append(f"{p} = {cls}(a={a.name}, b={b.name})")
+        form = self.pick(["sum", "vdot", "index", "masked", "for", "size", "enumerate", "flatten", "dictcomp",
+                          "sorted"])
         scale = a.scale ** 2 * self.elements(a.dims) + b.scale ** 2 * self.elements(b.dims)
         n = self.elements(a.dims) + self.elements(b.dims)
+        if form in ("dictcomp", "sorted"):  # a dict of the two gone over key by key
+            d = f"{self.fresh()}d"
+            self.lines.append(f'{d} = {{"a": {a.name}, "b": {b.name}}}')
+            if form == "dictcomp":
+                e = f"{self.fresh()}e"
+                self.lines.append(f'{e} = {{k: v * 0.5 for k, v in {d}.items() if k != "c"}}')
+                self.emit(f'jnp.mean({e}["a"]) + jnp.mean({e}["b"])', [], 0.5 * (a.scale + b.scale))
+                return True
+            acc = f"{self.fresh()}acc"
+            self.lines.append(f"{acc} = 0.0")
+            self.lines.append(f"for k in sorted({d}): {acc} = {acc} + jnp.sum({d}[k] * {d}[k]) / {n}")
+            self.emit(acc, [], scale / n)
+            return True
         if form == "for":  # a Python loop over leaves of different layouts (unrolled, a copy of the body per leaf)
             acc = f"{self.fresh()}acc"
             self.lines.append(f"{acc} = 0.0")
@@ -2828,8 +2853,8 @@ def generate(ch: Chooser, seed: int = 0, mesh: str | None = None) -> Program:
 
 def _imports(module: _Module) -> str:
     text = HEADER
-    if {"functools", "types", "typing"} & module.imports:
-        text = "".join(f"import {m}\n" for m in sorted({"functools", "types", "typing"} & module.imports)) + "\n" + text
+    if {"dataclasses", "functools", "types", "typing"} & module.imports:
+        text = "".join(f"import {m}\n" for m in sorted({"dataclasses", "functools", "types", "typing"} & module.imports)) + "\n" + text
     if "optax" in module.imports:
         text = text.replace("import jax.numpy as jnp\n", "import jax.numpy as jnp\nimport optax\n")
     if "einops" in module.imports:
