@@ -1455,6 +1455,23 @@ class FunctionRewriter:
         # a key or a counter the body only reads is written in its place (params["bias"]: its dtype is known)
         literal = [n for n, column in zip(names, columns) if n not in rebound
                    and all(isinstance(e, cst.SimpleString | cst.Integer) for e in column)]
+        # Python reads the iterable once, before the first iteration: items the body could change (it rebinds a
+        # name they read) or that compute something are read into a tuple first, each iteration taking its item
+        from meshify.rewrite._helpers import module_names
+
+        taken = set(module_names(self.ctx.text)) | set(self.env) | set(self.free) | rebound
+        for c, (name, column) in enumerate(zip(names, columns)):
+            if all(isinstance(e, cst.SimpleString | cst.Integer) for e in column) or all(
+                    read_again(e) and not ({n.value for n in _all_names(e)} & rebound) for e in column):
+                continue
+            held = next(f"{name}_items{i or ''}" for i in itertools.count() if f"{name}_items{i or ''}" not in taken)
+            taken.add(held)
+            line = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(held))], cst.Tuple(
+                [cst.Element(_clone(self, e)) for e in column]))])
+            self.ctx.anchors[line] = stmt.iter
+            out.extend(self._block([line]))
+            columns[c] = [cst.Subscript(cst.Name(held), [cst.SubscriptElement(cst.Index(int_node(i)))])
+                          for i in range(len(column))]
         for items in zip(*columns):
             for name, item in zip(names, items):
                 line = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(name))], _clone(self, item))])
@@ -2926,10 +2943,12 @@ class FunctionRewriter:
             return self._leaving_namedtuple(op, where, purpose, hint)
         literal = isinstance(op.node, cst.Dict) and len(op.node.elements) == len(op.value.fields)
         elements, left = [], []
+        written = self.dtypes.aliases.get(where, where)  # (a dict comprehension: the dict literal it was unrolled to)
         for i, (key, value) in enumerate(op.value.fields):
             item = op.node.elements[i].value if literal else cst.Subscript(  # type: ignore[union-attr]
                 op.node, [cst.SubscriptElement(cst.Index(cst.SimpleString(json.dumps(key))))])
-            original = where.elements[i].value if isinstance(where, cst.Dict) and literal else where  # type: ignore[union-attr]
+            original = written.elements[i].value if isinstance(written, cst.Dict) and literal \
+                and len(written.elements) == len(op.value.fields) else where  # type: ignore[union-attr]
             if isinstance(value, TupleValue) and value.items:  # {"loss": l, "hidden_states": hs}
                 node, held = self._leaving_held(Operand(value, original, item), original, f"{purpose}'s {key!r}")
                 elements.append(cst.DictElement(cst.SimpleString(json.dumps(key)), node))
@@ -3630,8 +3649,15 @@ class FunctionRewriter:
         literal = cst.Dict([cst.DictElement(cst.SimpleString(json.dumps(k.literal)), e.value)  # type: ignore[union-attr]
                             for k, e in zip(keys, entries)])
         assert _string_keys(literal) is not None
-        made = self.expr(literal)
-        return Operand(made.value, node, made.node)
+        self.ctx.anchors[literal] = node
+        # each value rewritten for its entry; a partial sum formed in float32 completed here, where its own dtype
+        # is known (read back as d["w"] after, it would be the dict's)
+        values = [self.complete_widened(self.expr(e.value), "a value of the dict comprehension")
+                  for e in literal.elements]  # type: ignore[union-attr]
+        new = literal.with_changes(elements=[e.with_changes(value=v.node) for e, v in zip(literal.elements, values)])
+        self.dtypes.aliases[node] = literal  # (each value's dtype is its own entry's)
+        return Operand(StructValue("dict", tuple((k.literal, v.value) for k, v in zip(keys, values)), "dict"),  # type: ignore[union-attr]
+                       node, new)
 
     def _unrolled_columns(self, target: cst.BaseAssignTargetExpression, iterable: cst.BaseExpression,
                           any_order: bool = False) -> tuple[list[str], list[list[cst.BaseExpression]]] | None:
@@ -3668,7 +3694,8 @@ class FunctionRewriter:
             if not isinstance(start, cst.Integer) or iterable.args[0].keyword is not None:
                 return None
             # for i, (p, m) in enumerate(zip(leaves, masks)): the counter beside what the inner target takes
-            inner = self._unrolled_columns(target.elements[1].value, iterable.args[0].value, any_order)
+            # (in the order the items come: the counter numbers them, so a dict's hint order is not its order)
+            inner = self._unrolled_columns(target.elements[1].value, iterable.args[0].value)
             if inner is None or target.elements[0].value.value in inner[0]:  # type: ignore[attr-defined]
                 return None
             counter = int(start.value, 0)
@@ -3746,6 +3773,9 @@ class FunctionRewriter:
                 kept_values.append(element.value)
         # the comprehension as written stands for its items as written: their carriers, and whether one is a partial
         # sum formed in float32 (sum(jnp.vdot(q, q) for q in jax.tree.leaves(p)) of bfloat16 leaves)
+        # each item's own (carriers, widened): s[0] of s = [jnp.sum(q) for q in leaves] is the first leaf's dtype
+        self.dtypes.call_items[node] = tuple((self.dtypes.of(w), self.dtypes.contains_widened(w))
+                                             for w in kept_written)
         if kept_written:  # (as their sum: the dtype they promote to together)
             joined: cst.BaseExpression = kept_written[0]
             for w in kept_written[1:]:
