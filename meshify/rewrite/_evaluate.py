@@ -2042,7 +2042,12 @@ def _optax_loss(rw, node: cst.Call, name: str) -> Operand:
     for key in needed:
         if template.count("{" + key + "}") > 1 and not read_again(bound[key]) \
                 and not isinstance(bound[key], cst.Integer | cst.Float):
-            held[key] = rw.expr(bound[key])
+            op = rw.expr(bound[key])
+            if isinstance(op.value, Array) and op.value.layout.partial:  # (a @ w over a split d: made whole first,
+                whole = op.value.layout.with_partial(())                 # outside the lambda that holds it)
+                op = Operand(Array(whole, op.value.origin), op.original,
+                             rw.convert(op, whole, f"optax.{short}()'s {key} (held for its definition)"))
+            held[key] = op
     axis = rw.expr(bound["axis"]).value if "axis" in bound else Static.of(-1)
     if "axis" in params and not (isinstance(axis, Static) and axis.known and type(axis.literal) is int):
         raise rw.error(UnsupportedError, node, f"optax.{short}() with an axis that is not an int literal",

@@ -211,10 +211,13 @@ def _max(v: jax.Array, axes: tuple[int, ...], axis_name: AxisName, kind: str) ->
     return getattr(jnp, kind)(v, axis=axes, keepdims=True)
 
 
-def norm(x: jax.Array, ord, axis: Axis | None, axis_name: AxisName, keepdims: bool = False) -> jax.Array:
+def norm(x: jax.Array, ord, axis: Axis | None, axis_name: AxisName, keepdims: bool = False,
+         inexact: bool = True) -> jax.Array:
     """``jnp.linalg.norm(x, ord, axis)``, a vector norm (one axis, or every axis with ``ord=None``)
-    over dims split across ``axis_name``."""
-    x = x.astype(jnp.result_type(x, 1.0))
+    over dims split across ``axis_name``; ``inexact`` False: ``jnp.linalg.vector_norm``'s, which keeps an
+    integer array's dtype (ord 1, inf, -inf)."""
+    if inexact:
+        x = x.astype(jnp.result_type(x, 1.0))
     axes = _axes(axis, x.ndim)
     if ord is None or ord == 2:
         out = jnp.sqrt(_summed(jnp.real(x * jnp.conj(x)), axes, axis_name))
@@ -231,7 +234,7 @@ def norm(x: jax.Array, ord, axis: Axis | None, axis_name: AxisName, keepdims: bo
     else:
         abs_x = jnp.abs(x)
         p = jnp.asarray(ord, abs_x.dtype)
-        out = jnp.power(_summed(abs_x ** p, axes, axis_name), 1.0 / p)
+        out = jnp.power(_summed(abs_x ** p, axes, axis_name), jnp.reciprocal(p))  # (as JAX: of an int p, an int)
     return _squeeze(out, axes, keepdims)
 
 

@@ -24,9 +24,16 @@ def half(x: Tensor["batch", "seq", "d"]):
     return jnp.linalg.vector_norm(x) + jnp.linalg.vector_norm(x, axis=(0, 2)).astype(jnp.float32).sum()
 
 
+@mesh(data=2, model=4, rules={"batch": "data", "d": "model"})
+def ints(x: Tensor["batch", "seq", "d"]):
+    # (an integer array keeps its dtype under ord 1, inf, -inf, as JAX's vector_norm keeps it: found by the attack)
+    return (jnp.linalg.vector_norm(x, ord=1, axis=(0, 2)), jnp.linalg.vector_norm(x, ord=jnp.inf),
+            jnp.linalg.vector_norm(x, ord=-jnp.inf, axis=(0, 2)), jnp.linalg.vector_norm(x, axis=(0, 2)))
+
+
 def inputs():
     rng = np.random.default_rng(71)
     x = rng.standard_normal((4, 3, 8)).astype(np.float32)
     x[0, 1, 2] = 0.0
     return {"f": (x, rng.standard_normal((8, 5)).astype(np.float32)),
-            "half": ((30 * x).astype(np.float16),)}
+            "half": ((30 * x).astype(np.float16),), "ints": ((10 * x).astype(np.int32),)}

@@ -390,8 +390,10 @@ def _norm_rule(ctx: RuleContext, call: Call, vector: bool = False):
     what = {"psum": "local sum of |x|**ord", "wide_psum": "local sum of |x|**ord", "pmax": "local max of |x|",
             "pmin": "local min of |x|"}[kind]
     lowering = _statistic(ctx, call, x, layout, axis, keepdims, kind, "norm", split, what)
-    # ord goes before axis, as jnp.linalg.norm takes it
+    # ord goes before axis, as jnp.linalg.norm takes it; vector_norm keeps an integer array's dtype where JAX does
     template = lowering.template.replace("{x}, axis=", "{x}, {ord}, axis=", 1)
+    if vector:
+        template = template[:-1] + ", inexact=False)"
     return replace(lowering, template=template, fill=(*lowering.fill, ord_fill))
 
 
