@@ -73,7 +73,7 @@ _SAME_AS_FIRST = frozenset({
 })
 #: Calls whose result has the promoted dtype of all their array arguments.
 _PROMOTED = frozenset({"matmul", "dot", "einsum", "tensordot", "inner", "outer", "vdot", "kron", "where",
-                       "concatenate", "stack", "hstack", "vstack", "column_stack", "full_like", "select",
+                       "concatenate", "concat", "stack", "hstack", "vstack", "column_stack", "full_like", "select",
                        "huber_loss", "l2_loss", "squared_error", "hinge_loss"})
 #: Calls whose result has the promoted dtype of their first two arguments (the image and the kernel).
 _FIRST_TWO = frozenset({"jax.lax.conv_general_dilated", "jax.lax.conv", "jax.lax.conv_with_general_padding",

@@ -150,11 +150,14 @@ def _arange(ctx: RuleContext, call: Call):
     stop = _shape_dims(call.arg(1, "stop")) if len(call.args) >= 2 else None
     steps = [_literal(o) for o in (call.args[0], *call.args[2:3])]
     if stop is not None and len(stop) == 1 and all(isinstance(b, int) and not isinstance(b, bool) and b > 0
-                                                   for b in steps[1:]) and steps[0] == 0:
+                                                   for b in steps[1:]) and type(steps[0]) is int and steps[0] >= 0:
         # jnp.arange(0, D, 2) with D a dim's size (rotary frequencies): as many entries as D's even ones
-        # (D[::2]?, an inferred name lining up with x[..., ::2] and x[..., :D // 2]), whole on every device
-        step = steps[1] if len(steps) > 1 else 1
-        return keep(Array(Layout.replicated((sliced_dim(stop[0], None, None, step) if step != 1 else stop[0],))))
+        # (D[::2]?, an inferred name lining up with x[..., ::2] and x[..., :D // 2]), whole on every device;
+        # jnp.arange(1, D, 2): as many as its odd ones (D[1::2]?)
+        start, step = steps[0], steps[1] if len(steps) > 1 else 1
+        if (start, step) == (0, 1):
+            return keep(Array(Layout.replicated(stop)))
+        return keep(Array(Layout.replicated((sliced_dim(stop[0], start or None, None, step if step != 1 else None),))))
     bounds = [_literal(o) for o in call.args[:3]]
     if not bounds or not all(isinstance(b, int | float) and not isinstance(b, bool) for b in bounds):
         return unknown_call(ctx, call)

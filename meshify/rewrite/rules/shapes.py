@@ -666,6 +666,7 @@ def _sequence(ctx: RuleContext, call: Call, keyword: str):
 @op("jax.numpy.hstack", kind="hstack", reads=("tup", "dtype"))
 @op("jax.numpy.vstack", kind="vstack", reads=("tup", "dtype"))
 @op("jax.numpy.concatenate", kind="concatenate", reads=("arrays", "axis", "dtype"))
+@op("jax.numpy.concat", kind="concatenate", reads=("arrays", "axis"))
 @op("jax.numpy.stack", kind="stack", reads=("arrays", "axis", "dtype"))
 def _join(ctx: RuleContext, call: Call, kind: str):
     seq, items = _sequence(ctx, call, "tup" if kind in ("hstack", "vstack") else "arrays")
