@@ -126,17 +126,20 @@ def _dynamic_slice_in_dim(ctx: RuleContext, call: Call):
     layout = array(x).layout
     axis = _axis(ctx, call, call.arg(3, "axis"), layout.rank)
     _unsplit_at(ctx, call, x, axis)
-    size = call.arg(2, "slice_size")
-    count = size.value if size is not None and isinstance(size.value, Static) else None
-    dim = layout.dims[axis]
-    if count is not None and count.size_of is not None:
-        read = count.size_of
-    elif count is not None and count.known and type(count.literal) is int:
-        read = BROADCAST if count.literal == 1 else f"{count.literal}{INFERRED}"
-    else:
-        read = dim if dim == BROADCAST else unsliced(dim) + INFERRED
+    read = _read_dim(layout.dims[axis], call.arg(2, "slice_size"))
     dims = tuple(read if i == axis else d for i, d in enumerate(layout.dims))
     return _marked(keep(Array(Layout(dims, layout.axes, layout.partial), x.value.origin)), call, (1, "start_index"))
+
+
+def _read_dim(dim: str, size: Operand | None) -> str:
+    """The name of ``dim`` read ``size`` entries long by a dynamic slice: the dim ``size`` is the size of
+    (``x.shape[1]``), a literal's (``4?``; 1: a size-1 dim), else an inferred name after the dim's."""
+    count = size.value if size is not None and isinstance(size.value, Static) else None
+    if count is not None and count.size_of is not None:
+        return count.size_of
+    if count is not None and count.known and type(count.literal) is int:
+        return BROADCAST if count.literal == 1 else f"{count.literal}{INFERRED}"
+    return dim if dim == BROADCAST else unsliced(dim) + INFERRED
 
 
 def _marked(lowering: Lowering, call: Call, *names: tuple[int, str]) -> Lowering:
@@ -177,6 +180,13 @@ def _dynamic_slice(ctx: RuleContext, call: Call):
         return unknown_call(ctx, call)
     layout = array(x).layout
     if not layout.is_split:
+        # each dim read named by its size (table[offset:offset + L] of a rotary table: the sequence's), as
+        # dynamic_slice_in_dim's
+        read = _items(call, call.arg(2, "slice_sizes"))
+        if read is not None and len(read) == layout.rank:
+            dims = tuple(_read_dim(d, size) for d, size in zip(layout.dims, read))
+            return _marked(keep(Array(Layout(dims, layout.axes, layout.partial), x.value.origin)), call,
+                           (1, "start_indices"))
         return _marked(keep(x.value), call, (1, "start_indices"))
     starts, sizes_arg = call.arg(1, "start_indices"), call.arg(2, "slice_sizes")
     starts_items, sizes = _items(call, starts), _items(call, sizes_arg)
