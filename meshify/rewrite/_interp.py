@@ -3618,13 +3618,12 @@ class FunctionRewriter:
         names, columns = found
         from meshify.rewrite._evaluate import _anchor_all
 
-        put = _Put
         entries: list[cst.DictElement] = []
         for items in zip(*columns):
             bound = dict(zip(names, items))
             keep = True
             for clause in comp.ifs:  # {k: v for k, v in params.items() if k != "bias"}: filtered on Python values
-                test = clause.test.visit(put(bound))
+                test = clause.test.visit(_Put(bound))
                 _anchor_all(self, test, clause.test)
                 mark = self.mark()
                 value = self.expr(test).value
@@ -3633,7 +3632,7 @@ class FunctionRewriter:
                     return None
                 keep = keep and bool(value.literal)
             if keep:
-                key, value = node.key.visit(put(bound)), node.value.visit(put(bound))
+                key, value = node.key.visit(_Put(bound)), node.value.visit(_Put(bound))
                 _anchor_all(self, key, node.key)
                 _anchor_all(self, value, node.value)
                 entries.append(cst.DictElement(key, value))
