@@ -3703,12 +3703,23 @@ class FunctionRewriter:
         elif isinstance(target, cst.Tuple) and all(isinstance(e.value, cst.Name) and not isinstance(e, cst.StarredElement)
                                                    for e in target.elements) and target.elements:
             call = iterable
+            names = [e.value.value for e in target.elements]  # type: ignore[attr-defined]
+            width = len(target.elements)
+            if isinstance(iterable, cst.Tuple | cst.List) and iterable.elements and all(
+                    isinstance(e, cst.Element) and isinstance(e.value, cst.Tuple | cst.List)
+                    and len(e.value.elements) == width
+                    and not any(isinstance(i, cst.StarredElement) for i in e.value.elements)
+                    for e in iterable.elements):
+                # for name, w in (("w1", p.w1), ("w2", p.w2)): each position of the pairs a column
+                if len(set(names)) != len(names):
+                    return None
+                return names, [[e.value.elements[j].value for e in iterable.elements]  # type: ignore[attr-defined]
+                               for j in range(width)]
             if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "zip"
                     and not self.ctx.binds("zip") and "zip" not in self.env
                     and len(call.args) == len(target.elements) and all(a.keyword is None and not a.star
                                                                           for a in call.args)):
                 return None
-            names = [e.value.value for e in target.elements]  # type: ignore[attr-defined]
             iterables = [a.value for a in call.args]
         elif isinstance(target, cst.Name):
             names = [target.value]

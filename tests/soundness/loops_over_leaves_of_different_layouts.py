@@ -40,6 +40,10 @@ def penalties(p: P, x: Tensor["batch", "d"]):
     h = x
     for w in (p.w1, p.w2):
         h = jnp.tanh(h @ w)
+    stats = {}
+    for name, w in (("w1", p.w1), ("w2", p.w2)):  # (pairs: each position a column)
+        stats[name] = jnp.sum(w ** 2)
+    total = total + stats["w1"] * 0.5 + sum(jnp.mean(w) * k for k, w in [(1.0, p.w1), (2.0, p.b)])
     weighted = sum(jnp.sum(jnp.abs(q)) * (i + 1) for i, q in enumerate(jax.tree.leaves(p), 1))
     count = sum(q.size for q in jax.tree.leaves(p))
     mask = jax.tree.map(lambda q: q.ndim > 1, p)
