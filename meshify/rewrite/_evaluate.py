@@ -1863,16 +1863,22 @@ def _leaf_reads(rw, tree: cst.BaseExpression) -> list[cst.BaseExpression]:
     return [cst.parse_expression(base + code) for _, _, code in leaves]
 
 
-def _tree_leaves(rw, node: cst.Call) -> Operand:
-    """``jax.tree.leaves(params)`` of a hinted pytree (an L2 penalty over the parameters): the tuple of its
-    leaves, each in its layout, in JAX's order (a dict's keys sorted; None fields have no leaf), which
-    ``mr.tree_leaves`` checks against the paths meshify read when the function runs."""
+def _one_tree(rw, node: cst.Call) -> tuple[Operand, list]:
+    """The one pytree argument of ``jax.tree.leaves(p)`` / ``jax.tree.flatten(p)``, evaluated, and its leaves in
+    JAX's order (:func:`_ordered_leaves`); other arguments (``is_leaf=``) refused."""
     short = rw.ctx.code(node.func)
     if len(node.args) != 1 or node.args[0].keyword is not None or node.args[0].star:
         raise rw.error(UnsupportedError, node, f"{short}() with other than one pytree (is_leaf= is not modelled)",
                        f"{short}(params)")
     tree = rw.expr(node.args[0].value)
-    leaves = _ordered_leaves(rw, node.args[0].value, tree.value, "")
+    return tree, _ordered_leaves(rw, node.args[0].value, tree.value, "")
+
+
+def _tree_leaves(rw, node: cst.Call) -> Operand:
+    """``jax.tree.leaves(params)`` of a hinted pytree (an L2 penalty over the parameters): the tuple of its
+    leaves, each in its layout, in JAX's order (a dict's keys sorted; None fields have no leaf), which
+    ``mr.tree_leaves`` checks against the paths meshify read when the function runs."""
+    tree, leaves = _one_tree(rw, node)
     paths = tuple(p for p, _, _ in leaves)
     call = cst.parse_expression(f"{rw.ctx.mr}.tree_leaves(tree, {json.dumps(paths) if paths else '()'})")
     assert isinstance(call, cst.Call)
@@ -1888,12 +1894,7 @@ def _tree_flatten(rw, node: cst.Call, name: str) -> Operand:
     """``leaves, treedef = jax.tree.flatten(params)`` (a hand-written optimizer's update over the leaves), and
     ``jax.tree.structure(params)``: the leaves as ``jax.tree.leaves`` gives them (checked by ``mr.tree_flatten``
     when the function runs), the structure a :class:`TreeShape` that ``jax.tree.unflatten`` fills again."""
-    short = rw.ctx.code(node.func)
-    if len(node.args) != 1 or node.args[0].keyword is not None or node.args[0].star:
-        raise rw.error(UnsupportedError, node, f"{short}() with other than one pytree (is_leaf= is not modelled)",
-                       f"{short}(params)")
-    tree = rw.expr(node.args[0].value)
-    leaves = _ordered_leaves(rw, node.args[0].value, tree.value, "")
+    tree, leaves = _one_tree(rw, node)
     shape = Static(TreeShape(tree.value, len(leaves)), True)
     if name.endswith("structure"):  # (the structure alone: the same on every device, the call as written)
         return Operand(shape, node, node.with_changes(args=[node.args[0].with_changes(value=tree.node)]))

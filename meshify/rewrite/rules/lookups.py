@@ -115,55 +115,39 @@ def _int_bound(ctx: RuleContext, node: cst.BaseExpression | None) -> int | str |
 
 def _bindings(function: cst.FunctionDef, name: str) -> int:
     """How many times ``function`` binds ``name`` (assignments, loop targets, parameters; not in nested defs)."""
+    from meshify.rewrite._context import _bound_names
+
     count = 0
 
     class _Count(cst.CSTVisitor):
-        def visit_Name(self, node: cst.Name) -> None:
-            nonlocal count
-            if node.value == name and node in targets:
-                count += 1
-
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is function
-
-    targets: set[cst.CSTNode] = set()
-
-    class _Targets(cst.CSTVisitor):
         def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            targets.update(_names_of(node.target))
+            self.add(node.target)
 
         def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            targets.update(_names_of(node.target))
+            self.add(node.target)
 
         def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            targets.update(_names_of(node.target))
+            self.add(node.target)
 
         def visit_For(self, node: cst.For) -> None:
-            targets.update(_names_of(node.target))
+            self.add(node.target)
 
         def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-            targets.update(_names_of(node.target))
+            self.add(node.target)
 
         def visit_Param(self, node: cst.Param) -> None:
-            targets.add(node.name)
+            self.add(node.name)
 
         def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
             return node is function
 
-    function.visit(_Targets())
+        @staticmethod
+        def add(target: cst.CSTNode) -> None:
+            nonlocal count
+            count += _bound_names(target).count(name)
+
     function.visit(_Count())
     return count
-
-
-def _names_of(target: cst.CSTNode) -> list[cst.Name]:
-    """The names an assignment target binds (``a``, ``a, (b, *c)``)."""
-    if isinstance(target, cst.Name):
-        return [target]
-    if isinstance(target, cst.Tuple | cst.List):
-        return [n for e in target.elements for n in _names_of(e.value)]
-    if isinstance(target, cst.StarredElement):
-        return _names_of(target.value)
-    return []
 
 
 def array_index(ctx: RuleContext, elements: list[cst.SubscriptElement]) -> tuple[int, Operand] | None:
