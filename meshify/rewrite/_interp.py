@@ -3324,6 +3324,8 @@ class FunctionRewriter:
                 replaced[call.position(c.operand)] = node
             except ValueError:
                 nested[c.operand.node] = node
+        if lowering.callee is not None:
+            replaced["func"] = cst.Attribute(cst.Name(self.ctx.mr), cst.Name(lowering.callee))
         parts = {at: self._part_node(value, nodes) for at, value in lowering.replace}
         parts.update(walked or {})
         replaced.update({at.position: node for at, node in parts.items() if at.item is None})

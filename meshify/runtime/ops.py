@@ -15,7 +15,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-__all__ = ["regather_policy", "regathering", "entries", "like", "shard_size", "sum_dtype", "psum", "psum_scatter", "all_gather", "local_block", "take", "take_along_axis", "rows_at", "scatter", "one_hot", "pmax", "pmin", "max", "min", "mean", "on_one_device", "softmax",
+__all__ = ["regather_policy", "regathering", "entries", "like", "shard_size", "sum_dtype", "psum", "psum_scatter", "all_gather", "local_block", "dynamic_slice", "dynamic_slice_in_dim", "take", "take_along_axis", "rows_at", "scatter", "one_hot", "pmax", "pmin", "max", "min", "mean", "on_one_device", "softmax",
            "log_softmax", "logsumexp", "global_shape", "elementwise", "dtype_of",
            "canonical_dtype", "quotient_dtype", "refused", "global_norm"]
 
@@ -35,6 +35,36 @@ def local_block(x: jax.Array, axis: int, axis_name: AxisName) -> jax.Array:
     size = x.shape[axis] // n
     start = jax.lax.axis_index(axis_name) * size
     return jax.lax.dynamic_slice_in_dim(x, start, size, axis)
+
+
+def dynamic_slice(operand: jax.Array, start_indices, slice_sizes, *, allow_negative_indices=True) -> jax.Array:
+    """``jax.lax.dynamic_slice``, its start indices clamped here as JAX clamps them.  A slice of this
+    slice along a dim it reads (``local_block`` splitting the result) is folded by XLA into one slice
+    clamped to the outer one's bounds, which drops the inner clamping: a start past ``size - n`` (or a
+    negative one) would read other rows."""
+    starts = [_clamped(s, size, n, allow) for s, size, n, allow in
+              zip(start_indices, operand.shape, slice_sizes, _each(allow_negative_indices, operand.ndim))]
+    return jax.lax.dynamic_slice(operand, starts, slice_sizes, allow_negative_indices=False)
+
+
+def dynamic_slice_in_dim(operand: jax.Array, start_index, slice_size: int, axis: int = 0, *,
+                         allow_negative_indices=True) -> jax.Array:
+    """``jax.lax.dynamic_slice_in_dim``, its start clamped here (see :func:`dynamic_slice`)."""
+    start = _clamped(start_index, operand.shape[axis], slice_size, allow_negative_indices)
+    return jax.lax.dynamic_slice_in_dim(operand, start, slice_size, axis, allow_negative_indices=False)
+
+
+def _each(allow, rank: int) -> Sequence:
+    return [allow] * rank if isinstance(allow, bool) else list(allow)
+
+
+def _clamped(start, size: int, n: int, allow_negative) -> jax.Array:
+    """A dynamic slice's start as JAX reads it: from the end where negative (if allowed), then clamped to
+    ``[0, size - n]``."""
+    start = jnp.asarray(start)
+    if allow_negative is not False and jnp.issubdtype(start.dtype, jnp.signedinteger):
+        start = jnp.where(jnp.logical_and(allow_negative, start < 0), start + size, start)
+    return jnp.clip(start, 0, size - n)
 
 
 def entries(x, dims: Sequence[str | None], shards: Sequence[int]):

@@ -1167,7 +1167,8 @@ class _Builder:
         """``jax.lax.top_k`` as routers and samplers write it (values or indices, along the last dim or
         ``axis=k``, over split dims too: each device's top k gathered), reduced over the k entries; or a
         ``jax.lax.dynamic_slice`` window at a traced start along one dim, the others whole (sizes written
-        ``a.shape[i]``), summed over the window.  The slice is refused where its dim is split (a trigger); or a
+        ``a.shape[i]``), summed over the window; or a longer 1-D table read at a traced offset (in range, negative or
+        past the end) for ``a.shape[k]`` entries and multiplied into ``a`` along dim k.  The slice is refused where its dim is split (a trigger); or a
         slice whose bound is read off the shape inline (``a[:, 1 : a.shape[1]]``), summed over that dim; or a rank
         (``r = jnp.argmax(a > jnp.arange(n) * 0.1, axis=k)`` bound to a name, then ``1 / (r + 1)``)."""
         if not a.dims or None in a.dims:
@@ -1193,6 +1194,20 @@ class _Builder:
                               f"axis={k})")
             expr = f"1.0 / ({r} + 1)" if self.dtype == "float32" else f"(1.0 / ({r} + 1)).astype({a.name}.dtype)"
             scale = 1.0
+        elif self.flag(20) and size >= 2:
+            # a longer table (positions, a rotary cache) read at a traced offset for a.shape[k] entries, then met
+            # with a: a split of the read along dim k is a slice of a slice, which XLA folds, so JAX's clamping of
+            # offsets past the end (and its reading of negative ones from the end) must survive the fold
+            longer = self.new_dim(size=size + self.pick((1, 3, size)), split=False)
+            table = self.param((longer,))
+            low, high = self.id_range(self.sizes[longer])
+            off = self.ids((), high, low)
+            read = self.pick([f"jax.lax.dynamic_slice_in_dim({table.name}, {off}, {a.name}.shape[{k}])",
+                              f"jax.lax.dynamic_slice({table.name}, ({off},), ({a.name}.shape[{k}],))"])
+            r = self.emit(read, (a.dims[k],), table.scale)
+            index = ", ".join(":" if i == k else "None" for i in range(rank))
+            self.emit(f"{a.name} * {r.name}[{index}]", a.dims, a.scale * r.scale)
+            return True
         elif self.flag(35):
             # a slice whose bound is read off the shape inline, as real code cuts a table to a length
             # (pos[: x.shape[1]]): a split dim's .shape[k] is its global size, never the block's

@@ -173,7 +173,7 @@ class Call:
         for i, arg in enumerate(self.node.args):
             node = replaced.get(i, self.operand_node(i))
             new_args.append(arg if node is arg.value else arg.with_changes(value=node))
-        func = self.node.func
+        func = replaced.get("func", self.node.func)
         receiver = replaced.get("receiver", self.receiver.node) if self.receiver is not None else None
         if receiver is not None and receiver is not func.value:  # type: ignore[attr-defined]
             func = func.with_changes(value=receiver)
@@ -359,6 +359,8 @@ class Lowering:
         contraction: the contraction planned, for the observers of contractions.
         origins: dims a reshape split -> the dim they came from, for the module to remember (merging
             them back names the result as the user did).
+        callee: a runtime function (``mr.<callee>``) called in place of the user's, with the same
+            parameters and the user's arguments (``mr.dynamic_slice``: its starts clamped itself).
     """
 
     result: Value | None
@@ -376,6 +378,7 @@ class Lowering:
     walks: Loop | Branches | None = None
     contraction: Contraction | tuple[Contraction, ...] | None = None
     origins: tuple[tuple[tuple[str, ...], str], ...] = ()
+    callee: str | None = None
 
 
 def keep(value: Value) -> Lowering:

@@ -115,7 +115,7 @@ def _dynamic_update_slice_in_dim(ctx: RuleContext, call: Call):
     return _marked(_update(ctx, call, x, update, {axis}), call, (2, "start_index"))
 
 
-@op("jax.lax.dynamic_slice_in_dim", reads=("operand", "start_index", "slice_size", "axis"))
+@op("jax.lax.dynamic_slice_in_dim", reads=("operand", "start_index", "slice_size", "axis", "allow_negative_indices"))
 def _dynamic_slice_in_dim(ctx: RuleContext, call: Call):
     """``dynamic_slice_in_dim(cache, pos, n, axis=1)``: a read along an unsplit dim, splits and partial
     sums kept.  The read dim is named by its size: the dim ``n`` is the size of (``L = x.shape[1]``: a rotary
@@ -128,7 +128,17 @@ def _dynamic_slice_in_dim(ctx: RuleContext, call: Call):
     _unsplit_at(ctx, call, x, axis)
     read = _read_dim(layout.dims[axis], call.arg(2, "slice_size"))
     dims = tuple(read if i == axis else d for i, d in enumerate(layout.dims))
-    return _marked(keep(Array(Layout(dims, layout.axes, layout.partial), x.value.origin)), call, (1, "start_index"))
+    return _clamping(_marked(keep(Array(Layout(dims, layout.axes, layout.partial), x.value.origin)), call,
+                             (1, "start_index")), call, "dynamic_slice_in_dim", [call.arg(1, "start_index")])
+
+
+def _clamping(lowering: Lowering, call: Call, runtime: str, starts: list[Operand | None] | None) -> Lowering:
+    """``lowering`` calling ``mr.<runtime>`` (the starts clamped before the read, as JAX clamps them) unless
+    every start is a literal 0: a split of the result along a dim it reads is a slice of this slice, which
+    XLA folds into one clamped to the outer slice's bounds, dropping the clamping of the user's start."""
+    if starts is not None and all(isinstance(s.value, Static) and s.value.literal == 0 for s in starts if s):
+        return lowering
+    return dataclasses.replace(lowering, callee=runtime)
 
 
 def _read_dim(dim: str, size: Operand | None) -> str:
@@ -169,7 +179,7 @@ def _items(call: Call, seq: Operand | None) -> list[Operand] | None:
     return [call.items.get(o.original, o) for o in items]
 
 
-@op("jax.lax.dynamic_slice", reads=("operand", "start_indices", "slice_sizes"))
+@op("jax.lax.dynamic_slice", reads=("operand", "start_indices", "slice_sizes", "allow_negative_indices"))
 def _dynamic_slice(ctx: RuleContext, call: Call):
     """``dynamic_slice(cache, (0, pos, 0), (B, n, D))``: a read at traced positions of unsplit dims; a
     split dim is read whole (start 0, its size written as the dim's, ``x.shape[0]`` or a name bound to
@@ -185,9 +195,10 @@ def _dynamic_slice(ctx: RuleContext, call: Call):
         read = _items(call, call.arg(2, "slice_sizes"))
         if read is not None and len(read) == layout.rank:
             dims = tuple(_read_dim(d, size) for d, size in zip(layout.dims, read))
-            return _marked(keep(Array(Layout(dims, layout.axes, layout.partial), x.value.origin)), call,
-                           (1, "start_indices"))
-        return _marked(keep(x.value), call, (1, "start_indices"))
+            return _clamping(_marked(keep(Array(Layout(dims, layout.axes, layout.partial), x.value.origin)), call,
+                                     (1, "start_indices")), call, "dynamic_slice", _items(call, call.arg(1, "start_indices")))
+        return _clamping(_marked(keep(x.value), call, (1, "start_indices")), call, "dynamic_slice",
+                         _items(call, call.arg(1, "start_indices")))
     starts, sizes_arg = call.arg(1, "start_indices"), call.arg(2, "slice_sizes")
     starts_items, sizes = _items(call, starts), _items(call, sizes_arg)
     if starts_items is None or sizes is None or len(starts_items) != layout.rank or len(sizes) != layout.rank:
@@ -209,7 +220,8 @@ def _dynamic_slice(ctx: RuleContext, call: Call):
         shard = _shard_size(ctx, size, size.original, ctx.mesh.size(axes), dim)
         if shard is not None:
             replace.append((At(call.position(sizes_arg), i), shard))
-    return _marked(Lowering(x.value, replace=tuple(replace)), call, (1, "start_indices"))
+    return _clamping(_marked(Lowering(x.value, replace=tuple(replace)), call, (1, "start_indices")), call,
+                     "dynamic_slice", starts_items)
 
 
 @op("jax.lax.dynamic_index_in_dim", reads=("operand", "index", "axis", "keepdims"))
