@@ -353,3 +353,5 @@ def test_the_comparison_sees_every_kind_of_difference() -> None:
             _compare({"f": actual}, {"f": x}, "output", None)
     with pytest.raises(Mismatch, match="structure"):
         _compare((x,), {"f": x}, "output", None)
+    with pytest.raises(Mismatch, match="structure"):  # a list returned as a tuple
+        _compare((x, x), [x, x], "output", None)

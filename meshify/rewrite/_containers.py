@@ -114,11 +114,11 @@ def appending(rw, node: cst.BaseExpression) -> cst.BaseExpression | None:
         return node.with_changes(args=[node.args[0].with_changes(value=new)])
     if numbers:  # xs = [] (a Python value), then an array appended: its items from here on
         assert isinstance(held, Static)
-        held = TupleValue(tuple(Static.of(v) for v in held.literal))
+        held = TupleValue(tuple(Static.of(v) for v in held.literal), "list")
     value, new = _whole_item(rw, op, name, f"appending {rw.ctx.code(op.original)!r} to {name!r}",
                              "append its arrays one by one, or add the items to the list as arrays")
     if isinstance(held, TupleValue) and not carried:
-        rw.rebind_list(name, TupleValue((*held.items, value)))
+        rw.rebind_list(name, held.of((*held.items, value)))
     else:
         items = _held_items(held)
         common = common_item([*items, value])  # (items differing only by names meshify inferred: the user's)
@@ -201,7 +201,7 @@ def _extending(rw, node: cst.Call, name: str, held: Value | None) -> cst.BaseExp
         added = [a.value for a in node.args[-1:]]
         if not any(isinstance(rw.expr(a).value, Array | TupleValue | StructValue) for a in added):
             return None
-        held = TupleValue(tuple(Static.of(v) for v in held.literal))
+        held = TupleValue(tuple(Static.of(v) for v in held.literal), "list")
     if not isinstance(held, TupleValue) and sequence_item(held) is None:
         return None  # not a list of values meshify follows: as written
     what = f"{name}.{method}(...)"
@@ -227,7 +227,7 @@ def _extending(rw, node: cst.Call, name: str, held: Value | None) -> cst.BaseExp
     if isinstance(held, TupleValue) and index is not None:
         items = list(held.items)
         items.insert(index, value)
-        result: Value = TupleValue(tuple(items))
+        result: Value = held.of(items)
     else:
         items = _held_items(held)
         other = one_layout(items, like=value)
@@ -258,7 +258,7 @@ def removed(rw, node: cst.Del) -> bool:
             if index is not None and -len(held.items) <= index < len(held.items):
                 items = list(held.items)
                 del items[index]
-                rw.rebind_list(name, TupleValue(tuple(items)))
+                rw.rebind_list(name, held.of(items))
                 return True
         elif isinstance(element, cst.Slice):
             bounds = [None if b is None else _literal_index(rw, cst.Arg(b)) for b in (element.lower, element.upper,
@@ -267,7 +267,7 @@ def removed(rw, node: cst.Del) -> bool:
                                                                              element.step))):
                 items = list(held.items)
                 del items[slice(*bounds)]
-                rw.rebind_list(name, TupleValue(tuple(items)))
+                rw.rebind_list(name, held.of(items))
                 return True
     items = _held_items(held)
     if not items or one_layout(items) is not None:
@@ -295,7 +295,7 @@ def stored(rw, target: cst.Subscript, value: Value) -> Value | None:
     if isinstance(held, TupleValue) and index is not None and -len(held.items) <= index < len(held.items):
         items = list(held.items)
         items[index] = value
-        result: Value = TupleValue(tuple(items))
+        result: Value = held.of(items)
     else:
         items = _held_items(held)
         other = one_layout(items, like=value)
@@ -420,7 +420,9 @@ def concatenated(rw, left: Operand, right: Operand, node: cst.CSTNode
             elements.append(n)
         b, new = tuple(items), rewritten.with_changes(elements=elements)
     if isinstance(a, tuple) and isinstance(b, tuple):
-        return TupleValue((*a, *b)), new
+        kind = left.value.kind if isinstance(left.value, TupleValue) else \
+            "list" if isinstance(left.value, Static) and isinstance(left.value.literal, list) else "tuple"
+        return TupleValue((*a, *b), kind), new
     seq = a if isinstance(a, StructValue) else b
     item = sequence_item(seq)
     other = one_layout([i for side in (a, b) if isinstance(side, tuple) for i in side], like=item)
@@ -482,7 +484,7 @@ def popping(rw, node: cst.Call) -> Operand | None:
                            "items here", f"append to {name} before taking items from it")
         items = list(held.items)
         taken = items.pop(index)
-        rw.rebind_list(name, TupleValue(tuple(items)))
+        rw.rebind_list(name, held.of(items))
         return Operand(taken, node, node)
     items = _held_items(held)
     if not items or one_layout(items) is not None:

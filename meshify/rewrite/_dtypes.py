@@ -276,8 +276,23 @@ class Dtypes:
             found = [self.items_of(side, value) for side in sides]
             if found and all(f is not None for f in found):
                 return merge_items(found)  # type: ignore[arg-type]
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):  # s + [x]: both sides' items
+            left = self._count(node.left)
+            if left is not None and left <= n:
+                sides = [self.items_of(side, TupleValue(value.items[:left] if k == 0 else value.items[left:]))
+                         for k, side in enumerate((node.left, node.right))]
+                if all(side is not None for side in sides):
+                    return (*sides[0], *sides[1])  # type: ignore[misc]
         # jnp.split(x @ w, 2), a loop's results: every item has the whole expression's dtype and widened-ness
         return tuple((self.of(node), self.contains_widened(node)) for _ in range(n))
+
+    def _count(self, node: cst.BaseExpression) -> int | None:
+        """How many items ``node`` holds where a literal or a name of known items tells."""
+        if isinstance(node, cst.Tuple | cst.List) and not any(isinstance(e, cst.StarredElement) for e in node.elements):
+            return len(node.elements)
+        if isinstance(node, cst.Name) and node.value in self.tuples:
+            return len(self.tuples[node.value])
+        return None
 
     def _item(self, node: cst.Subscript) -> tuple[Carriers, bool] | None:
         """``t[i]`` (an int literal) of a tuple whose items are known: that item's carriers and widened-ness."""

@@ -296,7 +296,8 @@ def _sequence(node: cst.Tuple | cst.List, items: list[Operand]) -> Operand:
             sizes = [s or _number_dim(i) for s, i in zip(sizes, items)]
         shape_of = tuple(sizes) if statics and all(sizes) and any(v.size_of for v in statics) else None  # type: ignore[arg-type]
         return Operand(Static(tuple(v.literal for v in statics), known, shape_of=shape_of), node, new)
-    return Operand(TupleValue(tuple(i.value for i in items)), node, new)
+    return Operand(TupleValue(tuple(i.value for i in items), "list" if isinstance(node, cst.List) else "tuple"),
+                   node, new)
 
 
 def _number(node: cst.Integer | cst.Float | cst.Imaginary) -> object:
@@ -735,7 +736,7 @@ def _subscript(rw, node: cst.Subscript):
         index = _literal_int(rw, node.slice[0]) if len(node.slice) == 1 else None
         bounds = _literal_slice(rw, node.slice[0]) if len(node.slice) == 1 and index is None else None
         if bounds is not None:  # xs[1:]: the tuple of those items
-            return Operand(TupleValue(base.value.items[slice(*bounds)]), node, node.with_changes(value=base.node))
+            return Operand(base.value.of(base.value.items[slice(*bounds)]), node, node.with_changes(value=base.node))
         if index is None:
             raise rw.error(UnsupportedError, node, "indexing a tuple of arrays with a non-literal index",
                            "index it with an int literal, or unpack it: a, b = pair")
@@ -1067,10 +1068,13 @@ def _call(rw, node: cst.Call):
                 and isinstance(items.node, cst.Tuple | cst.List):
             # a comprehension meshify unrolled (items of other layouts): the tuple or list literal it made
             made = cst.Tuple if func.value == "tuple" else cst.List
-            return Operand(items.value, node, made(items.node.elements) if items.node.elements or made is cst.List
-                           else cst.Tuple([]))
+            if node.args[0].value in rw.dtypes.call_items:  # each item's own dtype, as the comprehension's
+                rw.dtypes.call_items[node] = rw.dtypes.call_items[node.args[0].value]
+            return Operand(TupleValue(items.value.items, func.value), node,
+                           made(items.node.elements) if items.node.elements or made is cst.List else cst.Tuple([]))
         if isinstance(items.value, TupleValue):  # list(jnp.split(x, 3, -1)): the same values, item by item
-            return Operand(items.value, node, node.with_changes(args=[node.args[0].with_changes(value=items.node)]))
+            return Operand(TupleValue(items.value.items, func.value), node,
+                           node.with_changes(args=[node.args[0].with_changes(value=items.node)]))
     fields = _namedtuple_fields(rw, func) if isinstance(func, cst.Name) and not any(a.star for a in node.args) \
         else None
     if fields is not None:  # Out(logits=h, loss=l), Cache(k, v): a NamedTuple of the module, built of values

@@ -2165,7 +2165,7 @@ class FunctionRewriter:
                 v = Array(whole, v.origin)
             items.append(v)
             elements.append(n)
-        return Operand(TupleValue(tuple(items)), op.original, op.node.with_changes(elements=elements))
+        return Operand(op.value.of(items), op.original, op.node.with_changes(elements=elements))
 
     def _assert(self, s: cst.Assert) -> cst.Assert:
         """``assert`` on static values (shapes, the config): kept, a check run when JAX traces the program
@@ -2813,7 +2813,7 @@ class FunctionRewriter:
                 self.ctx.anchors[at] = original
                 read = self.convert(Operand(v, at, read), v.layout.with_partial(()), f"return value {i}")
             elements.append(cst.Element(read))
-        fn = cst.Lambda(cst.Parameters([cst.Param(cst.Name("r"))]), cst.Tuple(elements), lpar=[cst.LeftParen()],
+        fn = cst.Lambda(cst.Parameters([cst.Param(cst.Name("r"))]), op.value.literal(elements), lpar=[cst.LeftParen()],
                         rpar=[cst.RightParen()])
         return Operand(op.value, op.original, cst.Call(fn, [cst.Arg(op.node)]))
 
@@ -2890,8 +2890,8 @@ class FunctionRewriter:
                                      f"{self.ctx.code(where)!r}, a tuple holding a partial sum meshify would "
                                      "have to complete item by item", f"bind it to a name first (out = "
                                      f"{self.ctx.code(where)}), or return its items in a tuple literal")
-            rebuilt = op.node if spelled else cst.Tuple([cst.Element(cst.Subscript(op.node, [cst.SubscriptElement(
-                cst.Index(cst.Integer(str(i))))])) for i in range(len(op.value.items))])
+            rebuilt = op.node if spelled else op.value.literal([cst.Element(cst.Subscript(op.node, [
+                cst.SubscriptElement(cst.Index(cst.Integer(str(i))))])) for i in range(len(op.value.items))])
             original = where if spelled else cst.Tuple([cst.Element(cst.Subscript(where, [cst.SubscriptElement(
                 cst.Index(cst.Integer(str(i))))])) for i in range(len(op.value.items))])
             layouts = []
@@ -2907,11 +2907,11 @@ class FunctionRewriter:
                     left = Array(layout)
                 elements.append(e.with_changes(value=node))
                 layouts.append(left)
-            return rebuilt.with_changes(elements=elements), TupleValue(tuple(layouts))
+            return rebuilt.with_changes(elements=elements), op.value.of(layouts)
 
         def leaving(value: Value) -> Value:
             if isinstance(value, TupleValue):
-                return TupleValue(tuple(leaving(v) for v in value.items))
+                return value.of(leaving(v) for v in value.items)
             if isinstance(value, Array):
                 return Array(value.layout)
             if isinstance(value, Opaque):
@@ -3388,14 +3388,14 @@ class FunctionRewriter:
                      for v, e, n in zip(value.items, op.original.elements, op.node.elements)]
             node = op.node.with_changes(elements=[e.with_changes(value=i.node)
                                                   for e, i in zip(op.node.elements, items)])
-            return Operand(TupleValue(tuple(i.value for i in items)), op.original, node)
+            return Operand(value.of(i.value for i in items), op.original, node)
         if isinstance(value, TupleValue) and isinstance(op.original, cst.Name) and holds_partial(value) \
                 and any(w for _, w in self.dtypes.items_of(op.original, value) or ((None, True),)):
             # a name holding a tuple with such a partial sum: its items, completed where they need it
             items = [self.complete_widened(Operand(v, item_node(op.original, i), item_node(op.node, i)), purpose)
                      for i, v in enumerate(value.items)]
-            node = cst.Tuple([cst.Element(i.node) for i in items])
-            return Operand(TupleValue(tuple(i.value for i in items)), op.original, node)
+            node = value.literal([cst.Element(i.node) for i in items])
+            return Operand(value.of(i.value for i in items), op.original, node)
         return op
 
     def _like(self, original: cst.BaseExpression, where: cst.CSTNode | None = None) -> cst.BaseExpression | None:
@@ -3797,7 +3797,7 @@ class FunctionRewriter:
             self.dtypes.widened.add(node)
         made = cst.List if isinstance(node, cst.ListComp) else cst.Tuple
         new = made([cst.Element(n) for n in kept_nodes]) if kept_nodes or made is cst.List else cst.Tuple([])
-        return Operand(TupleValue(tuple(kept_values)), node, new)
+        return Operand(TupleValue(tuple(kept_values), "list" if made is cst.List else "tuple"), node, new)
 
     def _unrolled_items(self, iterable: cst.BaseExpression) -> list[cst.BaseExpression] | None:
         """The items a comprehension unrolled item by item reads: a list or tuple literal's (not starred), a pytree's
@@ -3900,7 +3900,8 @@ class FunctionRewriter:
             return Operand(Static(), node, new)
         # (a filter keeps a count meshify does not know: a sequence of the element's layout)
         filtered = any(ifs for _, ifs in rewritten)
-        result: Value = TupleValue((value,) * count) if count is not None and not filtered else sequence_of(value)
+        result: Value = TupleValue((value,) * count, "list" if isinstance(node, cst.ListComp) else "tuple") \
+            if count is not None and not filtered else sequence_of(value)
         return Operand(result, node, new)
 
     def rebind_list(self, name: str, value: Value) -> None:

@@ -104,9 +104,19 @@ class Opaque:
 
 @dataclass(frozen=True, slots=True)
 class TupleValue:
-    """A tuple of values (a tuple return, or ``a, b`` on a right-hand side)."""
+    """A tuple of values (a tuple return, or ``a, b`` on a right-hand side), or a list of them (``kind``:
+    what meshify writes where it rebuilds one, completing its items; not compared: the same layouts)."""
 
     items: tuple[Value, ...]
+    kind: str = field(default="tuple", compare=False)  # or "list"
+
+    def of(self, items) -> TupleValue:
+        """Other items, of this kind."""
+        return TupleValue(tuple(items), self.kind)
+
+    def literal(self, elements: list[cst.Element]) -> cst.Tuple | cst.List:
+        """A literal of this kind."""
+        return cst.List(elements) if self.kind == "list" else cst.Tuple(elements)
 
 
 @dataclass(frozen=True, slots=True)
