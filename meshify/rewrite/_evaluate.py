@@ -1096,6 +1096,10 @@ def _call(rw, node: cst.Call):
         return _tree_flatten(rw, node, next(iter(names & _TREE_FLATTEN)))
     if names & _TREE_UNFLATTEN:  # jax.tree.unflatten(treedef, new_leaves): the structure holding them
         return _tree_unflatten(rw, node)
+    if isinstance(func, cst.Attribute) and func.attr.value == "unflatten" and isinstance(func.value, cst.Name) \
+            and isinstance(held := rw.env.get(func.value.value), Static) and isinstance(held.literal, TreeShape):
+        # treedef.unflatten(new_leaves): the method form
+        return _tree_unflatten(rw, node, receiver=func.value)
     if names & _GLOBAL_NORMS:  # optax.global_norm(grads): each leaf's sum of squares, completed over its splits
         return _global_norm(rw, node)
     length = sequence_len(rw, node) if isinstance(func, cst.Name) and func.value == "len" \
@@ -1909,33 +1913,38 @@ def _tree_flatten(rw, node: cst.Call, name: str) -> Operand:
     return Operand(TupleValue((TupleValue(tuple(v for _, v, _ in leaves)), shape)), node, new)
 
 
-def _tree_unflatten(rw, node: cst.Call) -> Operand:
-    """``jax.tree.unflatten(treedef, leaves)`` of a structure :func:`_tree_flatten` gave: that pytree with these
-    leaves in JAX's order (each leaf's layout its own; a partial sum completed first is the user's to write)."""
+def _tree_unflatten(rw, node: cst.Call, receiver: cst.Name | None = None) -> Operand:
+    """``jax.tree.unflatten(treedef, leaves)`` (or ``treedef.unflatten(leaves)``: ``receiver``) of a structure
+    :func:`_tree_flatten` gave: that pytree with these leaves in JAX's order (each leaf's layout its own; a partial
+    sum completed first is the user's to write)."""
     short = rw.ctx.code(node.func)
-    if len(node.args) != 2 or any(a.keyword is not None or a.star for a in node.args):
+    wanted = 1 if receiver is not None else 2
+    if len(node.args) != wanted or any(a.keyword is not None or a.star for a in node.args):
         raise rw.error(UnsupportedError, node, f"{short}() with other than a structure and its leaves",
-                       f"{short}(treedef, leaves)")
-    shape, leaves = rw.expr(node.args[0].value), rw.expr(node.args[1].value)
+                       f"{short}(leaves)" if receiver is not None else f"{short}(treedef, leaves)")
+    given = receiver if receiver is not None else node.args[0].value
+    shape, leaves = rw.expr(given), rw.expr(node.args[-1].value)
     if not (isinstance(shape.value, Static) and isinstance(shape.value.literal, TreeShape)):
-        raise rw.error(UnsupportedError, node.args[0].value, f"{short}() of a structure meshify did not see made: "
-                       f"{rw.ctx.code(node.args[0].value)!r}", "make it in the function: leaves, treedef = "
+        raise rw.error(UnsupportedError, given, f"{short}() of a structure meshify did not see made: "
+                       f"{rw.ctx.code(given)!r}", "make it in the function: leaves, treedef = "
                        "jax.tree.flatten(params) (or jax.tree.structure(params))")
     held: TreeShape = shape.value.literal
     items = leaves.value.items if isinstance(leaves.value, TupleValue) else None
     if items is None or len(items) != held.count:
-        raise rw.error(UnsupportedError, node.args[1].value, f"{short}() of {rw.ctx.code(node.args[1].value)!r}, "
+        raise rw.error(UnsupportedError, node.args[-1].value, f"{short}() of {rw.ctx.code(node.args[-1].value)!r}, "
                        + (f"{len(items)} values for a structure of {held.count} leaves" if items is not None else
                           "whose items meshify does not hold one by one"),
                        "pass a list or tuple with one value per leaf, built in the function")
     partial = next((i for i, v in enumerate(items) if isinstance(v, Array) and v.layout.partial), None)
     if partial is not None:
-        raise rw.error(UnsupportedError, node.args[1].value, f"{short}() of leaf {partial}, a partial sum over "
+        raise rw.error(UnsupportedError, node.args[-1].value, f"{short}() of leaf {partial}, a partial sum over "
                        f"{_axes_text(items[partial].layout.partial)}", "complete it before it is put in the list "
                        "(name it with a hint: v: Tensor[...] = ...)")
     fill = iter(items)
-    return Operand(_refilled(held.tree, fill), node, node.with_changes(
-        args=[node.args[0].with_changes(value=shape.node), node.args[1].with_changes(value=leaves.node)]))
+    args = [*node.args[:-1], node.args[-1].with_changes(value=leaves.node)]
+    if receiver is None:
+        args[0] = node.args[0].with_changes(value=shape.node)
+    return Operand(_refilled(held.tree, fill), node, node.with_changes(args=args))
 
 
 def _refilled(value, leaves):

@@ -59,7 +59,8 @@ def sgd(p: P, x: Tensor["batch", "d"]):
     for a, b in zip(leaves, jax.tree.leaves(g)):
         new.append(a - 0.1 * b)
     again = jax.tree.unflatten(jax.tree.structure(p), [q * 2.0 for q in jax.tree.leaves(p)])
-    return jax.tree.unflatten(treedef, new), again
+    halved = treedef.unflatten([q / 2 for q in leaves])  # (the treedef's method)
+    return jax.tree.unflatten(treedef, new), again, halved
 
 
 @mesh(data=2, model=4, rules={"batch": "data", "f": "model"})
