@@ -1936,6 +1936,10 @@ def _tree_unflatten(rw, node: cst.Call, receiver: cst.Name | None = None) -> Ope
                           "whose items meshify does not hold one by one"),
                        "pass a list or tuple with one value per leaf, built in the function")
     partial = next((i for i, v in enumerate(items) if isinstance(v, Array) and v.layout.partial), None)
+    done = rw.completed_in_place(node.args[-1].value, leaves, "leaf") if partial is not None else None
+    if done is not None:  # each partial leaf completed as it enters the structure (a pytree holds whole arrays)
+        leaves, items, partial = done, list(done.value.items), None  # type: ignore[union-attr]
+        items = [Array(v.layout.with_partial(()), v.origin) if isinstance(v, Array) else v for v in items]
     if partial is not None:
         raise rw.error(UnsupportedError, node.args[-1].value, f"{short}() of leaf {partial}, a partial sum over "
                        f"{_axes_text(items[partial].layout.partial)}", "complete it before it is put in the list "

@@ -2739,7 +2739,7 @@ class FunctionRewriter:
             # (its pytrees of whole arrays too), a partial item completed where it leaves
             partial = next((i for i, v in enumerate(op.value.items) if isinstance(v, Array) and v.layout.partial), None)
             if partial is not None:
-                completed = self._completed_in_place(s.value, op)
+                completed = self.completed_in_place(s.value, op)
                 if completed is None:
                     raise self.ctx.error(UnsupportedError, s.value, f"{self.fn.name.value}() returns "
                                          f"{self.ctx.code(s.value)!r}, whose item {partial} is a partial sum, and "
@@ -2797,7 +2797,8 @@ class FunctionRewriter:
                         rpar=[cst.RightParen()])
         return s.with_changes(value=cst.Call(fn, [cst.Arg(op.node)]))
 
-    def _completed_in_place(self, original: cst.BaseExpression, op: Operand) -> Operand | None:
+    def completed_in_place(self, original: cst.BaseExpression, op: Operand, purpose: str = "return value"
+                           ) -> Operand | None:
         """``return jax.value_and_grad(loss)(params, x)`` (a tuple the code does not spell out, an item a partial
         sum): ``(lambda r: (mr.psum(r[0], ...), r[1]))(<it>)``, each partial item completed where it leaves (cast
         back to its carriers' dtype where formed in float32); None where an item's dtype is not known."""
@@ -2811,7 +2812,7 @@ class FunctionRewriter:
             if isinstance(v, Array) and v.layout.partial:
                 at = item_node(original, i)  # (its dtype: the item's, as the tuple's carriers say)
                 self.ctx.anchors[at] = original
-                read = self.convert(Operand(v, at, read), v.layout.with_partial(()), f"return value {i}")
+                read = self.convert(Operand(v, at, read), v.layout.with_partial(()), f"{purpose} {i}")
             elements.append(cst.Element(read))
         fn = cst.Lambda(cst.Parameters([cst.Param(cst.Name("r"))]), op.value.literal(elements), lpar=[cst.LeftParen()],
                         rpar=[cst.RightParen()])
