@@ -146,13 +146,15 @@ _INT_OPS = {cst.Add: int.__add__, cst.Subtract: int.__sub__, cst.Multiply: int._
 
 def _int_arithmetic(operator: cst.BaseBinaryOp, left: Value, right: Value) -> Static | None:
     """``x.ndim - 1``, ``2 * k`` of known ints: the int (an axis meshify must know); ``(1,) * k``, ``a + b`` of
-    known tuples: the tuple; None otherwise."""
+    known tuples: the tuple; ``a + b`` of known strings: the string; None otherwise."""
     fn = _INT_OPS.get(type(operator))
     if fn is None or not (isinstance(left, Static) and isinstance(right, Static) and left.known and right.known):
         return None
     a, b = left.literal, right.literal
     if isinstance(a, tuple) and isinstance(b, tuple) and fn is int.__add__:
         return Static.of(a + b)  # (1, 1) + (2,)
+    if isinstance(a, str) and isinstance(b, str) and fn is int.__add__:
+        return Static.of(a + b)  # "mean/" + k: a key made from a key
     if fn is int.__mul__ and (isinstance(a, tuple) and type(b) is int or type(a) is int and isinstance(b, tuple)):
         return Static.of(a * b)  # (1,) * (x.ndim - 1): a size-1 dim per other dim
     if type(a) is not int or type(b) is not int or (b == 0 and fn in (int.__floordiv__, int.__mod__)):
@@ -483,13 +485,21 @@ def _formatted(rw, node: cst.FormattedString):
     of a split dim still shows the global size."""
     parts = []
     quote = node.start.lstrip("rRfFbBuU")[:1]
+    text: str | None = "" if node.start.lower() in ("f'", 'f"') else None  # (its value, where Python's it is)
     for part in node.parts:
         if isinstance(part, cst.FormattedStringExpression):
-            new = rw.expr(part.expression).node
+            done = rw.expr(part.expression)
+            new = done.node
             if quote not in cst.Module(body=[]).code_for_node(new):  # a quote there would end the string (< 3.12)
                 part = part.with_changes(expression=new)
+            plain = part.conversion is None and part.format_spec is None and isinstance(done.value, Static) \
+                and done.value.known and isinstance(done.value.literal, str | int | bool)
+            text = text + str(done.value.literal) if text is not None and plain else None  # type: ignore[union-attr]
+        elif text is not None:
+            text += part.value.replace("{{", "{").replace("}}", "}")  # type: ignore[union-attr]
         parts.append(part)
-    return Operand(Static(), node, node.with_changes(parts=parts))
+    # f"{k}_norm" of a key meshify knows (a dict comprehension's computed keys): a known string
+    return Operand(Static.of(text) if text is not None else Static(), node, node.with_changes(parts=parts))
 
 
 def _boolean(rw, node: cst.BooleanOperation):

@@ -41,9 +41,18 @@ def step(params: Params, x: Tensor["batch", "d"]):
     return new, kept, named, l2 + jnp.sum(sums * jnp.arange(3.0)) + l1
 
 
+@mesh(data=2, model=4, rules={"batch": "data", "f": "model"})
+def stats(params: Params, x: Tensor["batch", "d"]):
+    """Metrics under keys computed from the parameters' (f-strings, concatenation), as logging code names them."""
+    norms = {f"{k}_norm": jnp.sqrt(jnp.sum(v * v)) for k, v in params.items()}
+    means = {"mean/" + k: jnp.mean(params[k]) for k in sorted(params) if k != "bias"}
+    return {**norms, **means}
+
+
 def inputs():
     rng = np.random.default_rng(74)
     params = {"down": 0.3 * rng.standard_normal((8, 4)).astype(np.float32),
               "bias": rng.standard_normal((8,)).astype(np.float32),
               "up": 0.3 * rng.standard_normal((4, 8)).astype(np.float32)}  # (not the hint's order)
-    return {"step": (params, rng.standard_normal((4, 4)).astype(np.float32))}
+    x = rng.standard_normal((4, 4)).astype(np.float32)
+    return {"step": (params, x), "stats": (params, x)}
