@@ -160,7 +160,9 @@ class _Sizer:
                 f"{', '.join(repr(d) for d in dict.fromkeys(missing))}",
                 fix="pass them with --dims " + ",".join(f"{d.rstrip(INFERRED)}=N" for d in dict.fromkeys(missing))
                     + " or dims={...} in @mesh(...)")
-        return tuple(1 if d == BROADCAST else _size(d, self.sizes) or 0 for d in layout.dims)
+        # (a size-1 dim split over mesh axes: one entry per device, as an all_gather of each device's entry has it)
+        return tuple((self.mesh.size(a) if a else 1) if d == BROADCAST else _size(d, self.sizes) or 0
+                     for d, a in zip(layout.dims, layout.axes))
 
     def local_shape(self, layout: Layout) -> tuple[int, ...]:
         shape = []

@@ -295,3 +295,57 @@ def test_explain_counts_the_gradient_psum_of_every_leaf_of_a_pytree(tmp_path: Pa
     (report,) = verify_file(path, None, parse_dims("batch=8,d=16,f=32"))
     assert report.results_agree and report.prediction_matches, (report.predicted, report.found)
     assert report.predicted["all-reduce"][1] == 2 * 16 * 32 * 4 + 4, report.predicted  # (the loss: 4 bytes)
+
+
+NORM_BEFORE_COLUMN_PARALLEL = '''
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+from meshify import Tensor, mesh
+
+
+class Params(NamedTuple):
+    g: Tensor["d"]
+    w1: Tensor["d", "f"]
+    w2: Tensor["f", "d"]
+
+
+def rms(x, g):
+    return x * jax.lax.rsqrt(jnp.mean(x * x, axis=-1, keepdims=True) + 1e-6) * g
+
+
+def loss_fn(p: Params, x: Tensor["batch", "d"]):
+    y = jax.nn.gelu(rms(x, p.g) @ p.w1) @ p.w2
+    return jnp.mean((y - x) ** 2)
+
+
+@mesh(data=2, model=4, rules={"batch": "data", "f": "model"})
+def step(p: Params, x: Tensor["batch", "d"]):
+    loss, grads = jax.value_and_grad(loss_fn)(p, x)
+    return loss, jax.tree.map(lambda w, g: w - 0.1 * g, p, grads)
+
+
+@mesh(data=2, model=4, rules={"batch": "data", "f": "model"})
+def by_lambda(p: Params, x: Tensor["batch", "d"]):
+    return jax.grad(lambda q: loss_fn(q, x))(p)
+
+
+@mesh(data=2, model=4, rules={"batch": "data", "f": "model"})
+def frozen_norm(p: Params, x: Tensor["batch", "d"]):
+    return jax.grad(loss_fn, argnums=1)(p, x)
+'''
+
+
+def test_verify_counts_the_backward_psum_of_an_activation_cotangent(tmp_path: Path) -> None:
+    """A normalised activation whole over 'model' meets a column-parallel weight split over it: JAX broadcasts
+    it, and the backward pass sums its cotangent over 'model' (a [batch/data, d] block).  explain counted only
+    the parameters' all-reduces, so verify of such a training step said FAILED (session 27's note)."""
+    from meshify.explain import parse_dims
+
+    path = tmp_path / "norm_step.py"
+    path.write_text(NORM_BEFORE_COLUMN_PARALLEL)
+    reports = verify_file(path, None, parse_dims("batch=8,d=16,f=32"))
+    assert [r.name for r in reports] == ["step", "by_lambda", "frozen_norm"]
+    for r in reports:
+        assert r.results_agree and r.prediction_matches, (r.name, r.predicted, r.found)

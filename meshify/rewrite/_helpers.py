@@ -179,7 +179,11 @@ def call_helper(rw, call, fn: cst.FunctionDef, home=None,
     lead = _vmapped(rw, call, fn, home, bound)
     if lead is not None:  # @jax.vmap: the body sees one row of every argument
         bound = {p: _row(v) for p, v in bound.items()}
-    arguments = (tuple((p, signature_of(v)) for p, v in bound.items()), unknown, blind, lead)
+    from meshify.rewrite import _cotangents
+
+    passed_nodes = _argument_nodes(call, fn)
+    arguments = (tuple((p, signature_of(v)) for p, v in bound.items()), unknown, blind, lead,
+                 _cotangents.key(rw, passed_nodes))
     key = (label, home.path, _context_key(rw), *arguments)
     registry: Specializations = rw.ctx.specializations
     spec = registry.versions.get(key)
@@ -195,6 +199,7 @@ def call_helper(rw, call, fn: cst.FunctionDef, home=None,
                                reduce_dtype=rw.reduce_dtype, regather=rw.regather)
         sub.stack = (*rw.stack, label)
         sub.blind_caller = blind
+        _cotangents.enter(rw, sub, fn, passed_nodes, free=False)
         with consulted() as read:
             node, result = sub.run_helper(bound)
         custom = _custom_kind(home, fn)

@@ -933,6 +933,10 @@ class FunctionRewriter:
         self._top = -1
         #: Names bound by a lambda being walked: their partial sums are reduced inline, never hoisted.
         self.lambda_names: set[str] = set()
+        #: Walking a function JAX differentiates (see _cotangents): the names whose value has a cotangent (None:
+        #: not differentiating), and, while ``jax.grad`` walks its function, the argument nodes it differentiates.
+        self.tangent: frozenset[str] | None = None
+        self.grad_args: list[cst.CSTNode] | None = None
         #: The nested ``def`` statements walked so far (original node -> what each use needs; _nested).
         self.local_defs: dict[cst.FunctionDef, LocalDef] = {}
         #: A nested def's walk: the dtype carriers of float32-accumulated partial sums it reads from the
@@ -2434,7 +2438,7 @@ class FunctionRewriter:
                                  "before returning")
             assert operands is not None
             operands[i], values[i], items[i], changed = done, done.value, (carriers, False), True
-        value = TupleValue(tuple(values))
+        value = op.value.of(values)
         self._results.append(value)
         known = tuple(items) if len(items) == len(values) else None
         previous = self.return_items
@@ -2748,7 +2752,7 @@ class FunctionRewriter:
                 op = completed
             items = tuple(Array(v.layout.with_partial(())) if isinstance(v, Array) else Array(Layout.replicated(()))
                           if isinstance(v, Opaque) else _as_is(v) for v in op.value.items)
-            self._results.append(TupleValue(items))  # type: ignore[arg-type]
+            self._results.append(op.value.of(items))
             return s.with_changes(value=op.node)
         if isinstance(op.value, TupleValue) and not holds_partial(op.value):
             # return step(w, x): a helper's (loss, grads, metrics), its dicts and NamedTuples of whole arrays
@@ -2886,6 +2890,13 @@ class FunctionRewriter:
         if not self._whole_items(op.value):
             spelled = isinstance(op.node, cst.Tuple | cst.List) and len(op.node.elements) == len(op.value.items) \
                 and isinstance(where, cst.Tuple | cst.List) and len(where.elements) == len(op.value.items)
+            if not spelled and not isinstance(op.node, cst.Name | cst.Attribute) and all(
+                    isinstance(v, Array) or not holds_partial(v) for v in op.value.items):
+                # (checkpointed(x, w), y): a call's items completed as they leave, in place
+                done = self.completed_in_place(where, op, purpose)
+                if done is not None:
+                    return done.node, op.value.of(Array(v.layout.with_partial(())) if isinstance(v, Array) else v
+                                                  for v in op.value.items)
             if not spelled and not isinstance(op.node, cst.Name | cst.Attribute):
                 raise self.ctx.error(UnsupportedError, where, f"{self.fn.name.value}() returns "
                                      f"{self.ctx.code(where)!r}, a tuple holding a partial sum meshify would "
@@ -3476,8 +3487,13 @@ class FunctionRewriter:
 
     def _observe(self, converts) -> None:
         """Tells :data:`OPERAND_OBSERVERS` the conversions of one op's operands, before they are made."""
+        given = [c for c in converts if c is not None]
         for observe in OPERAND_OBSERVERS:
-            observe(self, [c for c in converts if c is not None])
+            observe(self, given)
+        if self.tangent is not None:
+            from meshify.rewrite._cotangents import note
+
+            note(self, given)
 
     def converted(self, operands, converts) -> list[cst.BaseExpression]:
         """Each operand's node after the conversion a rule asked for (None: as it is)."""

@@ -318,7 +318,8 @@ def call_local(rw, local: LocalDef, call) -> tuple[Value, cst.BaseExpression]:
     for param in bound:
         if param not in passed:  # a default: the carriers it had where the def ran
             carriers[param] = local.default_dtypes.get(param)
-    result, sub, name = walk_local(rw, local, bound, call.node, carriers)
+    result, sub, name = walk_local(rw, local, bound, call.node, carriers,
+                                   passed={p: o.original for p, o in passed.items()})
     for param, operand in passed.items():
         if param in sub.index_names:
             rw.mark_index(operand)
@@ -334,7 +335,8 @@ def call_local(rw, local: LocalDef, call) -> tuple[Value, cst.BaseExpression]:
 
 def walk_local(rw, local: LocalDef, bound: dict[str, Value], site: cst.CSTNode,
                carriers: dict[str, tuple[str, ...] | None] | None = None,
-               forced: Layout | None = None, blind: bool = False) -> tuple[Value, object, cst.Name]:
+               forced: Layout | None = None, blind: bool = False,
+               passed: dict[str, cst.CSTNode | None] | None = None) -> tuple[Value, object, cst.Name]:
     """Rewrites ``local``'s body for ``bound`` where ``site`` uses it, in ``rw``'s scope as it is now.
 
     ``forced``: the layout every return converts its value to (the common layout of a cond's branches).
@@ -359,6 +361,9 @@ def walk_local(rw, local: LocalDef, bound: dict[str, Value], site: cst.CSTNode,
                           for n, items in rw.dtypes.tuples.items() if n in free and any(w for _, w in items)}
     sub._forced_return = forced
     sub.blind_caller = blind
+    from meshify.rewrite._cotangents import enter
+
+    enter(rw, sub, local.node, passed or {}, free=True)  # (passed: a call's arguments, not a loop body's)
     sub.enclosing = rw.enclosing or rw.fn
     local.active = True
     try:

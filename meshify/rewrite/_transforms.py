@@ -18,6 +18,7 @@ import libcst as cst
 from meshify.annotate._types import Layout
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._collectives import axes_text
+from meshify.rewrite._cotangents import BACKWARD, seeded
 from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TupleValue, Value, holds_partial
 
 __all__ = ["TRANSFORMS", "transformed_call"]
@@ -141,10 +142,22 @@ def _grad(rw, node: cst.Call, fn: cst.BaseExpression, call, options: dict, kind:
         if holds_partial(args[i].value):
             args[i] = _whole(rw, args[i], f"{kind}'s argument {i}")
     start = len(rw.records)
-    value, new_fn, new_args = _walk(rw, fn, replace(call, args=tuple(args)))
+    # (which values of the walk have a cotangent: the backward pass all-reduces those JAX broadcast; _cotangents)
+    saved = rw.grad_args, rw.tangent
+    if isinstance(fn, cst.Lambda):  # walked in this scope: its parameters differentiated, and what they compute
+        params = [p.name.value for p in fn.params.params]
+        seeds = {params[i] for i in nums if i < len(params)}
+        more = rw.tangent or frozenset()
+        rw.tangent = seeded(fn, seeds | more)
+    else:
+        rw.grad_args = [a.original for i, a in enumerate(args) if i in nums]
+    try:
+        value, new_fn, new_args = _walk(rw, fn, replace(call, args=tuple(args)))
+    finally:
+        rw.grad_args, rw.tangent = saved
     loss = value.items[0] if has_aux and isinstance(value, TupleValue) and len(value.items) == 2 else value
     last = len(rw.records) - 1
-    _backward_records(rw, fn, args, nums, start, loss)
+    _backward_records(rw, start)
     if kind == "jax.grad" and not has_aux and last >= start and rw.records[last].kind == "psum" \
             and not rw.records[last].layout.rank:
         # the loss made whole last: jax.grad returns only the gradients, so XLA drops that psum (its transpose moves
@@ -165,35 +178,15 @@ def _grad(rw, node: cst.Call, fn: cst.BaseExpression, call, options: dict, kind:
     return out, new_fn, new_args
 
 
-def _backward_records(rw, fn: cst.BaseExpression, args: list, nums: list[int], start: int, loss: Value) -> None:
-    """The collectives the gradient adds inside the shard_map, for ``explain`` (and ``verify``'s count): an
-    argument whole over mesh axes the loss varies over (another operand split or summed over them, a value the
-    function closes over: the batch of a data-parallel step) gets its cotangents from every device's part of
-    the loss, psummed there by shard_map's transpose; a weight the loss all-gathered is reduce-scattered back."""
+def _backward_records(rw, start: int) -> None:
+    """The collectives the gradient adds inside the shard_map, for ``explain`` (and ``verify``'s count), beside
+    the psums of cotangents JAX broadcast (``_cotangents``, recorded while walking): a weight the loss
+    all-gathered is reduce-scattered back.  Each is commented at the call."""
     from dataclasses import replace
 
-    from meshify.rewrite.rules._api import _arrays_in
-
-    leaves = [(i, path, leaf) for i, a in enumerate(args) for path, leaf in _arrays_in(a.value, "")]
-    varying = {x for _, _, leaf in leaves for x in (*leaf.layout.split_axes, *leaf.layout.partial)}
-    # (values the loss reads from outside its arguments: the loss is a partial sum over their axes, or was made
-    # whole over them by a collective on the way)
-    varying |= set(loss.layout.partial) if isinstance(loss, Array) else set()
-    varying |= {x for r in rw.records[start:] for x in r.axes}
-    for i, path, leaf in leaves:
-        if i not in nums:
-            continue
-        axes = rw.mesh.order(varying - set(leaf.layout.split_axes) - set(leaf.layout.partial))
-        if axes:
-            what = rw.ctx.code(args[i].original) + path
-            # (the same gradient asked twice, jit(grad(f)) and value_and_grad(f) of the same values: one psum, as
-            # XLA's common-subexpression pass leaves it)
-            rw.note_custom("psum", axes, leaf.layout.with_partial(()), "",
-                           f"psum over {axes_text(axes)}: the gradient of {what!r}, whole over {axes_text(axes)} where "
-                           "the loss is not: each device's cotangents summed (shard_map's transpose)",
-                           operands=(args[i].original, fn, *(a.original for a in args)))
-            # (each leaf's own psum: its value is the argument's field at ``path``, not the argument)
-            rw.records[-1] = replace(rw.records[-1], value=(rw.records[-1].value, path))
+    # (a parameter meeting activations split over 'data' is broadcast there: its psum is data parallelism's)
+    rw._comments.extend(dict.fromkeys(r.reason for r in rw.records[start:] if r.kind == "psum"
+                                      and BACKWARD in r.reason))
     for r in list(rw.records[start:]):
         if r.kind == "all_gather" and r.dim:
             d = r.layout.dims.index(r.dim)

@@ -1629,8 +1629,8 @@ class _Builder:
         kind = self.pick(["softmax", "log_softmax", "logsumexp"])
         rank = len(a.dims)
         omit = self.flag(20)
-        axis = "None" if omit and kind == "logsumexp" else "-1" if omit else \
-            self.axis_text(rank, allow_none=kind == "logsumexp")
+        # (axis=None written: every dim, for softmax too -- read as the default last dim, it was a wrong result)
+        axis = "None" if omit and kind == "logsumexp" else "-1" if omit else self.axis_text(rank, allow_none=True)
         reduced = self.axes_from(axis, rank)
         log_n = math.log(math.prod(self.sizes[a.dims[i]] for i in reduced))  # type: ignore[index]
         options: dict[str, str] = {} if omit else {"axis": axis}

@@ -31,9 +31,10 @@ from meshify.rewrite.rules._api import (
 
 
 def _reduced_dims(ctx: RuleContext, call: Call, layout: Layout, axis_operand, default_all: bool = True) -> list[int]:
-    if axis_operand is None or (isinstance(axis_operand.value, Static) and axis_operand.value.known
-                                and axis_operand.value.literal is None):
+    if axis_operand is None:  # (omitted: the op's default, all dims or the last: softmax's axis=-1)
         return list(range(layout.rank)) if default_all else [layout.rank - 1]
+    if isinstance(axis_operand.value, Static) and axis_operand.value.known and axis_operand.value.literal is None:
+        return list(range(layout.rank))  # axis=None written: every dim (softmax(x, axis=None) too)
     value = axis_operand.value
     if not (isinstance(value, Static) and value.known):
         raise ctx.error(UnsupportedError, axis_operand.original,
