@@ -304,10 +304,15 @@ class Dtypes:
         if not isinstance(literal, cst.Integer):
             return None
         base = node.value
+        i = -int(literal.value) if negative else int(literal.value)
+        if isinstance(base, cst.Tuple | cst.List) and not any(isinstance(e, cst.StarredElement) for e in base.elements):
+            if not -len(base.elements) <= i < len(base.elements):  # [x, x @ w][1]: that item's own
+                return None
+            item = base.elements[i].value
+            return self.of(item), self.contains_widened(item)
         items = self.tuples.get(base.value) if isinstance(base, cst.Name) else self.call_items.get(base)
         if items is None:
             return None
-        i = -int(literal.value) if negative else int(literal.value)
         return items[i] if -len(items) <= i < len(items) else None
 
     # -- carriers of an expression ---------------------------------------------------------------

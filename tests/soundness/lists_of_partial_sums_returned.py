@@ -49,6 +49,12 @@ def appended(p: P, x: Tensor["batch", "d"]):
     return out, pair
 
 
+@mesh(data=2, model=4, rules={"f": "model", "batch": "data"})
+def returned_literal(p: P, x: Tensor["batch", "d"]):
+    """A list literal returned with a partial sum in it (was refused: the dtype of '[...][1]' unknown)."""
+    return [x, x @ p.w1 @ p.w2]
+
+
 def block(x, w1, w2):
     h = jax.nn.relu(x @ w1)
     return [x + h @ w2, jnp.sum(h)]
@@ -76,4 +82,5 @@ def inputs():
     rng = np.random.default_rng(5)
     p = P(rng.standard_normal((4, 8)).astype(np.float32), rng.standard_normal((8, 4)).astype(np.float32))
     x = rng.standard_normal((4, 4)).astype(np.float32)
-    return {name: (p, x) for name in ("comprehension", "listed", "literal", "appended", "from_helpers")}
+    return {name: (p, x) for name in ("comprehension", "listed", "literal", "appended", "from_helpers",
+                                           "returned_literal")}
