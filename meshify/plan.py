@@ -47,6 +47,8 @@ from meshify.errors import AnnotationError, MeshifyError, SourceError
 from meshify.explain import chosen_functions
 from meshify.rewrite._collectives import collective
 from meshify.rewrite._context import ModuleContext, parse_context
+from meshify.rewrite._cotangents import Side as _Side
+from meshify.rewrite._cotangents import side as _side
 from meshify.rewrite._driver import mesh_functions
 from meshify.rewrite._hints import read_mesh_decorator, read_mesh_dims
 from meshify.rewrite._interp import FunctionRewriter, Record, TracedLoop
@@ -293,53 +295,6 @@ def _observing(sizes: dict[str, int]) -> Iterator[None]:
         finally:
             contractions.OBSERVERS.remove(counted)
             _interp.OPERAND_OBSERVERS.remove(observed)
-
-
-@dataclass(frozen=True, slots=True)
-class _Gather:
-    axes: tuple[str, ...]
-    layout: Layout  # after the gather: the block whose cotangent is reduce-scattered (a slice's: before it)
-
-
-@dataclass(frozen=True, slots=True)
-class _Side:
-    """One operand of an op, for the backward pass: the mesh axes it varies over once converted, the
-    all_gathers made as varying converting it, the local slices of it over axes it did not vary over
-    (``mr.local_block`` indexes by ``axis_index``: JAX broadcasts the whole block there first), and
-    what carries its dtype (empty: it has no cotangent)."""
-
-    vary: frozenset[str]
-    gathers: tuple[_Gather, ...]
-    slices: tuple[_Gather, ...]
-    reason: str
-
-
-def _side(rw, c) -> _Side:
-    """``c``'s operand as an op sees it, after the conversion steps ``convert`` makes: it varies over
-    the axes its layout splits or is partial over, less those a psum or an invariant all_gather takes
-    away, plus those a varying gather keeps and a slice adds."""
-    from meshify.rewrite._plan import plan_conversion, step_result
-
-    layout = c.operand.value.layout
-    vary = set(layout.split_axes | layout.partial)
-    gathers, slices = [], []
-    for step in plan_conversion(layout, c.layout, rw.mesh) if layout != c.layout else []:
-        before, layout = layout, step_result(step, layout)
-        axes = set(step.axes)
-        if step.kind == "all_gather" and axes <= c.varying:
-            gathers.append(_Gather(step.axes, layout.with_partial(())))
-        elif step.kind in ("all_gather", "psum"):
-            vary -= axes
-        elif step.kind == "slice":
-            missing = tuple(a for a in rw.mesh.names if a in axes - vary)
-            if missing:
-                slices.append(_Gather(missing, before.with_partial(())))
-            vary |= axes
-    vary |= c.layout.split_axes | c.layout.partial
-    carriers = rw.dtypes.of(c.operand.original)
-    reason = "" if not carriers or set(carriers) <= {"bool"} else " ".join(carriers)
-    # no reason: a constant, a mask, or unknown dtype (an index); else to drop integer parameters later
-    return _Side(frozenset(vary), tuple(gathers), tuple(slices), reason)
 
 
 def _broadcast(rw, side: _Side, union: set[str], layout: Layout, contraction: bool = True) -> None:

@@ -17,13 +17,14 @@ together) before the walk (:func:`enter`).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import libcst as cst
 
 from meshify.annotate._types import BROADCAST, Layout
 from meshify.rewrite._values import Array
 
-__all__ = ["BACKWARD", "enter", "key", "note", "reads", "seeded"]
+__all__ = ["BACKWARD", "Gather", "Side", "enter", "key", "note", "reads", "seeded", "side"]
 
 #: What the reason of each such psum says (the call that differentiates comments them).
 BACKWARD = "(backward)"
@@ -163,21 +164,20 @@ def note(rw, converts) -> None:
     """Records the psum of each operand's cotangent over the mesh axes other operands of the op vary over
     and it does not (its ``pvary``, transposed), and over the axes a conversion slices it along without
     its varying over them (``mr.local_block``: JAX broadcasts the whole block first)."""
-    from meshify.plan import _side
-    from meshify.rewrite._interp import Record
     from meshify.rewrite._collectives import axes_text
+    from meshify.rewrite._interp import Record
 
     if rw.tangent is None:
         return
     arrays = [c for c in converts if isinstance(c.operand.value, Array)]
-    sides = [_side(rw, c) for c in arrays]
+    sides = [side(rw, c) for c in arrays]
     union = set().union(*(s.vary for s in sides))
-    for c, side in zip(arrays, sides):
+    for c, one in zip(arrays, sides):
         if not reads(c.operand.original) & rw.tangent:
             continue  # no cotangent: nothing to sum
         what = rw.ctx.code(c.operand.original)
-        steps = [(tuple(a for a in rw.mesh.names if a in union - side.vary), _block(c.layout))]
-        steps += [(s.axes, _block(s.layout)) for s in side.slices]
+        steps = [(tuple(a for a in rw.mesh.names if a in union - one.vary), _block(c.layout))]
+        steps += [(s.axes, _block(s.layout)) for s in one.slices]
         for axes, layout in steps:
             if not axes:
                 continue
@@ -187,6 +187,55 @@ def note(rw, converts) -> None:
             rw.records.append(Record(rw._line, "psum", axes, "", reason, layout, rw.loops,
                                      value=None if value is None else ("cotangent", value, axes),
                                      invariant=invariant, statement=rw._top))
+
+
+@dataclass(frozen=True, slots=True)
+class Gather:
+    """An all_gather made as varying, or a local slice, of an operand over ``axes`` (see :class:`Side`)."""
+
+    axes: tuple[str, ...]
+    layout: Layout  # after the gather: the block whose cotangent is reduce-scattered (a slice's: before it)
+
+
+@dataclass(frozen=True, slots=True)
+class Side:
+    """One operand of an op, for the backward pass: the mesh axes it varies over once converted, the
+    all_gathers made as varying converting it, the local slices of it over axes it did not vary over
+    (``mr.local_block`` indexes by ``axis_index``: JAX broadcasts the whole block there first), and
+    what carries its dtype (empty: it has no cotangent)."""
+
+    vary: frozenset[str]
+    gathers: tuple[Gather, ...]
+    slices: tuple[Gather, ...]
+    reason: str
+
+
+def side(rw, c) -> Side:
+    """``c``'s operand as an op sees it, after the conversion steps ``convert`` makes: it varies over
+    the axes its layout splits or is partial over, less those a psum or an invariant all_gather takes
+    away, plus those a varying gather keeps and a slice adds."""
+    from meshify.rewrite._plan import plan_conversion, step_result
+
+    layout = c.operand.value.layout
+    vary = set(layout.split_axes | layout.partial)
+    gathers, slices = [], []
+    for step in plan_conversion(layout, c.layout, rw.mesh) if layout != c.layout else []:
+        before, layout = layout, step_result(step, layout)
+        axes = set(step.axes)
+        if step.kind == "all_gather" and axes <= c.varying:
+            gathers.append(Gather(step.axes, layout.with_partial(())))
+        elif step.kind in ("all_gather", "psum"):
+            vary -= axes
+        elif step.kind == "slice":
+            missing = tuple(a for a in rw.mesh.names if a in axes - vary)
+            if missing:
+                slices.append(Gather(missing, before.with_partial(())))
+            vary |= axes
+    vary |= c.layout.split_axes | c.layout.partial
+    carriers = rw.dtypes.of(c.operand.original)
+    reason = "" if not carriers or set(carriers) <= {"bool"} else " ".join(carriers)
+    # no reason: a constant, a mask, or unknown dtype (an index); else to drop integer parameters later
+    return Side(frozenset(vary), tuple(gathers), tuple(slices), reason)
 
 
 def _block(layout: Layout) -> Layout:
