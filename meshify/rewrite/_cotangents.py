@@ -30,7 +30,7 @@ __all__ = ["BACKWARD", "Gather", "Side", "enter", "key", "note", "reads", "seede
 BACKWARD = "(backward)"
 
 #: Attributes that read no data of an array (its shape, its dtype): no cotangent flows through them.
-_NO_DATA = frozenset({"shape", "dtype", "ndim", "size", "at"})
+_NO_DATA = frozenset({"shape", "dtype", "ndim", "size"})
 #: Calls whose result has no cotangent from their array arguments.
 _NO_TANGENT = frozenset({"stop_gradient", "zeros_like", "ones_like", "empty_like", "full_like", "shape",
                          "argmax", "argmin", "argsort", "sign", "floor", "ceil", "round", "isnan", "isfinite"})
@@ -46,7 +46,9 @@ class _Reads(cst.CSTVisitor):
         self.names.add(node.value)
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        return node.attr.value not in _NO_DATA
+        if node.attr.value not in _NO_DATA:  # (the attribute's own name is no name read)
+            node.value.visit(self)
+        return False
 
     def visit_Call(self, node: cst.Call) -> bool:
         func = node.func
