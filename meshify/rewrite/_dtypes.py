@@ -68,6 +68,7 @@ _SAME_AS_FIRST = frozenset({
     "empty_like", "roll", "flip", "pad", "repeat", "tile", "split", "array_split", "sort", "diff", "linalg.norm",
     "norm", "real", "imag", "conj", "astype", "asarray", "array", "stop_gradient", "T", "mT", "clip",
     "dynamic_update_slice", "dynamic_update_slice_in_dim", "dynamic_slice_in_dim", "dynamic_index_in_dim",
+    "dynamic_update_index_in_dim",
     "dynamic_slice", "top_k", "segment_sum", "segment_max", "segment_min", "segment_prod", "diagonal", "diag",
     "trace",
 })

@@ -211,6 +211,9 @@ class FunctionPlan:
     #: Those of them that are constants of the module (``AXIS = 1``, no ``global`` statement): the value
     #: the rewrite took (an axis, a shape, an ``if`` may depend on it), checked at every call.
     global_values: dict[str, object] = field(default_factory=dict)
+    #: Those that may hold arrays (``TABLE: Tensor["n"] = ...``, ``W = jnp.ones(...)``): no value was taken for
+    #: them; the program is keyed on their identity, so one rebound from outside is read by the next call.
+    arrays_read: tuple[str, ...] = ()
     #: Those whose value may decide the rewrite (all but floats): a converted file refuses a call after one
     #: is rebound from outside; the decorator path rewrites the function for any of them rebound.
     decisive_values: dict[str, object] = field(default_factory=dict)
@@ -1003,6 +1006,8 @@ class FunctionRewriter:
             value = self.ctx.global_value(name)
             if isinstance(value, Static) and value.known:
                 plan.global_values[name] = value.literal
+            elif not isinstance(value, Static) and "." not in name:
+                plan.arrays_read += (name,)
         # what a converted file checks: floats feed arithmetic (a temperature, an epsilon), not layouts,
         # so one rebound from outside is read afresh; an int, a string, a tuple may be an axis, a shape, a mode
         plan.decisive_values = {n: v for n, v in plan.global_values.items() if not isinstance(v, float | complex)}
@@ -4083,8 +4088,10 @@ class FunctionRewriter:
         if node.value in self.ctx.enclosing_names(self.fn):  # a closure's variable: may be an array
             return Opaque()
         value = self.ctx.global_value(node.value)
-        if node.value in self.ctx.assignments and isinstance(value, Static):
-            self.globals_read.add(node.value)  # a module constant: the program is keyed on its value
+        if node.value in self.ctx.assignments or node.value in self.ctx.annotated_arrays:
+            # a module constant: the program is keyed on its value; a module array (or what may be one):
+            # on its identity (a trace bakes the array it read into the program)
+            self.globals_read.add(node.value)
         return value
 
     def error(self, cls: type[MeshifyError], node: cst.CSTNode, headline: str, fix: str = "") -> MeshifyError:

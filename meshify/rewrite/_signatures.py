@@ -219,6 +219,7 @@ SIGNATURES: dict[str, str] = {
     "jax.lax.dynamic_slice": "operand, start_indices, slice_sizes, *, allow_negative_indices=True",
     "jax.lax.top_k": "operand, k, *, axis=-1",
     "jax.lax.dynamic_index_in_dim": "operand, index, axis=0, keepdims=True, *, allow_negative_indices=True",
+    "jax.lax.dynamic_update_index_in_dim": "operand, update, index, axis, *, allow_negative_indices=True",
     # -- reductions and the softmax family ---------------------------------------------------------
     "jax.numpy.sum": "a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None, "
                      "promote_integers=True",

@@ -222,6 +222,7 @@ class Sharded:
                  out_specs: Any, *, devices: Sequence[jax.Device] | None = None,
                  reads: Mapping[str, Mapping[str, tuple[str, ...] | None]] | None = None,
                  globals_read: Sequence[str] = (), constants: Mapping[str, Any] | None = None,
+                 arrays_read: Sequence[str] = (),
                  flags: Mapping[str, bool] | None = None, fallbacks: Mapping[str, str] | None = None) -> None:
         self.local = local
         #: Module variables the body reads (``SCALE``): the program is keyed on their current values,
@@ -231,6 +232,9 @@ class Sharded:
         #: axis, a shape or an ``if`` may follow from one, so a call after one is rebound from outside
         #: (``mod.AXIS = 0``) is an error here (``@mesh`` rewrites the function again instead).
         self.constants = dict(constants or {})
+        #: Those among them that may hold arrays (``TABLE: Tensor["n"] = ...``): keyed on identity, and never
+        #: taken for Python scalars (a rebound one is read by the next call's trace).
+        self.arrays_read = frozenset(arrays_read)
         #: Static flags -> the value this version was rewritten for (``if output_attentions:`` chose other
         #: results): a call passing another value runs the version for it (``variant``), or is refused.
         self.flags = dict(flags or {})
@@ -455,7 +459,8 @@ class Sharded:
                     for path, _ in (spec.leaves(name) if isinstance(spec, TreeSpec) else [(name, spec)]))
         if key not in self._lengths:
             variant = Sharded(self.local, self.mesh_spec, args, self.out_specs, devices=self._devices,
-                              reads=self.reads, globals_read=self.globals_read, constants=self.constants)
+                              reads=self.reads, globals_read=self.globals_read, constants=self.constants,
+                              arrays_read=self.arrays_read)
             variant.origin, variant._mesh = self.origin, self._mesh
             self._lengths[key] = variant
         return self._lengths[key]
@@ -597,7 +602,7 @@ class Sharded:
                 key.append((name, _Identity(value) if _is_array(value) else _key(value)))
                 continue
             value = source[name]
-            if _is_array(value) and value.ndim:
+            if _is_array(value) and value.ndim and name not in self.arrays_read:
                 raise self._placed(CallError(
                     f"{self.__name__}(): module variable {name!r} is now an array of shape {tuple(value.shape)}; "
                     "meshify rewrote the function taking it as a Python scalar",
@@ -939,10 +944,11 @@ def bind(local: Callable[..., Any], mesh: MeshSpec, args: Mapping[str, ArgSpec],
          *, devices: Sequence[jax.Device] | None = None,
          reads: Mapping[str, Mapping[str, tuple[str, ...] | None]] | None = None,
          globals_read: Sequence[str] = (), constants: Mapping[str, Any] | None = None,
-         flags: Mapping[str, bool] | None = None, fallbacks: Mapping[str, str] | None = None) -> Sharded:
+         flags: Mapping[str, bool] | None = None, fallbacks: Mapping[str, str] | None = None,
+         arrays_read: Sequence[str] = ()) -> Sharded:
     """Wraps a per-device function as a global sharded callable (see :class:`Sharded`)."""
     return Sharded(local, mesh, args, out_specs, devices=devices, reads=reads, globals_read=globals_read,
-                   constants=constants, flags=flags, fallbacks=fallbacks)
+                   constants=constants, flags=flags, fallbacks=fallbacks, arrays_read=arrays_read)
 
 
 class _Reference:
@@ -963,10 +969,10 @@ def sharded(mesh: MeshSpec, args: Mapping[str, ArgSpec], out_specs: Any,
             reads: Mapping[str, Mapping[str, tuple[str, ...] | None]] | None = None,
             globals_read: Sequence[str] = (), constants: Mapping[str, Any] | None = None,
             flags: Mapping[str, bool] | None = None,
-            fallbacks: Mapping[str, str] | None = None) -> Callable[[Callable], Sharded]:
+            fallbacks: Mapping[str, str] | None = None, arrays_read: Sequence[str] = ()) -> Callable[[Callable], Sharded]:
     """Decorator form of :func:`bind`, used by generated code; ``reads`` names the attributes the
     function reads off its static arguments, checked at each call to hold no array; ``globals_read``
     the module variables it reads, whose current values key the program; ``flags`` the static flags'
     values this version was rewritten for (its other versions are ``@f.variant``s)."""
     return lambda local: bind(local, mesh, args, out_specs, reads=reads, globals_read=globals_read,
-                              constants=constants, flags=flags, fallbacks=fallbacks)
+                              constants=constants, flags=flags, fallbacks=fallbacks, arrays_read=arrays_read)

@@ -15,7 +15,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-__all__ = ["regather_policy", "regathering", "entries", "like", "shard_size", "sum_dtype", "psum", "psum_scatter", "all_gather", "local_block", "dynamic_slice", "dynamic_slice_in_dim", "take", "take_along_axis", "rows_at", "scatter", "one_hot", "pmax", "pmin", "max", "min", "mean", "on_one_device", "softmax",
+__all__ = ["regather_policy", "regathering", "entries", "like", "shard_size", "sum_dtype", "psum", "psum_scatter", "all_gather", "local_block", "dynamic_slice", "dynamic_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_index_in_dim", "take", "take_along_axis", "rows_at", "scatter", "one_hot", "pmax", "pmin", "max", "min", "mean", "on_one_device", "softmax",
            "log_softmax", "logsumexp", "global_shape", "elementwise", "dtype_of",
            "canonical_dtype", "quotient_dtype", "refused", "global_norm"]
 
@@ -52,6 +52,39 @@ def dynamic_slice_in_dim(operand: jax.Array, start_index, slice_size: int, axis:
     """``jax.lax.dynamic_slice_in_dim``, its start clamped here (see :func:`dynamic_slice`)."""
     start = _clamped(start_index, operand.shape[axis], slice_size, allow_negative_indices)
     return jax.lax.dynamic_slice_in_dim(operand, start, slice_size, axis, allow_negative_indices=False)
+
+
+def _held_index(index, size: int, local: int, axis_name: AxisName, allow_negative) -> tuple[jax.Array, jax.Array]:
+    """Where a one-entry dynamic slice at ``index`` of a dim of ``size`` split over ``axis_name`` (``local``
+    entries per device) falls in this device's block, and whether it does: the index read as JAX reads it
+    (from the end where negative, if allowed; then clamped into the dim)."""
+    index = jnp.asarray(index)  # widened first: an int8 index from the end of a longer dim would overflow
+    index = index.astype(jnp.int32 if jnp.issubdtype(index.dtype, jnp.signedinteger) else jnp.uint32)
+    global_index = _clamped(index, size, 1, allow_negative).astype(jnp.int32)
+    shifted = global_index - _block_offset(axis_name, local)
+    mine = (shifted >= 0) & (shifted < local)
+    return jnp.where(mine, shifted, 0), mine
+
+
+def dynamic_index_in_dim(operand: jax.Array, index, axis: int = 0, keepdims: bool = True, *, axis_name: AxisName,
+                         allow_negative_indices: bool = True) -> jax.Array:
+    """``jax.lax.dynamic_index_in_dim`` along a dim split over ``axis_name``: the device holding the entry reads
+    it, the others give zeros, so the result is a partial sum over ``axis_name`` (the caller completes it).  The
+    index is clamped as JAX clamps it, and the entry read gets the gradient (as JAX's slice gives it)."""
+    local = operand.shape[axis]
+    at, mine = _held_index(index, local * jax.lax.axis_size(axis_name), local, axis_name, allow_negative_indices)
+    found = jax.lax.dynamic_index_in_dim(operand, at, axis, keepdims, allow_negative_indices=False)
+    return jnp.where(mine, found, jnp.zeros((), found.dtype))
+
+
+def dynamic_update_index_in_dim(operand: jax.Array, update, index, axis: int, *, axis_name: AxisName,
+                                allow_negative_indices: bool = True) -> jax.Array:
+    """``jax.lax.dynamic_update_index_in_dim`` along a dim split over ``axis_name``: the device whose block
+    holds the (clamped) index writes the update there, the others keep their blocks."""
+    local = operand.shape[axis]
+    at, mine = _held_index(index, local * jax.lax.axis_size(axis_name), local, axis_name, allow_negative_indices)
+    written = jax.lax.dynamic_update_index_in_dim(operand, update, at, axis, allow_negative_indices=False)
+    return jnp.where(mine, written, operand)
 
 
 def _each(allow, rank: int) -> Sequence:

@@ -1105,15 +1105,25 @@ class _Builder:
         """An update of some elements along one dim, as model code writes them: ``a.at[..., 1].set(0.5)``,
         ``.at[:, 1:].multiply(0.5)``, ``.add``, ``.min``/``.max``; a traced position (``jnp.argmax(...)``-free:
         ``jnp.int32(1)``); ``jax.lax.dynamic_update_slice_in_dim`` of a slice read back by
-        ``dynamic_slice_in_dim``.  Refused where that dim is split (a trigger)."""
+        ``dynamic_slice_in_dim``; one position written at a traced offset (``dynamic_update_index_in_dim``, split dims
+        too).  The others are refused where that dim is split (a trigger)."""
         if not a.dims or None in a.dims or any(self.sizes[d] < 2 for d in a.dims):  # type: ignore[index]
             return False
         k = self.ch.integer(0, len(a.dims) - 1)
         lead = ":, " * k
         form = self.weighted([("set", 3), ("multiply", 2), ("add", 2), ("clip", 2), ("traced", 2), ("dynamic", 3),
-                              ("scatter", 5)])
+                              ("scatter", 5), ("position", 3)])
         if form == "scatter":
             return self.scatter(a, k)
+        if form == "position":
+            # one position of dim k written at a traced offset, split or not (the device holding it writes),
+            # with a row of the other dims read back from position 0, or a number where a has one dim
+            low, high = self.id_range(self.sizes[a.dims[k]])  # type: ignore[index]
+            off = self.ids((), high, low)
+            row = f"jax.lax.dynamic_index_in_dim({a.name}, 0, {k}, keepdims=False) * 0.5" if len(a.dims) > 1 \
+                else f"jnp.asarray({self.pick(['0.5', '-1.0'])}, {a.name}.dtype)"  # (lax wants the operand's dtype)
+            self.emit(f"jax.lax.dynamic_update_index_in_dim({a.name}, {row}, {off}, {k})", a.dims, max(a.scale, 1.0))
+            return True
         if form == "set":
             expr = f"{a.name}.at[{lead}1].set({self.pick(['0.5', '-1.0', '0.0'])})"
         elif form == "multiply":
@@ -1167,7 +1177,8 @@ class _Builder:
         """``jax.lax.top_k`` as routers and samplers write it (values or indices, along the last dim or
         ``axis=k``, over split dims too: each device's top k gathered), reduced over the k entries; or a
         ``jax.lax.dynamic_slice`` window at a traced start along one dim, the others whole (sizes written
-        ``a.shape[i]``), summed over the window; or a longer 1-D table read at a traced offset (in range, negative or
+        ``a.shape[i]``), summed over the window; or one position at a traced offset (``dynamic_index_in_dim``, split
+        dims too); or a longer 1-D table read at a traced offset (in range, negative or
         past the end) for ``a.shape[k]`` entries and multiplied into ``a`` along dim k.  The slice is refused where its dim is split (a trigger); or a
         slice whose bound is read off the shape inline (``a[:, 1 : a.shape[1]]``), summed over that dim; or a rank
         (``r = jnp.argmax(a > jnp.arange(n) * 0.1, axis=k)`` bound to a name, then ``1 / (r + 1)``)."""
@@ -1226,6 +1237,16 @@ class _Builder:
             self.trigger("a slice along a split dim reaching past the neighbouring block, or of rows that do not "
                          "split evenly", expr, "halo", "which do not split")
             scale = a.scale * size
+        elif self.flag(40) and size >= 2:
+            # one position of dim k at a traced offset (a decoding step's), split or not: the device holding it
+            # reads it, clamped as JAX clamps it (negative ones from the end)
+            low, high = self.id_range(size)
+            off = self.ids((), high, low)
+            if self.flag(50):
+                expr = f"jax.lax.dynamic_index_in_dim({a.name}, {off}, axis={k}, keepdims=False)"
+            else:
+                expr = f"jax.lax.dynamic_index_in_dim({a.name}, {off}, {k}).sum(axis={k})"
+            scale = a.scale
         else:
             if size < 2:
                 return False

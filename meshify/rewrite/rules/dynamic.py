@@ -1,11 +1,13 @@
 """Rules for ``jax.lax``'s dynamic slices: a cache written at a traced position
-(``dynamic_update_slice``, ``dynamic_update_slice_in_dim``) and read back (``dynamic_slice``,
-``dynamic_slice_in_dim``, ``dynamic_index_in_dim``).
+(``dynamic_update_slice``, ``dynamic_update_slice_in_dim``, ``dynamic_update_index_in_dim``) and read
+back (``dynamic_slice``, ``dynamic_slice_in_dim``, ``dynamic_index_in_dim``).
 
 Each device runs the call on its own block: the position must fall in an unsplit dim (a split dim
 is written or read whole, from 0), and the update is converted to the operand's splits first.  An
 update of a partial sum completes it first (writing into each device's part would repeat the
-update in the sum); a read keeps it (a slice is linear).
+update in the sum); a read keeps it (a slice is linear).  One entry of a split dim
+(``dynamic_index_in_dim``, ``dynamic_update_index_in_dim``) is read or written by the device whose
+block holds it (``mr.dynamic_index_in_dim``: a partial sum, zeros elsewhere).
 """
 
 from __future__ import annotations
@@ -14,12 +16,15 @@ import dataclasses
 
 from meshify.annotate._types import BROADCAST, INFERRED, Layout, unify_dims, unsliced
 from meshify.errors import LayoutError, UnsupportedError
+from meshify.rewrite._collectives import axes_text
 from meshify.rewrite._values import Array, Opaque, Operand, Static, array
 from meshify.rewrite.rules._api import (
     At,
     Call,
     Convert,
     Lowering,
+    MeshAxes,
+    Ref,
     RuleContext,
     keep,
     literal_items,
@@ -224,24 +229,111 @@ def _dynamic_slice(ctx: RuleContext, call: Call):
                      "dynamic_slice", starts_items)
 
 
-@op("jax.lax.dynamic_index_in_dim", reads=("operand", "index", "axis", "keepdims"))
+@op("jax.lax.dynamic_index_in_dim", reads=("operand", "index", "axis", "keepdims", "allow_negative_indices"))
 def _dynamic_index_in_dim(ctx: RuleContext, call: Call):
-    """``dynamic_index_in_dim(cache, pos, axis=1, keepdims=False)``: one position of an unsplit dim."""
+    """``dynamic_index_in_dim(cache, pos, axis=1, keepdims=False)``: one position of a dim.  Along an unsplit
+    dim each device reads its block; along a split one the device holding the (clamped) position reads it and
+    the others give zeros: a partial sum over the dim's axes (``mr.dynamic_index_in_dim``)."""
     x = call.arg(0, "operand")
     if not isinstance(x.value, Array):
         return unknown_call(ctx, call)
     layout = array(x).layout
     axis = _axis(ctx, call, call.arg(2, "axis"), layout.rank)
-    _unsplit_at(ctx, call, x, axis)
     keepdims = call.arg(3, "keepdims")
-    keep_dim = True if keepdims is None else keepdims.value.literal if isinstance(keepdims.value, Static) \
-        and keepdims.value.known else None
-    if keep_dim is None:
-        raise ctx.error(UnsupportedError, call.node, f"{call.short} with a keepdims meshify cannot read",
-                        "write keepdims=True or keepdims=False")
+    keep_dim = _literal_bool(ctx, call, keepdims, True, "keepdims")
     dims, axes = list(layout.dims), list(layout.axes)
+    split = layout.axes[axis]
     if keep_dim:
-        dims[axis] = BROADCAST
+        dims[axis], axes[axis] = BROADCAST, ()
     else:
         del dims[axis], axes[axis]
-    return _marked(keep(Array(Layout(tuple(dims), tuple(axes), layout.partial), array(x).origin)), call, (1, "index"))
+    if not split:
+        return _marked(keep(Array(Layout(tuple(dims), tuple(axes), layout.partial), array(x).origin)), call,
+                       (1, "index"))
+    allow = _literal_bool(ctx, call, call.arg(4, "allow_negative_indices"), True, "allow_negative_indices")
+    value = Array(Layout(tuple(dims), tuple(axes), layout.partial | frozenset(split)),
+                  f"one entry of split '{layout.dims[axis]}'")
+    converts, index = _index_fill(ctx, call, call.arg(1, "index"), [Convert(x, layout, call.short)])
+    template = "{mr}.dynamic_index_in_dim({x}, {i}, {axis}, {keep}, axis_name={axes}, allow_negative_indices={neg})"
+    fill = (("x", Ref(0)), ("i", index), ("axis", axis), ("keep", keep_dim), ("axes", MeshAxes(split)),
+            ("neg", allow))
+    note = (f"entry of split '{layout.dims[axis]}' of {ctx.code(x.original)} read on the device holding it; the "
+            f"result is a partial sum over {axes_text(split)}")
+    return _marked(Lowering(value, tuple(converts), template, fill, notes=(note,)), call, (1, "index"))
+
+
+@op("jax.lax.dynamic_update_index_in_dim", reads=("operand", "update", "index", "axis", "allow_negative_indices"))
+def _dynamic_update_index_in_dim(ctx: RuleContext, call: Call):
+    """``dynamic_update_index_in_dim(cache, new, pos, axis=1)``: one position of a dim written, the update of the
+    operand's rank (1 along ``axis``) or of one dim less.  Along an unsplit dim each device writes its block;
+    along a split one the device whose block holds the (clamped) position writes it
+    (``mr.dynamic_update_index_in_dim``), the others keep theirs."""
+    x, update = call.arg(0, "operand"), call.arg(1, "update")
+    if not isinstance(x.value, Array):
+        return unknown_call(ctx, call)
+    layout = array(x).layout
+    axis = _axis(ctx, call, call.arg(3, "axis"), layout.rank)
+    u = array(update).layout if update is not None and isinstance(update.value, Array) else None
+    if u is not None and u.rank in (layout.rank - 1, layout.rank):
+        # the update without the written dim (JAX inserts it where the update has one dim less), converted to
+        # the operand's other splits
+        same = u.rank == layout.rank
+        theirs = [d for i, d in enumerate(u.dims) if not same or i != axis]
+        others = [(d, ax) for i, (d, ax) in enumerate(zip(layout.dims, layout.axes)) if i != axis]
+        for dim, (want, axes) in zip(theirs, others):
+            if axes and dim != want and not (dim.endswith(INFERRED) and unify_dims(dim, want) == want):
+                raise ctx.error(UnsupportedError, call.node,
+                                f"{call.short} writes {ctx.code(update.original)!r} of dims {list(u.dims)} into "
+                                f"{ctx.code(x.original)!r} (layout {layout.describe()}), whose split dim there is "
+                                f"{want!r}", f"name the update's dims as the operand's, or map {want!r} to no mesh "
+                                "axis")
+        target = [ax for _, ax in others]
+        if same:
+            target.insert(axis, ())
+        converts = [Convert(x, layout.with_partial(()), f"{call.short} (an update needs it whole)"),
+                    Convert(update, Layout(u.dims, tuple(target)), f"the update {call.short} writes")]
+        written = Lowering(Array(layout.with_partial(()), array(x).origin), converts=tuple(converts))
+    else:
+        written = _update(ctx, call, x, update, {axis})
+    split = layout.axes[axis]
+    if not split:
+        return _marked(written, call, (2, "index"))
+    fills: tuple = ("u", Ref(1))
+    if u is None and update is not None and isinstance(update.value, Static):  # a number written
+        written, fills = Lowering(written.result, (written.converts or (Convert(x, layout, call.short),))[:1]), \
+            ("u", update.node)
+    elif u is None or len(written.converts) != 2:
+        raise ctx.error(UnsupportedError, call.node, f"{call.short} along split dim {layout.dims[axis]!r} of "
+                        f"{ctx.code(x.original)!r} (layout {layout.describe()}) with an update whose dims meshify "
+                        "cannot infer", f"name the update's dims where it is made: u: Tensor[...] = "
+                        f"{ctx.code(update.original) if update is not None else '...'}")
+    allow = _literal_bool(ctx, call, call.arg(4, "allow_negative_indices"), True, "allow_negative_indices")
+    converts, index = _index_fill(ctx, call, call.arg(2, "index"), list(written.converts))
+    template = ("{mr}.dynamic_update_index_in_dim({x}, {u}, {i}, {axis}, axis_name={axes}, "
+                "allow_negative_indices={neg})")
+    fill = (("x", Ref(0)), fills, ("i", index), ("axis", axis), ("axes", MeshAxes(split)), ("neg", allow))
+    note = f"entry of split '{layout.dims[axis]}' of {ctx.code(x.original)} written on the device holding it"
+    return _marked(Lowering(written.result, tuple(converts), template, fill, notes=(note,)), call, (2, "index"))
+
+
+def _literal_bool(ctx: RuleContext, call: Call, operand: Operand | None, default: bool, name: str) -> bool:
+    if operand is None:
+        return default
+    if isinstance(operand.value, Static) and operand.value.known and isinstance(operand.value.literal, bool):
+        return operand.value.literal
+    raise ctx.error(UnsupportedError, operand.original, f"{call.short} with a {name} meshify cannot read "
+                    f"({ctx.code(operand.original)})", f"write {name}=True or {name}=False")
+
+
+def _index_fill(ctx: RuleContext, call: Call, index: Operand | None, converts: list[Convert]
+                ) -> tuple[list[Convert], object]:
+    """The converts with the index's (whole: every device compares it with its block) and what fills ``{i}``."""
+    if index is None:
+        raise ctx.error(UnsupportedError, call.node, f"{call.short} needs an index", "pass the index")
+    if isinstance(index.value, Array):
+        i = array(index).layout
+        if i.rank:
+            raise ctx.error(LayoutError, index.original, f"{call.short}'s index {ctx.code(index.original)!r} has dims "
+                            f"{list(i.dims)}", "index with a scalar (one position)")
+        return [*converts, Convert(index, i.with_partial(()), f"the index of {call.short}")], Ref(len(converts))
+    return converts, index.node
