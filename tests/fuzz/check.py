@@ -175,15 +175,18 @@ def _argnums(entry: Entry) -> tuple[int, ...]:
 def _scenario(entry: Entry, module: ModuleType, attrs: tuple[Any, ...],
               rebinds: tuple[tuple[str, str, str], ...] = ()) -> Iterator[Any]:
     """The callables to call, in order: the function; or a method, before and after ``self.w`` and
-    ``self.scale`` change.  With ``rebinds``, each module constant is set to its first value before the
-    first call and to its second (from outside the module, as a schedule would) before a second call."""
+    ``self.scale`` change.  With ``rebinds``, each module constant (or array) is set to its first value before
+    the first call and to its second (from outside the module, as a schedule would) before a second call."""
+    def value(text: str) -> Any:
+        return eval(text[1:], vars(module)) if text.startswith("=") else ast.literal_eval(text)
+
     for name, first, _ in rebinds:
-        setattr(module, name, ast.literal_eval(first))
+        setattr(module, name, value(first))
     if not entry.method:
         yield getattr(module, entry.name)
         if rebinds:
             for name, _, second in rebinds:
-                setattr(module, name, ast.literal_eval(second))
+                setattr(module, name, value(second))
             yield getattr(module, entry.name)
         return
     obj = getattr(module, entry.name)(attrs[0])
@@ -191,7 +194,7 @@ def _scenario(entry: Entry, module: ModuleType, attrs: tuple[Any, ...],
     obj.w = attrs[1]
     obj.scale = 0.5
     for name, _, second in rebinds:
-        setattr(module, name, ast.literal_eval(second))
+        setattr(module, name, value(second))
     yield getattr(obj, entry.method)
 
 

@@ -228,7 +228,8 @@ class Program:
     entries: tuple[Entry, ...] = ()
     precision: str = ""
     triggers: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    #: Module constants set from outside between two calls of each function: (name, first, second).
+    #: Module constants set from outside between two calls of each function: (name, first, second), each value a
+    #: literal or ``"=<expression>"`` evaluated in the module (a module array's).
     rebinds: tuple[tuple[str, str, str], ...] = ()
 
     def calls(self) -> tuple[Entry, ...]:
@@ -2883,8 +2884,11 @@ def generate(ch: Chooser, seed: int = 0, mesh: str | None = None) -> Program:
                    # (not where a jitted function may read them: jax.jit caches its trace, stale after a global
                    # changes, in the reference too: JAX asks jitted functions not to read mutable globals)
                    # (jax.checkpoint with static_argnums caches its trace as jax.jit does: found by seed 79)
+                   # Module arrays are rebound too (to -1.5 times their values, an expression: "=..."): a trace bakes
+                   # in the arrays it read, so a program cached on its arguments alone kept reading the old ones
                    rebinds=() if "jax.jit" in text or "static_argnums" in text else
-                   tuple((c, module.consts[c], v) for c, v in module.rebinds.items() if c in module.consts))
+                   tuple((c, module.consts[c], v) for c, v in module.rebinds.items() if c in module.consts) +
+                   tuple((g, "=" + e, f"=({e}) * -1.5") for g, e in module.arrays.items()))
 
 
 def _imports(module: _Module) -> str:
