@@ -1215,7 +1215,8 @@ class _Builder:
             low, high = self.id_range(self.sizes[longer])
             off = self.ids((), high, low)
             read = self.pick([f"jax.lax.dynamic_slice_in_dim({table.name}, {off}, {a.name}.shape[{k}])",
-                              f"jax.lax.dynamic_slice({table.name}, ({off},), ({a.name}.shape[{k}],))"])
+                              f"jax.lax.dynamic_slice({table.name}, ({off},), ({a.name}.shape[{k}],))",
+                              f"jax.lax.dynamic_slice({table.name}, jnp.array([{off}]), ({a.name}.shape[{k}],))"])
             r = self.emit(read, (a.dims[k],), table.scale)
             index = ", ".join(":" if i == k else "None" for i in range(rank))
             self.emit(f"{a.name} * {r.name}[{index}]", a.dims, a.scale * r.scale)

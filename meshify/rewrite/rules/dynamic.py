@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import libcst as cst
+
 from meshify.annotate._types import BROADCAST, INFERRED, Layout, unify_dims, unsliced
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._collectives import axes_text
@@ -184,6 +186,23 @@ def _items(call: Call, seq: Operand | None) -> list[Operand] | None:
     return [call.items.get(o.original, o) for o in items]
 
 
+def _array_items(ctx: RuleContext, seq: Operand | None) -> list[Operand] | None:
+    """The items of starts written ``jnp.array([pos, 0])`` (a literal list in ``jnp.array`` / ``jnp.asarray``), each
+    a literal int known, the others unknown (a whole vector's entries), else None."""
+    node = seq.original if seq is not None else None
+    if not (isinstance(node, cst.Call) and node.args and isinstance(node.args[0].value, cst.List | cst.Tuple)
+            and ctx.qualified_names(node.func) & {"jax.numpy.array", "jax.numpy.asarray"}):
+        return None
+    out = []
+    for element in node.args[0].value.elements:
+        if isinstance(element, cst.StarredElement):
+            return None
+        value = element.value
+        known = isinstance(value, cst.Integer)
+        out.append(Operand(Static.of(int(value.evaluated_value)) if known else Static(), value, value))
+    return out
+
+
 @op("jax.lax.dynamic_slice", reads=("operand", "start_indices", "slice_sizes", "allow_negative_indices"))
 def _dynamic_slice(ctx: RuleContext, call: Call):
     """``dynamic_slice(cache, (0, pos, 0), (B, n, D))``: a read at traced positions of unsplit dims; a
@@ -205,7 +224,7 @@ def _dynamic_slice(ctx: RuleContext, call: Call):
         return _clamping(_marked(keep(x.value), call, (1, "start_indices")), call, "dynamic_slice",
                          _items(call, call.arg(1, "start_indices")))
     starts, sizes_arg = call.arg(1, "start_indices"), call.arg(2, "slice_sizes")
-    starts_items, sizes = _items(call, starts), _items(call, sizes_arg)
+    starts_items, sizes = _items(call, starts) or _array_items(ctx, starts), _items(call, sizes_arg)
     if starts_items is None or sizes is None or len(starts_items) != layout.rank or len(sizes) != layout.rank:
         raise ctx.error(UnsupportedError, call.node, f"{call.short} of {ctx.code(x.original)!r} (layout "
                         f"{layout.describe()}) with start indices or sizes that are not literal tuples of "

@@ -315,7 +315,27 @@ def _asarray(ctx: RuleContext, call: Call):
         shape = _literal_shape(x.value.literal) if x.value.known else None
         scalar = shape == () or x.value.size_of is not None  # jnp.asarray(x.shape[-1], jnp.float32): a 0-d array
         return keep(Static() if scalar else Opaque(shape))
+    items = literal_items(x)
+    if items is not None and isinstance(x.value, TupleValue):
+        return _array_of_items(ctx, call, x, items)
     return _unary_rule(ctx, call)
+
+
+def _array_of_items(ctx: RuleContext, call: Call, seq: Operand, items: list[Operand]) -> Lowering:
+    """``jnp.array([a, b])`` of arrays: their stack; of scalars and numbers (``jnp.array([pos, 0])``, dynamic
+    slice starts): a whole vector, its dim named by its length, each partial sum completed first."""
+    if all(isinstance(i.value, Array) for i in items):
+        from meshify.rewrite.rules.shapes import _joined
+
+        return _joined(ctx, call, seq, items, "stack", 0, "jnp.array of arrays")
+    for i in items:
+        if not (isinstance(i.value, Static) or isinstance(i.value, Array) and not i.value.layout.rank):
+            raise ctx.error(UnsupportedError, i.original, f"{call.short} of a list holding "
+                            f"{ctx.code(i.original)!r}, neither a number nor a scalar array",
+                            "stack arrays of one layout (jnp.stack([a, b])), or give each item a Tensor hint")
+    converts = tuple(Convert(i, Layout((), ()), f"an item of {call.short}") for i in items
+                     if isinstance(i.value, Array))
+    return Lowering(Array(Layout.replicated((f"{len(items)}{INFERRED}",))), converts)
 
 
 def _literal_shape(value: object) -> tuple[int, ...] | None:
