@@ -288,6 +288,10 @@ def stored(rw, target: cst.Subscript, value: Value) -> Value | None:
     held = rw.env.get(name)
     if isinstance(held, StructValue) and held.kind == "dict":
         return _stored_item(rw, target, name, held, value)
+    if isinstance(held, Static) and held.known and isinstance(held.literal, list | tuple) and name in rw.own_lists \
+            and isinstance(value, Array | TupleValue | StructValue):
+        # hs = [None] * n (a Python value), then arrays stored: its items from here on
+        held = TupleValue(tuple(Static.of(v) for v in held.literal), "list")
     if not isinstance(held, TupleValue) and sequence_item(held) is None:
         return None
     _own_list(rw, target, name, f"{rw.ctx.code(target)} = ...")
@@ -297,7 +301,9 @@ def stored(rw, target: cst.Subscript, value: Value) -> Value | None:
         items[index] = value
         result: Value = held.of(items)
     else:
-        items = _held_items(held)
+        # (hs = [None] * n, stored into in a loop: the Nones are placeholders; one left unwritten is None, which no
+        # array op takes, so the items' one layout is the value's)
+        items = [i for i in _held_items(held) if not is_none(i)]
         other = one_layout(items, like=value)
         if other is not None:
             raise rw.error(LayoutError, target, f"{rw.ctx.code(target)} = ... stores {_text(value)} at a place meshify "
@@ -402,6 +408,10 @@ def concatenated(rw, left: Operand, right: Operand, node: cst.CSTNode
     if a is None or b is None or (isinstance(left.value, Static) and isinstance(right.value, Static)):
         return None
     new = right.node
+    if isinstance(a, tuple) and isinstance(b, tuple) and not isinstance(right.original, cst.Tuple | cst.List):
+        # a[:1] + a[2:], first + rest: items known one by one on both sides, partial sums kept in them (as a list
+        # literal keeps them; completed where they leave)
+        return TupleValue((*a, *b), _kind(left.value)), new
     if isinstance(b, tuple) and any(holds_partial(i) for i in b):
         written, rewritten = right.original, right.node
         if not (isinstance(written, cst.Tuple | cst.List) and isinstance(rewritten, cst.Tuple | cst.List)
@@ -420,9 +430,7 @@ def concatenated(rw, left: Operand, right: Operand, node: cst.CSTNode
             elements.append(n)
         b, new = tuple(items), rewritten.with_changes(elements=elements)
     if isinstance(a, tuple) and isinstance(b, tuple):
-        kind = left.value.kind if isinstance(left.value, TupleValue) else \
-            "list" if isinstance(left.value, Static) and isinstance(left.value.literal, list) else "tuple"
-        return TupleValue((*a, *b), kind), new
+        return TupleValue((*a, *b), _kind(left.value)), new
     seq = a if isinstance(a, StructValue) else b
     item = sequence_item(seq)
     other = one_layout([i for side in (a, b) if isinstance(side, tuple) for i in side], like=item)
@@ -431,6 +439,13 @@ def concatenated(rw, left: Operand, right: Operand, node: cst.CSTNode
                        "length meshify does not know holds one layout", "give the items one layout (a hint where "
                        "each is made)")
     return seq, new
+
+
+def _kind(value: Value) -> str:
+    """Whether a joined sequence is a list or a tuple: its left side's kind."""
+    if isinstance(value, TupleValue):
+        return value.kind
+    return "list" if isinstance(value, Static) and isinstance(value.literal, list) else "tuple"
 
 
 #: Methods that change a list, dict or set in place.

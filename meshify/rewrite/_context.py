@@ -6,6 +6,7 @@ import ast
 import builtins
 import codecs
 import math
+import operator
 import os
 import re
 from collections.abc import Mapping
@@ -25,6 +26,27 @@ _BUILTINS = frozenset(dir(builtins))
 #: ``math`` functions and constants a config field may be computed with (``1 / math.sqrt(64)``).
 _MATH = frozenset({"sqrt", "log", "log2", "log10", "exp", "pi", "e", "inf", "floor", "ceil", "tanh", "cos", "sin"})
 _NO_VALUE = object()  # a NamedTuple field without a default
+_BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+           ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow}
+_UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos}
+
+
+def _arithmetic(node: ast.expr, names: Mapping[str, object]) -> object:
+    """The value of an expression :meth:`ModuleContext._literal` checked: numbers, ``names``, ``math.<name>``
+    and calls of math functions, with arithmetic operators (read node by node: no eval)."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        return names[node.id]
+    if isinstance(node, ast.Attribute):
+        return getattr(math, node.attr)
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+        return _BINARY[type(node.op)](_arithmetic(node.left, names), _arithmetic(node.right, names))
+    if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
+        return _UNARY[type(node.op)](_arithmetic(node.operand, names))
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        return getattr(math, node.func.attr)(*(_arithmetic(a, names) for a in node.args))
+    raise ValueError(ast.dump(node))
 #: Packages whose module-level names are functions, modules, dtypes and constants, never arrays a
 #: @mesh function could mistake for a scalar.
 _STATIC_MODULES = frozenset({"jax", "jaxlib", "numpy", "math", "functools", "typing", "dataclasses", "meshify",
@@ -398,7 +420,7 @@ class ModuleContext:
                         and abs(n.right.value) <= 64):
                 raise ValueError(node)
         try:
-            return eval(compile(tree, "<config field>", "eval"), {"__builtins__": {}, **names, "math": math})
+            return _arithmetic(tree.body, names)
         except (ArithmeticError, ValueError, TypeError, OverflowError):
             raise ValueError(node) from None
 

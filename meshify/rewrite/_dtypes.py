@@ -268,6 +268,9 @@ class Dtypes:
         if isinstance(node, cst.Name) and node.value in self.tuples:
             known = self.tuples[node.value]
             return known if len(known) == n else None
+        sliced = self._sliced(node)
+        if sliced is not None:  # a[:1], a[2:]: those items of a tuple whose items are known
+            return sliced if len(sliced) == n else None
         if node in self.call_items:
             known = self.call_items[node]
             return known if len(known) == n else None
@@ -293,7 +296,23 @@ class Dtypes:
             return len(node.elements)
         if isinstance(node, cst.Name) and node.value in self.tuples:
             return len(self.tuples[node.value])
-        return None
+        sliced = self._sliced(node)
+        return len(sliced) if sliced is not None else None
+
+    def _sliced(self, node: cst.BaseExpression) -> Items | None:
+        """``a[1:]``, ``a[:-1]`` (int literal bounds, no step) of a name whose items are known: those items."""
+        if not (isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and node.value.value in self.tuples
+                and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice)
+                and node.slice[0].slice.step is None):
+            return None
+        bounds = []
+        for bound in (node.slice[0].slice.lower, node.slice[0].slice.upper):
+            negative = isinstance(bound, cst.UnaryOperation) and isinstance(bound.operator, cst.Minus)
+            literal = bound.expression if negative else bound  # type: ignore[union-attr]
+            if bound is not None and not isinstance(literal, cst.Integer):
+                return None
+            bounds.append(None if bound is None else -int(literal.value) if negative else int(literal.value))
+        return self.tuples[node.value.value][bounds[0]:bounds[1]]
 
     def _item(self, node: cst.Subscript) -> tuple[Carriers, bool] | None:
         """``t[i]`` (an int literal) of a tuple whose items are known: that item's carriers and widened-ness."""
@@ -312,9 +331,23 @@ class Dtypes:
             item = base.elements[i].value
             return self.of(item), self.contains_widened(item)
         items = self.tuples.get(base.value) if isinstance(base, cst.Name) else self.call_items.get(base)
+        if items is None and isinstance(base, cst.BinaryOperation | cst.Subscript):  # (a[:1] + a[2:])[0]
+            items = self._spelled_items(base)
         if items is None:
             return None
         return items[i] if -len(items) <= i < len(items) else None
+
+    def _spelled_items(self, node: cst.BaseExpression) -> Items | None:
+        """The items of ``a[:1] + a[2:]``, ``s + [x]``: each side's, where a literal, a name of known items or a
+        slice of one tells them; else None."""
+        if isinstance(node, cst.Tuple | cst.List) and not any(isinstance(e, cst.StarredElement) for e in node.elements):
+            return tuple((self.of(e.value), self.contains_widened(e.value)) for e in node.elements)
+        if isinstance(node, cst.Name):
+            return self.tuples.get(node.value)
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+            left, right = self._spelled_items(node.left), self._spelled_items(node.right)
+            return None if left is None or right is None else (*left, *right)
+        return self._sliced(node)
 
     # -- carriers of an expression ---------------------------------------------------------------
 

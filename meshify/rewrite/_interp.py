@@ -480,6 +480,12 @@ def result_items_fed(fn: cst.FunctionDef, records: Sequence[Record], ctx: Module
     return tuple(out)
 
 
+def _repeated_literal(node: cst.BaseExpression) -> bool:
+    """``[None] * n`` (or ``n * [0.0]``): a new list, made here."""
+    return isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply) and (
+        isinstance(node.left, cst.List) or isinstance(node.right, cst.List))
+
+
 def _returns(fn: cst.FunctionDef) -> int:
     """How many ``return`` statements ``fn`` holds outside nested functions."""
     count = 0
@@ -2105,7 +2111,7 @@ class FunctionRewriter:
                                       if isinstance(self.env.get(n.value), StructValue)
                                       and self.env[n.value].kind == "dict")
             made = (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp)
-            if isinstance(s.value, made) or _copied_dict(s.value, op.value) or isinstance(s.value, cst.IfExp) and all(  # () if output_hidden else None
+            if isinstance(s.value, made) or _repeated_literal(s.value) or _copied_dict(s.value, op.value) or isinstance(s.value, cst.IfExp) and all(  # () if output_hidden else None
                     isinstance(b, made) or isinstance(b, cst.Name) and b.value == "None"
                     for b in (s.value.body, s.value.orelse)):
                 self.own_lists.update(names)
@@ -2497,10 +2503,12 @@ class FunctionRewriter:
         return Operand(replace(value, fields=tuple(fields)), written, op.node.with_changes(elements=elements))
 
     def _completed_tuple(self, op: Operand) -> Operand | None:
-        """A returned tuple literal nested in a helper's result (``l, ({"m": ...}, {"loss": l})``): each item
+        """A returned tuple (or list) literal nested in a helper's result (``l, ({"m": ...}, {"loss": l})``,
+        ``y, [jnp.sum(y), ...]``): each item
         completed as a returned dict's (or array's) is; None where it is not a literal of dicts and arrays."""
         value, written = op.value, op.original
-        if not (isinstance(value, TupleValue) and isinstance(written, cst.Tuple) and isinstance(op.node, cst.Tuple)
+        if not (isinstance(value, TupleValue) and isinstance(written, cst.Tuple | cst.List)
+                and isinstance(op.node, cst.Tuple | cst.List)
                 and len(written.elements) == len(op.node.elements) == len(value.items)):
             return None
         elements, items = list(op.node.elements), list(value.items)
@@ -2519,7 +2527,7 @@ class FunctionRewriter:
                 return None
             items[i] = done.value
             elements[i] = elements[i].with_changes(value=done.node)
-        return Operand(TupleValue(tuple(items)), written, op.node.with_changes(elements=elements))
+        return Operand(value.of(items), written, op.node.with_changes(elements=elements))
 
     def _completed_leaf(self, v: Value, written: cst.BaseExpression, node: cst.BaseExpression
                         ) -> tuple[cst.BaseExpression, Value]:
@@ -2729,8 +2737,9 @@ class FunctionRewriter:
             raise self.ctx.error(LayoutError, s.value, f"the return hint names a tuple of {len(self._mixed_return)} "
                                  f"values but {self.ctx.code(s.value)!r} is not a tuple literal",
                                  f"return a tuple literal of {len(self._mixed_return)} values")
-        if isinstance(s.value, cst.Tuple):
-            node, left = self._leaving_items(s.value, "return value ")
+        literal = self._spelled_out(s.value)
+        if literal is not None:
+            node, left = self._leaving_items(literal, "return value ")
             self._results.append(left)
             self._items_returned.append((s.value, left.items))
             return s.with_changes(value=node)
@@ -2773,6 +2782,30 @@ class FunctionRewriter:
         node, layout = self._leaving(op, s.value, "the result")
         self._results.append(Array(layout))
         return s.with_changes(value=node)
+
+    def _spelled_out(self, value: cst.BaseExpression) -> cst.Tuple | cst.List | None:
+        """A returned tuple literal, or list literal holding a tuple or list (``[x, [a, b]]``; a flat one leaves as
+        the expression it is), its starred names spelled out item by item (``[*a, *b]`` of lists meshify holds:
+        ``[a[0], b[0], b[1]]``); None for anything else."""
+        if not isinstance(value, cst.Tuple | cst.List):
+            return None
+        elements = []
+        for e in value.elements:
+            if not isinstance(e, cst.StarredElement):
+                elements.append(e)
+                continue
+            held = self.env.get(e.value.value) if isinstance(e.value, cst.Name) else None
+            if not isinstance(held, TupleValue):
+                return value if isinstance(value, cst.Tuple) else None
+            for i in range(len(held.items)):
+                read = item_node(e.value, i)
+                self.ctx.anchors[read] = e.value
+                elements.append(cst.Element(read))
+        spelled = value.with_changes(elements=elements)
+        if isinstance(value, cst.List) and elements == list(value.elements) and not any(
+                isinstance(e.value, cst.Tuple | cst.List) for e in elements):
+            return None
+        return spelled
 
     def _mixed_unpacked(self, s: cst.Return) -> cst.Return | None:
         """``return jax.value_and_grad(loss)(params, x)`` under ``-> tuple[Tensor[()], Params]``: the tuple it
@@ -2860,14 +2893,16 @@ class FunctionRewriter:
             node, left = self._leaving_value(e.value, f"{purpose}{i}", hints[i] if hints is not None else None)
             elements.append(e.with_changes(value=node))
             layouts.append(left)
-        return literal.with_changes(elements=elements), TupleValue(tuple(layouts))
+        return literal.with_changes(elements=elements), TupleValue(tuple(layouts),
+                                                                   "list" if isinstance(literal, cst.List) else "tuple")
 
     def _leaving_value(self, expr: cst.BaseExpression, purpose: str, hint: tuple[str, ...] | StructHint | None = None
                        ) -> tuple[cst.BaseExpression, Value]:
         """One item of a returned tuple: its node and the value (layouts) it leaves with (``hint``: the item's
         in a return hint ``tuple[Tensor[()], Params]``)."""
-        if isinstance(expr, cst.Tuple | cst.List) and expr.elements and hint is None:  # return loss, (logits, aux)
-            return self._leaving_items(expr, f"{purpose}.")
+        spelled = self._spelled_out(expr) if hint is None and isinstance(expr, cst.Tuple | cst.List) else None
+        if spelled is not None and spelled.elements:  # return loss, (logits, aux)
+            return self._leaving_items(spelled, f"{purpose}.")
         item = self.expr(expr)
         if isinstance(hint, StructHint):
             kind = "dict" if hint.kind == "dict" else "namedtuple"
@@ -2904,7 +2939,7 @@ class FunctionRewriter:
                                                   for v in op.value.items)
             if not spelled and not isinstance(op.node, cst.Name | cst.Attribute):
                 raise self.ctx.error(UnsupportedError, where, f"{self.fn.name.value}() returns "
-                                     f"{self.ctx.code(where)!r}, a tuple holding a partial sum meshify would "
+                                     f"{self.ctx.code(where)!r}, a {op.value.kind} holding a partial sum meshify would "
                                      "have to complete item by item", f"bind it to a name first (out = "
                                      f"{self.ctx.code(where)}), or return its items in a tuple literal")
             rebuilt = op.node if spelled else op.value.literal([cst.Element(cst.Subscript(op.node, [
@@ -3120,7 +3155,7 @@ class FunctionRewriter:
                                         "(class P(TypedDict): layers: list[...]; a field's list is returned as each "
                                         "call's), or return each field's arrays as a list ({fields}) and rebuild "
                                         "the pytree outside the @mesh function")
-        what = "a tuple" if isinstance(value, TupleValue) else "a pytree" if isinstance(value, StructValue) \
+        what = f"a {value.kind}" if isinstance(value, TupleValue) else "a pytree" if isinstance(value, StructValue) \
             else "a Python value"
         fix = ("return its arrays as a dict ({\"w\": p.w, ...}) or a tuple of them, or add a return hint naming "
                "its class (-> Params)" if isinstance(value, StructValue) and value.kind != "dict"
