@@ -76,8 +76,8 @@ CASES = {
         '    y = x\n    for i in range(2):\n        y = y @ w\n    return y\n',
         LayoutError, (8, 5), "changes across iterations"),
     "reversed_slice_of_split_dim": (
-        '@mesh(batch=2)\ndef f(x: Tensor["batch", "d"]) -> Tensor["batch", "d"]:\n    return x[::-1]\n',
-        UnsupportedError, (7, 16), "with step -1"),
+        '@mesh(batch=2)\ndef f(x: Tensor["batch", "d"]) -> Tensor["batch", "d"]:\n    return x[::-2]\n',
+        UnsupportedError, (7, 16), "with step -2"),
     "non_literal_mesh_argument": (
         'N = int("4")\n@mesh(model=N)\ndef f(x: Tensor["model"]) -> Tensor["model"]:\n    return x\n',
         AnnotationError, (6, 13), "model=N"),
@@ -255,7 +255,7 @@ def test_rewrite_error_on_first_call_names_the_users_file(tmp_path: Path) -> Non
     module = _load(tmp_path, '''
         @mesh(model=4)
         def f(x: Tensor["b", "model"]) -> Tensor["b", "model"]:
-            return jnp.diff(x)
+            return jnp.fft.fft(x)
         ''', "firstcall")
     with pytest.raises(UnsupportedError) as info:
         module.f(np.ones((2, 4), np.float32))

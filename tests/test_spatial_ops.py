@@ -88,6 +88,13 @@ def test_roll_wraps_round_and_flip_swaps_with_the_mirror_device() -> None:
         """, X, OUT, mesh="h=2, w=4")
 
 
+def test_fliplr_flipud_and_a_step_of_minus_one_flip_as_jnp_flip_does() -> None:
+    for body in ("return jnp.fliplr(x)", "return x[:, ::-1]"):
+        got = rewrite(body, X, OUT, mesh="h=2, w=4").splitlines()
+        assert "from the mirror device" in got[0] and got[-1].startswith("return mr.spatial_flip(x, axis=1, "), got
+    assert rewrite("return jnp.flipud(x)", X, OUT, mesh="h=2, w=4") == "return jnp.flipud(x)"  # (batch unsplit)
+
+
 def test_linear_upsampling_takes_a_one_row_halo() -> None:
     got = rewrite('b, h, w, c = x.shape\nreturn jax.image.resize(x, (b, 2 * h, 2 * w, c), "bilinear")', X, OUT,
                   mesh="h=2, w=4").splitlines()
@@ -104,7 +111,8 @@ def test_linear_upsampling_takes_a_one_row_halo() -> None:
     ('return jnp.pad(x, ((0, 0), (1, 1), (0, 0), (0, 0)), mode="symmetric")', "mode=", "case.py:9:62"),
     ("return jnp.pad(x, ((0, 0), (1, 1), (0, 0), (0, 0)))", "do not split into 4 equal blocks", "case.py:9:24"),
     ("return x[:, ::3]", "takes 6 rows, which do not split into 4 equal blocks", "case.py:9:17"),
-    ("return x[:, ::-1]", "a positive int step", "case.py:9:19"),
+    ("return x[:, ::-2]", "a positive int step", "case.py:9:19"),
+    ("return x[:, 3::-1]", "a positive int step", "case.py:9:20"),
     ("return x[:, 1:-1]", "do not split into 4 equal blocks", "case.py:9:17"),
     ("return jnp.roll(x, 1)", "flattened", "case.py:9:12"),
     ("return jnp.repeat(x, 2)", "without a literal axis", "case.py:9:12"),

@@ -203,6 +203,9 @@ _RULE_COLLECTIVES = [
                wire=lambda dtype: "int32" if dtype == "bool" else dtype),
     Collective("cumprod", "all-gather", result_bytes=lambda local, shards: local * shards,
                wire=lambda dtype: "int32" if dtype == "bool" else dtype),
+    # jax.lax's cumulative max, min and logsumexp along a split dim: an all-gather of the shard totals.
+    *(Collective(kind, "all-gather", result_bytes=lambda local, shards: local * shards)
+      for kind in ("cummax", "cummin", "cumlogsumexp")),
     # A psum in float32 of float16/bfloat16 sums, cast back after it (a vector norm's sum of squares, a masked
     # mean's sum and count): rounded once, as one device's jnp.sum.
     Collective("wide_psum", "all-reduce", wire=lambda dtype: "float32" if dtype in ("float16", "bfloat16") else dtype),

@@ -75,8 +75,10 @@ from meshify.runtime.ops import (  # noqa: E402,A004
     any,
     argmax,
     argmin,
+    average,
     cumprod,
     cumsum,
+    cumulative,
     matrix_norm,
     nanmax,
     nanmean,
@@ -86,6 +88,7 @@ from meshify.runtime.ops import (  # noqa: E402,A004
     nanvar,
     norm,
     prod,
+    ptp,
     segment_max,
     segment_min,
     std,
@@ -93,8 +96,9 @@ from meshify.runtime.ops import (  # noqa: E402,A004
     var,
 )
 
-__all__ += ["all", "any", "argmax", "argmin", "cumprod", "cumsum", "matrix_norm", "nanmax", "nanmean", "nanmin",
-            "nanstd", "nansum", "nanvar", "norm", "prod", "segment_max", "segment_min", "std", "top_k", "var"]
+__all__ += ["all", "any", "argmax", "argmin", "average", "cumprod", "cumsum", "cumulative", "matrix_norm", "nanmax",
+            "nanmean", "nanmin", "nanstd", "nansum", "nanvar", "norm", "prod", "ptp", "segment_max", "segment_min",
+            "std", "top_k", "var"]
 
 # Spatial parallelism: halo exchange and convolution over split spatial dims (runtime/_spatial.py).
 from meshify.runtime._spatial import conv_halos, halo_conv, halo_exchange  # noqa: E402
@@ -107,6 +111,7 @@ from meshify.runtime._spatial import (  # noqa: E402
     halo_reduce_window,
     sectioned,
     spatial_concatenate,
+    spatial_diff,
     spatial_entry,
     spatial_flip,
     spatial_pad,
@@ -116,5 +121,5 @@ from meshify.runtime._spatial import (  # noqa: E402
     split_sections,
 )
 
-__all__ += ["diagonal_block", "halo_reduce_window", "sectioned", "spatial_concatenate", "spatial_entry", "spatial_flip", "spatial_pad", "spatial_resize", "spatial_roll",
-            "spatial_slice", "split_sections"]
+__all__ += ["diagonal_block", "halo_reduce_window", "sectioned", "spatial_concatenate", "spatial_diff", "spatial_entry",
+            "spatial_flip", "spatial_pad", "spatial_resize", "spatial_roll", "spatial_slice", "split_sections"]

@@ -26,8 +26,9 @@ import jax.numpy as jnp
 from meshify._halos import concat_shifts, reblock_halos, section_chunks, section_groups, section_widths
 from meshify.errors import CallError
 
-__all__ = ["conv_halos", "diagonal_block", "halo_conv", "halo_exchange", "halo_reduce_window", "spatial_concatenate", "spatial_entry",
-           "spatial_flip", "spatial_pad", "spatial_resize", "spatial_roll", "spatial_slice", "split_sections"]
+__all__ = ["conv_halos", "diagonal_block", "halo_conv", "halo_exchange", "halo_reduce_window", "spatial_concatenate",
+           "spatial_diff", "spatial_entry", "spatial_flip", "spatial_pad", "spatial_resize", "spatial_roll",
+           "spatial_slice", "split_sections"]
 
 Axes = tuple[str, ...]
 
@@ -701,6 +702,24 @@ def spatial_flip(m: jax.Array, axis=None, *, spatial_axes: Sequence) -> jax.Arra
             order, pairs = _perm(axes[d], lambda p, n=n: n - 1 - p)
             out = jax.lax.ppermute(out, order, pairs)
     return jnp.flip(out, axis=tuple(dims))
+
+
+def spatial_diff(a: jax.Array, axis: int, prepend=None, append=None, *, axis_name) -> jax.Array:
+    """``jnp.diff(a, axis=axis, prepend=p)`` (``append=``) along a dim split over ``axis_name``, one end of one
+    row given: the row before each block comes from the previous device (after it: from the next; one
+    ``ppermute``), the first (last) device's is the end, so each block keeps its length."""
+    axes = _axes(axis_name)
+    axis %= a.ndim
+    end, first = (prepend, True) if prepend is not None else (append, False)
+    dtype = jnp.result_type(a, end)
+    out = _exchange_dim(a, axis, 1 if first else 0, 0 if first else 1, axes).astype(dtype)
+    rows, edge = out.shape[axis], 0 if first else _shards(axes) - 1
+    at = 0 if first else rows - 1
+    row = jax.lax.slice_in_dim(out, at, at + 1, axis=axis)
+    end = jnp.broadcast_to(jnp.asarray(end, dtype), row.shape)
+    row = jnp.where(_block_index(axes) == edge, end, row)
+    rest = jax.lax.slice_in_dim(out, 1, rows, axis=axis) if first else jax.lax.slice_in_dim(out, 0, rows - 1, axis=axis)
+    return jnp.diff(jnp.concatenate([row, rest] if first else [rest, row], axis=axis), axis=axis)
 
 
 # -- resizing -----------------------------------------------------------------------------------------------

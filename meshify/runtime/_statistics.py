@@ -34,8 +34,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["all", "any", "argmax", "argmin", "cumprod", "cumsum", "matrix_norm", "nanmax", "nanmean", "nanmin", "nanstd",
-           "nansum", "nanvar", "norm", "prod", "segment_max", "segment_min", "std", "var"]
+__all__ = ["all", "any", "argmax", "argmin", "average", "cumprod", "cumsum", "cumulative", "matrix_norm", "nanmax",
+           "nanmean", "nanmin", "nanstd", "nansum", "nanvar", "norm", "prod", "ptp", "segment_max", "segment_min",
+           "std", "var"]
 
 AxisName = str | tuple[str, ...]
 Axis = int | tuple[int, ...]
@@ -383,6 +384,99 @@ def cumprod(x: jax.Array, axis: int, axis_name: AxisName, dtype=None) -> jax.Arr
     product of the totals of the devices before this one."""
     return _scan(x, axis, axis_name, dtype, "prod")
 
+
+
+def _prefix(totals: jax.Array, earlier: jax.Array, kind: str) -> tuple[jax.Array, jax.Array | None]:
+    """The combination of the shard totals ``earlier`` marks (the devices before this one in the scan's
+    direction), and (``cumlogsumexp``) whether there is one: -inf, its identity, needs no gradient."""
+    dtype = totals.dtype
+    if kind == "cumsum":
+        return jnp.sum(jnp.where(earlier, totals, jnp.zeros((), dtype)), axis=0, dtype=dtype), None
+    if kind == "cumprod":
+        return jnp.prod(jnp.where(earlier, totals, jnp.ones((), dtype)), axis=0, dtype=dtype), None
+    if kind in ("cummax", "cummin"):
+        from meshify.runtime.ops import _identity
+
+        # folded with jnp.maximum (minimum), as lax.cummax combines: a NaN total passes on, without jnp.max's
+        # gradient (0 / 0 where the max is NaN)
+        fill, pick = _identity(dtype, kind[3:]), jnp.maximum if kind == "cummax" else jnp.minimum
+        out = jnp.broadcast_to(fill, totals.shape[1:])
+        for i in range(totals.shape[0]):
+            out = pick(out, jnp.where(earlier[i], totals[i], fill))
+        return out, None
+    # cumlogsumexp: log(sum(exp)) of the earlier totals, shifted by their (constant) max; none earlier, or all
+    # -inf: no log(0) (its gradient, 0 * inf, would be NaN), the local scan as it is; a NaN passes on
+    peak = jax.lax.stop_gradient(jnp.max(jnp.where(earlier, totals, -jnp.inf), axis=0))
+    peak = jnp.where(jnp.isfinite(peak), peak, jnp.zeros((), dtype))
+    summed = jnp.sum(jnp.where(earlier, jnp.exp(totals - peak), jnp.zeros((), dtype)), axis=0)
+    seen = jnp.any(earlier, axis=0) & ((summed > 0) | jnp.isnan(summed))
+    return jnp.log(jnp.where(seen, summed, jnp.ones((), dtype))) + peak, seen
+
+
+def cumulative(operand: jax.Array, axis: int, axis_name: AxisName, kind: str, reverse: bool = False) -> jax.Array:
+    """``jax.lax.<kind>(operand, axis, reverse=reverse)`` (cumsum, cumprod, cummax, cummin, cumlogsumexp) along
+    a dim split over ``axis_name``: the local scan, combined with the combination of the totals of the devices
+    before this one (after it, for ``reverse``): one all-gather of each device's total."""
+    from meshify.runtime.ops import all_gather
+
+    axis = axis % operand.ndim
+    local = getattr(jax.lax, kind)(operand, axis=axis, reverse=reverse)
+    size = local.shape[axis]
+    end = 0 if reverse else size - 1
+    total = jax.lax.slice_in_dim(local, end, end + 1, axis=axis)
+    totals = all_gather(total[None], axis_name, axis=0)
+    n, me = totals.shape[0], jax.lax.axis_index(axis_name)
+    earlier = ((jnp.arange(n) > me) if reverse else (jnp.arange(n) < me)).reshape((n,) + (1,) * total.ndim)
+    prefix, seen = _prefix(totals, earlier, kind)
+    if kind == "cumsum":
+        return local + prefix
+    if kind == "cumprod":
+        return local * prefix
+    if kind in ("cummax", "cummin"):
+        return (jnp.maximum if kind == "cummax" else jnp.minimum)(local, prefix)
+    return jnp.where(seen, jnp.logaddexp(local, prefix), local)
+
+
+# -- ptp / average ----------------------------------------------------------------------------------------
+
+
+def ptp(a: jax.Array, axis: Axis | None, axis_name: AxisName, keepdims: bool = False) -> jax.Array:
+    """``jnp.ptp(a, axis)`` over split dims: ``mr.max`` minus ``mr.min`` (a pmax and a pmin; NaN kept, ties
+    sharing the gradient, as ``jnp.max``'s and ``jnp.min``'s)."""
+    from meshify.runtime import ops
+
+    axes = _axes(axis, a.ndim)
+    return ops.max(a, axes, axis_name, keepdims=keepdims) - ops.min(a, axes, axis_name, keepdims=keepdims)
+
+
+def average(a: jax.Array, axis: Axis | None, axis_name: AxisName, weights: jax.Array | None = None,
+            returned: bool = False, keepdims: bool = False):
+    """``jnp.average(a, axis, weights, returned, keepdims)`` over split dims: the local (weighted) sum and the
+    local sum of the weights (or count), both summed over the devices (in float32 for float16/bfloat16, as
+    ``jnp.sum`` adds them), then divided.  ``weights``: a's block, or the 1-d block along the one dim averaged."""
+    from meshify.runtime.ops import varying
+
+    axes = _axes(axis, a.ndim)
+    if weights is None:
+        dtype = a.dtype if jnp.issubdtype(a.dtype, jnp.inexact) else jnp.zeros((), float).dtype
+        wide = jnp.dtype(jnp.float32) if dtype in (jnp.float16, jnp.bfloat16) else jnp.dtype(dtype)
+        total = _psum(jnp.sum(a, axes, dtype=wide, keepdims=keepdims), axis_name)
+        count = math.prod(a.shape[d] for d in axes) * _shards(axis_name)
+        avg = jax.lax.div(total, jnp.asarray(count, wide)).astype(dtype)
+        scale = jnp.full(avg.shape, count, avg.dtype)
+    else:
+        dtype = jnp.result_type(a.dtype, weights.dtype)
+        dtype = dtype if jnp.issubdtype(dtype, jnp.inexact) else jnp.zeros((), float).dtype
+        a, weights = a.astype(dtype), weights.astype(dtype)
+        if weights.shape != a.shape:  # 1-d weights along the one dim averaged
+            weights = jnp.reshape(weights, tuple(n if i in axes else 1 for i, n in enumerate(a.shape)))
+        wide = jnp.dtype(jnp.float32) if dtype in (jnp.float16, jnp.bfloat16) else jnp.dtype(dtype)
+        sums = (jnp.sum(a * weights, axes, dtype=wide, keepdims=keepdims),
+                jnp.sum(jnp.broadcast_to(weights, a.shape), axes, dtype=wide, keepdims=keepdims))
+        total, scale = jax.lax.psum(tuple(varying(v, axis_name) for v in sums), axis_name)
+        scale = scale.astype(dtype)
+        avg = total.astype(dtype) / scale
+    return (avg, jnp.broadcast_to(scale, avg.shape)) if returned else avg
 
 
 # -- top_k --------------------------------------------------------------------------------------------------

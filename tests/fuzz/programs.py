@@ -1279,8 +1279,9 @@ class _Builder:
     def op_along(self, a: _Value) -> bool:
         """An op that works along one dim, each row on its own (``jnp.sort``, ``x.sort(descending=True)``,
         ``jnp.argsort``, ``jnp.diff``, ``jnp.median``, ``jax.nn.glu``, ``jax.lax.cumsum(reverse=True)``,
-        ``jax.lax.cummax``), those that change the dim's size summed over it; refused where that dim is split
-        (a trigger), except sort, argsort and median, which gather the rows."""
+        ``jax.lax.cummax``), those that change the dim's size summed over it; along a split dim sort, argsort,
+        median and diff gather the rows, jax.lax's cumulative ops combine the shard totals, and glu is refused
+        (a trigger)."""
         if not a.dims or None in a.dims:
             return False
         rank = len(a.dims)
@@ -1306,7 +1307,7 @@ class _Builder:
                      "glu": f"jax.nn.glu({n}, axis={k})"}[kind]
             expr, scale = f"jnp.sum({inner}, axis={k})", a.scale * (2 if kind == "diff" else size)
             del dims[k]
-        if kind not in ("sort", "sort_method", "argsort", "median"):  # (those gather the rows of a split dim)
+        if kind == "glu":  # (the others run along a split dim: rows gathered, or shard totals combined)
             self.trigger("an op along a split dim", expr, "along split dim")
         self.emit(expr, dims, scale)
         return True

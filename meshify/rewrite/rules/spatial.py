@@ -383,10 +383,20 @@ def slice_split_dims(ctx: RuleContext, node: cst.Subscript, base: Operand) -> Sp
                 dropped.add(dim)
             continue
         bounds = [_bound(ctx, element) for element in (s.lower, s.upper, s.step)]
+        if bounds == [None, None, -1]:  # x[:, ::-1]: jnp.flip along that dim (each block from its mirror device)
+            emitted.append(_record(ctx, layout, dim, None, ctx.code(node), "from the mirror device (then flipped "
+                                   "locally): a slice with step -1", whole=True))
+            spatial = [() if d in dropped else (axes[dim] if d == dim else ()) for d in range(layout.rank)]
+            slices.append(Lowering(Array(layout), (), "{mr}.spatial_flip({x}, axis={axis}, spatial_axes={spatial})",
+                                   (("x", Ref(0)), ("axis", at), ("spatial", cst.parse_expression(
+                                       _axes_code([a for d, a in enumerate(spatial) if d not in dropped]))))))
+            continue
         if bounds[2] is not None and not (isinstance(bounds[2], int) and bounds[2] >= 1):
             raise ctx.error(UnsupportedError, s.step, f"a slice along split {layout.dims[dim]!r} "
-                            f"({layout.describe()}) with step {ctx.code(s.step)}: meshify takes a positive int step",
-                            "slice with a positive int step (x[:, ::2]; flip first for a negative one), or pool "
+                            f"({layout.describe()}) with step {ctx.code(s.step)}: meshify takes a positive int step, "
+                            "or -1 over the whole dim (x[:, ::-1])",
+                            "slice with a positive int step (x[:, ::2]; flip first for another negative one: "
+                            "jnp.flip(x, axis)[:, ::2]), or pool "
                             "with a stride (jax.lax.reduce_window), or map that dim to no mesh axis")
         for bound, given in zip(bounds[:2], (s.lower, s.upper)):
             if bound is ... and given is not None:
@@ -586,11 +596,32 @@ def _flip(ctx: RuleContext, call: Call):
     split = [d for d in (range(layout.rank) if dims is None else dims) if layout.axes[d]]
     if not split:
         return keep(value)
+    template, fill = _template(call, "spatial_flip", "m", ("axis",), "spatial_axes")
+    return _flip_lowering(ctx, x, layout, split, template, fill, "jnp.flip")
+
+
+def _flip_lowering(ctx: RuleContext, x: Operand, layout: Layout, split: list[int], template: str, fill: tuple,
+                   purpose: str) -> Lowering:
+    """``mr.spatial_flip`` of ``x``: each split dim flipped its block from the mirror device (one ppermute each)."""
     name = ctx.code(x.original)
     emitted = tuple(_record(ctx, layout, d, None, name, "from the mirror device (then flipped locally)", whole=True)
                     for d in split)
-    template, fill = _template(call, "spatial_flip", "m", ("axis",), "spatial_axes")
-    return Lowering(value, (Convert(x, layout, "jnp.flip"),), template, (*fill, _spatial_fill(layout)), emitted)
+    return Lowering(Array(layout, array(x).origin), (Convert(x, layout, purpose),), template,
+                    (*fill, _spatial_fill(layout)), emitted)
+
+
+@op("jax.numpy.fliplr", kind=1)
+@op("jax.numpy.flipud", kind=0)
+def _flip_one(ctx: RuleContext, call: Call, kind: int):
+    """``jnp.fliplr`` (``jnp.flipud``): ``jnp.flip`` along dim 1 (0), as :func:`_flip` lowers it."""
+    x = _array(call, "m")
+    if x is None or array(x).layout.rank <= kind:  # (JAX's own error for too few dims)
+        return unknown_call(ctx, call)
+    layout = array(x).layout
+    if not layout.axes[kind]:
+        return keep(Array(layout, array(x).origin))
+    template = f"{{mr}}.spatial_flip({{m}}, axis={kind}, spatial_axes={{spatial_axes}})"
+    return _flip_lowering(ctx, x, layout, [kind], template, (("m", Ref(0)),), f"jnp.{_short(call)}")
 
 
 # -- upsampling ----------------------------------------------------------------------------------------------

@@ -6,7 +6,8 @@ then the sum of squared deviations, over the global count minus ddof), one where
 just computed that mean itself (a norm layer's statistics: the mean is summed once); a vector norm one psum (or
 pmax/pmin for ``inf``/``-inf``); prod an all-gather of the local products; argmax/argmin a pmax of
 an ordered key and a pmin of the first global index; any/all one all-reduce of the flags;
-cumsum/cumprod an all-gather of the shard totals (an exclusive prefix per device).
+cumsum/cumprod (and ``jax.lax``'s cumulative ops) an all-gather of the shard totals (an exclusive prefix per
+device); ptp a pmax and a pmin; average two psums (the weighted sum, the sum of the weights).
 count_nonzero is linear in its counts: local counts and a deferred psum, as a sum.
 """
 
@@ -20,7 +21,7 @@ import libcst as cst
 
 from meshify.annotate._types import BROADCAST, INFERRED, Layout, hint_dims
 from meshify.errors import LayoutError, UnsupportedError
-from meshify.rewrite._collectives import axes_text
+from meshify.rewrite._collectives import axes_text, halo_kind
 from meshify.rewrite._values import Array, Opaque, Operand, Static, TupleValue
 from meshify.rewrite.rules._api import Call, Convert, Emitted, Lowering, MeshAxes, Ref, RuleContext, op, unknown_call
 from meshify.rewrite.rules.reductions import _is_none
@@ -463,6 +464,70 @@ op("jax.numpy.prod", method="prod",
    reads=("a", "axis", "dtype", "keepdims", "initial", "where", "promote_integers"))(_prod_rule)
 
 
+# -- ptp / average ------------------------------------------------------------------------------------------------
+
+
+@op("jax.numpy.ptp", reads=("a", "axis", "keepdims"))
+def _ptp_rule(ctx: RuleContext, call: Call):
+    """``jnp.ptp``: as written over unsplit dims; over split ones ``mr.ptp``, the max (pmax) minus the min (pmin)."""
+    operands = _reduction(ctx, call)
+    if operands is None:
+        return unknown_call(ctx, call)
+    x, layout, reduced, keepdims, split = operands
+    if not split:
+        return Lowering(Array(_reduced(layout, reduced, keepdims)), (Convert(x, layout.with_partial(()), "ptp"),))
+    lowering = _statistic(ctx, call, x, layout, reduced, keepdims, "pmax", "ptp", split, "the max, minus the min")
+    low = replace(lowering.emitted[0], kind="pmin", reason=lowering.emitted[0].reason.replace("pmax", "pmin", 1))
+    return replace(lowering, emitted=(*lowering.emitted, low))
+
+
+@op("jax.numpy.average", reads=("a", "axis", "weights", "returned", "keepdims"))
+def _average_rule(ctx: RuleContext, call: Call):
+    """``jnp.average(x, axis, weights=w, returned=...)``: as written over unsplit dims (``w`` in x's layout, or a
+    1-d ``w`` along the averaged dim whole); over split ones ``mr.average``, the local (weighted) sum and sum of
+    the weights (count) each summed over the devices (two psums, as a masked mean's), ``w`` split as x is."""
+    operands = _reduction(ctx, call)
+    if operands is None:
+        return unknown_call(ctx, call)
+    x, layout, reduced, keepdims, split = operands
+    returned = _literal(ctx, call, "returned", False)
+    if type(returned) is not bool:
+        raise ctx.error(UnsupportedError, call.params["returned"].original, "average(returned=...) is not a bool",
+                        "pass returned=True or returned=False")
+    out = Array(_reduced(layout, reduced, keepdims))
+    result = TupleValue((out, Array(out.layout))) if returned else out
+    converts = (Convert(x, layout.with_partial(()), "average"), *_weights(ctx, call, layout, reduced))
+    if not split:
+        return Lowering(result, converts)
+    weighted = len(converts) > 1
+    lowering = _statistic(ctx, call, x, layout, reduced, keepdims, "wide_psum", "average", split,
+                          "the weighted sum" if weighted else "the sum", (("weights", Ref(1)),) if weighted else (),
+                          converts=converts[1:])
+    total = lowering.emitted[0]
+    count = replace(total, reason=total.reason.replace(": the weighted sum", ": the sum of the weights")
+                    if weighted else total.reason.replace(": the sum", ": the count"))
+    template = lowering.template[:-1] + (", returned=True)" if returned else ")")
+    return replace(lowering, result=result, template=template, emitted=(total, count))
+
+
+def _weights(ctx: RuleContext, call: Call, layout: Layout, reduced: list[int]) -> tuple[Convert, ...]:
+    """``average``'s ``weights=``: an array of x's dims goes to x's layout; a 1-d one of the one dim averaged
+    (``axis=1``) to that dim's split; anything else is refused at its place."""
+    w = _given(call, "weights")
+    if w is None:
+        return ()
+    if isinstance(w.value, Array) and w.value.dims == layout.dims:
+        return (Convert(w, layout.with_partial(()), "average's weights"),)
+    if isinstance(w.value, Array) and len(reduced) == 1 and w.value.dims == (layout.dims[reduced[0]],) \
+            and _given(call, "axis") is not None:
+        return (Convert(w, Layout(w.value.dims, (layout.axes[reduced[0]],)), "average's weights"),)
+    over = [layout.dims[i] for i in reduced]
+    raise ctx.error(UnsupportedError, w.original, f"{call.name}(weights={ctx.code(w.original)}) beside an array of "
+                    f"dims {list(layout.dims)}, averaged over {over}",
+                    f"give weights the dims {list(layout.dims)}, or (with axis= one dim) that dim alone, named: "
+                    f"w: Tensor[{hint_dims(over if len(over) == 1 else layout.dims)}] = ...")
+
+
 # -- argmax / argmin ---------------------------------------------------------------------------------------------
 
 
@@ -584,15 +649,18 @@ for _kind in ("cumsum", "cumprod"):
 # -- along one unsplit dim: sort, argsort, diff, median, glu, lax's cumulative ops --------------------------
 
 
-#: The kinds along a split dim that gather its rows: nothing cheaper computes them exactly.
-_WHOLE_ROWS = frozenset({"sort", "argsort", "median"})
+#: The kinds along a split dim that gather its rows: nothing cheaper computes them exactly (a diff's result is a
+#: row shorter than the dim, which no longer cuts into equal blocks).
+_QUANTILES = ("quantile", "percentile", "nanquantile", "nanpercentile")
+_WHOLE_ROWS = frozenset({"sort", "argsort", "median", "nanmedian", "diff", *_QUANTILES})
 
 #: kind -> (the parameter holding the array, the default axis, what the op does to the dim it works along:
 #: "same" keeps it, "shorter" changes its size (an inferred name), "reduced" removes it; whether it is linear,
 #: so that a pending partial sum passes through).
 _ALONG = {
     "sort": ("a", -1, "same", False), "argsort": ("a", -1, "same", False), "diff": ("a", -1, "shorter", True),
-    "median": ("a", None, "reduced", False), "glu": ("x", -1, "shorter", False),
+    "median": ("a", None, "reduced", False), "nanmedian": ("a", None, "reduced", False),
+    **{kind: ("a", None, "reduced", False) for kind in _QUANTILES}, "glu": ("x", -1, "shorter", False),
     "lax.cumsum": ("operand", 0, "same", True), "lax.cumprod": ("operand", 0, "same", False),
     "lax.cummax": ("operand", 0, "same", False), "lax.cummin": ("operand", 0, "same", False),
     "lax.cumlogsumexp": ("operand", 0, "same", False),
@@ -607,7 +675,9 @@ def _along_rule(ctx: RuleContext, call: Call, kind: str):
     """``jnp.sort(x, axis=-1)``, ``jnp.diff(x, axis=1)``, ``jax.lax.cumsum(x, axis=1, reverse=True)``, ...: each
     row along ``axis`` on its own, so along an unsplit dim every device runs it on its block as written, the
     other dims keeping their splits (a partial sum completed first, unless the op is linear).  Along a split
-    dim each device would see only its part of each row: refused, naming that dim."""
+    dim each device sees only its part of each row: ``jax.lax``'s cumulative ops combine the shard totals, a
+    diff with one end of one row takes a one-row halo, sort, the medians, quantiles and other diffs gather the
+    rows; the others are refused, naming that dim."""
     subject, default, effect, linear = _ALONG[kind]
     x = call.receiver if call.receiver is not None else call.params.get(subject)
     if x is None or not isinstance(x.value, Array):
@@ -648,6 +718,12 @@ def _along_rule(ctx: RuleContext, call: Call, kind: str):
         raise ctx.error(LayoutError, where, f"axis {axis!r} is out of range for a value of dims {list(layout.dims)}",
                         f"use an axis from {-layout.rank} to {layout.rank - 1}")
     dim = axis % layout.rank
+    if layout.axes[dim] and kind.startswith("lax.cum"):
+        return _cumulative(ctx, call, x, layout, dim, kind.removeprefix("lax."))
+    if layout.axes[dim] and kind == "diff":
+        halo = _diff_halo(ctx, call, x, layout, dim)
+        if halo is not None:
+            return halo
     if layout.axes[dim] and kind in _WHOLE_ROWS:
         # sort, argsort, median along a split dim (top-p sampling over a split vocab): every entry of each row is
         # needed, so the rows are gathered (all_gather, as little as an exact sort can move); the result whole
@@ -694,12 +770,103 @@ def _along_rule(ctx: RuleContext, call: Call, kind: str):
     return Lowering(result, tuple(converts))
 
 
+def _cumulative(ctx: RuleContext, call: Call, x, layout: Layout, dim: int, kind: str) -> Lowering:
+    """``jax.lax.cumsum(x, axis, reverse=...)`` (cumprod, cummax, cummin, cumlogsumexp) along split ``dim``: the
+    local scan combined with the shard totals before it (``mr.cumulative``: one all-gather of the totals)."""
+    names = layout.axes[dim]
+    reverse = _literal(ctx, call, "reverse", False)
+    if type(reverse) is not bool:
+        raise ctx.error(UnsupportedError, call.params["reverse"].original, f"{call.name}(reverse="
+                        f"{ctx.code(call.params['reverse'].original)})", "pass reverse=True or reverse=False")
+    totals = Layout(tuple(BROADCAST if i == dim else d for i, d in enumerate(layout.dims)),
+                    tuple(() if i == dim else a for i, a in enumerate(layout.axes)))
+    combined = {"cumsum": "sum", "cumprod": "product", "cummax": "max", "cummin": "min",
+                "cumlogsumexp": "logsumexp"}[kind]
+    emitted = Emitted(kind, names, totals, layout.dims[dim],
+                      f"{kind} over {axes_text(names)}: local {kind} combined with the {combined} of the "
+                      f"{'later' if reverse else 'earlier'} shards' totals (all_gather) along split "
+                      f"'{layout.dims[dim]}' of {ctx.code(x.original)!r}")
+    return Lowering(Array(layout.with_partial(())), (Convert(x, layout.with_partial(()), kind),),
+                    "{mr}.cumulative({x}, {axis}, {axes}, {kind}, reverse={reverse})",
+                    (("x", Ref(0)), ("axis", dim), ("axes", MeshAxes(names)), ("kind", kind),
+                     ("reverse", cst.Name(str(reverse)))), (emitted,))
+
+
+def _diff_halo(ctx: RuleContext, call: Call, x, layout: Layout, dim: int) -> Lowering | None:
+    """``jnp.diff(x, axis=split, prepend=p)`` (or ``append=``) with ``n=1`` and an end of one row (a number, or
+    an array of size 1 along the dim): as long as the dim, so each block keeps its rows, the row before it
+    (after it) from the neighbouring device (``mr.spatial_diff``: one ppermute of a row).  None for any other
+    diff along a split dim: shorter than the dim, which no longer cuts into equal blocks (its rows gathered)."""
+    n, ends = call.params.get("n"), [_given(call, "prepend"), _given(call, "append")]
+    given = [(side, o) for side, o in zip(("prepend", "append"), ends) if o is not None]
+    if (n is not None and not (isinstance(n.value, Static) and n.value.known and n.value.literal == 1)) \
+            or len(given) != 1:
+        return None
+    side, end = given[0]
+    if isinstance(end.value, Static):
+        if not (end.value.known and type(end.value.literal) in (int, float, bool)):
+            return None
+        converts, fill = (), end.node
+    elif isinstance(end.value, Array) and end.value.layout.rank == layout.rank and end.value.dims[dim] == BROADCAST \
+            and all(e in (d, BROADCAST) for e, d in zip(end.value.dims, layout.dims)):
+        # (split as x on its other dims, size-1 ones whole)
+        others = Layout(end.value.dims, tuple(() if i == dim or e == BROADCAST else a
+                                              for i, (e, a) in enumerate(zip(end.value.dims, layout.axes))))
+        converts, fill = (Convert(end, others, f"diff's {side}"),), Ref(1)
+    else:
+        return None
+    names = layout.axes[dim]
+    slab = Layout(tuple(BROADCAST if i == dim else d for i, d in enumerate(layout.dims)),
+                  tuple(() if i == dim else a for i, a in enumerate(layout.axes)))
+    emitted = Emitted(halo_kind(1), names, slab, layout.dims[dim],
+                      f"halo over {axes_text(names)}: 1 row of {ctx.code(x.original)!r} along split "
+                      f"{layout.dims[dim]!r}, the row {'before' if side == 'prepend' else 'after'} each block for "
+                      "diff (ppermute)")
+    whole = layout.with_partial(())
+    return Lowering(Array(whole), (Convert(x, whole, "diff"), *converts),
+                    "{mr}.spatial_diff({x}, {axis}, " + side + "={end}, axis_name={axes})",
+                    (("x", Ref(0)), ("axis", dim), ("end", fill), ("axes", MeshAxes(names))), (emitted,))
+
+
+def _quantile_rule(ctx: RuleContext, call: Call, kind: str):
+    """``jnp.quantile(x, q, axis=1)`` (percentile, nanquantile, nanpercentile): as :func:`_along_rule` lowers a
+    median (the rows gathered along a split dim), its result led by ``q``'s dim where ``q`` is a named 1-d array
+    (made whole first) rather than a number."""
+    q = call.params.get("q")
+    method = call.params.get("method")
+    if method is not None and not isinstance(method.value, Static):
+        raise ctx.error(UnsupportedError, method.original, f"{call.name}(method={ctx.code(method.original)}) "
+                        "is not a Python value", "pass method= as a string")
+    lowering = _along_rule(ctx, call, kind)
+    result = lowering.result
+    if q is None or not isinstance(result, Array):
+        return lowering
+    if isinstance(q.value, Static) and q.value.known and _is_number(q.value.literal):
+        return lowering
+    if isinstance(q.value, Array) and q.value.layout.rank <= 1:
+        lead = q.value.dims
+        converts = (Convert(q, Layout(q.value.dims, ((),) * q.value.layout.rank), f"{call.short}'s q"),)
+    else:
+        raise ctx.error(UnsupportedError, q.original, f"{call.name}'s q={ctx.code(q.original)}: meshify needs a "
+                        "number or a named array of at most 1 dim, to know the result's dims",
+                        "write q as a number (0.5), or name the array: q: Tensor['quantiles'] = jnp.array([...])")
+    out = Layout((*lead, *result.layout.dims), (((),) * len(lead)) + result.layout.axes)
+    return replace(lowering, result=Array(out), converts=(*lowering.converts, *converts))
+
+
+def _is_number(v: object) -> bool:
+    return type(v) in (int, float)
+
+
 for _kind, _reads in (("sort", ("a", "axis", "stable", "descending")),
                       ("argsort", ("a", "axis", "stable", "descending", "dtype")),
-                      ("diff", ("a", "n", "axis", "prepend", "append")), ("median", ("a", "axis", "keepdims"))):
+                      ("diff", ("a", "n", "axis", "prepend", "append")), ("median", ("a", "axis", "keepdims")),
+                      ("nanmedian", ("a", "axis", "keepdims"))):
     op(f"jax.numpy.{_kind}", method=_kind if _kind in ("sort", "argsort") else None, kind=_kind,
        reads=_reads)(_along_rule)
 op("jax.nn.glu", kind="glu", reads=("x", "axis"))(_along_rule)
+for _kind in _QUANTILES:
+    op(f"jax.numpy.{_kind}", kind=_kind, reads=("a", "q", "axis", "method", "keepdims"))(_quantile_rule)
 # row-wise library functions (each row along an unsplit dim on its own; along a split dim refused, naming it)
 op("jax.numpy.linalg.vector_norm", kind="vector_norm", reads=("x", "axis", "keepdims", "ord"))(_along_rule)
 op("jax.nn.standardize", kind="standardize", reads=("x", "axis", "epsilon"))(_along_rule)
