@@ -1279,18 +1279,39 @@ class _Builder:
     def op_along(self, a: _Value) -> bool:
         """An op that works along one dim, each row on its own (``jnp.sort``, ``x.sort(descending=True)``,
         ``jnp.argsort``, ``jnp.diff``, ``jnp.median``, ``jax.nn.glu``, ``jax.lax.cumsum(reverse=True)``,
-        ``jax.lax.cummax``), those that change the dim's size summed over it; along a split dim sort, argsort,
-        median and diff gather the rows, jax.lax's cumulative ops combine the shard totals, and glu is refused
-        (a trigger)."""
+        ``jax.lax.cummax``, ``cumlogsumexp``, ``jnp.ptp``, ``jnp.average``, ``jnp.quantile``, a flip written
+        ``x[:, ::-1]``, ``jnp.fliplr``), those that change the dim's size summed over it; along a split dim sort,
+        argsort, median, quantile and diff gather the rows (a diff with ``prepend=`` takes a halo), jax.lax's
+        cumulative ops combine the shard totals, and glu is refused (a trigger)."""
         if not a.dims or None in a.dims:
             return False
         rank = len(a.dims)
         k = self.ch.integer(0, rank - 1)
         size = self.sizes[a.dims[k]]  # type: ignore[index]
         n = a.name
-        kind = self.pick(["sort", "sort_method", "argsort", "diff", "median", "glu", "cumsum", "cummax"])
+        kind = self.pick(["sort", "sort_method", "argsort", "diff", "median", "glu", "cumsum", "cummax", "ptp",
+                          "average", "reversed", "quantile", "cumlogsumexp", "diff_prepend"])
         dims, scale = list(a.dims), a.scale
-        if kind == "sort":
+        if kind == "ptp":
+            expr, scale = f"jnp.ptp({n}, axis={k})", 2 * a.scale
+            del dims[k]
+        elif kind == "average":
+            weights = self.pick(["", f", weights=jnp.abs({n}) + 0.5"])
+            expr = f"jnp.average({n}, axis={k}{weights})"
+            del dims[k]
+        elif kind == "reversed":
+            expr = f"{n}[{':, ' * k}::-1]" if self.flag(70) else f"jnp.flip({n}, axis={k})"
+            if rank == 2 and self.flag(30):
+                expr = f"jnp.fliplr({n})" if k == 1 else f"jnp.flipud({n})"
+        elif kind == "quantile":
+            expr = f"jnp.quantile({n}, {self.pick(['0.25', '0.5', '0.9'])}, axis={k})"
+            del dims[k]
+        elif kind == "cumlogsumexp":
+            expr, scale = f"jax.lax.cumlogsumexp({n}, axis={k}, reverse={self.pick(['False', 'True'])})", \
+                a.scale + math.log(size)
+        elif kind == "diff_prepend":
+            expr, scale = f"jnp.diff({n}, axis={k}, prepend=0.0)", 2 * a.scale
+        elif kind == "sort":
             expr = f"jnp.sort({n}, axis={k})"
         elif kind == "sort_method":
             expr = f"{n}.sort(axis={k}, descending=True)"
