@@ -793,7 +793,7 @@ def _leaves(value: Value, path: str) -> list[tuple[str, Value]]:
 
 def _rebuilt(value: Value, results) -> Value:
     if isinstance(value, StructValue):
-        return StructValue(value.cls, tuple((k, _rebuilt(v, results)) for k, v in value.fields), value.kind)
+        return StructValue(value.cls, tuple((k, _rebuilt(v, results)) for k, v in value.fields), value.kind, value.meta)
     if isinstance(value, TupleValue):
         return TupleValue(tuple(_rebuilt(v, results) for v in value.items))
     return value if is_none(value) else next(results)
@@ -842,7 +842,7 @@ def _stacked(value: Value, dim: str) -> Value:
         layout = value.layout
         return Array(Layout((dim, *layout.dims), ((), *layout.axes), layout.partial), value.origin)
     if isinstance(value, StructValue):
-        return StructValue(value.cls, tuple((k, _stacked(v, dim)) for k, v in value.fields), value.kind)
+        return StructValue(value.cls, tuple((k, _stacked(v, dim)) for k, v in value.fields), value.kind, value.meta)
     if isinstance(value, TupleValue):
         return TupleValue(tuple(_stacked(v, dim) for v in value.items))
     return value

@@ -30,6 +30,9 @@ def _specs(layouts, mr: str) -> str:
     """out_specs for a result's layouts: one, a tuple of them, a dict of them (nested as the result is)."""
     if isinstance(layouts, EachLayouts):  # a list of each call's length: every item's specs
         return f"{mr}.Each({_specs(next(iter(layouts.values())), mr)})"
+    if isinstance(layouts, dict) and getattr(layouts, "meta", False):  # a dataclass with static fields
+        return f"{mr}.Fields({layouts.cls}, {{" + ", ".join(f"{json.dumps(k)}: {_specs(l, mr)}"
+                                                          for k, l in layouts.items()) + "})"
     if isinstance(layouts, dict) and hasattr(layouts, "cls"):  # a NamedTuple of the module: Out(logits=P(...))
         return f"{layouts.cls}(" + ", ".join(f"{k}={_specs(l, mr)}" for k, l in layouts.items()) + ")"
     if isinstance(layouts, dict):
@@ -130,6 +133,9 @@ def _arg_spec(plan: FunctionPlan, path: str, struct, mr: str, depth: int) -> str
                      for name, hint in struct.fields)
     # (the fields each call may pass as None: which are picks the version)
     optional = ", optional=(" + ", ".join(f'"{n}"' for n in struct.optional) + ",)" if struct.optional else ""
+    # (its static fields: each call's values are part of the program's key)
+    optional += ", meta=(" + ", ".join(f'"{n}"' for n in struct.meta) + ("," if len(struct.meta) == 1 else "") + \
+        ")" if struct.meta else ""
     return f'{mr}.TreeSpec({struct.cls}, "{struct.kind}", {{\n{fields}{"    " * depth}}}{optional})'
 
 

@@ -212,10 +212,18 @@ def _namedtuple_construct(rw, node: cst.Call, func: cst.Name, fields) -> Operand
                            f"pass {name}= in the call")
         # a default that is no literal (dtype=jnp.float32, an array): a whole value of unknown dims
         values.append((name, Static.of(literal) if literal is not ... else Opaque()))
-    from meshify.rewrite._hints import _struct_kind
+    from meshify.rewrite._hints import _meta_fields, _struct_kind
 
-    kind = "dataclass" if _struct_kind(rw.ctx, rw.ctx.classes[func.value]) == "dataclass" else "namedtuple"
-    return Operand(StructValue(func.value, tuple(values), kind), node, node.with_changes(args=args))
+    cls = rw.ctx.classes[func.value]
+    kind = "dataclass" if _struct_kind(rw.ctx, cls) == "dataclass" else "namedtuple"
+    meta = _meta_fields(rw.ctx, cls) if kind == "dataclass" else set()
+    for name in meta:  # a static field: part of the pytree's structure, a Python value here (never a result)
+        if name in given and not isinstance(given[name].value, Static):
+            raise rw.error(UnsupportedError, given[name].original, f"{func.value}'s static field {name!r} given "
+                           f"{rw.ctx.code(given[name].original)!r}, an array", f"pass a Python value for {name!r}, or "
+                           "make it an array field (with a Tensor hint)")
+    return Operand(StructValue(func.value, tuple((k, v) for k, v in values if k not in meta), kind,
+                               tuple(k for k, _ in values if k in meta)), node, node.with_changes(args=args))
 
 
 def _string_keys(node: cst.Dict) -> list[str] | None:
@@ -617,6 +625,8 @@ def _attribute(rw, node: cst.Attribute):
     new = node.with_changes(value=base.node)
     if isinstance(base.value, StructValue):
         value = base.value.field(attr)
+        if value is None and attr in base.value.meta:  # a static field: a Python value when traced
+            return Operand(Static(), node, new)
         if value is None:
             raise rw.error(LayoutError, node, f"{base.value.cls} has no field {attr!r}",
                            f"its fields are {', '.join(k for k, _ in base.value.fields)}")

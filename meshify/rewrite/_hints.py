@@ -591,13 +591,17 @@ class StructHint:
     fields: tuple[tuple[str, tuple[str, ...] | StructHint | None], ...]
     #: The fields hinted ``X | None`` (their hint in ``fields`` is X's): each call's value says which are None.
     optional: tuple[str, ...] = ()
+    #: A dataclass's static fields (``register_dataclass(meta_fields=[...])``, ``field(metadata={"static": True})``,
+    #: flax's ``struct.field(pytree_node=False)``): no arrays, not in ``fields``; static values when traced.
+    meta: tuple[str, ...] = ()
 
     def without(self, nones: frozenset[str]) -> StructHint:
         """This hint in the version where the optional fields in ``nones`` (``"Linear.b"``: class and
         field) are None, in it and in its nested hints."""
         return StructHint(self.cls, self.kind, tuple(
             (name, None if name in self.optional and f"{self.cls}.{name}" in nones
-             else f.without(nones) if isinstance(f, StructHint) else f) for name, f in self.fields), self.optional)
+             else f.without(nones) if isinstance(f, StructHint) else f) for name, f in self.fields), self.optional,
+            self.meta)
 
     def optional_groups(self, none_only: bool = False) -> list[str]:
         """``"Class.field"`` of each optional field, here and in nested hints, in order and once each
@@ -657,13 +661,60 @@ def read_struct(ctx: ModuleContext, node: cst.BaseExpression, seen: tuple[str, .
             fields.append((small.target.value, dims if dims is not None else inner))
     if all(f is None for _, f in fields):
         return None  # a config of static values (ints, floats, flags): passed through unchanged
+    meta = _meta_fields(ctx, cls) if kind == "dataclass" else set()
     for name, f in fields:
-        if f is None:
+        if f is None and name not in meta:
             raise ctx.error(AnnotationError, node, f"field {node.value}.{name} has no Tensor hint, but other "
                             f"fields of {node.value} do",
                             "every field of a pytree argument needs a Tensor[...] hint (or a nested "
-                            "NamedTuple/dataclass); keep static values in a separate config argument")
-    return StructHint(node.value, kind, tuple(fields), tuple(optional))  # type: ignore[arg-type]
+                            "NamedTuple/dataclass); keep static values in a separate config argument, or declare "
+                            "the field static (register_dataclass(meta_fields=[...]), or dataclasses.field(metadata="
+                            "{'static': True}) under @jax.tree_util.register_dataclass)")
+    return StructHint(node.value, kind, tuple((k, f) for k, f in fields if k not in meta),  # type: ignore[arg-type]
+                      tuple(optional), tuple(k for k, _ in fields if k in meta))
+
+
+def _meta_fields(ctx: ModuleContext, cls: cst.ClassDef) -> set[str]:
+    """The static fields a dataclass declares: ``meta_fields=[...]`` of a ``register_dataclass`` decorator (a
+    ``functools.partial`` of it), or fields made by ``dataclasses.field(metadata={"static": True})`` (or
+    ``dict(static=True)``) or flax's ``struct.field(pytree_node=False)``."""
+    out: set[str] = set()
+    for decorator in cls.decorators:
+        call = decorator.decorator
+        if not isinstance(call, cst.Call):
+            continue
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == "meta_fields" \
+                    and isinstance(arg.value, cst.List | cst.Tuple):
+                out |= {e.value.evaluated_value for e in arg.value.elements
+                        if isinstance(e.value, cst.SimpleString)}
+    for stmt in cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ():
+        for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
+            if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) \
+                    and isinstance(small.value, cst.Call) and _static_field(ctx, small.value):
+                out.add(small.target.value)
+    return out
+
+
+def _static_field(ctx: ModuleContext, call: cst.Call) -> bool:
+    """``dataclasses.field(metadata={"static": True})`` / ``dict(static=True)``, ``struct.field(pytree_node=False)``."""
+    names = ctx.qualified_names(call.func)
+    for arg in call.args:
+        key = arg.keyword.value if arg.keyword is not None else None
+        if key == "pytree_node" and names & {"flax.struct.field"} and isinstance(arg.value, cst.Name) \
+                and arg.value.value == "False":
+            return True
+        if key != "metadata" or not names & {"dataclasses.field", "field"}:
+            continue
+        value = arg.value
+        if isinstance(value, cst.Dict):
+            return any(isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)
+                       and e.key.evaluated_value == "static" and isinstance(e.value, cst.Name) and e.value.value == "True"
+                       for e in value.elements)
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "dict":
+            return any(a.keyword is not None and a.keyword.value == "static" and isinstance(a.value, cst.Name)
+                       and a.value.value == "True" for a in value.args)
+    return False
 
 
 def _imported_struct(ctx: ModuleContext, node: cst.Name | cst.Attribute, seen: tuple[str, ...]) -> StructHint | None:
@@ -686,7 +737,8 @@ def _carried_classes(home: ModuleContext, struct: StructHint) -> StructHint:
 
     fields = tuple((k, _carried_classes(home, f) if isinstance(f, StructHint) else f) for k, f in struct.fields)
     named = struct.kind in ("namedtuple", "dataclass", "dict") and struct.cls in home.classes
-    return StructHint(carry_class(home, struct.cls) if named else struct.cls, struct.kind, fields, struct.optional)
+    return StructHint(carry_class(home, struct.cls) if named else struct.cls, struct.kind, fields, struct.optional,
+                      struct.meta)
 
 
 def _renamed_struct(ctx: ModuleContext, node: cst.Subscript, seen: tuple[str, ...]) -> StructHint | None:
@@ -732,7 +784,7 @@ def _struct_dims(struct: StructHint) -> set[str]:
 def _rename_struct(struct: StructHint, renames: dict[str, str]) -> StructHint:
     return StructHint(struct.cls, struct.kind, tuple(
         (name, _rename_struct(f, renames) if isinstance(f, StructHint) else tuple(renames.get(d, d) for d in f))
-        for name, f in struct.fields), struct.optional)
+        for name, f in struct.fields), struct.optional, struct.meta)
 
 
 _TUPLE = frozenset({"tuple", "typing.Tuple"})

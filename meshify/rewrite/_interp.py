@@ -518,9 +518,12 @@ class StructLayouts(dict):
     """The layouts of a returned NamedTuple's fields, by name (a dict), and its class's name: out_specs
     ``Out(logits=P(...), loss=P())``."""
 
-    def __init__(self, cls: str, fields: dict) -> None:
+    def __init__(self, cls: str, fields: dict, meta: bool = False) -> None:
         super().__init__(fields)
         self.cls = cls
+        #: The class has static fields (a dataclass's meta fields): out_specs ``mr.Fields(Cls, {...})``, their
+        #: values read off the result's structure when traced.
+        self.meta = meta
 
 
 class EachLayouts(dict):
@@ -1293,7 +1296,7 @@ class FunctionRewriter:
                 fields.append((field_name, Array(self._rule_layout(field_hint, hint))))
         if struct.kind == "tuple":  # indexed and unpacked like any tuple of arrays
             return TupleValue(tuple(v for _, v in fields))  # type: ignore[return-value]
-        return StructValue(struct.cls, tuple(fields), struct.kind)
+        return StructValue(struct.cls, tuple(fields), struct.kind, struct.meta)
 
     def _rule_layout(self, dims: tuple[str, ...], node: cst.CSTNode) -> Layout:
         try:
@@ -3084,8 +3087,16 @@ class FunctionRewriter:
                                  f"{self.ctx.code(where)!r}, a {value.cls} meshify would have to rebuild field by field",
                                  f"bind it to a name first (out = {self.ctx.code(where)}; return out)")
         if as_is:
-            return op.node, StructValue(value.cls, tuple(left), value.kind)
-        return cst.Call(cst.Name(value.cls), args), StructValue(value.cls, tuple(left), value.kind)
+            return op.node, StructValue(value.cls, tuple(left), value.kind, value.meta)
+        meta = self._meta_names(value)
+        if meta and not isinstance(op.node, cst.Name | cst.Attribute):
+            raise self.ctx.error(UnsupportedError, where, f"{self.fn.name.value}() returns {self.ctx.code(where)!r}, "
+                                 f"a {value.cls} with static fields meshify would have to rebuild field by field",
+                                 f"bind it to a name first (out = {self.ctx.code(where)}; return out)")
+        for k in meta:  # (its static fields: the values it holds, read off it)
+            args.append(cst.Arg(cst.Attribute(op.node, cst.Name(k)), keyword=cst.Name(k), equal=cst.AssignEqual(
+                whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))))
+        return cst.Call(cst.Name(value.cls), args), StructValue(value.cls, tuple(left), value.kind, value.meta)
 
     def _leaving_sequence(self, op: Operand, where: cst.BaseExpression) -> StructValue:
         """A field holding a list of pytrees as long as each call's (``new_ema.blocks`` of ``jax.tree.map`` over
@@ -3178,14 +3189,13 @@ class FunctionRewriter:
             return self._by_statics()
         return self._result_layouts(first)
 
-    @staticmethod
-    def _result_layouts(first: Value):
+    def _result_layouts(self, first: Value):
         def layouts(value):
             if isinstance(value, StructValue) and value.kind == "sequence":  # each call's length: mr.Each(...)
                 return EachLayouts({ITEMS: layouts(sequence_item(value))})
             if isinstance(value, StructValue):  # a dict of results, or a NamedTuple of the module
                 out = {k: layouts(v) for k, v in value.fields}
-                return out if value.kind == "dict" else StructLayouts(value.cls, out)
+                return out if value.kind == "dict" else StructLayouts(value.cls, out, self._has_meta(value))
             if isinstance(value, TupleValue):  # return loss, (logits, aux)
                 return tuple(layouts(item) for item in value.items)
             return value.layout
@@ -3196,6 +3206,19 @@ class FunctionRewriter:
             return layouts(first)  # type: ignore[no-any-return]
         assert isinstance(first, Array)
         return first.layout
+
+    def _has_meta(self, value: StructValue) -> bool:
+        """Whether a returned dataclass's class has static fields."""
+        return bool(self._meta_names(value))
+
+    def _meta_names(self, value: StructValue) -> tuple[str, ...]:
+        """The static fields of a dataclass value's class (a value rebuilt elsewhere may not carry them)."""
+        if value.meta or value.kind != "dataclass":
+            return value.meta
+        from meshify.rewrite._hints import _meta_fields
+
+        cls = self.ctx.classes.get(value.cls)
+        return tuple(sorted(_meta_fields(self.ctx, cls))) if cls is not None else ()
 
     def _by_statics(self) -> OutByStatics:
         """The out_specs of a function that returns other results on other paths (``if return_hidden:
@@ -4210,7 +4233,7 @@ def _as_is(value: Value) -> Value | None:
         fields = [(k, _as_is(v)) for k, v in value.fields]
         if any(v is None for _, v in fields):
             return None
-        return StructValue(value.cls, tuple(fields), value.kind)  # type: ignore[arg-type]
+        return StructValue(value.cls, tuple(fields), value.kind, value.meta)  # type: ignore[arg-type]
     return None
 
 

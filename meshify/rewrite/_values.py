@@ -126,6 +126,8 @@ class StructValue:
     cls: str
     fields: tuple[tuple[str, Value], ...]
     kind: str = "namedtuple"  # or "dataclass", "dict"
+    #: A dataclass's static fields (no arrays; static values when traced, unknown here).
+    meta: tuple[str, ...] = field(default=(), compare=False)
 
     def field(self, name: str) -> Value | None:
         return next((v for k, v in self.fields if k == name), None)

@@ -9,7 +9,7 @@ from jax.sharding import PartitionSpec as P
 
 from meshify.annotate._tensor import Tensor
 from meshify.annotate._types import MeshSpec
-from meshify.runtime._bind import ArgSpec, Each, Sharded, TreeSpec, bind, sharded
+from meshify.runtime._bind import ArgSpec, Each, Fields, Sharded, TreeSpec, bind, sharded
 from meshify.runtime._devices import available_devices, build_mesh, set_devices, simulate_cpu_devices
 from meshify.runtime._distributed import Topology, initialize
 from meshify.runtime._placement import ProcessLocal, from_host, process_local, process_slice, to_host
@@ -61,7 +61,7 @@ from meshify.runtime.ops import (  # noqa: A004
 )
 
 __all__ = [
-    "P", "Tensor", "MeshSpec", "ArgSpec", "TreeSpec", "Each", "Sharded", "bind", "sharded",
+    "P", "Tensor", "MeshSpec", "ArgSpec", "TreeSpec", "Each", "Fields", "Sharded", "bind", "sharded",
     "available_devices", "build_mesh", "set_devices", "simulate_cpu_devices",
     "initialize", "Topology", "from_host", "to_host", "process_local", "process_slice", "ProcessLocal",
     "like", "shard_size", "sum_dtype", "psum", "psum_scatter", "all_gather", "global_shape", "one_hot", "take", "take_along_axis", "rows_at", "scatter", "local_block", "dynamic_slice", "dynamic_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_index_in_dim", "local_draw", "log_softmax", "logsumexp", "mean", "on_one_device", "pmax", "pmin", "softmax",

@@ -12,6 +12,7 @@ same full array everywhere or, wrapped in ``process_local``, each process's own 
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import functools
 import inspect
 import os
@@ -70,10 +71,24 @@ class TreeSpec:
     fields: Mapping[str, ArgSpec | TreeSpec | None]
     #: The fields hinted ``X | None``: which are None picks the version of the program (``Sharded._version``).
     optional: tuple[str, ...] = ()
+    #: Static fields of a dataclass (``register_dataclass(meta_fields=[...])``, ``field(metadata={"static":
+    #: True})``): no arrays, part of the pytree's structure; each call's values key the program (:meth:`concrete`).
+    meta: tuple[str, ...] = ()
+    #: The values of ``meta`` for one call (a spec :meth:`concrete` made), None in the abstract spec.
+    meta_values: tuple[tuple[str, Any], ...] | None = None
 
     @property
     def has_sequence(self) -> bool:
-        return self.kind == "sequence" or any(isinstance(s, TreeSpec) and s.has_sequence for s in self.fields.values())
+        """Whether each call's value shapes the spec: a sequence of any length, or static fields' values."""
+        return self.kind == "sequence" or bool(self.meta) and self.meta_values is None or any(
+            isinstance(s, TreeSpec) and s.has_sequence for s in self.fields.values())
+
+    def meta_key(self, path: str) -> list[tuple[str, Any]]:
+        """``("path.field", value)`` of each static field's value in this concrete spec, nested ones too."""
+        out = [(f"{path}.{k}", _key(v)) for k, v in self.meta_values or ()]
+        for name, spec in self.fields.items():
+            out += spec.meta_key(f"{path}.{name}") if isinstance(spec, TreeSpec) else []
+        return out
 
     def nones(self, value: Any, path: str) -> dict[str, bool]:
         """``"Class.field"`` -> whether it is None, for each optional field of ``value`` (nested ones too)."""
@@ -102,9 +117,10 @@ class TreeSpec:
                 for i, v in enumerate(value)})
         if not self.has_sequence:
             return self
+        meta = tuple((name, self._field(value, name, path)) for name in self.meta) if self.meta else None
         return TreeSpec(self.cls, self.kind, {
             name: spec.concrete(self._field(value, name, path), f"{path}.{name}") if isinstance(spec, TreeSpec)
-            else spec for name, spec in self.fields.items()}, self.optional)
+            else spec for name, spec in self.fields.items()}, self.optional, self.meta, meta)
 
     def leaves(self, path: str) -> list[tuple[str, ArgSpec]]:
         out = []
@@ -164,6 +180,8 @@ class TreeSpec:
                   else next(leaves) for name, spec in self.fields.items()}
         if self.kind == "tuple":
             return self.cls(values.values())  # a tuple, or a list where a list[Block] argument was one
+        if self.meta_values:  # (static fields: this call's values, as the pytree's structure holds them)
+            values.update(self.meta_values)
         return dict(values) if self.kind == "dict" else self.cls(**values)
 
 
@@ -456,7 +474,8 @@ class Sharded:
         except CallError as e:
             raise self._placed(e, next(iter(self.args), None)) from None
         key = tuple(path for name, spec in args.items()
-                    for path, _ in (spec.leaves(name) if isinstance(spec, TreeSpec) else [(name, spec)]))
+                    for path, _ in (spec.leaves(name) if isinstance(spec, TreeSpec) else [(name, spec)])) + \
+            tuple(item for name, spec in args.items() if isinstance(spec, TreeSpec) for item in spec.meta_key(name))
         if key not in self._lengths:
             variant = Sharded(self.local, self.mesh_spec, args, self.out_specs, devices=self._devices,
                               reads=self.reads, globals_read=self.globals_read, constants=self.constants,
@@ -885,8 +904,18 @@ class Each:
     item: Any
 
 
+@dataclass(frozen=True, slots=True)
+class Fields:
+    """out_specs of a returned dataclass with static fields (``register_dataclass(meta_fields=[...])``): the specs
+    of its array fields, by name.  Its static fields' values are part of its structure, which shard_map compares
+    with the result's: they are read off the result's structure, traced once (as :class:`Each` is spelled out)."""
+
+    cls: type
+    specs: Mapping[str, Any]
+
+
 def _has_each(specs: Any) -> bool:
-    if isinstance(specs, Each):
+    if isinstance(specs, Each | Fields):
         return True
     if isinstance(specs, PartitionSpec):
         return False
@@ -901,6 +930,11 @@ def _spelled_out(specs: Any, out: Any) -> Any:
     """``specs`` with each :class:`Each` a tuple of its item's specs, one per item of ``out`` there."""
     if isinstance(specs, Each):
         return tuple(_spelled_out(specs.item, o) for o in out)
+    if isinstance(specs, Fields):  # the result's own node (its static fields' values), its arrays' specs in it
+        if type(out) is not specs.cls:
+            raise CallError(f"the function returned a {type(out).__name__} where meshify rewrote it to return a "
+                            f"{specs.cls.__name__}", fix="return the same class on every path")
+        return dataclasses.replace(out, **{k: _spelled_out(v, getattr(out, k)) for k, v in specs.specs.items()})
     if isinstance(specs, PartitionSpec):
         return specs
     if isinstance(specs, dict):

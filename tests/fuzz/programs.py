@@ -1865,15 +1865,29 @@ class _Builder:
             self.module.imports.add("dataclasses")
             order = self.pick(['["a", "b"]', '["b", "a"]'])
             if "DPair" not in self.module.defs:
-                self.module.defs["DPair"] = ("@dataclasses.dataclass\nclass DPair:\n    a: jax.Array\n    b: jax.Array\n"
-                                             f"\n\njax.tree_util.register_dataclass(DPair, data_fields={order}, "
-                                             "meta_fields=[])\n")
+                if self.flag(40):  # a static field (a scale kept in the structure), declared by the decorator
+                    self.module.imports.add("functools")
+                    self.module.defs["DPair"] = (
+                        "@functools.partial(jax.tree_util.register_dataclass, data_fields=" + order +
+                        ', meta_fields=["k"])\n@dataclasses.dataclass\nclass DPair:\n    a: jax.Array\n'
+                        "    b: jax.Array\n    k: float = 1.0\n")
+                else:
+                    self.module.defs["DPair"] = ("@dataclasses.dataclass\nclass DPair:\n    a: jax.Array\n    b: jax.Array\n"
+                                                 f"\n\njax.tree_util.register_dataclass(DPair, data_fields={order}, "
+                                                 "meta_fields=[])\n")
             if '["b", "a"]' in self.module.defs["DPair"]:  # (leaves read one by one: JAX's order checked first)
                 self.trigger("leaves of a class registered in another order", "jax.tree.leaves gives the leaves")
             cls = "DPair"
-        self.lines.append(f"{p} = {cls}(a={a.name}, b={b.name})")
+        static = cls == "DPair" and "meta_fields=[\"k\"]" in self.module.defs["DPair"]
+        k = self.pick(["", ", k=0.5", ", k=2.0"]) if static else ""
+        self.lines.append(f"{p} = {cls}(a={a.name}, b={b.name}{k})")
         form = self.pick(["sum", "vdot", "index", "masked", "for", "size", "enumerate", "flatten", "dictcomp",
-                          "sorted"])
+                          "sorted", *(["static"] * 3 * static)])
+        if form == "static":  # the static field read, and kept by jax.tree.map (a Python number when traced)
+            again = f"{self.fresh()}p"
+            self.lines.append(f"{again} = jax.tree.map(lambda q: q * {p}.k, {p})")
+            self.emit(f"jnp.mean({again}.a) * {again}.k + jnp.mean({again}.b)", [], 4 * (a.scale + b.scale))
+            return True
         scale = a.scale ** 2 * self.elements(a.dims) + b.scale ** 2 * self.elements(b.dims)
         n = self.elements(a.dims) + self.elements(b.dims)
         if form in ("dictcomp", "sorted"):  # a dict of the two gone over key by key
