@@ -349,3 +349,70 @@ def test_verify_counts_the_backward_psum_of_an_activation_cotangent(tmp_path: Pa
     assert [r.name for r in reports] == ["step", "by_lambda", "frozen_norm"]
     for r in reports:
         assert r.results_agree and r.prediction_matches, (r.name, r.predicted, r.found)
+
+
+NORM_IN_LOOP_BODIES = """
+import jax
+import jax.numpy as jnp
+
+from meshify import Tensor, mesh
+
+
+def rms(h):
+    return h / jnp.sqrt(jnp.mean(h * h, axis=-1, keepdims=True) + 1e-6)
+
+
+@mesh(batch=2, model=4, rules={"f": "model"})
+def scanned(x: Tensor["batch", "d"], w1: Tensor["layers", "d", "f"], w2: Tensor["layers", "f", "d"]):
+    def loss(w1, w2):
+        def body(h, ws):
+            a, b = ws
+            return h + jnp.tanh(rms(h) @ a) @ b, None
+        h, _ = jax.lax.scan(body, x, (w1, w2))
+        return jnp.mean(h ** 2)
+    return jax.value_and_grad(loss, argnums=(0, 1))(w1, w2)
+
+
+@mesh(batch=2, model=4, rules={"f": "model"})
+def by_lambda(x: Tensor["batch", "d"], w1: Tensor["layers", "d", "f"], w2: Tensor["layers", "f", "d"]):
+    def loss(w1, w2):
+        h, _ = jax.lax.scan(lambda h, ws: (h + jnp.tanh(rms(h) @ ws[0]) @ ws[1], None), x, (w1, w2))
+        return jnp.mean(h ** 2)
+    return jax.value_and_grad(loss, argnums=(0, 1))(w1, w2)
+
+
+@mesh(batch=2, model=4, rules={"f": "model"})
+def fori(x: Tensor["batch", "d"], a: Tensor["d", "f"], b: Tensor["f", "d"]):
+    def loss(a, b):
+        def body(i, h):
+            return h + jnp.tanh(rms(h) @ a) @ b
+        return jnp.mean(jax.lax.fori_loop(0, 3, body, x) ** 2)
+    return jax.grad(loss, argnums=(0, 1))(a, b)
+
+
+@mesh(batch=2, model=4, rules={"f": "model"})
+def zero_carry(x: Tensor["batch", "d"], w1: Tensor["layers", "d", "f"], w2: Tensor["layers", "f", "d"]):
+    def loss(w1, w2):
+        def body(h, ws):
+            a, b = ws
+            return h + jnp.tanh(rms(h + x) @ a) @ b, None
+        h, _ = jax.lax.scan(body, jnp.zeros_like(x), (w1, w2))
+        return jnp.mean(h ** 2)
+    return jax.grad(loss, argnums=(0, 1))(w1, w2)
+"""
+
+
+def test_verify_counts_the_backward_psums_inside_loop_bodies(tmp_path: Path) -> None:
+    """The activation's cotangent psum inside a scan / fori_loop body (a def or a lambda) that a loss differentiates
+    through: the body's carry and xs parameters have cotangents when what feeds them does (the carry too when the
+    body adds a weight into one that starts from zeros).  They took cotangents only from what the body closed
+    over, so the psums inside were not counted (predicted 132 B of 388 B; session 28's note)."""
+    from meshify.explain import parse_dims
+
+    path = tmp_path / "norm_loops.py"
+    path.write_text(NORM_IN_LOOP_BODIES)
+    reports = verify_file(path, None, parse_dims("batch=4,d=8,f=16,layers=3"))
+    assert [r.name for r in reports] == ["scanned", "by_lambda", "fori", "zero_carry"]
+    for r in reports:
+        assert r.results_agree and r.prediction_matches, (r.name, r.predicted, r.found)
+

@@ -14,7 +14,7 @@ with the loop's trip count, and the call's result value is known.
 from __future__ import annotations
 
 import itertools
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import libcst as cst
@@ -164,7 +164,8 @@ def _regathering(rw, node: cst.BaseExpression, since: int) -> cst.BaseExpression
 def _iteration(rw, call: Call, loop: Loop, carry: Value) -> tuple[Value, cst.BaseExpression]:
     """The body walked for one iteration with ``carry`` entering."""
     args = [carry if i == loop.carry else a for i, a in enumerate(loop.args)]
-    result, node = _walk(rw, call, loop.body.fn, args, loop.trips, unroll=loop.unroll)
+    result, node = _walk(rw, call, loop.body.fn, args, loop.trips, unroll=loop.unroll,
+                         sources=Sources(loop.sources, loop.carry, loop.stacked is not None) if loop.sources else None)
     if loop.stacked is not None and not (isinstance(result, TupleValue) and len(result.items) == 2):
         raise rw.error(LayoutError, loop.body.fn.original, f"a {call.short} body must return (carry, y)",
                        "return a pair: the new carry and the per-step output (or None)")
@@ -431,9 +432,22 @@ def unwrapped(rw, node: cst.BaseExpression) -> tuple[list[cst.Call], cst.BaseExp
     return wrappers, node
 
 
+@dataclass(frozen=True, slots=True)
+class Sources:
+    """Where a loop body's arguments come from (see ``Loop.sources``), and which one is the carry (``pair``: the
+    body returns ``(carry, y)``, a scan's)."""
+
+    nodes: tuple[cst.CSTNode | None, ...]
+    carry: int
+    pair: bool
+
+    def carry_of(self, params: list[str]) -> tuple[str, bool] | None:
+        return (params[self.carry], self.pair) if self.carry < len(params) else None
+
+
 def _walk(rw, call: Call, fn: Operand, args: list[Value], trips, target: Value | None = None,
-          passed: list[cst.BaseExpression] | None = None, dtype: list | None = None, unroll: int | bool = 1
-          ) -> tuple[Value, cst.BaseExpression]:
+          passed: list[cst.BaseExpression] | None = None, dtype: list | None = None, unroll: int | bool = 1,
+          sources: Sources | None = None) -> tuple[Value, cst.BaseExpression]:
     """Rewrites the loop (or branch) body for ``args``; returns its result value and the body's new node.
 
     ``target``: the value the result must leave the body as (a cond's branches agree on one); it is
@@ -443,7 +457,7 @@ def _walk(rw, call: Call, fn: Operand, args: list[Value], trips, target: Value |
     wrappers, inner = unwrapped(rw, fn.original)
     if wrappers:
         value, new = _walk(rw, call, replace(fn, original=inner, node=inner), args, trips, target, passed, dtype,
-                           unroll)
+                           unroll, sources)
         for w in reversed(wrappers):
             new = w.with_changes(args=[w.args[0].with_changes(value=new), *w.args[1:]])
         return value, new
@@ -452,7 +466,7 @@ def _walk(rw, call: Call, fn: Operand, args: list[Value], trips, target: Value |
     try:
         local = local_def(rw, node.value) if isinstance(node, cst.Name) else None
         if local is not None:  # def body(carry, x): ... in the enclosing function
-            return _local_body(rw, call, local, args, target, passed, dtype)
+            return _local_body(rw, call, local, args, target, passed, dtype, sources)
         held = rw.env.get(node.value) if isinstance(node, cst.Name) else None
         if isinstance(held, Static) and isinstance(held.literal, LambdaRef | LocalRef):
             return _passed_body(rw, call, node, held.literal, args, target, dtype)
@@ -465,7 +479,7 @@ def _walk(rw, call: Call, fn: Operand, args: list[Value], trips, target: Value |
             node = partial_lambda(node, len(args))
         if isinstance(node, cst.Lambda):
             return walk_lambda(rw, node, args, target, "the loop body's" if target is None and passed is None
-                           else f"the {call.short} branch's", passed, dtype)
+                           else f"the {call.short} branch's", passed, dtype, sources)
     finally:
         rw.leave_loop()
     raise rw.error(UnsupportedError, node, f"{call.short} body {rw.ctx.code(node)!r}",
@@ -532,8 +546,8 @@ def _passed_body(rw, call: Call, node: cst.BaseExpression, ref: Any, args: list[
 
 
 def _local_body(rw, call: Call, local, args: list[Value], target: Value | None = None,
-                passed: list[cst.BaseExpression] | None = None, dtype: list | None = None
-                ) -> tuple[Value, cst.BaseExpression]:
+                passed: list[cst.BaseExpression] | None = None, dtype: list | None = None,
+                sources: Sources | None = None) -> tuple[Value, cst.BaseExpression]:
     """A nested def as the loop body: rewritten where the loop traces it, in the enclosing scope."""
     local.shape(len(args))
     p = local.node.params
@@ -556,7 +570,9 @@ def _local_body(rw, call: Call, local, args: list[Value], target: Value | None =
             if carriers is not None:
                 carriers[name] = local.default_dtypes.get(name)
     forced = target.layout if isinstance(target, Array) else None
-    result, sub, name = walk_local(rw, local, bound, call.node, carriers, forced=forced, blind=passed is None)
+    result, sub, name = walk_local(rw, local, bound, call.node, carriers, forced=forced, blind=passed is None,
+                                   passed=dict(zip(positional, sources.nodes)) if sources is not None else None,
+                                   carry=sources.carry_of(positional) if sources is not None else None)
     if dtype is not None:
         dtype.append(sub.dtypes.in_caller(sub.return_dtype, carriers or {}))
     if passed is None and holds_partial(result) and (sub.returns_widened or _wide_item(result, sub.return_items)):
@@ -568,10 +584,20 @@ def _local_body(rw, call: Call, local, args: list[Value], target: Value | None =
 
 def walk_lambda(rw, node: cst.Lambda, args: list[Value], target: Value | None = None,
             what: str = "the loop body's", passed: list[cst.BaseExpression] | None = None,
-            dtype: list | None = None) -> tuple[Value, cst.BaseExpression]:
+            dtype: list | None = None, sources: Sources | None = None) -> tuple[Value, cst.BaseExpression]:
     """A lambda walked for ``args`` in the caller's scope (its parameters bound over the caller's
     names while its body is evaluated); its result converted to ``target``, if given."""
     params = [p.name.value for p in node.params.params]
+    if sources is not None and rw.tangent is not None:  # its parameters fed from values with a cotangent
+        from meshify.rewrite._cotangents import seeded_params
+
+        saved_tangent = rw.tangent
+        rw.tangent = rw.tangent | seeded_params(rw, node, dict(zip(params, sources.nodes)),
+                                                sources.carry_of(params))
+        try:
+            return walk_lambda(rw, node, args, target, what, passed, dtype)
+        finally:
+            rw.tangent = saved_tangent
     if len(params) != len(args) or node.params.star_arg not in (None, cst.MaybeSentinel.DEFAULT):
         raise rw.error(UnsupportedError, node, f"a loop body lambda taking {len(params)} arguments, "
                        f"called with {len(args)}", "give the lambda one parameter per value the loop passes")

@@ -22,6 +22,8 @@ sequence of one item's value where a loop it is carried into appends to it.
 
 from __future__ import annotations
 
+import contextlib
+
 import builtins
 import functools
 import json
@@ -727,11 +729,13 @@ def _leafwise(rw, node: cst.Call, fn: cst.Lambda, trees: list[Operand], with_pat
                        "gives (its leaves' paths are not known before the call)", "map over pytrees of fields")
     keys = _key_paths(trees[0].value, ()) if with_path else []
     results, lambdas = [], []
+    params = [p.name.value for p in fn.params.params][1 if with_path else 0:]
     for at, leaves in enumerate(zip(*paths)):
         mark = rw.mark()
         args = [v for _, v in leaves]
-        value, new = walk_lambda(rw, fn, [Static.of(keys[at]), *args] if with_path else args,
-                                 what="jax.tree.map's function")
+        with _leaf_dtypes(rw, params, trees, at, len(paths[0])):
+            value, new = walk_lambda(rw, fn, [Static.of(keys[at]), *args] if with_path else args,
+                                     what="jax.tree.map's function")
         results.append(value)
         lambdas.append((rw.ctx.code(trees[0].original) + leaves[0][0], rw.ctx.code(new), new))
         if at:  # the same code again: keep what it runs (its collectives), not a second set of comments
@@ -758,6 +762,37 @@ def _leafwise(rw, node: cst.Call, fn: cst.Lambda, trees: list[Operand], with_pat
     args = [node.args[0].with_changes(value=new_lambda), *(a.with_changes(value=t.node)
                                                            for a, t in zip(node.args[1:], trees))]
     return Operand(_rebuilt(trees[0].value, iter(results)), node, node.with_changes(args=args))
+
+
+@contextlib.contextmanager
+def _leaf_dtypes(rw, params: list[str], trees: list[Operand], at: int, count: int):
+    """While the lambda is walked for leaf ``at``: each parameter fed from a list whose items meshify knows
+    (``a = [jnp.sum(x), ...]``, float16 sums formed in float32) carries that item's dtype and widened-ness."""
+    dtypes = rw.dtypes
+    saved = [(p, dtypes.names.get(p, _UNSET), p in dtypes.wide_names) for p in params]
+    for p, tree in zip(params, trees):
+        items = dtypes.tuples.get(tree.original.value) if isinstance(tree.original, cst.Name) else None
+        if items is None or len(items) != count:
+            if isinstance(tree.original, cst.Name) and dtypes.holds_widened(tree.original.value):
+                dtypes.wide_names.add(p)  # (items not known one by one: the dtype to cast back to is unknown)
+                dtypes.names[p] = None
+            continue
+        carriers, widened = items[at]
+        if widened:
+            dtypes.wide_names.add(p)
+            dtypes.names[p] = carriers
+    try:
+        yield
+    finally:
+        for p, names, wide in saved:
+            if names is _UNSET:
+                dtypes.names.pop(p, None)
+            else:
+                dtypes.names[p] = names
+            (dtypes.wide_names.add if wide else dtypes.wide_names.discard)(p)
+
+
+_UNSET = object()
 
 
 def _key_paths(value: Value, path: tuple) -> list[tuple]:

@@ -24,7 +24,7 @@ import libcst as cst
 from meshify.annotate._types import BROADCAST, Layout
 from meshify.rewrite._values import Array
 
-__all__ = ["BACKWARD", "Gather", "Side", "enter", "key", "note", "reads", "seeded", "side"]
+__all__ = ["BACKWARD", "Gather", "Side", "enter", "key", "note", "reads", "seeded", "seeded_params", "side"]
 
 #: What the reason of each such psum says (the call that differentiates comments them).
 BACKWARD = "(backward)"
@@ -146,13 +146,58 @@ def _seeds(rw, passed: dict[str, cst.CSTNode | None]) -> set[str] | None:
     return {p for p, node in passed.items() if node is not None and reads(node) & rw.tangent}
 
 
-def enter(rw, sub, fn: cst.FunctionDef | cst.Lambda, passed: dict[str, cst.CSTNode | None], free: bool) -> None:
+def enter(rw, sub, fn: cst.FunctionDef | cst.Lambda, passed: dict[str, cst.CSTNode | None], free: bool,
+          carry: tuple[str, bool] | None = None) -> None:
     """Sets ``sub.tangent`` for a function ``rw`` calls while walking a differentiated one (``free``: it reads
-    the caller's names too, a nested def)."""
+    the caller's names too, a nested def; ``carry``: a loop body's carry parameter, and whether the body returns
+    ``(carry, y)``)."""
     seeds = _seeds(rw, passed)
     if seeds is None:
         return
-    sub.tangent = seeded(fn, seeds | (rw.tangent or set()) if free else seeds)
+    sub.tangent = _with_carry(fn, seeds | (rw.tangent or set()) if free else seeds, carry)
+
+
+def seeded_params(rw, fn: cst.Lambda, passed: dict[str, cst.CSTNode | None], carry: tuple[str, bool] | None
+                  ) -> frozenset[str]:
+    """A loop body lambda's parameters with a cotangent (it is walked in the caller's scope)."""
+    seeds = _seeds(rw, passed) or set()
+    return _with_carry(fn, seeds | set(rw.tangent or ()), carry) & {p.name.value for p in fn.params.params}
+
+
+def _with_carry(fn: cst.FunctionDef | cst.Lambda, seeds: set[str], carry: tuple[str, bool] | None) -> frozenset[str]:
+    """:func:`seeded`, then the carry parameter too where the carry the body returns has a cotangent (the next
+    iteration's carry is that value: ``h`` starting from zeros has one once a weight is added in)."""
+    has = seeded(fn, seeds)
+    if carry is None or carry[0] in has:
+        return has
+    name, pair = carry
+    for value in _returned(fn):
+        if pair and isinstance(value, cst.Tuple | cst.List) and value.elements:
+            value = value.elements[0].value
+        if reads(value) & has:
+            return seeded(fn, seeds | {name})
+    return has
+
+
+def _returned(fn: cst.FunctionDef | cst.Lambda) -> list[cst.BaseExpression]:
+    """What ``fn`` returns: a lambda's body, a def's return values (not those of functions nested in it)."""
+    if isinstance(fn, cst.Lambda):
+        return [fn.body]
+    found: list[cst.BaseExpression] = []
+
+    class _Returns(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is fn
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_Return(self, node: cst.Return) -> None:
+            if node.value is not None:
+                found.append(node.value)
+
+    fn.visit(_Returns())
+    return found
 
 
 def key(rw, passed: dict[str, cst.CSTNode | None]) -> frozenset[str] | None:

@@ -31,7 +31,7 @@ import libcst as cst
 
 from meshify.rewrite._names import dotted_name, read_again
 from meshify.rewrite._signatures import BINARY, STATS, UNARY
-from meshify.rewrite._values import Array, FunctionRef, Opaque, Static, StructValue, TupleValue
+from meshify.rewrite._values import Array, FunctionRef, Opaque, Static, StructValue, TupleValue, holds_partial
 from meshify.rewrite.rules._api import BODY_OPS
 
 __all__ = ["DTYPE_BYTES", "Dtypes", "Carriers", "Items"]
@@ -142,17 +142,24 @@ class Dtypes:
 
     # -- binding ------------------------------------------------------------------------------
 
-    def bind(self, name: str, node: cst.BaseExpression | None, value: object = None, held: bool = False) -> None:
+    def bind(self, name: str, node: cst.BaseExpression | None, value: object = None, held: bool = False) -> None:  # noqa: C901
         """``name`` is bound to ``node`` (None: a value of no expression), whose value is ``value``; ``held``: a
         lambda's parameter the rewrite made (``labels_held``), not in scope where its carriers are read."""
         carriers = self.of(node) if node is not None else None
         partial = isinstance(value, Array) and bool(value.layout.partial)
         items = self.items_of(node, value) if isinstance(value, TupleValue) and node is not None else None
+        if isinstance(value, StructValue) and value.kind == "dict" and node is not None:
+            items = self._dict_items(node)
         if items is not None:
             self.tuples[name] = items
         else:
             self.tuples.pop(name, None)
         if partial and node is not None and self.contains_widened(node):
+            self.wide_names.add(name)
+        elif items is None and isinstance(value, StructValue | TupleValue) and holds_partial(value) \
+                and node is not None and self.contains_widened(node):
+            # m = dict(d), {**d}: a pytree holding a float32-formed partial sum whose items meshify does not
+            # know: an item read from it has unknown carriers (refused where completed, never left float32)
             self.wide_names.add(name)
         else:
             self.wide_names.discard(name)
@@ -175,7 +182,22 @@ class Dtypes:
             carriers = self.of(sequence)
             after[name] = None if not carriers else tuple(f"*{c}" for c in carriers)
             self.names[name] = (name,)
+            self.bind_item(name, sequence)
         return after
+
+    def bind_item(self, name: str, sequence: cst.BaseExpression) -> None:
+        """``name`` bound to each item of ``sequence`` in turn (a loop's or a comprehension's target): where an
+        item holds a float32-formed partial sum, so does ``name``, its carriers every item's."""
+        known = self.tuples.get(sequence.value) if isinstance(sequence, cst.Name) else None
+        if known is None and not (isinstance(sequence, cst.Name) and sequence.value in self.wide_names):
+            return
+        if known is not None and not any(w for _, w in known):
+            return
+        self.wide_names.add(name)
+        carriers: Carriers = ()
+        for c, _ in known or ((None, True),):
+            carriers = None if c is None or carriers is None else _union(carriers, c)
+        self.names[name] = carriers
 
     def left_loop(self, after: dict[str, Carriers]) -> None:
         """After the loop :meth:`loop_targets` bound: carriers naming its targets stand for every item."""
@@ -226,6 +248,11 @@ class Dtypes:
         node.visit(_Find())
         return found
 
+    def holds_widened(self, name: str) -> bool:
+        """Whether ``name`` holds a tuple, list or dict with a float32-formed partial sum in it."""
+        return any(w for _, w in self.tuples.get(name, ())) or (
+            name in self.wide_names and isinstance(self.rw.env.get(name), TupleValue | StructValue))
+
     def snapshot(self) -> tuple[dict[str, Carriers], frozenset[str], dict[str, Items]]:
         return dict(self.names), frozenset(self.wide_names), dict(self.tuples)
 
@@ -265,12 +292,19 @@ class Dtypes:
         if isinstance(node, cst.Tuple | cst.List) and len(node.elements) == n \
                 and not any(isinstance(e, cst.StarredElement) for e in node.elements):
             return tuple((self.of(e.value), self.contains_widened(e.value)) for e in node.elements)
+        if isinstance(node, cst.Tuple | cst.List):  # [*a, x]: a's items spliced in
+            spliced = self._spelled_items(node)
+            if spliced is not None and len(spliced) == n:
+                return spliced
         if isinstance(node, cst.Name) and node.value in self.tuples:
             known = self.tuples[node.value]
             return known if len(known) == n else None
         sliced = self._sliced(node)
         if sliced is not None:  # a[:1], a[2:]: those items of a tuple whose items are known
             return sliced if len(sliced) == n else None
+        copied = self._copied(node)
+        if copied is not None:  # tuple(a), list(a): a's items
+            return copied if len(copied) == n else None
         if node in self.call_items:
             known = self.call_items[node]
             return known if len(known) == n else None
@@ -289,6 +323,30 @@ class Dtypes:
                     return (*sides[0], *sides[1])  # type: ignore[misc]
         # jnp.split(x @ w, 2), a loop's results: every item has the whole expression's dtype and widened-ness
         return tuple((self.of(node), self.contains_widened(node)) for _ in range(n))
+
+    def _dict_items(self, node: cst.BaseExpression) -> KeyedItems | None:
+        """``{"loss": l, "acc": a}`` (string keys), ``{**m, "acc": a}``, ``dict(m)``: each value's (carriers,
+        widened), by key; None where a key or a spread dict's items are not known."""
+        if isinstance(node, cst.Name):
+            known = self.tuples.get(node.value)
+            return known if isinstance(known, KeyedItems) else None
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "dict" \
+                and len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star:
+            return self._dict_items(node.args[0].value)
+        if not isinstance(node, cst.Dict):
+            return None
+        items: dict[str, tuple[Carriers, bool]] = {}
+        for e in node.elements:
+            if isinstance(e, cst.StarredDictElement):
+                spread = self._dict_items(e.value)
+                if spread is None:
+                    return None
+                items.update(zip(spread.keys, spread))
+            elif isinstance(e.key, cst.SimpleString):
+                items[e.key.evaluated_value] = (self.of(e.value), self.contains_widened(e.value))
+            else:
+                return None
+        return KeyedItems(tuple(items.values()), tuple(items))
 
     def _count(self, node: cst.BaseExpression) -> int | None:
         """How many items ``node`` holds where a literal or a name of known items tells."""
@@ -315,10 +373,16 @@ class Dtypes:
         return self.tuples[node.value.value][bounds[0]:bounds[1]]
 
     def _item(self, node: cst.Subscript) -> tuple[Carriers, bool] | None:
-        """``t[i]`` (an int literal) of a tuple whose items are known: that item's carriers and widened-ness."""
+        """``t[i]`` (an int literal) of a tuple whose items are known: that item's carriers and widened-ness;
+        ``m["k"]`` of a dict whose items are known: that key's."""
         if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
             return None
         index = node.slice[0].slice.value
+        if isinstance(index, cst.SimpleString):
+            known = self._dict_items(node.value)
+            if isinstance(known, KeyedItems) and index.evaluated_value in known.keys:
+                return known[known.keys.index(index.evaluated_value)]
+            return None
         negative = isinstance(index, cst.UnaryOperation) and isinstance(index.operator, cst.Minus)
         literal = index.expression if negative else index  # type: ignore[attr-defined]
         if not isinstance(literal, cst.Integer):
@@ -331,23 +395,40 @@ class Dtypes:
             item = base.elements[i].value
             return self.of(item), self.contains_widened(item)
         items = self.tuples.get(base.value) if isinstance(base, cst.Name) else self.call_items.get(base)
-        if items is None and isinstance(base, cst.BinaryOperation | cst.Subscript):  # (a[:1] + a[2:])[0]
+        if items is None and isinstance(base, cst.BinaryOperation | cst.Subscript | cst.Call):  # (a[:1] + a[2:])[0]
             items = self._spelled_items(base)
         if items is None:
             return None
         return items[i] if -len(items) <= i < len(items) else None
 
     def _spelled_items(self, node: cst.BaseExpression) -> Items | None:
-        """The items of ``a[:1] + a[2:]``, ``s + [x]``: each side's, where a literal, a name of known items or a
-        slice of one tells them; else None."""
-        if isinstance(node, cst.Tuple | cst.List) and not any(isinstance(e, cst.StarredElement) for e in node.elements):
-            return tuple((self.of(e.value), self.contains_widened(e.value)) for e in node.elements)
+        """The items of ``a[:1] + a[2:]``, ``s + [x]``, ``[*a, x]``: each side's, where a literal, a name of known
+        items or a slice of one tells them; else None."""
+        if isinstance(node, cst.Tuple | cst.List):
+            out: list[tuple[Carriers, bool]] = []
+            for e in node.elements:
+                if isinstance(e, cst.StarredElement):
+                    spliced = self._spelled_items(e.value)
+                    if spliced is None:
+                        return None
+                    out.extend(spliced)
+                else:
+                    out.append((self.of(e.value), self.contains_widened(e.value)))
+            return tuple(out)
         if isinstance(node, cst.Name):
             return self.tuples.get(node.value)
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
             left, right = self._spelled_items(node.left), self._spelled_items(node.right)
             return None if left is None or right is None else (*left, *right)
-        return self._sliced(node)
+        copied = self._copied(node)
+        return copied if copied is not None else self._sliced(node)
+
+    def _copied(self, node: cst.BaseExpression) -> Items | None:
+        """``tuple(a)``, ``list(a)`` of a sequence whose items are known (a name, a literal, a slice): its items."""
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("tuple", "list") \
+                and len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star:
+            return self._spelled_items(node.args[0].value)
+        return None
 
     # -- carriers of an expression ---------------------------------------------------------------
 
@@ -434,6 +515,8 @@ class Dtypes:
         if isinstance(value, TupleValue) and isinstance(node, cst.Subscript) and node.value is root \
                 and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice):
             return self._sliced_items(root.value, node.slice[0].slice, len(value.items))  # xs[1:] of *xs
+        if isinstance(value, StructValue | TupleValue) and root.value in self.wide_names:
+            return None  # an item of a pytree holding a float32-formed partial sum meshify does not follow
         if isinstance(value, StructValue | TupleValue | Static) and root.value not in self.rebound \
                 and read_again(node):
             return (self.rw.ctx.code(node),)  # p.w, params["w"], self.w, cfg.eps
@@ -702,6 +785,17 @@ def _reduced(name: str, carriers: Carriers) -> Carriers:
     return carriers
 
 
+class KeyedItems(tuple):
+    """The items of a dict (``m = {"loss": ..., "acc": ...}``), as a tuple's, with their keys in order."""
+
+    keys: tuple[str, ...]
+
+    def __new__(cls, items, keys: tuple[str, ...]) -> KeyedItems:
+        out = super().__new__(cls, items)
+        out.keys = keys
+        return out
+
+
 def merge_items(found: list[Items]) -> Items:
     """The items of a tuple bound (or returned) on several paths: carriers joined, widened on any."""
     out = []
@@ -710,6 +804,9 @@ def merge_items(found: list[Items]) -> Items:
         for c, _ in parts:
             carriers = _union(carriers, c)
         out.append((carriers, any(w for _, w in parts)))
+    keys = {f.keys if isinstance(f, KeyedItems) else None for f in found}
+    if len(keys) == 1 and None not in keys:  # a dict of the same keys on every path
+        return KeyedItems(out, keys.pop())
     return tuple(out)
 
 

@@ -115,8 +115,8 @@ def evaluate(rw, node: cst.BaseExpression):
             for e in node.elements:
                 items.append(rw.expr(e.value))
                 rw._item_ends.append(len(rw.records))
-            return _sequence(node, items)
-        return _sequence(node, [rw.expr(e.value) for e in node.elements])
+            return _sequence(rw, node, items)
+        return _sequence(rw, node, [rw.expr(e.value) for e in node.elements])
     if isinstance(node, cst.IfExp):
         return _if_exp(rw, node)
     if isinstance(node, cst.Dict) and _string_keys(node) is not None:
@@ -291,8 +291,16 @@ def _number_dim(item: Operand) -> str | None:
     return None
 
 
-def _sequence(node: cst.Tuple | cst.List, items: list[Operand]) -> Operand:
-    """A tuple or list literal of evaluated items."""
+def _uncounted(rw, node: cst.Tuple | cst.List, element: cst.StarredElement) -> MeshifyError:
+    code = rw.ctx.code(element.value)
+    return rw.error(UnsupportedError, element, f"*{code} in a {'list' if isinstance(node, cst.List) else 'tuple'} "
+                     f"holding arrays: meshify does not know how many items {code!r} holds",
+                     f"spell its items out ({code}[0], {code}[1], ...), or concatenate lists ({code} + [...])")
+
+
+def _sequence(rw, node: cst.Tuple | cst.List, items: list[Operand], strict: bool = True) -> Operand:
+    """A tuple or list literal of evaluated items (a starred one's items spliced in; ``strict``: one of unknown
+    count refused, else kept as one item, as a call's rule reads a literal with a starred item as no literal)."""
     new = node.with_changes(elements=[e.with_changes(value=i.node) for e, i in zip(node.elements, items)])
     statics = [i.value for i in items if isinstance(i.value, Static)]
     if len(statics) == len(items):
@@ -306,8 +314,19 @@ def _sequence(node: cst.Tuple | cst.List, items: list[Operand]) -> Operand:
             sizes = [s or _number_dim(i) for s, i in zip(sizes, items)]
         shape_of = tuple(sizes) if statics and all(sizes) and any(v.size_of for v in statics) else None  # type: ignore[arg-type]
         return Operand(Static(tuple(v.literal for v in statics), known, shape_of=shape_of), node, new)
-    return Operand(TupleValue(tuple(i.value for i in items), "list" if isinstance(node, cst.List) else "tuple"),
-                   node, new)
+    values: list[Value] = []
+    for e, i in zip(node.elements, items):
+        if not isinstance(e, cst.StarredElement):
+            values.append(i.value)
+        elif isinstance(i.value, TupleValue):  # [*a, x]: a's items, one by one
+            values.extend(i.value.items)
+        elif isinstance(i.value, Static) and i.value.known and isinstance(i.value.literal, tuple | list):
+            values.extend(Static.of(v) for v in i.value.literal)
+        elif strict:  # (a list of a length meshify does not know, an array's rows: how many items is not known)
+            raise _uncounted(rw, node, e)
+        else:
+            values.append(i.value)
+    return Operand(TupleValue(tuple(values), "list" if isinstance(node, cst.List) else "tuple"), node, new)
 
 
 def _number(node: cst.Integer | cst.Float | cst.Imaginary) -> object:
@@ -2629,7 +2648,7 @@ def _evaluate_args(rw, node: cst.Call, name: str, receiver, helper: bool = False
         elif isinstance(arg.value, cst.List | cst.Tuple):
             evaluated = [rw.expr(e.value) for e in arg.value.elements]
             items.update((e.value, i) for e, i in zip(arg.value.elements, evaluated))
-            operand = _sequence(arg.value, evaluated)
+            operand = _sequence(rw, arg.value, evaluated, strict=False)
         else:
             operand = rw.expr(arg.value)
             shape: tuple[str, ...] | None = operand.value.shape_of if isinstance(operand.value, Static) else None

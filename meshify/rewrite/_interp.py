@@ -2439,6 +2439,10 @@ class FunctionRewriter:
                 done = self._completed_dict(operands[i].original, operands[i])
             elif operands is not None and isinstance(value, TupleValue):  # l, ({"m": ...}, {"loss": l})
                 done = self._completed_tuple(operands[i])
+                if done is None and isinstance(operands[i].original, cst.Name):  # y, stats: a held list's items
+                    done = self.complete_widened(operands[i], "the caller (it cannot name the dtype to cast the "
+                                                 "sum back to)")
+                    done = None if done is operands[i] else done
             else:
                 done = None if operands is None else self.complete_widened(
                     operands[i], "the caller (it cannot name the dtype to cast the sum back to)")
@@ -3004,6 +3008,9 @@ class FunctionRewriter:
                 op.node, [cst.SubscriptElement(cst.Index(cst.SimpleString(json.dumps(key))))])
             original = written.elements[i].value if isinstance(written, cst.Dict) and literal \
                 and len(written.elements) == len(op.value.fields) else where  # type: ignore[union-attr]
+            if original is where and not isinstance(where, cst.Dict):  # m["loss"]: its own dtype (m's items known)
+                original = cst.Subscript(where, [cst.SubscriptElement(cst.Index(cst.SimpleString(json.dumps(key))))])
+                self.ctx.anchors[original] = where
             if isinstance(value, TupleValue) and value.items:  # {"loss": l, "hidden_states": hs}
                 node, held = self._leaving_held(Operand(value, original, item), original, f"{purpose}'s {key!r}")
                 elements.append(cst.DictElement(cst.SimpleString(json.dumps(key)), node))
@@ -3478,6 +3485,11 @@ class FunctionRewriter:
         if not self.dtypes.contains_widened(original):
             return None  # formed in its own dtype (a lookup's partial sum is exact): the psum keeps it
         carriers = self.dtypes.of(original)
+        from meshify.rewrite._dtypes import _names_in as names_in
+
+        if carriers is not None and any(self.dtypes.holds_widened(name) for text in carriers
+                                        for name in names_in(text)):
+            carriers = None  # (tuple(a), b[0][0]: the float32 items themselves, never the dtype to cast back to)
         if carriers is None:
             raise self.error(UnsupportedError, original if where is None else where,
                              f"cannot tell the dtype of {self.ctx.code(original)!r}, a partial sum: meshify forms "
@@ -3946,6 +3958,8 @@ class FunctionRewriter:
                         if n in self.env:
                             saved[n] = self.env[n]
                 self._bind_target(comp.target, item)
+                if isinstance(comp.target, cst.Name) and counted is None:  # (t in a: a's items' dtypes)
+                    self.dtypes.bind_item(comp.target.value, comp.iter)
                 self.enter_loop(known if known is not None else self._trip_count(first))
                 entered += 1
                 ifs = []

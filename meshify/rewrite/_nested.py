@@ -336,7 +336,8 @@ def call_local(rw, local: LocalDef, call) -> tuple[Value, cst.BaseExpression]:
 def walk_local(rw, local: LocalDef, bound: dict[str, Value], site: cst.CSTNode,
                carriers: dict[str, tuple[str, ...] | None] | None = None,
                forced: Layout | None = None, blind: bool = False,
-               passed: dict[str, cst.CSTNode | None] | None = None) -> tuple[Value, object, cst.Name]:
+               passed: dict[str, cst.CSTNode | None] | None = None,
+               carry: tuple[str, bool] | None = None) -> tuple[Value, object, cst.Name]:
     """Rewrites ``local``'s body for ``bound`` where ``site`` uses it, in ``rw``'s scope as it is now.
 
     ``forced``: the layout every return converts its value to (the common layout of a cond's branches).
@@ -363,7 +364,7 @@ def walk_local(rw, local: LocalDef, bound: dict[str, Value], site: cst.CSTNode,
     sub.blind_caller = blind
     from meshify.rewrite._cotangents import enter
 
-    enter(rw, sub, local.node, passed or {}, free=True)  # (passed: a call's arguments, not a loop body's)
+    enter(rw, sub, local.node, passed or {}, free=True, carry=carry)  # (passed: a call's arguments, a loop's sources)
     sub.enclosing = rw.enclosing or rw.fn
     local.active = True
     try:

@@ -834,22 +834,29 @@ class _Builder:
         ret = hints[0] if len(hints) == 1 else f"tuple[{', '.join(hints)}]"
         if not self.provoked and self.flag(12):  # no return hint, as much plain code has: results leave as they are
             ret = ""
-        if not ret and not grad and self.lines[-1] == f"return {returned}" and self.flag(25):
+        if not ret and not grad and self.name == "f" and self.lines[-1] == f"return {returned}" and self.flag(25):
             # statistics gathered in a list (each a partial sum where its value is split), returned the ways code
             # rebuilds lists: nested in a list, as a tuple, sliced and joined, starred, filled in place
             v = self.pick([w for w in self.values if w.scale <= 4 and re.fullmatch(r"[vx]\d+", w.name)]
                           or self.values[-1:])
             stats = f"{self.fresh()}s"
-            filled = self.flag(25)
-            if filled:
+            filled, held_dict = self.flag(25), self.flag(30)
+            if held_dict:  # a dict of metrics held in a name, returned, copied or read by key
+                self.lines.insert(len(self.lines) - 1, f'{stats} = {{"m": jnp.mean({v.name}), '
+                                                       f'"q": jnp.mean({v.name} * {v.name})}}')
+                self.lines[-1] = "return " + self.pick([f"{returned}, {stats}", f"{returned}, dict({stats})",
+                                                        f'{returned}, {stats}["q"] * 0.5',
+                                                        f'{returned}, {{**{stats}, "r": {stats}["m"]}}'])
+            elif filled:
                 self.lines[-1:-1] = [f"{stats} = [None] * 2", f"{stats}[0] = jnp.mean({v.name})",
                                      f"{stats}[1] = jnp.mean({v.name} * {v.name})"]
             else:
                 self.lines.insert(len(self.lines) - 1, f"{stats} = [jnp.mean({v.name}), jnp.mean({v.name} * {v.name})]")
-            self.lines[-1] = "return " + self.pick([f"[{returned}, [{stats}[1], {stats}[0]]]",
-                                                    f"{returned}, tuple({stats})", f"[*{stats}, {returned}]",
-                                                    f"{returned}, {stats}[:1] + {stats}[1:]", f"{returned}, {stats}",
-                                                    f"({returned}, (*{stats}, {stats}[0]))"])
+            if not held_dict:
+                self.lines[-1] = "return " + self.pick([f"[{returned}, [{stats}[1], {stats}[0]]]",
+                                                        f"{returned}, tuple({stats})", f"[*{stats}, {returned}]",
+                                                        f"{returned}, {stats}[:1] + {stats}[1:]", f"{returned}, {stats}",
+                                                        f"({returned}, (*{stats}, {stats}[0]))"])
         # low-precision programs move a run into a helper more often: a partial sum accumulated in float32
         # crossing the call (an item of a returned tuple too) must come back in the program's dtype
         chance = 20 if self.dtype == "float32" else 60
@@ -888,11 +895,11 @@ class _Builder:
         outputs = [n for n in dict.fromkeys(stored) if n in later]
         if not outputs or any(re.fullmatch(r"(act|step|ck)\d+", n) for n in outputs):
             return ""  # (a function held in a name is not returned: a helper returns arrays)
-        if re.fullmatch(r"v\d+[pmrl]", outputs[0]) or any(re.fullmatch(r"v\d+m", n) for n in [*free, *outputs]):
+        if re.fullmatch(r"v\d+[pmrls]", outputs[0]) or any(re.fullmatch(r"v\d+m", n) for n in [*free, *outputs]):
             # (a NamedTuple of values, a mask, an arange or a list of leaves first: the static scale below multiplies
             # arrays of values only; a mask's Python bools passed into a jitted helper would be traced)
             return ""
-        if any(re.search(r"\b\w+_all\d+\b|\bn\d+ = |\bv\d+s\[", line) for line in inside) \
+        if any(re.search(r"\b\w+_all\d+\b|\bn\d+ = |\bv\d+s\[|\[None\] \* ", line) for line in inside) \
                 or any(re.fullmatch(r"n\d+", n) for n in free):  # (a counter read inside, bound before: seed 137)
             # (a list built by appends stays in the function that reads it: across a call it is refused; a loop's
             # counter stays a Python int beside the if on it: a jitted helper would take it traced)

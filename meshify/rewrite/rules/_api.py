@@ -295,6 +295,9 @@ class Loop:
     #: ``while_loop``'s condition, walked with the carry the body settles on; its result must be one
     #: value on every device (a partial sum completed inside it), or the devices would loop apart.
     cond: Body | None = None
+    #: The user's node each of ``args`` comes from (None: the loop's own, an index): a body's parameter fed
+    #: from a value with a cotangent has one (``explain``'s backward psums inside the body).
+    sources: tuple[cst.CSTNode | None, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -105,7 +105,8 @@ def _scan(ctx: RuleContext, call: Call) -> Lowering:
     else:
         x_value, dim = _drop_leading(ctx, xs.value, xs.original) if xs is not None else (Static(), None)
         trips = dim
-    loop = Loop(_body(call, f), (init.value, x_value), 0, init, trips, stacked=dim or "scan", unroll=_unroll(call))
+    loop = Loop(_body(call, f), (init.value, x_value), 0, init, trips, stacked=dim or "scan", unroll=_unroll(call),
+                sources=(init.original, xs.original if xs is not None else None))
     return Lowering(None, walks=loop)
 
 
@@ -145,7 +146,8 @@ def _associative_scan(ctx: RuleContext, call: Call) -> Lowering:
                             f"map {dim!r} to no mesh axis (rules={{{dim!r}: None}}), or scan along a whole dim")
     if isinstance(fn.original, cst.Name | cst.Attribute) and ctx.qualified_names(fn.original) & _ELEMENTWISE_COMBINE:
         return Lowering(elems.value)  # jax.lax.associative_scan(jnp.add, x, axis=1): elementwise, on each block
-    return Lowering(None, walks=Loop(_body(call, fn), (elems.value, elems.value), 0, elems, None))
+    return Lowering(None, walks=Loop(_body(call, fn), (elems.value, elems.value), 0, elems, None,
+                                     sources=(elems.original, elems.original)))
 
 
 #: Combining functions of associative_scan that work elementwise (a prefix sum, product, running max).
@@ -176,7 +178,8 @@ def _fori_loop(ctx: RuleContext, call: Call) -> Lowering:
             trips = hi.literal - lo.literal
         elif lo.known and lo.literal == 0:
             trips = hi.size_of
-    return Lowering(None, walks=Loop(_body(call, f), (Static(), init.value), 1, init, trips, unroll=_unroll(call)))
+    return Lowering(None, walks=Loop(_body(call, f), (Static(), init.value), 1, init, trips, unroll=_unroll(call),
+                                     sources=(None, init.original)))
 
 
 BODY_OPS.add("jax.lax.while_loop")
@@ -190,7 +193,8 @@ def _while_loop(ctx: RuleContext, call: Call) -> Lowering:
     cond, f, init = call.params.get("cond_fun"), call.params.get("body_fun"), call.params.get("init_val")
     if cond is None or f is None or init is None:
         return unknown_call(ctx, call)
-    return Lowering(None, walks=Loop(_body(call, f), (init.value,), 0, init, None, cond=_body(call, cond)))
+    return Lowering(None, walks=Loop(_body(call, f), (init.value,), 0, init, None, cond=_body(call, cond),
+                                     sources=(init.original,)))
 
 
 def _body(call: Call, fn: Operand) -> Body:
