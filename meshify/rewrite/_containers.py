@@ -22,9 +22,8 @@ sequence of one item's value where a loop it is carried into appends to it.
 
 from __future__ import annotations
 
-import contextlib
-
 import builtins
+import contextlib
 import functools
 import json
 

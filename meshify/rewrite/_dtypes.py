@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import re
 from collections import Counter
+from typing import Self
 
 import libcst as cst
 
@@ -142,7 +143,7 @@ class Dtypes:
 
     # -- binding ------------------------------------------------------------------------------
 
-    def bind(self, name: str, node: cst.BaseExpression | None, value: object = None, held: bool = False) -> None:  # noqa: C901
+    def bind(self, name: str, node: cst.BaseExpression | None, value: object = None, held: bool = False) -> None:
         """``name`` is bound to ``node`` (None: a value of no expression), whose value is ``value``; ``held``: a
         lambda's parameter the rewrite made (``labels_held``), not in scope where its carriers are read."""
         carriers = self.of(node) if node is not None else None
@@ -790,7 +791,7 @@ class KeyedItems(tuple):
 
     keys: tuple[str, ...]
 
-    def __new__(cls, items, keys: tuple[str, ...]) -> KeyedItems:
+    def __new__(cls, items, keys: tuple[str, ...]) -> Self:
         out = super().__new__(cls, items)
         out.keys = keys
         return out
