@@ -232,6 +232,8 @@ def psum(x: jax.Array, axis_name: AxisName, like=None, reduce_dtype=None) -> jax
     for low-precision operands (:func:`sum_dtype`) is cast back to their dtype.
     ``reduce_dtype``: ``@mesh(reduce_dtype="bfloat16")``: such sums are all-reduced in it instead.
     """
+    if x.dtype == jnp.bool_:  # a mask read on the device holding it (False elsewhere), a bool matmul's: their or
+        return jax.lax.psum(x.astype(jnp.int32), axis_name) != 0
     wire = _wire_dtype(x, like, reduce_dtype)
     if x.dtype in _LOW_PRECISION:
         return jax.lax.psum(x.astype(wire), axis_name).astype(x.dtype)
@@ -258,6 +260,9 @@ def psum_scatter(x: jax.Array, axis_name: AxisName, scatter_dimension: int, like
                         f"but that dim has {rows} entries, which do not split into {shards} equal blocks",
                         fix=f"give that dim a multiple of {shards} entries, or map the dims it is joined with (a "
                         "concatenate's other arrays) to no mesh axis")
+    if x.dtype == jnp.bool_:  # (as psum's: their or)
+        return jax.lax.psum_scatter(x.astype(jnp.int32), axis_name, scatter_dimension=scatter_dimension,
+                                    tiled=True) != 0
     wire = _wire_dtype(x, like, reduce_dtype)
     summed = jax.lax.psum_scatter(x.astype(wire), axis_name, scatter_dimension=scatter_dimension, tiled=True)
     if x.dtype in _LOW_PRECISION:

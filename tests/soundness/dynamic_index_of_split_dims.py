@@ -48,6 +48,13 @@ def write_number(v: Tensor["d"], off: Tensor[()]) -> Tensor["d"]:
     return jax.lax.dynamic_update_index_in_dim(jnp.tanh(v), 0.0, off, 0) * v
 
 
+@mesh(batch=2, model=4, rules={"d": "model"})
+def mask_column(m: Tensor["batch", "d"], off: Tensor[()]):
+    """A bool mask's column read and written back (its partial sum is an or: it came back int32, session 29)."""
+    r = jax.lax.dynamic_index_in_dim(m, off, 1, False)
+    return r, jax.lax.dynamic_update_index_in_dim(m, r, off + 1, 1), m[:, off]
+
+
 def scenario(mod, pick):
     """Positions inside, at the edges, past the end and negative (int32 and int8), values and gradients."""
     rng = np.random.default_rng(93)
@@ -66,6 +73,7 @@ def scenario(mod, pick):
             out[f"write-{key}"] = pick(mod.write)(x, row, o)
             out[f"write_column-{key}"] = pick(mod.write_column)(x, col, o)
             out[f"write_number-{key}"] = pick(mod.write_number)(row, o)
+            out[f"mask_column-{key}"] = pick(mod.mask_column)(x > 0.3, o)
         o = jnp.asarray(np.array(off, np.int32))
         out[f"grad-read-{off}"] = jax.grad(lambda x: sum(jnp.sum(jnp.cos(r)) for r in pick(mod.read)(x, o)))(x)
         out[f"grad-read_no_negative-{off}"] = jax.grad(lambda x: jnp.sum(pick(mod.read_no_negative)(x, o)))(x)
