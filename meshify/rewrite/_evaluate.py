@@ -1930,11 +1930,17 @@ def _tree_leaves(rw, node: cst.Call) -> Operand:
     call = cst.parse_expression(f"{rw.ctx.mr}.tree_leaves(tree, {json.dumps(paths) if paths else '()'})")
     assert isinstance(call, cst.Call)
     new = call.with_changes(args=[call.args[0].with_changes(value=tree.node), *call.args[1:]])
-    if read_again(node.args[0].value):  # each leaf's dtype is its field's (leaves[0] of params.w)
+    _leaf_dtypes(rw, node, node, leaves)
+    return Operand(TupleValue(tuple(v for _, v, _ in leaves), "list"), node, new)  # (a list, as JAX gives it)
+
+
+def _leaf_dtypes(rw, node: cst.Call, key: cst.CSTNode, leaves) -> None:
+    """Each leaf's dtype, read as its path reads it (``leaves[0]`` of ``params.w``; ``a[1]`` of a held list,
+    a float32-formed partial sum there too), recorded as the items of ``key``."""
+    if read_again(node.args[0].value):
         base = rw.ctx.code(node.args[0].value)
-        rw.dtypes.call_items[node] = tuple((rw.dtypes.of(cst.parse_expression(base + code)), False)
-                                           for _, _, code in leaves)
-    return Operand(TupleValue(tuple(v for _, v, _ in leaves)), node, new)
+        reads = [cst.parse_expression(base + code) for _, _, code in leaves]
+        rw.dtypes.call_items[key] = tuple((rw.dtypes.of(r), rw.dtypes.contains_widened(r)) for r in reads)
 
 
 def _tree_flatten(rw, node: cst.Call, name: str) -> Operand:
@@ -1949,7 +1955,7 @@ def _tree_flatten(rw, node: cst.Call, name: str) -> Operand:
     call = cst.parse_expression(f"{rw.ctx.mr}.tree_flatten(tree, {json.dumps(paths) if paths else '()'})")
     assert isinstance(call, cst.Call)
     new = call.with_changes(args=[call.args[0].with_changes(value=tree.node), *call.args[1:]])
-    return Operand(TupleValue((TupleValue(tuple(v for _, v, _ in leaves)), shape)), node, new)
+    return Operand(TupleValue((TupleValue(tuple(v for _, v, _ in leaves), "list"), shape)), node, new)
 
 
 def _tree_unflatten(rw, node: cst.Call, receiver: cst.Name | None = None) -> Operand:

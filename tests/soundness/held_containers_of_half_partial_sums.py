@@ -24,7 +24,7 @@ def metrics(x: Tensor["batch", "d"]):
 def copies(x: Tensor["batch", "d"]):
     a = [jnp.sum(x), jnp.mean(x)]
     t = tuple(a)
-    return tuple(a), list(a), t[0] + 1, [v * 2 for v in a], jax.tree.map(lambda v: v - 1, a)
+    return tuple(a), list(a), t[0] + 1, [v * 2 for v in a], jax.tree.map(lambda v: v - 1, a), jax.tree.leaves(a)
 
 
 @mesh(data=8, rules={"d": "data"})
