@@ -27,6 +27,7 @@ from meshify.rewrite._containers import (
     sequence_len,
     tree_map,
 )
+from meshify.rewrite._context import _STATIC_MODULES
 from meshify.rewrite._helpers import call_helper, function_ref, imported_helper
 from meshify.rewrite._names import dotted_name, read_again
 from meshify.rewrite._nested import call_local, local_def, refuse_value
@@ -638,6 +639,13 @@ def chosen(rw, node: cst.BaseExpression) -> cst.BaseExpression:
 
 def _attribute(rw, node: cst.Attribute):
     if _is_module_path(rw, node):
+        root: cst.BaseExpression = node
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        module = rw.ctx.imports.imports[root.value].split(".")[0]  # type: ignore[union-attr]
+        if module not in _STATIC_MODULES and isinstance(node.value, cst.Name):
+            # tables.TABLE of a module of the user's: may be an array, rebound from outside (keyed by identity)
+            rw.globals_read.add(rw.ctx.code(node))
         return Operand(Static(), node, node)
     base = rw.expr(node.value)
     attr = node.attr.value

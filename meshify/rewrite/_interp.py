@@ -4160,7 +4160,8 @@ class FunctionRewriter:
         if node.value in self.ctx.enclosing_names(self.fn):  # a closure's variable: may be an array
             return Opaque()
         value = self.ctx.global_value(node.value)
-        if node.value in self.ctx.assignments or node.value in self.ctx.annotated_arrays:
+        if node.value in self.ctx.assignments or node.value in self.ctx.annotated_arrays or (
+                node.value in self.ctx.imports.imports and not isinstance(value, Static)):
             # a module constant: the program is keyed on its value; a module array (or what may be one):
             # on its identity (a trace bakes the array it read into the program)
             self.globals_read.add(node.value)

@@ -6,7 +6,9 @@ module variable that may hold an array, so a call after a rebinding traces again
 import jax.numpy as jnp
 import numpy as np
 
+import tests.soundness._tables as tables
 from meshify import Tensor, mesh
+from tests.soundness._tables import TABLE as IMPORTED
 
 EXPECT = "match"
 
@@ -24,9 +26,17 @@ def f(x: Tensor["batch", "d"]) -> Tensor["batch", "d"]:
     return shifted(x) * SCALE + jnp.sum(W)
 
 
+@mesh(batch=2, model=4, rules={"d": "model"})
+def imported(x: Tensor["batch", "d"]):
+    """Arrays of another module: read as its attribute, and bound by a from-import (each rebound from outside)."""
+    t: Tensor["n"] = tables.TABLE
+    u: Tensor["n"] = IMPORTED
+    return x * t[:8] + u[8:]
+
+
 def scenario(mod, pick):
     (x,) = inputs()
-    table, scale, w = mod.TABLE, mod.SCALE, mod.W
+    table, scale, w, imported = mod.TABLE, mod.SCALE, mod.W, mod.IMPORTED
     try:
         first = pick(mod.f)(x)
         mod.TABLE = jnp.arange(16.0) * 10
@@ -34,9 +44,14 @@ def scenario(mod, pick):
         mod.SCALE = jnp.float32(-3.0)
         third = pick(mod.f)(x)
         mod.W = jnp.full((4, 4), 0.5)
-        return first, second, third, pick(mod.f)(x)
+        fourth = pick(mod.f)(x)
+        before = pick(mod.imported)(x)
+        tables.TABLE = jnp.arange(16.0) * -2
+        mod.IMPORTED = jnp.full((16,), 3.0)
+        return first, second, third, fourth, before, pick(mod.imported)(x)
     finally:
-        mod.TABLE, mod.SCALE, mod.W = table, scale, w
+        mod.TABLE, mod.SCALE, mod.W, mod.IMPORTED = table, scale, w, imported
+        tables.TABLE = jnp.arange(16.0)
 
 
 def inputs():
