@@ -213,7 +213,7 @@ class FunctionPlan:
     global_values: dict[str, object] = field(default_factory=dict)
     #: Those that may hold arrays (``TABLE: Tensor["n"] = ...``, ``W = jnp.ones(...)``): no value was taken for
     #: them; the program is keyed on their identity, so one rebound from outside is read by the next call.
-    arrays_read: tuple[str, ...] = ()
+    arrays_read: dict[str, int | None] = field(default_factory=dict)
     #: Those whose value may decide the rewrite (all but floats): a converted file refuses a call after one
     #: is rebound from outside; the decorator path rewrites the function for any of them rebound.
     decisive_values: dict[str, object] = field(default_factory=dict)
@@ -1015,8 +1015,9 @@ class FunctionRewriter:
             value = self.ctx.global_value(name)
             if isinstance(value, Static) and value.known:
                 plan.global_values[name] = value.literal
-            elif not isinstance(value, Static) and "." not in name:
-                plan.arrays_read += (name,)
+            elif not isinstance(value, Static) and "." not in name:  # (with its hint's rank, where hinted)
+                hinted = self.ctx.annotated_arrays.get(name)
+                plan.arrays_read[name] = len(hinted) if hinted is not None else None
         # what a converted file checks: floats feed arithmetic (a temperature, an epsilon), not layouts,
         # so one rebound from outside is read afresh; an int, a string, a tuple may be an axis, a shape, a mode
         plan.decisive_values = {n: v for n, v in plan.global_values.items() if not isinstance(v, float | complex)}

@@ -240,7 +240,7 @@ class Sharded:
                  out_specs: Any, *, devices: Sequence[jax.Device] | None = None,
                  reads: Mapping[str, Mapping[str, tuple[str, ...] | None]] | None = None,
                  globals_read: Sequence[str] = (), constants: Mapping[str, Any] | None = None,
-                 arrays_read: Sequence[str] = (),
+                 arrays_read: Mapping[str, int | None] | Sequence[str] = (),
                  flags: Mapping[str, bool] | None = None, fallbacks: Mapping[str, str] | None = None) -> None:
         self.local = local
         #: Module variables the body reads (``SCALE``): the program is keyed on their current values,
@@ -252,7 +252,7 @@ class Sharded:
         self.constants = dict(constants or {})
         #: Those among them that may hold arrays (``TABLE: Tensor["n"] = ...``): keyed on identity, and never
         #: taken for Python scalars (a rebound one is read by the next call's trace).
-        self.arrays_read = frozenset(arrays_read)
+        self.arrays_read = dict(arrays_read) if isinstance(arrays_read, Mapping) else dict.fromkeys(arrays_read)
         #: Static flags -> the value this version was rewritten for (``if output_attentions:`` chose other
         #: results): a call passing another value runs the version for it (``variant``), or is refused.
         self.flags = dict(flags or {})
@@ -621,6 +621,8 @@ class Sharded:
                 key.append((name, _Identity(value) if _is_array(value) else _key(value)))
                 continue
             value = source[name]
+            if name in self.arrays_read:
+                self._check_rank(name, value)
             if _is_array(value) and value.ndim and name not in self.arrays_read:
                 raise self._placed(CallError(
                     f"{self.__name__}(): module variable {name!r} is now an array of shape {tuple(value.shape)}; "
@@ -640,6 +642,19 @@ class Sharded:
                 target[name] = value
             key.append((name, _Identity(value) if _is_array(value) else _key(value)))
         return tuple(key)
+
+    def _check_rank(self, name: str, value: Any) -> None:
+        """A module array rebound from outside keeps its number of dims (the rewrite named them): another rank,
+        or a Python value where an array was, is an error here (it would fail, or broadcast, on a device's block)."""
+        rank = value.ndim if _is_array(value) else None
+        first = self.arrays_read.get(name)  # (its hint's; None: unhinted, read whole, any rank)
+        if first is not None and rank != first:
+            what = f"an array of shape {tuple(value.shape)}" if rank is not None else f"{type(value).__name__} {value!r}"
+            raise self._placed(CallError(
+                f"{self.__name__}(): module array {name!r} is now {what}; meshify rewrote the function for an "
+                f"array of {first} dims (its hint names them)",
+                fix=f"rebind {name!r} to an array of {first} dims, or pass it as an argument with a Tensor hint")) \
+                from None
 
     def _warn_unhashable(self, statics: tuple[tuple[str, Any], ...]) -> None:
         """Once per function: an unhashable static value means a new program (and an XLA compile)
@@ -979,7 +994,7 @@ def bind(local: Callable[..., Any], mesh: MeshSpec, args: Mapping[str, ArgSpec],
          reads: Mapping[str, Mapping[str, tuple[str, ...] | None]] | None = None,
          globals_read: Sequence[str] = (), constants: Mapping[str, Any] | None = None,
          flags: Mapping[str, bool] | None = None, fallbacks: Mapping[str, str] | None = None,
-         arrays_read: Sequence[str] = ()) -> Sharded:
+         arrays_read: Mapping[str, int | None] | Sequence[str] = ()) -> Sharded:
     """Wraps a per-device function as a global sharded callable (see :class:`Sharded`)."""
     return Sharded(local, mesh, args, out_specs, devices=devices, reads=reads, globals_read=globals_read,
                    constants=constants, flags=flags, fallbacks=fallbacks, arrays_read=arrays_read)
@@ -1003,7 +1018,7 @@ def sharded(mesh: MeshSpec, args: Mapping[str, ArgSpec], out_specs: Any,
             reads: Mapping[str, Mapping[str, tuple[str, ...] | None]] | None = None,
             globals_read: Sequence[str] = (), constants: Mapping[str, Any] | None = None,
             flags: Mapping[str, bool] | None = None,
-            fallbacks: Mapping[str, str] | None = None, arrays_read: Sequence[str] = ()) -> Callable[[Callable], Sharded]:
+            fallbacks: Mapping[str, str] | None = None, arrays_read: Mapping[str, int | None] | Sequence[str] = ()) -> Callable[[Callable], Sharded]:
     """Decorator form of :func:`bind`, used by generated code; ``reads`` names the attributes the
     function reads off its static arguments, checked at each call to hold no array; ``globals_read``
     the module variables it reads, whose current values key the program; ``flags`` the static flags'
