@@ -54,11 +54,18 @@ def dynamic_slice_in_dim(operand: jax.Array, start_index, slice_size: int, axis:
     return jax.lax.dynamic_slice_in_dim(operand, start, slice_size, axis, allow_negative_indices=False)
 
 
+def _integer_index(index: jax.Array) -> None:
+    """JAX's check of a dynamic slice's position: an integer (a float or a bool is a TypeError there too)."""
+    if not jnp.issubdtype(index.dtype, jnp.integer):
+        raise TypeError(f"index arguments to dynamic_slice must be integers of the same type, got: {index.dtype}")
+
+
 def _held_index(index, size: int, local: int, axis_name: AxisName, allow_negative) -> tuple[jax.Array, jax.Array]:
     """Where a one-entry dynamic slice at ``index`` of a dim of ``size`` split over ``axis_name`` (``local``
     entries per device) falls in this device's block, and whether it does: the index read as JAX reads it
     (from the end where negative, if allowed; then clamped into the dim)."""
     index = jnp.asarray(index)  # widened first: an int8 index from the end of a longer dim would overflow
+    _integer_index(index)
     index = index.astype(jnp.int32 if jnp.issubdtype(index.dtype, jnp.signedinteger) else jnp.uint32)
     global_index = _clamped(index, size, 1, allow_negative).astype(jnp.int32)
     shifted = global_index - _block_offset(axis_name, local)
@@ -95,6 +102,7 @@ def _clamped(start, size: int, n: int, allow_negative) -> jax.Array:
     """A dynamic slice's start as JAX reads it: from the end where negative (if allowed), then clamped to
     ``[0, size - n]``."""
     start = jnp.asarray(start)
+    _integer_index(start)
     if allow_negative is not False and jnp.issubdtype(start.dtype, jnp.signedinteger):
         start = jnp.where(jnp.logical_and(allow_negative, start < 0), start + size, start)
     return jnp.clip(start, 0, size - n)
