@@ -23,7 +23,8 @@ def reductions(x: Tensor["batch", "d"], w: Tensor["d"]):
 
 @mesh(batch=2, model=4, rules={"d": "model"})
 def flips(x: Tensor["batch", "d"]):
-    return jnp.fliplr(x) * 2.0, jnp.flipud(x), x[:, ::-1] + x, x[1, ::-1], jnp.fliplr(x[::-1, ::-1])
+    return (jnp.fliplr(x) * 2.0, jnp.flipud(x), x[:, ::-1] + x, x[1, ::-1], jnp.fliplr(x[::-1, ::-1]), x[:, -1::-1],
+            x[:, None:None:-1])
 
 
 @mesh(batch=2, model=4, rules={"d": "model"})

@@ -297,7 +297,7 @@ class Loop:
     cond: Body | None = None
     #: The user's node each of ``args`` comes from (None: the loop's own, an index): a body's parameter fed
     #: from a value with a cotangent has one (``explain``'s backward psums inside the body).
-    sources: tuple[cst.CSTNode | None, ...] = ()
+    sources: tuple[cst.CSTNode | None, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -383,6 +383,12 @@ def slice_split_dims(ctx: RuleContext, node: cst.Subscript, base: Operand) -> Sp
                 dropped.add(dim)
             continue
         bounds = [_bound(ctx, element) for element in (s.lower, s.upper, s.step)]
+        if _none(ctx, s.lower) and bounds[0] == "static":  # x[:, None:None:-1]: as x[:, ::-1]
+            bounds[0] = None
+        if _none(ctx, s.upper) and bounds[1] == "static":
+            bounds[1] = None
+        if bounds[2] == -1 and bounds[1] is None and bounds[0] == -1:  # x[:, -1::-1]: from the last entry
+            bounds[0] = None
         if bounds == [None, None, -1]:  # x[:, ::-1]: jnp.flip along that dim (each block from its mirror device)
             emitted.append(_record(ctx, layout, dim, None, ctx.code(node), "from the mirror device (then flipped "
                                    "locally): a slice with step -1", whole=True))
@@ -447,6 +453,14 @@ def _one_entry(ctx: RuleContext, s: cst.Slice | cst.Index) -> tuple[cst.BaseExpr
     if (lo == -1 and hi is None) or (hi is not None and hi == lo + 1 and (lo >= 0 or hi < 0)):
         return cst.Integer(str(lo)) if lo >= 0 else cst.UnaryOperation(cst.Minus(), cst.Integer(str(-lo))), True
     return None
+
+
+def _none(ctx: RuleContext, element) -> bool:
+    """Whether a slice bound is written ``None``."""
+    if element is None:
+        return False
+    value = ctx.operand(element).value
+    return isinstance(value, Static) and value.known and value.literal is None
 
 
 def _bound(ctx: RuleContext, element) -> object:
