@@ -639,11 +639,8 @@ def chosen(rw, node: cst.BaseExpression) -> cst.BaseExpression:
 
 def _attribute(rw, node: cst.Attribute):
     if _is_module_path(rw, node):
-        root: cst.BaseExpression = node
-        while isinstance(root, cst.Attribute):
-            root = root.value
-        module = rw.ctx.imports.imports[root.value].split(".")[0]  # type: ignore[union-attr]
-        if module not in _STATIC_MODULES and isinstance(node.value, cst.Name):
+        if isinstance(node.value, cst.Name) and rw.ctx.imports.imports[node.value.value].split(".")[0] \
+                not in _STATIC_MODULES:
             # tables.TABLE of a module of the user's: may be an array, rebound from outside (keyed by identity)
             rw.globals_read.add(rw.ctx.code(node))
         return Operand(Static(), node, node)

@@ -3203,7 +3203,7 @@ class FunctionRewriter:
                 return EachLayouts({ITEMS: layouts(sequence_item(value))})
             if isinstance(value, StructValue):  # a dict of results, or a NamedTuple of the module
                 out = {k: layouts(v) for k, v in value.fields}
-                return out if value.kind == "dict" else StructLayouts(value.cls, out, self._has_meta(value))
+                return out if value.kind == "dict" else StructLayouts(value.cls, out, bool(self._meta_names(value)))
             if isinstance(value, TupleValue):  # return loss, (logits, aux)
                 return tuple(layouts(item) for item in value.items)
             return value.layout
@@ -3214,10 +3214,6 @@ class FunctionRewriter:
             return layouts(first)  # type: ignore[no-any-return]
         assert isinstance(first, Array)
         return first.layout
-
-    def _has_meta(self, value: StructValue) -> bool:
-        """Whether a returned dataclass's class has static fields."""
-        return bool(self._meta_names(value))
 
     def _meta_names(self, value: StructValue) -> tuple[str, ...]:
         """The static fields of a dataclass value's class (a value rebuilt elsewhere may not carry them)."""
