@@ -74,12 +74,27 @@ def _hlo_bytes(text: str) -> int:
     return sum(c.bytes for c in collectives(text))
 
 
-_GROUPS = re.compile(r"replica_groups=(?:\{\{(?P<first>[0-9,]*)\}|\[[0-9]+,(?P<size>[0-9]+)\]<=)")
+_GROUPS = re.compile(r"replica_groups=(?:\{\{(?P<first>[0-9,]*)\}|\[[0-9]+,(?P<size>[0-9]+)\]<="
+                     r"|mesh\[(?P<mesh>[^\]]*)\]\s*\{(?P<over>[^}]*)\})")
+_AXIS = re.compile(r"'(?P<name>[^']+)'\s*=\s*(?P<size>[0-9]+)")
+
+
+def group_size(match: re.Match) -> int:
+    """The devices in one group of a ``_GROUPS`` match: the explicit first group's, the iota
+    form's ``[groups,size]``, or (jax 0.11's XLA) the product of the named axes of
+    ``mesh['data'=2,'model'=4] {'model'}``."""
+    if match["mesh"] is not None:
+        sizes = {m["name"]: int(m["size"]) for m in _AXIS.finditer(match["mesh"])}
+        size = 1
+        for name in re.findall(r"'([^']+)'", match["over"]):
+            size *= sizes[name]
+        return size
+    return int(match["size"]) if match["size"] else len(match["first"].split(","))
 
 
 def hlo_collectives(text: str) -> list[tuple[str, int, int]]:
     """Each collective of compiled HLO text as (kind, bytes per device, devices in its group): the
-    group read from ``replica_groups`` (``{{0,4},{1,5},...}`` or the iota form ``[4,2]<=[8]``)."""
+    group read from ``replica_groups`` (see :func:`group_size`)."""
     from meshify.runtime.hlo import collectives
 
     out = []
@@ -92,8 +107,7 @@ def hlo_collectives(text: str) -> list[tuple[str, int, int]]:
         match = _GROUPS.search(line)
         if match is None:
             raise ValueError(f"no replica groups in {line.strip()[:200]}")
-        size = int(match["size"]) if match["size"] else len(match["first"].split(","))
-        out.append((c.kind, c.bytes, size))
+        out.append((c.kind, c.bytes, group_size(match)))
     return out
 
 

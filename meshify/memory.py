@@ -269,6 +269,15 @@ def _dot_copies(eqn: Any, operands: Sequence[_Value], swapped: bool = False) -> 
     return tuple(value for value, copied in zip(operands, copies, strict=False) if copied)
 
 
+def _scan_carried(params: dict[str, Any]) -> int:
+    """A scan's consts and carry, which its body receives whole (its ``xs`` come a slice a step):
+    ``num_consts + num_carry`` (jax 0.10), or the first two parts of its ``ft_in`` (jax 0.11)."""
+    if "num_consts" in params:
+        return params["num_consts"] + params["num_carry"]
+    consts, carry, _ = params["ft_in"].unpack()
+    return len(consts) + len(carry)
+
+
 def _loop_peak(eqn: Any) -> int:
     """The temporaries a ``scan``/``while``/``cond`` body holds while it runs (its largest branch):
     its own peak, with a scan's slices of the arrays it scans over (one step's ``xs``) as fusible
@@ -280,7 +289,7 @@ def _loop_peak(eqn: Any) -> int:
     peaks = [0]
     for body in bodies:
         jaxpr = getattr(body, "jaxpr", body)
-        carried = eqn.params["num_consts"] + eqn.params["num_carry"] if eqn.primitive.name == "scan" else len(jaxpr.invars)
+        carried = _scan_carried(eqn.params) if eqn.primitive.name == "scan" else len(jaxpr.invars)
         flat = _Flattener()
         flat.arguments(jaxpr.invars[:carried], [1] * carried)
         slices = tuple(_Value(_nbytes(v.aval), "dynamic_slice", fusible=True) for v in jaxpr.invars[carried:])

@@ -92,3 +92,25 @@ def check_the_compute_floor_has_no_collectives(markdown: str) -> None:
     rows = [line.split(" | ") for line in section.splitlines() if line.startswith("| ") and "---" not in line][1:]
     assert sorted((r[0][2:], r[1]) for r in rows) == sorted((c, m) for c in CASES for m in ("fwd", "fwd_bwd"))
     assert all(r[2] == "0.000" and float(r[3]) > 0 for r in rows), rows
+
+
+def test_one_device_quick_run(tmp_path) -> None:
+    """benchmarks/one_device.py --quick (the one-accelerator companion, ~20 s of CPU): a row per case,
+    mode, dtype and variant; on a one-device mesh meshify's program has no collective and computes the
+    plain program's outputs; --report writes the same table again from the JSON."""
+    proc = subprocess.run([sys.executable, "benchmarks/one_device.py", "--quick", "--repeats", "2", "--out",
+                           str(tmp_path), "--name", "quick"], cwd=ROOT, capture_output=True, text=True, timeout=600,
+                          check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    results = json.loads((tmp_path / "quick.json").read_text())
+    keys = sorted((r["case"], r["mode"], r["dtype"], r["variant"]) for r in results["rows"])
+    assert keys == sorted((c, m, d, v) for c in CASES for m in ("fwd", "fwd_bwd") for d in ("float32", "bfloat16")
+                          for v in ("meshify", "plain"))
+    assert all(r["collectives"] == {} and r["max_diff_from_plain"] <= 1e-6 and r["step_s"] > 0
+               for r in results["rows"]), results["rows"]
+    table = (tmp_path / "quick.md").read_text()
+    (tmp_path / "quick.md").unlink()
+    again = subprocess.run([sys.executable, "benchmarks/one_device.py", "--report", str(tmp_path / "quick.json")],
+                           cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
+    assert again.returncode == 0, again.stderr
+    assert (tmp_path / "quick.md").read_text() == table

@@ -196,3 +196,16 @@ def test_explain_without_optimizer_predicts_no_memory(tmp_path):
 def test_explain_refuses_unknown_optimizer(tmp_path):
     result = _explain(tmp_path, "--optimizer", "rmsprop")
     assert result.exit_code == 2 and "choose adam, sgd or none" in result.output
+
+
+def test_a_scans_carried_inputs_read_from_either_jax_versions_params():
+    """jax 0.10 gives a scan ``num_consts``/``num_carry``; jax 0.11 packs its inputs in ``ft_in``
+    (consts, carry, xs), read by ``ft_in.unpack()`` (seen failing on jax 0.11.2 as KeyError)."""
+    from meshify.memory import _scan_carried
+
+    class Packed:
+        def unpack(self):
+            return ([1, 2], [3], [4, 5, 6])
+
+    assert _scan_carried({"num_consts": 2, "num_carry": 1}) == 3
+    assert _scan_carried({"ft_in": Packed()}) == 3

@@ -567,3 +567,17 @@ def test_predicted_bytes_equal_the_compiled_programs_of_every_candidate(tmp_path
 
     for c in plan_vs_hlo.candidates(case)[::4]:
         _assert_predicted_equals_compiled(tmp_path, case, c)
+
+
+@pytest.mark.parametrize("groups, size", [
+    ("{{0,4},{1,5},{2,6},{3,7}}", 2),
+    ("[2,4]<=[8]", 4),
+    ("mesh['model'=2,'model2'=4] {'model'}", 2),  # jax 0.11's XLA names the mesh axes a group spans
+    ("mesh['data'=2,'model'=4] {'data','model'}", 8),
+])
+def test_group_sizes_read_every_replica_groups_form(groups: str, size: int):
+    from benchmarks import plan_vs_hlo
+
+    line = ("  %all-reduce = f32[8,16,64]{2,1,0} all-reduce(f32[8,16,64]{2,1,0} %bitcast.1), channel_id=1, "
+            f"replica_groups={groups}, use_global_device_ids=true, to_apply=%region_0.1\n")
+    assert plan_vs_hlo.hlo_collectives("ENTRY %main {\n" + line + "}\n") == [("all-reduce", 8 * 16 * 64 * 4, size)]
