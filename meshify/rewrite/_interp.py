@@ -486,6 +486,15 @@ def _repeated_literal(node: cst.BaseExpression) -> bool:
         isinstance(node.left, cst.List) or isinstance(node.right, cst.List))
 
 
+def _repeated_nones(node: cst.BaseExpression) -> bool:
+    """``[None] * n`` or ``n * [None]``."""
+    if not _repeated_literal(node):
+        return False
+    listed = node.left if isinstance(node.left, cst.List) else node.right  # type: ignore[attr-defined]
+    return bool(listed.elements) and all(isinstance(e.value, cst.Name) and e.value.value == "None"
+                                         for e in listed.elements)
+
+
 def _returns(fn: cst.FunctionDef) -> int:
     """How many ``return`` statements ``fn`` holds outside nested functions."""
     count = 0
@@ -2119,6 +2128,10 @@ class FunctionRewriter:
                     isinstance(b, made) or isinstance(b, cst.Name) and b.value == "None"
                     for b in (s.value.body, s.value.orelse)):
                 self.own_lists.update(names)
+                if _repeated_nones(s.value) and isinstance(op.value, Static) and not op.value.known:
+                    # hs = [None] * n, n a size meshify does not know: placeholders, arrays stored into them
+                    for name in names:
+                        self.env[name] = sequence_of(Static.of(None))
                 if names & listed_names(self.fn) and isinstance(op.value, TupleValue) and holds_partial(op.value):
                     op = self._completed_items(op, names)
                     for target in s.targets:

@@ -847,6 +847,13 @@ class _Builder:
                 self.lines[-1] = "return " + self.pick([f"{returned}, {stats}", f"{returned}, dict({stats})",
                                                         f'{returned}, {stats}["q"] * 0.5',
                                                         f'{returned}, {{**{stats}, "r": {stats}["m"]}}'])
+            elif filled and v.dims and self.flag(50):  # a length meshify does not know while rewriting, filled in a loop
+                held_dict = True  # (its own returns: a list of unknown length is not spliced into a literal)
+                self.lines[-1] = "return " + self.pick([f"{returned}, {stats}", f"{returned}, jnp.stack({stats})",
+                                                        f"[{returned}, {stats}[1], {stats}[0]]",
+                                                        f"{returned} * {stats}[-1], {stats}"])
+                self.lines[-1:-1] = [f"{stats} = [None] * ({v.name}.shape[0] // {v.name}.shape[0] + 1)",
+                                     f"for i in range(len({stats})): {stats}[i] = jnp.mean({v.name} * {v.name} ** i)"]
             elif filled:
                 self.lines[-1:-1] = [f"{stats} = [None] * 2", f"{stats}[0] = jnp.mean({v.name})",
                                      f"{stats}[1] = jnp.mean({v.name} * {v.name})"]
