@@ -1074,6 +1074,9 @@ class FunctionRewriter:
             dims = read_dims(self.ctx, param.annotation.annotation) if param.annotation else None
             if dims is not None and isinstance(value, Opaque):
                 value = Array(Layout.replicated(dims))  # a whole value of unknown dims, named (as y: ... = v names it)
+            if dims == () and isinstance(value, Static) and (not value.known or type(value.literal) in (int, float)):
+                # pos: Tensor[()] given a Python number or a loop's index (fori_loop's i): a scalar, on every device
+                value = Array(Layout.replicated(()))
             if dims is not None and not (isinstance(value, Array) and value.dims == dims):
                 passed = described_value(value)
                 raise self.ctx.error(
