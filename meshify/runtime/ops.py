@@ -64,9 +64,7 @@ def _held_index(index, size: int, local: int, axis_name: AxisName, allow_negativ
     """Where a one-entry dynamic slice at ``index`` of a dim of ``size`` split over ``axis_name`` (``local``
     entries per device) falls in this device's block, and whether it does: the index read as JAX reads it
     (from the end where negative, if allowed; then clamped into the dim)."""
-    index = jnp.asarray(index)  # widened first: an int8 index from the end of a longer dim would overflow
-    _integer_index(index)
-    index = index.astype(jnp.int32 if jnp.issubdtype(index.dtype, jnp.signedinteger) else jnp.uint32)
+    # (not widened first: JAX reads an int8 index from the end of a longer dim in int8, wrapping; so does _clamped)
     global_index = _clamped(index, size, 1, allow_negative).astype(jnp.int32)
     shifted = global_index - _block_offset(axis_name, local)
     mine = (shifted >= 0) & (shifted < local)
@@ -104,8 +102,11 @@ def _clamped(start, size: int, n: int, allow_negative) -> jax.Array:
     start = jnp.asarray(start)
     _integer_index(start)
     if allow_negative is not False and jnp.issubdtype(start.dtype, jnp.signedinteger):
-        start = jnp.where(jnp.logical_and(allow_negative, start < 0), start + size, start)
-    return jnp.clip(start, 0, size - n)
+        # as JAX does: the size converted to the start's dtype (256 wraps to 0 in int8), added in that dtype
+        wrapped = start + jax.lax.convert_element_type(size, start.dtype)
+        start = jnp.where(jnp.logical_and(allow_negative, start < 0), wrapped, start)
+    # XLA clamps exactly, whatever the start's dtype: in int32 where size - n would not fit a narrower one
+    return jnp.clip(start.astype(jnp.int32) if start.dtype.itemsize < 4 else start, 0, size - n)
 
 
 def entries(x, dims: Sequence[str | None], shards: Sequence[int]):
@@ -544,14 +545,29 @@ def _block_offset(axis_name: AxisName, local_size: int) -> jax.Array:
     return jax.lax.axis_index(axis_name) * local_size
 
 
-def _lookup_ids(ids: jax.Array, size: int, mode: str) -> tuple[jax.Array, jax.Array | None]:
-    """Global ids as jnp would read them for a dim of ``size``, and which are in range (None: all).
+def _widened(ids) -> jax.Array:
+    """``ids`` in a dtype that holds a dim's size and a block's offset: int32 for narrower integers (an int8 id
+    compared with a size of 256, or less a block offset of 128, would wrap)."""
+    ids = jnp.asarray(ids)
+    return ids.astype(jnp.int32) if jnp.issubdtype(ids.dtype, jnp.integer) and ids.dtype.itemsize < 4 else ids
+
+
+def _lookup_ids(ids: jax.Array, size: int, mode: str, take: bool = False) -> tuple[jax.Array, jax.Array | None]:
+    """Global ids as jnp would read them for a dim of ``size`` (widened: see :func:`_widened`), and which are
+    in range (None: all).
 
     ``index``: ``x[ids]`` (negatives from -size wrap; out of range: clamped, without gradient);
     ``fill``: ``jnp.take``'s default (negatives from -size wrap, the rest out of range);
     ``clip``: clamped, negatives too; ``clip_wrapped``: ``take_along_axis``'s clip (negatives wrap
-    first); ``wrap``: modulo ``size``.
+    first); ``wrap``: modulo ``size``.  ``take``: ``jnp.take``'s fill, which adds the size to negative
+    ids in their own dtype (an int8 id gets 256 added as 0, and stays out of range), as here; elsewhere
+    JAX widens the ids first (``take_along_axis``) or refuses a size their dtype cannot hold (``x[ids]``).
     """
+    if take and mode == "fill":
+        ids = jnp.asarray(ids)  # jnp.take's own sum, in the ids' dtype (the size is a traced int32 here)
+        ids = _widened(jnp.where(ids < 0, ids + jax.lax.convert_element_type(size, ids.dtype), ids))
+        return ids, (ids >= 0) & (ids < size)
+    ids = _widened(ids)
     if mode == "clip":
         return jnp.clip(ids, 0, size - 1), None
     if mode == "wrap":
@@ -602,7 +618,7 @@ def take(table: jax.Array, ids: jax.Array, axis: int, axis_name: AxisName, mode:
     """
     local = table.shape[axis]
     size = local * jax.lax.axis_size(axis_name)
-    ids, valid = _lookup_ids(ids, size, "fill" if mode == "index" else mode)
+    ids, valid = _lookup_ids(ids, size, "fill" if mode == "index" else mode, take=mode != "index")
     if mode == "index":  # as JAX indexes: clamped, and the backward scatter drops out-of-range ids
         ids, fill_value = jnp.clip(ids, 0, size - 1), _CLAMP
     shifted = ids - _block_offset(axis_name, local)
@@ -699,6 +715,7 @@ def _in_block(ids: jax.Array, local: int, axis_name: AxisName) -> tuple[jax.Arra
     """Global ids along a dim split over ``axis_name`` in blocks of ``local``: each as an index into this
     device's block, and whether it falls in it (negative ids wrap by the whole size first, as on one device)."""
     size = local * jax.lax.axis_size(axis_name)
+    ids = _widened(ids)
     shifted = jnp.where(ids < 0, ids + size, ids) - _block_offset(axis_name, local)
     return shifted, (shifted >= 0) & (shifted < local)
 
@@ -706,7 +723,10 @@ def _in_block(ids: jax.Array, local: int, axis_name: AxisName) -> tuple[jax.Arra
 def one_hot(x: jax.Array, num_classes: int, axis_name: AxisName, dtype=jnp.float32) -> jax.Array:
     """This device's block of ``jax.nn.one_hot(x, num_classes)`` along a depth split over ``axis_name``."""
     local = num_classes // jax.lax.axis_size(axis_name)
-    return jax.nn.one_hot(x - _block_offset(axis_name, local), local, dtype=dtype)
+    # as jax.nn.one_hot compares: each class (this block's, global) in x's dtype (an int8 x: class 255 is -1)
+    classes = jnp.arange(local, dtype=jnp.int32) + _block_offset(axis_name, local)
+    x = jnp.asarray(x)
+    return (x[..., None] == classes.astype(x.dtype)).astype(dtype)
 
 
 def refused(code: str, headline: str, fix: str = "", at: str = "") -> Exception:

@@ -116,7 +116,7 @@ def _import(path: Path, name: str) -> ModuleType:
 
 def _value(arg: Arg, shape: tuple[int, ...], rng: np.random.Generator) -> Any:
     if arg.kind == "ids":
-        return rng.integers(arg.low, arg.high, shape).astype(np.int32)
+        return rng.integers(arg.low, arg.high, shape).astype(arg.dtype if "int" in arg.dtype else np.int32)
     if arg.kind == "key":
         return jax.random.key(int(rng.integers(0, 2 ** 31)))
     if arg.kind == "cancel":  # +big in the first half of `axis`, -big in the second, plus noise

@@ -688,9 +688,10 @@ class _Builder:
         self.constraints.append(tuple(dims))
         return _Value(name, tuple(dims), 1.0)
 
-    def ids(self, dims: Sequence[str], high: int, low: int = 0) -> str:
+    def ids(self, dims: Sequence[str], high: int, low: int = 0, dtype: str = "float32") -> str:
+        """A new ids parameter, int32 (or ``dtype``: a narrow integer type its values fit)."""
         name = f"ids{len(self.args)}"
-        self.args.append(Arg(name, tuple(dims), kind="ids", high=high, low=low))
+        self.args.append(Arg(name, tuple(dims), kind="ids", high=high, low=low, dtype=dtype))
         self.constraints.append(tuple(dims))
         return name
 
@@ -782,6 +783,7 @@ class _Builder:
                                 ("softmax", 8), ("shape", 11), ("lookup", 8), ("loop", 6), ("literal", 5),
                                 ("listy", 4), ("call", 5), ("const", 4), ("update", 4), ("select", 3), ("rotary", 2),
                                 ("along", 2), ("sections", 2), ("einops", 3), ("diagonal", 3), ("pairs", 2), ("leaves", 2),
+                                ("narrow_ids", 2),
                                 ("spatial", 60 if self.spatial else 0)])
             if not getattr(self, f"op_{op}")(a):
                 self.op_unary(a)
@@ -2416,6 +2418,53 @@ class _Builder:
             if extra:
                 self.trigger(f"jnp.take with {', '.join(extra)}", expr)
             self.emit(expr, out, a.scale)
+        return True
+
+    def op_narrow_ids(self, a: _Value) -> bool:
+        """Ids of a narrow integer dtype (int8, uint8, int16) into a 256-row table, split or not: each JAX function
+        reads such ids its own way (``jnp.take`` adds the size in the ids' dtype, where 256 is 0 in int8;
+        ``take_along_axis`` and ``x[ids]`` widen them first; ``one_hot`` compares in their dtype), and meshify's
+        offsets and clamps must not wrap where JAX's do not (session 30: every int8 lookup along a split vocab of
+        256 was wrong)."""
+        if not a.dims or a.dims[0] is None or not self.disjoint(a.dims[:1]):
+            return False
+        rows = a.dims[0]
+        dtype = self.pick(["int8", "uint8", "int16"])
+        low, high = (0, 256) if dtype == "uint8" else self.pick([(-128, 128), (-300, 300)] if dtype == "int16"
+                                                                else [(-128, 128), (0, 128)])
+        # (int8 ids into 128 rows: 256 would meet a JAX bug, the gradient of a gather of int8 ids into more than 127
+        # rows inside shard_map being zero, tests/regressions/mismatch_a851eebe.py)
+        long = self.new_dim(size=128 if dtype == "int8" else 256)
+        width = self.new_dim(size=2, split=False)
+        if not self.disjoint((rows, long)) or not self.fits((rows, long)):
+            return False
+        form = self.pick(["take_fill", "take_clip", "along", "one_hot", "index", "dynamic_index", "dynamic_slice"])
+        if form == "index" and dtype == "int8":
+            form = "take_clip"  # (x[ids] with int8 ids into 256 rows: JAX itself refuses, OverflowError)
+        if form in ("along", "dynamic_index", "dynamic_slice"):
+            logits = self.param((rows, long))
+            self.constraints.append((rows, long))
+            if form == "along":
+                ids = self.ids((rows,), high, low, dtype)
+                expr = f"jnp.take_along_axis({logits.name}, {ids}[:, None], axis=1)[:, 0]"
+                self.emit(expr, (rows,), 1.0)
+                return True
+            at = self.ids((), high, low, dtype)
+            if form == "dynamic_index":
+                self.emit(f"jax.lax.dynamic_index_in_dim({logits.name}, {at}, axis=1, keepdims=False)", (rows,), 1.0)
+            else:  # a window of an unsplit dim (a split one is refused: a trigger)
+                if self.axes_of(long):
+                    return False
+                self.emit(f"jnp.sum(jax.lax.dynamic_slice_in_dim({logits.name}, {at}, 4, axis=1), axis=1)",
+                          (rows,), 2.0)
+            return True
+        table = self.param((long, width))
+        ids = self.ids((rows,), high, low, dtype)
+        expr = {"take_fill": f"jnp.take({table.name}, {ids}, axis=0, fill_value=0.0)",
+                "take_clip": f"jnp.take({table.name}, {ids}, axis=0, mode='clip')",
+                "one_hot": f"jax.nn.one_hot({ids}, {table.name}.shape[0]) @ {table.name}",
+                "index": f"{table.name}[{ids}]"}[form]
+        self.emit(expr, (rows, width), 1.0)
         return True
 
     def lookup_options(self, along: bool) -> dict[str, str]:
