@@ -77,6 +77,8 @@ _SAME_AS_FIRST = frozenset({
 _PROMOTED = frozenset({"matmul", "dot", "einsum", "tensordot", "inner", "outer", "vdot", "kron", "where",
                        "concatenate", "concat", "stack", "hstack", "vstack", "column_stack", "full_like", "select",
                        "huber_loss", "l2_loss", "squared_error", "hinge_loss"})
+#: Calls joining the arrays of a list (their first argument): their leaves' promoted dtype, see ``_joined``.
+_JOINS = frozenset({"array", "asarray", "stack", "concatenate", "concat", "hstack", "vstack", "column_stack"})
 #: Calls whose result has the promoted dtype of their first two arguments (the image and the kernel).
 _FIRST_TWO = frozenset({"jax.lax.conv_general_dilated", "jax.lax.conv", "jax.lax.conv_with_general_padding",
                         "jax.lax.conv_transpose"})
@@ -599,6 +601,8 @@ class Dtypes:
                 return _union(self.of(node.args[1].value), self.of(node.args[2].value))  # not the condition
             if name in _FIRST_TWO and len(node.args) >= 2 and all(a.keyword is None for a in node.args[:2]):
                 return _union(self.of(node.args[0].value), self.of(node.args[1].value))
+            if short in _JOINS and positional:
+                return self._joined(positional[0])
             if name in UNARY or name in BINARY or name in STATS or short in _PROMOTED:
                 return self._promoted(node)
             if name in _EINOPS and node.args and node.args[0].keyword is None:
@@ -621,6 +625,39 @@ class Dtypes:
             else:
                 for item in [e.value for e in value.elements] if isinstance(value, cst.List | cst.Tuple) else [value]:
                     out = _union(out, self.of(item))
+        return out
+
+    def _joined(self, seq: cst.BaseExpression) -> Carriers:
+        """The carriers of ``jnp.stack(seq)``, ``jnp.array(seq)``: JAX promotes the leaves of a (nested) list or
+        tuple; None where a leaf's are unknown.  Float32-formed partial sums joined with items that may have other
+        dtypes: ``mr.joined_dtype``, which refuses the call where they do (one device rounds each item to its own
+        dtype, the psum completing the join could cast all of them back only to the promoted one)."""
+        leaves = self._leaves(seq)
+        if leaves is None:
+            return None
+        out: Carriers = ()
+        groups: dict[frozenset[str], tuple[str, ...]] = {}
+        for carriers, _ in leaves:
+            out = _union(out, carriers)
+            if carriers:  # (a weakly typed number changes no item's dtype)
+                groups.setdefault(frozenset(carriers), carriers)
+        if out is None or len(groups) < 2 or not any(widened for _, widened in leaves):
+            return out
+        likes = [c[0] if len(c) == 1 and not c[0].startswith("*") else f"({', '.join(c)}{',' * (len(c) == 1)})"
+                 for c in groups.values()]
+        return (f"{self.rw.ctx.mr}.joined_dtype({', '.join(likes)})",)
+
+    def _leaves(self, node: cst.BaseExpression) -> list[tuple[Carriers, bool]] | None:
+        """Each leaf's (carriers, widened) of a (nested) list or tuple, spelled out or spliced from one of known
+        items (``[*a, b]``); a node of another kind is one leaf; None where spliced items are unknown."""
+        if not isinstance(node, cst.List | cst.Tuple):
+            return [(self.of(node), self.contains_widened(node))]
+        out: list[tuple[Carriers, bool]] = []
+        for e in node.elements:
+            found = self._spelled_items(e.value) if isinstance(e, cst.StarredElement) else self._leaves(e.value)
+            if found is None:
+                return None
+            out.extend(found)
         return out
 
     def _stable_text(self, node: cst.BaseExpression) -> Carriers:

@@ -17,7 +17,7 @@ import jax.numpy as jnp
 
 __all__ = ["regather_policy", "regathering", "entries", "like", "shard_size", "sum_dtype", "psum", "psum_scatter", "all_gather", "local_block", "dynamic_slice", "dynamic_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_index_in_dim", "take", "take_along_axis", "rows_at", "scatter", "one_hot", "pmax", "pmin", "max", "min", "mean", "on_one_device", "softmax",
            "log_softmax", "logsumexp", "global_shape", "elementwise", "dtype_of",
-           "canonical_dtype", "quotient_dtype", "refused", "global_norm"]
+           "canonical_dtype", "quotient_dtype", "joined_dtype", "refused", "global_norm"]
 
 AxisName = str | tuple[str, ...]
 
@@ -206,6 +206,24 @@ def quotient_dtype(*like) -> jnp.dtype:
     that is an integer (``jnp.arange(24) / 24`` is float32)."""
     kind = _promoted(like)
     return kind if jnp.issubdtype(kind, jnp.inexact) else jax.dtypes.canonicalize_dtype(float)
+
+
+def joined_dtype(*items) -> jnp.dtype:
+    """The dtype of ``jnp.stack``/``jnp.array`` of partial sums formed in float32, each item given as the values
+    its dtype is read from (a value or a tuple of them, as ``like=``): their promoted dtype.  A
+    :class:`~meshify.errors.CallError` where a float16/bfloat16 item would be promoted to another dtype: one
+    device rounds that item to its own dtype first, which one psum of the joined sums cannot do."""
+    dtypes = [_promoted(item) for item in items]
+    target = jnp.result_type(*dtypes)
+    rounded = sorted({str(d) for d in dtypes if d in _LOW_PRECISION and d != target})
+    if rounded:
+        from meshify.errors import CallError
+
+        raise CallError(f"a join (jnp.stack, jnp.array, jnp.concatenate) of partial sums of {', '.join(rounded)} "
+                        f"and {target} items: one device rounds each item to its own dtype before promoting it, "
+                        f"which the sum meshify completes after the join cannot do",
+                        fix="cast the items to one dtype before joining them (s.astype(jnp.float32))")
+    return target
 
 
 def dtype_of(*like) -> jnp.dtype:

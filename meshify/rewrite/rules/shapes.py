@@ -720,7 +720,21 @@ def _joined_items(ctx: RuleContext, call: Call, seq, items: None, kind: str, axi
                             f"join them along another dim, or map {layout.dims[axis]!r} to no mesh axis")
         if dims[axis] != BROADCAST:
             dims[axis] = dims[axis].rstrip(INFERRED) + INFERRED
+    if layout.partial and _casts(call):
+        raise ctx.error(UnsupportedError, call.node, f"{what} of the partial sums in {code!r} with dtype=: the cast "
+                        "would round each device's share of a sum where the single-device program rounds the whole",
+                        "complete them first (cast each item as it is appended), or drop dtype= and cast the result")
     return keep(Array(Layout(tuple(dims), tuple(axes), layout.partial), item.origin))
+
+
+def _casts(call: Call) -> bool:
+    """Whether a join (``jnp.stack``, ``jnp.concatenate``, ``jnp.array`` of a list) is given a ``dtype=``: its
+    items are cast, and a partial sum must be completed before (the cast rounds, or truncates, each device's
+    share where the single-device program rounds the whole sum; float32-formed sums of float16/bfloat16 items
+    would skip the rounding of each item to its own dtype)."""
+    dtype = call.params.get("dtype")
+    return dtype is not None and not (isinstance(dtype.value, Static) and dtype.value.known
+                                      and dtype.value.literal is None)
 
 
 def _joined(ctx: RuleContext, call: Call, seq, items, kind: str, axis, what: str | None = None):
@@ -762,6 +776,8 @@ def _joined(ctx: RuleContext, call: Call, seq, items, kind: str, axis, what: str
             along = ()  # a size-1 dim (keepdims=True) splits into no blocks: the joined dim whole
         chosen[axis] = along
     kept = _kept_partial(items, ADD) - {x for ax in chosen.values() for x in ax}
+    if _casts(call):  # jnp.stack([a, b], dtype=jnp.int32): a cast rounds each whole sum, not the blocks' sums
+        kept = frozenset()
     converts = tuple(Convert(a, Layout(a.value.dims, tuple(chosen[i] for i in range(rank)),
                                        array(a).layout.partial & kept), what or kind) for a in arrays)
     out_axes = [chosen[i] for i in range(rank)]
