@@ -465,29 +465,37 @@ def _pad_border(x: jax.Array, dim: int, axes: Axes, lo: int, hi: int, mode: str)
 def spatial_slice(x: jax.Array, axis: int, start, stop, step=None, *, axis_name) -> jax.Array:
     """``x[..., start:stop:step, ...]`` along dim ``axis``, split over ``axis_name``: the global rows
     ``start:stop`` split into equal blocks again, each device taking the rows its new block needs from
-    its neighbours (none when the slice keeps the shard boundaries).  With a ``step`` (a positive int),
-    the rows from ``start`` up to the last one the slice takes plus ``step - 1`` (padding beyond the
-    image, never taken) are re-blocked, then each device takes every ``step``-th row of its block: the
-    number of rows taken must split into equal blocks."""
+    its neighbours (none when the slice keeps the shard boundaries).  With a ``step`` (a nonzero int),
+    the rows from the first the slice takes (the last, for a negative step) up to the last plus
+    ``|step| - 1`` (padding beyond the image, never taken) are re-blocked, then each device takes every
+    ``|step|``-th row of its block, and a negative step flips the result as :func:`spatial_flip` does
+    (each block from its mirror device): the number of rows taken must split into equal blocks, and not
+    be none (XLA's sharding pass fails on the derivative of a program holding an empty block)."""
     axes = _axes(axis_name)
     shards = _shards(axes)
     total = x.shape[axis] * shards
     what = "the slice [" + ":".join("" if b is None else str(b) for b in (start, stop, *(() if step is None else (step,))))\
         + "]"
-    if step is None or step == 1:
-        begin, end, _ = slice(start, stop).indices(total)
-        return _reblock(x, axis, axes, begin, max(end - begin, 0), what)
-    if not isinstance(step, int) or step < 1:
-        raise CallError(f"{what} along a split dim: its step is not a positive int",
-                        fix="slice with a positive step (flip first: jnp.flip(x, axis)), or map this dim to no mesh axis")
-    begin, end, _ = slice(start, stop, step).indices(total)
-    taken = len(range(begin, end, step))
-    if taken % shards or not taken:
+    if step is not None and (not isinstance(step, int) or step == 0):
+        raise CallError(f"{what} along a split dim: its step is not a nonzero int",
+                        fix="slice with a nonzero int step (x[:, ::2], x[:, ::-1]), or map this dim to no mesh axis")
+    taken = range(*slice(start, stop, step).indices(total))
+    if not taken:
         raise CallError(f"{what} along dim {axis}, split over {' x '.join(map(repr, axes))} into {shards} blocks, "
-                        f"takes {taken} rows, which do not split into {shards} equal blocks",
+                        "takes no rows: meshify refuses an empty slice of a split dim",
+                        fix=f"take at least {shards} rows, or map this dim to no mesh axis")
+    if step is None or step == 1:
+        return _reblock(x, axis, axes, taken[0], len(taken), what)
+    if len(taken) % shards:
+        raise CallError(f"{what} along dim {axis}, split over {' x '.join(map(repr, axes))} into {shards} blocks, "
+                        f"takes {len(taken)} rows, which do not split into {shards} equal blocks",
                         fix=f"take a multiple of {shards} rows, or map this dim to no mesh axis")
-    out = _reblock(x, axis, axes, begin, taken * step, what)
-    return jax.lax.slice_in_dim(out, 0, out.shape[axis], step, axis=axis)
+    out = _reblock(x, axis, axes, min(taken[0], taken[-1]), len(taken) * abs(step), what)
+    out = jax.lax.slice_in_dim(out, 0, out.shape[axis], abs(step), axis=axis)
+    if step > 0:
+        return out
+    spatial = [axes if d == axis % x.ndim else () for d in range(x.ndim)]
+    return spatial_flip(out, axis, spatial_axes=spatial)  # the rows taken upwards, then reversed
 
 
 def spatial_entry(x: jax.Array, axis: int, index, *, keep: bool, axis_name) -> jax.Array:

@@ -9,7 +9,8 @@ Each keeps the image split and moves only what a block's new rows need (:mod:`me
 - pad and slice change a split dim's length, so the padded (sliced) dim is cut into equal blocks again:
   each device takes the few rows its new block needs from its neighbours (none when two blocks pad
   evenly, or a slice keeps the boundaries), never the whole dim; ``constant_values=`` fills the rows
-  beyond the image, which only the border devices hold;
+  beyond the image, which only the border devices hold; a slice with a negative step (``x[:, 13:1:-1]``)
+  takes the same rows upwards, then flips them as ``jnp.flip`` does;
 - roll: the rows that wrap round from the previous block (and a whole block when the shift is longer);
 - flip: each block from its mirror device, then flipped locally;
 - nearest resize by an integer factor: local (``jnp.repeat`` is local too: its rule is in ``shapes``);
@@ -397,13 +398,12 @@ def slice_split_dims(ctx: RuleContext, node: cst.Subscript, base: Operand) -> Sp
                                    (("x", Ref(0)), ("axis", at), ("spatial", cst.parse_expression(
                                        _axes_code([a for d, a in enumerate(spatial) if d not in dropped]))))))
             continue
-        if bounds[2] is not None and not (isinstance(bounds[2], int) and bounds[2] >= 1):
+        if bounds[2] is not None and not (type(bounds[2]) is int and bounds[2] != 0):
             raise ctx.error(UnsupportedError, s.step, f"a slice along split {layout.dims[dim]!r} "
-                            f"({layout.describe()}) with step {ctx.code(s.step)}: meshify takes a positive int step, "
-                            "or -1 over the whole dim (x[:, ::-1])",
-                            "slice with a positive int step (x[:, ::2]; flip first for another negative one: "
-                            "jnp.flip(x, axis)[:, ::2]), or pool "
-                            "with a stride (jax.lax.reduce_window), or map that dim to no mesh axis")
+                            f"({layout.describe()}) with step {ctx.code(s.step)}: meshify takes a nonzero int step it can "
+                            "read when rewriting (x[:, ::2], x[:, 13:2:-1])",
+                            "slice with a literal int step (x[:, ::2]; x[:, ::-1] reverses), or pool with a stride "
+                            "(jax.lax.reduce_window), or map that dim to no mesh axis")
         for bound, given in zip(bounds[:2], (s.lower, s.upper)):
             if bound is ... and given is not None:
                 raise ctx.error(UnsupportedError, given, f"a slice of split {layout.dims[dim]!r} with a bound that "
@@ -475,27 +475,45 @@ def _bound(ctx: RuleContext, element) -> object:
 
 def _slice_records(ctx: RuleContext, where, base: Operand, layout: Layout, dim: int, lo, hi,
                    resized: dict, step=None) -> list[Emitted]:
-    """The exchanges of ``x[lo:hi:step]`` along split ``dim``: the rows from ``lo`` to the last one taken
-    (plus ``step - 1``) re-blocked, then every ``step``-th row of each block taken locally; refused here
-    when the sizes are known and the rows taken cannot split evenly."""
+    """The exchanges of ``x[lo:hi:step]`` along split ``dim``: the rows from the first one taken (the last,
+    for a negative step) to the other end (plus ``|step| - 1``) re-blocked, then every ``|step|``-th row of
+    each block taken locally, and a negative step's result flipped (each block from its mirror device);
+    refused here when the sizes are known and the rows taken are none or cannot split evenly."""
     total = ctx.sizes.get(layout.dims[dim])
     if total is None or lo == "static" or hi == "static":
-        return _reblock_records(ctx, where, None, base, layout, dim, None, None, "the slice")  # type: ignore[arg-type]
-    if step in (None, 1):
-        start, stop, _ = slice(lo, hi).indices(total)
-        return _reblock_records(ctx, where, None, base, layout, dim, start, max(stop, start),  # type: ignore[arg-type]
-                                "the slice", resized)
-    start, stop, _ = slice(lo, hi, step).indices(total)
-    taken, shards = len(range(start, stop, step)), ctx.mesh.size(layout.axes[dim])
-    if taken % shards or not taken:
+        return _reblock_records(ctx, where, None, base, layout, dim, None, None, "the slice") \
+            + _reversal_records(ctx, base, layout, dim, step, {})  # type: ignore[arg-type]
+    taken, shards = range(*slice(lo, hi, step).indices(total)), ctx.mesh.size(layout.axes[dim])
+    if not taken:  # (its blocks would be empty, and XLA's sharding pass fails on the derivative of a program holding one)
         raise ctx.error(UnsupportedError, where, f"the slice along split {layout.dims[dim]!r} (over "
-                        f"{axes_text(layout.axes[dim])}) takes {taken} rows, which do not split into {shards} equal "
-                        "blocks", f"take a multiple of {shards} rows, or map {layout.dims[dim]!r} to no mesh axis "
+                        f"{axes_text(layout.axes[dim])}) takes no rows: meshify refuses an empty slice of a split dim",
+                        f"take at least {shards} rows, or map {layout.dims[dim]!r} to no mesh axis "
                         f"(rules={{{layout.dims[dim]!r}: None}})")
-    out = _reblock_records(ctx, where, None, base, layout, dim, start, start + taken * step,  # type: ignore[arg-type]
+    if step in (None, 1):
+        return _reblock_records(ctx, where, None, base, layout, dim, taken[0], taken[-1] + 1,  # type: ignore[arg-type]
+                                "the slice", resized)
+    if len(taken) % shards:
+        raise ctx.error(UnsupportedError, where, f"the slice along split {layout.dims[dim]!r} (over "
+                        f"{axes_text(layout.axes[dim])}) takes {len(taken)} rows, which do not split into {shards} "
+                        "equal blocks", f"take a multiple of {shards} rows, or map {layout.dims[dim]!r} to no mesh "
+                        f"axis (rules={{{layout.dims[dim]!r}: None}})")
+    first = min(taken[0], taken[-1])
+    out = _reblock_records(ctx, where, None, base, layout, dim, first, first + len(taken) * abs(step),  # type: ignore[arg-type]
                            "the slice", resized)
-    resized[dim] = taken // shards
-    return out
+    resized[dim] = len(taken) // shards
+    return out + _reversal_records(ctx, base, layout, dim, step, resized)
+
+
+def _reversal_records(ctx: RuleContext, base: Operand, layout: Layout, dim: int, step, resized: dict) -> list[Emitted]:
+    """A negative step's flip of the rows taken: each block (its length along the dims ``resized``, this
+    one's included, as re-blocked) from the mirror device; none for a positive step."""
+    if step is None or step > 0:
+        return []
+    detail = "from the mirror device (then flipped locally): the rows a negative step takes, reversed"
+    record = _record(ctx, layout, dim, None, ctx.code(base.original), detail, whole=True)
+    if dim not in resized:
+        return [record]
+    return [replace(record, kind=halo_kind(math.prod(resized.values())), layout=_slab(layout, dim, resized=tuple(resized)))]
 
 
 # -- concatenate along a split dim --------------------------------------------------------------------------
