@@ -481,8 +481,8 @@ def _slice_records(ctx: RuleContext, where, base: Operand, layout: Layout, dim: 
     refused here when the sizes are known and the rows taken are none or cannot split evenly."""
     total = ctx.sizes.get(layout.dims[dim])
     if total is None or lo == "static" or hi == "static":
-        return _reblock_records(ctx, where, None, base, layout, dim, None, None, "the slice") \
-            + _reversal_records(ctx, base, layout, dim, step, {})  # type: ignore[arg-type]
+        unknown = _reblock_records(ctx, where, None, base, layout, dim, None, None, "the slice")  # type: ignore[arg-type]
+        return unknown + _reversal_records(ctx, base, layout, dim, step, {})
     taken, shards = range(*slice(lo, hi, step).indices(total)), ctx.mesh.size(layout.axes[dim])
     if not taken:  # (its blocks would be empty, and XLA's sharding pass fails on the derivative of a program holding one)
         raise ctx.error(UnsupportedError, where, f"the slice along split {layout.dims[dim]!r} (over "
