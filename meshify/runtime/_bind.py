@@ -788,8 +788,8 @@ class Sharded:
         """Collects every rank, size and divisibility problem, then raises one CallError."""
         problems: list[str] = []
         sizes: dict[str, tuple[int, str]] = {}
-        fix = "pass arrays whose split dims are multiples of their mesh axes' sizes, or change the mesh or the " \
-              "layout rules"
+        fix = ""
+        kinds: set[str] = set()  # which problems were found, for the fix
         for (name, spec), value in zip(self.leaf_specs.items(), arrays):
             if isinstance(value, ProcessLocal):
                 problems.append(f"argument {name!r} is process_local, which only a direct call can place, not "
@@ -800,8 +800,10 @@ class Sharded:
             if shape is None:
                 problems.append(f"argument {name!r} is {type(value).__name__}, not an array with dims "
                                 f"{list(spec.dims)}")
+                kinds.add("rank")
                 continue
             if len(shape) != len(spec.dims):
+                kinds.add("rank")
                 problems.append(f"argument {name!r} has shape {tuple(shape)} (rank {len(shape)}) but its hint "
                                 f"names {len(spec.dims)} dims {list(spec.dims)}")
                 if not spec.dims and tuple(shape) in ((2,), (4,)) and str(getattr(value, "dtype", "")) == "uint32":
@@ -815,15 +817,23 @@ class Sharded:
                 continue
             for i, (dim, size) in enumerate(zip(spec.dims, shape)):
                 if dim in sizes and sizes[dim][0] != size:
+                    kinds.add("size")
                     problems.append(f"dim {dim!r} is {size} in argument {name!r} but {sizes[dim][0]} in "
                                     f"argument {sizes[dim][1]!r}")
                 sizes.setdefault(dim, (size, name))
                 axes = spec.axes(i)
                 shards = self.mesh_spec.size(axes)
                 if size % shards:
+                    kinds.add("divide")
                     problems.append(f"argument {name!r}: dim {dim!r} has size {size}, which mesh axis "
                                     f"{'x'.join(repr(a) for a in axes)} ({shards} shards) does not divide")
         if problems:
+            fix = fix or "; ".join(text for kind, text in (
+                ("rank", "pass each argument an array of the dims its hint names (in the signature's order), or "
+                         "change the hint"),
+                ("size", "pass arrays that agree on the size of each dim they share"),
+                ("divide", "pass arrays whose split dims are multiples of their mesh axes' sizes, or change the mesh "
+                           "or the layout rules")) if kind in kinds)
             culprit = next((n for n in self.leaf_specs if f"argument {n!r}" in problems[0]), "")
             raise self._placed(CallError(
                 f"{self.__name__}() on mesh {self.mesh_spec}: "
