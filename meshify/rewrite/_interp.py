@@ -486,6 +486,23 @@ def _repeated_literal(node: cst.BaseExpression) -> bool:
         isinstance(node.left, cst.List) or isinstance(node.right, cst.List))
 
 
+def _literal_keys(node: cst.Dict) -> list[str] | None:
+    """The string keys of a dict display in order, those of spread dict displays included; None where a key is
+    not a string literal or a spread is not a dict display."""
+    keys: list[str] = []
+    for e in node.elements:
+        if isinstance(e, cst.StarredDictElement):
+            inner = _literal_keys(e.value) if isinstance(e.value, cst.Dict) else None
+            if inner is None:
+                return None
+            keys += inner
+        elif isinstance(e.key, cst.SimpleString) and isinstance(e.key.evaluated_value, str):
+            keys.append(e.key.evaluated_value)
+        else:
+            return None
+    return keys
+
+
 def _repeated_nones(node: cst.BaseExpression) -> bool:
     """``[None] * n`` or ``n * [None]``."""
     if not _repeated_literal(node):
@@ -2519,12 +2536,37 @@ class FunctionRewriter:
             return self._completed_namedtuple(written, op, value)
         if not isinstance(written, cst.Dict) or not isinstance(op.node, cst.Dict):
             return None
-        elements, fields = list(op.node.elements), list(value.fields)
-        for i, (e, (key, v)) in enumerate(zip(written.elements, value.fields)):
-            node, fields[i] = self._completed_leaf(v, e.value, elements[i].value)
-            fields[i] = (key, fields[i])
-            elements[i] = elements[i].with_changes(value=node)
-        return Operand(replace(value, fields=tuple(fields)), written, op.node.with_changes(elements=elements))
+        keys = _literal_keys(written)
+        if keys is None or len(set(keys)) != len(keys) or set(keys) != {k for k, _ in value.fields}:
+            return None  # (a spread name, a key given twice: which node holds which field is not read here)
+        fields = dict(value.fields)
+        node = self._completed_entries(written, op.node, fields)
+        if node is None:
+            return None
+        return Operand(replace(value, fields=tuple((k, fields[k]) for k, _ in value.fields)), written, node)
+
+    def _completed_entries(self, written: cst.Dict, node: cst.Dict, fields: dict[str, Value]) -> cst.Dict | None:
+        """The dict display ``node`` (of ``written``) with each field's partial sum completed, by key, spreads of
+        dict displays (``{**{"s": a}, "t": b}``) entered; ``fields`` updated to the completed values."""
+        if len(written.elements) != len(node.elements):
+            return None
+        elements = list(node.elements)
+        for i, (e, n) in enumerate(zip(written.elements, node.elements)):
+            if isinstance(e, cst.StarredDictElement):
+                if not (isinstance(e.value, cst.Dict) and isinstance(n, cst.StarredDictElement)
+                        and isinstance(n.value, cst.Dict)):
+                    return None
+                inner = self._completed_entries(e.value, n.value, fields)
+                if inner is None:
+                    return None
+                elements[i] = n.with_changes(value=inner)
+            elif isinstance(n, cst.DictElement) and isinstance(e.key, cst.SimpleString):
+                key = e.key.evaluated_value
+                done, fields[key] = self._completed_leaf(fields[key], e.value, n.value)
+                elements[i] = n.with_changes(value=done)
+            else:
+                return None
+        return node.with_changes(elements=elements)
 
     def _completed_tuple(self, op: Operand) -> Operand | None:
         """A returned tuple (or list) literal nested in a helper's result (``l, ({"m": ...}, {"loss": l})``,
@@ -3017,15 +3059,19 @@ class FunctionRewriter:
             self._check_fields(op.value, hint, where)
         if op.value.kind in ("namedtuple", "dataclass"):
             return self._leaving_namedtuple(op, where, purpose, hint)
-        literal = isinstance(op.node, cst.Dict) and len(op.node.elements) == len(op.value.fields)
-        elements, left = [], []
         written = self.dtypes.aliases.get(where, where)  # (a dict comprehension: the dict literal it was unrolled to)
+        # a display whose entries are the fields in order ({**m, "t": x} is not: its items are read by key)
+        literal = isinstance(op.node, cst.Dict) and _literal_keys(op.node) == [k for k, _ in op.value.fields] \
+            and not any(isinstance(e, cst.StarredDictElement) for e in op.node.elements)
+        elements, left = [], []
         for i, (key, value) in enumerate(op.value.fields):
             item = op.node.elements[i].value if literal else cst.Subscript(  # type: ignore[union-attr]
                 op.node, [cst.SubscriptElement(cst.Index(cst.SimpleString(json.dumps(key))))])
             original = written.elements[i].value if isinstance(written, cst.Dict) and literal \
-                and len(written.elements) == len(op.value.fields) else where  # type: ignore[union-attr]
-            if original is where and not isinstance(where, cst.Dict):  # m["loss"]: its own dtype (m's items known)
+                and _literal_keys(written) == [k for k, _ in op.value.fields] \
+                and not any(isinstance(e, cst.StarredDictElement) for e in written.elements) \
+                else where  # type: ignore[union-attr]
+            if original is where:  # m["loss"], {**a, "t": x}["t"]: its own dtype (the dict's items known)
                 original = cst.Subscript(where, [cst.SubscriptElement(cst.Index(cst.SimpleString(json.dumps(key))))])
                 self.ctx.anchors[original] = where
             if isinstance(value, TupleValue) and value.items:  # {"loss": l, "hidden_states": hs}
