@@ -828,17 +828,20 @@ class Sharded:
                     problems.append(f"argument {name!r}: dim {dim!r} has size {size}, which mesh axis "
                                     f"{'x'.join(repr(a) for a in axes)} ({shards} shards) does not divide")
         if problems:
-            fix = fix or "; ".join(text for kind, text in (
-                ("rank", "pass each argument an array of the dims its hint names (in the signature's order), or "
-                         "change the hint"),
-                ("size", "pass arrays that agree on the size of each dim they share"),
-                ("divide", "pass arrays whose split dims are multiples of their mesh axes' sizes, or change the mesh "
-                           "or the layout rules")) if kind in kinds)
+            fix = fix or "; ".join(text for kind, text in _FIXES if kind in kinds)
             culprit = next((n for n in self.leaf_specs if f"argument {n!r}" in problems[0]), "")
             raise self._placed(CallError(
                 f"{self.__name__}() on mesh {self.mesh_spec}: "
                 + ("; ".join(problems) if len(problems) == 1 else "\n  - " + "\n  - ".join(problems)),
                 fix=fix), culprit.split(".")[0] or None)
+
+
+#: The fix for each kind of problem :meth:`Sharded._check` finds, in the order they are given.
+_FIXES = (("rank", ("pass each argument an array of the dims its hint names (in the signature's order), or change "
+                    "the hint")),
+          ("size", "pass arrays that agree on the size of each dim they share"),
+          ("divide", ("pass arrays whose split dims are multiples of their mesh axes' sizes, or change the mesh or "
+                      "the layout rules")))
 
 
 def _split_reads(reads: list[tuple[str, str, Any]]) -> tuple[tuple, list[Any]]:
