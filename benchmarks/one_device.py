@@ -92,8 +92,7 @@ def programs(name: str, mode: str, size: dict, dtype) -> tuple[dict[str, Callabl
         steps = {v: lm.make_step(loss, optimizer) for v, loss in losses.items()}
         return steps, (params, optimizer.init(params), tokens, targets)
     fn = getattr(cases, name)
-    host = {"ffn": run._ffn_args, "block": run._block_args, "fsdp_tp": run._gpt2_args,
-            "vocab_ce": run._vocab_ce_args, "dp_mlp": run._dp_mlp_args}[name](size, rng)
+    host = run.HOST_ARGS[name](size, rng)
     host = _cast(host, dtype)
     variants = {"meshify": one_device(fn), "plain": fn.reference}
     if mode == "fwd_bwd":

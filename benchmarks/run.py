@@ -143,6 +143,11 @@ def _lm_params(s: dict, rng: np.random.Generator) -> dict[str, np.ndarray]:
             "norm_f": np.ones((D,), np.float32)}
 
 
+#: Each array case's host arguments, in its ``@mesh`` function's order.
+HOST_ARGS = {"ffn": _ffn_args, "block": _block_args, "fsdp_tp": _gpt2_args, "vocab_ce": _vocab_ce_args,
+             "dp_mlp": _dp_mlp_args}
+
+
 # -- programs --------------------------------------------------------------------------------
 
 
@@ -157,8 +162,7 @@ def _loss_and_grads(fn: Callable, argnums: tuple[int, ...], scalar: bool) -> Cal
 
 def _array_bench(name: str, mode: str, size: dict, rng: np.random.Generator) -> Bench:
     fn = getattr(cases, name)
-    host = {"ffn": _ffn_args, "block": _block_args, "fsdp_tp": _gpt2_args, "vocab_ce": _vocab_ce_args,
-            "dp_mlp": _dp_mlp_args}[name](size, rng)
+    host = HOST_ARGS[name](size, rng)
     programs = {"meshify": fn, "gspmd": fn.reference, "manual": getattr(manual, name)(fn.sharded.mesh)}
     reference, floor = fn.reference, getattr(manual, name)(fn.sharded.mesh, manual.FLOOR)
     if mode == "fwd_bwd":

@@ -503,6 +503,11 @@ def _literal_keys(node: cst.Dict) -> list[str] | None:
     return keys
 
 
+def _entries_are(node: cst.Dict, keys: list[str]) -> bool:
+    """Whether the dict display's entries are ``keys`` in order, one each, with no spread."""
+    return not any(isinstance(e, cst.StarredDictElement) for e in node.elements) and _literal_keys(node) == keys
+
+
 def _repeated_nones(node: cst.BaseExpression) -> bool:
     """``[None] * n`` or ``n * [None]``."""
     if not _repeated_literal(node):
@@ -3061,16 +3066,14 @@ class FunctionRewriter:
             return self._leaving_namedtuple(op, where, purpose, hint)
         written = self.dtypes.aliases.get(where, where)  # (a dict comprehension: the dict literal it was unrolled to)
         # a display whose entries are the fields in order ({**m, "t": x} is not: its items are read by key)
-        literal = isinstance(op.node, cst.Dict) and _literal_keys(op.node) == [k for k, _ in op.value.fields] \
-            and not any(isinstance(e, cst.StarredDictElement) for e in op.node.elements)
+        keys = [k for k, _ in op.value.fields]
+        literal = isinstance(op.node, cst.Dict) and _entries_are(op.node, keys)
         elements, left = [], []
         for i, (key, value) in enumerate(op.value.fields):
             item = op.node.elements[i].value if literal else cst.Subscript(  # type: ignore[union-attr]
                 op.node, [cst.SubscriptElement(cst.Index(cst.SimpleString(json.dumps(key))))])
             original = written.elements[i].value if isinstance(written, cst.Dict) and literal \
-                and _literal_keys(written) == [k for k, _ in op.value.fields] \
-                and not any(isinstance(e, cst.StarredDictElement) for e in written.elements) \
-                else where  # type: ignore[union-attr]
+                and _entries_are(written, keys) else where  # type: ignore[union-attr]
             if original is where:  # m["loss"], {**a, "t": x}["t"]: its own dtype (the dict's items known)
                 original = cst.Subscript(where, [cst.SubscriptElement(cst.Index(cst.SimpleString(json.dumps(key))))])
                 self.ctx.anchors[original] = where
