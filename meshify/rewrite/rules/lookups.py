@@ -470,7 +470,15 @@ def _take(ctx: RuleContext, call: Call):
         ids = _literal_ids(ctx, ids, call.node)
     if not isinstance(table.value, Array) or not isinstance(ids.value, Array):
         return unknown_call(ctx, call)
+    if axis is None and _no_axis(call.arg(2, "axis")) and table.value.layout.rank == 1:
+        axis = 0  # jnp.take without axis= reads the flattened table: a 1-D table's own dim
     if not isinstance(axis, int):
+        if _no_axis(call.arg(2, "axis")):
+            code = ctx.code(table.original)
+            raise ctx.error(UnsupportedError, call.node, f"jnp.take without axis= reads {code!r} flattened "
+                            f"(layout {table.value.layout.describe()}), whose dims meshify would have to merge",
+                            f"write the axis the ids index (axis=0), or flatten first: jnp.take({code}.reshape(-1), "
+                            "..., axis=0) with a hint naming the flat dim")
         raise ctx.error(UnsupportedError, call.node, "jnp.take needs a literal axis=", "write axis=0")
     out = call.arg(3, "out")
     if out is not None and _literal(out) is not None:
@@ -479,6 +487,11 @@ def _take(ctx: RuleContext, call: Call):
     # user's call where the table is whole, and needs neither where it is split.
     mode, fill = _lookup_mode(ctx, call, call.arg(4, "mode"), call.arg(7, "fill_value"))
     return lookup(ctx, table, ids, axis % table.value.layout.rank, call.node, mode, fill)
+
+
+def _no_axis(axis: Operand | None) -> bool:
+    """``axis=`` left out or written ``None``."""
+    return axis is None or (isinstance(axis.value, Static) and axis.value.known and axis.value.literal is None)
 
 
 def _take_one(ctx: RuleContext, call: Call, table: Operand, axis: int) -> Lowering:
