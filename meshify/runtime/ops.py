@@ -15,7 +15,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-__all__ = ["regather_policy", "regathering", "entries", "like", "shard_size", "sum_dtype", "psum", "psum_scatter", "all_gather", "local_block", "dynamic_slice", "dynamic_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_index_in_dim", "take", "take_along_axis", "rows_at", "scatter", "one_hot", "pmax", "pmin", "max", "min", "mean", "on_one_device", "softmax",
+__all__ = ["regather_policy", "regathering", "entries", "like", "shard_size", "sum_dtype", "psum", "psum_scatter", "all_gather", "local_block", "grouped_kv", "dynamic_slice", "dynamic_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_index_in_dim", "take", "take_along_axis", "rows_at", "scatter", "one_hot", "pmax", "pmin", "max", "min", "mean", "on_one_device", "softmax",
            "log_softmax", "logsumexp", "global_shape", "elementwise", "dtype_of",
            "canonical_dtype", "quotient_dtype", "joined_dtype", "refused", "global_norm"]
 
@@ -35,6 +35,38 @@ def local_block(x: jax.Array, axis: int, axis_name: AxisName) -> jax.Array:
     size = x.shape[axis] // n
     start = jax.lax.axis_index(axis_name) * size
     return jax.lax.dynamic_slice_in_dim(x, start, size, axis)
+
+
+def grouped_kv(kv: jax.Array, query: jax.Array, axis_name: AxisName) -> jax.Array:
+    """The kv heads (dim -2, whole on every device) that this device's query heads read in grouped-query
+    attention whose query heads (``query``'s dim -2, this device's block) are split over ``axis_name``.
+
+    Query head ``h`` reads kv head ``h // group`` (``group`` = query heads / kv heads, as
+    ``jax.nn.dot_product_attention`` groups them).  Where a device holds whole groups, its block of kv heads;
+    where a group spans devices (fewer kv heads than devices: multi-query attention, 2 kv heads on 4 devices),
+    the one kv head its query heads share.  A free local slice either way; its gradient is summed over the
+    devices that read the head, as JAX sums a whole value used on every device."""
+    from meshify.errors import CallError
+
+    n = jax.lax.axis_size(axis_name)
+    local, kv_heads = query.shape[-2], kv.shape[-2]
+    heads = local * n
+    if kv_heads == 0 or heads % kv_heads:
+        raise CallError(f"grouped-query attention with {heads} query heads and {kv_heads} kv heads: the query "
+                        "heads must be a multiple of the kv heads", fix="give the kv heads a divisor of the query heads")
+    group = heads // kv_heads
+    if local % group == 0:  # whole groups on each device: its block of kv heads
+        size = local // group
+        start = jax.lax.axis_index(axis_name) * size
+    elif group % local == 0:  # a group spans devices: the one kv head this device's query heads share
+        size = 1
+        start = jax.lax.axis_index(axis_name) * local // group
+    else:
+        raise CallError(f"grouped-query attention with {heads} query heads in groups of {group} per kv head, split "
+                        f"{local} per device over {axis_name!r}: a device's query heads would read parts of two "
+                        "groups", fix=f"split the query heads over a mesh axis whose size divides {kv_heads} or is a "
+                        f"multiple of it, or map the heads dim to no mesh axis")
+    return jax.lax.dynamic_slice_in_dim(kv, start, size, kv.ndim - 2)
 
 
 def dynamic_slice(operand: jax.Array, start_indices, slice_sizes, *, allow_negative_indices=True) -> jax.Array:

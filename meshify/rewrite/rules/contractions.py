@@ -17,7 +17,20 @@ from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._collectives import axes_text
 from meshify.rewrite._plan import choose_splits
 from meshify.rewrite._values import Array, Opaque, Operand, Static, TupleValue, Value
-from meshify.rewrite.rules._api import Call, Contraction, Convert, Lowering, RuleContext, beside, op, unknown_call
+from meshify.rewrite.rules._api import (
+    At,
+    Call,
+    Contraction,
+    Convert,
+    Lowering,
+    MeshAxes,
+    Ref,
+    RuleContext,
+    Template,
+    beside,
+    op,
+    unknown_call,
+)
 from meshify.rewrite.rules.elementwise import _checked_entries
 
 # -- contractions ---------------------------------------------------------------------------------
@@ -465,11 +478,27 @@ def _dot_product_attention(ctx: RuleContext, call: Call):
         raise ctx.error(LayoutError, call.node, "dot_product_attention with batch and heads split over one axis",
                         "split batch and heads over different mesh axes")
 
+    # grouped kv heads (their own dim name) left whole by the rules: each device slices the kv heads its query
+    # heads read at run time (mr.grouped_kv), so fewer kv heads than devices work too (multi-query attention)
+    q_heads = q.value.layout.dims[-2]
+    grouped = bool(heads) and all(o.value.layout.dims[-2] != q_heads and not o.value.layout.axes[-2]
+                                  for o in (k, v))
+
     def laid(o: Operand) -> Layout:
         dims = o.value.layout.dims
-        return Layout(dims, ((batch,) if rank == 4 else ()) + ((), heads, ()), frozenset())
+        own = () if grouped and o is not q else heads
+        return Layout(dims, ((batch,) if rank == 4 else ()) + ((), own, ()), frozenset())
 
     converts = [Convert(o, laid(o), "dot_product_attention") for o in qkv]
+    replaced: list = []
+    notes: tuple[str, ...] = ()
+    if grouped:
+        for i in (1, 2):
+            wrap = Template("{mr}.grouped_kv({kv}, {query}, axis_name={axes})",
+                            (("kv", Ref(i)), ("query", Ref(0)), ("axes", MeshAxes(heads))))
+            replaced.append((At(call.position(qkv[i])), wrap))
+        notes = ((f"grouped kv heads {k.value.layout.dims[-2]!r} whole: each device slices those its query heads "
+                  f"({q_heads!r}, split over {axes_text(heads)}) read"),)
     for name, positions in (("bias", (-4, -3)), ("mask", (-4, -3)), ("query_seq_lengths", (-1,)),
                             ("key_value_seq_lengths", (-1,))):
         index = {"bias": 3, "mask": 4}.get(name)
@@ -492,7 +521,8 @@ def _dot_product_attention(ctx: RuleContext, call: Call):
                 for i, dim in enumerate(layout.dims)]
         converts.append(Convert(extra, Layout(layout.dims, tuple(axes), frozenset()), "dot_product_attention"))
     value = Array(laid(q))
-    return Lowering(value, tuple(converts), contraction=_attention_contractions(converts, value, rank))
+    return Lowering(value, tuple(converts), contraction=_attention_contractions(converts, value, rank),
+                    replace=tuple(replaced), notes=notes)
 
 
 def _attention_contractions(converts: list[Convert], value: Array, rank: int) -> tuple[Contraction, ...]:
