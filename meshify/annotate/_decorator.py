@@ -84,6 +84,28 @@ def _jitted(fn: object) -> bool:
     return inner is not None and hasattr(inner, "__code__") and hasattr(fn, "lower") and hasattr(fn, "trace")
 
 
+def _helper_defaults(namespace: dict[str, Any], before: dict[str, Any], filename: str) -> None:
+    """Each helper version the generated source defined (``mlp__v1``, or a helper kept under its own name) takes
+    the default values of the helper it was rewritten from, as Python evaluated them when that helper's ``def``
+    ran: the generated ``def`` runs later, where ``w=W`` or ``c=C`` would read a module array or constant
+    rebound since."""
+    for name, value in namespace.items():
+        local = inspect.unwrap(value) if callable(value) else None
+        code = getattr(local, "__code__", None)
+        if code is None or code.co_filename != filename or not (local.__defaults__ or local.__kwdefaults__):
+            continue
+        original = before.get(name.rsplit("__v", 1)[0] if "__v" in name else name)
+        original = inspect.unwrap(original) if callable(original) else None
+        if getattr(original, "__code__", None) is None or original is local:
+            continue
+        try:
+            same = list(inspect.signature(local).parameters) == list(inspect.signature(original).parameters)
+        except (TypeError, ValueError):
+            continue
+        if same:
+            local.__defaults__, local.__kwdefaults__ = original.__defaults__, original.__kwdefaults__
+
+
 def _caller_span(depth: int = 2) -> SourceSpan:
     """Where the user wrote ``@mesh(...)``: the frame that called :func:`mesh` (``depth`` frames up)."""
     frame = sys._getframe(depth)
@@ -182,9 +204,12 @@ class MeshFunction:
         filename = f"<meshify: {generated.filename}:{fn.__name__}>"
         # Its lines readable (tracebacks; a call-time error maps its statement back to the user's line).
         linecache.cache[filename] = (len(generated.source), None, generated.source.splitlines(True), filename)
+        before = dict(namespace)
         exec(compile(generated.source, filename, "exec"), namespace)
         sharded = namespace[fn.__name__]
         sharded.origin = fn  # call-time errors point at the user's file
+        sharded.defaults_from(fn)  # (as the user's def evaluated them, not as they read now)
+        _helper_defaults(namespace, before, filename)
         return generated, sharded
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:

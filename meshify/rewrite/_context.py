@@ -487,8 +487,11 @@ class ModuleContext:
     def _enclosing(self) -> dict[cst.FunctionDef, frozenset[str]]:
         return _enclosing_names(self.module)
 
-    def global_value(self, name: str):
+    def global_value(self, name: str, as_written: bool = False):
         """What a name the function does not bind holds, as far as the module proves.
+
+        ``as_written``: the module's own value, not one rebound from outside since (``overrides``): what a
+        helper's default ``eps=EPS`` holds, evaluated when its ``def`` ran.
 
         Only what is proven is static: a literal constant (``EPS = 1e-6``, ``SHAPE = (4, 8)``:
         a known value), a function or class of the module, an imported module or a name from
@@ -512,9 +515,11 @@ class ModuleContext:
                     # SCALE = math.sqrt(D_MODEL): a number computed from the constants before it
                     known = self.literal_constants.get(name, _NO_VALUE) if name not in self.declared_global \
                         else _NO_VALUE
-                    return Static.of(self.overrides.get(name, known)) if known is not _NO_VALUE else Opaque()
+                    if known is _NO_VALUE:
+                        return Opaque()
+                    return Static.of(known if as_written else self.overrides.get(name, known))
                 if name not in self.declared_global:
-                    return Static.of(self.overrides.get(name, literal))
+                    return Static.of(literal if as_written else self.overrides.get(name, literal))
                 if isinstance(literal, int | float | bool | str):
                     return Static()  # a scalar a function rebinds: its value is read at each call
             return Opaque()

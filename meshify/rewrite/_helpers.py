@@ -580,7 +580,7 @@ def _constant(home, node) -> object:
     if dotted is None:
         return _UNKNOWN
     root, *attrs = dotted.split(".")
-    value = home.global_value(root)
+    value = home.global_value(root, as_written=True)  # (a default is evaluated when the def runs)
     if not (isinstance(value, Static) and value.known):
         return _UNKNOWN
     found = value.literal

@@ -296,6 +296,20 @@ class Sharded:
         for version in [*self._variants.values(), *getattr(self, "_lengths", {}).values()]:
             version.origin = fn
 
+    def defaults_from(self, fn: Callable[..., Any]) -> None:
+        """The default values of ``fn``'s parameters (the user's function, whose defaults Python evaluated when
+        its ``def`` ran) for this program's and its versions': the rewritten ``def`` runs later (on the first
+        call, or again after a module constant is rebound), and ``x0=G0`` evaluated then would read a ``G0``
+        rebound since, where the user's function keeps the array it was defined with."""
+        own = inspect.signature(fn).parameters
+        for version in [self, *self._variants.values(), *getattr(self, "_lengths", {}).values()]:
+            local = version.local
+            if not hasattr(local, "__defaults__") or list(inspect.signature(local).parameters) != list(own):
+                continue
+            local.__defaults__ = fn.__defaults__
+            local.__kwdefaults__ = fn.__kwdefaults__
+            version._signature = inspect.signature(local)
+
     def variant(self, version: Sharded) -> Sharded:
         """Registers ``version``, the same function rewritten for some optional arrays being None (the
         array parameters it lacks), and returns ``self``: generated code writes ``@f.variant`` above it.
