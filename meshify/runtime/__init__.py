@@ -93,6 +93,7 @@ from meshify.runtime.ops import (  # noqa: E402,A004
     ptp,
     segment_max,
     segment_min,
+    standardize,
     std,
     top_k,
     var,
@@ -100,7 +101,7 @@ from meshify.runtime.ops import (  # noqa: E402,A004
 
 __all__ += ["all", "any", "argmax", "argmin", "average", "cumprod", "cumsum", "cumulative", "matrix_norm", "nanmax",
             "nanmean", "nanmin", "nanstd", "nansum", "nanvar", "norm", "prod", "ptp", "segment_max", "segment_min",
-            "std", "top_k", "var"]
+            "standardize", "std", "top_k", "var"]
 
 # Spatial parallelism: halo exchange and convolution over split spatial dims (runtime/_spatial.py).
 from meshify.runtime._spatial import conv_halos, halo_conv, halo_exchange  # noqa: E402

@@ -114,6 +114,21 @@ def var(x: jax.Array, axis: Axis | None, axis_name: AxisName, ddof: float = 0, k
     return jnp.where(normalizer > 0, result, jnp.asarray(jnp.nan, out))
 
 
+def standardize(x: jax.Array, axis: int, axis_name: AxisName, epsilon=1e-5, algorithm: str = "fast") -> jax.Array:
+    """``jax.nn.standardize(x, axis, epsilon=epsilon, algorithm=algorithm)`` along a dim split over ``axis_name``:
+    each row's mean (and mean of squares, or of squared deviations) over the whole row, as ``jnp.mean`` computes
+    it (:func:`meshify.runtime.ops.mean`: the sums and counts summed over the devices), then this device's block
+    standardized as JAX does it."""
+    from meshify.runtime.ops import mean
+
+    mu = mean(x, axis, axis_name, True, keepdims=True)
+    if algorithm == "stable":
+        variance = mean(jnp.square(jnp.subtract(x, mu)), axis, axis_name, True, keepdims=True)
+    else:  # "fast": the mean of squares less the squared mean, clipped at 0 (it can come out negative)
+        variance = jnp.clip(mean(jnp.square(x), axis, axis_name, True, keepdims=True) - jnp.square(mu), 0)
+    return jnp.subtract(x, mu) * jax.lax.rsqrt(variance + epsilon)
+
+
 def std(x: jax.Array, axis: Axis | None, axis_name: AxisName, ddof: float = 0, keepdims: bool = False,
         dtype=None, where: jax.Array | None = None, mean: jax.Array | None = None) -> jax.Array:
     """``jnp.std(x, axis, ddof=ddof, where=where)`` where reduced dims are split over ``axis_name``."""

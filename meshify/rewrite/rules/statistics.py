@@ -724,6 +724,8 @@ def _along_rule(ctx: RuleContext, call: Call, kind: str):
         halo = _diff_halo(ctx, call, x, layout, dim)
         if halo is not None:
             return halo
+    if layout.axes[dim] and kind == "standardize":
+        return _standardized(ctx, call, x, layout, dim)
     if layout.axes[dim] and kind in _WHOLE_ROWS:
         # sort, argsort, median along a split dim (top-p sampling over a split vocab): every entry of each row is
         # needed, so the rows are gathered (all_gather, as little as an exact sort can move); the result whole
@@ -768,6 +770,29 @@ def _along_rule(ctx: RuleContext, call: Call, kind: str):
                         notes=((f"argsort's indices typed as varying over {axes_text(split)}, as "
                                 f"{ctx.code(x.original)!r} is (JAX types them as the same on every device)"),))
     return Lowering(result, tuple(converts))
+
+
+def _standardized(ctx: RuleContext, call: Call, x, layout: Layout, dim: int) -> Lowering:
+    """``jax.nn.standardize(x, axis)`` along split ``dim``: each row's mean and variance from the sums over every
+    device's block (``mr.standardize``: psums of the sums and counts, as ``mr.mean``), computed as JAX does for
+    ``algorithm=`` (``"fast"``: the mean of squares less the squared mean, clipped at 0), then each device
+    standardizes its own block."""
+    names = layout.axes[dim]
+    algorithm = _literal(ctx, call, "algorithm", "fast")
+    if algorithm not in ("fast", "stable"):
+        raise ctx.error(UnsupportedError, call.params["algorithm"].original, f"{call.name}(algorithm="
+                        f"{ctx.code(call.params['algorithm'].original)})", "pass algorithm=\"fast\" or \"stable\"")
+    epsilon = call.params.get("epsilon")
+    stats = Layout(tuple(BROADCAST if i == dim else d for i, d in enumerate(layout.dims)),
+                   tuple(() if i == dim else a for i, a in enumerate(layout.axes)))
+    emitted = Emitted("psum", names, stats, layout.dims[dim],
+                      f"standardize over {axes_text(names)}: each row's mean and variance summed over the blocks of "
+                      f"split '{layout.dims[dim]}' of {ctx.code(x.original)!r}")
+    whole = layout.with_partial(())
+    fill = (("x", Ref(0)), ("axis", dim), ("axes", MeshAxes(names)), ("algorithm", algorithm),
+            ("epsilon", epsilon.node if epsilon is not None else cst.Float("1e-05")))
+    return Lowering(Array(whole), (Convert(x, whole, "standardize"),),
+                    "{mr}.standardize({x}, {axis}, {axes}, epsilon={epsilon}, algorithm={algorithm})", fill, (emitted,))
 
 
 def _cumulative(ctx: RuleContext, call: Call, x, layout: Layout, dim: int, kind: str) -> Lowering:
@@ -869,7 +894,7 @@ for _kind in _QUANTILES:
     op(f"jax.numpy.{_kind}", kind=_kind, reads=("a", "q", "axis", "method", "keepdims"))(_quantile_rule)
 # row-wise library functions (each row along an unsplit dim on its own; along a split dim refused, naming it)
 op("jax.numpy.linalg.vector_norm", kind="vector_norm", reads=("x", "axis", "keepdims", "ord"))(_along_rule)
-op("jax.nn.standardize", kind="standardize", reads=("x", "axis", "epsilon"))(_along_rule)
+op("jax.nn.standardize", kind="standardize", reads=("x", "axis", "epsilon", "algorithm"))(_along_rule)
 op("optax.safe_norm", kind="safe_norm", reads=("x", "min_norm", "ord", "axis", "keepdims"))(_along_rule)
 for _kind in ("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"):
     op(f"jax.lax.{_kind}", kind=f"lax.{_kind}", reads=("operand", "axis", "reverse"))(_along_rule)
