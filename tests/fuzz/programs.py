@@ -1296,7 +1296,8 @@ class _Builder:
     def op_along(self, a: _Value) -> bool:
         """An op that works along one dim, each row on its own (``jnp.sort``, ``x.sort(descending=True)``,
         ``jnp.argsort``, ``jnp.diff``, ``jnp.median``, ``jax.nn.glu``, ``jax.lax.cumsum(reverse=True)``,
-        ``jax.lax.cummax``, ``cumlogsumexp``, ``jnp.ptp``, ``jnp.average``, ``jnp.quantile``, a flip written
+        ``jax.lax.cummax``, ``cumlogsumexp``, ``jnp.ptp``, ``jnp.average``, ``jnp.quantile``, ``jax.nn.standardize``
+        (its statistics psummed along a split dim), a flip written
         ``x[:, ::-1]``, ``jnp.fliplr``), those that change the dim's size summed over it; along a split dim sort,
         argsort, median, quantile and diff gather the rows (a diff with ``prepend=`` takes a halo), jax.lax's
         cumulative ops combine the shard totals, and glu is refused (a trigger)."""
@@ -1307,9 +1308,15 @@ class _Builder:
         size = self.sizes[a.dims[k]]  # type: ignore[index]
         n = a.name
         kind = self.pick(["sort", "sort_method", "argsort", "diff", "median", "glu", "cumsum", "cummax", "ptp",
-                          "average", "reversed", "quantile", "cumlogsumexp", "diff_prepend"])
+                          "average", "reversed", "quantile", "cumlogsumexp", "diff_prepend", "standardize"])
         dims, scale = list(a.dims), a.scale
-        if kind == "ptp":
+        if kind == "standardize":
+            # (JAX's default "fast" algorithm only on an input, whose rows are near 0: it cancels elsewhere, on
+            # one device too, and its rounding follows the order of the sums)
+            fast = any(arg.name == n for arg in self.args) and self.flag(50)
+            options = self.pick(["", ", epsilon=0.1"]) + ("" if fast else ', algorithm="stable"')
+            expr, scale = f"jax.nn.standardize({n}, axis={self.pick([k, k - rank])}{options})", 1.0
+        elif kind == "ptp":
             expr, scale = f"jnp.ptp({n}, axis={k})", 2 * a.scale
             del dims[k]
         elif kind == "average":
@@ -1412,7 +1419,17 @@ class _Builder:
             causal = self.pick([f", mask=jnp.tril(jnp.ones(({n}, {n}), dtype=bool))",
                                 f", mask=jnp.arange({n})[None, :] <= jnp.arange({n})[:, None]",
                                 f", mask=jnp.ones(({n}, {n}), dtype=bool).at[:, -1].set(False)"])
-        expr = f"jax.nn.dot_product_attention({a.name}, {a.name}, {a.name}{causal})"
+        k = v = a.name
+        heads = self.sizes.get(a.dims[-2]) if a.dims[-2] is not None else None
+        if heads and heads > 1 and self.flag(40):
+            # grouped kv heads of their own dim, whole: fewer than the devices splitting the query heads now and
+            # then (one kv head: multi-query attention), each device slicing those its query heads read
+            kv = self.new_dim(size=self.pick([d for d in range(1, heads) if heads % d == 0]), split=False)
+            dims = (*a.dims[:-2], kv, a.dims[-1])
+            if self.disjoint(dims) and self.fits(dims):
+                # (in the query's dtype: a low-precision program may have widened it)
+                k, v = (f"{self.param(dims).name}.astype({a.name}.dtype)" for _ in "kv")
+        expr = f"jax.nn.dot_product_attention({a.name}, {k}, {v}{causal})"
         # (always a trigger: a twin of the function on another mesh may split what this one keeps whole)
         self.trigger("dot_product_attention over a split sequence or head dim", expr, "sequence dim", "head dim")
         self.emit(expr, a.dims, a.scale)
@@ -2414,8 +2431,9 @@ class _Builder:
             self.emit(f"{a.name}[{ids}]", out, a.scale)
         else:
             extra = self.lookup_options(along=False)
-            expr = self.call("jnp.take", "jax.numpy.take", [a.name, ids],
-                             {"axis": str(self.pick([k, k - rank]))} | extra)
+            # a 1-D table now and then without axis= (JAX flattens the table: its own dim; session 31)
+            axis = self.pick(["", "None"]) if rank == 1 and self.flag(40) else str(self.pick([k, k - rank]))
+            expr = self.call("jnp.take", "jax.numpy.take", [a.name, ids], ({"axis": axis} if axis else {}) | extra)
             if extra:
                 self.trigger(f"jnp.take with {', '.join(extra)}", expr)
             self.emit(expr, out, a.scale)
