@@ -1234,6 +1234,34 @@ class FunctionRewriter:
                 self.ctx.current, self._before = outer, saved
         return out
 
+    def _with_statement(self, stmt: cst.With) -> cst.With:
+        """``with jax.named_scope("mlp"):`` (a profiler annotation, ``contextlib.nullcontext()``, ...): a context
+        that names or times what runs inside and leaves the values as they are, its body rewritten where it
+        stands and the ``with`` kept; any other context manager (one that changes how JAX computes, or binds a
+        value with ``as``) is refused, naming it."""
+        self._line = self.ctx.line(stmt)
+        for item in stmt.items:
+            call = item.item
+            names = self.ctx.qualified_names(call.func) if isinstance(call, cst.Call) else set()
+            if not names & _NEUTRAL_CONTEXTS or item.asname is not None:
+                code = self.ctx.code(item.item)
+                raise self.ctx.error(UnsupportedError, item, f"'with {code}' in a @mesh function: meshify knows "
+                                     "only contexts that leave the values as they are (jax.named_scope, "
+                                     "jax.profiler.TraceAnnotation, contextlib.nullcontext; without 'as')",
+                                     "move it outside the @mesh function (around the call), or drop it")
+        if not isinstance(stmt.body, cst.IndentedBlock):
+            return stmt.with_changes(body=stmt.body.with_changes(body=self._block_line(stmt.body)))
+        return stmt.with_changes(body=stmt.body.with_changes(body=self._block(stmt.body.body)))
+
+    def _block_line(self, line: cst.SimpleStatementSuite) -> list[cst.BaseSmallStatement]:
+        """The statements of a one-line body (``with ctx: y = f(x)``), rewritten as lines, back on one line."""
+        out = self._block([cst.SimpleStatementLine([s.with_changes(semicolon=cst.MaybeSentinel.DEFAULT)])
+                           for s in line.body])
+        if not all(isinstance(s, cst.SimpleStatementLine) for s in out):
+            raise self.ctx.error(UnsupportedError, line, "a one-line 'with' body meshify rewrites into statements",
+                                 "write the body on its own lines")
+        return [small for s in out for small in s.body]  # type: ignore[attr-defined]
+
     def check_before(self, code: str, comment: str) -> None:
         """Writes the expression ``code`` as a statement before the one being rewritten (a check it needs
         first, run when the function runs), once."""
@@ -1365,6 +1393,8 @@ class FunctionRewriter:
                 return [self._while_statement(stmt)]
             finally:
                 self._jumps.pop()
+        if isinstance(stmt, cst.With):
+            return [self._with_statement(stmt)]
         if isinstance(stmt, cst.SimpleStatementLine):
             self._line = self.ctx.line(self._anchors.get(stmt, stmt))
             local = bound_function(self, stmt)  # f = lambda ...: / act = functools.partial(...): a nested def
@@ -4314,7 +4344,12 @@ def _as_is(value: Value) -> Value | None:
     return None
 
 
-_TRANSFORMS = frozenset({"jax.value_and_grad", "jax.grad", "jax.vmap", "jax.jit", "jax.checkpoint", "jax.remat"})
+#: Context managers that name or time the code they hold and leave its values as they are.
+_NEUTRAL_CONTEXTS = frozenset({"jax.named_scope", "jax.profiler.TraceAnnotation", "jax.profiler.StepTraceAnnotation",
+                               "contextlib.nullcontext", "jax.profiler.annotate_function"})
+
+_TRANSFORMS = frozenset({"jax.value_and_grad", "jax.grad", "jax.vmap", "jax.jit", "jax.checkpoint", "jax.remat",
+                         "jax.named_call"})
 _LOOPS = frozenset({"jax.lax.scan", "jax.lax.cond", "jax.lax.switch", "jax.lax.fori_loop", "jax.lax.while_loop"})
 
 

@@ -57,6 +57,9 @@ class LocalDef:
     partial: cst.Call | cst.IfExp | None = None
     #: ``partial`` is a wrapper of a function (``jax.checkpoint(f, ...)``), called as it would be in place.
     wrapper: bool = False
+    #: The name the def is emitted under where a later ``f = jax.checkpoint(f, ...)`` (or a partial of ``f``)
+    #: rebinds its name: that statement's def calls this one by it (``f`` would be itself).
+    renamed: str | None = None
 
     @property
     def name(self) -> str:
@@ -142,6 +145,7 @@ def bound_function(rw, stmt: cst.SimpleStatementLine) -> cst.BaseStatement | Non
     if not isinstance(value, cst.IfExp) and not is_partial(rw, value) and not wrapper:
         return None
     assert isinstance(value, cst.Call | cst.IfExp)
+    value = _rebinding_own_name(rw, name.value, value)
     template = _partial_def(name, value, 0, (), stmt.leading_lines, wrapper)
     rw.ctx.anchors[template] = stmt
     defaults, nodes, carriers = {}, {}, {}
@@ -153,6 +157,25 @@ def bound_function(rw, stmt: cst.SimpleStatementLine) -> cst.BaseStatement | Non
     rw.dtypes.bind(name.value, None, rw.env[name.value])
     rw.local_defs[stmt] = local
     return stmt
+
+
+def _rebinding_own_name(rw, name: str, value: cst.BaseExpression) -> cst.BaseExpression:
+    """``body = jax.checkpoint(body, ...)`` (``f = functools.partial(f, ...)``): the def the name held is emitted
+    under a name of its own (``body__inner``), which the wrapper calls; else the def made for this statement,
+    named ``body`` too, would call itself.  ``value`` with its function so renamed (as it is, otherwise)."""
+    from meshify.rewrite._helpers import module_names
+
+    if not isinstance(value, cst.Call) or not value.args or value.args[0].keyword is not None:
+        return value
+    first = value.args[0].value
+    old = local_def(rw, name) if isinstance(first, cst.Name) and first.value == name else None
+    if old is None:
+        return value
+    if old.renamed is None:
+        taken = set(module_names(rw.ctx.text)) | set(rw.env) | set(rw.free)
+        old.renamed = next(n for n in (f"{name}__inner{i or ''}" for i in range(100)) if n not in taken)
+    rw.env[old.renamed] = Static.of(old)
+    return value.with_changes(args=[value.args[0].with_changes(value=cst.Name(old.renamed)), *value.args[1:]])
 
 
 def wrapped_function(rw, node: cst.BaseExpression) -> bool:
@@ -434,6 +457,9 @@ def emit_defs(rw, body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
             continue
         if len(versions) == 1:
             swaps[original] = next(iter(versions.values()))[0]
+            if local.renamed is not None:  # (f = jax.checkpoint(f): the def under its own name, its uses too)
+                swaps[original] = swaps[original].with_changes(name=cst.Name(local.renamed))  # type: ignore[attr-defined]
+                swaps.update((n, cst.Name(local.renamed)) for n, site in local.names)
             continue
         if local.passed is not None:
             raise rw.error(UnsupportedError, local.passed, f"{local.name}() is passed to a helper and needs other "

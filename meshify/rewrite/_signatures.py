@@ -288,6 +288,8 @@ SIGNATURES: dict[str, str] = {
     "jax.numpy.moveaxis": "a, source, destination",
     "jax.numpy.permute_dims": "a, /, axes",
     "jax.numpy.linalg.vector_norm": "x, /, *, axis=None, keepdims=False, ord=2",
+    "jax.debug.print": "fmt=None, *args, ordered=False, partitioned=False, skip_format_check=False, "
+                       "_use_logging=False, **kwargs",
     "jax.nn.standardize": "x, axis=-1, mean=None, variance=None, epsilon=1e-05, where=None, *, algorithm='fast'",
     "optax.safe_norm": "x, min_norm, ord=None, axis=None, keepdims=False",
     "jax.numpy.matrix_transpose": "x, /",

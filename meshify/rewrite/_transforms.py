@@ -24,7 +24,8 @@ from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue,
 __all__ = ["TRANSFORMS", "transformed_call"]
 
 #: The transforms a call site may apply to a helper, nested def or lambda.
-TRANSFORMS = frozenset({"jax.checkpoint", "jax.remat", "jax.vmap", "jax.jit", "jax.grad", "jax.value_and_grad"})
+TRANSFORMS = frozenset({"jax.checkpoint", "jax.remat", "jax.vmap", "jax.jit", "jax.grad", "jax.value_and_grad",
+                        "jax.named_call"})
 
 
 def transformed_call(rw, node: cst.Call, kind: str):
@@ -46,7 +47,7 @@ def transformed_call(rw, node: cst.Call, kind: str):
     fn = inner.args[0].value
     nested = next((n for n in sorted(rw.ctx.qualified_names(fn.func)) if n in TRANSFORMS), None) \
         if isinstance(fn, cst.Call) and isinstance(fn.func, cst.Name | cst.Attribute) else None
-    if nested is not None and kind in ("jax.jit", "jax.checkpoint", "jax.remat"):
+    if nested is not None and kind in ("jax.jit", "jax.checkpoint", "jax.remat", "jax.named_call"):
         # jax.jit(jax.grad(loss))(params, x): the inner transform's call rewritten, the outer kept around it
         # (jit inside the shard_map changes no value; a checkpoint only what is saved)
         synthetic = cst.Call(func=fn, args=node.args)

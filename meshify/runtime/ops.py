@@ -15,7 +15,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-__all__ = ["regather_policy", "regathering", "entries", "like", "shard_size", "sum_dtype", "psum", "psum_scatter", "all_gather", "local_block", "grouped_kv", "dynamic_slice", "dynamic_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_index_in_dim", "take", "take_along_axis", "rows_at", "scatter", "one_hot", "pmax", "pmin", "max", "min", "mean", "on_one_device", "softmax",
+__all__ = ["regather_policy", "regathering", "entries", "like", "shard_size", "sum_dtype", "psum", "psum_scatter", "all_gather", "local_block", "grouped_kv", "debug_print", "dynamic_slice", "dynamic_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_index_in_dim", "take", "take_along_axis", "rows_at", "scatter", "one_hot", "pmax", "pmin", "max", "min", "mean", "on_one_device", "softmax",
            "log_softmax", "logsumexp", "global_shape", "elementwise", "dtype_of",
            "canonical_dtype", "quotient_dtype", "joined_dtype", "refused", "global_norm"]
 
@@ -777,6 +777,22 @@ def one_hot(x: jax.Array, num_classes: int, axis_name: AxisName, dtype=jnp.float
     classes = jnp.arange(local, dtype=jnp.int32) + _block_offset(axis_name, local)
     x = jnp.asarray(x)
     return (x[..., None] == classes.astype(x.dtype)).astype(dtype)
+
+
+def debug_print(fmt: str, *args, ordered: bool = False, **kwargs) -> None:
+    """``jax.debug.print(fmt, *args, **kwargs)`` of whole values, printed by the first device of the mesh alone
+    (as one device prints them once); outside ``shard_map`` as JAX prints."""
+    mesh = jax.sharding.get_abstract_mesh()
+    names = tuple(getattr(mesh, "manual_axes", ()) or ()) if mesh is not None else ()
+    if not names:
+        return jax.debug.print(fmt, *args, ordered=ordered, **kwargs)
+    first = functools.reduce(jnp.logical_and, [jax.lax.axis_index(n) == 0 for n in names], jnp.bool_(True))
+
+    def show() -> None:
+        jax.debug.print(fmt, *args, ordered=ordered, **kwargs)
+
+    jax.lax.cond(first, show, lambda: None)
+    return None
 
 
 def refused(code: str, headline: str, fix: str = "", at: str = "") -> Exception:

@@ -14,8 +14,9 @@ from meshify.rewrite.rules import dynamic
 from meshify.rewrite.rules import rearranging
 from meshify.rewrite.rules import segments
 from meshify.rewrite.rules import spectral
+from meshify.rewrite.rules import debugging
 from meshify.rewrite.rules._api import BODY_OPS, METHODS, MODELS, REGISTRY, REQUIRED, Call, closed_world, op
 
 __all__ = ["BODY_OPS", "METHODS", "MODELS", "REGISTRY", "REQUIRED", "Call", "closed_world", "op",
            "constructors", "contractions", "control", "elementwise", "lookups", "reductions", "shapes", "statistics"]
-__all__ += ["convolution", "dynamic", "rearranging", "segments", "spatial", "spectral"]
+__all__ += ["convolution", "debugging", "dynamic", "rearranging", "segments", "spatial", "spectral"]

@@ -1,0 +1,47 @@
+"""Code as people debug and annotate it: ``with jax.named_scope(...)`` in a helper and in the ``@mesh`` function
+(and ``jax.profiler.TraceAnnotation``), ``jax.debug.print`` of a partial sum, of a split array and of a whole
+scalar, ``jax.named_call(lambda ...)(h)``, a trace-time ``print`` of a shape, and a scan body rebound to its
+checkpointed self (``body = jax.checkpoint(body, policy=...)``) or to a partial of itself (``step =
+functools.partial(step, scale=...)``).  Before: "'with' statements are not supported", "jax.debug.print has no
+meshify rule", "jax.named_call(...) has no meshify rule" and "recursive call of the nested function body()"."""
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from meshify import Tensor, mesh
+
+EXPECT = "match"
+
+
+def block(x, w1, w2):
+    with jax.named_scope("mlp"):
+        h = jax.nn.relu(x @ w1)
+    return h @ w2
+
+
+@mesh(batch=2, model=4, rules={"d_ff": "model"})
+def f(x: Tensor["batch", "d"], w1s: Tensor["layer", "d", "d_ff"], w2s: Tensor["layer", "d_ff", "d"]):
+    print("tracing f with", x.shape)
+
+    def body(h, ws):
+        w1, w2 = ws
+        return h + block(h, w1, w2), None
+
+    body = jax.checkpoint(body, policy=jax.checkpoint_policies.nothing_saveable, prevent_cse=False)
+    with jax.named_scope("layers"), jax.profiler.TraceAnnotation("scan"):
+        h, _ = jax.lax.scan(body, x, (w1s, w2s))
+    jax.debug.print("mean {m}, first row {r}, partial {p}", m=h.mean(), r=h[0], p=(h @ w1s[0]).sum())
+
+    def step(t, scale):
+        return jnp.tanh(t) * scale
+
+    step = functools.partial(step, scale=0.5)
+    return jax.named_call(lambda t: t * 2, name="double")(step(h))
+
+
+def inputs():
+    rng = np.random.default_rng(21)
+    return (rng.standard_normal((4, 8)).astype(np.float32), (rng.standard_normal((3, 8, 16)) * 0.3).astype(np.float32),
+            (rng.standard_normal((3, 16, 8)) * 0.3).astype(np.float32))
