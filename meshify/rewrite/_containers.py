@@ -47,7 +47,7 @@ from meshify.rewrite._values import (
 
 __all__ = ["TREE_MAP", "TREE_MAP_WITH_PATH", "appending", "closure_names", "common_item", "concatenated", "listed_items", "listed_names", "mutating",
            "one_layout", "popping", "removed", "sequence_index", "sequence_item", "sequence_len", "sequence_of", "shares", "stored",
-           "tree_map"]
+           "tree_map", "zipped"]
 
 #: ``jax.tree.map`` under its spellings.
 TREE_MAP = frozenset({"jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map"})
@@ -880,3 +880,92 @@ def _stacked(value: Value, dim: str) -> Value:
     if isinstance(value, TupleValue):
         return TupleValue(tuple(_stacked(v, dim) for v in value.items))
     return value
+
+
+def zipped(rw, node: cst.Call) -> Operand | None:
+    """``zip(a, b)``, ``zip(*pairs)``, ``zip(*pairs, strict=True)`` (Python's own) of tuples or lists holding
+    arrays: a static restructuring, so its value is the same items regrouped (the call stays as written; each
+    device zips its own blocks).  Of known lengths: a tuple of tuples, as long as the shortest.  Where a list of
+    a length meshify does not know is zipped (``zip(hs, gs)``): a sequence of tuples, every known list's items of
+    one layout; ``zip(*hs)`` of such a list of tuples: one sequence per position of its tuples.  Partial sums go
+    through where the lengths are known (completed where they leave, as a list literal's are).  None: not a zip
+    of values holding arrays (a zip of Python values is evaluated as before)."""
+    func = node.func
+    if not (isinstance(func, cst.Name) and func.value == "zip" and "zip" not in rw.env and not rw.ctx.binds("zip")):
+        return None
+    columns: list[tuple[Value, ...] | StructValue] = []
+    args, strict = [], False
+    for arg in node.args:
+        op = rw.expr(arg.value)
+        args.append(arg.with_changes(value=op.node))
+        if arg.keyword is not None:
+            if arg.keyword.value != "strict" or not isinstance(op.value, Static):
+                raise rw.error(UnsupportedError, arg, f"zip(..., {rw.ctx.code(arg)})", _ZIP_FIX)
+            strict = bool(op.value.literal) if op.value.known else True  # (unknown: lengths must agree either way)
+            continue
+        listed = _listed(op.value)
+        if not arg.star:
+            columns.append(_zip_column(rw, arg, op.value, listed))
+        elif isinstance(listed, tuple):  # zip(*pairs): each pair a column
+            columns.extend(_zip_column(rw, arg, v, _listed(v)) for v in listed)
+        elif isinstance(listed, StructValue):  # zip(*hs), hs of a length meshify does not know
+            return _zip_unknown_rows(rw, node, arg, listed, args)
+        else:
+            raise rw.error(UnsupportedError, arg, f"zip(*{rw.ctx.code(arg.value)}) of {_text(op.value)}", _ZIP_FIX)
+    new = node.with_changes(args=args)
+    if not columns or all(isinstance(c, tuple) and all(isinstance(i, Static) for i in c) for c in columns):
+        return Operand(Static(), node, new) if not columns else None  # zip(): empty; Python values: as before
+    known = [c for c in columns if isinstance(c, tuple)]
+    if len(known) == len(columns):
+        lengths = {len(c) for c in known}
+        if strict and len(lengths) > 1:
+            raise rw.error(LayoutError, node, f"zip(..., strict=True) of lists of {sorted(lengths)} items (Python "
+                           "raises ValueError)", "zip lists of one length")
+        rows = zip(*known)  # (the shortest's length, as Python's zip)
+        items = rw.dtypes.zipped(node)
+        if items is not None:  # each row's items' own dtypes (hs, xs = zip(*pairs) reads them)
+            rw.dtypes.call_items[node] = items
+        return Operand(TupleValue(tuple(TupleValue(row) for row in rows)), node, new)
+    items = []
+    for column in columns:  # (a list of unknown length among them: one item's value stands for every row)
+        item = sequence_item(column) if isinstance(column, StructValue) else common_item(column)
+        if item is None or any(holds_partial(i) for i in listed_items(column) or ()):
+            what = "partial sums" if item is not None else "items of different layouts"
+            raise rw.error(LayoutError, node, f"zip of a list whose length meshify does not know with one holding "
+                           f"{what}: every row it yields must have one layout",
+                           f"give the items zipped by {rw.ctx.code(node)} one layout (a hint where each is made), "
+                           "or spell out the rows")
+        items.append(item)
+    return Operand(sequence_of(TupleValue(tuple(items))), node, new)
+
+
+#: What a refused zip can be written as instead.
+_ZIP_FIX = "zip tuples or lists (zip(a, b), zip(*pairs)), or index the items (pairs[0][1])"
+
+
+def _zip_column(rw, arg: cst.Arg, value: Value, listed) -> tuple[Value, ...] | StructValue:
+    """One sequence a zip takes items from: its items one by one, or the sequence of unknown length; a Python
+    value of unknown items (``range(n)``, a list of ints) is a sequence of Python values, an array whole along
+    its first dim a sequence of its rows (``zip(keys, hs)``, ``keys = jax.random.split(key, n)``); anything else
+    (the rows of a split or partial array, a pytree's keys) is refused."""
+    if listed is not None:
+        return listed
+    if isinstance(value, Static):
+        return sequence_of(Static())
+    if isinstance(value, Array) and value.layout.rank and not value.layout.axes[0] and not value.layout.partial:
+        return sequence_of(Array(Layout(value.dims[1:], value.layout.axes[1:]), value.origin))
+    if isinstance(value, Opaque):
+        return sequence_of(Opaque(value.shape[1:] if value.shape else None))
+    raise rw.error(UnsupportedError, arg, f"zip of {rw.ctx.code(arg.value)!r}, {_text(value)}: meshify zips tuples "
+                   "and lists", _ZIP_FIX)
+
+
+def _zip_unknown_rows(rw, node: cst.Call, arg: cst.Arg, rows: StructValue, args: list) -> Operand:
+    """``zip(*hs)`` of a list of tuples whose count meshify does not know: one sequence per position of the
+    tuples (every row has the item's layout, so every column has its position's)."""
+    item = sequence_item(rows)
+    if len(node.args) != 1 or not isinstance(item, TupleValue) or holds_partial(item):
+        raise rw.error(UnsupportedError, arg, f"zip(*{rw.ctx.code(arg.value)}) of a list whose length meshify does "
+                       f"not know, {'beside other lists' if len(node.args) != 1 else 'holding ' + _text(item)}",
+                       "zip tuples or lists of known length, or loop over the list (for a, b in pairs)")
+    return Operand(TupleValue(tuple(sequence_of(i) for i in item.items)), node, node.with_changes(args=args))

@@ -202,6 +202,30 @@ class Dtypes:
             carriers = None if c is None or carriers is None else _union(carriers, c)
         self.names[name] = carriers
 
+    def bind_columns(self, target: cst.BaseExpression, sequence: cst.BaseExpression) -> None:
+        """``for y, x in zip(*pairs)`` (a loop's or a comprehension's target unpacking each row of ``sequence``, a
+        tuple whose rows' items are known, :class:`NestedItems`): where a position's items hold a float32-formed
+        partial sum, so does its name, its carriers every row's item there (a whole item's name keeps carriers
+        of its own where it has them)."""
+        rows = self.call_items.get(sequence) or self._spelled_items(sequence)
+        if not (isinstance(rows, NestedItems) and isinstance(target, cst.Tuple | cst.List)):
+            return
+        width = len(target.elements)
+        if any(r is None or len(r) != width for r in rows.inner):
+            return
+        for j, e in enumerate(target.elements):
+            column = [r[j] for r in rows.inner]  # type: ignore[index]
+            if not isinstance(e.value, cst.Name):
+                continue
+            carriers: Carriers = ()
+            for c, _ in column:
+                carriers = _union(carriers, c)
+            if any(w for _, w in column):
+                self.wide_names.add(e.value.value)
+                self.names[e.value.value] = carriers
+            elif carriers is not None and self.names.get(e.value.value) is None:  # (a whole item: its own name's)
+                self.names[e.value.value] = carriers
+
     def left_loop(self, after: dict[str, Carriers]) -> None:
         """After the loop :meth:`loop_targets` bound: carriers naming its targets stand for every item."""
         def outside(carriers: Carriers) -> Carriers:
@@ -219,8 +243,14 @@ class Dtypes:
 
         for name in list(self.names):
             self.names[name] = None if name in after else outside(self.names[name])
+        def mapped(items: Items) -> Items:
+            flat = tuple((outside(c), w) for c, w in items)
+            if isinstance(items, NestedItems):  # (pairs' items' own items, for zip(*pairs) after the loop)
+                return NestedItems(flat, tuple(None if i is None else mapped(i) for i in items.inner))
+            return flat
+
         for name, items in list(self.tuples.items()):
-            self.tuples[name] = tuple((outside(c), w) for c, w in items)
+            self.tuples[name] = mapped(items)
 
     def completed(self, name: str) -> None:
         """``name``'s partial sum was completed by a psum in place (its dtype is cast back)."""
@@ -294,7 +324,13 @@ class Dtypes:
         n = len(value.items)
         if isinstance(node, cst.Tuple | cst.List) and len(node.elements) == n \
                 and not any(isinstance(e, cst.StarredElement) for e in node.elements):
-            return tuple((self.of(e.value), self.contains_widened(e.value)) for e in node.elements)
+            flat = tuple((self.of(e.value), self.contains_widened(e.value)) for e in node.elements)
+            # [(x @ w, x), ...]: each tuple item's own items too (pairs[0][0], zip(*pairs) read them)
+            inner = tuple(self.items_of(e.value, v) for e, v in zip(node.elements, value.items))
+            return NestedItems(flat, inner) if any(i is not None for i in inner) else flat
+        inner = self._inner(node)
+        if inner is not None:  # pairs[0], zip(*pairs)[1]: an item of a tuple whose items' items are known
+            return inner if len(inner) == n else None
         if isinstance(node, cst.Tuple | cst.List):  # [*a, x]: a's items spliced in
             spliced = self._spelled_items(node)
             if spliced is not None and len(spliced) == n:
@@ -400,6 +436,8 @@ class Dtypes:
         items = self.tuples.get(base.value) if isinstance(base, cst.Name) else self.call_items.get(base)
         if items is None and isinstance(base, cst.BinaryOperation | cst.Subscript | cst.Call):  # (a[:1] + a[2:])[0]
             items = self._spelled_items(base)
+        if items is None and isinstance(base, cst.Subscript):  # pairs[0][1]: an item of an item
+            items = self._inner(base)
         if items is None:
             return None
         return items[i] if -len(items) <= i < len(items) else None
@@ -409,22 +447,73 @@ class Dtypes:
         items or a slice of one tells them; else None."""
         if isinstance(node, cst.Tuple | cst.List):
             out: list[tuple[Carriers, bool]] = []
+            inner: list[Items | None] = []  # (each item's own items, where it is a tuple: [ys, xs] of zip(*...))
             for e in node.elements:
                 if isinstance(e, cst.StarredElement):
                     spliced = self._spelled_items(e.value)
                     if spliced is None:
                         return None
                     out.extend(spliced)
+                    inner.extend(spliced.inner if isinstance(spliced, NestedItems) else (None,) * len(spliced))
                 else:
                     out.append((self.of(e.value), self.contains_widened(e.value)))
-            return tuple(out)
+                    inner.append(self.call_items.get(e.value) or self._spelled_items(e.value))
+            return NestedItems(out, tuple(inner)) if any(i is not None for i in inner) else tuple(out)
         if isinstance(node, cst.Name):
             return self.tuples.get(node.value)
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
             left, right = self._spelled_items(node.left), self._spelled_items(node.right)
             return None if left is None or right is None else (*left, *right)
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "zip":
+            return self.zipped(node)
         copied = self._copied(node)
         return copied if copied is not None else self._sliced(node)
+
+    def _inner(self, node: cst.BaseExpression) -> Items | None:
+        """The items of ``t[i]`` (an int literal) where ``t``'s items are known with their own items
+        (:class:`NestedItems`: ``pairs = [(x @ w, x), ...]``, a zip of known tuples); else None."""
+        if not (isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index)):
+            return None
+        index = node.slice[0].slice.value
+        negative = isinstance(index, cst.UnaryOperation) and isinstance(index.operator, cst.Minus)
+        literal = index.expression if negative else index  # type: ignore[attr-defined]
+        if not isinstance(literal, cst.Integer):
+            return None
+        base = node.value
+        outer = self.tuples.get(base.value) if isinstance(base, cst.Name) else self.call_items.get(base)
+        if outer is None:
+            outer = self._spelled_items(base) if not isinstance(base, cst.Name) else None
+        if outer is None and isinstance(base, cst.Subscript):
+            outer = self._inner(base)
+        i = -int(literal.value) if negative else int(literal.value)
+        if not isinstance(outer, NestedItems) or not -len(outer) <= i < len(outer):
+            return None
+        return outer.inner[i]
+
+    def zipped(self, node: cst.Call) -> Items | None:
+        """The rows of ``zip(a, b)``, ``zip(*pairs)`` (Python's own) of tuples whose items are known: each row's
+        items (see :class:`NestedItems`); None where some item is not known."""
+        columns: list[Items | None] = []
+        for arg in node.args:
+            if arg.keyword is not None:
+                continue
+            known = self.call_items.get(arg.value) or self._spelled_items(arg.value)
+            if not arg.star:
+                columns.append(known)
+            elif isinstance(known, NestedItems):  # zip(*pairs): each pair's items a column
+                columns.extend(known.inner)
+            else:
+                return None
+        if not columns or any(c is None for c in columns):
+            return None
+        rows = [tuple(row) for row in zip(*columns)]  # type: ignore[misc]
+        flat = []
+        for row in rows:  # (a row as one value: every item's carriers)
+            carriers: Carriers = ()
+            for c, _ in row:
+                carriers = _union(carriers, c)
+            flat.append((carriers, any(w for _, w in row)))
+        return NestedItems(tuple(flat), tuple(rows))
 
     def _copied(self, node: cst.BaseExpression) -> Items | None:
         """``tuple(a)``, ``list(a)`` of a sequence whose items are known (a name, a literal, a slice): its items."""
@@ -831,6 +920,19 @@ class KeyedItems(tuple):
     def __new__(cls, items, keys: tuple[str, ...]) -> Self:
         out = super().__new__(cls, items)
         out.keys = keys
+        return out
+
+
+class NestedItems(tuple):
+    """The items of a tuple or list some of whose items are tuples themselves (``pairs = [(x @ w, x), (y, x)]``,
+    the rows of a zip), as a tuple's (a tuple item's carriers: all its items'), with each item's own items in
+    ``inner`` (None: not a tuple, or not known): ``pairs[0][0]`` and ``hs, xs = zip(*pairs)`` read them."""
+
+    inner: tuple[Items | None, ...]
+
+    def __new__(cls, items, inner: tuple[Items | None, ...]) -> Self:
+        out = super().__new__(cls, items)
+        out.inner = inner
         return out
 
 

@@ -14,18 +14,22 @@ from typing import TypeGuard
 import libcst as cst
 
 from meshify._unary import UNARY
-from meshify.annotate._types import BROADCAST, INFERRED, Layout, unify_dims
+from meshify.annotate._types import BROADCAST, INFERRED, Layout, hint_dims, unify_dims
 from meshify.errors import LayoutError, MeshifyError, UnsupportedError
 from meshify.rewrite._containers import (
     TREE_MAP,
     TREE_MAP_WITH_PATH,
+    common_item,
     concatenated,
     mutating,
+    one_layout,
     popping,
     sequence_index,
     sequence_item,
     sequence_len,
+    sequence_of,
     tree_map,
+    zipped,
 )
 from meshify.rewrite._context import _STATIC_MODULES
 from meshify.rewrite._helpers import call_helper, function_ref, imported_helper
@@ -44,6 +48,7 @@ from meshify.rewrite._values import (
     StructValue,
     TupleValue,
     Value,
+    holds_partial,
 )
 from meshify.rewrite._values import (
     is_none as none_value,  # (is_none here is the subscript helper of rules.lookups)
@@ -315,6 +320,9 @@ def _sequence(rw, node: cst.Tuple | cst.List, items: list[Operand], strict: bool
             sizes = [s or _number_dim(i) for s, i in zip(sizes, items)]
         shape_of = tuple(sizes) if statics and all(sizes) and any(v.size_of for v in statics) else None  # type: ignore[arg-type]
         return Operand(Static(tuple(v.literal for v in statics), known, shape_of=shape_of), node, new)
+    if any(isinstance(e, cst.StarredElement) and sequence_item(i.value) is not None
+           for e, i in zip(node.elements, items)):
+        return _spliced_sequence(rw, node, items)
     values: list[Value] = []
     for e, i in zip(node.elements, items):
         if not isinstance(e, cst.StarredElement):
@@ -328,6 +336,55 @@ def _sequence(rw, node: cst.Tuple | cst.List, items: list[Operand], strict: bool
         else:
             values.append(i.value)
     return Operand(TupleValue(tuple(values), "list" if isinstance(node, cst.List) else "tuple"), node, new)
+
+
+def _spliced_sequence(rw, node: cst.Tuple | cst.List, items: list[Operand]) -> Operand:
+    """``[*hs, x]``, ``(x, *hs)``, ``[*hs, *gs]`` where a starred list's length is not known while rewriting (built
+    by appending in a loop, a filtered comprehension): a list of a length meshify does not know, as ``hs + [x]``
+    is, so every item must have the one layout of the list's items.  A partial sum spelled out as an item is
+    completed there (the list's items are whole arrays, whatever reads them); one inside a starred tuple is
+    refused.  (A tuple display makes a tuple: the sequence stands for either, as ``tuple(hs)`` does.)"""
+    known: list[Value] = []
+    spliced: list[Value] = []
+    elements = []
+    for e, i in zip(node.elements, items):
+        value, new = i.value, i.node
+        if isinstance(e, cst.StarredElement):
+            listed = sequence_item(value)
+            if listed is not None:
+                spliced.append(listed)
+            elif isinstance(value, TupleValue) and not holds_partial(value):
+                known.extend(value.items)
+            elif isinstance(value, Static) and value.known and isinstance(value.literal, tuple | list):
+                known.extend(Static.of(v) for v in value.literal)
+            elif isinstance(value, TupleValue):
+                raise rw.error(UnsupportedError, e, f"*{rw.ctx.code(e.value)} holds a partial sum, beside a list "
+                               "whose length meshify does not know", "complete it first (a hint pins it: "
+                               "v: Tensor[...] = ...), or spell its items out")
+            else:
+                raise _uncounted(rw, node, e)
+        elif isinstance(value, Array) and value.layout.partial:  # [*hs, h @ w2]: completed where it is written
+            whole = value.layout.with_partial(())
+            new = rw.convert(i, whole, "an item of a list whose length meshify does not know")
+            known.append(Array(whole, value.origin))
+        elif holds_partial(value):
+            raise rw.error(UnsupportedError, e, f"{rw.ctx.code(e.value)!r} holds a partial sum, beside a list whose "
+                           "length meshify does not know", "complete it first (a hint pins it: v: Tensor[...] = ...)")
+        else:
+            known.append(value)
+        elements.append(e.with_changes(value=new))
+    common = common_item([*spliced, *known])
+    if common is None:
+        from meshify.rewrite._containers import _text
+
+        other = next((v for v in [*spliced[1:], *known] if one_layout([spliced[0], v]) is not None), known[0])
+        item = spliced[0]
+        pin = f"v: Tensor[{hint_dims(item.dims)}] = ... where each is made" if isinstance(item, Array) else \
+            "a hint where each is made"
+        raise rw.error(LayoutError, node, f"{rw.ctx.code(node)!r} joins a list of {_text(item)} (its length "
+                       f"not known while rewriting) with {_text(other)}: such a list holds one layout",
+                       f"give the items of {rw.ctx.code(node)} one layout ({pin}), or keep them in separate lists")
+    return Operand(sequence_of(common), node, node.with_changes(elements=elements))
 
 
 def _number(node: cst.Integer | cst.Float | cst.Imaginary) -> object:
@@ -1043,9 +1100,10 @@ def _copied_sequence(rw, node: cst.Call) -> Operand | None:
     if isinstance(argument, cst.Name) and argument.value in rw.env and not isinstance(
             rw.env[argument.value], TupleValue | StructValue):
         return None  # (tuple(x.shape), list(sizes): Python values, evaluated as before)
+    zip_ = isinstance(argument, cst.Call) and isinstance(argument.func, cst.Name) and argument.func.value == "zip"
     if not isinstance(argument, cst.Name | cst.ListComp | cst.GeneratorExp | cst.List | cst.Tuple) and not (
-            func.value == "reversed" and read_again(argument)):
-        return None
+            func.value == "reversed" and read_again(argument)) and not (zip_ and func.value != "reversed"):
+        return None  # (list(zip(hs, gs)) of lists whose length meshify does not know: a list of their pairs)
     op = rw.expr(argument)
     value = op.value
     if not (isinstance(value, TupleValue) or (isinstance(value, StructValue) and value.kind == "sequence")):
@@ -1153,6 +1211,9 @@ def _call(rw, node: cst.Call):
     copied = _copied_sequence(rw, node)
     if copied is not None:  # tuple(h for h in hs), list(blocks): the same items
         return copied
+    zips = zipped(rw, node)
+    if zips is not None:  # hs, xs = zip(*pairs): the same items regrouped
+        return zips
     pure = _pure_static_call(rw, node, func, names)
     if pure is not None:  # jax.tree_util.keystr(path), str(path): of Python values meshify knows
         return pure

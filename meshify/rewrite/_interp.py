@@ -1710,6 +1710,7 @@ class FunctionRewriter:
             iterable = self.expr(first)
             new_iter = iterable.node
             self._bind_target(stmt.target, self._loop_item(first, iterable), _items_proxy(self, first, iterable.value))
+            self.dtypes.bind_columns(stmt.target, first)  # for y, x in zip(*pairs): each position's items' dtypes
         targets_after = self.dtypes.loop_targets([(name, sequence) for name, sequence in _target_sources(
             stmt.target, stmt.iter) if isinstance(self.env.get(name), Array)])
         block = stmt.body if isinstance(stmt.body, cst.IndentedBlock) else self._indented(stmt.body)  # type: ignore[arg-type]
@@ -2896,6 +2897,8 @@ class FunctionRewriter:
                 elements.append(e)
                 continue
             held = self.env.get(e.value.value) if isinstance(e.value, cst.Name) else None
+            if sequence_item(held) is not None:
+                return None  # (*hs, x) of a list of a length meshify does not know: such a list itself
             if not isinstance(held, TupleValue):
                 return value if isinstance(value, cst.Tuple) else None
             for i in range(len(held.items)):
@@ -3019,6 +3022,11 @@ class FunctionRewriter:
             return self._leaving_dict(item, expr, purpose)
         if isinstance(item.value, TupleValue) and item.value.items:  # aux = (h, h.sum(-1)); return loss, aux
             return self._leaving_held(item, expr, purpose)
+        row = sequence_item(item.value)
+        if isinstance(row, TupleValue) and row.items and all(
+                isinstance(i, Array) and not i.layout.partial for i in row.items):
+            # rows = list(zip(hs, gs)), as long as each call's: every row's arrays in their layouts (mr.Each)
+            return item.node, item.value
         node, layout = self._leaving(item, expr, purpose)
         return node, Array(layout)
 
@@ -4052,6 +4060,11 @@ class FunctionRewriter:
                 self._bind_target(comp.target, item)
                 if isinstance(comp.target, cst.Name) and counted is None:  # (t in a: a's items' dtypes)
                     self.dtypes.bind_item(comp.target.value, comp.iter)
+                else:  # (y, x in zip(ys, xs), in zip(*pairs), in pairs: each position's items' dtypes, as a loop's)
+                    for name, sequence in _target_sources(comp.target, comp.iter) if counted is not None else ():
+                        if isinstance(self.env.get(name), Array):
+                            self.dtypes.bind_item(name, sequence)
+                    self.dtypes.bind_columns(comp.target, comp.iter)
                 self.enter_loop(known if known is not None else self._trip_count(first))
                 entered += 1
                 ifs = []
