@@ -591,7 +591,13 @@ def _counted(rw, node: cst.BaseExpression
             new[id(sequence)] = operand.node
     items = [item for _, _, item in parts]
     call = node.with_changes(args=[a.with_changes(value=new.get(id(a.value), a.value)) for a in node.args])
-    return parts[0][0], parts[0][1], ([Static(), *items] if enumerate_ else items), call
+    counted = parts[0][1]
+    lengths = {len(o.value.items) if isinstance(o.value, TupleValue) else None for _, o, _ in parts}
+    if isinstance(counted.value, TupleValue) and lengths != {len(counted.value.items)}:
+        # zip(s, s[1:]) runs as often as its shortest sequence; beside one of unknown length, an unknown count
+        counted = replace(counted, value=TupleValue(counted.value.items[:min(lengths)], counted.value.kind)) \
+            if None not in lengths else replace(counted, value=sequence_of(parts[0][2]))
+    return parts[0][0], counted, ([Static(), *items] if enumerate_ else items), call
 
 
 def described_value(value: Value | None) -> str:
@@ -4041,6 +4047,9 @@ class FunctionRewriter:
         entered = 0
         count: int | None = 1
         rewritten: list[tuple[cst.BaseExpression, list[cst.CompIf]]] = []
+        # (its targets take another value each iteration: a partial sum one holds is reduced where it is read,
+        # as a lambda's parameter's is, never hoisted before the statement, where they are not bound)
+        saved_lambda_names = set(self.lambda_names)
         try:
             for comp in clauses:
                 counted = _counted(self, comp.iter)
@@ -4058,6 +4067,7 @@ class FunctionRewriter:
                         if n in self.env:
                             saved[n] = self.env[n]
                 self._bind_target(comp.target, item)
+                self.lambda_names |= set(_bound_names(comp.target))
                 if isinstance(comp.target, cst.Name) and counted is None:  # (t in a: a's items' dtypes)
                     self.dtypes.bind_item(comp.target.value, comp.iter)
                 else:  # (y, x in zip(ys, xs), in zip(*pairs), in pairs: each position's items' dtypes, as a loop's)
@@ -4084,6 +4094,7 @@ class FunctionRewriter:
                 new_elt = self.convert(element, whole, "an item of the list the comprehension makes")
                 value = Array(whole, value.origin)
         finally:
+            self.lambda_names = saved_lambda_names
             for _ in range(entered):
                 self.leave_loop()
             for n in bound:

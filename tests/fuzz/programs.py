@@ -853,7 +853,11 @@ class _Builder:
                 held_dict = True  # (its own returns: a list of unknown length is not spliced into a literal)
                 self.lines[-1] = "return " + self.pick([f"{returned}, {stats}", f"{returned}, jnp.stack({stats})",
                                                         f"[{returned}, {stats}[1], {stats}[0]]",
-                                                        f"{returned} * {stats}[-1], {stats}"])
+                                                        f"{returned} * {stats}[-1], {stats}",
+                                                        # starred and zipped at that unknown length
+                                                        f"{returned}, [*{stats}, jnp.mean({v.name})]",
+                                                        f"{returned}, (jnp.mean({v.name}), *{stats})",
+                                                        f"{returned}, list(zip({stats}, {stats}))"])
                 self.lines[-1:-1] = [f"{stats} = [None] * ({v.name}.shape[0] // {v.name}.shape[0] + 1)",
                                      f"for i in range(len({stats})): {stats}[i] = jnp.mean({v.name} * {v.name} ** i)"]
             elif filled:
@@ -865,7 +869,11 @@ class _Builder:
                 self.lines[-1] = "return " + self.pick([f"[{returned}, [{stats}[1], {stats}[0]]]",
                                                         f"{returned}, tuple({stats})", f"[*{stats}, {returned}]",
                                                         f"{returned}, {stats}[:1] + {stats}[1:]", f"{returned}, {stats}",
-                                                        f"({returned}, (*{stats}, {stats}[0]))"])
+                                                        f"({returned}, (*{stats}, {stats}[0]))",
+                                                        # regrouped by zip: pairs, unzipped, and a comprehension
+                                                        f"{returned}, tuple(zip(*[{stats}, {stats}[::-1]]))[-1]",
+                                                        f"{returned}, [a * b for a, b in zip({stats}, {stats}[1:])]",
+                                                        f"{returned}, tuple(zip(*zip({stats}, {stats})))[0]"])
         # low-precision programs move a run into a helper more often: a partial sum accumulated in float32
         # crossing the call (an item of a returned tuple too) must come back in the program's dtype
         chance = 20 if self.dtype == "float32" else 60
