@@ -32,6 +32,7 @@ import libcst as cst
 from meshify.annotate._types import Layout, hint_dims, unify_dims
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._hints import ITEMS
+from meshify.rewrite._mappings import mapping_item, stored_in_mapping
 from meshify.rewrite._names import read_again
 from meshify.rewrite._values import (
     Array,
@@ -287,7 +288,7 @@ def stored(rw, target: cst.Subscript, value: Value) -> Value | None:
         return None
     name = target.value.value
     held = rw.env.get(name)
-    if isinstance(held, StructValue) and held.kind == "dict":
+    if isinstance(held, StructValue) and held.kind in ("dict", "mapping"):
         return _stored_item(rw, target, name, held, value)
     if isinstance(held, Static) and held.known and isinstance(held.literal, list | tuple) and name in rw.own_lists \
             and isinstance(value, Array | TupleValue | StructValue):
@@ -317,18 +318,19 @@ def stored(rw, target: cst.Subscript, value: Value) -> Value | None:
 
 def _stored_item(rw, target: cst.Subscript, name: str, held: StructValue, value: Value) -> Value:
     """``cache["k"] = v`` for a dict of arrays this function made (a dict display, ``dict(cache)``,
-    ``cache.copy()``): its items with ``"k"`` replaced, or added last."""
+    ``cache.copy()``): its items with ``"k"`` replaced, or added last.  At a key meshify does not know (``outs[
+    f"layer{i}"] = h``), or into a dict that is already one of such keys: a mapping (:mod:`_mappings`)."""
     key = rw.expr(target.slice[0].slice.value).value  # type: ignore[attr-defined]
     code = rw.ctx.code(target)
-    if not (isinstance(key, Static) and key.known and isinstance(key.literal, str)):
-        raise rw.error(UnsupportedError, target, f"{code} = ...: a key meshify does not know while rewriting (the "
-                       "keys of a dict holding arrays steer what it holds)", f"store at a string literal: {name}['k'] = v")
+    literal = isinstance(key, Static) and key.known and isinstance(key.literal, str)
     if name in rw.shared_lists and name in rw.own_lists or name not in rw.own_lists:
         raise rw.error(UnsupportedError, target, f"{code} = ... changes {name!r} in place, a dict holding arrays "
                        + ("that another name (or a helper, or a nested function) also holds" if name in rw.own_lists
                           else "this function did not make (a parameter, or another name's dict)"),
                        f"copy it first ({name} = dict({name})), or build a new one ({name} = {{**{name}, "
-                       f"{key.literal!r}: ...}})")
+                       f"{repr(key.literal) if literal else 'k'}: ...}})")  # type: ignore[union-attr]
+    if not literal or held.kind == "mapping":
+        return stored_in_mapping(rw, target, name, held, key, value)
     fields = dict(held.fields)
     fields[key.literal] = value
     result = StructValue(held.cls, tuple(fields.items()), "dict")
@@ -464,7 +466,7 @@ def mutating(rw, node: cst.Call) -> Operand | None:
     name = func.value.value
     held = rw.env.get(name)
     python = isinstance(held, Static) and held.known and isinstance(held.literal, list | dict | set | tuple)
-    if not python and not (isinstance(held, StructValue) and held.kind == "dict"):
+    if not python and not (isinstance(held, StructValue) and held.kind in ("dict", "mapping")):
         return None
     if isinstance(held, StructValue) or name in rw.shared_lists or name not in rw.own_lists:
         raise rw.error(UnsupportedError, node, f"{rw.ctx.code(func)}(...) changes {name!r} in place"
@@ -609,8 +611,8 @@ def shares(rw, node: cst.Name) -> bool:
     parent = _parents(rw.fn).get(id(node))
     if isinstance(parent, cst.Attribute | cst.Subscript) and parent.value is node:
         return False
-    if isinstance(parent, cst.For | cst.BinaryOperation | cst.Comparison | cst.UnaryOperation | cst.AugAssign
-                  | cst.If | cst.BooleanOperation | cst.Return):
+    if isinstance(parent, cst.For | cst.BinaryOperation | cst.Comparison | cst.ComparisonTarget  # k in outs
+                  | cst.UnaryOperation | cst.AugAssign | cst.If | cst.BooleanOperation | cst.Return):
         return False
     if isinstance(parent, cst.Element):
         display = _parents(rw.fn).get(id(parent))
@@ -653,9 +655,9 @@ def sequence_len(rw, node: cst.Call) -> Operand | None:
         return Operand(Static.of(len(sequence.value.items)), node, new)
     if isinstance(sequence.value, Static) and sequence.value.shape_of is not None:  # len(x.shape): the rank
         return Operand(Static.of(len(sequence.value.shape_of)), node, new)
-    if sequence_item(sequence.value) is None:
+    if sequence_item(sequence.value) is None and mapping_item(sequence.value) is None:
         return None
-    return Operand(Static(), node, new)
+    return Operand(Static(), node, new)  # (a dict of keys known only when traced: as many as it holds then)
 
 
 def tree_map(rw, node: cst.Call) -> Operand:
@@ -810,7 +812,7 @@ def _key_paths(value: Value, path: tuple) -> list[tuple]:
 def _in_sequence(value: Value) -> bool:
     """Whether a pytree holds a list of a length each call gives (its leaves' paths are not spelled out)."""
     if isinstance(value, StructValue):
-        return value.kind == "sequence" or any(_in_sequence(v) for _, v in value.fields)
+        return value.kind in ("sequence", "mapping") or any(_in_sequence(v) for _, v in value.fields)
     if isinstance(value, TupleValue):
         return any(_in_sequence(v) for v in value.items)
     return False

@@ -33,6 +33,7 @@ from meshify.rewrite._containers import (
 )
 from meshify.rewrite._context import _STATIC_MODULES
 from meshify.rewrite._helpers import call_helper, function_ref, imported_helper
+from meshify.rewrite._mappings import listed_mapping, mapping_index, mapping_item, mapping_view
 from meshify.rewrite._names import dotted_name, read_again
 from meshify.rewrite._nested import call_local, local_def, refuse_value
 from meshify.rewrite._templates import call_template, int_node
@@ -540,6 +541,12 @@ def _comparison(rw, node: cst.Comparison):
         known = none_test(rw, node)
         return Operand(Static() if known is None else Static.of(known), node, node)
     left, right = rw.expr(node.left), rw.expr(target.comparator)
+    if isinstance(target.operator, cst.In | cst.NotIn) and isinstance(left.value, Static) and (
+            mapping_item(right.value) is not None or isinstance(right.value, StructValue)
+            and right.value.kind == "dict" and not left.value.known):
+        # k in outs: its keys (or k) known only when traced, a Python bool then
+        new = node.with_changes(left=left.node, comparisons=[target.with_changes(comparator=right.node)])
+        return Operand(Static(), node, new)
     if isinstance(target.operator, cst.In | cst.NotIn) and isinstance(right.value, StructValue) \
             and right.value.kind in ("dict", "namedtuple") and isinstance(left.value, Static) and left.value.known:
         # if "proj" in block: a key of a pytree meshify holds field by field (a NamedTuple: its fields, as
@@ -817,9 +824,13 @@ def _subscript(rw, node: cst.Subscript):
         return Operand(size, node, node.with_changes(value=base.node))
     if sequence_item(base.value) is not None:
         return sequence_index(rw, node, base)
+    if mapping_item(base.value) is not None:  # outs[k]: the value every key of the dict holds
+        return mapping_index(rw, node, base)
     if isinstance(base.value, StructValue):
         element = node.slice[0].slice if len(node.slice) == 1 else None
         key = rw.expr(element.value).value if isinstance(element, cst.Index) else None
+        if base.value.kind == "dict" and isinstance(key, Static) and not key.known:
+            return _unknown_key(rw, node, base)
         if base.value.kind != "dict" or not (isinstance(key, Static) and isinstance(key.literal, str)):
             raise rw.error(UnsupportedError, node, f"indexing {base.value.cls} {rw.ctx.code(node.value)!r}",
                            "read a field by its literal name: p[\"w\"] for a TypedDict, p.w for a NamedTuple or "
@@ -1208,6 +1219,9 @@ def _call(rw, node: cst.Call):
         and "len" not in rw.env else None
     if length is not None:
         return length
+    listed = listed_mapping(rw, node)
+    if listed is not None:  # sorted(outs.items()), list(outs.values()), sorted(outs): outs of keys known when traced
+        return listed
     copied = _copied_sequence(rw, node)
     if copied is not None:  # tuple(h for h in hs), list(blocks): the same items
         return copied
@@ -1249,6 +1263,9 @@ def _call(rw, node: cst.Call):
             replaced = _static_replace(rw, node, receiver)
             if replaced is not None:
                 return replaced
+        viewed = mapping_view(rw, node, receiver)
+        if viewed is not None:  # for k, v in outs.items(), outs a dict of keys known only when traced
+            return viewed
         if isinstance(receiver.value, StructValue) and receiver.value.kind == "dict" and func.attr.value == "get":
             return _dict_get(rw, node, receiver)
         if isinstance(receiver.value, StructValue) and func.attr.value in ("items", "keys", "values"):
@@ -2079,9 +2096,10 @@ def _ordered_leaves(rw, where: cst.BaseExpression, value, path: str, code: str =
     """(path, leaf, the code reading it off the tree: ``.w``, ``["k"]``, ``[0]``) of each leaf of a pytree in
     ``jax.tree.leaves``'s order."""
     if isinstance(value, StructValue):
-        if value.kind == "sequence":
+        if value.kind in ("sequence", "mapping"):
             raise rw.error(UnsupportedError, where, f"jax.tree.leaves of {rw.ctx.code(where)!r}, which holds a list as "
-                           "long as each call's", "read the leaves field by field")
+                           "long as each call's, or a dict of keys known only when traced", "read the leaves field by "
+                           "field (a dict's: for k, v in d.items())")
         fields = sorted(value.fields) if value.kind == "dict" else value.fields
         return [leaf for k, v in fields for leaf in _ordered_leaves(
             rw, where, v, f"{path}.{k}", f"{code}[{json.dumps(k)}]" if value.kind == "dict" else f"{code}.{k}")]
@@ -2110,6 +2128,10 @@ def _global_norm(rw, node: cst.Call) -> Operand:
     if len(node.args) != 1 or node.args[0].keyword is not None or node.args[0].star:
         raise rw.error(UnsupportedError, node, f"{short}() with other than one pytree", f"{short}(grads)")
     tree = rw.expr(node.args[0].value)
+    if _holds_mapping(tree.value):  # (its leaves' paths, which mr.global_norm reads the axes by, are not known)
+        raise rw.error(UnsupportedError, node.args[0].value, f"{short}() of {rw.ctx.code(node.args[0].value)!r}, "
+                       "which holds a dict of keys known only when traced", "take the norm of each value (for k, v in "
+                       "d.items()) and sum their squares")
     axes_of: dict[str, tuple[str, ...]] = {}
     for path, leaf in _leaves(tree.value, ""):
         if isinstance(leaf, Static):
@@ -2134,6 +2156,31 @@ def _global_norm(rw, node: cst.Call) -> Operand:
 
     rw.carry_out(Lowering(Array(Layout.replicated(())), emitted=emitted))
     return Operand(Array(Layout.replicated(())), node, new)
+
+
+def _unknown_key(rw, node: cst.Subscript, base: Operand) -> Operand:
+    """``d[k]`` of a dict whose keys meshify knows, ``k`` a key it does not: the one layout its values share
+    (whichever ``k`` is, if ``d`` has it); refused where they differ, or where it holds none yet."""
+    from meshify.rewrite._containers import common_item
+
+    assert isinstance(base.value, StructValue)
+    values = [v for _, v in base.value.fields]
+    common = common_item(values) if values else None
+    if common is None:
+        code = rw.ctx.code(node.value)
+        raise rw.error(UnsupportedError, node, f"{rw.ctx.code(node)}: a key meshify does not know while rewriting, of "
+                       f"the dict {code!r}, which holds " + ("no values here (a loop's body is walked first with the "
+                                                            "dict it found before the loop)" if not values else
+                                                            "values of different layouts"),
+                       "read it by a string literal, or keep the value read in a name of its own (prev = h)")
+    return Operand(common, node, node.with_changes(value=base.node))
+
+
+def _holds_mapping(value: Value) -> bool:
+    """Whether a pytree is or holds a dict of keys known only when traced (``_mappings``)."""
+    if isinstance(value, StructValue):
+        return value.kind == "mapping" or any(_holds_mapping(v) for _, v in value.fields)
+    return isinstance(value, TupleValue) and any(_holds_mapping(v) for v in value.items)
 
 
 def _axes_literal(axes: tuple[str, ...]) -> str:

@@ -105,7 +105,8 @@ def signature_of(value: Value) -> object:
     if isinstance(value, TupleValue):
         return ("tuple", tuple(signature_of(v) for v in value.items))
     if isinstance(value, StructValue):
-        return ("struct", value.cls, tuple((k, signature_of(v)) for k, v in value.fields))
+        # (the kind: a dict of one key "*" is not a dict of keys known only when traced, whose "*" stands for all)
+        return ("struct", value.cls, value.kind, tuple((k, signature_of(v)) for k, v in value.fields))
     if isinstance(value, Opaque):
         return ("opaque", value.shape)
     # A static the helper can read (axis=1, a dim's size) may change its layouts: part of the key.

@@ -76,6 +76,7 @@ from meshify.rewrite._hints import (
     read_struct_return,
 )
 from meshify.rewrite._liveness import rebound_first
+from meshify.rewrite._mappings import mapping_item, mapping_of
 from meshify.rewrite._names import dotted_name, read_again
 from meshify.rewrite._nested import LocalDef, bound_function, define, emit_defs, local_def, refuse_value
 from meshify.rewrite._optional import optional_inner
@@ -611,7 +612,8 @@ def described_value(value: Value | None) -> str:
     if isinstance(value, TupleValue):
         return "a tuple"
     if isinstance(value, StructValue):
-        return "a list" if value.kind == "sequence" else "a pytree"
+        return "a list" if value.kind == "sequence" else "a dict of keys known only when traced" \
+            if value.kind == "mapping" else "a pytree"
     return "nothing (unbound)" if value is None else type(value).__name__.lower()
 
 
@@ -1810,6 +1812,10 @@ class FunctionRewriter:
             if sequence_item(before) is None and sequence_item(after) is not None:
                 # xs = [] before a loop whose body appends to it: every iteration starts from the list of its items
                 raise _LoopEntry(name, after)
+            if mapping_item(before) is None and mapping_item(after) is not None:
+                # outs = {} before a loop whose body stores at keys meshify does not know: every iteration starts
+                # from the dict of its values' one layout (the stores checked the keys it held before share it)
+                raise _LoopEntry(name, after)
             if isinstance(before, Static | TupleValue) and isinstance(after, TupleValue) and after != before:
                 # hidden_states = hidden_states + (x,): as many items as iterations, of one layout
                 raise _LoopEntry(name, self._grown(name, before, after, stmt))
@@ -1846,6 +1852,20 @@ class FunctionRewriter:
                                  "layouts", f"give the items of {name!r} one layout (a hint where each is made), "
                                  "or make the list after the if")
         return sequence_of(items[0])
+
+    def _either_mapping(self, name: str, a: Value, b: Value, stmt: cst.CSTNode) -> Value:
+        """A dict one branch of an if stores into at a key meshify does not know and the other leaves (``if keep:
+        outs[f"l{i}"] = h``): a dict of keys known only when traced, its values' one layout."""
+        values = [v for held in (a, b) for v in ([mapping_item(held)] if mapping_item(held) is not None else
+                                                 [v for _, v in held.fields] if isinstance(held, StructValue)
+                                                 and held.kind == "dict" else [None])]
+        common = common_item(values) if None not in values else None
+        if common is None:
+            raise self.ctx.error(LayoutError, stmt, f"{name!r} is a dict of keys known only when traced after one "
+                                 f"branch and {described_value(a if mapping_item(b) is not None else b)} after the "
+                                 "other, or its values have different layouts", f"give {name!r} one kind of value "
+                                 "after both branches, of one layout (a hint where each is made)")
+        return mapping_of(common)
 
     def _grown(self, name: str, before: Static | TupleValue, after: TupleValue, stmt: cst.For) -> StructValue:
         """The sequence a tuple (or list) the loop's body joins items to holds: every item of one layout."""
@@ -2070,6 +2090,8 @@ class FunctionRewriter:
                     merged[name] = common_item([a, b])  # (dims differing only by names meshify inferred: the user's)
                 elif a != b and listed_items(a) is not None and listed_items(b) is not None:
                     merged[name] = self._either_list(name, a, b, stmt)
+                elif a != b and (mapping_item(a) is not None or mapping_item(b) is not None):
+                    merged[name] = self._either_mapping(name, a, b, stmt)
                 elif a != b and any(isinstance(v, Static) and isinstance(v.literal, LocalDef) for v in (a, b)):
                     raise self.ctx.error(UnsupportedError, stmt, f"{name!r} is a different function after each "
                                          "branch", f"define {name}() once before the if, or call it only inside "
@@ -2104,6 +2126,8 @@ class FunctionRewriter:
             return Array(Layout(value.dims[1:], value.layout.axes[1:]), value.origin)
         if item is None and isinstance(value, Opaque):  # (a whole array of unknown dims: a row of it)
             return Opaque(value.shape[1:] if value.shape else None)
+        if item is None and mapping_item(value) is not None:  # for k in outs: keys known only when traced
+            return Static()
         if isinstance(value, StructValue) and item is None:  # for k in params: a pytree's keys
             from meshify.rewrite._evaluate import _PYTREE_LOOP_FIX
 
@@ -2158,7 +2182,11 @@ class FunctionRewriter:
             if any(isinstance(t.target, cst.Subscript) for t in s.targets) and isinstance(op.value, Array) \
                     and op.value.layout.partial:  # hs[i] = x @ w: a list's items are whole (as appends make them)
                 whole = op.value.layout.with_partial(())
-                op = Operand(Array(whole, op.value.origin), op.original, self.convert(op, whole, "an item of a list"))
+                held = [self.env.get(t.target.value.value) for t in s.targets if isinstance(t.target, cst.Subscript)
+                        and isinstance(t.target.value, cst.Name)]
+                what = "a value of a dict" if any(isinstance(h, StructValue) and h.kind in ("dict", "mapping")
+                                                  for h in held) else "an item of a list"
+                op = Operand(Array(whole, op.value.origin), op.original, self.convert(op, whole, what))
             self._fed_names(s, self.records[before:])
             if isinstance(op.value, Static | Opaque) and not getattr(op.value, "known", False):  # act = jax.nn.gelu
                 from meshify.rewrite._evaluate import chosen
@@ -3083,7 +3111,7 @@ class FunctionRewriter:
                 return Array(value.layout)
             if isinstance(value, Opaque):
                 return Array(Layout.replicated(()))
-            item = sequence_item(value)
+            item = sequence_item(value) or mapping_item(value)
             return Array(item.layout) if isinstance(item, Array) else value
 
         return op.node, leaving(op.value)  # type: ignore[return-value]
@@ -3095,7 +3123,7 @@ class FunctionRewriter:
             return all(self._whole_items(v) for v in value.items)
         if isinstance(value, Array):
             return not value.layout.partial
-        item = sequence_item(value)
+        item = sequence_item(value) or mapping_item(value)
         return isinstance(value, Opaque) or (isinstance(item, Array) and not item.layout.partial)
 
     def _leaving_dict(self, op: Operand, where: cst.BaseExpression, purpose: str, hint: StructHint | None = None
@@ -3272,10 +3300,18 @@ class FunctionRewriter:
                 q.startswith(("jax.numpy.", "numpy.")) and q.rsplit(".", 1)[-1] in _SCALAR_TYPES
                 for q in self.ctx.qualified_names(op.original.func)):
             return op.node, Layout.replicated(())  # jnp.float32(0): a 0-d array on every device
-        item = sequence_item(value)
+        item = sequence_item(value) or mapping_item(value)
         if isinstance(item, Array) and not item.layout.partial:
-            # hidden states appended in a loop: every item in one layout, one out_spec for the whole list
+            # hidden states appended in a loop (or stored in a dict at keys known only when traced): every item in
+            # one layout, one out_spec for the whole list (a pytree prefix of it)
             return op.node, item.layout
+        if isinstance(item, Opaque):  # (arrays of dims meshify cannot infer: whole, replicated)
+            return op.node, Layout.replicated(())
+        if mapping_item(value) is not None:
+            raise self.ctx.error(UnsupportedError, where, f"{self.fn.name.value}() returns {self.ctx.code(where)!r}, "
+                                 f"a dict of keys known only when traced, holding {described_value(item)}: not "
+                                 "returned by meshify yet", "store arrays in it (one array per key), or return "
+                                 "each part in a dict of its own")
         names = ", ".join(f"r{i}" for i in range(len(value.items))) if isinstance(value, TupleValue) else ""
         if isinstance(item, StructValue):  # Params(blocks=[Block(...), ...]) of a length each call gives
             raise self._list_of_pytrees(op, where, item, " (its out_specs would need each call's length): not "
@@ -3813,8 +3849,8 @@ class FunctionRewriter:
         if comp.inner_for_in is not None or comp.asynchronous is not None:
             return None
         found = self._unrolled_columns(comp.target, comp.iter, any_order=True)
-        if found is None:
-            return None
+        if found is None:  # {k: v * 2 for k, v in outs.items()} of a dict of keys known only when traced
+            return self.comprehension(node)
         names, columns = found
         from meshify.rewrite._evaluate import _anchor_all
 
@@ -4025,14 +4061,16 @@ class FunctionRewriter:
         return [cst.Subscript(iterable, [cst.SubscriptElement(cst.Index(cst.Integer(str(i))))])
                 for i in range(len(held.items))]
 
-    def comprehension(self, node: cst.ListComp | cst.GeneratorExp) -> Operand | None:
+    def comprehension(self, node: cst.ListComp | cst.GeneratorExp | cst.DictComp) -> Operand | None:
         """``[relu(x @ w1[i]) @ w2[i] for i in range(L)]``, ``(h * h for h in hs)``, ``[a * b for a in xs for b in
         ys]``: the element walked once, each ``for``'s target bound to what each iteration binds (as a Python
         loop's body: the items must share one layout), a partial sum completed in the element; the list item by
         item where every iterable's count is known (a tuple meshify holds item by item, and no ``if`` filters
-        them on Python values), else a sequence of the element's value.  None: an ``async`` form, refused near
-        arrays as before."""
-        unrolled = self._unrolled_comprehension(node)
+        them on Python values), else a sequence of the element's value.  A dict comprehension meshify does not
+        unroll (``{k: v * 2 for k, v in outs.items()}``, keys known only when traced): a dict of those keys, its
+        values the element's one layout (``_mappings``).  None: an ``async`` form, refused near arrays as
+        before."""
+        unrolled = self._unrolled_comprehension(node) if not isinstance(node, cst.DictComp) else None
         if unrolled is not None:
             return unrolled
         clauses: list[cst.CompFor] = []
@@ -4087,7 +4125,8 @@ class FunctionRewriter:
                                              "items with jnp.where")
                     ifs.append(clause.with_changes(test=test.node))
                 rewritten.append((new_iter, ifs))
-            element = self.expr(node.elt)
+            key = self._comprehension_key(node) if isinstance(node, cst.DictComp) else None
+            element = self.expr(node.value if isinstance(node, cst.DictComp) else node.elt)
             value, new_elt = element.value, element.node
             if isinstance(value, Array) and value.layout.partial:
                 whole = value.layout.with_partial(())
@@ -4105,6 +4144,14 @@ class FunctionRewriter:
         inner: cst.CompFor | None = None
         for comp, (new_iter, ifs) in reversed(list(zip(clauses, rewritten))):
             inner = comp.with_changes(iter=new_iter, ifs=ifs, inner_for_in=inner)
+        if isinstance(node, cst.DictComp):
+            assert key is not None
+            if holds_partial(value):  # (an array's was completed above; a tuple's would be item by item)
+                raise self.ctx.error(UnsupportedError, node.value, f"a dict comprehension over keys known only when "
+                                     f"traced whose value {self.ctx.code(node.value)!r} holds a partial sum",
+                                     "make its values whole arrays (one array per key)")
+            made = node.with_changes(key=key.node, value=new_elt, for_in=inner)
+            return Operand(Static() if isinstance(value, Static) else mapping_of(value), node, made)
         new = node.with_changes(elt=new_elt, for_in=inner)
         if isinstance(value, Static):  # [d * 2 for d in x.shape]: Python values (split dims' sizes global)
             return Operand(Static(), node, new)
@@ -4113,6 +4160,16 @@ class FunctionRewriter:
         result: Value = TupleValue((value,) * count, "list" if isinstance(node, cst.ListComp) else "tuple") \
             if count is not None and not filtered else sequence_of(value)
         return Operand(result, node, new)
+
+    def _comprehension_key(self, node: cst.DictComp) -> Operand:
+        """A dict comprehension's key, walked where its targets are bound: a Python value (a key that is an array
+        is Python's error, refused here)."""
+        key = self.expr(node.key)
+        if not isinstance(key.value, Static):
+            raise self.ctx.error(UnsupportedError, node.key, f"a dict comprehension keyed by "
+                                 f"{self.ctx.code(node.key)!r}, which is not a Python value",
+                                 "key it by a string or an int (k of outs.items())")
+        return key
 
     def rebind_list(self, name: str, value: Value) -> None:
         """``name``, a list this function built, holding ``value`` after an append: a new version of it."""
@@ -4360,6 +4417,9 @@ def _as_is(value: Value) -> Value | None:
     if isinstance(value, TupleValue):
         items = [_as_is(v) for v in value.items]
         return None if any(i is None for i in items) else TupleValue(tuple(items))  # type: ignore[arg-type]
+    item = mapping_item(value)
+    if isinstance(item, Array) and not item.layout.partial:  # a dict of keys known only when traced: one spec
+        return Array(item.layout)
     if isinstance(value, StructValue) and value.kind in ("dict", "namedtuple", "dataclass"):
         fields = [(k, _as_is(v)) for k, v in value.fields]
         if any(v is None for _, v in fields):
