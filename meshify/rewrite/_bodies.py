@@ -262,7 +262,7 @@ def _carried(value: Value) -> object:
     if isinstance(value, StructValue) and value.kind == "dict":
         return ("dict", tuple(sorted((k, _carried(v)) for k, v in value.fields)))
     if isinstance(value, StructValue):
-        return ("struct", value.cls, tuple((k, _carried(v)) for k, v in value.fields))
+        return ("struct", value.cls, value.kind, tuple((k, _carried(v)) for k, v in value.fields))
     if isinstance(value, TupleValue):
         return ("tuple", tuple(_carried(v) for v in value.items))
     return signature_of(value)

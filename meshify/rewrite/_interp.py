@@ -1816,6 +1816,8 @@ class FunctionRewriter:
                 # outs = {} before a loop whose body stores at keys meshify does not know: every iteration starts
                 # from the dict of its values' one layout (the stores checked the keys it held before share it)
                 raise _LoopEntry(name, after)
+            if mapping_item(before) is not None and after != before:
+                self._same_mapping(stmt, name, before, after, where)
             if isinstance(before, Static | TupleValue) and isinstance(after, TupleValue) and after != before:
                 # hidden_states = hidden_states + (x,): as many items as iterations, of one layout
                 raise _LoopEntry(name, self._grown(name, before, after, stmt))
@@ -1852,6 +1854,22 @@ class FunctionRewriter:
                                  "layouts", f"give the items of {name!r} one layout (a hint where each is made), "
                                  "or make the list after the if")
         return sequence_of(items[0])
+
+    def _same_mapping(self, stmt: cst.For, name: str, before: Value, after: Value | None, where: str) -> None:
+        """A dict of keys known only when traced that a loop carries, as the next iteration takes it: the body
+        rewritten for its values' one layout must find that layout again (``outs = {"a": y}`` rebinding it to
+        values of another, or to something else, is refused)."""
+        item = mapping_item(before)
+        values = [mapping_item(after)] if mapping_item(after) is not None else [v for _, v in after.fields] \
+            if isinstance(after, StructValue) and after.kind == "dict" else None
+        if values is not None and common_item([item, *values]) == item:
+            return
+        raise self.ctx.error(LayoutError, stmt, f"{name!r} holds a dict of keys known only when traced, its values "
+                             f"{described_value(item)}, when this loop's body starts, and {described_value(after)}"
+                             + (f" holding {', '.join(described_value(v) for v in values)}" if values else "")
+                             + f" {where or 'at its end'}: the body is rewritten once, for one layout",
+                             f"give the values of {name!r} one layout in every iteration, or make a new dict (under "
+                             "another name) where it changes")
 
     def _either_mapping(self, name: str, a: Value, b: Value, stmt: cst.CSTNode) -> Value:
         """A dict one branch of an if stores into at a key meshify does not know and the other leaves (``if keep:

@@ -849,7 +849,8 @@ class _Builder:
                 self.lines[-1] = "return " + self.pick([f"{returned}, {stats}", f"{returned}, dict({stats})",
                                                         f'{returned}, {stats}["q"] * 0.5',
                                                         f'{returned}, {{**{stats}, "r": {stats}["m"]}}'])
-            elif filled and v.dims and self.flag(50):  # a length meshify does not know while rewriting, filled in a loop
+            elif filled and v.dims and self.flag(50) and self.flag(50):  # a length meshify does not know while
+                # rewriting, filled in a loop
                 held_dict = True  # (its own returns: a list of unknown length is not spliced into a literal)
                 self.lines[-1] = "return " + self.pick([f"{returned}, {stats}", f"{returned}, jnp.stack({stats})",
                                                         f"[{returned}, {stats}[1], {stats}[0]]",
@@ -860,6 +861,17 @@ class _Builder:
                                                         f"{returned}, list(zip({stats}, {stats}))"])
                 self.lines[-1:-1] = [f"{stats} = [None] * ({v.name}.shape[0] // {v.name}.shape[0] + 1)",
                                      f"for i in range(len({stats})): {stats}[i] = jnp.mean({v.name} * {v.name} ** i)"]
+            elif filled and v.dims and self.flag(50):  # a dict keyed by a kept loop's counter (keys meshify does not
+                # know while rewriting), collecting per-step values as code collects per-layer intermediates:
+                # statistics (partial sums where v is split, completed as they go in) or arrays of v's layout
+                held_dict = True
+                value = self.pick([f"jnp.mean({v.name} * {v.name} ** i)", f"{v.name} * (i + 1)"])
+                self.lines[-1] = "return " + self.pick([
+                    f"{returned}, {stats}", f"{returned}, {{k: s * 2 for k, s in {stats}.items()}}",
+                    f'{returned}, {stats}["k0"], len({stats}) * {stats}["k1"]',
+                    f"{returned}, sum({stats}.values()), {{k: {stats}[k] for k in sorted({stats})}}"])
+                self.lines[-1:-1] = [f"{stats} = {{}}", f"for i in range({v.name}.shape[0] // {v.name}.shape[0] + 1): "
+                                                          f'{stats}[f"k{{i}}"] = {value}']
             elif filled:
                 self.lines[-1:-1] = [f"{stats} = [None] * 2", f"{stats}[0] = jnp.mean({v.name})",
                                      f"{stats}[1] = jnp.mean({v.name} * {v.name})"]
@@ -2253,7 +2265,9 @@ class _Builder:
         elif self.flag(35):  # each iteration's value appended to a list (hidden states), read after the loop
             held = f"{a.name}_all{len(self.lines)}"
             first = self.flag(30)
-            joined = self.weighted([("append", 6), ("extend", 2), ("tuple", 2)])
+            joined = self.weighted([("append", 6), ("extend", 2), ("tuple", 2), ("dict", 4)])
+            if joined == "dict":
+                return self.loop_filled_dict(a, held, first, n, step.format(h=a.name, w=w.name if w else ""), scale)
             if joined == "tuple":  # HF-Flax's all_hidden_states = all_hidden_states + (x,)
                 self.lines.append(f"{held} = ({a.name},)" if first else f"{held} = ()")
                 grow = f"{held} = {held} + ({a.name},)"
@@ -2320,6 +2334,24 @@ class _Builder:
         else:  # the carried name is rebound in the loop body (indented relative to the for)
             self.lines.append(f"for _ in range({n}):\n    {a.name} = {step.format(h=a.name, w=w.name if w else '')}")
             a.scale = scale
+        return True
+
+    def loop_filled_dict(self, a: _Value, held: str, first: bool, n: int, step: str, scale: float) -> bool:
+        """Each iteration's value stored in a dict at a key of the loop's counter (``held[f"k{i}"] = a``: keys
+        meshify does not know while rewriting, the loop kept), as code collects per-layer intermediates; a key
+        spelled out before it (the embedding) first, sometimes; read back after the loop by key, over its
+        ``.values()``/``.items()``/sorted keys, or counted."""
+        self.lines.append(f'{held} = {{"first": {a.name}}}' if first else f"{held} = {{}}")
+        index = f"i{len(self.lines)}"
+        self.lines.append(f"for {index} in range({n}):\n    {a.name} = {step}\n    {held}[f\"k{{{index}}}\"] = {a.name}")
+        count = n + first
+        read = self.pick([f"jnp.stack(list({held}.values())).sum(0)", f"sum({held}.values())",
+                          f'{held}["k{n - 1}"] * {count}', f"sum(h * 0.5 for h in {held}.values())",
+                          f"sum(v for _, v in sorted({held}.items()))",
+                          f"jnp.stack([{held}[k] for k in sorted({held})]).max(0) * {count}",
+                          f'{held}["k0"] * len({held})',
+                          f"sum(jnp.tanh(v) for v in {{k: v * 2 for k, v in {held}.items()}}.values())"])
+        self.emit(read, a.dims, scale * count)
         return True
 
     def op_lookup(self, a: _Value) -> bool:
