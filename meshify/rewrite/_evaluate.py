@@ -21,6 +21,7 @@ from meshify.rewrite._containers import (
     TREE_MAP_WITH_PATH,
     common_item,
     concatenated,
+    listed_names,
     mutating,
     one_layout,
     popping,
@@ -547,6 +548,17 @@ def _comparison(rw, node: cst.Comparison):
         # k in outs: its keys (or k) known only when traced, a Python bool then
         new = node.with_changes(left=left.node, comparisons=[target.with_changes(comparator=right.node)])
         return Operand(Static(), node, new)
+    if isinstance(target.operator, cst.In | cst.NotIn) and isinstance(right.value, StructValue) \
+            and right.value.kind == "dict" and isinstance(target.comparator, cst.Name) \
+            and any(target.comparator.value in names for names in rw.loop_carried) \
+            and target.comparator.value in listed_names(rw.fn):
+        # "prev" in outs, outs a dict a kept loop carries and stores into: the body is walked once, with the keys
+        # of its first iteration, and the answer would steer every iteration's if
+        name = target.comparator.value
+        raise rw.error(UnsupportedError, node, f"{rw.ctx.code(node)}: the keys of {name!r} change in the loop "
+                       "around it (its body stores into it), which meshify rewrites once", f"test a Python value "
+                       f"of your own (a flag set where the key is stored), or key {name!r} by the loop's counter "
+                       f"({name}[f\"layer{{i}}\"]: a dict of one layout, whose keys are known only when traced)")
     if isinstance(target.operator, cst.In | cst.NotIn) and isinstance(right.value, StructValue) \
             and right.value.kind in ("dict", "namedtuple") and isinstance(left.value, Static) and left.value.known:
         # if "proj" in block: a key of a pytree meshify holds field by field (a NamedTuple: its fields, as
