@@ -44,7 +44,8 @@ def grouped_kv(kv: jax.Array, query: jax.Array, axis_name: AxisName) -> jax.Arra
     Query head ``h`` reads kv head ``h // group`` (``group`` = query heads / kv heads, as
     ``jax.nn.dot_product_attention`` groups them).  Where a device holds whole groups, its block of kv heads;
     where a group spans devices (fewer kv heads than devices: multi-query attention, 2 kv heads on 4 devices),
-    the one kv head its query heads share.  A free local slice either way; its gradient is summed over the
+    the one kv head its query heads share; where its query heads read parts of two groups (3 query heads a device
+    in groups of 2), the kv head of each query head (as many kv heads as query heads).  A free local slice either way; its gradient is summed over the
     devices that read the head, as JAX sums a whole value used on every device."""
     from meshify.errors import CallError
 
@@ -61,11 +62,9 @@ def grouped_kv(kv: jax.Array, query: jax.Array, axis_name: AxisName) -> jax.Arra
     elif group % local == 0:  # a group spans devices: the one kv head this device's query heads share
         size = 1
         start = jax.lax.axis_index(axis_name) * local // group
-    else:
-        raise CallError(f"grouped-query attention with {heads} query heads in groups of {group} per kv head, split "
-                        f"{local} per device over {axis_name!r}: a device's query heads would read parts of two "
-                        "groups", fix=f"split the query heads over a mesh axis whose size divides {kv_heads} or is a "
-                        f"multiple of it, or map the heads dim to no mesh axis")
+    else:  # a device's query heads read parts of two groups: the kv head of each of them, one per query head
+        mine = jax.lax.axis_index(axis_name) * local + jnp.arange(local)
+        return jnp.take(kv, mine // group, axis=kv.ndim - 2)
     return jax.lax.dynamic_slice_in_dim(kv, start, size, kv.ndim - 2)
 
 
@@ -141,15 +140,25 @@ def _clamped(start, size: int, n: int, allow_negative) -> jax.Array:
     return jnp.clip(start.astype(jnp.int32) if start.dtype.itemsize < 4 else start, 0, size - n)
 
 
-def entries(x, dims: Sequence[str | None], shards: Sequence[int]):
+def entries(x, dims: Sequence[str | None], shards: Sequence[int], like=None):
     """``x``, this device's block of an array whose shape the code spells out (``jnp.arange(4.0)``) and
     which meshify lined up with named dims by position, checked while tracing against the block of
     those dims' sizes in this call: a block of one entry would broadcast where, on one device, the
-    whole array does not (its size differing from the dim's)."""
+    whole array does not (its size differing from the dim's).  ``like``: the array it meets, whose blocks tell
+    the sizes of dims the call's arguments do not (the function made them: a resize's, a concatenation's)."""
     from meshify.runtime._bind import CALL_SIZES
 
     sizes = CALL_SIZES.get() or {}
     for i, (dim, n) in enumerate(zip(dims, shards)):
+        j = i + jnp.ndim(like) - x.ndim if like is not None else -1  # (the partner's dim it lines up with)
+        if dim is not None and dim not in sizes and n > 1 and 0 <= j < jnp.ndim(like):
+            if x.shape[i] != jnp.shape(like)[j]:  # blocks of the array it meets: the whole sizes differ alike
+                from meshify.errors import CallError
+
+                raise CallError(f"an array has {x.shape[i] * n} entries along dim {dim!r}, which has "
+                                f"{jnp.shape(like)[j] * n} in the array it meets: on one device the two do not "
+                                "broadcast", fix=f"give it {jnp.shape(like)[j] * n} entries there (or 1 to broadcast)")
+            continue
         if dim is not None and dim not in sizes and n > 1:
             from meshify.errors import CallError
 

@@ -11,7 +11,7 @@ def test_a_literal_shape_is_named_by_broadcasting_and_sliced() -> None:
     assert_rewrite("return x + jnp.zeros((8, 16))", """
         # meshify: local slice over 'batch' (no communication): '+' wants dim 'batch' of jnp.zeros((8, 16)) split
         # meshify: local slice over 'model' (no communication): '+' wants dim 'model' of jnp.zeros((8, 16)) split
-        return x + mr.entries(mr.local_block(mr.local_block(jnp.zeros((8, 16)), axis=0, axis_name="batch"), axis=1, axis_name="model"), ("batch", "model"), (2, 4))
+        return x + mr.entries(mr.local_block(mr.local_block(jnp.zeros((8, 16)), axis=0, axis_name="batch"), axis=1, axis_name="model"), ("batch", "model"), (2, 4), like=x)
         """, X, 'Tensor["batch", "model"]')
 
 
@@ -63,7 +63,7 @@ def test_a_draw_of_a_literal_shape_is_whole_and_sliced() -> None:
     assert_rewrite("return x + jax.random.uniform(key, (8, 16))", """
         # meshify: local slice over 'batch' (no communication): '+' wants dim 'batch' of jax.random.uniform(key, (8, 16)) split
         # meshify: local slice over 'model' (no communication): '+' wants dim 'model' of jax.random.uniform(key, (8, 16)) split
-        return x + mr.entries(mr.local_block(mr.local_block(jax.random.uniform(key, (8, 16)), axis=0, axis_name="batch"), axis=1, axis_name="model"), ("batch", "model"), (2, 4))
+        return x + mr.entries(mr.local_block(mr.local_block(jax.random.uniform(key, (8, 16)), axis=0, axis_name="batch"), axis=1, axis_name="model"), ("batch", "model"), (2, 4), like=x)
         """, f'{X}, key: Tensor[()]', 'Tensor["batch", "model"]')
 
 

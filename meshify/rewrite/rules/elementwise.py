@@ -162,7 +162,7 @@ def elementwise(ctx: RuleContext, operands: Sequence, linear: str, node, what: s
     for k, (shape, c) in enumerate(zip(literal_shapes, converts)):
         if shape is not None and c is not None and any(ctx.declared.get(d) != n for n, d, axes in
                                                       zip(shape, c.layout.dims, c.layout.axes) if axes):
-            converts[k] = _checked_entries(ctx, c)
+            converts[k] = _checked_entries(ctx, c, partner=_partner(operands, converts, k))
     for k, (o, c) in enumerate(zip(operands, converts)):
         # a whole value with a dim meshify named itself (jnp.arange(cfg.n): n?), split here along the named
         # dim it lines up with: its size is checked against that dim's, as for a literal shape (a block of
@@ -188,21 +188,35 @@ def _broadcast_shape(shapes: list) -> tuple[int, ...] | None:
         return None
 
 
-def _checked_entries(ctx: RuleContext, c: Convert, named: tuple[str, ...] | None = None) -> Convert:
+def _checked_entries(ctx: RuleContext, c: Convert, named: tuple[str, ...] | None = None,
+                     partner: str | None = None) -> Convert:
     """An array of a literal shape (``jnp.arange(8.0)``) lined up by position with a dim that is split:
     each device takes its block, and a block of one entry would broadcast against any block, running
     where the single-device program fails to broadcast.  So each block is checked, while tracing,
-    against the block of those dims' sizes in the call: ``mr.entries(block, (None, "d"), (1, 4))``."""
-    return replace(c, wrap=entries_template(ctx.mesh, c.layout, named))
+    against the block of those dims' sizes in the call: ``mr.entries(block, (None, "d"), (1, 4))``; where
+    the call's arguments do not tell a dim's size (the function made it: a resize's, a concatenation's), against
+    the block of ``partner``, the array it meets (``like=v1``)."""
+    return replace(c, wrap=entries_template(ctx.mesh, c.layout, named, partner))
 
 
-def entries_template(mesh, layout: Layout, named: tuple[str, ...] | None = None) -> str:
+def _partner(operands: Sequence, converts: list[Convert | None], k: int) -> str | None:
+    """The name of an array among ``operands`` (not the ``k``-th) used as it is, whose blocks the literal-shaped
+    ``k``-th meets: what its blocks' sizes are checked against where no argument tells them."""
+    for j, (o, c) in enumerate(zip(operands, converts)):
+        if j != k and isinstance(o.value, Array) and isinstance(o.node, cst.Name) and not o.value.layout.partial \
+                and (c is None or c.layout == o.value.layout):
+            return o.node.value
+    return None
+
+
+def entries_template(mesh, layout: Layout, named: tuple[str, ...] | None = None, partner: str | None = None) -> str:
     """``{mr}.entries({x}, (None, "d"), (1, 4))``: the check of a block of an array of literal shape cut to
-    ``layout`` (its dims spelled ``named`` where given)."""
+    ``layout`` (its dims spelled ``named`` where given; ``partner``: the name of the array it meets)."""
     dims = ", ".join(f'"{d}"' if axes else "None" for d, axes in zip(named or layout.dims, layout.axes))
     shards = ", ".join(str(mesh.size(axes)) for axes in layout.axes)
     one = "," if len(layout.dims) == 1 else ""
-    return f"{{mr}}.entries({{x}}, ({dims}{one}), ({shards}{one}))"
+    like = f", like={partner}" if partner else ""
+    return f"{{mr}}.entries({{x}}, ({dims}{one}), ({shards}{one}){like})"
 
 
 def _name_by_position(operands: Sequence) -> list:
