@@ -37,7 +37,8 @@ def two_on_eight(q: QKV, k: KV, v: KV):
 
 
 @mesh(batch=2, model=4, rules={"heads": "model"})
-def whole_groups(q: QKV, k: KV, v: KV, k8: Tensor["batch", "seq", "kv8", "hd"], v8: Tensor["batch", "seq", "kv8", "hd"]):
+def whole_groups(q: QKV, k: KV, v: KV, k8: Tensor["batch", "seq", "kv8", "hd"],
+                 v8: Tensor["batch", "seq", "kv8", "hd"]):
     return jax.nn.dot_product_attention(q, k, v), jax.nn.dot_product_attention(q, k8, v8)
 
 

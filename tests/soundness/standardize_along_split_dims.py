@@ -1,9 +1,9 @@
-"""``jax.nn.standardize`` along a split dim (rows far from 0 only with ``"stable"``: ``"fast"`` cancels there, on one
-device too, and its rounding depends on the order of the sums): a layer norm over a split ``d_model`` (``algorithm="fast"``, JAX's
-default: the mean of squares less the squared mean, clipped at 0; and ``"stable"``), ``epsilon`` given, a
-negative axis, the input a partial sum (``x @ w`` contracting a split ``d_ff``), on 2x4 and 1x8 (bfloat16: ``standardize_low_precision``).
-Each row's statistics are psums of the blocks' sums and counts (``mr.standardize``); before, "jax.nn.standardize
-along split dim 'd'" was refused with a fix unsplitting it."""
+"""``jax.nn.standardize`` along a split dim: a layer norm over a split ``d_model`` (``algorithm="fast"``, JAX's
+default: the mean of squares less the squared mean, clipped at 0; and ``"stable"``; rows far from 0 only with
+``"stable"``: ``"fast"`` cancels there, on one device too, and its rounding depends on the order of the sums),
+``epsilon`` given, a negative axis, the input a partial sum (``x @ w`` contracting a split ``d_ff``), on 2x4 and
+1x8 (bfloat16: ``standardize_low_precision``).  Each row's statistics are psums of the blocks' sums and counts
+(``mr.standardize``); before, "jax.nn.standardize along split dim 'd'" was refused with a fix unsplitting it."""
 import jax
 import numpy as np
 
