@@ -739,6 +739,8 @@ class Dtypes:
     def _leaves(self, node: cst.BaseExpression) -> list[tuple[Carriers, bool]] | None:
         """Each leaf's (carriers, widened) of a (nested) list or tuple, spelled out or spliced from one of known
         items (``[*a, b]``); a node of another kind is one leaf; None where spliced items are unknown."""
+        if isinstance(node, cst.Name) and self.tuples.get(node.value) is not None:
+            return list(self.tuples[node.value])  # (ys = (a, b) bound before: its items, as spelled there)
         if not isinstance(node, cst.List | cst.Tuple):
             return [(self.of(node), self.contains_widened(node))]
         out: list[tuple[Carriers, bool]] = []

@@ -687,9 +687,8 @@ def _one_item(value) -> Value | None:
     from meshify.rewrite._helpers import signature_of
 
     if isinstance(value, TupleValue) and value.items and isinstance(value.items[0], Array) \
-            and not value.items[0].layout.partial and all(signature_of(i) == signature_of(value.items[0])
-                                                          for i in value.items[1:]):
-        return value.items[0]
+            and all(signature_of(i) == signature_of(value.items[0]) for i in value.items[1:]):
+        return value.items[0]  # (partial sums over the same axes too: a join is linear, the result one partial sum)
     return sequence_item(value)
 
 
