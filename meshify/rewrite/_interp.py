@@ -1377,6 +1377,12 @@ class FunctionRewriter:
 
     @staticmethod
     def _is_return(stmt: cst.BaseStatement) -> bool:
+        """A return statement, or a ``with`` whose body ends in one (``with jax.named_scope("out"): return y``)."""
+        if isinstance(stmt, cst.With):
+            body = stmt.body
+            if isinstance(body, cst.IndentedBlock):
+                return bool(body.body) and FunctionRewriter._is_return(body.body[-1])
+            return any(isinstance(s, cst.Return) for s in body.body)
         return isinstance(stmt, cst.SimpleStatementLine) and any(isinstance(s, cst.Return) for s in stmt.body)
 
     @staticmethod

@@ -3,7 +3,10 @@
 scalar, ``jax.named_call(lambda ...)(h)``, a trace-time ``print`` of a shape, and a scan body rebound to its
 checkpointed self (``body = jax.checkpoint(body, policy=...)``) or to a partial of itself (``step =
 functools.partial(step, scale=...)``).  Before: "'with' statements are not supported", "jax.debug.print has no
-meshify rule", "jax.named_call(...) has no meshify rule" and "recursive call of the nested function body()"."""
+meshify rule", "jax.named_call(...) has no meshify rule" and "recursive call of the nested function body()".
+``scoped``: a scope per layer in a kept loop, a one-line ``with``, and returns inside ``with`` blocks (was "does not
+end in a return")."""
+import contextlib
 import functools
 
 import jax
@@ -41,7 +44,24 @@ def f(x: Tensor["batch", "d"], w1s: Tensor["layer", "d", "d_ff"], w2s: Tensor["l
     return jax.named_call(lambda t: t * 2, name="double")(step(h))
 
 
+@mesh(batch=2, model=4, rules={"d_ff": "model"})
+def scoped(x: Tensor["batch", "d"], w1s: Tensor["layer", "d", "d_ff"], w2s: Tensor["layer", "d_ff", "d"]):
+    for i in range(w1s.shape[0]):  # (a loop kept as written: its scope named per layer)
+        with jax.named_scope(f"layer_{i}"):
+            h = jax.nn.relu(x @ w1s[i])
+            x = x + h @ w2s[i]
+    with contextlib.nullcontext(): y = x * 2  # noqa: E701
+
+    def inner(t):
+        with jax.named_scope("inner"):
+            return jnp.tanh(t @ w1s[0]) @ w2s[0]
+
+    with jax.named_scope("out"):  # (the function's return inside a with)
+        return inner(y) + x.sum()
+
+
 def inputs():
     rng = np.random.default_rng(21)
-    return (rng.standard_normal((4, 8)).astype(np.float32), (rng.standard_normal((3, 8, 16)) * 0.3).astype(np.float32),
+    args = (rng.standard_normal((4, 8)).astype(np.float32), (rng.standard_normal((3, 8, 16)) * 0.3).astype(np.float32),
             (rng.standard_normal((3, 16, 8)) * 0.3).astype(np.float32))
+    return {"f": args, "scoped": args}
