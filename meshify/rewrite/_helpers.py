@@ -623,9 +623,9 @@ def _built_shape(home, node: cst.BaseExpression) -> tuple[int, ...] | None:
     return None
 
 
-#: Decorators a helper version keeps as they are: they change how JAX runs the function, not
+#: Decorators a helper version keeps as they are: they change how JAX runs (or names) the function, not
 #: what it computes (``jax.jit`` may take static_argnums through functools.partial).
-_KEPT_DECORATORS = frozenset({"jax.jit", "jax.checkpoint", "jax.remat", "jax.named_call"})
+_KEPT_DECORATORS = frozenset({"jax.jit", "jax.checkpoint", "jax.remat", "jax.named_call", "jax.named_scope"})
 
 
 def _vmap_decorator(home, fn: cst.FunctionDef) -> cst.Decorator | None:

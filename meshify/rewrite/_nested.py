@@ -28,7 +28,7 @@ from meshify.rewrite._values import Opaque, Static, Value
 __all__ = ["LocalDef", "bound_function", "call_local", "define", "emit_defs", "local_def", "refuse_value", "walk_local"]
 
 #: Decorators a nested def keeps: they change how JAX runs it, not what it computes.
-_KEPT_DECORATORS = frozenset({"jax.jit", "jax.checkpoint", "jax.remat", "jax.named_call"})
+_KEPT_DECORATORS = frozenset({"jax.jit", "jax.checkpoint", "jax.remat", "jax.named_call", "jax.named_scope"})
 
 
 @dataclass(eq=False, slots=True)

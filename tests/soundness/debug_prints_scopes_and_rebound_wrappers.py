@@ -4,7 +4,8 @@ scalar, ``jax.named_call(lambda ...)(h)``, a trace-time ``print`` of a shape, an
 checkpointed self (``body = jax.checkpoint(body, policy=...)``) or to a partial of itself (``step =
 functools.partial(step, scale=...)``).  Before: "'with' statements are not supported", "jax.debug.print has no
 meshify rule", "jax.named_call(...) has no meshify rule" and "recursive call of the nested function body()".
-``scoped``: a scope per layer in a kept loop, a one-line ``with``, and returns inside ``with`` blocks (was "does not
+``scoped``: helpers under ``@jax.named_scope(...)`` and ``@functools.partial(jax.named_call, name=...)``, a scope
+per layer in a kept loop, a one-line ``with``, and returns inside ``with`` blocks (was "does not
 end in a return")."""
 import contextlib
 import functools
@@ -44,6 +45,16 @@ def f(x: Tensor["batch", "d"], w1s: Tensor["layer", "d", "d_ff"], w2s: Tensor["l
     return jax.named_call(lambda t: t * 2, name="double")(step(h))
 
 
+@jax.named_scope("norm")
+def normed(x):
+    return x / jnp.linalg.norm(x, axis=-1, keepdims=True)
+
+
+@functools.partial(jax.named_call, name="mlp")
+def mlp(x, w1, w2):
+    return jax.nn.relu(x @ w1) @ w2
+
+
 @mesh(batch=2, model=4, rules={"d_ff": "model"})
 def scoped(x: Tensor["batch", "d"], w1s: Tensor["layer", "d", "d_ff"], w2s: Tensor["layer", "d_ff", "d"]):
     for i in range(w1s.shape[0]):  # (a loop kept as written: its scope named per layer)
@@ -57,7 +68,7 @@ def scoped(x: Tensor["batch", "d"], w1s: Tensor["layer", "d", "d_ff"], w2s: Tens
             return jnp.tanh(t @ w1s[0]) @ w2s[0]
 
     with jax.named_scope("out"):  # (the function's return inside a with)
-        return inner(y) + x.sum()
+        return inner(y) + x.sum() + normed(mlp(x, w1s[1], w2s[1]))
 
 
 def inputs():
