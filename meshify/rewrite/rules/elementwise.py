@@ -114,6 +114,8 @@ def elementwise(ctx: RuleContext, operands: Sequence, linear: str, node, what: s
                                 f"cannot infer the dims of {ctx.code(opaque[0].original)!r}, used with "
                                 f"{ctx.code(o.original)!r} of layout {o.value.layout.describe()}",
                                 _name_it(ctx, opaque[0], o.value.layout))
+        if all(o.value.layout.rank == 0 for o in arrays):  # off + jnp.arange(4): a scalar keeps the literal shape
+            return Opaque(_broadcast_shape([o.value.shape for o in opaque])), [None] * len(operands)
         return Opaque(), [None] * len(operands)
     rank = max(o.value.layout.rank for o in arrays)
     letters = list(string.ascii_letters[:rank])

@@ -156,6 +156,10 @@ def array_index(ctx: RuleContext, elements: list[cst.SubscriptElement]) -> tuple
     for axis, element in enumerate(elements):
         if isinstance(element.slice, cst.Index) and not _is_none(ctx, element) and not _is_ellipsis(element):
             index = ctx.operand(element.slice.value)
+            if isinstance(index.value, Opaque) and index.value.shape is not None:
+                # x[:, off + jnp.arange(4)]: ids of a literal shape, whole on every device, their dims named after
+                # them (as jnp.take's literal ids)
+                index = _literal_ids(ctx, index, element)
             others = elements[:axis] + elements[axis + 1:]
             if isinstance(index.value, Array) and not any(isinstance(e.slice, cst.Index) and not _is_none(ctx, e)
                                                           and not _is_ellipsis(e) and isinstance(
