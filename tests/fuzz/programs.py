@@ -1954,7 +1954,9 @@ class _Builder:
                 return True
             acc = f"{self.fresh()}acc"
             self.lines.append(f"{acc} = 0.0")
-            self.lines.append(f"for k in sorted({d}): {acc} = {acc} + jnp.sum({d}[k] * {d}[k]) / {n}")
+            # (a loop variable of its own: a helper these lines move into may take a static parameter 'k')
+            key = f"{self.fresh()}k"
+            self.lines.append(f"for {key} in sorted({d}): {acc} = {acc} + jnp.sum({d}[{key}] * {d}[{key}]) / {n}")
             self.emit(acc, [], scale / n)
             return True
         if form == "for":  # a Python loop over leaves of different layouts (unrolled, a copy of the body per leaf)
