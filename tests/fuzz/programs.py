@@ -942,8 +942,9 @@ class _Builder:
         name = "helper" if self.name == "f" else f"helper_{self.name}"
         decorator, static = self.module.decorator(len(free))
         takes_function = any(re.fullmatch(r"(act|step|ck)\d+", n) for n in free)
-        if takes_function:  # a held function passed in: never into jax.jit or jax.checkpoint (arrays only)
-            decorator, static = "", False
+        takes_treedef = any(re.fullmatch(r"v\d+t", n) for n in free)  # (jax.tree.flatten's treedef: not an array)
+        if takes_function or takes_treedef:  # a held function passed in: never into jax.jit or jax.checkpoint
+            decorator, static = "", False  # (arrays only: seed 4501 program 373 passed a treedef into jax.remat)
         params, args = list(free), list(free)
         inside = list(inside)
         if static:
@@ -987,7 +988,7 @@ class _Builder:
                 self.trigger("a helper's array default argument", f"b={g}", "0.5 * b", unnamed=True)
         if not static and not passes_function and len(free) >= 2 and not set(free) & set(stored) and self.flag(30):
             params, args, inside = self.starred(free, params, args, inside)
-        called = name if static or passes_function or takes_function else self.wrapped(name)  # a traced static argument would fail
+        called = name if static or passes_function or takes_function or takes_treedef else self.wrapped(name)  # a traced static argument would fail
         call = f"{', '.join(outputs)} = {called}({', '.join(args)})"
         if called == name and not static and not takes_function and not passes_function and self.flag(6):
             # held in a name first, as model code holds a rematerialised block: ck = jax.checkpoint(block)
