@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 import linecache
+import re
 import sys
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -94,7 +95,8 @@ def _helper_defaults(namespace: dict[str, Any], before: dict[str, Any], filename
         code = getattr(local, "__code__", None)
         if code is None or code.co_filename != filename or not (local.__defaults__ or local.__kwdefaults__):
             continue
-        original = before.get(name.rsplit("__v", 1)[0] if "__v" in name else name)
+        version = re.fullmatch(r"(.+)__v\d+", name)  # (helper__v2: the version_name of helper)
+        original = before.get(version.group(1) if version else name)
         original = inspect.unwrap(original) if callable(original) else None
         if getattr(original, "__code__", None) is None or original is local:
             continue
