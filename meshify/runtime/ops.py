@@ -45,8 +45,9 @@ def grouped_kv(kv: jax.Array, query: jax.Array, axis_name: AxisName) -> jax.Arra
     ``jax.nn.dot_product_attention`` groups them).  Where a device holds whole groups, its block of kv heads;
     where a group spans devices (fewer kv heads than devices: multi-query attention, 2 kv heads on 4 devices),
     the one kv head its query heads share; where its query heads read parts of two groups (3 query heads a device
-    in groups of 2), the kv head of each query head (as many kv heads as query heads).  A free local slice either way; its gradient is summed over the
-    devices that read the head, as JAX sums a whole value used on every device."""
+    in groups of 2), the kv head of each query head (as many kv heads as query heads).  Local either way, no
+    communication; the gradient of a kv head is summed over the devices that read it, as JAX sums a whole value
+    used on every device."""
     from meshify.errors import CallError
 
     n = jax.lax.axis_size(axis_name)
