@@ -121,8 +121,16 @@ def halo_exchange(x: jax.Array, dims: Sequence[int], halos: Sequence[tuple[int, 
     (the image border).  Two or more split dims also take the corners from the diagonal neighbours.
     One ``ppermute`` per non-empty side (and corner)."""
     dims_axes = [_axes(a) for a in axis_names]
-    for dim, (lo, hi), axes in zip(dims, halos, dims_axes):
+    beyond = []  # (rows before, rows after) of each dim past the neighbour's whole block: the image's border
+    for i, (dim, (lo, hi), axes) in enumerate(zip(dims, halos, dims_axes)):
         local = x.shape[dim]
+        if lo >= 0 and hi >= 0 and max(lo, hi) > local and _shards(axes) == 2:
+            # two blocks: the rows before the first (after the last) are the image's padding, so a halo wider
+            # than a block is the neighbour's whole block and fill beyond it (causal padding of a dilated window)
+            beyond.append((max(lo - local, 0), max(hi - local, 0)))
+            halos = [*halos[:i], (min(lo, local), min(hi, local)), *halos[i + 1:]]
+            continue
+        beyond.append((0, 0))
         if lo < 0 or hi < 0 or max(lo, hi) > local:
             raise CallError(
                 f"a halo of {lo} rows before and {hi} after along dim {dim}, split over "
@@ -146,7 +154,13 @@ def halo_exchange(x: jax.Array, dims: Sequence[int], halos: Sequence[tuple[int, 
                           for i in moving]
                 piece = jnp.where(functools.reduce(jnp.logical_and, inside), piece, jnp.asarray(fill, piece.dtype))
         grid[direction] = piece
-    return _assemble(grid, list(dims), ())
+    out = _assemble(grid, list(dims), ())
+    if any(b != (0, 0) for b in beyond):
+        widths = [(0, 0)] * out.ndim
+        for dim, b in zip(dims, beyond):
+            widths[dim] = b
+        out = jnp.pad(out, widths, constant_values=jnp.asarray(fill, out.dtype))
+    return out
 
 
 def _assemble(grid: dict, dims: list[int], prefix: tuple[int, ...]) -> jax.Array:
