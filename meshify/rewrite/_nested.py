@@ -163,8 +163,6 @@ def _rebinding_own_name(rw, name: str, value: cst.BaseExpression) -> cst.BaseExp
     """``body = jax.checkpoint(body, ...)`` (``f = functools.partial(f, ...)``): the def the name held is emitted
     under a name of its own (``body__inner``), which the wrapper calls; else the def made for this statement,
     named ``body`` too, would call itself.  ``value`` with its function so renamed (as it is, otherwise)."""
-    from meshify.rewrite._helpers import module_names
-
     if not isinstance(value, cst.Call) or not value.args or value.args[0].keyword is not None:
         return value
     first = value.args[0].value
@@ -172,7 +170,7 @@ def _rebinding_own_name(rw, name: str, value: cst.BaseExpression) -> cst.BaseExp
     if old is None:
         return value
     if old.renamed is None:
-        taken = set(module_names(rw.ctx.text)) | set(rw.env) | set(rw.free)
+        taken = _taken_names(rw)
         old.renamed = next(n for n in (f"{name}__inner{i or ''}" for i in range(100)) if n not in taken)
     rw.env[old.renamed] = Static.of(old)
     return value.with_changes(args=[value.args[0].with_changes(value=cst.Name(old.renamed)), *value.args[1:]])
@@ -475,10 +473,18 @@ def emit_defs(rw, body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
     return list(cst.Module(body=body).visit(_SwapDefs(swaps)).body)
 
 
-def _versions(rw, local: LocalDef, versions) -> tuple[cst.FlattenSentinel, dict[str, str]]:
-    from meshify.rewrite._helpers import _described, module_names, version_name
+def _taken_names(rw) -> set[str]:
+    """Every name a def emitted in ``rw``'s function must not take: the module's identifiers and the names the
+    function binds or reads from its enclosing scopes."""
+    from meshify.rewrite._helpers import module_names
 
-    taken = set(module_names(rw.ctx.text)) | set(rw.env) | set(rw.free)
+    return set(module_names(rw.ctx.text)) | set(rw.env) | set(rw.free)
+
+
+def _versions(rw, local: LocalDef, versions) -> tuple[cst.FlattenSentinel, dict[str, str]]:
+    from meshify.rewrite._helpers import _described, version_name
+
+    taken = _taken_names(rw)
     out, renamed = [], {}
     for i, (code, (node, bound)) in enumerate(versions.items()):
         vname = version_name(local.name, taken)
