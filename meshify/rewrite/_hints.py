@@ -29,7 +29,7 @@ _TUPLE_NAMES = frozenset({"tuple", "typing.Tuple", "builtins.tuple"})
 #: PEP 593's ``Annotated``, whose metadata name an array's dims: ``Annotated[jax.Array, "batch", "d_model"]``.
 ANNOTATED_NAMES = frozenset({"typing.Annotated", "typing_extensions.Annotated"})
 #: The array types an ``Annotated[...]`` dims hint may annotate (``jnp.ndarray`` is ``jax.Array``).
-ARRAY_NAMES = frozenset({"jax.Array", "jax.numpy.ndarray", "jaxtyping.Array"})
+ARRAY_NAMES = frozenset({"jax.Array", "jax.numpy.ndarray", "jaxtyping.Array", "numpy.ndarray"})
 
 
 def _is_tensor(ctx: ModuleContext, node: cst.BaseExpression) -> bool:

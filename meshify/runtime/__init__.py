@@ -15,6 +15,7 @@ from meshify.runtime._distributed import Topology, initialize
 from meshify.runtime._placement import ProcessLocal, from_host, process_local, process_slice, to_host
 from meshify.runtime.ops import (  # noqa: A004
     all_gather,
+    call_block,
     bernoulli,
     canonical_dtype,
     categorical,

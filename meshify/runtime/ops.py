@@ -15,7 +15,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-__all__ = ["regather_policy", "regathering", "entries", "like", "shard_size", "sum_dtype", "psum", "psum_scatter", "all_gather", "local_block", "grouped_kv", "debug_print", "dynamic_slice", "dynamic_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_index_in_dim", "take", "take_along_axis", "rows_at", "scatter", "one_hot", "pmax", "pmin", "max", "min", "mean", "on_one_device", "softmax",
+__all__ = ["regather_policy", "regathering", "entries", "like", "shard_size", "call_block", "sum_dtype", "psum", "psum_scatter", "all_gather", "local_block", "grouped_kv", "debug_print", "dynamic_slice", "dynamic_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_index_in_dim", "take", "take_along_axis", "rows_at", "scatter", "one_hot", "pmax", "pmin", "max", "min", "mean", "on_one_device", "softmax",
            "log_softmax", "logsumexp", "global_shape", "elementwise", "dtype_of",
            "canonical_dtype", "quotient_dtype", "joined_dtype", "refused", "global_norm"]
 
@@ -213,6 +213,21 @@ def shard_size(size: int, shards: int, dim: str, major_of: str | None = None) ->
                         "into", fix=f"choose a size of {dim!r} that is a multiple of {shards}, or map {dim!r} to "
                                     "fewer devices (layout rules)")
     return size // shards
+
+
+def call_block(dim: str, shards: int) -> int:
+    """The per-device size of ``dim``, whose size this call's arguments tell: what a reshape's trailing -1 that keeps
+    a split ``dim`` is on each device (see ``_trailing_rest`` in meshify/rewrite/rules/shapes.py)."""
+    from meshify.runtime._bind import CALL_SIZES
+
+    size = (CALL_SIZES.get() or {}).get(dim)
+    if size is None:
+        from meshify.errors import CallError
+
+        raise CallError(f"a reshape's trailing -1 keeps split dim {dim!r}, whose size this call's arguments do not "
+                        "tell, so meshify cannot check that -1 means that dim alone",
+                        fix=f"spell the size out: read it off an array that has {dim!r} (t.shape[-1])")
+    return shard_size(size, shards, dim)
 
 
 def _promoted(like) -> jnp.dtype:

@@ -233,6 +233,7 @@ def _reshape_inferred(ctx: RuleContext, call: Call, x: Operand):
         anchors = anchors[:-1]  # a kept dim with new dims beside it and no dim they come from: the sizes do not
         # say which it is (Transformer-XL's _rel_shift reshapes (.., q, k+1) into (.., k+1, q)): the dims after
         # the last consistent one are merged and split as one group
+    anchors, rest = _trailing_rest(layout, sizes, anchors)
     axes: list[Axes] = [()] * len(sizes)
     names: list[str | None] = [None] * len(sizes)
     bounds = [(-1, -1), *anchors, (layout.rank, len(sizes))]
@@ -261,6 +262,8 @@ def _reshape_inferred(ctx: RuleContext, call: Call, x: Operand):
     dims = _unique([n or "" for n in names])
     shards = [_shard_size(ctx, sz, nd, ctx.mesh.size(a), d.rstrip(INFERRED), _major_of(layout, d, a))
               for sz, nd, a, d in zip(sizes, size_nodes, axes, dims)]
+    if rest:  # the -1 spelled as the block of the dim it keeps: the local reshape then fails where -1 means more
+        shards[-1] = Template("{mr}.call_block({dim}, {shards})", (("dim", dims[-1]), ("shards", ctx.mesh.size(axes[-1]))))
     value = Array(Layout(tuple(dims), tuple(axes), layout.partial), array(x).origin)
     if sectioned is not None:
         return _sectioned_reshape(ctx, call, x, layout, sectioned, value, _resized(call, sizes, shards, spelled),
@@ -327,6 +330,21 @@ def _anchors_consistent(layout: Layout, sizes: list, anchors: list[tuple[int, in
         if not group_out and any(layout.dims[i] != BROADCAST or layout.axes[i] for i in group_in):
             return False
     return True
+
+
+def _trailing_rest(layout: Layout, sizes: list, anchors: list[tuple[int, int]]
+                   ) -> tuple[list[tuple[int, int]], bool]:
+    """``anchors`` with a trailing ``-1`` kept as ``x``'s last dim, where that dim is split and no size reads it
+    (timm's relative position bias, ``table[index.view(-1)].view(N, N, -1)`` with the heads split): a split dim
+    enters a merge only as its major part, so -1 can mean nothing else; and whether it does, when the function
+    runs: the per-device -1 is spelled as that dim's block (``mr.call_block``), and a local reshape of the other
+    sizes that leaves more than the block fails there instead of merging rows into it."""
+    last = len(sizes) - 1
+    if last < 1 or _literal(sizes[last]) != -1 or not layout.axes[-1] or layout.dims[-1] == BROADCAST \
+            or any(i == layout.rank - 1 or j == last for i, j in anchors):
+        return anchors, False
+    extended = [*anchors, (layout.rank - 1, last)]
+    return (extended, True) if _anchors_consistent(layout, sizes, extended) else (anchors, False)
 
 
 def _hint_names(kept: list[str | None], size_nodes: list[cst.BaseExpression]) -> tuple[str, ...]:
@@ -611,7 +629,9 @@ def _group(ctx: RuleContext, node, layout: Layout, out, group_in: list[int], gro
         if not named:
             into = f"{len(group_out)} new dim{'s' * (len(group_out) != 1)}"
         if not named and len(group_out) > 1:  # (one merged dim: which dims it merges is not in doubt)
-            hint = ", ".join(f'"{d}"' for d in out)
+            # (a name meshify inferred, 'tok?', is written as the user would: a hint's name takes its place)
+            hint = ", ".join(f'"{d.rstrip(INFERRED)}"' if d.rstrip(INFERRED).isidentifier() else f'"dim{k}"'
+                             for k, d in enumerate(out))
             fix += ("; where the sizes do not say which dims they keep (x.shape entries keep theirs), name the "
                     f"result with an annotated assignment, one dim per size: <name>: Annotated[jax.Array, {hint}] = "
                     + ctx.code(node))
