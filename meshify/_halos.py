@@ -10,17 +10,20 @@ import math
 __all__ = ["concat_shifts", "reblock_halos", "section_chunks", "section_groups", "section_rounds", "section_widths"]
 
 
-def reblock_halos(rows: int, shards: int, start: int, out_rows: int, span: int | None = None) -> tuple[int, int]:
+def reblock_halos(rows: int, shards: int, start: int, out_rows: int, span: int | None = None,
+                  image: tuple[int, int] | None = None) -> tuple[int, int]:
     """The rows a block needs from its previous and next neighbour when the dim's global rows
     ``[start, start + out_rows)`` (beyond ``[0, rows * shards)``: padding) are split into ``shards``
     blocks again: ``(before, after)``, each at most ``rows`` for a neighbour exchange.  With ``span``,
     block ``i`` takes the ``span`` rows from ``start + i * out_rows / shards`` instead (the windows of a
-    convolution's output block, overlapping their neighbours')."""
+    convolution's output block, overlapping their neighbours').  With ``image``, only the rows
+    ``[image[0], image[1])`` are read (a slice padded back: the rows beyond it are padding too)."""
     total, block = rows * shards, out_rows // shards
     span = block if span is None else span
+    first, end = image if image is not None else (0, total)
     before = after = 0
     for i in range(shards):
-        lo, hi = max(start + i * block, 0), min(start + i * block + span, total)
+        lo, hi = max(start + i * block, first), min(start + i * block + span, end)
         if lo < hi:
             before = max(before, i * rows - lo)
             after = max(after, hi - (i + 1) * rows)

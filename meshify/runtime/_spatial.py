@@ -373,20 +373,21 @@ def _exchange_dim(x: jax.Array, dim: int, lo: int, hi: int, axes: Axes, fill="ze
 
 
 def _reblock(x: jax.Array, dim: int, axes: Axes, start: int, out_rows: int, what: str,
-             values: tuple = (0, 0), span: int | None = None) -> jax.Array:
+             values: tuple = (0, 0), span: int | None = None, image: tuple[int, int] | None = None) -> jax.Array:
     """This device's block of the dim's global rows ``[start, start + out_rows)`` split again into as
-    many blocks (``span`` rows from its block's start, where given); rows before the image hold
-    ``values[0]``, rows after it ``values[1]`` (only the border devices hold them).  A neighbour
+    many blocks (``span`` rows from its block's start, where given); rows before the image (its rows
+    ``image``, all of them where not given) hold ``values[0]``, rows after it ``values[1]``.  A neighbour
     exchange (``reblock_halos``), a local pad and a dynamic slice at this device's offset."""
     shards, rows = _shards(axes), x.shape[dim]
     total = rows * shards
+    image_start, image_end = image if image is not None else (0, total)
     if out_rows % shards or out_rows <= 0:
         raise CallError(f"{what} along dim {dim}, split over {' x '.join(map(repr, axes))} into {shards} blocks, "
                         f"gives {out_rows} rows, which do not split into {shards} equal blocks",
                         fix=f"make the result's size a multiple of {shards}, or map this dim to no mesh axis")
     block = out_rows // shards
     span = block if span is None else span
-    before, after = reblock_halos(rows, shards, start, out_rows, span)
+    before, after = reblock_halos(rows, shards, start, out_rows, span, (image_start, image_end))
     extended = _exchange_dim(x, dim, max(before, 0), max(after, 0), axes)
     first = -max(before, 0)  # the global row of extended[0], relative to this device's block start
     offsets = [start + i * block - i * rows - first for i in range(shards)]
@@ -398,12 +399,12 @@ def _reblock(x: jax.Array, dim: int, axes: Axes, start: int, out_rows: int, what
     pos = _block_index(axes)
     begin = start + pos * block  # global row of this device's first output row
     out = jax.lax.dynamic_slice_in_dim(extended, begin - pos * rows - first + pad_lo, span, axis=dim)
-    if start < 0 or start + (shards - 1) * block + span > total:
+    if start < image_start or start + (shards - 1) * block + span > image_end:
         shape = [1] * x.ndim
         shape[dim] = span
         row = begin + jax.lax.broadcasted_iota(jnp.int32, tuple(shape), dim)
         lo_value, hi_value = (jnp.asarray(v, out.dtype) for v in values)
-        out = jnp.where(row < 0, lo_value, jnp.where(row >= total, hi_value, out))
+        out = jnp.where(row < image_start, lo_value, jnp.where(row >= image_end, hi_value, out))
     return out
 
 
@@ -428,20 +429,29 @@ def _pad_values(constant_values, ndim: int) -> list[tuple]:
 
 
 def spatial_pad(array: jax.Array, pad_width, mode: str = "constant", constant_values=0, *,
-                spatial_axes: Sequence) -> jax.Array:
+                spatial_axes: Sequence, sliced: tuple | None = None) -> jax.Array:
     """``jnp.pad`` (a constant) of a block split along some dims, one dim after the other as ``jnp.pad``
     pads them (so a corner holds the later dim's value): along a split dim only the first and last blocks
     hold padding, and the padded dim is split into equal blocks again, so each device takes the few rows
     its new block needs from its neighbours (``reblock_halos``: none when two blocks pad evenly), never
-    the whole dim."""
+    the whole dim.
+
+    ``sliced=(axis, start, stop)``: ``array`` is to be sliced ``[start:stop]`` along split dim ``axis``
+    first (``jnp.pad(x[:, :-1], ((0, 0), (1, 0)))``, a shift by one row): the slice and its padding are one
+    re-blocking of the rows of ``array`` (its rows outside the slice padding too), so a slice whose rows do
+    not split into equal blocks runs where the padded result does (one neighbour exchange of the rows
+    shifted across each boundary)."""
     if mode not in ("constant", *BORDER_PADS):
         raise CallError(f"jnp.pad(mode={mode!r}) along a split dim",
                         fix="pad with a constant (mode='constant'), 'edge' or 'wrap'")
     axes = [_axes(a) for a in spatial_axes]
     values = _pad_values(constant_values, array.ndim)
+    widths = _pad_widths(pad_width, array.ndim)
     out = array
-    for i, (lo, hi) in enumerate(_pad_widths(pad_width, array.ndim)):
-        if not (lo or hi):
+    if sliced is not None:
+        out = _padded_slice(array, sliced, axes, widths, values)
+    for i, (lo, hi) in enumerate(widths):
+        if not (lo or hi) or (sliced is not None and i == sliced[0] % array.ndim):
             continue
         if axes[i] and mode != "constant":
             out = _pad_border(out, i, axes[i], lo, hi, mode)
@@ -453,6 +463,21 @@ def spatial_pad(array: jax.Array, pad_width, mode: str = "constant", constant_va
             out = jnp.pad(out, widths, mode) if mode != "constant" else \
                 jnp.pad(out, widths, constant_values=[values[i]] * array.ndim)
     return out
+
+
+def _padded_slice(x: jax.Array, sliced: tuple, axes: list[Axes], widths: list[tuple[int, int]],
+                  values: list[tuple]) -> jax.Array:
+    """``x[start:stop]`` along split dim ``axis`` (``sliced``) padded by ``widths[axis]`` with ``values[axis]``:
+    the global rows ``[first - lo, first + taken + hi)`` of ``x`` re-blocked, those outside the slice's
+    rows ``[first, first + taken)`` holding the padding."""
+    axis, start, stop = sliced
+    axis %= x.ndim
+    total = x.shape[axis] * _shards(axes[axis])
+    first, end, _ = slice(start, stop).indices(total)
+    end = max(end, first)
+    lo, hi = widths[axis]
+    what = "jnp.pad of the slice [" + ":".join("" if b is None else str(b) for b in (start, stop)) + "]"
+    return _reblock(x, axis, axes[axis], first - lo, end - first + lo + hi, what, values[axis], image=(first, end))
 
 
 #: ``jnp.pad`` modes along a split dim whose padding comes from the border blocks' neighbours.

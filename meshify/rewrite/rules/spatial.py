@@ -242,14 +242,51 @@ def _pad(ctx: RuleContext, call: Call):
             emitted += _border_records(ctx, where, x, layout, d, widths[d] if widths is not None else None, mode,
                                        resized)
         padded = []
+    shift = _slice_padded(ctx, x, padded) if mode == "constant" else None
     for d in padded:
+        if shift is not None and d == shift.dim:
+            emitted.append(_record(ctx, layout, d, None, ctx.code(x.original), "the rows its new block needs after "
+                                   "the slice and jnp.pad (one re-blocking: a shift), from each neighbour"))
+            continue
         total = ctx.sizes.get(layout.dims[d])
         lo, hi = widths[d] if widths is not None else (None, None)
         end = None if total is None or lo is None else total + hi
         emitted += _reblock_records(ctx, where, call, x, layout, d, None if lo is None else -lo, end, "jnp.pad", resized)
     template, fill = _template(call, "spatial_pad", "array", ("pad_width", "mode", "constant_values"), "spatial_axes")
-    return Lowering(value, (Convert(x, value.layout, "jnp.pad"),), template, (*fill, _spatial_fill(layout)),
-                    tuple(emitted))
+    fill = (*fill, _spatial_fill(layout))
+    if shift is not None:  # the slice's base padded: mr.spatial_pad(x, ..., sliced=(1, None, -1))
+        template = template[:-1] + ", sliced=({sliced_axis}, {sliced_start}, {sliced_stop}))"
+        fill = (*fill, ("sliced_axis", shift.dim), ("sliced_start", shift.start), ("sliced_stop", shift.stop))
+        x = Operand(x.value, x.original, shift.base)
+    return Lowering(value, (Convert(x, value.layout, "jnp.pad"),), template, fill, tuple(emitted))
+
+
+@dataclass(frozen=True, slots=True)
+class PaddedSlice:
+    """A slice of split ``dim`` (``x[:, :-1]``, no step) that ``jnp.pad`` pads along that dim: the slice's
+    base and bounds as rewritten, for ``mr.spatial_pad(base, ..., sliced=(dim, start, stop))``."""
+
+    dim: int
+    base: cst.BaseExpression
+    start: cst.BaseExpression
+    stop: cst.BaseExpression
+
+
+def _slice_padded(ctx: RuleContext, x: Operand, padded: list[int]) -> PaddedSlice | None:
+    """``x`` written as a slice of one padded split dim (``jnp.pad(x[:, :-1], ((0, 0), (1, 0)))``): the slice
+    the interpreter lowered to ``mr.spatial_slice(base, dim, start, stop, axis_name=...)`` and nothing after
+    it, taken apart so that the slice and the padding are one re-blocking (the slice's rows alone need not
+    split into equal blocks, the padded rows do).  None otherwise."""
+    node = x.node
+    if not (isinstance(x.original, cst.Subscript) and isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name)
+            and node.func.value.value == ctx.mr and node.func.attr.value == "spatial_slice"):
+        return None
+    args = node.args
+    if len(args) != 5 or any(a.keyword is not None or a.star for a in args[:4]) \
+            or not isinstance(args[1].value, cst.Integer) or int(args[1].value.value) not in padded:
+        return None
+    return PaddedSlice(int(args[1].value.value), args[0].value, args[2].value, args[3].value)
 
 
 #: Modes padding a split dim from the border blocks' neighbours (runtime/_spatial.py's BORDER_PADS).
@@ -408,7 +445,9 @@ def slice_split_dims(ctx: RuleContext, node: cst.Subscript, base: Operand) -> Sp
             if bound is ... and given is not None:
                 raise ctx.error(UnsupportedError, given, f"a slice of split {layout.dims[dim]!r} with a bound that "
                                 "is not an int", "write the bounds as ints (x[:, 1:-1]) or sizes from x.shape")
-        emitted += _slice_records(ctx, elements[n], base, layout, dim, bounds[0], bounds[1], resized, bounds[2])
+        padded = (n, dim, s) == found[-1] and _padded_subscript(ctx, node, at, layout.rank - len(dropped))
+        emitted += _slice_records(ctx, elements[n], base, layout, dim, bounds[0], bounds[1], resized, bounds[2],
+                                  padded)
         # another size than the dim's: named as a slice of a whole dim is (x[:, 4:8] beside sorted(x)[:, 4:8], both
         # vocab[4:8]?), never checked against the dim's own size
         dims[dim] = _sliced_dim(ctx, s, dims[dim])
@@ -473,13 +512,59 @@ def _bound(ctx: RuleContext, element) -> object:
     return ...
 
 
+def _padded_subscript(ctx: RuleContext, node: cst.Subscript, dim: int, rank: int) -> bool:
+    """Whether ``node`` (of ``rank`` dims) is the array ``jnp.pad`` pads with a constant along ``dim``
+    (``jnp.pad(x[:, :-1], ((0, 0), (1, 0)))``): the pad's rule takes the slice in (:func:`_slice_padded`),
+    so that only the padded rows need to split into equal blocks."""
+    found = False
+
+    class _Parent(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> bool:
+            nonlocal found
+            if not found and _argument(call, 0, "array") is node \
+                    and "jax.numpy.pad" in ctx.qualified_names(call.func):
+                found = _pads_with_a_constant(ctx, call, dim, rank)
+            return not found
+
+    ctx.function.visit(_Parent())
+    return found
+
+
+def _argument(call: cst.Call, position: int, name: str) -> cst.BaseExpression | None:
+    """The node passed to a call's parameter ``name`` (at ``position`` when positional), as written."""
+    keyword = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+    if keyword is not None:
+        return keyword
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    return positional[position] if position < len(positional) and len(positional) == sum(
+        1 for a in call.args if a.keyword is None) else None
+
+
+def _pads_with_a_constant(ctx: RuleContext, call: cst.Call, dim: int, rank: int) -> bool:
+    """Whether ``jnp.pad`` as written pads with a constant, along ``dim`` where its widths are literals."""
+    import ast
+
+    mode = _argument(call, 2, "mode")
+    if mode is not None and not (isinstance(mode, cst.SimpleString) and mode.evaluated_value == "constant"):
+        return False
+    given = _argument(call, 1, "pad_width")
+    try:
+        widths = _pad_widths(ast.literal_eval(ctx.code(given)), rank) if given is not None else None
+    except (ValueError, SyntaxError, TypeError):
+        widths = None
+    return widths is None or any(widths[dim])
+
+
 def _slice_records(ctx: RuleContext, where, base: Operand, layout: Layout, dim: int, lo, hi,
-                   resized: dict, step=None) -> list[Emitted]:
+                   resized: dict, step=None, padded: bool = False) -> list[Emitted]:
     """The exchanges of ``x[lo:hi:step]`` along split ``dim``: the rows from the first one taken (the last,
     for a negative step) to the other end (plus ``|step| - 1``) re-blocked, then every ``|step|``-th row of
     each block taken locally, and a negative step's result flipped (each block from its mirror device);
-    refused here when the sizes are known and the rows taken are none or cannot split evenly."""
+    refused here when the sizes are known and the rows taken are none or cannot split evenly, unless
+    ``padded`` (the slice is what ``jnp.pad`` pads along ``dim``: the pad's re-blocking takes it in)."""
     total = ctx.sizes.get(layout.dims[dim])
+    if padded and step in (None, 1):
+        return []  # (recorded by the pad, whose re-blocking takes the slice in)
     if total is None or lo == "static" or hi == "static":
         unknown = _reblock_records(ctx, where, None, base, layout, dim, None, None, "the slice")  # type: ignore[arg-type]
         return unknown + _reversal_records(ctx, base, layout, dim, step, {})
