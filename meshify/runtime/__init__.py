@@ -24,6 +24,7 @@ from meshify.runtime.ops import (  # noqa: A004
     dynamic_index_in_dim,
     dynamic_slice,
     dynamic_slice_in_dim,
+    dynamic_update_slice_in_dim,
     dynamic_update_index_in_dim,
     elementwise,
     entries,
@@ -68,7 +69,7 @@ __all__ = [
     "P", "Tensor", "MeshSpec", "ArgSpec", "TreeSpec", "Each", "Fields", "Sharded", "bind", "sharded",
     "available_devices", "build_mesh", "set_devices", "simulate_cpu_devices",
     "initialize", "Topology", "from_host", "to_host", "process_local", "process_slice", "ProcessLocal",
-    "like", "shard_size", "sum_dtype", "psum", "psum_scatter", "all_gather", "global_shape", "one_hot", "take", "take_along_axis", "rows_at", "scatter", "local_block", "grouped_kv", "debug_print", "dynamic_slice", "dynamic_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_index_in_dim", "local_draw", "log_softmax", "logsumexp", "mean", "on_one_device", "pmax", "pmin", "softmax",
+    "like", "shard_size", "sum_dtype", "psum", "psum_scatter", "all_gather", "global_shape", "one_hot", "take", "take_along_axis", "rows_at", "scatter", "local_block", "grouped_kv", "debug_print", "dynamic_slice", "dynamic_slice_in_dim", "dynamic_update_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_index_in_dim", "local_draw", "log_softmax", "logsumexp", "mean", "on_one_device", "pmax", "pmin", "softmax",
     "max", "min", "method", "method_receiver", "regathering", "entries", "elementwise", "dtype_of", "canonical_dtype", "quotient_dtype", "joined_dtype", "refused",
     "varying", "bernoulli", "categorical", "global_norm", "multi_index", "tree_flatten", "tree_leaves", "tree_map_each",
 ]

@@ -15,7 +15,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-__all__ = ["regather_policy", "regathering", "entries", "like", "shard_size", "call_block", "sum_dtype", "psum", "psum_scatter", "all_gather", "local_block", "grouped_kv", "debug_print", "dynamic_slice", "dynamic_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_index_in_dim", "take", "take_along_axis", "rows_at", "scatter", "one_hot", "pmax", "pmin", "max", "min", "mean", "on_one_device", "softmax",
+__all__ = ["regather_policy", "regathering", "entries", "like", "shard_size", "call_block", "sum_dtype", "psum", "psum_scatter", "all_gather", "local_block", "grouped_kv", "debug_print", "dynamic_slice", "dynamic_slice_in_dim", "dynamic_update_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_index_in_dim", "take", "take_along_axis", "rows_at", "scatter", "one_hot", "pmax", "pmin", "max", "min", "mean", "on_one_device", "softmax",
            "log_softmax", "logsumexp", "global_shape", "elementwise", "dtype_of",
            "canonical_dtype", "quotient_dtype", "joined_dtype", "refused", "global_norm"]
 
@@ -69,21 +69,85 @@ def grouped_kv(kv: jax.Array, query: jax.Array, axis_name: AxisName) -> jax.Arra
     return jax.lax.dynamic_slice_in_dim(kv, start, size, kv.ndim - 2)
 
 
-def dynamic_slice(operand: jax.Array, start_indices, slice_sizes, *, allow_negative_indices=True) -> jax.Array:
+def dynamic_slice(operand: jax.Array, start_indices, slice_sizes, *, allow_negative_indices=True,
+                  axis_names: Sequence[AxisName | None] | None = None) -> jax.Array:
     """``jax.lax.dynamic_slice``, its start indices clamped here as JAX clamps them.  A slice of this
     slice along a dim it reads (``local_block`` splitting the result) is folded by XLA into one slice
     clamped to the outer one's bounds, which drops the inner clamping: a start past ``size - n`` (or a
-    negative one) would read other rows."""
-    starts = [_clamped(s, size, n, allow) for s, size, n, allow in
-              zip(start_indices, operand.shape, slice_sizes, _each(allow_negative_indices, operand.ndim))]
-    return jax.lax.dynamic_slice(operand, starts, slice_sizes, allow_negative_indices=False)
+    negative one) would read other rows.
+
+    ``axis_names``: per dim, the mesh axes it is split over (None: unsplit); the window along a split dim
+    is read as :func:`dynamic_slice_in_dim` reads it (a partial sum over those axes)."""
+    split = list(axis_names) if axis_names is not None else [None] * operand.ndim
+    allows = _each(allow_negative_indices, operand.ndim)
+    starts = [0 if split[i] else _clamped(s, size, n, allow) for i, (s, size, n, allow) in
+              enumerate(zip(start_indices, operand.shape, slice_sizes, allows))]
+    sizes = [size if split[i] else n for i, (size, n) in enumerate(zip(operand.shape, slice_sizes))]
+    out = jax.lax.dynamic_slice(operand, starts, sizes, allow_negative_indices=False)
+    for i, axes in enumerate(split):
+        if axes:
+            out = _window_of_block(out, start_indices[i], slice_sizes[i], i, axes, allows[i])
+    return out
 
 
 def dynamic_slice_in_dim(operand: jax.Array, start_index, slice_size: int, axis: int = 0, *,
-                         allow_negative_indices=True) -> jax.Array:
-    """``jax.lax.dynamic_slice_in_dim``, its start clamped here (see :func:`dynamic_slice`)."""
+                         allow_negative_indices=True, axis_name: AxisName | None = None) -> jax.Array:
+    """``jax.lax.dynamic_slice_in_dim``, its start clamped here (see :func:`dynamic_slice`).
+
+    ``axis_name``: the dim is split over these mesh axes: the rows of the window (its start clamped as JAX
+    clamps it in the whole dim) that fall in this device's block, zeros elsewhere, so that the result (the
+    window whole) is a partial sum over ``axis_name`` that the caller completes: only the window's rows move,
+    never the dim."""
+    if axis_name is not None:
+        return _window_of_block(operand, start_index, slice_size, axis % operand.ndim, axis_name,
+                                allow_negative_indices)
     start = _clamped(start_index, operand.shape[axis], slice_size, allow_negative_indices)
     return jax.lax.dynamic_slice_in_dim(operand, start, slice_size, axis, allow_negative_indices=False)
+
+
+def dynamic_update_slice_in_dim(operand: jax.Array, update: jax.Array, start_index, axis: int, *,
+                                axis_name: AxisName, allow_negative_indices=True) -> jax.Array:
+    """``jax.lax.dynamic_update_slice_in_dim`` along dim ``axis`` of ``operand``, split over ``axis_name``
+    (``update`` whole along it): each device writes the rows of the update (placed at the start clamped in
+    the whole dim, as JAX clamps it) that fall in its block, and keeps its other rows."""
+    axis %= operand.ndim
+    local, n = operand.shape[axis], update.shape[axis]
+    total = local * jax.lax.axis_size(axis_name)
+    if n > total:
+        from meshify.errors import CallError
+
+        raise CallError(f"a dynamic update of {n} rows into a dim of {total} entries (split over {axis_name!r})",
+                        fix=f"write at most {total} rows (JAX's rule: the update fits in the dim)")
+    if update.dtype != operand.dtype:  # (JAX's rule)
+        raise TypeError(f"dynamic_update_slice update and operand dtypes must match, got {update.dtype} and "
+                        f"{operand.dtype}")
+    begin = _clamped(start_index, total, n, allow_negative_indices).astype(jnp.int32)
+    offset = jnp.clip(_block_offset(axis_name, local) - begin, -local, n)  # the block's first row in the update
+    widths = [(0, 0)] * update.ndim
+    widths[axis] = (local, local)
+    rows = jax.lax.dynamic_slice_in_dim(jnp.pad(update, widths), offset + local, local, axis,
+                                        allow_negative_indices=False)
+    shape = [1] * operand.ndim
+    shape[axis] = local
+    at = offset + jax.lax.broadcasted_iota(jnp.int32, tuple(shape), axis)  # each row's place in the update
+    return jnp.where((at >= 0) & (at < n), rows, operand)
+
+
+def _window_of_block(x: jax.Array, start, n: int, axis: int, axis_name: AxisName, allow_negative) -> jax.Array:
+    """The ``n`` rows from ``start`` (clamped into the whole dim, as JAX clamps it) of dim ``axis``, split over
+    ``axis_name``: the rows this device's block holds, zeros for the others."""
+    local = x.shape[axis]
+    total = local * jax.lax.axis_size(axis_name)
+    if not 0 <= n <= total:
+        from meshify.errors import CallError
+
+        raise CallError(f"a dynamic slice of {n} rows of a dim of {total} entries (split over {axis_name!r})",
+                        fix=f"read at most {total} rows (JAX's rule: the slice fits in the dim)")
+    begin = _clamped(start, total, n, allow_negative).astype(jnp.int32)
+    offset = jnp.clip(begin - _block_offset(axis_name, local), -n, local)  # where the window starts in the block
+    widths = [(0, 0)] * x.ndim
+    widths[axis] = (n, n)  # zeros either side: the rows of the window outside the block
+    return jax.lax.dynamic_slice_in_dim(jnp.pad(x, widths), offset + n, n, axis, allow_negative_indices=False)
 
 
 def _integer_index(index: jax.Array) -> None:

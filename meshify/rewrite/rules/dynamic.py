@@ -55,9 +55,11 @@ def _unsplit_at(ctx: RuleContext, call: Call, x: Operand, axis: int) -> None:
                         f"map {layout.dims[axis]!r} to no mesh axis, or move along an unsplit dim")
 
 
-def _update(ctx: RuleContext, call: Call, x: Operand, update: Operand | None, free: set[int]) -> Lowering:
+def _update(ctx: RuleContext, call: Call, x: Operand, update: Operand | None, free: set[int],
+            windowed: frozenset[int] = frozenset()) -> Lowering:
     """The operand (completed if partial) updated by ``update`` converted to its splits; ``free``: the
-    positions the call may write at any offset (the others it writes whole)."""
+    positions the call may write at any offset (the others it writes whole); ``windowed``: split dims among
+    them that the runtime writes in part (the update whole along them)."""
     layout = array(x).layout
     converts = []
     if layout.partial:
@@ -78,7 +80,7 @@ def _update(ctx: RuleContext, call: Call, x: Operand, update: Operand | None, fr
     named = tuple(dim if unify_dims(d, dim) == dim and d.endswith(INFERRED) else d
                   for d, dim in zip(u.dims, layout.dims))
     for i, (dim, axes) in enumerate(zip(layout.dims, layout.axes)):
-        if axes and (i in free or named[i] != dim):
+        if axes and i not in windowed and (i in free or named[i] != dim):
             raise ctx.error(UnsupportedError, call.node,
                             f"{call.short} writes part of split dim {dim!r} of {ctx.code(x.original)!r} "
                             f"(layout {layout.describe()}): the update's dim there is {u.dims[i]!r}",
@@ -117,9 +119,27 @@ def _dynamic_update_slice_in_dim(ctx: RuleContext, call: Call):
     x, update = call.arg(0, "operand"), call.arg(1, "update")
     if not isinstance(x.value, Array):
         return unknown_call(ctx, call)
-    axis = _axis(ctx, call, call.arg(3, "axis"), array(x).layout.rank)
-    _unsplit_at(ctx, call, x, axis)
-    return _marked(_update(ctx, call, x, update, {axis}), call, (2, "start_index"))
+    layout = array(x).layout
+    axis = _axis(ctx, call, call.arg(3, "axis"), layout.rank)
+    split = layout.axes[axis]
+    if not split:
+        return _marked(_update(ctx, call, x, update, {axis}), call, (2, "start_index"))
+    if update is None or not isinstance(update.value, Array):
+        raise ctx.error(UnsupportedError, call.node, f"{call.short} along split dim {layout.dims[axis]!r} of "
+                        f"{ctx.code(x.original)!r} (layout {layout.describe()}) with an update whose dims meshify "
+                        "cannot infer", f"name the update's dims where it is made: u: Tensor[...] = "
+                        f"{ctx.code(update.original) if update is not None else '...'}")
+    # the update whole along the dim: each device writes the rows of it that fall in its block
+    written = _update(ctx, call, x, update, {axis}, frozenset({axis}))
+    converts = list(written.converts)
+    if len(converts) == 1:  # (the operand needed no completing: converted as it is, for {x})
+        converts.insert(0, Convert(x, layout, call.short))
+    converts, index = _index_fill(ctx, call, call.arg(2, "start_index"), converts)
+    template = "{mr}.dynamic_update_slice_in_dim({x}, {u}, {i}, {axis}, axis_name={axes})"
+    fill = (("x", Ref(0)), ("u", Ref(1)), ("i", index), ("axis", axis), ("axes", MeshAxes(split)))
+    note = (f"rows of split '{layout.dims[axis]}' of {ctx.code(x.original)} written by the devices whose blocks "
+            "hold them")
+    return _marked(Lowering(written.result, tuple(converts), template, fill, notes=(note,)), call, (2, "start_index"))
 
 
 @op("jax.lax.dynamic_slice_in_dim", reads=("operand", "start_index", "slice_size", "axis", "allow_negative_indices"))
@@ -132,11 +152,35 @@ def _dynamic_slice_in_dim(ctx: RuleContext, call: Call):
         return unknown_call(ctx, call)
     layout = array(x).layout
     axis = _axis(ctx, call, call.arg(3, "axis"), layout.rank)
-    _unsplit_at(ctx, call, x, axis)
     read = _read_dim(layout.dims[axis], call.arg(2, "slice_size"))
     dims = tuple(read if i == axis else d for i, d in enumerate(layout.dims))
+    if layout.axes[axis]:
+        return _window_of_split_dim(ctx, call, x, axis, dims)
     return _clamping(_marked(keep(Array(Layout(dims, layout.axes, layout.partial), x.value.origin)), call,
                              (1, "start_index")), call, "dynamic_slice_in_dim", [call.arg(1, "start_index")])
+
+
+def _window_of_split_dim(ctx: RuleContext, call: Call, x: Operand, axis: int, dims: tuple[str, ...]) -> Lowering:
+    """``dynamic_slice_in_dim(x, i, n, axis)`` along a split dim: each device reads the rows of the window (its
+    start clamped in the whole dim) that its block holds, zeros for the others, so the window, whole, is a
+    partial sum over the dim's axes (completed where used: a psum, or a psum_scatter where it is wanted split):
+    only the window's rows move."""
+    layout = array(x).layout
+    split = layout.axes[axis]
+    size = call.arg(2, "slice_size")
+    if size is None:
+        raise ctx.error(UnsupportedError, call.node, f"{call.short} needs a slice size", "pass the slice size")
+    value = Array(Layout(dims, tuple(() if i == axis else a for i, a in enumerate(layout.axes)),
+                         layout.partial | frozenset(split)), f"a window of split '{layout.dims[axis]}'")
+    allow = _literal_bool(ctx, call, call.arg(4, "allow_negative_indices"), True, "allow_negative_indices")
+    converts, index = _index_fill(ctx, call, call.arg(1, "start_index"), [Convert(x, layout, call.short)])
+    template = ("{mr}.dynamic_slice_in_dim({x}, {i}, {n}, {axis}, axis_name={axes}, "
+                "allow_negative_indices={neg})")
+    fill = (("x", Ref(0)), ("i", index), ("n", size.node), ("axis", axis), ("axes", MeshAxes(split)),
+            ("neg", allow))
+    note = (f"window of split '{layout.dims[axis]}' of {ctx.code(x.original)}: each device reads the rows its "
+            f"block holds (zeros elsewhere); the result is a partial sum over {axes_text(split)}")
+    return _marked(Lowering(value, tuple(converts), template, fill, notes=(note,)), call, (1, "start_index"))
 
 
 def _clamping(lowering: Lowering, call: Call, runtime: str, starts: list[Operand | None] | None) -> Lowering:
@@ -231,21 +275,49 @@ def _dynamic_slice(ctx: RuleContext, call: Call):
                         f"{layout.rank} entries", "write both out: (0, pos, 0) and (x.shape[0], n, d)")
     assert sizes_arg is not None
     replace = []
+    windows: list[int] = []  # split dims read in part: a window of each, a partial sum over its axes
     for i, (dim, axes, start, size) in enumerate(zip(layout.dims, layout.axes, starts_items, sizes)):
         if not axes:
             continue
         whole = isinstance(size.value, Static) and size.value.size_of == dim
         if not (isinstance(start.value, Static) and start.value.literal == 0 and whole):
-            raise ctx.error(UnsupportedError, call.node,
-                            f"{call.short} reads part of split dim {dim!r} of {ctx.code(x.original)!r} (layout "
-                            f"{layout.describe()}): start {ctx.code(start.original)}, size {ctx.code(size.original)}",
-                            f"read split dims whole (start 0, size {ctx.code(x.original)}.shape[{i}]), or map "
-                            f"{dim!r} to no mesh axis")
+            windows.append(i)
+            continue
         shard = _shard_size(ctx, size, size.original, ctx.mesh.size(axes), dim)
         if shard is not None:
             replace.append((At(call.position(sizes_arg), i), shard))
+    if windows:
+        return _windows_of_split_dims(ctx, call, x, windows, sizes, dict((at.item, v) for at, v in replace))
     return _clamping(_marked(Lowering(x.value, replace=tuple(replace)), call, (1, "start_indices")), call,
                      "dynamic_slice", starts_items)
+
+
+def _windows_of_split_dims(ctx: RuleContext, call: Call, x: Operand, windows: list[int], sizes: list[Operand],
+                           shard_sizes: dict) -> Lowering:
+    """``dynamic_slice`` reading part of split dims (``windows``): each device reads the rows of each window
+    (its start clamped in the whole dim) that its block holds, zeros for the others, as
+    :func:`_window_of_split_dim`; the result is a partial sum over those dims' axes, the windows whole.  Split
+    dims read whole stay split (their size the block's); the others are read as JAX reads them."""
+    layout = array(x).layout
+    split = frozenset(a for i in windows for a in layout.axes[i])
+    dims = tuple(_read_dim(d, size) if i in windows else d for i, (d, size) in enumerate(zip(layout.dims, sizes)))
+    value = Array(Layout(dims, tuple(() if i in windows else a for i, a in enumerate(layout.axes)),
+                         layout.partial | split), "windows of split " + ", ".join(repr(layout.dims[i]) for i in windows))
+    starts = call.arg(1, "start_indices")
+    allow = call.arg(3, "allow_negative_indices")
+    assert starts is not None
+    names = [MeshAxes(layout.axes[i]) if i in windows else None for i in range(layout.rank)]
+    template = ("{mr}.dynamic_slice({x}, {starts}, {sizes}, allow_negative_indices={neg}, axis_names=("
+                + ", ".join("{n%d}" % i for i in range(layout.rank)) + "," * (layout.rank == 1) + "))")
+    fill = (("x", Ref(0)), ("starts", starts.node),
+            ("sizes", tuple(shard_sizes.get(i, size.node) for i, size in enumerate(sizes))),
+            ("neg", allow.node if allow is not None else cst.Name("True")),
+            *((f"n{i}", n if n is not None else cst.Name("None")) for i, n in enumerate(names)))
+    note = (f"windows of split {', '.join(repr(layout.dims[i]) for i in windows)} of {ctx.code(x.original)}: each "
+            f"device reads the rows its block holds (zeros elsewhere); the result is a partial sum over "
+            f"{axes_text(tuple(sorted(split, key=ctx.mesh.names.index)))}")
+    return _marked(Lowering(value, (Convert(x, layout, call.short),), template, fill, notes=(note,)), call,
+                   (1, "start_indices"))
 
 
 @op("jax.lax.dynamic_index_in_dim", reads=("operand", "index", "axis", "keepdims", "allow_negative_indices"))
