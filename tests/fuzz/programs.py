@@ -1303,14 +1303,40 @@ class _Builder:
             else:
                 expr = f"jax.lax.dynamic_index_in_dim({a.name}, {off}, {k}).sum(axis={k})"
             scale = a.scale
+        elif self.flag(40) and size >= 2:
+            # a shift along dim k written as a pad of a slice (a token shift: jnp.pad(x[:, :-1], ((0, 0), (1, 0)))),
+            # right or left by s rows, the fill a constant: split or not, the padded rows split evenly
+            s = self.ch.integer(1, min(3, size - 1))
+            prefix = ":, " * k
+            right = self.flag(50)
+            cut = f"{a.name}[{prefix}:-{s}]" if right else f"{a.name}[{prefix}{s}:]"
+            widths = ", ".join(("(%d, 0)" % s if right else "(0, %d)" % s) if i == k else "(0, 0)" for i in range(rank))
+            fill = self.pick(["", "", ", constant_values=0.5", ", constant_values=(-1.0, 2.0)"])
+            expr = f"jnp.pad({cut}, ({widths},){fill})"
+            self.trigger("a shift along a split dim by more rows than a block holds", expr, "halo")
+            self.emit(expr, a.dims, a.scale + 2)
+            return True
         else:
-            if size < 2:
-                return False
-            starts = ", ".join("jnp.int32(1)" if i == k else "0" for i in range(rank))
-            sizes = ", ".join("1" if i == k else f"{a.name}.shape[{i}]" for i in range(rank))
-            expr = f"jax.lax.dynamic_slice({a.name}, ({starts},), ({sizes},)).sum(axis={k})"
-            self.trigger("a dynamic slice along a split dim", expr, "split dim")
-            scale = a.scale
+            # a window of dim k at a traced start (clamped as JAX clamps it: in range, negative, past the end),
+            # read (dynamic_slice_in_dim, dynamic_slice) and summed over it, or written (dynamic_update_slice_in_dim):
+            # along a split dim each device reads (writes) the rows its block holds
+            n = self.ch.integer(1, size)
+            low, high = self.id_range(size)
+            off = self.ids((), high, low)
+            form = self.pick(["in_dim", "slice", "update"])
+            if form == "update":
+                window = tuple(self.new_dim(size=n, split=False) if i == k else d for i, d in enumerate(a.dims))
+                u = self.param(window)
+                self.emit(f"jax.lax.dynamic_update_slice_in_dim({a.name}, {u.name}, {off}, axis={k})", a.dims,
+                          max(a.scale, u.scale))
+                return True
+            if form == "in_dim":
+                expr = f"jax.lax.dynamic_slice_in_dim({a.name}, {off}, {n}, axis={k}).sum(axis={k})"
+            else:
+                starts = ", ".join(off if i == k else "0" for i in range(rank))
+                sizes = ", ".join(str(n) if i == k else f"{a.name}.shape[{i}]" for i in range(rank))
+                expr = f"jax.lax.dynamic_slice({a.name}, ({starts},), ({sizes},)).sum(axis={k})"
+            scale = a.scale * n
         self.emit(expr, [d for i, d in enumerate(a.dims) if i != k], scale)
         return True
 
