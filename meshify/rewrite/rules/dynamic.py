@@ -287,7 +287,7 @@ def _dynamic_slice(ctx: RuleContext, call: Call):
         if shard is not None:
             replace.append((At(call.position(sizes_arg), i), shard))
     if windows:
-        return _windows_of_split_dims(ctx, call, x, windows, sizes, dict((at.item, v) for at, v in replace))
+        return _windows_of_split_dims(ctx, call, x, windows, sizes, {at.item: v for at, v in replace})
     return _clamping(_marked(Lowering(x.value, replace=tuple(replace)), call, (1, "start_indices")), call,
                      "dynamic_slice", starts_items)
 
@@ -308,7 +308,7 @@ def _windows_of_split_dims(ctx: RuleContext, call: Call, x: Operand, windows: li
     assert starts is not None
     names = [MeshAxes(layout.axes[i]) if i in windows else None for i in range(layout.rank)]
     template = ("{mr}.dynamic_slice({x}, {starts}, {sizes}, allow_negative_indices={neg}, axis_names=("
-                + ", ".join("{n%d}" % i for i in range(layout.rank)) + "," * (layout.rank == 1) + "))")
+                + ", ".join(f"{{n{i}}}" for i in range(layout.rank)) + "," * (layout.rank == 1) + "))")
     fill = (("x", Ref(0)), ("starts", starts.node),
             ("sizes", tuple(shard_sizes.get(i, size.node) for i, size in enumerate(sizes))),
             ("neg", allow.node if allow is not None else cst.Name("True")),
