@@ -55,8 +55,10 @@ _BOOLEAN = frozenset({"isnan", "isinf", "isfinite", "signbit", "logical_and", "l
                       "isclose", "isposinf", "isneginf", "isreal", "iscomplex", "eq", "ne", "lt", "le", "gt",
                       "ge"})
 #: Elementwise functions whose result dtype is not their operands' (float_power computes in the widest
-#: float; angle of a complex is real): their dtype is unknown here.
-_OWN_DTYPE = frozenset({"float_power", "angle", "real", "imag", "bitwise_count", "population_count"})
+#: float; angle of a complex is real; lax.complex and wofz make complex numbers of real ones): their dtype is
+#: unknown here.
+_OWN_DTYPE = frozenset({"float_power", "angle", "real", "imag", "bitwise_count", "population_count",
+                        "complex", "wofz"})
 #: einops calls: the dtype of their tensor.
 _EINOPS = frozenset({"einops.rearrange", "einops.repeat", "einops.reduce"})
 #: Calls whose result has the dtype of their first array argument (and ``dtype=``, where given).

@@ -1113,7 +1113,10 @@ class _Builder:
                ("jnp.log1p(jnp.abs({}))", 1.5), ("jnp.sqrt(jnp.abs({}) + 1.0)", 2.0), ("jax.nn.leaky_relu({})", None),
                ("jax.nn.elu({})", None), ("jax.lax.tanh({})", 1.0), ("{}.astype(jnp.float32)", None),
                ("jax.nn.relu6({})", 6.0), ("jnp.maximum({}, 0.0)", None), ("jax.lax.stop_gradient({})", None),
-               ("jnp.nan_to_num({}, nan=0.0, posinf=1.0)", None), ("jnp.where(jnp.isinf({0}), 0.0, {0})", None)]
+               ("jnp.nan_to_num({}, nan=0.0, posinf=1.0)", None), ("jnp.where(jnp.isinf({0}), 0.0, {0})", None),
+               ("jnp.log10(jnp.fabs({}) + 1.0)", 1.0), ("jnp.trunc({})", None), ("jnp.rint({})", None),
+               ("jnp.deg2rad({})", None), ("jnp.sinc({})", 1.0),
+               ("jnp.real(jax.lax.complex({0}, 0.5 * {0}) * (0.6 - 0.8j))", None)]
         if a.scale <= 1.5:
             fns += [("jnp.exp({})", math.exp(a.scale) * 2), ("jnp.square({})", a.scale ** 2 * 2)]
         if self.flag(8):

@@ -42,7 +42,7 @@ import libcst as cst
 
 from meshify.annotate._types import BROADCAST, INFERRED, Axes, Layout, MeshSpec, Rules
 from meshify.errors import LayoutError, MeshifyError, UnsupportedError
-from meshify.rewrite._signatures import BINARY, UNARY, signature
+from meshify.rewrite._signatures import BINARY, REFUSED_ELEMENTWISE, UNARY, signature
 from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TupleValue, Value
 
 if TYPE_CHECKING:
@@ -541,6 +541,13 @@ def unknown_call(ctx: RuleContext, call: Call) -> Lowering:
                                     f"meshify cannot infer, beside {path!r} with layout {value.layout.describe()}",
                                     f"name its dims where it is made: {code}: Tensor[...] = ..." if code.isidentifier()
                                     else f"name its dims where it is made: v: Tensor[...] = {code}")
+                if call.name in REFUSED_ELEMENTWISE:
+                    raise ctx.error(UnsupportedError, call.node,
+                                    f"{call.name} is elementwise, but meshify cannot run it on a device's block of "
+                                    f"{path!r} (layout {value.layout.describe()}): "
+                                    f"{REFUSED_ELEMENTWISE[call.name]}",
+                                    "call it outside the @mesh function, on its inputs or outputs, or write it with "
+                                    "functions meshify has rules for")
                 raise ctx.error(
                     UnsupportedError, call.node,
                     f"{call.name} has no meshify rule and {path!r} reaches it with layout "
@@ -586,7 +593,11 @@ _STATIC_FUNCTIONS = frozenset({"int", "float", "bool", "str", "len", "min", "max
                                "list", "sum", "builtins.sum", "divmod", "pow", "isinstance", "getattr", "hasattr", "type"})
 _STATIC_MODULES = ("math.", "operator.", "numpy.dtype", "jax.numpy.dtype", "jax.random.split", "jax.random.key",
                    "jax.random.PRNGKey", "jax.random.fold_in", "numpy.prod", "math.prod",
-                   "jax.numpy.finfo", "jax.numpy.iinfo", "numpy.finfo", "numpy.iinfo")
+                   "jax.numpy.finfo", "jax.numpy.iinfo", "numpy.finfo", "numpy.iinfo",
+                   # questions about dtypes (x.dtype is static: mixed-precision code casts by them)
+                   "jax.numpy.issubdtype", "numpy.issubdtype", "jax.dtypes.issubdtype", "jax.numpy.isdtype",
+                   "numpy.isdtype", "jax.numpy.promote_types", "numpy.promote_types", "jax.numpy.can_cast",
+                   "numpy.can_cast", "jax.dtypes.canonicalize_dtype")
 
 
 _DTYPES = frozenset({"float16", "float32", "float64", "bfloat16", "int8", "int16", "int32", "int64", "uint8",

@@ -456,3 +456,26 @@ def _builtin_sum(ctx: RuleContext, call: Call):
         return keep(Static())
     value, converts = elementwise(ctx, operands, ADD, call.node, "sum")
     return Lowering(value, tuple(c for c in converts if c is not None))
+
+
+# -- dtypes of arrays ------------------------------------------------------------------------------------
+
+
+def _result_type_rule(ctx: RuleContext, call: Call):
+    """``jnp.result_type(x, w)``: a dtype, read off the arrays' dtypes alone (static when JAX traces), as
+    mixed-precision code asks it; a partial sum is refused, as meshify may hold it in float32 for
+    float16/bfloat16 operands (its ``.dtype`` is read as the dtype it has once summed)."""
+    for o in [*call.args, *call.kwargs.values()]:
+        if isinstance(o.value, Array) and o.value.layout.partial:
+            code = ctx.code(o.original)
+            raise ctx.error(UnsupportedError, o.original, f"{call.name} of {code!r}, a partial sum: meshify may "
+                            "hold it in float32 where its operands are float16/bfloat16",
+                            f"ask its dtype as {code}.dtype (jnp.result_type({code}.dtype, ...)), which meshify "
+                            "reads as the dtype it has once summed")
+        if isinstance(o.value, TupleValue | StructValue):
+            raise ctx.error(UnsupportedError, o.original, f"{call.name} of a tuple or pytree "
+                            f"{ctx.code(o.original)!r}", "pass its arrays (or their dtypes) one by one")
+    return keep(Static())
+
+
+op("jax.numpy.result_type", reads=("args",))(_result_type_rule)
