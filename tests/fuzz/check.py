@@ -169,7 +169,7 @@ def _trace() -> str:
 
 
 def _argnums(entry: Entry) -> tuple[int, ...]:
-    return tuple(i for i, a in enumerate(entry.args) if a.differentiable)
+    return tuple(i for i, (_, differentiable) in enumerate(entry.packed_names()) if differentiable)
 
 
 def _scenario(entry: Entry, module: ModuleType, attrs: tuple[Any, ...],
@@ -227,9 +227,9 @@ def _reference_calls(entry: Entry, module: ModuleType, args, attrs, rebinds=()) 
     for fn in _scenario(entry, module, attrs, rebinds):
         ref = _plain(getattr(fn, "reference", fn))  # (a module-level @mesh function is its reference already)
         if entry.grad:
-            out.append(_numpy(jax.jit(jax.value_and_grad(ref, _argnums(entry)))(*args)))
+            out.append(_numpy(jax.jit(jax.value_and_grad(ref, _argnums(entry)))(*entry.packed(module, args))))
         else:
-            out.append(_numpy(jax.jit(ref)(*args)))
+            out.append(_numpy(jax.jit(ref)(*entry.packed(module, args))))
     return out
 
 
@@ -238,7 +238,8 @@ def _eager(entry: Entry, module: ModuleType, args, attrs, reference: bool, rebin
     with jax.disable_jit(), (_single_device(module) if reference else contextlib.nullcontext()):
         for fn in _scenario(entry, module, attrs, rebinds):
             f = _plain(getattr(fn, "reference", fn) if reference else fn)
-            out.append(_numpy(jax.value_and_grad(f, _argnums(entry))(*args) if entry.grad else f(*args)))
+            packed = entry.packed(module, args)
+            out.append(_numpy(jax.value_and_grad(f, _argnums(entry))(*packed) if entry.grad else f(*packed)))
     return out
 
 
@@ -300,7 +301,7 @@ def _check_entry(program: Program, entry: Entry, module: ModuleType, original: M
     for i, (fn, want) in enumerate(zip(calls, expected)):
         what = f"{label}, call {i + 1}" if entry.method or program.rebinds else label
         try:
-            actual = _numpy(fn(*args))
+            actual = _numpy(fn(*entry.packed(module, args)))
         except MeshifyError as e:
             return _call_rejection(program, e, source_path, f"calling {what}")
         except Exception:
@@ -315,13 +316,13 @@ def _check_entry(program: Program, entry: Entry, module: ModuleType, original: M
         if not entry.grad:
             continue
         try:
-            grads = _numpy(jax.jit(jax.grad(_plain(fn), argnums))(*args))
+            grads = _numpy(jax.jit(jax.grad(_plain(fn), argnums))(*entry.packed(module, args)))
         except MeshifyError as e:
             return _call_rejection(program, e, source_path, f"jax.grad of {what}")
         except Exception:
             return Outcome("crash", f"jax.grad of {what} raised: " + _trace() + "\n" + _excerpt(text))
         for j, a, e in zip(argnums, grads, want[1]):
-            problem = compare(a, e, f"{what}: d/d{entry.args[j].name}", tol)
+            problem = compare(a, e, f"{what}: d/d{entry.packed_names()[j][0]}", tol)
             if problem:
                 return _mismatch(program, entry, module, original, args, attrs, problem + "\n" + _excerpt(text),
                                  grad=True, call=i)

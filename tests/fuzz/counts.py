@@ -54,7 +54,7 @@ def compare(program, workdir: Path) -> list[dict]:
         args, _ = fuzz._entry_inputs(program, i, entry)
         (report, _hints), = _predict(program.text.encode(), path, dict(entry.sizes), entry.name, {})
         predicted = {kind: size for kind, (_count, size) in report.predicted().items() if size}
-        hlo = getattr(converted, entry.name).lower(*args).compile().as_text()
+        hlo = getattr(converted, entry.name).lower(*entry.packed(converted, args)).compile().as_text()
         compiled = {kind: size for kind, (_count, size) in summarize(collectives(hlo)).items() if size}
         if predicted != compiled:
             found.append({"function": entry.name, "sizes": dict(entry.sizes), "predicted": predicted,

@@ -56,7 +56,7 @@ import random
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 __all__ = ["MESHES", "Arg", "Chooser", "Entry", "Program", "RandomChooser", "generate"]
 
@@ -180,6 +180,9 @@ class Entry:
     grad: bool
     method: str = ""
     attr: Arg | None = None
+    #: Arguments passed packed in one struct parameter: (parameter, kind, class, field names), ``kind`` one of
+    #: "namedtuple", "dataclass", "typeddict" (the class names the fields' dims; a TypedDict's value is a dict).
+    struct: tuple[str, str, str, tuple[str, ...]] | None = None
 
     def to_json(self) -> dict:
         d = {"name": self.name, "mesh": self.mesh, "sizes": dict(self.sizes), "args": [a.to_json() for a in self.args],
@@ -187,13 +190,44 @@ class Entry:
         if self.method:
             d["method"] = self.method
             d["attr"] = self.attr.to_json() if self.attr else None
+        if self.struct:
+            d["struct"] = [*self.struct[:3], list(self.struct[3])]
         return d
 
     @classmethod
     def from_json(cls, d: dict) -> Entry:
-        attr = d.get("attr")
+        attr, struct = d.get("attr"), d.get("struct")
         return cls(d["name"], d["mesh"], dict(d["sizes"]), tuple(Arg.from_json(a) for a in d["args"]), d["grad"],
-                   d.get("method", ""), Arg.from_json(attr) if attr else None)
+                   d.get("method", ""), Arg.from_json(attr) if attr else None,
+                   (struct[0], struct[1], struct[2], tuple(struct[3])) if struct else None)
+
+    def packed(self, module: Any, args: Sequence[Any]) -> list[Any]:
+        """The call's arguments: ``args`` (one per :attr:`args`) with the struct's fields packed in an instance
+        of ``module``'s class, placed where its first field was."""
+        if not self.struct:
+            return list(args)
+        _, kind, cls, fields = self.struct
+        values = {a.name: v for a, v in zip(self.args, args)}
+        made = {f: values[f] for f in fields}
+        instance = made if kind == "typeddict" else getattr(module, cls)(**made)
+        out = []
+        for a, v in zip(self.args, args):
+            if a.name == fields[0]:
+                out.append(instance)
+            elif a.name not in fields:
+                out.append(v)
+        return out
+
+    def packed_names(self) -> list[tuple[str, bool]]:
+        """(name, differentiable) of each parameter a call passes, the struct as one."""
+        fields = self.struct[3] if self.struct else ()
+        out = []
+        for a in self.args:
+            if fields and a.name == fields[0]:
+                out.append((self.struct[0], True))  # (only float arguments are packed)
+            elif a.name not in fields:
+                out.append((a.name, a.differentiable))
+        return out
 
 
 @dataclass(frozen=True)
@@ -2961,6 +2995,56 @@ def _settle(b: _Builder, constraints: Sequence[tuple[str, ...]]) -> None:
                 seen |= set(b.axes_of(d))
 
 
+def _struct_params(f: _Function, ch: Chooser, module: _Module, candidates: list[Arg]
+                   ) -> tuple[str, Entry, str] | None:
+    """``f`` taking two or more of its float parameters as the fields of one struct parameter ``p``, as model
+    code passes its weights: a NamedTuple, a registered dataclass or a TypedDict whose fields carry the hints.
+    The body reads each field where it read the parameter (``p.x0``, ``p["x0"]``), or, where a nested def or a
+    lambda has a parameter of that name, unpacks it first (``x0 = p.x0``)."""
+    if len(candidates) < 2:
+        return None
+    count = ch.integer(2, min(4, len(candidates)))
+    fields = sorted((candidates[i] for i in _sample(ch, len(candidates), count)), key=f.args.index)
+    kind = _weighted(ch, [("namedtuple", 45), ("dataclass", 25), ("typeddict", 30)])
+    cls = "P0"
+    module.imports.add("typing")
+    body = "".join(f"    {a.name}: {hint(a.dims)}\n" for a in fields)
+    if kind == "namedtuple":
+        module.defs[cls] = f"class {cls}(typing.NamedTuple):\n{body}"
+    elif kind == "typeddict":
+        module.defs[cls] = f"class {cls}(typing.TypedDict):\n{body}"
+    else:
+        module.imports.add("dataclasses")
+        module.defs[cls] = f"@jax.tree_util.register_dataclass\n@dataclasses.dataclass(frozen=True)\nclass {cls}:\n{body}"
+    first, lines = [], list(f.lines)
+    for a in fields:
+        read = f'p["{a.name}"]' if kind == "typeddict" else f"p.{a.name}"
+        if any(re.search(rf"(def \w+\(|lambda )[^:]*\b{a.name}\b|\bfor\b[^:]*\b{a.name}\b[^:]*\bin\b", line)
+               for line in lines) or _weighted(ch, [(False, 75), (True, 25)]):
+            first.append(f"{a.name} = {read}")
+        else:
+            pattern = re.compile(rf"(?<![.\w]){a.name}\b(?!\s*=(?!=))")  # (not a keyword: helper(x1, x2=W))
+            lines = [pattern.sub(read.replace("\\", "\\\\"), line) for line in lines]
+    params, placed = [], False
+    for a, written in zip(f.args, f.params()):
+        if a in fields:
+            if not placed:
+                params.append(f"p: {cls}")
+                placed = True
+        else:
+            params.append(written)
+    entry = Entry("f", f.mesh, dict(f.sizes), tuple(f.args), f.grad, struct=("p", kind, cls, tuple(a.name for a in fields)))
+    return f.text(params=params, first=first, lines=lines), entry, ""
+
+
+def _sample(ch: Chooser, n: int, k: int) -> list[int]:
+    """``k`` distinct indices of ``range(n)``, drawn."""
+    pool, out = list(range(n)), []
+    for _ in range(k):
+        out.append(pool.pop(ch.integer(0, len(pool) - 1)))
+    return out
+
+
 def _lift(f: _Function, ch: Chooser, module: _Module, mode: str) -> tuple[str, Entry, str] | None:
     """``f`` reading one of its array parameters another way: a module-level array, an array default
     argument, a closure over an array (``f`` made by a factory), or ``self.w`` in a method.
@@ -2969,6 +3053,8 @@ def _lift(f: _Function, ch: Chooser, module: _Module, mode: str) -> tuple[str, E
     stored = {n for line in f.lines for n in _names(line)[1]}
     floats = [a for a in f.args if a.differentiable]
     candidates = [a for a in floats if a.name not in stored]
+    if mode == "struct":
+        return _struct_params(f, ch, module, candidates)
     if len(floats) < 2 or not candidates:
         return None
     lifted = _pick(ch, candidates)
@@ -3038,7 +3124,7 @@ def generate(ch: Chooser, seed: int = 0, mesh: str | None = None) -> Program:
     if module.dtype != "float32":
         module.precision = module.dtype
     extra = _weighted(ch, [("none", 80), ("callee", 10), ("independent", 10)])
-    lift = _weighted(ch, [("none", 80), ("method", 6), ("closure", 5), ("global", 5), ("default", 4)])
+    lift = _weighted(ch, [("none", 72), ("method", 6), ("closure", 5), ("global", 5), ("default", 4), ("struct", 8)])
     other: _Function | None = None
     if extra != "none":
         other_mesh = names[ch.integer(0, len(names) - 1)]
