@@ -141,6 +141,8 @@ class Dtypes:
         self.spelled: dict[cst.CSTNode, cst.Call] = {}
         #: Helper calls (by node) returning a tuple -> its items, in the caller's terms.
         self.call_items: dict[cst.CSTNode, Items] = {}
+        #: Comprehensions a sum adds up (``sum(h @ w for h in hs)``) -> the carriers of their items outside them.
+        self.comprehensions: dict[cst.CSTNode, Carriers] = {}
         #: Name -> the items of the tuple the body last bound to it (a name of no entry: not known).
         self.tuples: dict[str, Items] = {}
         self._taken = counts.keys() | set(self.params)
@@ -557,7 +559,25 @@ class Dtypes:
             return self._access(node)
         if isinstance(node, cst.Call):
             return self._call(node)
+        if isinstance(node, cst.GeneratorExp | cst.ListComp):
+            return self.comprehensions.get(node)
         return None
+
+    @staticmethod
+    def outside(carriers: Carriers, lifted: dict[str, Carriers], bound: set[str]) -> Carriers:
+        """``carriers`` read where the names a loop or comprehension binds are not: a name of ``lifted`` stands
+        for its carriers there (``*hs`` for ``h`` of ``for h in hs``); any other of ``bound`` leaves it unknown."""
+        if carriers is None:
+            return None
+        out: Carriers = ()
+        for text in carriers:
+            if text in lifted:
+                out = _union(out, lifted[text])
+            elif any(n in bound or n in lifted for n in _names_in(text)):
+                return None
+            else:
+                out = _union(out, (text,))
+        return out
 
     def _name(self, name: str) -> Carriers:
         if name in ("True", "False", "None"):

@@ -2761,6 +2761,8 @@ def _evaluate_args(rw, node: cst.Call, name: str, receiver, helper: bool = False
         node = _stars_spelled_out(rw, node, name)
     if name in ("builtins.sum", "sum") and node.args and isinstance(node.args[0].value, cst.GeneratorExp):
         rw.order_free.add(node.args[0].value)  # sum(jnp.sum(v ** 2) for v in params.values()): any order
+    if name in ("builtins.sum", "sum") and node.args and isinstance(node.args[0].value, cst.GeneratorExp | cst.ListComp):
+        rw.summed.add(node.args[0].value)  # sum(h @ w for h in hs): one psum after the sum, not one per item
     if any(isinstance(a.value, cst.BinaryOperation) or (isinstance(a.value, cst.Tuple) and any(
             isinstance(e, cst.StarredElement) for e in a.value.elements)) for a in node.args):
         node = _shape_sums_spelled_out(rw, node)

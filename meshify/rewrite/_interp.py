@@ -57,7 +57,7 @@ from meshify.rewrite._containers import (
     stored,
 )
 from meshify.rewrite._context import ModuleContext, _bound_names, bound_names
-from meshify.rewrite._dtypes import Dtypes, Items, like_node, merge_items
+from meshify.rewrite._dtypes import Carriers, Dtypes, Items, like_node, merge_items
 from meshify.rewrite._evaluate import BranchLayouts, binary_operator, evaluate, is_reshape, none_test, reshape_call
 from meshify.rewrite._hints import (
     ITEMS,
@@ -1003,6 +1003,9 @@ class FunctionRewriter:
         self._before: dict[str, cst.BaseStatement] = {}
         #: Generator expressions whose items' order changes nothing but rounding (the argument of sum()).
         self.order_free: set[cst.CSTNode] = set()
+        #: Comprehensions whose one reader adds their items up (``sum(h @ w for h in hs)``): a partial sum an item
+        #: holds stays partial, completed once after the sum (a sum is linear), not item by item.
+        self.summed: set[cst.CSTNode] = set()
         self._return: tuple[tuple[str, ...], ...] | tuple[str, ...] | None = None
         #: A return hint ``list[Tensor[...]]``: the items' dims, and each return's items (checked after the walk).
         self._items_hint: tuple[str, ...] | None = None
@@ -4152,7 +4155,7 @@ class FunctionRewriter:
             key = self._comprehension_key(node) if isinstance(node, cst.DictComp) else None
             element = self.expr(node.value if isinstance(node, cst.DictComp) else node.elt)
             value, new_elt = element.value, element.node
-            if isinstance(value, Array) and value.layout.partial:
+            if isinstance(value, Array) and value.layout.partial and not self._summed_items(node, clauses):
                 whole = value.layout.with_partial(())
                 new_elt = self.convert(element, whole, "an item of the list the comprehension makes")
                 value = Array(whole, value.origin)
@@ -4184,6 +4187,27 @@ class FunctionRewriter:
         result: Value = TupleValue((value,) * count, "list" if isinstance(node, cst.ListComp) else "tuple") \
             if count is not None and not filtered else sequence_of(value)
         return Operand(result, node, new)
+
+    def _summed_items(self, node: cst.ListComp | cst.GeneratorExp | cst.DictComp, clauses: list[cst.CompFor]) -> bool:
+        """Whether the partial sum each item of ``node`` holds may stay partial: a sum adds the items up (it is in
+        :attr:`summed`) and the psum completing that sum can name their dtype outside the comprehension (``*hs``
+        for ``h`` of ``for h in hs``: the items' promoted dtype; ``hs`` itself for a list built in a loop), where
+        it formed them in float32.  Walked while the comprehension's targets are bound."""
+        if node not in self.summed or isinstance(node, cst.DictComp):
+            return False
+        lifted: dict[str, Carriers] = {}
+        for comp in clauses:
+            for name, sequence in _target_sources(comp.target, comp.iter):
+                carriers = self.dtypes.of(sequence)
+                # (a list appended to in a loop, of no carriers known here: the list itself, whose items promote
+                # together, read in the same expression as the comprehension)
+                lifted[name] = tuple(f"*{c}" for c in carriers) if carriers else (sequence.value,) \
+                    if isinstance(sequence, cst.Name) and sequence_item(self.env.get(sequence.value)) is not None \
+                    else None
+        carriers = self.dtypes.outside(self.dtypes.of(node.elt), lifted,
+                                       {n for comp in clauses for n in _bound_names(comp.target)})
+        self.dtypes.comprehensions[node] = carriers
+        return carriers is not None or not self.dtypes.contains_widened(node.elt)
 
     def _comprehension_key(self, node: cst.DictComp) -> Operand:
         """A dict comprehension's key, walked where its targets are bound: a Python value (a key that is an array

@@ -28,8 +28,11 @@ from meshify.rewrite.rules._api import (
     REQUIRED,
     Call,
     Convert,
+    At,
     Lowering,
+    MeshAxes,
     RuleContext,
+    Template,
     beside,
     keep,
     literal_items,
@@ -422,7 +425,9 @@ for _name, _params in STATS.items():  # one line each in _signatures.STATS
 def _builtin_sum(ctx: RuleContext, call: Call):
     """Python's ``sum([a, b, c])`` (or a tuple, or ``start=``): ``start + a + b + c``, elementwise with numpy
     broadcasting; partial sums stay partial over the axes every term shares (the default start, 0, adds
-    nothing).  The items must be written out: a list built elsewhere may hold anything."""
+    nothing; a whole start joins them counted once, :func:`_start_once`), so ``sum(h @ w for h in hs)`` is
+    completed by one psum after the sum.  The items must be written out, or made by a comprehension, or be one
+    list's of one layout: a list built elsewhere may hold anything."""
     seq, start = call.arg(0, "iterable"), call.arg(1, "start")
     items = literal_items(seq)
     listed = seq.value.items if items is None and isinstance(seq.value, TupleValue) else \
@@ -436,26 +441,59 @@ def _builtin_sum(ctx: RuleContext, call: Call):
         items = [Operand(v, e.value, e.value) for v, e in zip(listed, seq.node.elements)]
         listed = None
     if listed is not None:  # sum(terms): a list built before (appended to in a loop: its one item), as it is
-        items = [Operand(v, seq.original, seq.node) for v in listed]
-        value, converts = elementwise(ctx, [*items, *([start] if start is not None else [])], ADD, call.node, "sum")
-        moved = next((c for c in converts if c is not None and c.layout != c.operand.value.layout), None)
+        terms = [Operand(v, seq.original, seq.node) for v in listed]
+        value, converts, once = _terms_and_start(ctx, call, terms, start)
+        moved = next((c for c in converts if c is not None and c.layout != c.operand.value.layout
+                      and c.operand in terms), None)
         if moved is not None:
             raise ctx.error(LayoutError, call.node, f"sum() of {ctx.code(seq.original)!r}: its terms have different "
                             f"layouts ({moved.operand.value.layout.describe()} must become "
                             f"{moved.layout.describe()}), and meshify converts only terms written out",
                             f"write the terms out: sum([{ctx.code(seq.original)}[0], ...]) or add them with +")
-        return keep(value)
+        return Lowering(value, tuple(c for c in converts if c is not None and c.operand not in terms), replace=once)
     if items is None:
         if seq is not None and isinstance(seq.value, Static) and (start is None or isinstance(start.value, Static)):
             return unknown_call(ctx, call)
         raise ctx.error(UnsupportedError, call.node, f"sum() of {ctx.code(call.node.args[0].value)!r}, which is not "
                         "a list meshify can see into, so it cannot tell which arrays it adds",
                         "write the terms out: sum([a, b, c]) or a + b + c")
-    operands = [*items, *([start] if start is not None else [])]
-    if not any(isinstance(o.value, Array | Opaque | TupleValue | StructValue) for o in operands):
+    if not any(isinstance(o.value, Array | Opaque | TupleValue | StructValue) for o in [*items, *filter(None, [start])]):
         return keep(Static())
-    value, converts = elementwise(ctx, operands, ADD, call.node, "sum")
-    return Lowering(value, tuple(c for c in converts if c is not None))
+    value, converts, once = _terms_and_start(ctx, call, items, start)
+    return Lowering(value, tuple(c for c in converts if c is not None), replace=once)
+
+
+def _terms_and_start(ctx: RuleContext, call: Call, terms: list, start) -> tuple[Value, list[Convert | None], tuple]:
+    """``start + t0 + t1 + ...`` elementwise: the result, each operand's conversion (terms first, then the start
+    where it is kept) and what replaces the start in the call (:func:`_start_once`)."""
+    if start is not None and isinstance(start.value, Static) and start.value.known \
+            and type(start.value.literal) in (int, float) and start.value.literal == 0:
+        start = None  # sum(xs, 0.0): adds nothing
+    once = _start_once(ctx, call, terms, start)
+    if once is not None:
+        shared, counted = once
+        value, converts = elementwise(ctx, [*terms, counted], ADD, call.node, "sum")
+        if converts[-1] is None or converts[-1].layout == counted.value.layout:
+            replaced = Template("{mr}.on_one_device({c}, {axes})", (("c", start.node), ("axes", MeshAxes(shared))))
+            return value, [*converts[:-1], None], ((At(call.position(start)), replaced),)
+    value, converts = elementwise(ctx, [*terms, *([start] if start is not None else [])], ADD, call.node, "sum")
+    return value, converts, ()
+
+
+def _start_once(ctx: RuleContext, call: Call, terms: list, start):
+    """``sum(h @ w for h in hs, start=x)``: every term a partial sum over some axes and ``x`` whole: ``x`` joins
+    them as a partial sum over those axes too, itself on the first device along them and zeros on the others
+    (``mr.on_one_device``), so that the sum is completed once; (those axes, ``x`` as that partial sum), or None."""
+    if start is None or not all(isinstance(t.value, Array) for t in terms) or not terms:
+        return None
+    shared = frozenset.intersection(*(t.value.layout.partial for t in terms))
+    value = start.value
+    if not shared or not (isinstance(value, Static) or isinstance(value, Array) and not value.layout.partial
+                          and not shared & {a for axes in value.layout.axes for a in axes}):
+        return None
+    layout = value.layout if isinstance(value, Array) else Layout((), (), frozenset())
+    return ctx.mesh.order(shared), Operand(Array(layout.with_partial(shared), value.origin if isinstance(
+        value, Array) else ""), start.original, start.node)
 
 
 # -- dtypes of arrays ------------------------------------------------------------------------------------
