@@ -76,7 +76,6 @@ XFAIL: dict[str, str] = {
     "literal_eye": "REFUSED MSH040: cannot infer the dims of jnp.eye(8), an operand of @",
     "logsumexp_return_sign": "REFUSED MSH030: logsumexp(return_sign=True) (its rule does not model return_sign=)",
     "logsumexp_return_sign_split": "REFUSED MSH030: jax.nn.logsumexp(return_sign=...) over a split dim",
-    "reduce_of_partial_list": "REFUSED MSH030: functools.reduce(jnp.add, [partial sums])",
 }
 
 #: Cases whose converted-path variant is marked slow (compile-heavy); see tests/conftest.py.

@@ -708,6 +708,8 @@ class Dtypes:
                 return self._stable_text(node)
             if name == "builtins.sum" or (name == "sum" and not self.rw.ctx.binds("sum")):
                 return self._sum(node)
+            if name == "functools.reduce" and len(node.args) >= 2:  # (reduce(f, xs, init): xs's and init's)
+                return self._sum(node.with_changes(args=node.args[1:]))
             if short in ("where", "select") and len(node.args) == 3:
                 return _union(self.of(node.args[1].value), self.of(node.args[2].value))  # not the condition
             if name in _FIRST_TWO and len(node.args) >= 2 and all(a.keyword is None for a in node.args[:2]):

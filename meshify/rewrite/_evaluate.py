@@ -2763,6 +2763,12 @@ def _evaluate_args(rw, node: cst.Call, name: str, receiver, helper: bool = False
         rw.order_free.add(node.args[0].value)  # sum(jnp.sum(v ** 2) for v in params.values()): any order
     if name in ("builtins.sum", "sum") and node.args and isinstance(node.args[0].value, cst.GeneratorExp | cst.ListComp):
         rw.summed.add(node.args[0].value)  # sum(h @ w for h in hs): one psum after the sum, not one per item
+    if name == "functools.reduce" and len(node.args) >= 2 and isinstance(node.args[1].value, cst.GeneratorExp
+                                                                          | cst.ListComp):
+        from meshify.rewrite.rules.elementwise import fold_linearity
+
+        if fold_linearity(rw.ctx, node.args[0].value) == ADD:  # functools.reduce(operator.add, [x @ w for w in ws])
+            rw.summed.add(node.args[1].value)
     if any(isinstance(a.value, cst.BinaryOperation) or (isinstance(a.value, cst.Tuple) and any(
             isinstance(e, cst.StarredElement) for e in a.value.elements)) for a in node.args):
         node = _shape_sums_spelled_out(rw, node)

@@ -233,6 +233,7 @@ SIGNATURES: dict[str, str] = {
     "jax.numpy.result_type": "*args",
     "jax.numpy.clip": "arr=None, /, min=None, max=None",
     "builtins.sum": "iterable, /, start=0",
+    "functools.reduce": "function, iterable, initial=None, /",
     "jax.numpy.astype": "x, dtype, /, *, copy=False, device=None",
     "jax.numpy.asarray": "a, dtype=None, order=None, *, copy=None, device=None, out_sharding=None",
     "jax.numpy.array": "object, dtype=None, *args, copy=True, order='K', ndmin=0, device=None, out_sharding=None",

@@ -26,9 +26,9 @@ from meshify.rewrite.rules._api import (
     NEG,
     NONLINEAR,
     REQUIRED,
+    At,
     Call,
     Convert,
-    At,
     Lowering,
     MeshAxes,
     RuleContext,
@@ -463,7 +463,8 @@ def _builtin_sum(ctx: RuleContext, call: Call):
     return Lowering(value, tuple(c for c in converts if c is not None), replace=once)
 
 
-def _terms_and_start(ctx: RuleContext, call: Call, terms: list, start) -> tuple[Value, list[Convert | None], tuple]:
+def _terms_and_start(ctx: RuleContext, call: Call, terms: list, start, what: str = "sum"
+                     ) -> tuple[Value, list[Convert | None], tuple]:
     """``start + t0 + t1 + ...`` elementwise: the result, each operand's conversion (terms first, then the start
     where it is kept) and what replaces the start in the call (:func:`_start_once`)."""
     if start is not None and isinstance(start.value, Static) and start.value.known \
@@ -472,11 +473,11 @@ def _terms_and_start(ctx: RuleContext, call: Call, terms: list, start) -> tuple[
     once = _start_once(ctx, call, terms, start)
     if once is not None:
         shared, counted = once
-        value, converts = elementwise(ctx, [*terms, counted], ADD, call.node, "sum")
+        value, converts = elementwise(ctx, [*terms, counted], ADD, call.node, what)
         if converts[-1] is None or converts[-1].layout == counted.value.layout:
             replaced = Template("{mr}.on_one_device({c}, {axes})", (("c", start.node), ("axes", MeshAxes(shared))))
             return value, [*converts[:-1], None], ((At(call.position(start)), replaced),)
-    value, converts = elementwise(ctx, [*terms, *([start] if start is not None else [])], ADD, call.node, "sum")
+    value, converts = elementwise(ctx, [*terms, *([start] if start is not None else [])], ADD, call.node, what)
     return value, converts, ()
 
 
@@ -494,6 +495,92 @@ def _start_once(ctx: RuleContext, call: Call, terms: list, start):
     layout = value.layout if isinstance(value, Array) else Layout((), (), frozenset())
     return ctx.mesh.order(shared), Operand(Array(layout.with_partial(shared), value.origin if isinstance(
         value, Array) else ""), start.original, start.node)
+
+
+#: The two-argument functions ``functools.reduce`` folds a list with elementwise, by their linearity (a sum keeps
+#: the items' partial sums pending; any other completes them first).
+_FOLDS = {**{n: ADD for n in ("jax.numpy.add", "jax.lax.add", "operator.add", "jax.numpy.subtract", "jax.lax.sub",
+                              "operator.sub")},
+          **{n: MUL for n in ("jax.numpy.multiply", "jax.lax.mul", "operator.mul")},
+          **{n: NONLINEAR for n in ("jax.numpy.maximum", "jax.numpy.minimum", "jax.numpy.fmax", "jax.numpy.fmin",
+                                    "jax.lax.max", "jax.lax.min", "jax.numpy.logaddexp")}}
+#: ``lambda a, b: a + b`` and the like: the operator of the lambda's body, by its linearity.
+_FOLD_OPERATORS = {cst.Add: ADD, cst.Subtract: ADD, cst.Multiply: MUL}
+
+
+def fold_linearity(ctx, fn: cst.BaseExpression) -> str | None:
+    """The linearity of ``fn`` as ``functools.reduce`` folds with it: a function of :data:`_FOLDS` named as it is
+    (``jnp.add``, ``operator.mul``), or a lambda of two parameters whose body is one of them on both (``lambda a,
+    b: a + b``, ``lambda a, b: jnp.maximum(a, b)``); None for anything else."""
+    named = ctx.qualified_names(fn) & _FOLDS.keys() if isinstance(fn, cst.Name | cst.Attribute) else set()
+    if named:
+        return _FOLDS[next(iter(named))]
+    if not (isinstance(fn, cst.Lambda) and len(fn.params.params) == 2 and not fn.params.posonly_params
+            and not fn.params.kwonly_params and fn.params.star_arg is cst.MaybeSentinel.DEFAULT
+            and fn.params.star_kwarg is None and all(p.default is None for p in fn.params.params)):
+        return None
+    names = [p.name.value for p in fn.params.params]
+    body = fn.body
+    if isinstance(body, cst.BinaryOperation) and type(body.operator) in _FOLD_OPERATORS:
+        operands = [body.left, body.right]
+        kind = _FOLD_OPERATORS[type(body.operator)]
+    elif isinstance(body, cst.Call) and len(body.args) == 2 and all(a.keyword is None and not a.star
+                                                                    for a in body.args):
+        named = ctx.qualified_names(body.func) & _FOLDS.keys()
+        if not named:
+            return None
+        operands, kind = [a.value for a in body.args], _FOLDS[next(iter(named))]
+    else:
+        return None
+    read = [o.value for o in operands if isinstance(o, cst.Name)]
+    if sorted(read) != sorted(names):
+        return None
+    if isinstance(body, cst.BinaryOperation) and isinstance(body.operator, cst.Subtract) and read != names:
+        return None  # lambda a, b: b - a is not a fold of subtraction
+    return kind
+
+
+@op("functools.reduce", reads=("function", "iterable", "initial"))
+def _functools_reduce(ctx: RuleContext, call: Call):
+    """``functools.reduce(f, xs)``, ``functools.reduce(f, xs, init)`` with ``f`` an elementwise function of two
+    arrays it knows (``operator.add``, ``jnp.maximum``, ``lambda a, b: a + b``): ``f`` applied elementwise across
+    the items (and ``init``), numpy broadcasting; a sum keeps the items' partial sums pending (one psum after the
+    fold, an ``init`` counted once as ``sum``'s start), any other fold needs them whole (a comprehension's items
+    are completed in it; a list's of partial sums is refused).  Any other ``f`` has no rule."""
+    fn, seq, init = call.arg(0, "function"), call.arg(1, "iterable"), call.arg(2, "initial")
+    linear = fold_linearity(ctx, fn.original) if fn is not None and seq is not None else None
+    if linear is None:
+        return unknown_call(ctx, call)
+    assert seq is not None
+    items = literal_items(seq)
+    listed = seq.value.items if items is None and isinstance(seq.value, TupleValue) else \
+        (sequence_item(seq.value),) if items is None and sequence_item(seq.value) is not None else None
+    if items is None and listed is None:
+        if isinstance(seq.value, Static) and (init is None or isinstance(init.value, Static)):
+            return unknown_call(ctx, call)
+        raise ctx.error(UnsupportedError, call.node, f"functools.reduce over {ctx.code(seq.original)!r}, which is "
+                        "not a list meshify can see into, so it cannot tell which arrays it folds",
+                        "fold a list or tuple of arrays, or write the folds out: f(f(a, b), c)")
+    terms = items if items is not None else [Operand(v, seq.original, seq.node) for v in listed]  # type: ignore[union-attr]
+    if linear == ADD:
+        value, converts, once = _terms_and_start(ctx, call, terms, init, "functools.reduce")
+    else:
+        value, converts = elementwise(ctx, [*terms, *([init] if init is not None else [])], linear, call.node,
+                                      "functools.reduce")
+        once = ()
+    if items is None:
+        moved = next((c for c in converts if c is not None and c.layout != c.operand.value.layout
+                      and c.operand in terms), None)
+        if moved is not None:
+            what = "partial sums, which this fold needs whole" if moved.operand.value.layout.partial and \
+                not moved.layout.partial else "items of other layouts"
+            raise ctx.error(LayoutError, call.node, f"functools.reduce over {ctx.code(seq.original)!r}: its items are "
+                            f"{what} ({moved.operand.value.layout.describe()} must become "
+                            f"{moved.layout.describe()}), and meshify converts only items written out",
+                            f"make the list with a comprehension ([h @ w for w in ws]: each item completed in it), "
+                            f"or write the items out")
+        converts = [c for c in converts if c is None or c.operand not in terms]
+    return Lowering(value, tuple(c for c in converts if c is not None), replace=once)
 
 
 # -- dtypes of arrays ------------------------------------------------------------------------------------
