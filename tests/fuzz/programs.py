@@ -1565,12 +1565,28 @@ class _Builder:
 
     def binary_arith(self, a: _Value) -> bool:
         b, out = self.second(a)
-        op = self.pick(["+", "-", "*", "/", "jnp.add", "jnp.subtract", "jnp.multiply", "jnp.divide", "sum"])
+        op = self.pick(["+", "-", "*", "/", "jnp.add", "jnp.subtract", "jnp.multiply", "jnp.divide", "sum", "fold"])
         x, y = a, b
         if op == "sum":  # Python's own sum() of a list or tuple of arrays (partial sums stay partial)
             expr = self.pick([f"sum([{a.name}, {b.name}])", f"sum(({b.name}, {a.name}, {a.name}))",
-                              f"sum([{a.name}], {b.name})", f"sum([{b.name}, 1.0], start={a.name})"])
-            return bool(self.emit(expr, out, 2 * a.scale + b.scale + 1))
+                              f"sum([{a.name}], {b.name})", f"sum([{b.name}, 1.0], start={a.name})",
+                              # a comprehension's items, partial sums summed once after it (its start counted once)
+                              f"sum({a.name} * (i + 1.0) for i in range(3))",
+                              f"sum([{a.name} - 0.5 * i for i in range(2)], start={b.name})",
+                              f"sum((t * {b.name} for t in ({a.name}, {a.name} + 1.0)), {b.name})"])
+            return bool(self.emit(expr, out, 6 * a.scale + 2 * b.scale + 2))
+        if op == "fold":  # functools.reduce with an elementwise fold over a list (or a comprehension's items)
+            self.module.imports.add("functools")
+            self.module.imports.add("operator")
+            expr, scale = self.pick([
+                (f"functools.reduce(lambda p, q: p + q, [{a.name} * i for i in range(3)])", 3 * a.scale),
+                (f"functools.reduce(operator.add, ({a.name} - i for i in range(2)), {b.name})", 2 * a.scale + b.scale + 1),
+                (f"functools.reduce(jnp.add, [{a.name}, {b.name}, {a.name}], 0.5)", 2 * a.scale + b.scale + 1),
+                (f"functools.reduce(operator.sub, [{b.name}, {a.name}])", a.scale + b.scale),
+                (f"functools.reduce(jnp.maximum, [{a.name} * (i - 1.0) for i in range(3)])", 2 * a.scale),
+                (f"functools.reduce(lambda p, q: jnp.minimum(p, q), [{a.name}, {b.name}])", a.scale + b.scale),
+                (f"functools.reduce(operator.mul, [{a.name}, {b.name}], 0.5)", a.scale * b.scale)])
+            return bool(self.emit(expr, out, scale))
         if op in ("+", "-", "*", "jnp.add", "jnp.multiply") and self.flag(30):
             x, y = b, a
         if op in ("/", "jnp.divide"):
@@ -3186,8 +3202,9 @@ def generate(ch: Chooser, seed: int = 0, mesh: str | None = None) -> Program:
 
 def _imports(module: _Module) -> str:
     text = HEADER
-    if {"dataclasses", "functools", "types", "typing"} & module.imports:
-        text = "".join(f"import {m}\n" for m in sorted({"dataclasses", "functools", "types", "typing"} & module.imports)) + "\n" + text
+    standard = {"dataclasses", "functools", "operator", "types", "typing"}
+    if standard & module.imports:
+        text = "".join(f"import {m}\n" for m in sorted(standard & module.imports)) + "\n" + text
     if "optax" in module.imports:
         text = text.replace("import jax.numpy as jnp\n", "import jax.numpy as jnp\nimport optax\n")
     if "einops" in module.imports:

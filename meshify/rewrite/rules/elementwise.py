@@ -577,8 +577,8 @@ def _functools_reduce(ctx: RuleContext, call: Call):
             raise ctx.error(LayoutError, call.node, f"functools.reduce over {ctx.code(seq.original)!r}: its items are "
                             f"{what} ({moved.operand.value.layout.describe()} must become "
                             f"{moved.layout.describe()}), and meshify converts only items written out",
-                            f"make the list with a comprehension ([h @ w for w in ws]: each item completed in it), "
-                            f"or write the items out")
+                            "make the list with a comprehension ([h @ w for w in ws]: each item completed in it), "
+                            "or write the items out")
         converts = [c for c in converts if c is None or c.operand not in terms]
     return Lowering(value, tuple(c for c in converts if c is not None), replace=once)
 
