@@ -1571,7 +1571,7 @@ class _Builder:
             expr = self.pick([f"sum([{a.name}, {b.name}])", f"sum(({b.name}, {a.name}, {a.name}))",
                               f"sum([{a.name}], {b.name})", f"sum([{b.name}, 1.0], start={a.name})",
                               # a comprehension's items, partial sums summed once after it (its start counted once)
-                              f"sum({a.name} * (i + 1.0) for i in range(3))",
+                              f"sum({a.name} * (i + 1.0) for i in range(3)) + {b.name}",
                               f"sum([{a.name} - 0.5 * i for i in range(2)], start={b.name})",
                               f"sum((t * {b.name} for t in ({a.name}, {a.name} + 1.0)), {b.name})"])
             return bool(self.emit(expr, out, 6 * a.scale + 2 * b.scale + 2))
@@ -1579,11 +1579,11 @@ class _Builder:
             self.module.imports.add("functools")
             self.module.imports.add("operator")
             expr, scale = self.pick([
-                (f"functools.reduce(lambda p, q: p + q, [{a.name} * i for i in range(3)])", 3 * a.scale),
+                (f"functools.reduce(lambda p, q: p + q, [{a.name} * i for i in range(3)]) - {b.name}", 3 * a.scale + b.scale),
                 (f"functools.reduce(operator.add, ({a.name} - i for i in range(2)), {b.name})", 2 * a.scale + b.scale + 1),
                 (f"functools.reduce(jnp.add, [{a.name}, {b.name}, {a.name}], 0.5)", 2 * a.scale + b.scale + 1),
                 (f"functools.reduce(operator.sub, [{b.name}, {a.name}])", a.scale + b.scale),
-                (f"functools.reduce(jnp.maximum, [{a.name} * (i - 1.0) for i in range(3)])", 2 * a.scale),
+                (f"functools.reduce(jnp.maximum, [{a.name} * (i - 1.0) for i in range(3)]) * {b.name}", 2 * a.scale * b.scale),
                 (f"functools.reduce(lambda p, q: jnp.minimum(p, q), [{a.name}, {b.name}])", a.scale + b.scale),
                 (f"functools.reduce(operator.mul, [{a.name}, {b.name}], 0.5)", a.scale * b.scale)])
             return bool(self.emit(expr, out, scale))

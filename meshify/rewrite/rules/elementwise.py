@@ -573,7 +573,7 @@ def _functools_reduce(ctx: RuleContext, call: Call):
                       and c.operand in terms), None)
         if moved is not None:
             what = "partial sums, which this fold needs whole" if moved.operand.value.layout.partial and \
-                not moved.layout.partial else "items of other layouts"
+                not moved.layout.partial else "of another layout than the fold's result"
             raise ctx.error(LayoutError, call.node, f"functools.reduce over {ctx.code(seq.original)!r}: its items are "
                             f"{what} ({moved.operand.value.layout.describe()} must become "
                             f"{moved.layout.describe()}), and meshify converts only items written out",
