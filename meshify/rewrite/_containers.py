@@ -46,7 +46,7 @@ from meshify.rewrite._values import (
     is_none,
 )
 
-__all__ = ["TREE_MAP", "TREE_MAP_WITH_PATH", "appending", "closure_names", "common_item", "concatenated", "listed_items", "listed_names", "mutating",
+__all__ = ["TREE_MAP", "TREE_MAP_WITH_PATH", "appending", "closure_names", "common_item", "concatenated", "listed_items", "listed_names", "mutating", "own_dict",
            "one_layout", "popping", "removed", "sequence_index", "sequence_item", "sequence_len", "sequence_of", "shares", "stored",
            "tree_map", "zipped"]
 
@@ -316,6 +316,18 @@ def stored(rw, target: cst.Subscript, value: Value) -> Value | None:
     return result
 
 
+def own_dict(rw, node: cst.CSTNode, name: str, key: str) -> None:
+    """Refuses changing the dict of arrays ``name`` holds in place (``name[k] = v``, ``name.update(...)``) where
+    this function did not make it, or another name (a helper, a nested function) also holds it."""
+    if name in rw.shared_lists and name in rw.own_lists or name not in rw.own_lists:
+        what = f"{rw.ctx.code(node)} = ..." if isinstance(node, cst.Subscript) else rw.ctx.code(node)
+        raise rw.error(UnsupportedError, node, f"{what} changes {name!r} in place, a dict holding "
+                       "arrays " + ("that another name (or a helper, or a nested function) also holds"
+                                    if name in rw.own_lists else "this function did not make (a parameter, or "
+                                    "another name's dict)"),
+                       f"copy it first ({name} = dict({name})), or build a new one ({name} = {{**{name}, {key}: ...}})")
+
+
 def _stored_item(rw, target: cst.Subscript, name: str, held: StructValue, value: Value) -> Value:
     """``cache["k"] = v`` for a dict of arrays this function made (a dict display, ``dict(cache)``,
     ``cache.copy()``): its items with ``"k"`` replaced, or added last.  At a key meshify does not know (``outs[
@@ -323,12 +335,7 @@ def _stored_item(rw, target: cst.Subscript, name: str, held: StructValue, value:
     key = rw.expr(target.slice[0].slice.value).value  # type: ignore[attr-defined]
     code = rw.ctx.code(target)
     literal = isinstance(key, Static) and key.known and isinstance(key.literal, str)
-    if name in rw.shared_lists and name in rw.own_lists or name not in rw.own_lists:
-        raise rw.error(UnsupportedError, target, f"{code} = ... changes {name!r} in place, a dict holding arrays "
-                       + ("that another name (or a helper, or a nested function) also holds" if name in rw.own_lists
-                          else "this function did not make (a parameter, or another name's dict)"),
-                       f"copy it first ({name} = dict({name})), or build a new one ({name} = {{**{name}, "
-                       f"{repr(key.literal) if literal else 'k'}: ...}})")  # type: ignore[union-attr]
+    own_dict(rw, target, name, repr(key.literal) if literal else "k")  # type: ignore[union-attr]
     if not literal or held.kind == "mapping":
         return stored_in_mapping(rw, target, name, held, key, value)
     fields = dict(held.fields)
@@ -617,8 +624,13 @@ def shares(rw, node: cst.Name) -> bool:
     if isinstance(parent, cst.Element):
         display = _parents(rw.fn).get(id(parent))
         return not isinstance(_parents(rw.fn).get(id(display)), cst.Return)  # return x, hs
+    if isinstance(parent, cst.StarredDictElement):  # {**outs, "k": v}: a new dict of its items
+        return False
     if isinstance(parent, cst.Arg) and not parent.star:
         call = _parents(rw.fn).get(id(parent))
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "update" \
+                and isinstance(call.func.value, cst.Name) and isinstance(rw.env.get(call.func.value.value), StructValue):
+            return False  # known.update(outs): its items copied into another dict
         if isinstance(call, cst.Call):
             names = rw.ctx.qualified_names(call.func)
             if isinstance(call.func, cst.Name) and not names:

@@ -34,7 +34,16 @@ from meshify.rewrite._containers import (
 )
 from meshify.rewrite._context import _STATIC_MODULES
 from meshify.rewrite._helpers import call_helper, function_ref, imported_helper
-from meshify.rewrite._mappings import listed_mapping, mapping_index, mapping_item, mapping_view
+from meshify.rewrite._mappings import (
+    changed_mapping,
+    joined_mapping,
+    listed_mapping,
+    mapping_get,
+    mapping_index,
+    mapping_item,
+    mapping_view,
+    maybe_none,
+)
 from meshify.rewrite._names import dotted_name, read_again
 from meshify.rewrite._nested import call_local, local_def, refuse_value
 from meshify.rewrite._templates import call_template, int_node
@@ -129,6 +138,10 @@ def evaluate(rw, node: cst.BaseExpression):
         return _if_exp(rw, node)
     if isinstance(node, cst.Dict) and _string_keys(node) is not None:
         return _dict_literal(rw, node)
+    if isinstance(node, cst.Dict) and any(isinstance(e, cst.StarredDictElement) and isinstance(e.value, cst.Name)
+                                          and mapping_item(rw.env.get(e.value.value)) is not None
+                                          for e in node.elements):
+        return joined_mapping(rw, node)  # {**outs, "extra": y}, outs a dict of keys known only when traced
     if isinstance(node, cst.Dict) and any(isinstance(e, cst.StarredDictElement) for e in node.elements):
         merged = _merged_dict(rw, node)  # {**cache, "k": k}: a new dict of the values by key
         if merged is not None:
@@ -645,6 +658,8 @@ def none_test(rw, node: cst.BaseExpression) -> bool | None:
         return None
     other = next((n for n in sides if not (isinstance(n, cst.Name) and n.value == "None")), None)
     value = _field_held(rw, other)
+    if maybe_none(rw, value):  # prev = outs.get(k): an array or None, known only when traced
+        return None
     if isinstance(value, Array | TupleValue | StructValue):
         is_none = False
     elif isinstance(value, Static) and value.known:
@@ -1142,7 +1157,7 @@ def _call(rw, node: cst.Call):
     func = node.func
     if _is_at_update(rw, func):  # x.at[:, 0].set(v), mask.at[i].add(1)
         return _at_update(rw, node)
-    popped = popping(rw, node) or mutating(rw, node)  # skip = hs.pop() (a U-Net's skips); kw.update(...)
+    popped = changed_mapping(rw, node) or popping(rw, node) or mutating(rw, node)  # skip = hs.pop() (a U-Net's skips); kw.update(...)
     if popped is not None:
         return popped
     local = local_def(rw, func.value) if isinstance(func, cst.Name) else None
@@ -2462,6 +2477,15 @@ def _dict_copy(rw, node: cst.Call, source: cst.BaseExpression, keywords) -> Oper
     evaluated as ``{**cache, "k": k}``, written back as the call with each value's node; None where ``source``
     is no such name."""
     held = rw.env.get(source.value) if isinstance(source, cst.Name) else None
+    if mapping_item(held) is not None:  # dict(outs, extra=y), outs a dict of keys known only when traced
+        joined = joined_mapping(rw, cst.Dict([cst.StarredDictElement(source), *(cst.DictElement(
+            cst.SimpleString(repr(a.keyword.value)), a.value) for a in keywords)]), where=node)
+        op = Operand(joined.value, source, joined.node.elements[0].value)  # type: ignore[attr-defined]
+        values = [e.value for e in joined.node.elements[1:]]  # type: ignore[attr-defined]
+        args = [a.with_changes(value=v) for a, v in zip(keywords, values)]
+        new = node.with_changes(func=node.func.with_changes(value=op.node)) if isinstance(node.func, cst.Attribute) \
+            else node.with_changes(args=[node.args[0].with_changes(value=op.node), *args])
+        return Operand(joined.value, node, new)
     if not (isinstance(held, StructValue) and held.kind == "dict"):
         return None  # (not evaluated here: the call is then evaluated as written)
     op = rw.expr(source)

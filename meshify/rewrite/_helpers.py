@@ -161,6 +161,9 @@ def call_helper(rw, call, fn: cst.FunctionDef, home=None,
     from meshify.errors import UnsupportedError
     from meshify.rewrite._interp import FunctionRewriter, result_items_fed
 
+    from meshify.rewrite._mappings import refuse_maybe_none
+
+    refuse_maybe_none(rw, [*call.args, *call.kwargs.values()], f"handed to {fn.name.value}()")
     home = home or rw.ctx
     name = fn.name.value
     label = f"{owner}.{name}" if owner is not None else name if home is home.root else f"{home.label}.{name}"

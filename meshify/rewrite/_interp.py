@@ -76,7 +76,7 @@ from meshify.rewrite._hints import (
     read_struct_return,
 )
 from meshify.rewrite._liveness import rebound_first
-from meshify.rewrite._mappings import mapping_item, mapping_of
+from meshify.rewrite._mappings import mapping_item, mapping_of, maybe_none, refuse_maybe_none
 from meshify.rewrite._names import dotted_name, read_again
 from meshify.rewrite._nested import LocalDef, bound_function, define, emit_defs, local_def, refuse_value
 from meshify.rewrite._optional import optional_inner
@@ -971,6 +971,8 @@ class FunctionRewriter:
         self._jumps: list[_Jumps | None] = []
         #: Names bound to a list this function built (``xs = []``): ``xs.append(v)`` is followed (_containers).
         self.own_lists: set[str] = set()
+        #: What ``outs.get(k)`` gave, each its own object: an array or None, known only when traced (_mappings).
+        self.maybe_none: list[Value] = []
         #: Of those, the ones handed on to something that may keep the list (``gs = xs``): their appends are
         #: refused.  Never rolled back: a loop's next iteration appends after the hand-off.
         self.shared_lists: set[str] = set(closure_names(fn))
@@ -1894,6 +1896,34 @@ class FunctionRewriter:
                                  "after both branches, of one layout (a hint where each is made)")
         return mapping_of(common)
 
+    def _either_dict(self, name: str, a: StructValue, b: StructValue, stmt: cst.CSTNode) -> Value:
+        """A dict of known keys the branches of an if leave differently (``if c: m["new"] = x``, ``m["a"]`` of
+        another value in each): the same keys in the same order, each value the one both leave (an array of
+        one layout; a Python value that differs, known only when traced); keys one branch adds or removes, a
+        dict of keys known only when traced (:mod:`_mappings`), its values of one layout.  Was the first
+        branch's dict, whatever the other left (its keys, ``len`` and ``in`` wrong where the other ran)."""
+        if [k for k, _ in a.fields] != [k for k, _ in b.fields]:
+            values = [v for _, v in (*a.fields, *b.fields)]
+            common = common_item(values)
+            if common is None or not isinstance(common, Array | Opaque):
+                raise self.ctx.error(LayoutError, stmt, f"{name!r} holds other keys after each branch (keys "
+                                     f"{[k for k, _ in a.fields]} and {[k for k, _ in b.fields]}), and its values "
+                                     f"are not arrays of one layout ({', '.join(described_value(v) for v in values)})"
+                                     ": which keys it holds is known only when traced", f"store the same keys in "
+                                     f"both branches, or give its values one layout (a hint where each is made), or "
+                                     f"keep what one branch adds in a dict of its own")
+            return mapping_of(common)
+        fields = []
+        for (key, x), (_, y) in zip(a.fields, b.fields):
+            both = x if x == y else Static() if isinstance(x, Static) and isinstance(y, Static) \
+                and not any(isinstance(v.literal, LocalDef) for v in (x, y)) else common_item([x, y])
+            if both is None:
+                raise self.ctx.error(LayoutError, stmt, f"{name}[{key!r}] is {described_value(x)} after one branch "
+                                     f"and {described_value(y)} after the other", f"give it one layout in both "
+                                     f"branches (a hint where each is made: v: Tensor[...] = ...)")
+            fields.append((key, both))
+        return StructValue(a.cls, tuple(fields), "dict", a.meta)
+
     def _grown(self, name: str, before: Static | TupleValue, after: TupleValue, stmt: cst.For) -> StructValue:
         """The sequence a tuple (or list) the loop's body joins items to holds: every item of one layout."""
         items = [*(before.items if isinstance(before, TupleValue) else ()), *after.items]
@@ -1970,10 +2000,12 @@ class FunctionRewriter:
         dtypes_start = self.dtypes.snapshot()
         if test.value.known:  # (a flag of this version: the returns of the branch Python skips are not its results)
             self._known_tests[id(stmt.test)] = bool(test.value.literal)
+        self._narrow(stmt.test, True)
         body, refused = self._branch(stmt.body, stmt.test, True, test)
         after_body, body_returns = self.env, refused is not None or self._suite_returns(stmt.body)
         dtypes_body = self.dtypes.snapshot()
         self.env = dict(start)
+        self._narrow(stmt.test, False)
         self.dtypes.restore(dtypes_start)
         orelse = stmt.orelse
         new_orelse: cst.If | cst.Else | None = None
@@ -2019,6 +2051,18 @@ class FunctionRewriter:
                            *([] if else_returns else [self.dtypes.snapshot()])])
         return stmt.with_changes(test=test.node, body=body,
                                  orelse=new_orelse if new_orelse is not None else stmt.orelse)
+
+    def _narrow(self, test: cst.BaseExpression, taken: bool) -> None:
+        """``if prev is not None:`` (or ``is None``'s else), ``prev`` what ``outs.get(k)`` gave: an array in the
+        branch where it is not None (the other keeps it None or an array, as Python may find it)."""
+        if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name)
+                and isinstance(test.comparisons[0].operator, cst.Is | cst.IsNot)
+                and isinstance(test.comparisons[0].comparator, cst.Name)
+                and test.comparisons[0].comparator.value == "None"):
+            return
+        name = test.left.value
+        if maybe_none(self, self.env.get(name)) and isinstance(test.comparisons[0].operator, cst.IsNot) == taken:
+            self.env[name] = replace(self.env[name])  # type: ignore[type-var]
 
     def _branch(self, suite: cst.BaseSuite, test: cst.BaseExpression, taken: bool, value: Operand
                 ) -> tuple[cst.BaseSuite, MeshifyError | None]:
@@ -2119,6 +2163,8 @@ class FunctionRewriter:
                     merged[name] = self._either_list(name, a, b, stmt)
                 elif a != b and (mapping_item(a) is not None or mapping_item(b) is not None):
                     merged[name] = self._either_mapping(name, a, b, stmt)
+                elif a != b and all(isinstance(v, StructValue) and v.kind == "dict" for v in (a, b)):
+                    merged[name] = self._either_dict(name, a, b, stmt)  # type: ignore[arg-type]
                 elif a != b and any(isinstance(v, Static) and isinstance(v.literal, LocalDef) for v in (a, b)):
                     raise self.ctx.error(UnsupportedError, stmt, f"{name!r} is a different function after each "
                                          "branch", f"define {name}() once before the if, or call it only inside "
@@ -2131,6 +2177,11 @@ class FunctionRewriter:
                                          if isinstance(a, Array) and isinstance(b, Array) else
                                          f"make it an array before the if, with a hint ({name}: Tensor[()] = "
                                          f"jnp.zeros(()) for a scalar), so that both branches leave an array")
+        for name in merged:  # prev = outs.get(k) None after one branch: None or not after the if, as it was
+            if merged[name] is not None and any(maybe_none(self, env.get(name)) for env in envs) \
+                    and not maybe_none(self, merged[name]):
+                merged[name] = replace(merged[name])  # (its own object)
+                self.maybe_none.append(merged[name])
         return merged
 
     def _loop_item(self, node: cst.BaseExpression, iterable: Operand) -> Value:
@@ -2716,6 +2767,9 @@ class FunctionRewriter:
     def _return_stmt(self, s: cst.Return) -> cst.Return:
         if s.value is None:
             raise self.ctx.error(LayoutError, s, "bare return", "return the result")
+        if self.maybe_none:  # return outs.get(k): the caller would take it for an array
+            refuse_maybe_none(self, [Operand(self.env[n.value], n, n) for n in _names_in_expr(s.value)
+                                     if n.value in self.env], f"returned by {self.fn.name.value}()")
         hint = self._return
         if self._helper and self._forced_items is not None:
             return self._forced_tuple(s)
@@ -4556,3 +4610,15 @@ def _arange_grid(rw, node: cst.BaseExpression | None) -> tuple[int, int] | None:
     if isinstance(call, cst.Call) and rw.ctx.qualified_names(call.func) & {"jax.numpy.arange", "numpy.arange"}:
         return j, width
     return None
+
+
+def _names_in_expr(node: cst.BaseExpression) -> list[cst.Name]:
+    """The names an expression hands on as they are: itself, or the items of a tuple, list or dict display
+    (nested); what an operation on a name makes is another value."""
+    if isinstance(node, cst.Name):
+        return [node]
+    if isinstance(node, cst.Tuple | cst.List):
+        return [n for e in node.elements for n in _names_in_expr(e.value)]
+    if isinstance(node, cst.Dict):
+        return [n for e in node.elements for n in _names_in_expr(e.value)]
+    return []

@@ -17,19 +17,29 @@ which is what makes the rewrite hold for every key:
 - returned, one PartitionSpec is the out_spec of the whole dict (a pytree prefix of it);
 - handed to a helper, the helper is rewritten for a mapping of that layout.
 
-What changes a mapping in place other than a store (``update``, ``pop``, ``setdefault``, ``get``, ``del``)
-is refused: which keys it touches, and whether they are there, is known only when traced.
+- ``outs.get(k, default)``, ``outs.pop(k, default)``, ``outs.setdefault(k, default)``: the value every key
+  holds, the default given that layout first (a partial sum completed, a split changed); ``outs.get(k)`` (or a
+  default of None): that value *or None*, known only when traced, so ``if prev is not None:`` keeps both
+  branches (:func:`maybe_none`; handed to a helper or returned before such a test, refused);
+- ``outs.update(...)`` (a dict, a dict of keys known only when traced, keywords), ``{**outs, "k": v}``,
+  ``dict(outs, k=v)``: a mapping of the values' one layout (a partial sum completed before it goes in);
+- ``jax.tree.leaves(outs)``, ``jax.tree.map(fn, outs)``: a sequence of the value, a mapping of ``fn``'s.
+
+``del outs[k]`` and ``outs.popitem()`` are refused.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import libcst as cst
 
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._hints import ITEMS
-from meshify.rewrite._values import Operand, Static, StructValue, TupleValue, Value, holds_partial
+from meshify.rewrite._values import Array, Operand, Static, StructValue, TupleValue, Value, holds_partial
 
-__all__ = ["listed_mapping", "mapping_index", "mapping_item", "mapping_of", "mapping_view", "stored_in_mapping"]
+__all__ = ["changed_mapping", "joined_mapping", "listed_mapping", "mapping_get", "mapping_index", "mapping_item",
+           "mapping_of", "mapping_view", "maybe_none", "refuse_maybe_none", "stored_in_mapping", "whole_value"]
 
 #: The views of a dict meshify follows (``for k, v in outs.items()``).
 _VIEWS = ("items", "keys", "values")
@@ -99,6 +109,8 @@ def mapping_view(rw, node: cst.Call, receiver: Operand) -> Operand | None:
         return None
     assert isinstance(node.func, cst.Attribute)
     method, code = node.func.attr.value, rw.ctx.code(node.func.value)
+    if method == "get":
+        return mapping_get(rw, node, receiver, item)
     if method not in _VIEWS:
         raise rw.error(UnsupportedError, node, f"{rw.ctx.code(node)}: {code!r} is a dict whose keys meshify knows "
                        f"only when traced; .{method}() of it is not modelled", f"read it by key ({code}[k]) or go "
@@ -134,3 +146,210 @@ def listed_mapping(rw, node: cst.Call) -> Operand | None:
     op = rw.expr(argument)
     new = node.with_changes(args=[node.args[0].with_changes(value=op.node)])
     return Operand(Static() if method == "keys" else op.value, node, new)
+
+
+def maybe_none(rw, value: Value | None) -> bool:
+    """Whether ``value`` is or holds what ``outs.get(k)`` gave: an array or None, known only when traced (the
+    very object: a value built from it is an array, or Python's error)."""
+    if any(value is v for v in rw.maybe_none):
+        return True
+    if isinstance(value, TupleValue):
+        return any(maybe_none(rw, v) for v in value.items)
+    return isinstance(value, StructValue) and any(maybe_none(rw, v) for _, v in value.fields)
+
+
+def whole_value(rw, op: Operand, item: Value, what: str) -> cst.BaseExpression:
+    """``op``'s node given ``item``'s layout (a partial sum completed, a split changed), for a value that goes
+    into (or stands for one of) a dict of keys known only when traced; refused where its dims differ."""
+    from meshify.annotate._types import unify_dims
+    from meshify.rewrite._containers import _text, common_item
+
+    value = op.value
+    if isinstance(value, Array) and isinstance(item, Array) and value.layout.rank == item.layout.rank \
+            and all(unify_dims(a, b) is not None for a, b in zip(value.dims, item.dims)):
+        return rw.convert(op, item.layout, what)
+    if not holds_partial(value) and common_item([item, value]) is not None:
+        return op.node
+    raise rw.error(LayoutError, op.original, f"{rw.ctx.code(op.original)!r} is {_text(value)}, {what} whose "
+                   f"every value is {_text(item)} (its keys, and so which value is which, are known only when "
+                   "traced)", "give it that layout (a hint pins one: v: Tensor[...] = ...), or keep it apart")
+
+
+def _plain_args(rw, node: cst.Call, least: int, most: int) -> list[cst.Arg]:
+    args = list(node.args)
+    if not least <= len(args) <= most or any(a.keyword is not None or a.star for a in args):
+        method = node.func.attr.value  # type: ignore[attr-defined]
+        raise rw.error(UnsupportedError, node, f"{rw.ctx.code(node)}: .{method}() with these arguments",
+                       f".{method}(k" + (", default)" if most > 1 else ")") + " (positional, a Python key)")
+    return args
+
+
+def _key(rw, arg: cst.Arg) -> Operand:
+    key = rw.expr(arg.value)
+    if not isinstance(key.value, Static):
+        raise rw.error(UnsupportedError, arg.value, f"a dict keyed by {rw.ctx.code(arg.value)!r}, an array",
+                       "key it by a Python value (a string, an f-string of a loop's counter)")
+    return key
+
+
+def mapping_get(rw, node: cst.Call, receiver: Operand, item: Value) -> Operand:
+    """``outs.get(k)``, ``outs.get(k, default)`` of a dict every value of which is ``item``'s (a mapping, or a
+    dict of known keys read at a key meshify does not know): ``item``, the default given its layout; without a
+    default (or None), ``item`` or None, known only when traced (:func:`maybe_none`)."""
+    args = _plain_args(rw, node, 1, 2)
+    key = _key(rw, args[0])
+    new_args = [args[0].with_changes(value=key.node)]
+    code = rw.ctx.code(node.func.value)  # type: ignore[attr-defined]
+    value = item
+    if len(args) == 2 and not (isinstance(args[1].value, cst.Name) and args[1].value.value == "None"):
+        default = rw.expr(args[1].value)
+        new_args.append(args[1].with_changes(value=whole_value(rw, default, item, f"the default of {code}.get(), a "
+                                                                             "dict")))
+    else:
+        value = replace(item)  # (its own object: told apart from the values of outs[k])
+        rw.maybe_none.append(value)
+        new_args += args[1:]
+    func = node.func.with_changes(value=receiver.node)  # type: ignore[attr-defined]
+    return Operand(value, node, node.with_changes(func=func, args=new_args))
+
+
+def changed_mapping(rw, node: cst.Call) -> Operand | None:
+    """``outs.pop(k[, default])``, ``outs.setdefault(k, default)``, ``outs.update(...)`` of a dict this function
+    made whose keys meshify does not know (or, for ``update``, any dict of arrays it made, updated by a dict
+    of keys it does not know): the value it gives, ``outs`` a mapping of its values' one layout.  None: not
+    such a call."""
+    from meshify.rewrite._containers import own_dict
+
+    func = node.func
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+            and func.attr.value in ("pop", "setdefault", "update", "popitem")):
+        return None
+    name, method = func.value.value, func.attr.value
+    held = rw.env.get(name)
+    item = mapping_item(held)
+    if not (item is not None or method == "update" and isinstance(held, StructValue) and held.kind == "dict"
+            and _updates_unknown(rw, node)):
+        return None
+    own_dict(rw, node, name, "k")
+    if method == "popitem":
+        raise rw.error(UnsupportedError, node, f"{rw.ctx.code(node)}: which key it takes is known only when traced",
+                       f"take a key you name: {name}.pop(k)")
+    if method == "update":
+        return _updated(rw, node, name, held)  # type: ignore[arg-type]
+    args = _plain_args(rw, node, 1 if method == "pop" else 2, 2)
+    key = _key(rw, args[0])
+    new_args = [args[0].with_changes(value=key.node)]
+    if len(args) == 2:
+        default = rw.expr(args[1].value)
+        new_args.append(args[1].with_changes(value=whole_value(rw, default, item, f"the default of {name}."
+                                                                             f"{method}(), a dict")))
+    return Operand(item, node, node.with_changes(args=new_args))  # type: ignore[arg-type]
+
+
+def _updates_unknown(rw, node: cst.Call) -> bool:
+    """Whether ``d.update(...)`` gives ``d`` keys meshify does not know: a dict of such keys, or a display
+    with a key that is not a literal (the argument's value read from the names it holds, not evaluated)."""
+    if len(node.args) != 1 or node.args[0].keyword is not None or node.args[0].star:
+        return False
+    argument = node.args[0].value
+    if isinstance(argument, cst.Name):
+        return mapping_item(rw.env.get(argument.value)) is not None
+    return isinstance(argument, cst.Dict) and any(
+        isinstance(e, cst.StarredDictElement) and isinstance(e.value, cst.Name)
+        and mapping_item(rw.env.get(e.value.value)) is not None
+        or isinstance(e, cst.DictElement) and not isinstance(e.key, cst.SimpleString) for e in argument.elements)
+
+
+def _updated(rw, node: cst.Call, name: str, held: StructValue) -> Operand:
+    """``outs.update(other)``, ``outs.update({"k": v, **m})``, ``outs.update(k=v)``: ``outs`` a mapping of the
+    one layout every value shares (partial sums completed before they go in)."""
+    values: list[Value] = [mapping_item(held)] if mapping_item(held) is not None else [v for _, v in held.fields]
+    args = []
+    for arg in node.args:
+        if arg.star:
+            raise rw.error(UnsupportedError, arg, f"{name}.update(*...)", f"{name}.update(other_dict)")
+        if arg.keyword is None and isinstance(arg.value, cst.Dict):
+            joined = joined_mapping(rw, arg.value, values)
+            args.append(arg.with_changes(value=joined.node))
+            values = [mapping_item(joined.value)]  # type: ignore[list-item]
+            continue
+        op = rw.expr(arg.value)
+        if arg.keyword is None:
+            more = [mapping_item(op.value)] if mapping_item(op.value) is not None else [
+                v for _, v in op.value.fields] if isinstance(op.value, StructValue) and op.value.kind == "dict" \
+                else None
+            if more is None or any(holds_partial(v) for v in more):
+                raise rw.error(UnsupportedError, arg.value, f"{name}.update({rw.ctx.code(arg.value)}): not a dict of "
+                               "whole arrays meshify follows", f"update it from a dict of arrays ({name}.update("
+                               f"{{'k': v}}), or store a key at a time ({name}[k] = v)")
+            values, new = [*values, *more], op.node
+        else:
+            new = whole_value(rw, op, _one_item(rw, arg.value, [*values, op.value], name), f"a value of {name!r}, "
+                              "a dict")
+            values = [*values, op.value]
+        args.append(arg.with_changes(value=new))
+    result = mapping_of(_one_item(rw, node, values, name))
+    rw.rebind_list(name, result)
+    return Operand(Static.of(None), node, node.with_changes(args=args))
+
+
+def _one_item(rw, where: cst.CSTNode, values: list[Value], name: str) -> Value:
+    """The one value every value of the dict ``name`` of keys known only when traced has (partial sums taken
+    as completed), or refused."""
+    from meshify.rewrite._containers import _text, common_item
+
+    whole = [Array(v.layout.with_partial(()), v.origin) if isinstance(v, Array) else v for v in values]
+    common = common_item(whole)
+    if common is None or isinstance(common, Static):
+        shown = ", ".join(dict.fromkeys(_text(v) for v in whole))
+        raise rw.error(LayoutError, where, f"the dict {name!r} would hold values of different layouts ({shown}) at "
+                       "keys meshify does not know while rewriting: every value of such a dict must have one layout",
+                       "give the values one layout (a hint pins one: v: Tensor[...] = ...), or keep them in two dicts")
+    return common
+
+
+def joined_mapping(rw, node: cst.Dict, values: list[Value] = (), where: cst.CSTNode | None = None  # type: ignore[assignment]
+                   ) -> Operand:
+    """``{**outs, "extra": y}``, ``{f"l{i}": h, **m}``: a dict display some of whose keys meshify does not know
+    (a ``**`` of a mapping, a key that is not a literal): a mapping of the one layout of its values (and of
+    ``values``, what it joins), each value completed and given it.  ``where``: the code it stands for, where
+    ``node`` was made here (``dict(outs, k=v)``)."""
+    where = where if where is not None else node
+    parts: list[tuple[cst.BaseDictElement, Operand]] = []
+    values = list(values)
+    for e in node.elements:
+        if isinstance(e, cst.StarredDictElement):
+            op = rw.expr(e.value)
+            more = [mapping_item(op.value)] if mapping_item(op.value) is not None else [
+                v for _, v in op.value.fields] if isinstance(op.value, StructValue) and op.value.kind == "dict" \
+                else None
+            if more is None or any(holds_partial(v) for v in more):
+                raise rw.error(UnsupportedError, e.value, f"**{rw.ctx.code(e.value)} beside keys meshify does not know "
+                               "while rewriting: not a dict of whole arrays meshify follows", "unpack a dict of "
+                               "arrays this function made, or store a key at a time (d[k] = v)")
+            values += more
+        else:
+            assert isinstance(e, cst.DictElement)
+            key = rw.expr(e.key)
+            if not isinstance(key.value, Static):
+                raise rw.error(UnsupportedError, e.key, f"a dict keyed by {rw.ctx.code(e.key)!r}, an array",
+                               "key it by a Python value (a string, an f-string of a loop's counter)")
+            op = rw.expr(e.value)
+            values.append(op.value)
+            e = e.with_changes(key=key.node)
+        parts.append((e, op))
+    item = _one_item(rw, where, values, rw.ctx.code(where))
+    elements = [e.with_changes(value=op.node if isinstance(e, cst.StarredDictElement) else
+                               whole_value(rw, op, item, "a value of a dict")) for e, op in parts]
+    return Operand(mapping_of(item), node, node.with_changes(elements=elements))
+
+
+def refuse_maybe_none(rw, operands, what: str) -> None:
+    """Refuses handing on what ``outs.get(k)`` gave (an array or None, known only when traced) to a helper, or
+    returning it from one: there it would be taken for an array, and ``if v is None:`` decided while rewriting."""
+    for op in operands:
+        if maybe_none(rw, op.value):
+            code = rw.ctx.code(op.original)
+            raise rw.error(UnsupportedError, op.original, f"{code!r}, what a dict's .get() gave (an array, or None "
+                           f"where the key is missing: known only when traced), is {what}", "read it by key where it is "
+                           "there (d[k]), or give .get() a default array (d.get(k, jnp.zeros_like(h)))")

@@ -331,6 +331,9 @@ def call_local(rw, local: LocalDef, call) -> tuple[Value, cst.BaseExpression]:
     """``f(args)`` of a nested def: its body rewritten for these arguments, the call kept."""
     from meshify.rewrite._helpers import _complete_widened
 
+    from meshify.rewrite._mappings import refuse_maybe_none
+
+    refuse_maybe_none(rw, [*call.args, *call.kwargs.values()], f"handed to {local.node.name.value}()")
     call, replaced = _complete_widened(rw, call, local.node)
     bound = _bind(rw, local, call, call.node)
     positional = [q.name.value for q in (*local.node.params.posonly_params, *local.node.params.params)]
