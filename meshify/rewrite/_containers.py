@@ -46,9 +46,9 @@ from meshify.rewrite._values import (
     is_none,
 )
 
-__all__ = ["TREE_MAP", "TREE_MAP_WITH_PATH", "appending", "closure_names", "common_item", "concatenated", "listed_items", "listed_names", "mutating", "own_dict",
-           "one_layout", "popping", "removed", "sequence_index", "sequence_item", "sequence_len", "sequence_of", "shares", "stored",
-           "tree_map", "zipped"]
+__all__ = ["TREE_MAP", "TREE_MAP_WITH_PATH", "appending", "closure_names", "common_item", "concatenated", "listed_items",
+           "listed_names", "mutating", "one_layout", "own_dict", "popping", "removed", "sequence_index", "sequence_item",
+           "sequence_len", "sequence_of", "shares", "stored", "tree_map", "zipped"]
 
 #: ``jax.tree.map`` under its spellings.
 TREE_MAP = frozenset({"jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map"})
@@ -333,7 +333,6 @@ def _stored_item(rw, target: cst.Subscript, name: str, held: StructValue, value:
     ``cache.copy()``): its items with ``"k"`` replaced, or added last.  At a key meshify does not know (``outs[
     f"layer{i}"] = h``), or into a dict that is already one of such keys: a mapping (:mod:`_mappings`)."""
     key = rw.expr(target.slice[0].slice.value).value  # type: ignore[attr-defined]
-    code = rw.ctx.code(target)
     literal = isinstance(key, Static) and key.known and isinstance(key.literal, str)
     own_dict(rw, target, name, repr(key.literal) if literal else "k")  # type: ignore[union-attr]
     if not literal or held.kind == "mapping":

@@ -36,6 +36,7 @@ from meshify.rewrite._context import _STATIC_MODULES
 from meshify.rewrite._helpers import call_helper, function_ref, imported_helper
 from meshify.rewrite._mappings import (
     changed_mapping,
+    first_read,
     joined_mapping,
     listed_mapping,
     mapping_get,
@@ -1937,7 +1938,8 @@ def tree_leaf_reads(rw, node: cst.Call) -> list[cst.BaseExpression] | None:
     """``jax.tree.leaves(params)`` of a name (or attribute chain): each leaf read off it (``params.w``,
     ``params["b"]``), in JAX's order, for a comprehension over the leaves unrolled leaf by leaf; else None."""
     if not (rw.ctx.qualified_names(node.func) & _TREE_LEAVES) or len(node.args) != 1 \
-            or node.args[0].keyword is not None or node.args[0].star or not read_again(node.args[0].value):
+            or node.args[0].keyword is not None or node.args[0].star or not read_again(node.args[0].value) \
+            or _holds_mapping(_field_held(rw, node.args[0].value)):  # (keys known only when traced: a sequence)
         return None
     return _leaf_reads(rw, node.args[0].value)
 
@@ -2034,7 +2036,15 @@ def _one_tree(rw, node: cst.Call) -> tuple[Operand, list]:
 def _tree_leaves(rw, node: cst.Call) -> Operand:
     """``jax.tree.leaves(params)`` of a hinted pytree (an L2 penalty over the parameters): the tuple of its
     leaves, each in its layout, in JAX's order (a dict's keys sorted; None fields have no leaf), which
-    ``mr.tree_leaves`` checks against the paths meshify read when the function runs."""
+    ``mr.tree_leaves`` checks against the paths meshify read when the function runs.  Of a dict of keys known
+    only when traced, its values' one array each: a sequence of that array, the call as written (JAX's order,
+    keys sorted, whatever they are)."""
+    argument = node.args[0].value if len(node.args) == 1 and node.args[0].keyword is None \
+        and not node.args[0].star else None
+    if isinstance(argument, cst.Name) and isinstance(mapping_item(rw.env.get(argument.value)), Array):
+        op = rw.expr(argument)
+        return Operand(sequence_of(mapping_item(op.value)), node,  # type: ignore[arg-type]
+                       node.with_changes(args=[node.args[0].with_changes(value=op.node)]))
     tree, leaves = _one_tree(rw, node)
     paths = tuple(p for p, _, _ in leaves)
     call = cst.parse_expression(f"{rw.ctx.mr}.tree_leaves(tree, {json.dumps(paths) if paths else '()'})")
@@ -2193,6 +2203,8 @@ def _unknown_key(rw, node: cst.Subscript, base: Operand) -> Operand:
     assert isinstance(base.value, StructValue)
     values = [v for _, v in base.value.fields]
     common = common_item(values) if values else None
+    if common is None and first_read(rw, node.value, base.value):
+        return Operand(Static(), node, node.with_changes(value=base.node))
     if common is None:
         code = rw.ctx.code(node.value)
         raise rw.error(UnsupportedError, node, f"{rw.ctx.code(node)}: a key meshify does not know while rewriting, of "
@@ -2364,6 +2376,12 @@ def _dict_get(rw, node: cst.Call, receiver: Operand) -> Operand:
     assert isinstance(struct, StructValue)
     args = [a for a in node.args if a.keyword is None and not a.star]
     key = rw.expr(args[0].value).value if args and len(node.args) == len(args) <= 2 else None
+    common = common_item([v for _, v in struct.fields]) if struct.fields else None
+    if isinstance(key, Static) and not key.known and isinstance(common, Array) and not common.layout.partial:
+        # cache.get(f"l{i}"), its values of one layout: the one it gives, or the default (or None) in it
+        return mapping_get(rw, node, receiver, common)
+    if isinstance(key, Static) and not key.known and first_read(rw, node.func.value, struct):  # type: ignore[attr-defined]
+        return mapping_get(rw, node, receiver, Static())
     if not (isinstance(key, Static) and key.known and isinstance(key.literal, str)):
         raise rw.error(UnsupportedError, node, f"{rw.ctx.code(node.func)}() with a key meshify cannot read",
                        f"read it by a literal key: {rw.ctx.code(node.func.value)}.get(\"name\", default)")  # type: ignore[attr-defined]

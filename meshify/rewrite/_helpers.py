@@ -160,7 +160,6 @@ def call_helper(rw, call, fn: cst.FunctionDef, home=None,
     call's first argument); its versions are functions of the module, after the class."""
     from meshify.errors import UnsupportedError
     from meshify.rewrite._interp import FunctionRewriter, result_items_fed
-
     from meshify.rewrite._mappings import refuse_maybe_none
 
     refuse_maybe_none(rw, [*call.args, *call.kwargs.values()], f"handed to {fn.name.value}()")

@@ -973,6 +973,8 @@ class FunctionRewriter:
         self.own_lists: set[str] = set()
         #: What ``outs.get(k)`` gave, each its own object: an array or None, known only when traced (_mappings).
         self.maybe_none: list[Value] = []
+        #: Dicts read at a key meshify does not know while still empty, in a kept loop's first walk (_mappings).
+        self.first_reads: set[str] = set()
         #: Of those, the ones handed on to something that may keep the list (``gs = xs``): their appends are
         #: refused.  Never rolled back: a loop's next iteration appends after the hand-off.
         self.shared_lists: set[str] = set(closure_names(fn))
@@ -1815,6 +1817,12 @@ class FunctionRewriter:
         leaves, or refuses a change no conversion before the loop can make."""
         for name, before in start.items():
             after = env.get(name)
+            if name in self.first_reads and mapping_item(before) is None and mapping_item(after) is None:
+                raise self.ctx.error(UnsupportedError, stmt, f"this loop reads {name!r} at a key meshify does not "
+                                     "know while rewriting, and stores into it at keys it knows (or not at all): "
+                                     "which value that reads is known only when traced", f"store at keys of the "
+                                     f"loop's counter ({name}[f\"l{{i}}\"] = h), or keep the value read in a name "
+                                     "of its own (prev = h)")
             if isinstance(before, Array) and isinstance(after, Array) and before != after \
                     and before.layout.axes == after.layout.axes and before.layout.partial == after.layout.partial \
                     and common_item([before, after]) == before:
@@ -1909,9 +1917,9 @@ class FunctionRewriter:
                 raise self.ctx.error(LayoutError, stmt, f"{name!r} holds other keys after each branch (keys "
                                      f"{[k for k, _ in a.fields]} and {[k for k, _ in b.fields]}), and its values "
                                      f"are not arrays of one layout ({', '.join(described_value(v) for v in values)})"
-                                     ": which keys it holds is known only when traced", f"store the same keys in "
-                                     f"both branches, or give its values one layout (a hint where each is made), or "
-                                     f"keep what one branch adds in a dict of its own")
+                                     ": which keys it holds is known only when traced", "store the same keys in "
+                                     "both branches, or give its values one layout (a hint where each is made), or "
+                                     "keep what one branch adds in a dict of its own")
             return mapping_of(common)
         fields = []
         for (key, x), (_, y) in zip(a.fields, b.fields):
@@ -1919,8 +1927,8 @@ class FunctionRewriter:
                 and not any(isinstance(v.literal, LocalDef) for v in (x, y)) else common_item([x, y])
             if both is None:
                 raise self.ctx.error(LayoutError, stmt, f"{name}[{key!r}] is {described_value(x)} after one branch "
-                                     f"and {described_value(y)} after the other", f"give it one layout in both "
-                                     f"branches (a hint where each is made: v: Tensor[...] = ...)")
+                                     f"and {described_value(y)} after the other", "give it one layout in both "
+                                     "branches (a hint where each is made: v: Tensor[...] = ...)")
             fields.append((key, both))
         return StructValue(a.cls, tuple(fields), "dict", a.meta)
 
@@ -2177,10 +2185,10 @@ class FunctionRewriter:
                                          if isinstance(a, Array) and isinstance(b, Array) else
                                          f"make it an array before the if, with a hint ({name}: Tensor[()] = "
                                          f"jnp.zeros(()) for a scalar), so that both branches leave an array")
-        for name in merged:  # prev = outs.get(k) None after one branch: None or not after the if, as it was
-            if merged[name] is not None and any(maybe_none(self, env.get(name)) for env in envs) \
-                    and not maybe_none(self, merged[name]):
-                merged[name] = replace(merged[name])  # (its own object)
+        for name, value in list(merged.items()):  # prev = outs.get(k) None after one branch: None or not after it
+            if value is not None and any(maybe_none(self, env.get(name)) for env in envs) \
+                    and not maybe_none(self, value):
+                merged[name] = replace(value)  # (its own object)
                 self.maybe_none.append(merged[name])
         return merged
 

@@ -38,7 +38,7 @@ from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._hints import ITEMS
 from meshify.rewrite._values import Array, Operand, Static, StructValue, TupleValue, Value, holds_partial
 
-__all__ = ["changed_mapping", "joined_mapping", "listed_mapping", "mapping_get", "mapping_index", "mapping_item",
+__all__ = ["changed_mapping", "first_read", "joined_mapping", "listed_mapping", "mapping_get", "mapping_index", "mapping_item",
            "mapping_of", "mapping_view", "maybe_none", "refuse_maybe_none", "stored_in_mapping", "whole_value"]
 
 #: The views of a dict meshify follows (``for k, v in outs.items()``).
@@ -353,3 +353,15 @@ def refuse_maybe_none(rw, operands, what: str) -> None:
             raise rw.error(UnsupportedError, op.original, f"{code!r}, what a dict's .get() gave (an array, or None "
                            f"where the key is missing: known only when traced), is {what}", "read it by key where it is "
                            "there (d[k]), or give .get() a default array (d.get(k, jnp.zeros_like(h)))")
+
+
+def first_read(rw, base: cst.BaseExpression, held: StructValue) -> bool:
+    """``outs[f"l{i - 1}"]`` (or ``.get``) of ``outs = {}`` in a kept loop that carries it: its body is walked
+    first with the empty dict it found before the loop, and again with a dict of keys known only when traced
+    where the body stores into it at such keys (``_interp._check_carried``); the first walk reads an unknown
+    Python value, and the loop is refused where the second walk does not come (``rw.first_reads``)."""
+    if not (isinstance(base, cst.Name) and held.kind == "dict" and not held.fields
+            and any(base.value in names for names in rw.loop_carried)):
+        return False
+    rw.first_reads.add(base.value)
+    return True

@@ -330,7 +330,6 @@ def _passed(rw, operand) -> Value:
 def call_local(rw, local: LocalDef, call) -> tuple[Value, cst.BaseExpression]:
     """``f(args)`` of a nested def: its body rewritten for these arguments, the call kept."""
     from meshify.rewrite._helpers import _complete_widened
-
     from meshify.rewrite._mappings import refuse_maybe_none
 
     refuse_maybe_none(rw, [*call.args, *call.kwargs.values()], f"handed to {local.node.name.value}()")
