@@ -209,6 +209,8 @@ def mapping_get(rw, node: cst.Call, receiver: Operand, item: Value) -> Operand:
         value = replace(item)  # (its own object: told apart from the values of outs[k])
         rw.maybe_none.append(value)
         new_args += args[1:]
+        if rw._helper and _returned(rw, node):  # return d.get(k): the caller would take it for an array
+            refuse_maybe_none(rw, [Operand(value, node, node)], f"returned by {rw.fn.name.value}()")
     func = node.func.with_changes(value=receiver.node)  # type: ignore[attr-defined]
     return Operand(value, node, node.with_changes(func=func, args=new_args))
 
@@ -227,13 +229,14 @@ def changed_mapping(rw, node: cst.Call) -> Operand | None:
     name, method = func.value.value, func.attr.value
     held = rw.env.get(name)
     item = mapping_item(held)
-    if not (item is not None or method == "update" and isinstance(held, StructValue) and held.kind == "dict"
-            and _updates_unknown(rw, node)):
+    if not (item is not None or method == "update" and isinstance(held, StructValue) and held.kind == "dict"):
         return None
     own_dict(rw, node, name, "k")
     if method == "popitem":
         raise rw.error(UnsupportedError, node, f"{rw.ctx.code(node)}: which key it takes is known only when traced",
                        f"take a key you name: {name}.pop(k)")
+    if method == "update" and item is None and not _updates_unknown(rw, node):
+        return _updated_by_key(rw, node, name, held)  # type: ignore[arg-type]
     if method == "update":
         return _updated(rw, node, name, held)  # type: ignore[arg-type]
     args = _plain_args(rw, node, 1 if method == "pop" else 2, 2)
@@ -249,15 +252,33 @@ def changed_mapping(rw, node: cst.Call) -> Operand | None:
 def _updates_unknown(rw, node: cst.Call) -> bool:
     """Whether ``d.update(...)`` gives ``d`` keys meshify does not know: a dict of such keys, or a display
     with a key that is not a literal (the argument's value read from the names it holds, not evaluated)."""
-    if len(node.args) != 1 or node.args[0].keyword is not None or node.args[0].star:
-        return False
-    argument = node.args[0].value
-    if isinstance(argument, cst.Name):
-        return mapping_item(rw.env.get(argument.value)) is not None
-    return isinstance(argument, cst.Dict) and any(
-        isinstance(e, cst.StarredDictElement) and isinstance(e.value, cst.Name)
-        and mapping_item(rw.env.get(e.value.value)) is not None
-        or isinstance(e, cst.DictElement) and not isinstance(e.key, cst.SimpleString) for e in argument.elements)
+    positional = [a.value for a in node.args if a.keyword is None and not a.star]
+    return any(isinstance(argument, cst.Name) and mapping_item(rw.env.get(argument.value)) is not None
+               or isinstance(argument, cst.Dict) and any(
+                   isinstance(e, cst.StarredDictElement) and isinstance(e.value, cst.Name)
+                   and mapping_item(rw.env.get(e.value.value)) is not None
+                   or isinstance(e, cst.DictElement) and not isinstance(e.key, cst.SimpleString)
+                   for e in argument.elements) for argument in positional)
+
+
+def _updated_by_key(rw, node: cst.Call, name: str, held: StructValue) -> Operand:
+    """``cache.update({"k": v})``, ``cache.update(other)``, ``cache.update(k=v)`` of a dict of known keys, by
+    keys meshify knows: its items with those replaced, or added last (as ``cache["k"] = v`` does)."""
+    fields = dict(held.fields)
+    args = []
+    for arg in node.args:
+        op = rw.expr(arg.value)
+        if arg.keyword is not None and not arg.star:
+            fields[arg.keyword.value] = op.value
+        elif not arg.star and isinstance(op.value, StructValue) and op.value.kind == "dict":
+            fields.update(op.value.fields)
+        else:
+            raise rw.error(UnsupportedError, arg.value, f"{name}.update({rw.ctx.code(arg.value)}): not a dict of "
+                           "arrays meshify follows", f"update it from a dict display ({name}.update({{'k': v}})), "
+                           f"or store a key at a time ({name}['k'] = v)")
+        args.append(arg.with_changes(value=op.node))
+    rw.rebind_list(name, StructValue(held.cls, tuple(fields.items()), "dict", held.meta))
+    return Operand(Static.of(None), node, node.with_changes(args=args))
 
 
 def _updated(rw, node: cst.Call, name: str, held: StructValue) -> Operand:
@@ -365,3 +386,14 @@ def first_read(rw, base: cst.BaseExpression, held: StructValue) -> bool:
         return False
     rw.first_reads.add(base.value)
     return True
+
+
+def _returned(rw, node: cst.CSTNode) -> bool:
+    """Whether ``node`` is what a ``return`` hands back, or an item of a tuple, list or dict display it does."""
+    from meshify.rewrite._containers import _parents
+
+    parents = _parents(rw.fn)
+    parent = parents.get(id(node))
+    while isinstance(parent, cst.Element | cst.DictElement | cst.Tuple | cst.List | cst.Dict):
+        parent = parents.get(id(parent))
+    return isinstance(parent, cst.Return)

@@ -2,7 +2,7 @@
 (``outs[f"l{i}"] = h``), beyond reading it by key (``outs[f"l{i - 1}"]`` in the loop that fills it too) (was refused: ".get() of it is not modelled", "changes 'outs' in
 place", "a key meshify does not know ... which holds no values here", "jax.tree.leaves of 'outs' ... a dict of keys known only when traced", "Dict over the pytree 'm'"):
 ``.get(k)`` tested ``is not None`` (both branches kept: present or not is known only when traced) and
-``.get(k, default)`` (the default given the values' layout), ``.pop``, ``.setdefault``, ``.update`` from a display, from another such dict and from keywords,
+``.get(k, default)`` (the default given the values' layout), ``.pop``, ``.setdefault``, ``.update`` from a display, from another such dict and from keywords (and of a dict of known keys),
 ``.keys()``, ``{**outs, "extra": y}`` returned by a helper and ``dict(outs, extra=y)``, ``jax.tree.leaves`` /
 ``jax.tree_util.tree_leaves`` / ``jax.tree.map`` of it (twelve layers: keys "l10" sort before "l2", as JAX
 orders them), and an if on a size known only when traced that adds a key to a dict of known keys in one branch
@@ -94,6 +94,7 @@ def leaves(x: Tensor["batch", "d"], ws: Tensor["layer", "d", "d_ff"], wo: Tensor
 @mesh(batch=2, model=4, rules={"d_ff": "model"})
 def key_added_under_if(x: Tensor["batch", "d"], w: Tensor["d", "d_ff"], wo: Tensor["d_ff", "d"]):
     m = {"a": x}
+    m.update({"b": x * 3}, c=jnp.tanh(x))  # keys meshify knows: a dict of known keys still
     if x.shape[1] > 4:
         m["wide"] = x * 2
     if x.shape[1] > 100:
