@@ -2041,7 +2041,13 @@ def _tree_leaves(rw, node: cst.Call) -> Operand:
     keys sorted, whatever they are)."""
     argument = node.args[0].value if len(node.args) == 1 and node.args[0].keyword is None \
         and not node.args[0].star else None
-    if isinstance(argument, cst.Name) and isinstance(mapping_item(rw.env.get(argument.value)), Array):
+    if argument is not None and not isinstance(argument, cst.Name):  # jax.tree.leaves(jax.tree.map(f, outs))
+        mark = rw.mark()
+        tried = rw.expr(argument).value
+        rw.rollback(mark)
+    else:
+        tried = rw.env.get(argument.value) if argument is not None else None
+    if argument is not None and isinstance(mapping_item(tried), Array):
         op = rw.expr(argument)
         return Operand(sequence_of(mapping_item(op.value)), node,  # type: ignore[arg-type]
                        node.with_changes(args=[node.args[0].with_changes(value=op.node)]))

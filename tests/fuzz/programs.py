@@ -2425,14 +2425,38 @@ class _Builder:
         ``.values()``/``.items()``/sorted keys, or counted."""
         self.lines.append(f'{held} = {{"first": {a.name}}}' if first else f"{held} = {{}}")
         index = f"i{len(self.lines)}"
-        self.lines.append(f"for {index} in range({n}):\n    {a.name} = {step}\n    {held}[f\"k{{{index}}}\"] = {a.name}")
+        # a skip connection from the previous iteration's stored value (read in the loop that fills the dict)
+        skip = f"\n    if {index} > 0:\n        {a.name} = {a.name} + 0.5 * {held}[f\"k{{{index} - 1}}\"]" \
+            if self.flag(30) else ""
+        self.lines.append(f"for {index} in range({n}):\n    {a.name} = {step}{skip}\n"
+                          f"    {held}[f\"k{{{index}}}\"] = {a.name}")
         count = n + first
+        scale = scale * (2 if skip else 1)
+        if self.flag(40):  # what real code does to such a dict: .get, .pop, .update, .setdefault (statements)
+            got = f"{held}_got{len(self.lines)}"
+            self.lines += self.pick([
+                [f'{got} = {held}.get(f"k{{{n} - 1}}")', f"if {got} is None:\n    {got} = {held}[\"k0\"]"],
+                [f'{got} = {held}.get("zz", None)', f"if {got} is not None:\n    {got} = {got} * 100",
+                 f'if {got} is None:\n    {got} = {held}["k0"]'],
+                [f'{got} = {held}.pop("k0")', f'{held}.update({{"k0": {got} * 0.5}})'],
+                [f'{got} = {held}.setdefault("k0", {a.name})', f"{held}.update(extra={got})"],
+                [f'{got} = {held}.pop("zz", {a.name})', f'{held} = {{**{held}, "extra": {got}}}'],
+                [f'{got} = {held}.get("zz", {held}["k0"])', f"{held} = dict({held}, extra={got} * 2)"],
+            ])
+            self.emit(f"{got} * len({held}) + sum({held}.values())", a.dims, scale * (count + 2) * 2)
+            return True
         read = self.pick([f"jnp.stack(list({held}.values())).sum(0)", f"sum({held}.values())",
                           f'{held}["k{n - 1}"] * {count}', f"sum(h * 0.5 for h in {held}.values())",
                           f"sum(v for _, v in sorted({held}.items()))",
                           f"jnp.stack([{held}[k] for k in sorted({held})]).max(0) * {count}",
                           f'{held}["k0"] * len({held})',
-                          f"sum(jnp.tanh(v) for v in {{k: v * 2 for k, v in {held}.items()}}.values())"])
+                          f"sum(jnp.tanh(v) for v in {{k: v * 2 for k, v in {held}.items()}}.values())",
+                          f"jnp.stack(jax.tree.leaves({held})).sum(0)",
+                          f"jax.tree_util.tree_leaves({held})[-1] * {count}",
+                          f"sum(jax.tree.leaves(jax.tree.map(lambda v: v * 0.5, {held})))",
+                          f'{held}.get("k0", {a.name}) * len({held})',
+                          f'sum({{**{held}, "extra": {a.name}}}.values())',
+                          f"sum(dict({held}, extra={a.name}).values())"])
         self.emit(read, a.dims, scale * count)
         return True
 
