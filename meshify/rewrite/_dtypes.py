@@ -979,7 +979,7 @@ def merge_items(found: list[Items]) -> Items:
 def like_node(carriers: tuple[str, ...]) -> cst.BaseExpression:
     """``x`` or ``(x, w)``: the ``like=`` of a psum, the arguments of ``mr.sum_dtype``."""
     if len(carriers) == 1:
-        return cst.parse_expression(carriers[0] + ("," if carriers[0].startswith("*") else ""))
+        return cst.parse_expression(f"({carriers[0]},)" if carriers[0].startswith("*") else carriers[0])
     return cst.parse_expression("(" + ", ".join(carriers) + ")")
 
 
