@@ -707,6 +707,16 @@ def _both(rw, node: cst.IfExp) -> Operand:
     if isinstance(body.value, Static) and isinstance(orelse.value, Static) and body.value != orelse.value:
         # two Python values (cfg.window if i % 2 == 0 else None): one of them, meshify does not know which
         return Operand(Static(), node, node.with_changes(body=body.node, orelse=orelse.node))
+    arrays = [b for b in (body, orelse) if isinstance(b.value, Array | Opaque)]
+    nones = [b for b in (body, orelse) if isinstance(b.value, Static) and b.value.known and b.value.literal is None]
+    if len(arrays) == 1 and len(nones) == 1:
+        # Swin's mask = make_mask(...) if shift > 0 else None: an array or None, as the flag is when traced; the
+        # array's layout where it is one (``mask is None`` is then not known: both branches of an if on it run)
+        from dataclasses import replace as _replaced
+
+        value = _replaced(arrays[0].value)  # (its own object: maybe_none goes by identity)
+        rw.maybe_none.append(value)
+        return Operand(value, node, node.with_changes(body=body.node, orelse=orelse.node))
     if body.value != orelse.value:
         error = rw.error(BranchLayouts, node, "the branches of this conditional expression have different layouts",
                          "give both branches the same dims, or annotate the result")

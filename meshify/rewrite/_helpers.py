@@ -158,11 +158,10 @@ def call_helper(rw, call, fn: cst.FunctionDef, home=None,
     accumulated in float32 is completed before it returns).
     ``owner``: the class of a method called on the caller's ``self`` (``self.norm(x)``, its receiver the
     call's first argument); its versions are functions of the module, after the class."""
-    from meshify.errors import UnsupportedError
+    from meshify.errors import MeshifyError, UnsupportedError
     from meshify.rewrite._interp import FunctionRewriter, result_items_fed
-    from meshify.rewrite._mappings import refuse_maybe_none
+    from meshify.rewrite._mappings import maybe_none
 
-    refuse_maybe_none(rw, [*call.args, *call.kwargs.values()], f"handed to {fn.name.value}()")
     home = home or rw.ctx
     name = fn.name.value
     label = f"{owner}.{name}" if owner is not None else name if home is home.root else f"{home.label}.{name}"
@@ -185,8 +184,11 @@ def call_helper(rw, call, fn: cst.FunctionDef, home=None,
     from meshify.rewrite import _cotangents
 
     passed_nodes = _argument_nodes(call, fn)
+    # (an argument that is an array or None, known only when traced: the version keeps both branches of an
+    # ``if`` on it, so it is not the version of an array)
+    maybe = frozenset(p for p, v in bound.items() if maybe_none(rw, v))
     arguments = (tuple((p, signature_of(v)) for p, v in bound.items()), unknown, blind, lead,
-                 _cotangents.key(rw, passed_nodes))
+                 _cotangents.key(rw, passed_nodes), maybe)
     key = (label, home.path, _context_key(rw), *arguments)
     registry: Specializations = rw.ctx.specializations
     spec = registry.versions.get(key)
@@ -202,9 +204,17 @@ def call_helper(rw, call, fn: cst.FunctionDef, home=None,
                                reduce_dtype=rw.reduce_dtype, regather=rw.regather)
         sub.stack = (*rw.stack, label)
         sub.blind_caller = blind
+        sub.maybe_none_params = maybe
         _cotangents.enter(rw, sub, fn, passed_nodes, free=False)
         with consulted() as read:
-            node, result = sub.run_helper(bound)
+            try:
+                node, result = sub.run_helper(bound)
+            except MeshifyError:
+                if not _computes_from_statics(rw, call, fn, home, bound, lead, owner):
+                    raise
+                # a function of Python values alone (Swin's attention mask built in numpy from the image's
+                # sizes): the same value on every device, as on one; called as written, its result whole
+                return Opaque(), call.node
         custom = _custom_kind(home, fn)
         node = node.with_changes(decorators=_kept_decorators(rw, call, fn, home, vmapped=lead is not None,
                                                              custom=custom is not None, method=owner is not None))
@@ -255,6 +265,15 @@ def call_helper(rw, call, fn: cst.FunctionDef, home=None,
     if spec.items is not None:  # a, b = helper(...): each name takes its item's dtype and widened-ness
         rw.dtypes.call_items[call.node] = tuple((spec.dtypes.in_caller(c, passed), w) for c, w in spec.items)
     return spec.result, call.rebuild(replaced).with_changes(func=cst.Name(spec.name))
+
+
+def _computes_from_statics(rw, call, fn: cst.FunctionDef, home, bound: dict, lead, owner) -> bool:
+    """Whether a helper meshify could not rewrite may be called as written: a module-level ``def`` of the
+    caller's file without decorators, every argument a Python value (no array, no function), so that it
+    computes the same value on every device as on one device."""
+    return (home is rw.ctx and owner is None and lead is None and not fn.decorators
+            and all(isinstance(v, Static) for v in bound.values())
+            and all(isinstance(o.value, Static) for o in (*call.args, *call.kwargs.values())))
 
 
 def _argument_nodes(call, fn: cst.FunctionDef) -> dict[str, cst.CSTNode | None]:

@@ -886,6 +886,12 @@ _MAX_WHILE = 64
 _PLACEHOLDER_PREFIXES = ("einsum_", "matmul_", "dot_")
 
 
+def _none_arm(node: cst.BaseExpression) -> bool:
+    """``a if flag else None`` (or ``None if flag else a``)."""
+    return isinstance(node, cst.IfExp) and any(isinstance(n, cst.Name) and n.value == "None"
+                                               for n in (node.body, node.orelse))
+
+
 class FunctionRewriter:
     """Rewrites one function body; see the module docstring for the guarantee."""
 
@@ -973,6 +979,8 @@ class FunctionRewriter:
         self.own_lists: set[str] = set()
         #: What ``outs.get(k)`` gave, each its own object: an array or None, known only when traced (_mappings).
         self.maybe_none: list[Value] = []
+        #: A helper's parameters its caller passes an array or None (``mask``), known only when traced.
+        self.maybe_none_params: frozenset[str] = frozenset()
         #: Dicts read at a key meshify does not know while still empty, in a kept loop's first walk (_mappings).
         self.first_reads: set[str] = set()
         #: Of those, the ones handed on to something that may keep the list (``gs = xs``): their appends are
@@ -1122,6 +1130,8 @@ class FunctionRewriter:
                     f"({' -> '.join(self.stack[:-1])}) passes {passed}",
                     "make the helper's hint name the same dims in the same order, or drop it")
             self.env[name] = value
+            if name in self.maybe_none_params:  # (an array or None, as the caller's flag is when traced)
+                self.maybe_none.append(value)
         hint = self.fn.returns.annotation if self.fn.returns else None
         self._return = read_dims(self.ctx, hint) if hint is not None else None
         self._helper_items = read_helper_items(self.ctx, self.fn)
@@ -2109,8 +2119,9 @@ class FunctionRewriter:
         for name, value in list(self.env.items()):
             theirs = other.get(name)
             if not (isinstance(value, Array) and isinstance(theirs, Array) and value.layout.partial
-                    and value.layout.dims == theirs.layout.dims and value.layout.axes == theirs.layout.axes):
-                continue
+                    and value.layout.rank == theirs.layout.rank and value.layout.axes == theirs.layout.axes
+                    and all(unify_dims(a, b) is not None for a, b in zip(value.dims, theirs.dims))):
+                continue  # (dims differing only by names meshify inferred are the same dims)
             extra = value.layout.partial - theirs.layout.partial
             if extra:
                 out.append(self._summed(name, value, extra, stmt, "the end of this branch (the other leaves it whole)"))
@@ -2517,6 +2528,9 @@ class FunctionRewriter:
 
     def _ann_assign(self, s: cst.AnnAssign) -> cst.AnnAssign:
         dims = read_dims(self.ctx, s.annotation.annotation)
+        inner = optional_inner(self.ctx, s.annotation.annotation) if dims is None else None
+        if inner is not None:  # mask: Tensor[...] | None = make(...) if shift > 0 else None
+            dims = read_dims(self.ctx, inner)
         if s.value is None:
             raise self.ctx.error(UnsupportedError, s, "annotation without a value", "assign a value")
         if dims is not None and is_reshape(self, s.value):
@@ -2550,6 +2564,8 @@ class FunctionRewriter:
         node = self.convert_to_hint(op, target, s.value, f"{name}'s hint {_dims_text(dims)}")
         self.dtypes.bind(name, s.value, Array(target))
         self.env[name] = Array(target)
+        if maybe_none(self, value) or _none_arm(s.value) and none_test(self, s.value.test) is None:
+            self.maybe_none.append(self.env[name])  # (an array or None, as the flag is when traced)
         self.versions[name] = next(_VERSIONS)
         self.bindings.append(Binding(self._line, name, target))
         return s.with_changes(value=node)

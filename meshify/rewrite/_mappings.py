@@ -371,9 +371,10 @@ def refuse_maybe_none(rw, operands, what: str) -> None:
     for op in operands:
         if maybe_none(rw, op.value):
             code = rw.ctx.code(op.original)
-            raise rw.error(UnsupportedError, op.original, f"{code!r}, what a dict's .get() gave (an array, or None "
-                           f"where the key is missing: known only when traced), is {what}", "read it by key where it is "
-                           "there (d[k]), or give .get() a default array (d.get(k, jnp.zeros_like(h)))")
+            raise rw.error(UnsupportedError, op.original, f"{code!r}, an array or None known only when traced (what "
+                           f"a dict's .get() gave, or 'a if flag else None'), is {what}",
+                           "test it first (if v is not None: ...) and hand on the array in that branch, read a dict by "
+                           "key where it is there (d[k]), or give .get() a default array (d.get(k, jnp.zeros_like(h)))")
 
 
 def first_read(rw, base: cst.BaseExpression, held: StructValue) -> bool:

@@ -1149,8 +1149,9 @@ class _Builder:
                ("jax.nn.relu6({})", 6.0), ("jnp.maximum({}, 0.0)", None), ("jax.lax.stop_gradient({})", None),
                ("jnp.nan_to_num({}, nan=0.0, posinf=1.0)", None), ("jnp.where(jnp.isinf({0}), 0.0, {0})", None),
                ("jnp.log10(jnp.fabs({}) + 1.0)", 1.0), ("jnp.trunc({})", None), ("jnp.rint({})", None),
-               ("jnp.deg2rad({})", None), ("jnp.sinc({})", 1.0),
-               ("jnp.real(jax.lax.complex({0}, 0.5 * {0}) * (0.6 - 0.8j))", None)]
+               ("jnp.deg2rad({})", None), ("jnp.sinc({})", 1.0)]
+        if self.dtype == "float32":  # (jax.lax.complex takes float32 and float64 only)
+            fns.append(("jnp.real(jax.lax.complex({0}, 0.5 * {0}) * (0.6 - 0.8j))", None))
         if a.scale <= 1.5:
             fns += [("jnp.exp({})", math.exp(a.scale) * 2), ("jnp.square({})", a.scale ** 2 * 2)]
         if self.flag(8):
