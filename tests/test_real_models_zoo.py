@@ -61,6 +61,9 @@ SIZES: dict[str, dict[str, int]] = {
     "convnext": {"batch": 4, "height": 16, "width": 16, "channels": 3, "patch_h": 4, "patch_w": 4, "kernel_h": 7,
                  "kernel_w": 7, "dim1": 16, "hidden1": 64, "down_h": 2, "down_w": 2, "dim2": 32, "hidden2": 128,
                  "classes": 10, "blocks": 2},
+    "swin": {"batch": 4, "height": 16, "width": 16, "channels": 3, "patch_features": 12, "dim1": 32, "qkv1": 96,
+             "attn1": 32, "heads": 8, "rel": 49, "mlp1": 64, "merged": 128, "dim2": 64, "qkv2": 192, "attn2": 64,
+             "mlp2": 128, "classes": 10, "blocks": 2},
 }
 
 #: Models meshify refuses today, with the refusal (the test fails if it starts to pass: update it).
@@ -83,7 +86,7 @@ def _import(path: Path):
 
 #: What the parallel file may add on a line of its own: the decorator and the imports it needs.
 _ADDED_LINES = re.compile(r'@mesh\(.*\)$|from meshify import mesh$|$')
-_HINT = re.compile(r'Annotated\[jax\.Array, [^\]]*\]')
+_HINT = re.compile(r'Annotated\[(jax\.Array|np\.ndarray), [^\]]*\]')
 #: A pytree class's dims renamed for one use: ``Annotated[MlpBlock, {"d_in": "tokens"}]`` (the class's own name).
 _RENAMED = re.compile(r'Annotated\[(\w+), \{[^\]]*\}\]')
 
@@ -91,8 +94,9 @@ _RENAMED = re.compile(r'Annotated\[(\w+), \{[^\]]*\}\]')
 def _without_hints(line: str, plain: str) -> str:
     """``line`` with its hints taken out: each becomes ``jax.Array`` again (a renamed class its class), or goes
     as a whole where the plain line had no hint there (a helper's table parameter, ``cos: Annotated[...]``)."""
-    line = _RENAMED.sub(r"\1", _HINT.sub("jax.Array", line))
-    bare = re.sub(r"(\w+): jax\.Array(?=[,)=])", r"\1", line)
+    line = _RENAMED.sub(r"\1", _HINT.sub(r"\1", line))
+    # (a parameter's, or an assignment's: ``mask: jax.Array | None = ...``, a module's ``TABLE: np.ndarray = ...``)
+    bare = re.sub(r"(\w+): (?:jax\.Array|np\.ndarray)(?: \| None)?(?=\s*[,)=])", r"\1", line)
     return bare if bare == plain else line
 
 
@@ -174,9 +178,9 @@ def _inputs(model: str, module: Any, seed: int = 0) -> tuple[Any, tuple[Any, ...
     params_cls = {"gpt2": "GPT2", "llama": "Params", "vit": "ViT", "t5": "Params", "mistral": "Weights",
                   "mixtral": "Model", "mixer": "Mixer", "nanogpt": "GPT", "bert": "Bert",
                   "gemma": "Params", "whisper": "AudioEncoder", "switch": "SwitchParams", "dit": "DiT",
-                  "mamba": "Mamba", "convnext": "ConvNeXt"}[model]
+                  "mamba": "Mamba", "convnext": "ConvNeXt", "swin": "Swin"}[model]
     params = _build(getattr(module, params_cls), s, rng)
-    if model in ("vit", "mixer", "convnext"):
+    if model in ("vit", "mixer", "convnext", "swin"):
         images = rng.standard_normal((s["batch"], s["height"], s["width"], s["channels"])).astype(np.float32)
         return params, (jnp.asarray(images),) + ((jax.random.key(seed),) if model == "convnext" else ())
     if model == "dit":  # clean latents, diffusion steps, class labels, noise, and a key for label and path drops

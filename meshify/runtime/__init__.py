@@ -31,6 +31,7 @@ from meshify.runtime.ops import (  # noqa: A004
     global_norm,
     global_shape,
     grouped_kv,
+    kept_size,
     joined_dtype,
     like,
     local_block,

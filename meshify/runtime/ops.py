@@ -15,7 +15,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-__all__ = ["regather_policy", "regathering", "entries", "like", "shard_size", "call_block", "sum_dtype", "psum", "psum_scatter", "all_gather", "local_block", "grouped_kv", "debug_print", "dynamic_slice", "dynamic_slice_in_dim", "dynamic_update_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_index_in_dim", "take", "take_along_axis", "rows_at", "scatter", "one_hot", "pmax", "pmin", "max", "min", "mean", "on_one_device", "softmax",
+__all__ = ["regather_policy", "regathering", "entries", "like", "shard_size", "call_block", "kept_size", "sum_dtype", "psum", "psum_scatter", "all_gather", "local_block", "grouped_kv", "debug_print", "dynamic_slice", "dynamic_slice_in_dim", "dynamic_update_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_index_in_dim", "take", "take_along_axis", "rows_at", "scatter", "one_hot", "pmax", "pmin", "max", "min", "mean", "on_one_device", "softmax",
            "log_softmax", "logsumexp", "global_shape", "elementwise", "dtype_of",
            "canonical_dtype", "quotient_dtype", "joined_dtype", "refused", "global_norm"]
 
@@ -291,6 +291,26 @@ def call_block(dim: str, shards: int) -> int:
         raise CallError(f"a reshape's trailing -1 keeps split dim {dim!r}, whose size this call's arguments do not "
                         "tell, so meshify cannot check that -1 means that dim alone",
                         fix=f"spell the size out: read it off an array that has {dim!r} (t.shape[-1])")
+    return shard_size(size, shards, dim)
+
+
+def kept_size(size, dim: str, shards: int) -> int:
+    """``size`` of a reshape that meshify took for split ``dim``'s (the last of a group of dims it merges, see
+    ``_split_tails`` in meshify/rewrite/rules/shapes.py), per device: checked against ``dim``'s size in this call,
+    as another size would merge rows of ``dim`` with others."""
+    from meshify.errors import CallError
+    from meshify.runtime._bind import CALL_SIZES
+
+    whole = (CALL_SIZES.get() or {}).get(dim)
+    if whole is None:
+        raise CallError(f"a reshape size {size!r} taken for split dim {dim!r}, whose size this call's arguments do "
+                        "not tell, so meshify cannot check that the reshape keeps that dim",
+                        fix=f"read the size off an array that has {dim!r} (t.shape[i]), or hint the result's dims")
+    if size != whole:
+        raise CallError(f"a reshape size {size!r} where meshify kept split dim {dim!r} ({whole} in this call): the "
+                        "reshape merges that dim with others, which its blocks cannot do",
+                        fix=f"keep {dim!r} as a dim of its own in the reshape (size {whole}), or map it to no mesh "
+                            "axis")
     return shard_size(size, shards, dim)
 
 

@@ -123,6 +123,19 @@ class RuleContext:
         for inferred, other in ((a, b), (b, a)):
             if inferred.endswith(INFERRED) and inferred != other:
                 self._module.root.dim_aliases.setdefault(inferred, other)
+                self._module.root.lined_up.setdefault(inferred, set()).add(other)
+
+    def same_size(self, dim: str) -> frozenset[str]:
+        """``dim`` and the dims lined up with it in ops, and with those in turn: each has its size."""
+        graph = self._module.root.lined_up
+        found, todo = {dim}, [dim]
+        while todo:
+            d = todo.pop()
+            for other in (*graph.get(d, ()), *(k for k, v in graph.items() if d in v)):
+                if other not in found:
+                    found.add(other)
+                    todo.append(other)
+        return frozenset(found)
 
     def reshape_origin(self, dims: tuple[str, ...]) -> str | None:
         """The dim an earlier reshape split into ``dims`` (merging them back gives its name again)."""

@@ -221,11 +221,15 @@ def _reshape_inferred(ctx: RuleContext, call: Call, x: Operand):
     gives its name again (``[heads?, head_dim?]`` -> ``q_features``)."""
     layout = array(x).layout
     sizes, size_nodes, spelled = _shape_operands(ctx, call, whole_shape=True)
-    kept = [s.value.size_of if isinstance(s.value, Static) and s.value.size_of in layout.dims
-            and layout.dims.count(s.value.size_of) == 1 else None for s in sizes]
-    repeated = {name for name in kept if name is not None and kept.count(name) > 1}
-    kept = [None if name in repeated else name for name in kept]  # (B, N, N), N read off one dim: neither kept
+    read = [s.value.size_of if isinstance(s.value, Static) and s.value.size_of in layout.dims else None
+            for s in sizes]
+    kept = [name if name is not None and layout.dims.count(name) == 1 and read.count(name) == 1 else None
+            for name in read]
     anchors = [(layout.dims.index(n), j) for j, n in enumerate(kept) if n is not None]
+    more = _whole_of_one_size(ctx, layout, sizes, anchors)
+    if more:
+        joined = sorted([*anchors, *more], key=lambda a: a[1])
+        anchors = joined if [i for i, _ in joined] == sorted(i for i, _ in joined) else anchors
     if [i for i, _ in anchors] != sorted(i for i, _ in anchors):
         anchors = []  # sizes read off dims in another order: no dim is kept as it is
     anchors = _size_one_anchors(layout, sizes, anchors)
@@ -234,6 +238,7 @@ def _reshape_inferred(ctx: RuleContext, call: Call, x: Operand):
         # say which it is (Transformer-XL's _rel_shift reshapes (.., q, k+1) into (.., k+1, q)): the dims after
         # the last consistent one are merged and split as one group
     anchors, rest = _trailing_rest(layout, sizes, anchors)
+    anchors, checked = _split_tails(layout, sizes, anchors)
     axes: list[Axes] = [()] * len(sizes)
     names: list[str | None] = [None] * len(sizes)
     bounds = [(-1, -1), *anchors, (layout.rank, len(sizes))]
@@ -260,8 +265,14 @@ def _reshape_inferred(ctx: RuleContext, call: Call, x: Operand):
     names = [BROADCAST if _literal(sizes[j]) == 1 and not axes[j] and names[j] not in layout.dims else names[j]
              for j in range(len(sizes))]
     dims = _unique([n or "" for n in names])
+    for name, dim in zip(names, dims):
+        if name and dim != name and name.endswith(INFERRED):  # (N, N kept as tok?, tok_2?: one size)
+            ctx.lined_up(name, dim)
     shards = [_shard_size(ctx, sz, nd, ctx.mesh.size(a), d.rstrip(INFERRED), _major_of(layout, d, a))
               for sz, nd, a, d in zip(sizes, size_nodes, axes, dims)]
+    for j in checked:  # a size taken for a split dim's: checked against that dim's size when the function runs
+        shards[j] = Template("{mr}.kept_size({size}, {dim}, {shards})",
+                             (("size", size_nodes[j]), ("dim", dims[j]), ("shards", ctx.mesh.size(axes[j]))))
     if rest:  # the -1 spelled as the block of the dim it keeps: the local reshape then fails where -1 means more
         shards[-1] = Template("{mr}.call_block({dim}, {shards})", (("dim", dims[-1]), ("shards", ctx.mesh.size(axes[-1]))))
     value = Array(Layout(tuple(dims), tuple(axes), layout.partial), array(x).origin)
@@ -330,6 +341,55 @@ def _anchors_consistent(layout: Layout, sizes: list, anchors: list[tuple[int, in
         if not group_out and any(layout.dims[i] != BROADCAST or layout.axes[i] for i in group_in):
             return False
     return True
+
+
+def _whole_of_one_size(ctx: RuleContext, layout: Layout, sizes: list, anchors: list[tuple[int, int]]
+                       ) -> list[tuple[int, int]]:
+    """Sizes read off a dim that the rule above does not keep: (B, N, N) of [.., tok, tok] (an attention's
+    scores; which N is which dim?), or N read off ``tok`` of [.., query_pos, ..] where ``tok`` was lined up with
+    ``query_pos`` in an op (JAX checked they have one size).  Where as many sizes read it as ``x`` has dims of its
+    size (the dim, or those lined up with it, and with those), all whole, each is kept in turn."""
+    read = [s.value.size_of if isinstance(s.value, Static) and s.value.size_of else None for s in sizes]
+    taken_in, taken_out = {i for i, _ in anchors}, {j for _, j in anchors}
+    out: list[tuple[int, int]] = []
+    for name in dict.fromkeys(n for j, n in enumerate(read) if n is not None and j not in taken_out):
+        same = ctx.same_size(name)
+        places = [i for i, d in enumerate(layout.dims) if d in same]
+        ats = [j for j, n in enumerate(read) if n == name]
+        if places and len(places) == len(ats) and not any(layout.axes[i] for i in places) \
+                and not taken_in & set(places) and not taken_out & set(ats):
+            out.extend(zip(places, ats))
+    out.sort(key=lambda a: a[1])
+    return out if [i for i, _ in out] == sorted(i for i, _ in out) else []
+
+
+def _split_tails(layout: Layout, sizes: list, anchors: list[tuple[int, int]]
+                 ) -> tuple[list[tuple[int, int]], list[int]]:
+    """``anchors`` with the last dim of a group kept as the group's last size, where that dim is split but not
+    the group's first (a split enters a merge only as its major part), and the size is not -1: timm's
+    ``attn.view(-1, num_win, num_heads, N, N)`` of [windows, heads, N, N] with the heads split keeps
+    ``num_heads`` as the heads.  Whether the size is that dim's is known only when the function runs: the
+    positions of the sizes to check there (``mr.kept_size``), the reshape refused where one is not."""
+    checked: list[int] = []
+    while True:
+        bounds = [(-1, -1), *anchors, (layout.rank, len(sizes))]
+        added = None
+        for (i0, j0), (i1, j1) in itertools.pairwise(bounds):
+            group_in, group_out = list(range(i0 + 1, i1)), list(range(j0 + 1, j1))
+            split = [i for i in group_in if layout.axes[i]]
+            if len(group_in) < 2 or len(group_out) < 2 or not split or split == [group_in[0]]:
+                continue
+            i, j = group_in[-1], group_out[-1]
+            if layout.axes[i] and layout.dims[i] != BROADCAST and _literal(sizes[j]) not in (-1, 1):
+                added = (i, j)
+                break
+        if added is None:
+            return anchors, checked
+        extended = sorted([*anchors, added], key=lambda a: a[1])
+        if not _anchors_consistent(layout, sizes, extended):
+            return anchors, checked
+        anchors = extended
+        checked.append(added[1])
 
 
 def _trailing_rest(layout: Layout, sizes: list, anchors: list[tuple[int, int]]
