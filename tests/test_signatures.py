@@ -10,11 +10,15 @@ import pytest
 from meshify.errors import UnsupportedError
 from meshify.rewrite import convert_source
 from meshify.rewrite.rules import METHODS, MODELS, REGISTRY, REQUIRED
-from meshify.rewrite._signatures import SIGNATURES, describe, resolve, signature
+from meshify.rewrite._signatures import SIGNATURES, UNINSPECTABLE, describe, resolve, signature
 
 
 @pytest.mark.parametrize("name", sorted(SIGNATURES))
 def test_declared_signature_is_the_installed_jax_signature(name: str) -> None:
+    if name in UNINSPECTABLE:  # (its entry follows the documentation; once inspect reads one, compare it)
+        with pytest.raises(ValueError):
+            describe(resolve(name))
+        return
     assert SIGNATURES[name] == describe(resolve(name)), (
         f"JAX's signature of {name} changed: update meshify/rewrite/_signatures.py "
         f"(python -m meshify.rewrite._signatures {name}) and check the rule still models every parameter")

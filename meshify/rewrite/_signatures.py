@@ -524,6 +524,11 @@ def _literal(node) -> object:
 # -- checking against JAX (tests and maintainers; never at rewrite time) ----------------------------------
 
 
+#: Functions whose signature CPython does not expose (C functions without ``__text_signature__``): their entry
+#: is written from the documentation, and the test checks that inspect still cannot read one.
+UNINSPECTABLE = {"functools.reduce": "reduce(function, iterable[, initial], /), CPython's C function"}
+
+
 def resolve(name: str) -> Callable:
     """The installed JAX object a qualified name denotes (``jax.Array.sum``: the method of an array)."""
     import importlib

@@ -73,12 +73,12 @@ def test_python_sum_of_partial_sums_stays_partial() -> None:
         """, XY, 'Tensor["batch"]')
 
 
-def test_python_sum_with_a_start_completes_the_partial_terms() -> None:
+def test_python_sum_with_a_whole_start_adds_it_on_one_device_and_completes_the_sum_once() -> None:
     assert_rewrite(
         'return sum([jnp.einsum("bm,bm->b", x, x)], 1.0)',
         """
-        # meshify: psum over 'model': jnp.einsum("bm,bm->b", x, x) is a partial sum (contracted 'model' split); sum needs it whole
-        return sum([mr.psum(jnp.einsum("bm,bm->b", x, x, preferred_element_type=mr.sum_dtype(x)), "model", like=x)], 1.0)
+        # meshify: psum over 'model': sum([jnp.einsum("bm,bm->b", x, x)], 1.0) is a partial sum (contracted 'model' split); the return hint needs it whole
+        return mr.psum(sum([jnp.einsum("bm,bm->b", x, x, preferred_element_type=mr.sum_dtype(x))], mr.on_one_device(1.0, "model")), "model", like=x)
         """, X, 'Tensor["batch"]')
 
 

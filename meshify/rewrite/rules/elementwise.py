@@ -508,11 +508,12 @@ _FOLDS = {**{n: ADD for n in ("jax.numpy.add", "jax.lax.add", "operator.add", "j
 _FOLD_OPERATORS = {cst.Add: ADD, cst.Subtract: ADD, cst.Multiply: MUL}
 
 
-def fold_linearity(ctx, fn: cst.BaseExpression) -> str | None:
+def fold_linearity(scope, fn: cst.BaseExpression) -> str | None:
     """The linearity of ``fn`` as ``functools.reduce`` folds with it: a function of :data:`_FOLDS` named as it is
     (``jnp.add``, ``operator.mul``), or a lambda of two parameters whose body is one of them on both (``lambda a,
-    b: a + b``, ``lambda a, b: jnp.maximum(a, b)``); None for anything else."""
-    named = ctx.qualified_names(fn) & _FOLDS.keys() if isinstance(fn, cst.Name | cst.Attribute) else set()
+    b: a + b``, ``lambda a, b: jnp.maximum(a, b)``); None for anything else.  ``scope``: what names ``fn``'s
+    qualified names (a rule's context, or the module's)."""
+    named = scope.qualified_names(fn) & _FOLDS.keys() if isinstance(fn, cst.Name | cst.Attribute) else set()
     if named:
         return _FOLDS[next(iter(named))]
     if not (isinstance(fn, cst.Lambda) and len(fn.params.params) == 2 and not fn.params.posonly_params
@@ -526,7 +527,7 @@ def fold_linearity(ctx, fn: cst.BaseExpression) -> str | None:
         kind = _FOLD_OPERATORS[type(body.operator)]
     elif isinstance(body, cst.Call) and len(body.args) == 2 and all(a.keyword is None and not a.star
                                                                     for a in body.args):
-        named = ctx.qualified_names(body.func) & _FOLDS.keys()
+        named = scope.qualified_names(body.func) & _FOLDS.keys()
         if not named:
             return None
         operands, kind = [a.value for a in body.args], _FOLDS[next(iter(named))]

@@ -365,7 +365,7 @@ def _whole_of_one_size(ctx: RuleContext, layout: Layout, sizes: list, anchors: l
 
 def _split_tails(layout: Layout, sizes: list, anchors: list[tuple[int, int]]
                  ) -> tuple[list[tuple[int, int]], list[int]]:
-    """``anchors`` with the last dim of a group kept as the group's last size, where that dim is split but not
+    """``anchors`` with the last dim of a group kept as the group's last size, where that dim is split, and so is
     the group's first (a split enters a merge only as its major part), and the size is not -1: timm's
     ``attn.view(-1, num_win, num_heads, N, N)`` of [windows, heads, N, N] with the heads split keeps
     ``num_heads`` as the heads.  Whether the size is that dim's is known only when the function runs: the
@@ -377,8 +377,8 @@ def _split_tails(layout: Layout, sizes: list, anchors: list[tuple[int, int]]
         for (i0, j0), (i1, j1) in itertools.pairwise(bounds):
             group_in, group_out = list(range(i0 + 1, i1)), list(range(j0 + 1, j1))
             split = [i for i in group_in if layout.axes[i]]
-            if len(group_in) < 2 or len(group_out) < 2 or not split or split == [group_in[0]]:
-                continue
+            if len(group_in) < 2 or len(group_out) < 2 or len(split) < 2 or split[0] != group_in[0]:
+                continue  # (one split dim not first: a merge of it with a whole dim before, refused below)
             i, j = group_in[-1], group_out[-1]
             if layout.axes[i] and layout.dims[i] != BROADCAST and _literal(sizes[j]) not in (-1, 1):
                 added = (i, j)
