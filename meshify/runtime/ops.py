@@ -879,13 +879,15 @@ def _in_block(ids: jax.Array, local: int, axis_name: AxisName) -> tuple[jax.Arra
     return shifted, (shifted >= 0) & (shifted < local)
 
 
-def one_hot(x: jax.Array, num_classes: int, axis_name: AxisName, dtype=jnp.float32) -> jax.Array:
-    """This device's block of ``jax.nn.one_hot(x, num_classes)`` along a depth split over ``axis_name``."""
+def one_hot(x: jax.Array, num_classes: int, axis_name: AxisName, dtype=jnp.float32, axis: int = -1) -> jax.Array:
+    """This device's block of ``jax.nn.one_hot(x, num_classes, axis=axis)`` along a depth split over
+    ``axis_name``."""
     local = num_classes // jax.lax.axis_size(axis_name)
     # as jax.nn.one_hot compares: each class (this block's, global) in x's dtype (an int8 x: class 255 is -1)
     classes = jnp.arange(local, dtype=jnp.int32) + _block_offset(axis_name, local)
     x = jnp.asarray(x)
-    return (x[..., None] == classes.astype(x.dtype)).astype(dtype)
+    out = (x[..., None] == classes.astype(x.dtype)).astype(dtype)
+    return out if axis in (-1, x.ndim) else jnp.moveaxis(out, -1, axis)
 
 
 def debug_print(fmt: str, *args, ordered: bool = False, **kwargs) -> None:

@@ -629,15 +629,23 @@ def _one_hot(ctx: RuleContext, call: Call):
     axes = ctx.rules.axes(name) if not name.endswith(INFERRED) else ()
     if set(axes) & used:
         axes = ()
-    dims = (*x.value.dims, name)
-    layout = Layout(dims, (*x.value.layout.axes, axes))
     axis = call.kwargs.get("axis")
-    if axis is not None and _literal(axis) != -1:
-        raise ctx.error(UnsupportedError, axis.original, "one_hot(axis=...)", "one-hot the last dim (axis=-1)")
+    at = x.value.layout.rank  # where the classes go: axis=-1 (the default) appends them
+    if axis is not None:
+        given = _literal(axis)
+        if not isinstance(given, int) or isinstance(given, bool) or not -x.value.layout.rank - 1 <= given \
+                <= x.value.layout.rank:
+            raise ctx.error(UnsupportedError, axis.original, f"one_hot(axis={ctx.code(axis.original)})",
+                            f"pass a literal int in [{-x.value.layout.rank - 1}, {x.value.layout.rank}] (where the "
+                            "classes go), or one-hot the last dim (axis=-1)")
+        at = given % (x.value.layout.rank + 1)
+    dims = (*x.value.dims[:at], name, *x.value.dims[at:])
+    layout = Layout(dims, (*x.value.layout.axes[:at], axes, *x.value.layout.axes[at:]))
     if not axes:
         return Lowering(Array(layout), converts, indices=(x,))
     dtype = call.kwargs.get("dtype")
-    template = "{mr}.one_hot({x}, {n}, axis_name={axes}" + (", dtype={dtype})" if dtype is not None else ")")
+    template = "{mr}.one_hot({x}, {n}, axis_name={axes}" + (", dtype={dtype}" if dtype is not None else "") + (
+        f", axis={at})" if at != x.value.layout.rank else ")")
     fills = (("x", Ref(0)), ("n", depth.node), ("axes", MeshAxes(axes)),
              *((("dtype", dtype.node),) if dtype is not None else ()))
     note = f"local one_hot: this device's block of '{name}', split over {axes_text(axes)}"
