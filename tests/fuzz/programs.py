@@ -3066,6 +3066,9 @@ def _struct_params(f: _Function, ch: Chooser, module: _Module, candidates: list[
         else:
             pattern = re.compile(rf"(?<![.\w]){a.name}\b(?!\s*=(?!=))")  # (not a keyword: helper(x1, x2=W))
             lines = [pattern.sub(read.replace("\\", "\\\\"), line) for line in lines]
+            # (the source fragments of the options meshify may refuse read the field too)
+            module.triggers = [(reason, tuple(pattern.sub(read, f) for f in fragments))
+                               for reason, fragments in module.triggers]
     params, placed = [], False
     for a, written in zip(f.args, f.params()):
         if a in fields:
