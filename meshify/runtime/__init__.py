@@ -13,10 +13,10 @@ from meshify.runtime._bind import ArgSpec, Each, Fields, Sharded, TreeSpec, bind
 from meshify.runtime._devices import available_devices, build_mesh, set_devices, simulate_cpu_devices
 from meshify.runtime._distributed import Topology, initialize
 from meshify.runtime._placement import ProcessLocal, from_host, process_local, process_slice, to_host
-from meshify.runtime.ops import (  # noqa: A004
+from meshify.runtime.ops import (
     all_gather,
-    call_block,
     bernoulli,
+    call_block,
     canonical_dtype,
     categorical,
     debug_print,
@@ -31,8 +31,8 @@ from meshify.runtime.ops import (  # noqa: A004
     global_norm,
     global_shape,
     grouped_kv,
-    kept_size,
     joined_dtype,
+    kept_size,
     like,
     local_block,
     local_draw,
@@ -67,16 +67,81 @@ from meshify.runtime.ops import (  # noqa: A004
 )
 
 __all__ = [
-    "P", "Tensor", "MeshSpec", "ArgSpec", "TreeSpec", "Each", "Fields", "Sharded", "bind", "sharded",
-    "available_devices", "build_mesh", "set_devices", "simulate_cpu_devices",
-    "initialize", "Topology", "from_host", "to_host", "process_local", "process_slice", "ProcessLocal",
-    "like", "shard_size", "sum_dtype", "psum", "psum_scatter", "all_gather", "global_shape", "one_hot", "take", "take_along_axis", "rows_at", "scatter", "local_block", "grouped_kv", "debug_print", "dynamic_slice", "dynamic_slice_in_dim", "dynamic_update_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_index_in_dim", "local_draw", "log_softmax", "logsumexp", "mean", "on_one_device", "pmax", "pmin", "softmax",
-    "max", "min", "method", "method_receiver", "regathering", "entries", "elementwise", "dtype_of", "canonical_dtype", "quotient_dtype", "joined_dtype", "refused",
-    "varying", "bernoulli", "categorical", "global_norm", "multi_index", "tree_flatten", "tree_leaves", "tree_map_each",
+    "ArgSpec",
+    "Each",
+    "Fields",
+    "MeshSpec",
+    "P",
+    "ProcessLocal",
+    "Sharded",
+    "Tensor",
+    "Topology",
+    "TreeSpec",
+    "all_gather",
+    "available_devices",
+    "bernoulli",
+    "bind",
+    "build_mesh",
+    "call_block",
+    "canonical_dtype",
+    "categorical",
+    "debug_print",
+    "dtype_of",
+    "dynamic_index_in_dim",
+    "dynamic_slice",
+    "dynamic_slice_in_dim",
+    "dynamic_update_index_in_dim",
+    "dynamic_update_slice_in_dim",
+    "elementwise",
+    "entries",
+    "from_host",
+    "global_norm",
+    "global_shape",
+    "grouped_kv",
+    "initialize",
+    "joined_dtype",
+    "kept_size",
+    "like",
+    "local_block",
+    "local_draw",
+    "log_softmax",
+    "logsumexp",
+    "max",
+    "mean",
+    "method",
+    "method_receiver",
+    "min",
+    "multi_index",
+    "on_one_device",
+    "one_hot",
+    "pmax",
+    "pmin",
+    "process_local",
+    "process_slice",
+    "psum",
+    "psum_scatter",
+    "quotient_dtype",
+    "refused",
+    "regathering",
+    "rows_at",
+    "scatter",
+    "set_devices",
+    "shard_size",
+    "sharded",
+    "simulate_cpu_devices",
+    "softmax",
+    "sum_dtype",
+    "take",
+    "take_along_axis",
+    "to_host",
+    "tree_flatten",
+    "tree_leaves",
+    "tree_map_each",
+    "varying",
 ]
 
 # Reductions over split dims (runtime/_statistics.py, re-exported by ops).
-from meshify.runtime.ops import (  # noqa: E402,A004
+from meshify.runtime.ops import (
     all,
     any,
     argmax,
@@ -108,12 +173,12 @@ __all__ += ["all", "any", "argmax", "argmin", "average", "cumprod", "cumsum", "c
             "standardize", "std", "top_k", "var"]
 
 # Spatial parallelism: halo exchange and convolution over split spatial dims (runtime/_spatial.py).
-from meshify.runtime._spatial import conv_halos, halo_conv, halo_exchange  # noqa: E402
+from meshify.runtime._spatial import conv_halos, halo_conv, halo_exchange
 
 __all__ += ["conv_halos", "halo_conv", "halo_exchange"]
 
 # Pooling, padding, slicing, roll, flip and resize along split spatial dims (runtime/_spatial.py).
-from meshify.runtime._spatial import (  # noqa: E402
+from meshify.runtime._spatial import (
     diagonal_block,
     halo_reduce_window,
     sectioned,
