@@ -313,23 +313,27 @@ def _tiling(name: str, layout: Layout, mesh: MeshSpec) -> list[str]:
     return [line.rstrip() for line in lines]
 
 
-def _with_aliases(sizes: dict[str, int], aliases: dict[str, str]) -> dict[str, int]:
+def _with_aliases(sizes: dict[str, int], aliases: dict[str, str],
+                  lined_up: dict[str, set[str]] | None = None) -> dict[str, int]:
     """``sizes`` and the sizes of inferred dims (``heads?``) lined up with a sized dim (JAX checks that
-    dims lined up in an op have one size), through chains of them."""
+    dims lined up in an op have one size), through chains of them; ``lined_up``: every dim each inferred one
+    met, either way (a user's ``query_pos`` of a mask sized by the ``tok?`` it met)."""
+    pairs = [*aliases.items(), *((a, b) for a, others in (lined_up or {}).items() for b in others)]
     out = dict(sizes)
     changed = True
     while changed:
         changed = False
-        for inferred, other in aliases.items():
-            if inferred not in out and other in out:
-                out[inferred] = out[other]
-                changed = True
+        for a, b in pairs:
+            for one, other in ((a, b), (b, a)):
+                if one not in out and other in out:
+                    out[one] = out[other]
+                    changed = True
     return out
 
 
 def _report(ctx: ModuleContext, fn: cst.FunctionDef, plan: FunctionPlan, sizes: dict[str, int],
             itemsize: int) -> FunctionReport:
-    sizes = _with_aliases(sizes, ctx.root.dim_aliases)
+    sizes = _with_aliases(sizes, ctx.root.dim_aliases, ctx.root.lined_up)
     sizer = _Sizer(plan.mesh, sizes, itemsize, f"{ctx.path}::{plan.name}")
     report = FunctionReport(plan.name, ctx.line(fn.name), str(plan.mesh), plan.mesh.devices,
                             structure=dict(plan.args))
