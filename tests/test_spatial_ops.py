@@ -108,7 +108,7 @@ def test_linear_upsampling_takes_a_one_row_halo() -> None:
      "case.py:9:24"),
     ('return jnp.pad(x, ((0, 0), (8, 0), (0, 0), (0, 0)), mode="wrap")', "more than a block of 4 rows",
      "case.py:9:24"),
-    ('return jnp.pad(x, ((0, 0), (1, 1), (0, 0), (0, 0)), mode="symmetric")', "mode=", "case.py:9:62"),
+    ('return jnp.pad(x, ((0, 0), (1, 1), (0, 0), (0, 0)), mode="maximum")', "mode=", "case.py:9:62"),
     ("return jnp.pad(x, ((0, 0), (1, 1), (0, 0), (0, 0)))", "do not split into 4 equal blocks", "case.py:9:24"),
     ("return x[:, ::3]", "takes 6 rows, which do not split into 4 equal blocks", "case.py:9:17"),
     ("return x[:, ::x.shape[0]]", "a nonzero int step it can read when rewriting", "case.py:9:19"),

@@ -341,10 +341,11 @@ def _perm(axes: Axes, source_of) -> tuple[Axes, list[tuple[int, int]]]:
 
 def _exchange_dim(x: jax.Array, dim: int, lo: int, hi: int, axes: Axes, fill="zero") -> jax.Array:
     """``x`` extended along ``dim`` (split over ``axes``) by ``lo`` rows of the previous block and ``hi``
-    of the next; beyond the first and last blocks zeros, (``fill="edge"``) copies of the edge row, or
-    (``fill="wrap"``) the rows of the block at the other end (periodic: the ppermute is a ring)."""
+    of the next; beyond the first and last blocks zeros, (``fill="edge"``) copies of the edge row,
+    (``"reflect"``, ``"symmetric"``) the border block's rows mirrored, or (``fill="wrap"``) the rows of the
+    block at the other end (periodic: the ppermute is a ring)."""
     shards, local = _shards(axes), x.shape[dim]
-    if max(lo, hi) > local:
+    if max(lo, hi) + (fill == "reflect") > local:
         raise CallError(
             f"{lo} rows before and {hi} after each block along dim {dim}, split over "
             f"{' x '.join(map(repr, axes))} into blocks of {local} rows, would come from devices farther than the "
@@ -357,19 +358,34 @@ def _exchange_dim(x: jax.Array, dim: int, lo: int, hi: int, axes: Axes, fill="ze
     if lo:
         order, pairs = _perm(axes, lambda p: p - 1 if p > 0 else (shards - 1 if fill == "wrap" else None))
         piece = jax.lax.ppermute(jax.lax.slice_in_dim(x, local - lo, local, axis=dim), order, pairs)
-        if fill == "edge":
-            edge = jnp.repeat(jax.lax.slice_in_dim(x, 0, 1, axis=dim), lo, axis=dim)
-            piece = jnp.where(pos > 0, piece, edge)
+        if fill in _OWN_ROWS:
+            piece = jnp.where(pos > 0, piece, _own_rows(x, dim, lo, fill, first=True))
         parts.append(piece)
     parts.append(x)
     if hi:
         order, pairs = _perm(axes, lambda p: p + 1 if p + 1 < shards else (0 if fill == "wrap" else None))
         piece = jax.lax.ppermute(jax.lax.slice_in_dim(x, 0, hi, axis=dim), order, pairs)
-        if fill == "edge":
-            edge = jnp.repeat(jax.lax.slice_in_dim(x, local - 1, local, axis=dim), hi, axis=dim)
-            piece = jnp.where(pos < shards - 1, piece, edge)
+        if fill in _OWN_ROWS:
+            piece = jnp.where(pos < shards - 1, piece, _own_rows(x, dim, hi, fill, first=False))
         parts.append(piece)
     return parts[0] if len(parts) == 1 else jnp.concatenate(parts, axis=dim)
+
+
+#: Fills whose rows beyond the first (last) block come from that block itself.
+_OWN_ROWS = ("edge", "reflect", "symmetric")
+
+
+def _own_rows(x: jax.Array, dim: int, rows: int, fill: str, first: bool) -> jax.Array:
+    """The ``rows`` rows ``jnp.pad(mode=fill)`` puts before the first block (``first``) or after the last, from
+    that block's own rows: its edge row repeated (``edge``), or its border rows mirrored, the edge row itself
+    left out (``reflect``) or repeated (``symmetric``)."""
+    local = x.shape[dim]
+    if fill == "edge":
+        edge = jax.lax.slice_in_dim(x, 0, 1, axis=dim) if first else jax.lax.slice_in_dim(x, local - 1, local, axis=dim)
+        return jnp.repeat(edge, rows, axis=dim)
+    skip = 1 if fill == "reflect" else 0
+    start, stop = (skip, skip + rows) if first else (local - skip - rows, local - skip)
+    return jnp.flip(jax.lax.slice_in_dim(x, start, stop, axis=dim), axis=dim)
 
 
 def _reblock(x: jax.Array, dim: int, axes: Axes, start: int, out_rows: int, what: str,
@@ -443,7 +459,7 @@ def spatial_pad(array: jax.Array, pad_width, mode: str = "constant", constant_va
     shifted across each boundary)."""
     if mode not in ("constant", *BORDER_PADS):
         raise CallError(f"jnp.pad(mode={mode!r}) along a split dim",
-                        fix="pad with a constant (mode='constant'), 'edge' or 'wrap'")
+                        fix="pad with a constant (mode='constant'), 'edge', 'wrap', 'reflect' or 'symmetric'")
     axes = [_axes(a) for a in spatial_axes]
     values = _pad_values(constant_values, array.ndim)
     widths = _pad_widths(pad_width, array.ndim)
@@ -481,13 +497,14 @@ def _padded_slice(x: jax.Array, sliced: tuple, axes: list[Axes], widths: list[tu
 
 
 #: ``jnp.pad`` modes along a split dim whose padding comes from the border blocks' neighbours.
-BORDER_PADS = ("edge", "wrap")
+BORDER_PADS = ("edge", "wrap", "reflect", "symmetric")
 
 
 def _pad_border(x: jax.Array, dim: int, axes: Axes, lo: int, hi: int, mode: str) -> jax.Array:
-    """``jnp.pad(mode="edge" | "wrap")`` along ``dim``, split over ``axes``: every block takes ``lo`` rows
-    from the previous block and ``hi`` from the next (for ``wrap`` round a ring, so the first block gets the
-    last rows of the image; for ``edge`` the border blocks repeat their edge row instead), which cover the
+    """``jnp.pad(mode="edge" | "wrap" | "reflect" | "symmetric")`` along ``dim``, split over ``axes``: every
+    block takes ``lo`` rows from the previous block and ``hi`` from the next (for ``wrap`` round a ring, so the
+    first block gets the last rows of the image; for the others the border blocks make theirs from their own
+    rows: the edge row repeated, or the rows next to it mirrored), which cover the
     rows of its block of the padded dim, split into equal blocks again: block ``p`` starts ``p * (new -
     old rows)`` rows into its extended block."""
     shards, rows = _shards(axes), x.shape[dim]
@@ -496,6 +513,12 @@ def _pad_border(x: jax.Array, dim: int, axes: Axes, lo: int, hi: int, mode: str)
         raise CallError(f"jnp.pad(mode={mode!r}) along dim {dim}, split over {' x '.join(map(repr, axes))} into "
                         f"{shards} blocks, gives {out_rows} rows, which do not split into {shards} equal blocks",
                         fix=f"make the result's size a multiple of {shards}, or map this dim to no mesh axis")
+    if mode == "reflect" and max(lo, hi) >= rows:
+        raise CallError(f"jnp.pad(mode='reflect') along dim {dim}, split over {' x '.join(map(repr, axes))} into "
+                        f"blocks of {rows} rows, pads {max(lo, hi)} rows: a border block mirrors its own rows "
+                        f"leaving its edge row out, so it would need {max(lo, hi) + 1} rows",
+                        fix="pad by fewer rows than a block holds (or mode='symmetric', which keeps the edge row), use "
+                        "fewer shards along this dim or a larger dim, or map it to no mesh axis")
     block = out_rows // shards
     extended = _exchange_dim(x, dim, lo, hi, axes, fill=mode)
     return jax.lax.dynamic_slice_in_dim(extended, _block_index(axes) * (block - rows), block, axis=dim)

@@ -1352,6 +1352,16 @@ class _Builder:
             fill = self.pick(["", "", ", constant_values=0.5", ", constant_values=(-1.0, 2.0)"])
             expr = f"jnp.pad({cut}, ({widths},){fill})"
             self.trigger("a shift along a split dim by more rows than a block holds", expr, "halo")
+            if self.flag(40):
+                # a border pad (a conv's reflect padding), split or not: the border blocks fill theirs from their
+                # own rows (edge, reflect, symmetric) or the far end's (wrap); cut back to dim k's rows at an offset
+                lo, hi = self.ch.integer(0, 4), self.ch.integer(1, 4)
+                mode = self.pick(['"edge"', '"wrap"', '"reflect"', '"symmetric"'])
+                widths = ", ".join(f"({lo}, {hi})" if i == k else "(0, 0)" for i in range(rank))
+                start = self.ch.integer(0, lo + hi)
+                expr = f"jnp.pad({a.name}, ({widths},), mode={mode})[{prefix}{start}:{start} + {a.name}.shape[{k}]]"
+                self.trigger("a border pad along a split dim wider than a block, or whose rows do not split evenly",
+                             expr, "halo", "do not split", "would need")
             self.emit(expr, a.dims, a.scale + 2)
             return True
         else:

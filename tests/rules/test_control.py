@@ -356,9 +356,17 @@ def test_associative_scan_along_a_whole_dim_runs_on_each_devices_block() -> None
     assert got == "return jax.lax.associative_scan(jnp.add, x, axis=1)", got
 
 
+def test_associative_scan_of_an_elementwise_combine_along_a_split_dim_is_lax_cumulative_op() -> None:
+    got = rewrite("return jax.lax.associative_scan(jnp.maximum, x, axis=1, reverse=True)", 'x: Tensor["batch", "model"]',
+                  'Tensor["batch", "model"]')
+    assert 'mr.cumulative(x, 1, "model", "cummax", reverse=True)' in got, got
+
+
 @pytest.mark.parametrize("body, message", [
-    ("return jax.lax.associative_scan(jnp.add, x, axis=1)", "associative_scan along 'model' of 'x', split over 'model'"),
-    ("return jax.lax.associative_scan(jnp.add, x @ w, axis=0)", "a partial sum over 'model'"),
+    ("return jax.lax.associative_scan(jnp.fmax, x, axis=1)", "associative_scan along 'model' of 'x', split over 'model'"),
+    ("return jax.lax.associative_scan(lambda a, b: a * b + b, x, axis=1)",
+     "associative_scan along 'model' of 'x', split over 'model'"),
+    ("return jax.lax.associative_scan(jnp.add, (x @ w)[:, None], axis=2)", "a partial sum over 'model'"),
     ("return jax.lax.associative_scan(jnp.add, x, axis=2)", "associative_scan(axis=2) of 'x'"),
 ])
 def test_associative_scan_refuses_a_split_scanned_dim_a_partial_sum_and_a_bad_axis(body: str, message: str) -> None:

@@ -137,6 +137,9 @@ def _arange(ctx: RuleContext, call: Call):
     dims = _shape_dims(count) if count is not None else None
     if dims is not None:
         return keep(Array(Layout.replicated(dims)))
+    shifted = _shifted_count(ctx, call)
+    if shifted is not None:  # jnp.arange(1, T + 1): positions counted from 1, as many as T's
+        return keep(Array(Layout.replicated((shifted,))))
     half = _divided_size(ctx, count.original) if count is not None else None
     if half is not None:  # jnp.arange(D // 2): rotary frequencies, as jnp.arange(0, D, 2) below
         return keep(Array(Layout.replicated((half,))))
@@ -163,6 +166,20 @@ def _arange(ctx: RuleContext, call: Call):
         return unknown_call(ctx, call)
     length = arange_length(bounds)
     return keep(Opaque((length,))) if length is not None else unknown_call(ctx, call)
+
+
+def _shifted_count(ctx: RuleContext, call: Call) -> str | None:
+    """The dim ``D`` of ``jnp.arange(k, D + k)`` (or ``k + D``, step 1; ``k`` an int literal, ``D`` a dim's size
+    as :func:`_shape_entry` reads it): as many entries as ``D`` (1-based positions, ``jnp.arange(1, T + 1)``)."""
+    if len(call.args) not in (2, 3) or (len(call.args) == 3 and _literal(call.args[2]) != 1):
+        return None
+    start, stop = _literal(call.args[0]), call.args[1].original
+    if type(start) is not int or not (isinstance(stop, cst.BinaryOperation) and isinstance(stop.operator, cst.Add)):
+        return None
+    for size, shift in ((stop.left, stop.right), (stop.right, stop.left)):
+        if isinstance(shift, cst.Integer) and int(shift.value, 0) == start:
+            return _shape_entry(ctx, size)
+    return None
 
 
 def _divided_size(ctx: RuleContext, node: cst.CSTNode) -> str | None:

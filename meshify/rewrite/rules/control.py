@@ -118,7 +118,8 @@ def _associative_scan(ctx: RuleContext, call: Call) -> Lowering:
     """``jax.lax.associative_scan(fn, elems, axis=k)`` (S5's and Mamba's parallel recurrences) along a dim
     that is whole on every device: each device scans its own block of the other dims.  ``fn`` is walked
     with two elements of ``elems``' layouts and must return that layout (a carry's rule: a partial sum it
-    forms is completed inside); a split scanned dim or a partial sum in ``elems`` is refused."""
+    forms is completed inside); a partial sum in ``elems`` is refused, and a split scanned dim unless the
+    combine is elementwise (``jnp.add``: :func:`_elementwise_scan`, jax.lax's cumulative op)."""
     fn, elems = call.params.get("fn"), call.params.get("elems")
     if fn is None or elems is None:
         return unknown_call(ctx, call)
@@ -129,6 +130,9 @@ def _associative_scan(ctx: RuleContext, call: Call) -> Lowering:
         raise ctx.error(UnsupportedError, axis_op.original if axis_op is not None else call.node,
                         f"associative_scan(axis={ctx.code(axis_op.original) if axis_op else '?'}) is not a literal",
                         "write the axis as an int literal (axis=1)")
+    scan = _elementwise_scan(ctx, call, fn, elems, axis)
+    if scan is not None:
+        return scan
     for path, leaf in _arrays_in(elems.value, ctx.code(elems.original), elems.original):
         layout = leaf.layout
         if not -layout.rank <= axis < layout.rank:
@@ -154,6 +158,33 @@ def _associative_scan(ctx: RuleContext, call: Call) -> Lowering:
 _ELEMENTWISE_COMBINE = frozenset({
     *(f"jax.numpy.{n}" for n in ("add", "multiply", "maximum", "minimum", "logaddexp", "fmax", "fmin")),
     *(f"jax.lax.{n}" for n in ("add", "mul", "max", "min")), "operator.add", "operator.mul"})
+
+#: Those combining functions whose scan is one of jax.lax's cumulative ops (fmax and fmin skip a NaN, which
+#: cummax and cummin pass on: not among them).
+_CUMULATIVE_OF = {
+    **dict.fromkeys(("jax.numpy.add", "jax.lax.add", "operator.add"), "cumsum"),
+    **dict.fromkeys(("jax.numpy.multiply", "jax.lax.mul", "operator.mul"), "cumprod"),
+    **dict.fromkeys(("jax.numpy.maximum", "jax.lax.max"), "cummax"),
+    **dict.fromkeys(("jax.numpy.minimum", "jax.lax.min"), "cummin"),
+    "jax.numpy.logaddexp": "cumlogsumexp"}
+
+
+def _elementwise_scan(ctx: RuleContext, call: Call, fn: Operand, elems: Operand, axis: int) -> Lowering | None:
+    """``jax.lax.associative_scan(jnp.add, x, axis=k)`` of one array along a split dim (a linear attention's
+    running sum of key-value products over a split sequence): ``jax.lax.cumsum(x, k, reverse=...)`` as
+    ``mr.cumulative`` runs it (the local scan combined with the earlier blocks' totals), likewise for a product,
+    running max, min and logaddexp.  None where the scanned dim is whole or the scan is not one of those."""
+    if not isinstance(elems.value, Array) or not isinstance(fn.original, cst.Name | cst.Attribute):
+        return None
+    layout = elems.value.layout
+    if not -layout.rank <= axis < layout.rank or not layout.axes[axis % layout.rank]:
+        return None
+    kinds = {_CUMULATIVE_OF[q] for q in ctx.qualified_names(fn.original) if q in _CUMULATIVE_OF}
+    if len(kinds) != 1:
+        return None
+    from meshify.rewrite.rules.statistics import _cumulative
+
+    return _cumulative(ctx, call, elems, layout, axis % layout.rank, kinds.pop())
 
 
 def _unroll(call: Call) -> int | bool:

@@ -233,7 +233,7 @@ def _pad(ctx: RuleContext, call: Call):
         o = call.params[unmodelled[0]]
         raise _split_error(ctx, o.original, call, layout, padded, f"{unmodelled[0]}={ctx.code(o.original)} is not "
                            "modelled along a split dim", "pad with a constant (mode='constant', constant_values=...), "
-                           "mode='edge' or mode='wrap', or map that dim to no mesh axis")
+                           "mode='edge', 'wrap', 'reflect' or 'symmetric', or map that dim to no mesh axis")
     emitted: list[Emitted] = []
     where = call.params["pad_width"].original
     resized: dict[int, int] = {}
@@ -290,19 +290,20 @@ def _slice_padded(ctx: RuleContext, x: Operand, padded: list[int]) -> PaddedSlic
 
 
 #: Modes padding a split dim from the border blocks' neighbours (runtime/_spatial.py's BORDER_PADS).
-_BORDER_PADS = ("edge", "wrap")
+_BORDER_PADS = ("edge", "wrap", "reflect", "symmetric")
 
 
 def _border_records(ctx: RuleContext, where, x: Operand, layout: Layout, dim: int, pads: tuple[int, int] | None,
                     mode: str, resized: dict[int, int]) -> list[Emitted]:
-    """The exchanges of ``jnp.pad(mode="edge" | "wrap")`` along split ``dim``: ``lo`` rows from the previous
-    block and ``hi`` from the next (round a ring for ``wrap``; the border blocks repeat their edge row for
-    ``edge``), refused here when the sizes are known and the result cannot split evenly or a pad is wider
-    than a block."""
+    """The exchanges of ``jnp.pad(mode="edge" | "wrap" | "reflect" | "symmetric")`` along split ``dim``: ``lo``
+    rows from the previous block and ``hi`` from the next (round a ring for ``wrap``; the border blocks repeat
+    their edge row for ``edge``, mirror their own rows for ``reflect`` and ``symmetric``), refused here when
+    the sizes are known and the result cannot split evenly or a pad is wider than a block (for ``reflect``, as
+    wide: its mirror leaves the edge row out)."""
     total, shards = ctx.sizes.get(layout.dims[dim]), ctx.mesh.size(layout.axes[dim])
     name = ctx.code(x.original)
-    source = "wrapping round from the other end of the image" if mode == "wrap" else \
-        "the border devices repeating their edge row"
+    source = {"wrap": "wrapping round from the other end of the image",
+              "edge": "the border devices repeating their edge row"}.get(mode, "the border devices mirroring their own rows")
     if pads is None or total is None:
         return [_record(ctx, layout, dim, None if pads is None else rows, name,
                         f"{side} its block for jnp.pad(mode={mode!r}), from the {device} device ({source})")
@@ -314,10 +315,10 @@ def _border_records(ctx: RuleContext, where, x: Operand, layout: Layout, dim: in
                         f"{axes_text(layout.axes[dim])}) gives {total + lo + hi} rows, which do not split into "
                         f"{shards} equal blocks", f"make the result a multiple of {shards} rows, or map "
                         f"{layout.dims[dim]!r} to no mesh axis (rules={{{layout.dims[dim]!r}: None}})")
-    if max(lo, hi) > total // shards:
+    if max(lo, hi) + (mode == "reflect") > total // shards:
         raise ctx.error(UnsupportedError, where, f"jnp.pad(mode={mode!r}) along split {layout.dims[dim]!r} pads "
-                        f"more than a block of {total // shards} rows: it would need rows from beyond the "
-                        "neighbouring device", f"pad less, use fewer shards along {layout.dims[dim]!r}, or map it to no "
+                        f"{'as many rows as or ' if mode == 'reflect' else ''}more than a block of {total // shards} "
+                        "rows: it would need rows from beyond the neighbouring device", f"pad less, use fewer shards along {layout.dims[dim]!r}, or map it to no "
                         f"mesh axis (rules={{{layout.dims[dim]!r}: None}})")
     out = [_record(ctx, layout, dim, rows, name, f"{side} its block for jnp.pad(mode={mode!r}), from the {device} "
                    f"device ({source})", resized={d: n for d, n in resized.items() if d != dim})
