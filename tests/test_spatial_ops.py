@@ -78,6 +78,16 @@ def test_a_slice_of_split_dims_is_reblocked_then_the_rest_indexed() -> None:
         'return mr.spatial_slice(x, 1, 2, -2, axis_name="h")[0, :, :, 1:]'
 
 
+def test_a_slice_that_is_a_section_moves_in_chunks_as_jnp_split() -> None:
+    # (the first half of 'w', split over 4 devices: the last device's rows lie two blocks back)
+    got = rewrite("return x[:, :, :8] * 2.0", X, 'Tensor["batch", "h", "w2", "c"]', mesh=f"h=2, w=4, {SIZES}")
+    assert got.splitlines()[0].startswith("# meshify: sections over 'w': the slice [0:8] of 'x' is a section of "
+                                          "split 'w'"), got
+    assert 'mr.spatial_slice(x, 2, None, 8, axis_name="w") * 2.0' in got.splitlines()[-1], got
+    with pytest.raises(UnsupportedError, match="beyond the neighbouring device"):  # (from row 1: no section)
+        rewrite("return x[:, :, 1:9]", X, 'Tensor["batch", "h", "w2", "c"]', mesh=f"h=2, w=4, {SIZES}")
+
+
 def test_roll_wraps_round_and_flip_swaps_with_the_mirror_device() -> None:
     got = rewrite("return jnp.roll(x, (1, 5), axis=(1, 2))", X, OUT, mesh=f"h=2, w=4, {SIZES}").splitlines()
     assert got[0].startswith("# meshify: halo over 'h': 1 row of 'x'") and "its block of 'x'" in got[1], got

@@ -547,7 +547,8 @@ def spatial_slice(x: jax.Array, axis: int, start, stop, step=None, *, axis_name)
                         "takes no rows: meshify refuses an empty slice of a split dim",
                         fix=f"take at least {shards} rows, or map this dim to no mesh axis")
     if step is None or step == 1:
-        return _reblock(x, axis, axes, taken[0], len(taken), what)
+        section = _as_section(x, axis, axes, taken[0], len(taken))
+        return section if section is not None else _reblock(x, axis, axes, taken[0], len(taken), what)
     if len(taken) % shards:
         raise CallError(f"{what} along dim {axis}, split over {' x '.join(map(repr, axes))} into {shards} blocks, "
                         f"takes {len(taken)} rows, which do not split into {shards} equal blocks",
@@ -558,6 +559,19 @@ def spatial_slice(x: jax.Array, axis: int, start, stop, step=None, *, axis_name)
         return out
     spatial = [axes if d == axis % x.ndim else () for d in range(x.ndim)]
     return spatial_flip(out, axis, spatial_axes=spatial)  # the rows taken upwards, then reversed
+
+
+def _as_section(x: jax.Array, axis: int, axes: Axes, first: int, count: int) -> jax.Array | None:
+    """``x``'s global rows ``[first, first + count)`` along split dim ``axis`` (``x[..., : d // 2]``, a
+    coupling layer's half) when re-blocking them would need rows from beyond the neighbouring device but they
+    are a section as ``jnp.split`` cuts one (both bounds multiples of the shards): its chunks moved as
+    :func:`split_sections` moves them, each device sending and receiving at most its block.  None otherwise."""
+    shards, rows = _shards(axes), x.shape[axis % x.ndim]
+    end = first + count
+    if first % shards or end % shards or max(reblock_halos(rows, shards, first, count)) <= rows:
+        return None
+    indices = [i for i in (first, end) if 0 < i < rows * shards]
+    return split_sections(x, indices, axis, axis_name=axes)[1 if first > 0 else 0]
 
 
 def spatial_entry(x: jax.Array, axis: int, index, *, keep: bool, axis_name) -> jax.Array:

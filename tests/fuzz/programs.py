@@ -1403,8 +1403,36 @@ class _Builder:
         size = self.sizes[a.dims[k]]  # type: ignore[index]
         n = a.name
         kind = self.pick(["sort", "sort_method", "argsort", "diff", "median", "glu", "cumsum", "cummax", "ptp",
-                          "average", "reversed", "quantile", "cumlogsumexp", "diff_prepend", "standardize"])
+                          "average", "reversed", "quantile", "cumlogsumexp", "diff_prepend", "standardize",
+                          "associative_scan", "positions"])
         dims, scale = list(a.dims), a.scale
+        if kind == "associative_scan":
+            # jax.lax.associative_scan with an elementwise combine (a linear attention's running sums): along a
+            # split dim it is jax.lax's cumulative op; fmax (which skips NaN, as no cumulative op does) is
+            # refused there (a trigger).  (A negative axis only forward: JAX's reverse scan rejects one.)
+            combine = self.pick(["jnp.add", "operator.add", "jax.lax.mul", "jnp.maximum", "jax.lax.min",
+                                 "jnp.logaddexp", "jnp.fmax"])
+            if combine == "operator.add":
+                self.module.imports.add("operator")
+            reverse = self.flag(40)
+            axis = k if reverse or self.flag(50) else k - rank
+            operand = f"jax.nn.sigmoid({n})" if combine == "jax.lax.mul" else n
+            expr = f"jax.lax.associative_scan({combine}, {operand}, axis={axis}{', reverse=True' if reverse else ''})"
+            scale = {"jnp.add": a.scale * size, "operator.add": a.scale * size, "jax.lax.mul": 1.0,
+                     "jnp.logaddexp": a.scale + math.log(size)}.get(combine, a.scale)
+            if combine == "jnp.fmax":
+                self.trigger("an associative_scan with a combine no cumulative op runs, along a split dim", expr,
+                             "scan across devices")
+            self.emit(expr, dims, scale)
+            return True
+        if kind == "positions":
+            # 1-based positions counted along dim k (a running mean's divisor): jnp.arange(1, T + 1), T's dim
+            shift = self.pick([1, 2])
+            index = ", ".join(":" if i == k else "None" for i in range(rank))
+            count = self.pick([f"jnp.arange({shift}, {n}.shape[{k}] + {shift})",
+                               f"jnp.arange({shift}, {shift} + {n}.shape[{k}])"])
+            self.emit(f"{n} / {count}[{index}]", dims, a.scale)
+            return True
         if kind == "standardize":
             # (JAX's default "fast" algorithm only on an input, whose rows are near 0: it cancels elsewhere, on
             # one device too, and its rounding follows the order of the sums)

@@ -366,7 +366,7 @@ def test_associative_scan_of_an_elementwise_combine_along_a_split_dim_is_lax_cum
     ("return jax.lax.associative_scan(jnp.fmax, x, axis=1)", "associative_scan along 'model' of 'x', split over 'model'"),
     ("return jax.lax.associative_scan(lambda a, b: a * b + b, x, axis=1)",
      "associative_scan along 'model' of 'x', split over 'model'"),
-    ("return jax.lax.associative_scan(jnp.add, (x @ w)[:, None], axis=2)", "a partial sum over 'model'"),
+    ("return jax.lax.associative_scan(lambda a, b: a + b, (x @ w)[:, None], axis=2)", "a partial sum over 'model'"),
     ("return jax.lax.associative_scan(jnp.add, x, axis=2)", "associative_scan(axis=2) of 'x'"),
 ])
 def test_associative_scan_refuses_a_split_scanned_dim_a_partial_sum_and_a_bad_axis(body: str, message: str) -> None:

@@ -118,8 +118,9 @@ def _associative_scan(ctx: RuleContext, call: Call) -> Lowering:
     """``jax.lax.associative_scan(fn, elems, axis=k)`` (S5's and Mamba's parallel recurrences) along a dim
     that is whole on every device: each device scans its own block of the other dims.  ``fn`` is walked
     with two elements of ``elems``' layouts and must return that layout (a carry's rule: a partial sum it
-    forms is completed inside); a partial sum in ``elems`` is refused, and a split scanned dim unless the
-    combine is elementwise (``jnp.add``: :func:`_elementwise_scan`, jax.lax's cumulative op)."""
+    forms is completed inside); a partial sum in ``elems`` is refused, and a split scanned dim, unless the
+    combine is elementwise (``jnp.add``: along a split dim jax.lax's cumulative op, :func:`_elementwise_scan`;
+    a partial sum completed first)."""
     fn, elems = call.params.get("fn"), call.params.get("elems")
     if fn is None or elems is None:
         return unknown_call(ctx, call)
@@ -133,6 +134,13 @@ def _associative_scan(ctx: RuleContext, call: Call) -> Lowering:
     scan = _elementwise_scan(ctx, call, fn, elems, axis)
     if scan is not None:
         return scan
+    elementwise = isinstance(fn.original, cst.Name | cst.Attribute) and \
+        bool(ctx.qualified_names(fn.original) & _ELEMENTWISE_COMBINE)
+    if elementwise and isinstance(elems.value, Array) and elems.value.layout.partial \
+            and -elems.value.layout.rank <= axis < elems.value.layout.rank:
+        # a partial sum scanned along a whole dim: completed first (psum), then scanned on each device's block
+        target = elems.value.layout.with_partial(())
+        return Lowering(Array(target), (Convert(elems, target, "associative_scan"),))
     for path, leaf in _arrays_in(elems.value, ctx.code(elems.original), elems.original):
         layout = leaf.layout
         if not -layout.rank <= axis < layout.rank:
@@ -148,7 +156,7 @@ def _associative_scan(ctx: RuleContext, call: Call) -> Lowering:
             raise ctx.error(UnsupportedError, elems.original, f"associative_scan along {dim!r} of {path!r}, split "
                             f"over {axes_text(split)}: a scan across devices is not modelled",
                             f"map {dim!r} to no mesh axis (rules={{{dim!r}: None}}), or scan along a whole dim")
-    if isinstance(fn.original, cst.Name | cst.Attribute) and ctx.qualified_names(fn.original) & _ELEMENTWISE_COMBINE:
+    if elementwise:
         return Lowering(elems.value)  # jax.lax.associative_scan(jnp.add, x, axis=1): elementwise, on each block
     return Lowering(None, walks=Loop(_body(call, fn), (elems.value, elems.value), 0, elems, None,
                                      sources=(elems.original, elems.original)))

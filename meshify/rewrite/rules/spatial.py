@@ -27,10 +27,10 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
-from meshify._halos import concat_shifts, reblock_halos
+from meshify._halos import concat_shifts, reblock_halos, section_chunks, section_groups
 from meshify.annotate._types import BROADCAST, Layout
 from meshify.errors import UnsupportedError
-from meshify.rewrite._collectives import axes_text, halo_kind
+from meshify.rewrite._collectives import axes_text, halo_kind, sections_kind
 from meshify.rewrite._values import Array, Operand, Static, array
 from meshify.rewrite.rules._api import (
     Call,
@@ -186,8 +186,9 @@ def _reblock_records(ctx: RuleContext, where, call: Call, x: Operand, layout: La
     total, shards = ctx.sizes.get(layout.dims[dim]), ctx.mesh.size(layout.axes[dim])
     name = ctx.code(x.original)
     if total is None or start is None or end is None:
+        farther = " (a section of the dim, as jnp.split cuts one, where they lie farther)" if what == "the slice" else ""
         return [_record(ctx, layout, dim, None, name, f"the rows its new block needs after {what}, from each "
-                        "neighbour")]
+                        f"neighbour{farther}")]
     out_rows = end - start
     if out_rows <= 0 or out_rows % shards or total % shards:
         raise ctx.error(UnsupportedError, where, f"{what} along split {layout.dims[dim]!r} (over "
@@ -576,6 +577,10 @@ def _slice_records(ctx: RuleContext, where, base: Operand, layout: Layout, dim: 
                         f"take at least {shards} rows, or map {layout.dims[dim]!r} to no mesh axis "
                         f"(rules={{{layout.dims[dim]!r}: None}})")
     if step in (None, 1):
+        section = _section_records(ctx, base, layout, dim, total, taken[0], taken[-1] + 1)
+        if section is not None:
+            resized[dim] = len(taken) // shards
+            return section
         return _reblock_records(ctx, where, None, base, layout, dim, taken[0], taken[-1] + 1,  # type: ignore[arg-type]
                                 "the slice", resized)
     if len(taken) % shards:
@@ -588,6 +593,27 @@ def _slice_records(ctx: RuleContext, where, base: Operand, layout: Layout, dim: 
                            "the slice", resized)
     resized[dim] = len(taken) // shards
     return out + _reversal_records(ctx, base, layout, dim, step, resized)
+
+
+def _section_records(ctx: RuleContext, base: Operand, layout: Layout, dim: int, total: int, start: int,
+                     end: int) -> list[Emitted] | None:
+    """The moves of slice ``[start:end]`` of split ``dim`` (``x[..., : d // 2]``) taken as a section of the dim,
+    as ``jnp.split(x, [start, end])`` cuts it (``mr.spatial_slice`` does so where re-blocking would need rows
+    from beyond the neighbouring device and both bounds are multiples of the shards): one ppermute per way its
+    chunks move.  None where the slice re-blocks from the neighbours (or cannot be a section)."""
+    axes = layout.axes[dim]
+    shards = ctx.mesh.size(axes)
+    if total % shards or start % shards or end % shards or \
+            max(reblock_halos(total // shards, shards, start, end - start)) <= total // shards:
+        return None
+    widths = [w for w in (start, end - start, total - end) if w]
+    _, sizes = section_chunks(widths, shards)
+    moves = [len(rounds) for to, rounds in section_groups(sizes, shards).items() if any(t != j for j, t in enumerate(to))]
+    record = Layout(layout.dims, layout.axes)
+    return [Emitted(sections_kind(k, len(widths)), axes, record, layout.dims[dim],
+                    f"sections over {axes_text(axes)}: the slice [{start}:{end}] of {ctx.code(base.original)!r} is a "
+                    f"section of split {layout.dims[dim]!r}, its chunks sent to the devices holding its blocks "
+                    f"(ppermute: {k} chunk{'s' * (k != 1)})") for k in moves]
 
 
 def _reversal_records(ctx: RuleContext, base: Operand, layout: Layout, dim: int, step, resized: dict) -> list[Emitted]:
