@@ -103,8 +103,11 @@ def _walk(rw, fn: cst.BaseExpression, call) -> tuple[Value, cst.BaseExpression, 
         value, new, _ = method_call(rw, call.node, method, call)
         takes = method.receiver is not None and not method.static
         return value, method_function(rw, method, new.func), list(new.args[1:] if takes else new.args)
+    from meshify.rewrite._bodies import is_partial, partial_lambda, walk_lambda
+
+    if is_partial(rw, fn) and not call.kwargs:  # jax.vmap(functools.partial(loss, w=w)): the lambda it stands for
+        fn = partial_lambda(fn, len(call.args))
     if isinstance(fn, cst.Lambda):
-        from meshify.rewrite._bodies import walk_lambda
 
         if call.kwargs:
             raise rw.error(UnsupportedError, call.node, "keyword arguments to a transformed lambda",

@@ -561,6 +561,12 @@ def unknown_call(ctx: RuleContext, call: Call) -> Lowering:
                                     f"{REFUSED_ELEMENTWISE[call.name]}",
                                     "call it outside the @mesh function, on its inputs or outputs, or write it with "
                                     "functions meshify has rules for")
+                func = call.node.func if isinstance(call.node, cst.Call) else None
+                if isinstance(func, cst.Lambda | cst.Call):  # (lambda a: ...)(x): a function called where it is made
+                    raise ctx.error(UnsupportedError, call.node, f"{ctx.code(func)} is called where it is made, on "
+                                    f"{path!r} with layout {value.layout.describe()}: meshify follows a function "
+                                    "into its body only by its name", f"bind it to a name first (f = "
+                                    f"{ctx.code(func.with_changes(lpar=[], rpar=[]))}) and call f(...), or write it as a def")
                 raise ctx.error(
                     UnsupportedError, call.node,
                     f"{call.name} has no meshify rule and {path!r} reaches it with layout "
