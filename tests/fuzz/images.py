@@ -363,8 +363,8 @@ def _pad(b: _Builder, a: _Value, spatial: list[int], other: list[int]) -> bool:
     padded = [i for i in range(rank) if any(widths[i]) and b.axes_of(a.dims[i])]
     mode = options.get("mode", '"constant"').strip('"')
     other_mode = bool(padded) and mode not in ("constant", *BORDER_PADS)
-    if mode in BORDER_PADS:  # every block takes (lo, hi) rows of its neighbours (round a ring for wrap)
-        even = all(_border_pads(b, a.dims[i], *widths[i]) for i in padded)
+    if mode in BORDER_PADS:  # every block takes (lo, hi) rows of its neighbours (round a ring for wrap; its own, mirrored)
+        even = all(_border_pads(b, a.dims[i], *widths[i], mode) for i in padded)
     else:
         even = all(reblocks(b, a.dims[i], -widths[i][0], b.sizes[a.dims[i]] + sum(widths[i])) for i in padded)
     if not _drawn(b, even and not other_mode):
@@ -381,14 +381,15 @@ def _pad(b: _Builder, a: _Value, spatial: list[int], other: list[int]) -> bool:
 
 
 #: ``jnp.pad`` modes meshify pads a split dim with from the border blocks' neighbours.
-BORDER_PADS = ("edge", "wrap")
+BORDER_PADS = ("edge", "wrap", "reflect", "symmetric")
 
 
-def _border_pads(b: _Builder, dim: str, lo: int, hi: int) -> bool:
-    """Whether ``jnp.pad(mode="edge" | "wrap")`` of ``(lo, hi)`` rows along ``dim`` splits into equal blocks,
-    each padded from its direct neighbours only."""
+def _border_pads(b: _Builder, dim: str, lo: int, hi: int, mode: str) -> bool:
+    """Whether ``jnp.pad(mode="edge" | "wrap" | "reflect" | "symmetric")`` of ``(lo, hi)`` rows along ``dim``
+    splits into equal blocks, each padded from its direct neighbours only (a reflect pad narrower than a block:
+    its border blocks mirror their rows leaving the edge row out)."""
     shards = b.shards(dim)
-    return (b.sizes[dim] + lo + hi) % shards == 0 and max(lo, hi) <= b.sizes[dim] // shards
+    return (b.sizes[dim] + lo + hi) % shards == 0 and max(lo, hi) + (mode == "reflect") <= b.sizes[dim] // shards
 
 
 def _pad_options(b: _Builder, widths: Sequence[tuple[int, int]]) -> dict[str, str]:

@@ -1029,6 +1029,15 @@ class _Builder:
             held = f"ck{i}"
             wrapper = self.pick(["jax.checkpoint", "jax.remat", "jax.jit"])
             self.lines[i:j] = [f"{held} = {wrapper}({name})", call.replace(f"= {name}(", f"= {held}(", 1)]
+        elif called == name and not static and not takes_function and not passes_function and len(args) >= 2 \
+                and not any("=" in a or "*" in a for a in args) and not any("*" in p for p in params) and self.flag(8):
+            # its last argument bound by a functools.partial written inline in a transform, as public code binds
+            # weights or a config: jax.checkpoint(functools.partial(block, w=w))(x)
+            self.module.imports.add("functools")
+            wrapper = self.pick(["jax.checkpoint", "jax.remat", "jax.jit"])
+            bound = params[len(args) - 1].split("=")[0]
+            self.lines[i:j] = [f"{', '.join(outputs)} = {wrapper}(functools.partial({name}, {bound}={args[-1]}))"
+                               f"({', '.join(args[:-1])})"]
         else:
             self.lines[i:j] = [call]
         if decorator:
