@@ -68,8 +68,8 @@ def test_a_call_runs_its_version_and_refuses_other_values(tmp_path, monkeypatch)
 
 
 def test_a_function_whose_error_does_not_depend_on_its_flags_keeps_its_error() -> None:
-    source = SOURCE.replace("return layer(x * scale, w, output_attentions)", "return jax.nn.glu(x @ w, axis=1)")
-    with pytest.raises(MeshifyError, match="split dim 'f'"):
+    source = SOURCE.replace("return layer(x * scale, w, output_attentions)", "return jnp.fft.fft(x @ w, axis=1).real")
+    with pytest.raises(MeshifyError, match="along 'f', which is split"):
         convert_source(source, "flags.py")
 
 

@@ -180,6 +180,7 @@ __all__ += ["conv_halos", "halo_conv", "halo_exchange"]
 # Pooling, padding, slicing, roll, flip and resize along split spatial dims (runtime/_spatial.py).
 from meshify.runtime._spatial import (
     diagonal_block,
+    glu,
     halo_reduce_window,
     sectioned,
     spatial_concatenate,
@@ -193,5 +194,5 @@ from meshify.runtime._spatial import (
     split_sections,
 )
 
-__all__ += ["diagonal_block", "halo_reduce_window", "sectioned", "spatial_concatenate", "spatial_diff", "spatial_entry",
+__all__ += ["diagonal_block", "glu", "halo_reduce_window", "sectioned", "spatial_concatenate", "spatial_diff", "spatial_entry",
             "spatial_flip", "spatial_pad", "spatial_resize", "spatial_roll", "spatial_slice", "split_sections"]

@@ -668,6 +668,14 @@ def spatial_concatenate(arrays: Sequence[jax.Array], axis: int = 0, dtype=None, 
     return out
 
 
+def glu(x: jax.Array, axis: int, axis_name) -> jax.Array:
+    """``jax.nn.glu(x, axis)`` along a dim split over ``axis_name``: its two halves as :func:`split_sections`
+    moves them (each device then holds its block of each), then ``a * sigmoid(b)`` on the blocks; the result
+    split as ``x`` was."""
+    a, b = split_sections(x, 2, axis, axis_name=axis_name)
+    return a * jax.nn.sigmoid(b)
+
+
 def sectioned(ary: jax.Array, sections: int, axis: int = 0, *, axis_name) -> jax.Array:
     """A fused dim split over ``axis_name`` (``3 * d_model`` of a QKV projection) rearranged so that each
     device holds its block of every one of ``sections`` equal sections, side by side (``[q_k | k_k | v_k]``):

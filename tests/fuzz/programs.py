@@ -1404,7 +1404,7 @@ class _Builder:
         (its statistics psummed along a split dim), a flip written
         ``x[:, ::-1]``, ``jnp.fliplr``), those that change the dim's size summed over it; along a split dim sort,
         argsort, median, quantile and diff gather the rows (a diff with ``prepend=`` takes a halo), jax.lax's
-        cumulative ops combine the shard totals, and glu is refused (a trigger)."""
+        cumulative ops combine the shard totals, and glu moves its halves as jnp.split's sections."""
         if not a.dims or None in a.dims:
             return False
         rank = len(a.dims)
@@ -1484,8 +1484,9 @@ class _Builder:
                      "glu": f"jax.nn.glu({n}, axis={k})"}[kind]
             expr, scale = f"jnp.sum({inner}, axis={k})", a.scale * (2 if kind == "diff" else size)
             del dims[k]
-        if kind == "glu":  # (the others run along a split dim: rows gathered, or shard totals combined)
-            self.trigger("an op along a split dim", expr, "along split dim")
+        if kind == "glu":  # (along a split dim its halves move as jnp.split's sections: they must split evenly)
+            self.trigger("glu along a split dim whose halves do not split into equal blocks", expr, "equal blocks",
+                         "equal sections")
         self.emit(expr, dims, scale)
         return True
 

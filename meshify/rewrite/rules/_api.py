@@ -566,7 +566,8 @@ def unknown_call(ctx: RuleContext, call: Call) -> Lowering:
                     raise ctx.error(UnsupportedError, call.node, f"{ctx.code(func)} is called where it is made, on "
                                     f"{path!r} with layout {value.layout.describe()}: meshify follows a function "
                                     "into its body only by its name", f"bind it to a name first (f = "
-                                    f"{ctx.code(func.with_changes(lpar=[], rpar=[]))}) and call f(...), or write it as a def")
+                                    f"{ctx.code(func.with_changes(lpar=[], rpar=[]))}) and call f on {path!r}, or write it as a "
+                                    "def")
                 raise ctx.error(
                     UnsupportedError, call.node,
                     f"{call.name} has no meshify rule and {path!r} reaches it with layout "

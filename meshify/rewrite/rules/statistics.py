@@ -19,9 +19,10 @@ from dataclasses import replace
 
 import libcst as cst
 
+from meshify._halos import section_groups
 from meshify.annotate._types import BROADCAST, INFERRED, Layout, hint_dims
 from meshify.errors import LayoutError, UnsupportedError
-from meshify.rewrite._collectives import axes_text, halo_kind
+from meshify.rewrite._collectives import axes_text, halo_kind, sections_kind
 from meshify.rewrite._values import Array, Opaque, Operand, Static, TupleValue
 from meshify.rewrite.rules._api import Call, Convert, Emitted, Lowering, MeshAxes, Ref, RuleContext, op, unknown_call
 from meshify.rewrite.rules.reductions import _is_none
@@ -726,6 +727,8 @@ def _along_rule(ctx: RuleContext, call: Call, kind: str):
             return halo
     if layout.axes[dim] and kind == "standardize":
         return _standardized(ctx, call, x, layout, dim)
+    if layout.axes[dim] and kind == "glu":
+        return _glu_sections(ctx, x, layout, dim)
     if layout.axes[dim] and kind in _WHOLE_ROWS:
         # sort, argsort, median along a split dim (top-p sampling over a split vocab): every entry of each row is
         # needed, so the rows are gathered (all_gather, as little as an exact sort can move); the result whole
@@ -793,6 +796,24 @@ def _standardized(ctx: RuleContext, call: Call, x, layout: Layout, dim: int) -> 
             ("epsilon", epsilon.node if epsilon is not None else cst.Float("1e-05")))
     return Lowering(Array(whole), (Convert(x, whole, "standardize"),),
                     "{mr}.standardize({x}, {axis}, {axes}, epsilon={epsilon}, algorithm={algorithm})", fill, (emitted,))
+
+
+def _glu_sections(ctx: RuleContext, x, layout: Layout, dim: int) -> Lowering:
+    """``jax.nn.glu(x, axis)`` along split ``dim`` (a conformer's pointwise conv to ``2 * channels``, split over
+    'model'): its halves moved as ``jnp.split(x, 2, axis)``'s sections (``mr.glu``: one ppermute per way the
+    chunks move, at most a block per device), then gated on each block; the result, half as long, keeps the
+    split (a partial sum completed first)."""
+    axes, whole = layout.axes[dim], layout.with_partial(())
+    moves = [len(rounds) for to, rounds in section_groups((1, 1), ctx.mesh.size(axes)).items()
+             if any(t != j for j, t in enumerate(to))]
+    record = Layout(layout.dims, layout.axes)
+    emitted = tuple(Emitted(sections_kind(k, 2), axes, record, layout.dims[dim],
+                            f"sections over {axes_text(axes)}: glu's halves of split {layout.dims[dim]!r} of "
+                            f"{ctx.code(x.original)!r}, each device's chunks sent to the device holding that block of "
+                            f"its half (ppermute: {k} chunk{'s' * (k != 1)})") for k in moves)
+    dims = tuple(d.rstrip(INFERRED) + INFERRED if i == dim else d for i, d in enumerate(layout.dims))
+    return Lowering(Array(Layout(dims, layout.axes)), (Convert(x, whole, "glu"),), "{mr}.glu({x}, {axis}, {axes})",
+                    (("x", Ref(0)), ("axis", dim), ("axes", MeshAxes(axes))), emitted)
 
 
 def _cumulative(ctx: RuleContext, call: Call, x, layout: Layout, dim: int, kind: str) -> Lowering:
