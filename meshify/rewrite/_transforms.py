@@ -64,6 +64,18 @@ def transformed_call(rw, node: cst.Call, kind: str):
             new_args.append(a.with_changes(value=options[a.keyword.value if a.keyword is not None else i].node))
         return Operand(inside.value, node, node.with_changes(func=inner.with_changes(args=new_args),
                                                              args=inside.node.args))
+    direct = _partial_called_directly(rw, node, fn, kind)
+    if direct is not None:
+        # jax.checkpoint(functools.partial(block, w=w))(x) as jax.checkpoint(block)(x, w=w): the helper's own call,
+        # whose results' dtypes meshify follows (through the lambda a partial stands for, it could not)
+        inside = transformed_call(rw, direct, kind)
+        dtypes = rw.dtypes
+        for known in (dtypes.calls, dtypes.call_items, dtypes.spelled):
+            if direct in known:
+                known[node] = known[direct]
+        if direct in dtypes.widened:
+            dtypes.widened.add(node)
+        return Operand(inside.value, node, inside.node)
     call = _evaluate_args(rw, node, rw.ctx.code(fn), None)
     if kind == "jax.vmap":
         value, new_fn, args = _vmap(rw, node, fn, call, options)
@@ -76,6 +88,29 @@ def transformed_call(rw, node: cst.Call, kind: str):
         new_inner_args.append(a.with_changes(value=options[a.keyword.value if a.keyword is not None else i].node))
     new_inner = inner.with_changes(args=new_inner_args)
     return Operand(value, node, node.with_changes(func=new_inner, args=args))
+
+
+def _partial_called_directly(rw, node: cst.Call, fn: cst.BaseExpression, kind: str) -> cst.Call | None:
+    """``jax.checkpoint(functools.partial(f, *bound, **kw))(args)`` (``jax.remat``, ``jax.jit``,
+    ``jax.named_call``) as ``jax.checkpoint(f)(*bound, args, **kw)`` where ``f`` is a name and every bound value a
+    name holding an array (a traced argument either way; a Python value bound there must stay static, so that
+    partial is walked as the lambda it stands for).  None otherwise."""
+    from meshify.rewrite._bodies import is_partial
+
+    if kind not in ("jax.checkpoint", "jax.remat", "jax.jit", "jax.named_call") or not is_partial(rw, fn) \
+            or not isinstance(fn.args[0].value, cst.Name) or any(a.star for a in node.args):
+        return None
+    bound = fn.args[1:]
+    if not bound or not all(isinstance(a.value, cst.Name) and isinstance(rw.env.get(a.value.value), Array)
+                            for a in bound):
+        return None
+    inner = node.func
+    plain = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in bound]
+    args = [*(a for a in plain if a.keyword is None),
+            *(a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in node.args),
+            *(a for a in plain if a.keyword is not None)]
+    return node.with_changes(func=inner.with_changes(args=[inner.args[0].with_changes(value=fn.args[0].value),
+                                                          *inner.args[1:]]), args=args)
 
 
 def _walk(rw, fn: cst.BaseExpression, call) -> tuple[Value, cst.BaseExpression, list[cst.Arg]]:

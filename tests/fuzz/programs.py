@@ -1039,9 +1039,10 @@ class _Builder:
             call = f"{', '.join(outputs)} = {wrapper}(functools.partial({name}, {bound}={args[-1]}))" \
                 f"({', '.join(args[:-1])})"
             self.lines[i:j] = [call]
-            # (walked as the lambda it stands for, whose partial sums' dtypes meshify cannot tell: a float16 one
-            # it forms in float32 is refused where it is completed outside; a partial held in a name is a def)
-            self.trigger("a partial sum returned through a transformed inline partial", call, "cannot tell the dtype")
+            # (binding a name of an array it is the helper's own call; else walked as the lambda it stands for,
+            # whose tuple of partial sums meshify cannot complete in their dtypes outside it: refused)
+            self.trigger("a partial sum returned through a transformed inline partial", call, "cannot tell the dtype",
+                         "returns a tuple holding a partial sum")
         else:
             self.lines[i:j] = [call]
         if decorator:
