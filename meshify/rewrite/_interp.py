@@ -3725,15 +3725,6 @@ class FunctionRewriter:
                      for i, v in enumerate(value.items)]
             node = value.literal([cst.Element(i.node) for i in items])
             return Operand(value.of(i.value for i in items), op.original, node)
-        if isinstance(value, TupleValue) and holds_partial(value) \
-                and any(w for _, w in self.dtypes.items_of(op.original, value) or ((None, True),)):
-            # (a call's tuple: its items cannot be completed one by one without calling it twice, and outside the
-            # lambda their dtype is lost: a float16 partial sum formed in float32 would leave as float32)
-            raise self.error(UnsupportedError, op.original, f"{purpose}: {self.ctx.code(op.original)!r} returns a "
-                             "tuple holding a partial sum, which meshify forms in float32 for float16/bfloat16 "
-                             "inputs and cannot complete in its own dtype once it leaves the lambda",
-                             "call the function by its name (jax.checkpoint(block)(x, w)), or bind the lambda or "
-                             "partial to a name first (f = functools.partial(block, w=w)) and pass the name")
         return op
 
     def _like(self, original: cst.BaseExpression, where: cst.CSTNode | None = None) -> cst.BaseExpression | None:

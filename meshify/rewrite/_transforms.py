@@ -148,6 +148,16 @@ def _walk(rw, fn: cst.BaseExpression, call) -> tuple[Value, cst.BaseExpression, 
             raise rw.error(UnsupportedError, call.node, "keyword arguments to a transformed lambda",
                            "pass the lambda's arguments positionally")
         value, new = walk_lambda(rw, fn, [o.value for o in call.args], what="the lambda's")
+        body = fn.body
+        if isinstance(value, TupleValue) and holds_partial(value) and not isinstance(body, cst.Tuple | cst.List) \
+                and any(w for _, w in rw.dtypes.items_of(body, value) or ((None, True),)):
+            # (a call's tuple: its items cannot be completed one by one in the lambda without calling it twice,
+            # and outside it their dtype is lost: a bfloat16 partial sum formed in float32 would leave as float32)
+            raise rw.error(UnsupportedError, body, f"the lambda's result {rw.ctx.code(body)!r} is a tuple holding a "
+                           "partial sum, which meshify forms in float32 for float16/bfloat16 inputs and cannot "
+                           "complete in its own dtype once it leaves the lambda",
+                           "call the function by its name (jax.checkpoint(block)(x, w)), or bind the lambda or "
+                           "partial to a name first (f = functools.partial(block, w=w)) and pass the name")
         return value, new, [a.with_changes(value=o.node) for a, o in zip(call.node.args, call.args)]
     raise rw.error(UnsupportedError, fn, f"{rw.ctx.code(fn)!r} is not a function meshify can follow into", "pass a helper defined with def (here or at module "
                    "level), or a lambda")
