@@ -238,7 +238,7 @@ def _reshape_inferred(ctx: RuleContext, call: Call, x: Operand):
         # say which it is (Transformer-XL's _rel_shift reshapes (.., q, k+1) into (.., k+1, q)): the dims after
         # the last consistent one are merged and split as one group
     anchors, rest = _trailing_rest(layout, sizes, anchors)
-    anchors, checked = _split_tails(layout, sizes, anchors)
+    anchors, checked = _split_tails(ctx, layout, sizes, size_nodes, anchors)
     axes: list[Axes] = [()] * len(sizes)
     names: list[str | None] = [None] * len(sizes)
     bounds = [(-1, -1), *anchors, (layout.rank, len(sizes))]
@@ -363,24 +363,29 @@ def _whole_of_one_size(ctx: RuleContext, layout: Layout, sizes: list, anchors: l
     return out if [i for i, _ in out] == sorted(i for i, _ in out) else []
 
 
-def _split_tails(layout: Layout, sizes: list, anchors: list[tuple[int, int]]
-                 ) -> tuple[list[tuple[int, int]], list[int]]:
-    """``anchors`` with the last dim of a group kept as the group's last size, where that dim is split, and so is
-    the group's first (a split enters a merge only as its major part), and the size is not -1: timm's
-    ``attn.view(-1, num_win, num_heads, N, N)`` of [windows, heads, N, N] with the heads split keeps
-    ``num_heads`` as the heads.  Whether the size is that dim's is known only when the function runs: the
-    positions of the sizes to check there (``mr.kept_size``), the reshape refused where one is not."""
+def _split_tails(ctx: RuleContext, layout: Layout, sizes: list, size_nodes: list[cst.BaseExpression],
+                 anchors: list[tuple[int, int]]) -> tuple[list[tuple[int, int]], list[int]]:
+    """``anchors`` with the last dim of a group kept as the group's last size, where that dim is split but is not
+    the group's first (a split enters a merge only as its major part) and the size names it: timm's
+    ``attn.view(-1, num_win, num_heads, N, N)`` of [windows, heads, N, N] with the heads split, where an earlier
+    reshape by ``num_heads`` made the ``num_heads?`` dim that was lined up with ``heads`` (a dim of the user's:
+    its size is the call's).  Whether the size is that dim's is checked when the function runs: the positions of the sizes to check there (``mr.kept_size``), the
+    reshape refused where one is not."""
     checked: list[int] = []
     while True:
         bounds = [(-1, -1), *anchors, (layout.rank, len(sizes))]
         added = None
         for (i0, j0), (i1, j1) in itertools.pairwise(bounds):
             group_in, group_out = list(range(i0 + 1, i1)), list(range(j0 + 1, j1))
-            split = [i for i in group_in if layout.axes[i]]
-            if len(group_in) < 2 or len(group_out) < 2 or len(split) < 2 or split[0] != group_in[0]:
-                continue  # (one split dim not first: a merge of it with a whole dim before, refused below)
+            if len(group_in) < 2 or len(group_out) < 2 or not layout.axes[group_in[-1]]:
+                continue
             i, j = group_in[-1], group_out[-1]
-            if layout.axes[i] and layout.dims[i] != BROADCAST and _literal(sizes[j]) not in (-1, 1):
+            name = _expr_name(size_nodes[j])
+            read = sizes[j].value.size_of if isinstance(sizes[j].value, Static) else None
+            if layout.dims[i] != BROADCAST and not layout.dims[i].endswith(INFERRED) \
+                    and _literal(sizes[j]) not in (-1, 1) and (
+                    name is not None and layout.dims[i] in ctx.same_size(name + INFERRED)
+                    or read is not None and layout.dims[i] in ctx.same_size(read)):
                 added = (i, j)
                 break
         if added is None:
