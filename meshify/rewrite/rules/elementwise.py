@@ -257,9 +257,11 @@ def _kept_partial(operands: Sequence, linear: str) -> frozenset[str]:
     if linear == NEG:
         return partials[0]
     if linear == ADD:
-        # Sums of partial sums stay partial over the axes they share (the rest is reduced first).
-        if all(isinstance(o.value, Array) for o in operands):
-            return frozenset.intersection(*partials)
+        # Sums of partial sums stay partial over the axes they share (the rest is reduced first); a literal 0
+        # adds nothing on any device (acc = 0, then acc = acc + h @ w in a loop)
+        terms = [p for o, p in zip(operands, partials) if not _zero(o.value)]
+        if terms and all(isinstance(o.value, Array) for o in operands if not _zero(o.value)):
+            return frozenset.intersection(*terms)
         return frozenset()
     if linear == MUL:
         carriers = [p for p in partials if p]
@@ -267,6 +269,11 @@ def _kept_partial(operands: Sequence, linear: str) -> frozenset[str]:
     if linear == DIV:
         return partials[0] if not partials[1] else frozenset()
     return frozenset()
+
+
+def _zero(value) -> bool:
+    """A literal 0 (``0``, ``0.0``; not ``False``): adding it changes no value, so a partial sum stays one."""
+    return isinstance(value, Static) and value.known and type(value.literal) in (int, float) and value.literal == 0
 
 
 def _unary_rule(ctx: RuleContext, call: Call, linear: str = NONLINEAR):
