@@ -426,7 +426,8 @@ def _string(node: cst.SimpleString) -> object:
 
 def _opaque_construct(rw, node):
     """Lambdas, comprehensions, ...: fine on static values, refused near arrays."""
-    names = _free_names_in(node)
+    free = _free_names(node)
+    names = [n for n in dict.fromkeys(_names_in(node)) if n in free]
     local = next((d for d in (local_def(rw, n) for n in names) if d is not None), None)
     if local is not None:
         raise refuse_value(rw, node, local)
@@ -468,46 +469,6 @@ def _names_in(node: cst.CSTNode) -> list[str]:
     class _Gather(cst.CSTVisitor):
         def visit_Name(self, n: cst.Name) -> None:
             found.append(n.value)
-
-    node.visit(_Gather())
-    return found
-
-
-def _free_names_in(node: cst.CSTNode) -> list[str]:
-    """The names ``node`` reads from outside it: not a lambda's parameters inside it, nor a comprehension's
-    targets (``lambda p, q: p + q`` reads no ``p`` of the function's, a struct parameter of that name)."""
-    found: list[str] = []
-
-    class _Gather(cst.CSTVisitor):
-        def __init__(self) -> None:
-            self.bound: list[set[str]] = []
-
-        def visit_Lambda(self, n: cst.Lambda) -> None:
-            p = n.params
-            self.bound.append({q.name.value for q in (*p.posonly_params, *p.params, *p.kwonly_params)}
-                              | {q.name.value for q in (p.star_arg, p.star_kwarg) if isinstance(q, cst.Param)})
-
-        def leave_Lambda(self, original_node: cst.Lambda) -> None:
-            self.bound.pop()
-
-        def _comprehension(self, n) -> None:
-            targets: set[str] = set()
-            clause = n.for_in
-            while clause is not None:
-                targets.update(_names_in(clause.target))
-                clause = clause.inner_for_in
-            self.bound.append(targets)
-
-        visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
-
-        def _left(self, original_node) -> None:
-            self.bound.pop()
-
-        leave_ListComp = leave_SetComp = leave_GeneratorExp = leave_DictComp = _left
-
-        def visit_Name(self, n: cst.Name) -> None:
-            if not any(n.value in b for b in self.bound):
-                found.append(n.value)
 
     node.visit(_Gather())
     return found
@@ -2687,7 +2648,7 @@ def _bare(node: cst.BaseExpression) -> cst.BaseExpression:
 
 def _free_names(node: cst.CSTNode) -> set[str]:
     """The names an expression reads from its scope: an attribute path's root, not its attributes; not a
-    keyword's name; not a lambda's own parameters."""
+    keyword's name; not a lambda's own parameters, nor a comprehension's targets."""
     found: set[str] = set()
 
     class _Gather(cst.CSTVisitor):
@@ -2700,9 +2661,25 @@ def _free_names(node: cst.CSTNode) -> set[str]:
             return False
 
         def visit_Lambda(self, n: cst.Lambda) -> bool:
-            own = {p.name.value for p in n.params.params}
+            p = n.params
+            own = {q.name.value for q in (*p.posonly_params, *p.params, *p.kwonly_params)} | {
+                q.name.value for q in (p.star_arg, p.star_kwarg) if isinstance(q, cst.Param)}
             found.update(_free_names(n.body) - own)
             return False
+
+        def _comprehension(self, n) -> bool:  # (its targets are its own, as a lambda's parameters are)
+            own: set[str] = set()
+            read: set[str] = set()
+            clause = n.for_in
+            while clause is not None:
+                own |= _free_names(clause.target)
+                read |= _free_names(clause.iter).union(*(_free_names(c.test) for c in clause.ifs))
+                clause = clause.inner_for_in
+            parts = (n.key, n.value) if isinstance(n, cst.DictComp) else (n.elt,)
+            found.update((read | set().union(*(_free_names(e) for e in parts))) - own)
+            return False
+
+        visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
 
         def visit_Name(self, n: cst.Name) -> None:
             found.add(n.value)

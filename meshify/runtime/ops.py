@@ -279,18 +279,25 @@ def shard_size(size: int, shards: int, dim: str, major_of: str | None = None) ->
     return size // shards
 
 
-def call_block(dim: str, shards: int) -> int:
-    """The per-device size of ``dim``, whose size this call's arguments tell: what a reshape's trailing -1 that keeps
-    a split ``dim`` is on each device (see ``_trailing_rest`` in meshify/rewrite/rules/shapes.py)."""
+def _call_size(dim: str, what: str, fix: str) -> int:
+    """``dim``'s size in this call (its arguments tell it), or a :class:`~meshify.errors.CallError` saying that
+    ``what`` needs it."""
     from meshify.runtime._bind import CALL_SIZES
 
     size = (CALL_SIZES.get() or {}).get(dim)
     if size is None:
         from meshify.errors import CallError
 
-        raise CallError(f"a reshape's trailing -1 keeps split dim {dim!r}, whose size this call's arguments do not "
-                        "tell, so meshify cannot check that -1 means that dim alone",
-                        fix=f"spell the size out: read it off an array that has {dim!r} (t.shape[-1])")
+        raise CallError(f"{what} split dim {dim!r}, whose size this call's arguments do not tell, so meshify cannot "
+                        "check that the reshape keeps that dim", fix=fix)
+    return size
+
+
+def call_block(dim: str, shards: int) -> int:
+    """The per-device size of ``dim``, whose size this call's arguments tell: what a reshape's trailing -1 that keeps
+    a split ``dim`` is on each device (see ``_trailing_rest`` in meshify/rewrite/rules/shapes.py)."""
+    size = _call_size(dim, "a reshape's trailing -1 keeps",
+                      f"spell the size out: read it off an array that has {dim!r} (t.shape[-1])")
     return shard_size(size, shards, dim)
 
 
@@ -298,15 +305,11 @@ def kept_size(size, dim: str, shards: int) -> int:
     """``size`` of a reshape that meshify took for split ``dim``'s (the last of a group of dims it merges, see
     ``_split_tails`` in meshify/rewrite/rules/shapes.py), per device: checked against ``dim``'s size in this call,
     as another size would merge rows of ``dim`` with others."""
-    from meshify.errors import CallError
-    from meshify.runtime._bind import CALL_SIZES
-
-    whole = (CALL_SIZES.get() or {}).get(dim)
-    if whole is None:
-        raise CallError(f"a reshape size {size!r} taken for split dim {dim!r}, whose size this call's arguments do "
-                        "not tell, so meshify cannot check that the reshape keeps that dim",
-                        fix=f"read the size off an array that has {dim!r} (t.shape[i]), or hint the result's dims")
+    whole = _call_size(dim, f"a reshape size {size!r} taken for",
+                       f"read the size off an array that has {dim!r} (t.shape[i]), or hint the result's dims")
     if size != whole:
+        from meshify.errors import CallError
+
         raise CallError(f"a reshape size {size!r} where meshify kept split dim {dim!r} ({whole} in this call): the "
                         "reshape merges that dim with others, which its blocks cannot do",
                         fix=f"keep {dim!r} as a dim of its own in the reshape (size {whole}), or map it to no mesh "
