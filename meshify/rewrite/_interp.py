@@ -3749,7 +3749,8 @@ class FunctionRewriter:
     def _wrapped(self, c, node: cst.BaseExpression) -> cst.BaseExpression:
         """``node`` in a rule's wrapper (``mr.like(x)``: a partial sum's shape and dtype); a partial sum
         formed in float32 for float16/bfloat16 operands gives the dtype they promote to (``like=``)."""
-        wrapped = call_template(c.wrap, mr=cst.Name(self.ctx.mr), x=node)
+        wrapped = call_template(c.wrap, mr=cst.Name(self.ctx.mr), x=node,
+                                **{name: self._filled(value, []) for name, value in c.fill})
         if c.wrap != "{mr}.like({x})" or not isinstance(wrapped, cst.Call):
             return wrapped
         like = self._like(c.operand.original)

@@ -317,6 +317,30 @@ def kept_size(size, dim: str, shards: int) -> int:
     return shard_size(size, shards, dim)
 
 
+def kept_dims(x, kept: tuple[tuple[int, int], ...], sizes: tuple[int, ...], shards: tuple[int, ...], reshape: str):
+    """``x``, whose whole dims meshify took a reshape's ``sizes`` (the user's, one may be -1) to keep, pairs ``kept``
+    (dim of ``x``, size), as the sizes of the split dim after them say nothing on their own
+    (``win.reshape(n, WS * WS, 3, H, D)`` of [windows, tok, qkv_features] with the features split: is ``WS * WS``
+    the tokens?): checked against ``x``'s sizes in this call (``shards``: how many blocks each dim is in), as
+    another size would merge rows of those dims with the split one's (see ``_whole_leads`` in
+    meshify/rewrite/rules/shapes.py)."""
+    whole = [size * n for size, n in zip(x.shape, shards)]
+    known = math.prod(s for s in sizes if s != -1)
+    for axis, at in kept:
+        size = sizes[at] if sizes[at] != -1 else (math.prod(whole) // known if known else -1)
+        if size != whole[axis]:
+            from meshify.errors import CallError
+
+            spelled = f"{size!r}" if sizes[at] != -1 else f"-1 ({size!r})"
+            raise CallError(f"in {reshape!r}, reshape size {spelled} keeps dim {axis} of the array reshaped "
+                            f"(meshify took it so, as a dim split over the mesh comes after it), which is "
+                            f"{whole[axis]} in this call: the reshape merges or splits that dim with the split one, "
+                            "which its blocks cannot do",
+                            fix=f"read the size off the array (t.shape[{axis}]) if it keeps that dim, or name the "
+                                "result's dims with an annotated assignment, or map the split dim to no mesh axis")
+    return x
+
+
 def _promoted(like) -> jnp.dtype:
     """The dtype values like these promote to, as ``jnp.result_type``; ``like`` is one value or a tuple of
     them, and a value that is a Python list or tuple of numbers (``cfg.weights`` passed to ``jnp.asarray``)

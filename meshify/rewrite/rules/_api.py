@@ -224,6 +224,8 @@ class Convert:
     purpose: str
     #: A template around the converted node (``{x}``), e.g. ``{mr}.like({x})``.
     wrap: str | None = None
+    #: The template's other placeholders, as a lowering's ``fill`` (nodes, ints, strings).
+    fill: tuple[tuple[str, object], ...] = ()
     #: Mesh axes the op's other operands are split over: the result varies over them anyway, so a
     #: gather over one of them may vary too (its gradient is then reduce-scattered: FSDP).
     varying: frozenset[str] = frozenset()

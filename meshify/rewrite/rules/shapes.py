@@ -239,6 +239,7 @@ def _reshape_inferred(ctx: RuleContext, call: Call, x: Operand):
         # the last consistent one are merged and split as one group
     anchors, rest = _trailing_rest(layout, sizes, anchors)
     anchors, checked = _split_tails(ctx, layout, sizes, size_nodes, anchors)
+    anchors, leads = _whole_leads(layout, sizes, anchors)
     axes: list[Axes] = [()] * len(sizes)
     names: list[str | None] = [None] * len(sizes)
     bounds = [(-1, -1), *anchors, (layout.rank, len(sizes))]
@@ -276,10 +277,12 @@ def _reshape_inferred(ctx: RuleContext, call: Call, x: Operand):
     if rest:  # the -1 spelled as the block of the dim it keeps: the local reshape then fails where -1 means more
         shards[-1] = Template("{mr}.call_block({dim}, {shards})", (("dim", dims[-1]), ("shards", ctx.mesh.size(axes[-1]))))
     value = Array(Layout(tuple(dims), tuple(axes), layout.partial), array(x).origin)
+    kept = _kept_check(ctx, call, sizes, leads)
     if sectioned is not None:
         return _sectioned_reshape(ctx, call, x, layout, sectioned, value, _resized(call, sizes, shards, spelled),
-                                  tuple(origins))
-    return Lowering(value, replace=_resized(call, sizes, shards, spelled), origins=tuple(origins))
+                                  tuple(origins), kept)
+    converts = () if kept is None else (Convert(x, layout, "the sizes a reshape keeps", wrap=kept[0], fill=kept[1]),)
+    return Lowering(value, converts, replace=_resized(call, sizes, shards, spelled), origins=tuple(origins))
 
 
 def sectioned_moves(ctx: RuleContext, x: Operand, layout: Layout, axis: int, sections: int
@@ -320,13 +323,17 @@ def _sections_first(ctx: RuleContext, layout: Layout, group_in: list[int], group
 
 
 def _sectioned_reshape(ctx: RuleContext, call: Call, x: Operand, layout: Layout, sectioned: tuple[int, int],
-                       value: Array, replaced, origins) -> Lowering:
+                       value: Array, replaced, origins, kept: tuple[str, tuple] | None = None) -> Lowering:
     """The reshape of a fused dim cut into its sections first: ``mr.sectioned`` moves each device's chunks
     (as ``jnp.split``'s sections move, :func:`_split_sections`) until it holds its block of every section, side
-    by side; the user's reshape then cuts that into the sections and its block of the next dim (the heads)."""
+    by side; the user's reshape then cuts that into the sections and its block of the next dim (the heads).
+    ``kept``: the check of sizes taken to keep whole dims (:func:`_kept_check`), made first."""
     wrap, emitted = sectioned_moves(ctx, x, layout, *sectioned)
-    return Lowering(value, (Convert(x, layout, "the sections of a fused dim", wrap=wrap),), emitted=emitted,
-                    replace=replaced, origins=origins)
+    fill: tuple = ()
+    if kept is not None:
+        wrap, fill = wrap.replace("{x}", kept[0], 1), kept[1]
+    return Lowering(value, (Convert(x, layout, "the sections of a fused dim", wrap=wrap, fill=fill),),
+                    emitted=emitted, replace=replaced, origins=origins)
 
 
 def _anchors_consistent(layout: Layout, sizes: list, anchors: list[tuple[int, int]]) -> bool:
@@ -395,6 +402,52 @@ def _split_tails(ctx: RuleContext, layout: Layout, sizes: list, size_nodes: list
             return anchors, checked
         anchors = extended
         checked.append(added[1])
+
+
+def _whole_leads(layout: Layout, sizes: list, anchors: list[tuple[int, int]]
+                 ) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """``anchors`` with the dims that lead a group before its last split dim each kept by the size in its place,
+    where no size reads them (Swin written ``(win @ w_qkv).reshape(win.shape[0], WS * WS, 3, NH, C // NH)`` of
+    [windows, tok?, qkv_features] with the features split, ``tok?`` a dim meshify inferred, of a size it cannot
+    know before the call; or ``.reshape(-1, WS * WS, C)`` of [windows, tok?, heads, d] with windows and heads
+    split): a split dim enters a merge only as its major part, so the dims before it are taken as kept, and
+    whether they are is checked when the function runs, against the array's sizes (``mr.kept_dims``; else another
+    size, ``(n, 2, 8, ...)`` of a 16, would merge rows of the split dim's blocks silently).  Only for a dim
+    meshify inferred or a size it reads as a number (``l * 2`` of the user's ``length``, ``l`` read off it, is
+    refused as it was: it plainly is not that dim).  Also the pairs so kept, (input dim, size)."""
+    leads: list[tuple[int, int]] = []
+    bounds = [(-1, -1), *anchors, (layout.rank, len(sizes))]
+    for (i0, j0), (i1, j1) in itertools.pairwise(bounds):
+        group_in, group_out = list(range(i0 + 1, i1)), list(range(j0 + 1, j1))
+        last = max((k for k, i in enumerate(group_in) if layout.axes[i]), default=0)
+        if last == 0 or len(group_out) <= last:
+            continue
+        pairs = list(zip(group_in[:last], group_out[:last]))
+        if all(layout.dims[i] != BROADCAST and _literal(sizes[j]) != 1
+               and not (isinstance(sizes[j].value, Static) and sizes[j].value.size_of)
+               and (layout.dims[i].endswith(INFERRED) or type(_literal(sizes[j])) is int) for i, j in pairs):
+            leads.extend(pairs)
+    if not leads:
+        return anchors, []
+    extended = sorted([*anchors, *leads], key=lambda a: a[1])
+    return (extended, leads) if _anchors_consistent(layout, sizes, extended) else (anchors, [])
+
+
+def _kept_check(ctx: RuleContext, call: Call, sizes: list, leads: list[tuple[int, int]]
+                ) -> tuple[str, tuple[tuple[str, object], ...]] | None:
+    """The wrapper checking, when the function runs, the sizes :func:`_whole_leads` took to keep dims: its template
+    around ``{x}`` and the template's fill."""
+    if not leads:
+        return None
+    def spelled(items: list[str]) -> str:
+        return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+
+    pairs = spelled([f"({i}, {j})" for i, j in leads])
+    every = spelled([f"{{size{j}}}" for j in range(len(sizes))])
+    shards = spelled([str(ctx.mesh.size(axes)) for axes in array(_x(call)).layout.axes])
+    fill = tuple((f"size{j}", size.node) for j, size in enumerate(sizes))
+    return (f"{{mr}}.kept_dims({{x}}, {pairs}, {every}, {shards}, {{reshape}})",
+            (*fill, ("reshape", ctx.code(call.node))))
 
 
 def _trailing_rest(layout: Layout, sizes: list, anchors: list[tuple[int, int]]
