@@ -314,10 +314,12 @@ def _tiling(name: str, layout: Layout, mesh: MeshSpec) -> list[str]:
 
 
 def _with_aliases(sizes: dict[str, int], aliases: dict[str, str],
-                  lined_up: dict[str, set[str]] | None = None) -> dict[str, int]:
+                  lined_up: dict[str, set[str]] | None = None, recipes: dict[str, tuple] | None = None
+                  ) -> dict[str, int]:
     """``sizes`` and the sizes of inferred dims (``heads?``) lined up with a sized dim (JAX checks that
     dims lined up in an op have one size), through chains of them; ``lined_up``: every dim each inferred one
-    met, either way (a user's ``query_pos`` of a mask sized by the ``tok?`` it met)."""
+    met, either way (a user's ``query_pos`` of a mask sized by the ``tok?`` it met); ``recipes``: how the
+    dims reshapes made are sized from others (``H // ws``)."""
     pairs = [*aliases.items(), *((a, b) for a, others in (lined_up or {}).items() for b in others)]
     out = dict(sizes)
     changed = True
@@ -328,12 +330,39 @@ def _with_aliases(sizes: dict[str, int], aliases: dict[str, str],
                 if one not in out and other in out:
                     out[one] = out[other]
                     changed = True
+        for dim, recipe in (recipes or {}).items():
+            if dim not in out and (size := _from_recipe(recipe, out)) is not None and size > 0:
+                out[dim] = size
+                changed = True
     return out
+
+
+def _from_recipe(recipe: tuple, sizes: dict[str, int]) -> int | None:
+    """The size a reshape's recipe gives (see ``ModuleContext.size_recipes``), or None while a dim it reads is
+    unsized."""
+    kind = recipe[0]
+    if kind == "int":
+        return recipe[1]
+    if kind == "dim":
+        return 1 if recipe[1] == BROADCAST else _size(recipe[1], sizes)
+    if kind == "rest":
+        total = [1 if d == BROADCAST else _size(d, sizes) for d in recipe[1]]
+        others = [_from_recipe(r, sizes) for r in recipe[2]]
+        if None in total or None in others or 0 in others:
+            return None
+        whole, known = math.prod(total), math.prod(others)  # type: ignore[arg-type]
+        return whole // known if whole % known == 0 else None
+    left, right = _from_recipe(recipe[1], sizes), _from_recipe(recipe[2], sizes)
+    if left is None or right is None:
+        return None
+    if kind == "//":
+        return left // right if right else None
+    return left * right if kind == "*" else left + right if kind == "+" else left - right
 
 
 def _report(ctx: ModuleContext, fn: cst.FunctionDef, plan: FunctionPlan, sizes: dict[str, int],
             itemsize: int) -> FunctionReport:
-    sizes = _with_aliases(sizes, ctx.root.dim_aliases, ctx.root.lined_up)
+    sizes = _with_aliases(sizes, ctx.root.dim_aliases, ctx.root.lined_up, ctx.root.size_recipes)
     sizer = _Sizer(plan.mesh, sizes, itemsize, f"{ctx.path}::{plan.name}")
     report = FunctionReport(plan.name, ctx.line(fn.name), str(plan.mesh), plan.mesh.devices,
                             structure=dict(plan.args))

@@ -416,3 +416,17 @@ def test_verify_counts_the_backward_psums_inside_loop_bodies(tmp_path: Path) -> 
     for r in reports:
         assert r.results_agree and r.prediction_matches, (r.name, r.predicted, r.found)
 
+
+
+def test_explain_sizes_the_dims_reshapes_make_from_the_sizes_it_is_given() -> None:
+    """A window partition's dims (``x.reshape(B, H // ws, ws, W // ws, ws, C)``, then ``.reshape(-1, ws * ws, C)``)
+    are named by meshify, which cannot know their sizes before the call; explain sizes them from the --dims it is
+    given and the sizes' arithmetic (``H // ws``, a -1 as what the others leave), where it asked for them under
+    names a user cannot guess ('batch_h_w_0_h_w_2_ws_ws_2_0?'), and its bytes are the HLO's."""
+    from meshify.explain import parse_dims
+
+    path = ROOT / "tests" / "soundness" / "swin_window_sizes_as_literals.py"
+    reports = verify_file(path, None, parse_dims("batch=4,h=8,w=8,dim=16,qkv_out=48,inner=16,heads=4,rel=49"))
+    assert [r.name for r in reports] == ["f"]
+    assert reports[0].results_agree and reports[0].prediction_matches, (reports[0].predicted, reports[0].found)
+    assert reports[0].found == {"collective-permute": (2, 4096), "all-reduce": (1, 8192)}

@@ -258,6 +258,9 @@ class ModuleContext:
         #: An inferred dim (``heads?``) -> a dim it was lined up with (in a contraction or a broadcast),
         #: which JAX checks has its size: explain sizes the inferred dim by it.
         self.dim_aliases: dict[str, str] = {}
+        #: An inferred dim a reshape made -> its size in terms of other dims' (``("//", ("dim", "h"), ("int", 4))``
+        #: for ``H // ws``; ``("rest", dims, others)`` for a -1): explain sizes it from the sizes it is given.
+        self.size_recipes: dict[str, tuple] = {}
         #: An inferred dim -> every dim it was lined up with (JAX checked each has its size).
         self.lined_up: dict[str, set[str]] = {}
         #: File -> the absolute name an import of this module's (or of the modules it follows) reached it by.

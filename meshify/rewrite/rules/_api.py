@@ -125,6 +125,11 @@ class RuleContext:
                 self._module.root.dim_aliases.setdefault(inferred, other)
                 self._module.root.lined_up.setdefault(inferred, set()).add(other)
 
+    def sized_by(self, dim: str, recipe: tuple) -> None:
+        """Inferred ``dim`` has the size ``recipe`` computes from other dims' (see ``ModuleContext.size_recipes``)."""
+        if dim.endswith(INFERRED):
+            self._module.root.size_recipes.setdefault(dim, recipe)
+
     def same_size(self, dim: str) -> frozenset[str]:
         """``dim`` and the dims lined up with it in ops, and with those in turn: each has its size."""
         graph = self._module.root.lined_up

@@ -269,6 +269,7 @@ def _reshape_inferred(ctx: RuleContext, call: Call, x: Operand):
     for name, dim in zip(names, dims):
         if name and dim != name and name.endswith(INFERRED):  # (N, N kept as tok?, tok_2?: one size)
             ctx.lined_up(name, dim)
+    _record_sizes(ctx, layout, dims, sizes, size_nodes)
     shards = [_shard_size(ctx, sz, nd, ctx.mesh.size(a), d.rstrip(INFERRED), _major_of(layout, d, a))
               for sz, nd, a, d in zip(sizes, size_nodes, axes, dims)]
     for j in checked:  # a size taken for a split dim's: checked against that dim's size when the function runs
@@ -334,6 +335,47 @@ def _sectioned_reshape(ctx: RuleContext, call: Call, x: Operand, layout: Layout,
         wrap, fill = wrap.replace("{x}", kept[0], 1), kept[1]
     return Lowering(value, (Convert(x, layout, "the sections of a fused dim", wrap=wrap, fill=fill),),
                     emitted=emitted, replace=replaced, origins=origins)
+
+
+_ARITHMETIC = {cst.Multiply: "*", cst.FloorDivide: "//", cst.Add: "+", cst.Subtract: "-"}
+
+
+def _record_sizes(ctx: RuleContext, layout: Layout, dims: list[str], sizes: list, size_nodes: list) -> None:
+    """Tells explain how to size the dims a reshape made, from the sizes it is given (``ctx.sized_by``): each size
+    as arithmetic of literals and sizes read off dims (``H // ws``), a -1 as what the others leave."""
+    recipes = [_size_recipe(ctx, node, size) for node, size in zip(size_nodes, sizes)]
+    for j, (dim, recipe) in enumerate(zip(dims, recipes)):
+        if _literal(sizes[j]) == -1:
+            others = tuple(r if r is not None else ("dim", d) for k, (d, r) in enumerate(zip(dims, recipes)) if k != j)
+            ctx.sized_by(dim, ("rest", tuple(layout.dims), others))
+        elif recipe is not None:
+            ctx.sized_by(dim, recipe)
+
+
+def _size_recipe(ctx: RuleContext, node: cst.BaseExpression, size: Operand | None = None) -> tuple | None:
+    """A reshape size as explain computes it: ``("int", n)``, ``("dim", name)``, or ``(op, a, b)`` of those (None
+    where meshify cannot say)."""
+    value = size.value if size is not None else None
+    if value is None:
+        if isinstance(node, cst.Name):
+            value = ctx.bound(node.value)
+        elif isinstance(node, cst.Integer):
+            return ("int", int(node.value))
+        else:
+            try:
+                value = ctx.operand(node).value
+            except KeyError:
+                value = None
+    if isinstance(value, Static) and type(value.literal) is int and value.known:
+        return ("int", value.literal)
+    if isinstance(value, Static) and value.size_of:
+        return ("dim", value.size_of)
+    if isinstance(node, cst.BinaryOperation) and type(node.operator) in _ARITHMETIC:
+        left, right = _size_recipe(ctx, node.left), _size_recipe(ctx, node.right)
+        return None if left is None or right is None else (_ARITHMETIC[type(node.operator)], left, right)
+    if isinstance(node, cst.Integer):
+        return ("int", int(node.value))
+    return None
 
 
 def _anchors_consistent(layout: Layout, sizes: list, anchors: list[tuple[int, int]]) -> bool:
