@@ -237,9 +237,15 @@ def _reshape_inferred(ctx: RuleContext, call: Call, x: Operand):
         anchors = anchors[:-1]  # a kept dim with new dims beside it and no dim they come from: the sizes do not
         # say which it is (Transformer-XL's _rel_shift reshapes (.., q, k+1) into (.., k+1, q)): the dims after
         # the last consistent one are merged and split as one group
-    anchors, rest = _trailing_rest(layout, sizes, anchors)
-    anchors, checked = _split_tails(ctx, layout, sizes, size_nodes, anchors)
-    anchors, leads = _whole_leads(layout, sizes, anchors)
+    fused, leads = _whole_leads(layout, sizes, anchors)
+    if leads and _fused_after(ctx, layout, sizes, fused):
+        # (win @ w_qkv).reshape(n, 4, 3, 8, -1): the tokens kept, the features cut into 3 sections of 8 heads,
+        # not the -1 keeping the features and the tokens cut into 4 x 3 x 8 (what _trailing_rest would take)
+        anchors, rest, checked = fused, False, []
+    else:
+        anchors, rest = _trailing_rest(layout, sizes, anchors)
+        anchors, checked = _split_tails(ctx, layout, sizes, size_nodes, anchors)
+        anchors, leads = _whole_leads(layout, sizes, anchors)
     axes: list[Axes] = [()] * len(sizes)
     names: list[str | None] = [None] * len(sizes)
     bounds = [(-1, -1), *anchors, (layout.rank, len(sizes))]
@@ -473,6 +479,14 @@ def _whole_leads(layout: Layout, sizes: list, anchors: list[tuple[int, int]]
         return anchors, []
     extended = sorted([*anchors, *leads], key=lambda a: a[1])
     return (extended, leads) if _anchors_consistent(layout, sizes, extended) else (anchors, [])
+
+
+def _fused_after(ctx: RuleContext, layout: Layout, sizes: list, anchors: list[tuple[int, int]]) -> bool:
+    """Whether, with ``anchors``, some group is one split dim cut into sections first (a fused qkv's
+    ``(.., 3, H, D)``, :func:`_sections_first`)."""
+    bounds = [(-1, -1), *anchors, (layout.rank, len(sizes))]
+    return any(_sections_first(ctx, layout, list(range(i0 + 1, i1)), list(range(j0 + 1, j1)), sizes) is not None
+               for (i0, j0), (i1, j1) in itertools.pairwise(bounds))
 
 
 def _kept_check(ctx: RuleContext, call: Call, sizes: list, leads: list[tuple[int, int]]
