@@ -717,6 +717,7 @@ def _both(rw, node: cst.IfExp) -> Operand:
 
         value = _replaced(arrays[0].value)  # (its own object: maybe_none goes by identity)
         rw.maybe_none.append(value)
+        rw.none_arms[node] = arrays[0]  # (converted in that arm: rw.convert)
         return Operand(value, node, node.with_changes(body=body.node, orelse=orelse.node))
     if body.value != orelse.value:
         error = rw.error(BranchLayouts, node, "the branches of this conditional expression have different layouts",

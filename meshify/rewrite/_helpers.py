@@ -63,6 +63,8 @@ class Specialization:
     #: A custom_jvp/custom_vjp helper's rule versions (the jvp rule; fwd and bwd), emitted after it, with what
     #: they call: the names to list after this one's.
     companions: tuple[str, ...] = ()
+    #: Where its result holds an array or None known only when traced (_mappings.maybe_none_paths).
+    maybe_results: frozenset[tuple] = frozenset()
 
 
 @dataclass(slots=True)
@@ -160,7 +162,7 @@ def call_helper(rw, call, fn: cst.FunctionDef, home=None,
     call's first argument); its versions are functions of the module, after the class."""
     from meshify.errors import MeshifyError, UnsupportedError
     from meshify.rewrite._interp import FunctionRewriter, result_items_fed
-    from meshify.rewrite._mappings import maybe_none
+    from meshify.rewrite._mappings import maybe_none, with_maybe_none
 
     home = home or rw.ctx
     name = fn.name.value
@@ -244,7 +246,8 @@ def call_helper(rw, call, fn: cst.FunctionDef, home=None,
                               (f"rows of {lead[0]} (jax.vmap): " if lead else "") + layouts_text(bound),
                               returns_text(result), _origin(home, fn),
                               items=sub.return_items, code=code if home is home.root else None,
-                              consulted=frozenset(read), fed=result_items_fed(fn, sub.records, home))
+                              consulted=frozenset(read), fed=result_items_fed(fn, sub.records, home),
+                              maybe_results=sub.maybe_results)
         registry.versions[key] = spec
         registry.names.add(vname)
         if custom is not None:  # its jvp rule, or its fwd and bwd, rewritten for these layouts
@@ -264,7 +267,8 @@ def call_helper(rw, call, fn: cst.FunctionDef, home=None,
         rw.dtypes.widened.add(call.node)
     if spec.items is not None:  # a, b = helper(...): each name takes its item's dtype and widened-ness
         rw.dtypes.call_items[call.node] = tuple((spec.dtypes.in_caller(c, passed), w) for c, w in spec.items)
-    return spec.result, call.rebuild(replaced).with_changes(func=cst.Name(spec.name))
+    return with_maybe_none(rw, spec.result, spec.maybe_results), call.rebuild(replaced).with_changes(
+        func=cst.Name(spec.name))
 
 
 def _computes_from_statics(rw, call, fn: cst.FunctionDef, home, bound: dict, lead, owner) -> bool:
@@ -351,6 +355,7 @@ def _complete_widened(rw, call, fn: cst.FunctionDef):
     converted nodes by position (for ``Call.rebuild``)."""
     from dataclasses import replace as _replace
 
+    from meshify.rewrite._mappings import maybe_none_paths, with_maybe_none
     from meshify.rewrite._values import Array, Operand
 
     replaced: dict = {}
@@ -371,6 +376,8 @@ def _complete_widened(rw, call, fn: cst.FunctionDef):
             node = rw.convert(operand, whole, purpose)
             done = Operand(Array(whole, value.origin), operand.original, node)
         replaced[call.position(operand)] = node
+        # (an array or None known only when traced stays one: the helper keeps both branches of an if on it)
+        done = Operand(with_maybe_none(rw, done.value, maybe_none_paths(rw, value)), done.original, done.node)
         if isinstance(i, int):
             args[i] = done
         else:

@@ -76,7 +76,14 @@ from meshify.rewrite._hints import (
     read_struct_return,
 )
 from meshify.rewrite._liveness import rebound_first
-from meshify.rewrite._mappings import mapping_item, mapping_of, maybe_none, refuse_maybe_none
+from meshify.rewrite._mappings import (
+    mapping_item,
+    mapping_of,
+    maybe_none,
+    maybe_none_paths,
+    maybe_pytree,
+    refuse_maybe_none,
+)
 from meshify.rewrite._names import dotted_name, read_again
 from meshify.rewrite._nested import LocalDef, bound_function, define, emit_defs, local_def, refuse_value
 from meshify.rewrite._optional import optional_inner
@@ -981,6 +988,11 @@ class FunctionRewriter:
         self.maybe_none: list[Value] = []
         #: A helper's parameters its caller passes an array or None (``mask``), known only when traced.
         self.maybe_none_params: frozenset[str] = frozenset()
+        #: ``a if flag else None`` (the user's node) -> its array arm's operand: converted in that arm (convert).
+        self.none_arms: dict[cst.IfExp, Operand] = {}
+        #: Where this helper's result holds an array or None known only when traced (_mappings.maybe_none_paths):
+        #: its caller marks them in the value it gets.
+        self.maybe_results: frozenset[tuple] = frozenset()
         #: Dicts read at a key meshify does not know while still empty, in a kept loop's first walk (_mappings).
         self.first_reads: set[str] = set()
         #: Of those, the ones handed on to something that may keep the list (``gs = xs``): their appends are
@@ -1137,9 +1149,14 @@ class FunctionRewriter:
         self._helper_items = read_helper_items(self.ctx, self.fn)
         self._items_hint = read_sequence_return(self.ctx, self.fn, strict=False)
         node = self._walk_body()
+        self.maybe_results = frozenset().union(*(maybe_none_paths(self, r) for r in self._results))
         first = self._results[0]
         if all(other == first for other in self._results[1:]) or self._forced_return is not None:
             return node, first
+        joined = _joined_none(self._results)
+        if joined is not None:  # if shift == 0: return None, on another path an array: an array or None
+            self.maybe_results |= joined[1]
+            return node, joined[0]
         target = _common_layout(self._results)
         if target is None:
             raise self.ctx.error(LayoutError, self.fn.name,
@@ -1159,6 +1176,7 @@ class FunctionRewriter:
         self.static_reads, self.pinned_reads = again.static_reads, again.pinned_reads
         self.dtypes, self.return_dtype, self.returns_widened = again.dtypes, again.return_dtype, again.returns_widened
         self.return_items = again.return_items
+        self.maybe_results = frozenset({()}) if self.maybe_results else frozenset()
         return node, Array(target)
 
     def _all_params(self) -> list[cst.Param]:
@@ -1720,10 +1738,15 @@ class FunctionRewriter:
             node = call_template(entries_template(self.mesh, target), mr=cst.Name(self.ctx.mr), x=node)
         if value.layout.partial and not target.partial:
             self.dtypes.completed(name)
+        maybe = maybe_none(self, self.env[name])
         self.env[name] = Array(target, value.origin)
         self.bindings.append(Binding(self._line, name, target))
         if isinstance(node, cst.Name):
             return []
+        if maybe:  # an array or None, known only when traced: converted where it is an array
+            self.maybe_none.append(self.env[name])
+            node = cst.IfExp(cst.Comparison(cst.Name(name), [cst.ComparisonTarget(cst.IsNot(), cst.Name("None"))]),
+                             node, cst.Name("None"))
         assign = cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=node)
         return [cst.SimpleStatementLine(body=[assign], leading_lines=[comment_line(c) for c in self._comments])]
 
@@ -2791,9 +2814,8 @@ class FunctionRewriter:
     def _return_stmt(self, s: cst.Return) -> cst.Return:
         if s.value is None:
             raise self.ctx.error(LayoutError, s, "bare return", "return the result")
-        if self.maybe_none:  # return outs.get(k): the caller would take it for an array
-            refuse_maybe_none(self, [Operand(self.env[n.value], n, n) for n in _names_in_expr(s.value)
-                                     if n.value in self.env], f"returned by {self.fn.name.value}()")
+        if self.maybe_none and (self._forced_items is not None or not self._helper):
+            self._refuse_returned_maybe(s.value)
         hint = self._return
         if self._helper and self._forced_items is not None:
             return self._forced_tuple(s)
@@ -2867,6 +2889,22 @@ class FunctionRewriter:
         op = self.expr(s.value)
         node = self.convert_to_hint(op, self.rules.layout(hint), s.value, "the return hint")
         return s.with_changes(value=node)
+
+    def _refuse_returned_maybe(self, value: cst.BaseExpression) -> None:
+        """An array or None known only when traced leaves a ``@mesh`` function with its array's out_spec (a
+        PartitionSpec is a pytree prefix of None too), and a helper's caller is told (``maybe_results``); a
+        tuple or dict that may be None has no one out_spec, and a custom rule's tangent must be an array."""
+        for n in _names_in_expr(value):
+            held = self.env.get(n.value)
+            if self._forced_items is not None:
+                refuse_maybe_none(self, [Operand(held, n, n)], f"returned by {self.fn.name.value}(), a rule of "
+                                  "jax.custom_jvp/custom_vjp")  # type: ignore[arg-type]
+            elif maybe_pytree(self, held):
+                raise self.ctx.error(UnsupportedError, n, f"{n.value!r}, a {_value_text(held)[2:]} or None known "
+                                     f"only when traced, is returned by {self.fn.name.value}(): its out_specs would "
+                                     "differ per trace", f"test it (if {n.value} is not None:) and return its arrays "
+                                     f"on that path, or return them one by one, each an array or None ({n.value}[k] "
+                                     f"if {n.value} is not None else None)")
 
     def _forced_tuple(self, s: cst.Return) -> cst.Return:
         """A custom_jvp/custom_vjp rule's ``return a, b``: each item converted to the layout its role needs
@@ -3597,6 +3635,8 @@ class FunctionRewriter:
         source = value.layout
         if source == target:
             return op.node
+        if maybe_none(self, value):  # an array or None, known only when traced: converted where it is an array
+            return self._unless_none(op, target, purpose, varying)
         steps = plan_conversion(source, target, self.mesh)
         psums = [s for s in steps if s.kind == "psum"]
         if psums and isinstance(op.original, cst.Name) and op.node is op.original \
@@ -3612,6 +3652,34 @@ class FunctionRewriter:
             self.note(step, op, layout, purpose, fsdp)
             layout = step_result(step, layout)
         return node
+
+    def _unless_none(self, op: Operand, target: Layout, purpose: str, varying: frozenset[str]) -> cst.BaseExpression:
+        """``op``, an array or None known only when traced, converted to ``target`` where it is an array: in the
+        array's arm of ``a if flag else None``; ``mr.psum(m, ...) if m is not None else None`` for a name;
+        ``(lambda maybe: None if maybe is None else mr.psum(maybe, ...))(...)`` for anything else."""
+        assert isinstance(op.value, Array)
+        arm = self.none_arms.get(op.original) if isinstance(op.original, cst.IfExp) else None
+        if arm is not None and isinstance(op.node, cst.IfExp):
+            which = "body" if arm.original is op.original.body else "orelse"  # type: ignore[attr-defined]
+            return op.node.with_changes(**{which: self.convert(arm, target, purpose, varying)})
+        array = Array(op.value.layout, op.value.origin)  # (another object: an array where it is not None)
+        if isinstance(op.node, cst.Name):
+            name, outer = op.node.value, op.node
+        else:
+            from meshify.rewrite._helpers import module_names
+
+            taken = set(module_names(self.ctx.text)) | set(self.env) | set(self.free)
+            name = next(n for n in ("maybe", *(f"maybe{i}" for i in range(2, 99))) if n not in taken)
+            outer = None
+        converted = self.convert(Operand(array, op.original, cst.Name(name)), target, purpose, varying)
+        test = cst.Comparison(cst.Name(name), [cst.ComparisonTarget(cst.IsNot() if outer else cst.Is(),
+                                                                    cst.Name("None"))])
+        if outer is not None:
+            return cst.IfExp(test, converted, cst.Name("None"), lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        body = cst.IfExp(test, cst.Name("None"), converted)
+        fn = cst.Lambda(cst.Parameters([cst.Param(cst.Name(name))]), body, lpar=[cst.LeftParen()],
+                        rpar=[cst.RightParen()])
+        return cst.Call(fn, [cst.Arg(op.node)])
 
     def lower(self, call, lowering) -> tuple[Value, cst.BaseExpression]:
         """Carries out a rule's :class:`~meshify.rewrite.rules.Lowering` for ``call``: converts its
@@ -4496,6 +4564,31 @@ def _items(node: cst.BaseExpression | None, n: int, known: bool = False) -> list
     if known or isinstance(node, cst.Name | cst.Attribute | cst.Subscript):
         return [cst.Subscript(node, [cst.SubscriptElement(cst.Index(cst.Integer(str(i))))]) for i in range(n)]
     return [node] * n
+
+
+def _joined_none(results: list[Value]) -> tuple[Value, frozenset[tuple]] | None:
+    """The results of a helper's return paths, some of which return None where others return an array
+    (``if shift == 0: return None``; ``return out, None`` beside ``return out, mask``): the arrays' value where
+    the paths agree otherwise, and the paths (item indices) that are an array or None known only when traced."""
+    def joined(a: Value, b: Value, path: tuple) -> tuple[Value, frozenset[tuple]] | None:
+        if a == b:
+            return a, frozenset()
+        if is_none(a) and isinstance(b, Array) or is_none(b) and isinstance(a, Array):
+            return (b if is_none(a) else a), frozenset({path})
+        if isinstance(a, TupleValue) and isinstance(b, TupleValue) and len(a.items) == len(b.items):
+            items = [joined(x, y, (*path, i)) for i, (x, y) in enumerate(zip(a.items, b.items))]
+            if None in items:
+                return None
+            return a.of(v for v, _ in items), frozenset().union(*(p for _, p in items))  # type: ignore[misc]
+        return None
+
+    value, paths = results[0], frozenset()
+    for other in results[1:]:
+        step = joined(value, other, ())
+        if step is None:
+            return None
+        value, paths = step[0], paths | step[1]
+    return (value, paths) if paths else None
 
 
 def _common_layout(results: list[Value]) -> Layout | None:

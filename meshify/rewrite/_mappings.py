@@ -20,7 +20,7 @@ which is what makes the rewrite hold for every key:
 - ``outs.get(k, default)``, ``outs.pop(k, default)``, ``outs.setdefault(k, default)``: the value every key
   holds, the default given that layout first (a partial sum completed, a split changed); ``outs.get(k)`` (or a
   default of None): that value *or None*, known only when traced, so ``if prev is not None:`` keeps both
-  branches (:func:`maybe_none`; handed to a helper or returned before such a test, refused);
+  branches (:func:`maybe_none`; handed to a helper or returned from one, it is an array or None there too);
 - ``outs.update(...)`` (a dict, a dict of keys known only when traced, keywords), ``{**outs, "k": v}``,
   ``dict(outs, k=v)``: a mapping of the values' one layout (a partial sum completed before it goes in);
 - ``jax.tree.leaves(outs)``, ``jax.tree.map(fn, outs)``: a sequence of the value, a mapping of ``fn``'s.
@@ -39,7 +39,8 @@ from meshify.rewrite._hints import ITEMS
 from meshify.rewrite._values import Array, Operand, Static, StructValue, TupleValue, Value, holds_partial
 
 __all__ = ["changed_mapping", "first_read", "joined_mapping", "listed_mapping", "mapping_get", "mapping_index", "mapping_item",
-           "mapping_of", "mapping_view", "maybe_none", "refuse_maybe_none", "stored_in_mapping", "whole_value"]
+           "mapping_of", "mapping_view", "maybe_none", "maybe_none_paths", "maybe_pytree", "refuse_maybe_none", "stored_in_mapping",
+           "whole_value", "with_maybe_none"]
 
 #: The views of a dict meshify follows (``for k, v in outs.items()``).
 _VIEWS = ("items", "keys", "values")
@@ -158,6 +159,49 @@ def maybe_none(rw, value: Value | None) -> bool:
     return isinstance(value, StructValue) and any(maybe_none(rw, v) for _, v in value.fields)
 
 
+def maybe_pytree(rw, value: Value | None) -> bool:
+    """Whether ``value`` is or holds a tuple or pytree that is None or not, known only when traced (what ``.get(k)``
+    gave of a dict of dicts)."""
+    if any(value is v for v in rw.maybe_none):
+        return isinstance(value, TupleValue | StructValue)
+    if isinstance(value, TupleValue):
+        return any(maybe_pytree(rw, v) for v in value.items)
+    return isinstance(value, StructValue) and any(maybe_pytree(rw, v) for _, v in value.fields)
+
+
+def maybe_none_paths(rw, value: Value | None, path: tuple = ()) -> frozenset[tuple]:
+    """Where ``value`` holds an array or None known only when traced (:func:`maybe_none`): each one's path of
+    item indices and field names (``()``: ``value`` itself).  A helper's version notes them in what it returns,
+    and its caller marks them in the value it gets (:func:`with_maybe_none`)."""
+    if any(value is v for v in rw.maybe_none):
+        return frozenset({path})
+    if isinstance(value, TupleValue):
+        return frozenset().union(*(maybe_none_paths(rw, v, (*path, i)) for i, v in enumerate(value.items)))
+    if isinstance(value, StructValue):
+        return frozenset().union(*(maybe_none_paths(rw, v, (*path, k)) for k, v in value.fields))
+    return frozenset()
+
+
+def with_maybe_none(rw, value: Value, paths: frozenset[tuple]) -> Value:
+    """``value`` (a helper's result) with what sits at ``paths`` (:func:`maybe_none_paths`) an array or None
+    known only when traced in ``rw``, each its own object (``if mask is not None:`` then keeps both branches)."""
+    if not paths:
+        return value
+    if () in paths:
+        fresh = replace(value)  # type: ignore[type-var]
+        rw.maybe_none.append(fresh)
+        return fresh
+
+    def below(key) -> frozenset[tuple]:
+        return frozenset(p[1:] for p in paths if p[0] == key)
+
+    if isinstance(value, TupleValue):
+        return value.of(with_maybe_none(rw, v, below(i)) for i, v in enumerate(value.items))
+    if isinstance(value, StructValue):
+        return replace(value, fields=tuple((k, with_maybe_none(rw, v, below(k))) for k, v in value.fields))
+    return value
+
+
 def whole_value(rw, op: Operand, item: Value, what: str) -> cst.BaseExpression:
     """``op``'s node given ``item``'s layout (a partial sum completed, a split changed), for a value that goes
     into (or stands for one of) a dict of keys known only when traced; refused where its dims differ."""
@@ -209,8 +253,6 @@ def mapping_get(rw, node: cst.Call, receiver: Operand, item: Value) -> Operand:
         value = replace(item)  # (its own object: told apart from the values of outs[k])
         rw.maybe_none.append(value)
         new_args += args[1:]
-        if rw._helper and _returned(rw, node):  # return d.get(k): the caller would take it for an array
-            refuse_maybe_none(rw, [Operand(value, node, node)], f"returned by {rw.fn.name.value}()")
     func = node.func.with_changes(value=receiver.node)  # type: ignore[attr-defined]
     return Operand(value, node, node.with_changes(func=func, args=new_args))
 
@@ -388,13 +430,3 @@ def first_read(rw, base: cst.BaseExpression, held: StructValue) -> bool:
     rw.first_reads.add(base.value)
     return True
 
-
-def _returned(rw, node: cst.CSTNode) -> bool:
-    """Whether ``node`` is what a ``return`` hands back, or an item of a tuple, list or dict display it does."""
-    from meshify.rewrite._containers import _parents
-
-    parents = _parents(rw.fn)
-    parent = parents.get(id(node))
-    while isinstance(parent, cst.Element | cst.DictElement | cst.Tuple | cst.List | cst.Dict):
-        parent = parents.get(id(parent))
-    return isinstance(parent, cst.Return)

@@ -330,9 +330,8 @@ def _passed(rw, operand) -> Value:
 def call_local(rw, local: LocalDef, call) -> tuple[Value, cst.BaseExpression]:
     """``f(args)`` of a nested def: its body rewritten for these arguments, the call kept."""
     from meshify.rewrite._helpers import _complete_widened
-    from meshify.rewrite._mappings import refuse_maybe_none
+    from meshify.rewrite._mappings import with_maybe_none
 
-    refuse_maybe_none(rw, [*call.args, *call.kwargs.values()], f"handed to {local.node.name.value}()")
     call, replaced = _complete_widened(rw, call, local.node)
     bound = _bind(rw, local, call, call.node)
     positional = [q.name.value for q in (*local.node.params.posonly_params, *local.node.params.params)]
@@ -353,7 +352,7 @@ def call_local(rw, local: LocalDef, call) -> tuple[Value, cst.BaseExpression]:
         rw.dtypes.widened.add(call.node)
     if sub.return_items is not None:  # a, b = local(...): each name takes its item's dtype and widened-ness
         rw.dtypes.call_items[call.node] = tuple((sub.dtypes.in_caller(c, carriers), w) for c, w in sub.return_items)
-    return result, call.rebuild(replaced).with_changes(func=name)
+    return with_maybe_none(rw, result, sub.maybe_results), call.rebuild(replaced).with_changes(func=name)
 
 
 def walk_local(rw, local: LocalDef, bound: dict[str, Value], site: cst.CSTNode,
@@ -385,6 +384,7 @@ def walk_local(rw, local: LocalDef, bound: dict[str, Value], site: cst.CSTNode,
                           for n, items in rw.dtypes.tuples.items() if n in free and any(w for _, w in items)}
     sub._forced_return = forced
     sub.blind_caller = blind
+    sub.maybe_none = list(rw.maybe_none)  # (what it reads of the enclosing scope, or is passed, may be None)
     from meshify.rewrite._cotangents import enter
 
     enter(rw, sub, local.node, passed or {}, free=True, carry=carry)  # (passed: a call's arguments, a loop's sources)
