@@ -3462,6 +3462,9 @@ class FunctionRewriter:
                                         "(class P(TypedDict): layers: list[...]; a field's list is returned as each "
                                         "call's), or return each field's arrays as a list ({fields}) and rebuild "
                                         "the pytree outside the @mesh function")
+        read = self._static_attribute(where) if isinstance(value, Static) else None
+        if read is not None:  # jax.nn.silu(self.w): an array meshify never saw, taken for a Python value
+            raise self._unhinted_attribute(where, read)
         what = f"a {value.kind}" if isinstance(value, TupleValue) else "a pytree" if isinstance(value, StructValue) \
             else "a Python value"
         fix = ("return its arrays as a dict ({\"w\": p.w, ...}) or a tuple of them, or add a return hint naming "
@@ -3477,6 +3480,29 @@ class FunctionRewriter:
                     '-> tuple[Tensor["batch"], Tensor[()]]')
         raise self.ctx.error(UnsupportedError, where, f"{self.fn.name.value}() returns {self.ctx.code(where)!r}, "
                              f"{what}, and has no return hint", fix)
+
+    def _unhinted_attribute(self, where: cst.BaseExpression, read: cst.Attribute) -> MeshifyError:
+        """``return jax.nn.silu(self.w)``, ``self.w`` with no hint: what is wrong (its dims unknown) and the fix."""
+        text, attr = self.ctx.code(read), read.attr.value
+        param = self.env[read.value.value].param  # type: ignore[union-attr,attr-defined]
+        return self.ctx.error(UnsupportedError, read, f"{self.fn.name.value}() returns {_short(self.ctx.code(where))!r}, "
+                              f"computed from {text!r}, an attribute of the static parameter {param!r} with no hint: "
+                              "meshify cannot know its dims, and reads it as a Python value (an array there is "
+                              "refused when called)", f"name its dims where {self.fn.name.value}() reads it, {attr}: "
+                              f'Tensor["d"] = {text} (one name per dim of {text}), and use {attr}: it is then an '
+                              "input, read again on every call (a hint on the class or in __init__ is not read)")
+
+    def _static_attribute(self, node: cst.BaseExpression) -> cst.Attribute | None:
+        """The first attribute of a static parameter (``self.w``, ``cfg.table``) ``node`` reads, else None."""
+        found: list[cst.Attribute] = []
+
+        class _Reads(cst.CSTVisitor):
+            def visit_Attribute(self, attribute: cst.Attribute) -> None:
+                found.append(attribute)
+
+        node.visit(_Reads())
+        return next((a for a in found if isinstance(a.value, cst.Name) and isinstance(
+            self.env.get(a.value.value), Static) and self.env[a.value.value].param is not None), None)  # type: ignore[union-attr]
 
     def _unhinted_layouts(self) -> tuple[Layout, ...] | Layout:
         """The out_specs of a function without a return hint: its results' layouts, one for every path."""
