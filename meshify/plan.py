@@ -866,7 +866,7 @@ _BACKWARD = {"psum_scatter": "all-gather", "all_to_all": "all-to-all", "softmax"
              "log_softmax": "all-reduce", "var": "all-reduce", "std": "all-reduce", "masked_var": "all-reduce",
              "nanmax": "all-reduce", "nanmin": "all-reduce",
              "pmax": "all-reduce", "pmin": "all-reduce", "prod": "reduce-scatter", "cumsum": "reduce-scatter",
-             "cumprod": "reduce-scatter"}
+             "cumprod": "reduce-scatter", "scan_totals": "reduce-scatter"}
 
 
 def _transpose(kind: str) -> str | None:

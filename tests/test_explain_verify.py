@@ -430,3 +430,16 @@ def test_explain_sizes_the_dims_reshapes_make_from_the_sizes_it_is_given() -> No
     assert [r.name for r in reports] == ["f"]
     assert reports[0].results_agree and reports[0].prediction_matches, (reports[0].predicted, reports[0].found)
     assert reports[0].found == {"collective-permute": (2, 4096), "all-reduce": (1, 8192)}
+
+
+def test_explain_counts_an_associative_scan_across_devices_as_one_all_gather_of_totals_per_leaf() -> None:
+    """``jax.lax.associative_scan`` along a split time axis (``mr.associative_scan``): each leaf's block totals
+    gathered once, as explain predicts and the HLO holds (pairs: two all-gathers, a single array: one)."""
+    from meshify.explain import parse_dims
+
+    path = ROOT / "tests" / "soundness" / "associative_scan_across_devices.py"
+    reports = {r.name: r for r in verify_file(path, None, parse_dims("batch=4,time=16,state=6"))}
+    for name, gathers in (("ssm", 4), ("ssm8", 2)):
+        r = reports[name]
+        assert r.results_agree and r.prediction_matches, (name, r.predicted, r.found)
+        assert r.found["all-gather"][0] == gathers, (name, r.found)

@@ -203,6 +203,8 @@ _RULE_COLLECTIVES = [
                wire=lambda dtype: "int32" if dtype == "bool" else dtype),
     Collective("cumprod", "all-gather", result_bytes=lambda local, shards: local * shards,
                wire=lambda dtype: "int32" if dtype == "bool" else dtype),
+    # jax.lax.associative_scan with any combine along a split dim: an all-gather of each leaf's block totals.
+    Collective("scan_totals", "all-gather", result_bytes=lambda local, shards: local * shards),
     # jax.lax's cumulative max, min and logsumexp along a split dim: an all-gather of the shard totals.
     *(Collective(kind, "all-gather", result_bytes=lambda local, shards: local * shards)
       for kind in ("cummax", "cummin", "cumlogsumexp")),

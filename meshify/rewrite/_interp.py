@@ -3760,6 +3760,14 @@ class FunctionRewriter:
         rebuilt = call.rebuild(replaced)
         if nested:
             rebuilt = rebuilt.visit(_Swap(nested))
+        if lowering.keywords:  # (arguments a runtime callee takes besides the user's: axis_name=)
+            args = list(rebuilt.args)
+            if args:
+                args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+            args += [cst.Arg(self._part_node(value, nodes), keyword=cst.Name(name), equal=cst.AssignEqual(
+                whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))
+                for name, value in lowering.keywords]
+            rebuilt = rebuilt.with_changes(args=args)
         return rebuilt
 
     def _part_node(self, value: object, nodes: list) -> cst.CSTNode:

@@ -148,6 +148,7 @@ from meshify.runtime.ops import (
     any,
     argmax,
     argmin,
+    associative_scan,
     average,
     cumprod,
     cumsum,
@@ -170,7 +171,7 @@ from meshify.runtime.ops import (
     var,
 )
 
-__all__ += ["all", "any", "argmax", "argmin", "average", "cumprod", "cumsum", "cumulative", "matrix_norm", "nanmax",
+__all__ += ["all", "any", "argmax", "argmin", "associative_scan", "average", "cumprod", "cumsum", "cumulative", "matrix_norm", "nanmax",
             "nanmean", "nanmin", "nanstd", "nansum", "nanvar", "norm", "prod", "ptp", "segment_max", "segment_min",
             "standardize", "std", "top_k", "var"]
 

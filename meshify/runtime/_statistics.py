@@ -452,6 +452,48 @@ def cumulative(operand: jax.Array, axis: int, axis_name: AxisName, kind: str, re
     return jnp.where(seen, jnp.logaddexp(local, prefix), local)
 
 
+def associative_scan(fn, elems, reverse: bool = False, axis: int = 0, *, axis_name: AxisName):
+    """``jax.lax.associative_scan(fn, elems, reverse, axis)`` along a dim split over ``axis_name`` (a linear
+    recurrence's ``(a1 * a2, a2 * b1 + b2)`` over a split sequence): each device scans its block, gathers every
+    block's total (one all-gather per leaf), folds the totals of the blocks before its own with ``fn`` in order
+    (after it, for ``reverse``), and combines that with its scan: ``fn(prefix, local)``, as the one-device scan
+    groups them (``fn`` is associative).  The first block keeps its scan.
+
+    No ``jax.lax.cond`` (a value ``fn`` closes over, made varying inside a branch, would transpose to a psum only
+    the devices taking it run): where a device does not need ``fn``'s result, it is computed and not selected,
+    on inputs whose gradient is stopped (:func:`_unless`), so that its overflow cannot reach the gradient."""
+    from meshify.runtime.ops import all_gather
+
+    leaves, tree = jax.tree.flatten(elems)
+    axis = axis % leaves[0].ndim
+    local = jax.lax.associative_scan(fn, elems, reverse=reverse, axis=axis)
+    scanned = jax.tree.leaves(local)
+    end = 0 if reverse else scanned[0].shape[axis] - 1
+    totals = [all_gather(jax.lax.slice_in_dim(leaf, end, end + 1, axis=axis)[None], axis_name, axis=0, varying=True)
+              for leaf in scanned]
+    n, me = totals[0].shape[0], jax.lax.axis_index(axis_name)
+    order = list(range(n - 1, -1, -1)) if reverse else list(range(n))  # the blocks in the scan's order
+
+    def total(i: int):
+        return jax.tree.unflatten(tree, [t[i] for t in totals])
+
+    prefix = total(order[0])  # the fold of the blocks before this one, where there is one
+    for i in order[1:]:
+        needed = me > i if not reverse else me < i
+        prefix = _unless(needed, fn(_unless(needed, prefix), _unless(needed, total(i))), prefix)
+    first = me == order[0]
+    wide = jax.tree.map(lambda t, x: jnp.broadcast_to(t, x.shape), prefix, local)
+    return _unless(~first, fn(_unless(~first, wide), _unless(~first, local)), local)
+
+
+def _unless(needed, value, otherwise=None):
+    """``value`` where ``needed``, else ``otherwise`` (a pytree each); with one argument, ``value`` whose gradient
+    is stopped where it is not ``needed``: the inputs of a result not selected there."""
+    if otherwise is None:
+        return jax.tree.map(lambda v: jnp.where(needed, v, jax.lax.stop_gradient(v)), value)
+    return jax.tree.map(lambda v, o: jnp.where(needed, v, o), value, otherwise)
+
+
 # -- ptp / average ----------------------------------------------------------------------------------------
 
 

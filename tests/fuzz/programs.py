@@ -2188,7 +2188,7 @@ class _Builder:
         if not a.dims or None in a.dims:
             return False
         kind = self.weighted([("transpose", 4), ("merge", 3), ("split", 3), ("rename", 2), ("concatenate", 2),
-                              ("stack", 2), ("same_size", 2)])
+                              ("stack", 2), ("same_size", 2), ("unnamed_window", 3)])
         return getattr(self, f"shape_{kind}")(a) or self.shape_transpose(a)
 
     def shape_same_size(self, a: _Value) -> bool:
@@ -2204,6 +2204,34 @@ class _Builder:
         # (which dims the sizes keep is then unknown: a split dim not the major part of the dims merged is refused)
         self.trigger("a reshape reading one dim's size for another", expr, "is not the major (first) part", unnamed=True)
         self.emit(expr, a.dims, a.scale)
+        return True
+
+    def shape_unnamed_window(self, a: _Value) -> bool:
+        """``a.reshape(.., p, n // p, ..).reshape(.., p, n // p, ..)`` then a hinted merge back: a whole dim cut
+        into two dims meshify infers (a window partition's), reshaped again by literal sizes with a split dim
+        after them (Swin's ``(win @ w).reshape(n, WS * WS, 3, H, D)``): the literal sizes keep the inferred dims,
+        checked when the function runs; now and then the two sizes swapped, which keep neither (refused there,
+        never a silently different array), or the first size -1."""
+        spots = [i for i, d in enumerate(a.dims) if not self.axes_of(d) and any(self.axes_of(e) for e in a.dims[i + 1:])
+                 and any(self.sizes[d] % p == 0 for p in range(2, self.sizes[d]))]  # type: ignore[index,operator]
+        if not spots or len(a.dims) >= MAX_RANK or not self.disjoint(a.dims):
+            return False
+        i = self.pick(spots)
+        n = self.sizes[a.dims[i]]  # type: ignore[index]
+        p = self.pick([q for q in range(2, n) if n % q == 0])  # type: ignore[operator]
+        whole = [str(self.sizes[d]) for d in a.dims]
+        read = [f"{a.name}.shape[{k}]" for k in range(len(a.dims))]  # (the other dims kept by their sizes' reads)
+        cut = [*read[:i], str(p), str(n // p), *read[i + 1:]]  # type: ignore[operator]
+        again = [*whole[:i], str(p), str(n // p), *whole[i + 1:]]  # type: ignore[operator]
+        swapped = p != n // p and self.flag(10)  # type: ignore[operator]
+        if swapped:
+            again[i], again[i + 1] = again[i + 1], again[i]
+            self.provoked = self.provoked or "literal reshape sizes swapped: they keep neither inferred dim"
+        elif i == 0 and self.flag(30):
+            again[0] = "-1"
+        expr = f"{a.name}.reshape({', '.join(cut)}).reshape({', '.join(again)}).reshape({', '.join(whole)})"
+        self.trigger("a reshape by literal sizes of dims meshify inferred", expr, "keeps dim")
+        self.emit(expr, a.dims, a.scale, pin=True)
         return True
 
     def shape_transpose(self, a: _Value) -> bool:

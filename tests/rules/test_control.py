@@ -362,14 +362,22 @@ def test_associative_scan_of_an_elementwise_combine_along_a_split_dim_is_lax_cum
     assert 'mr.cumulative(x, 1, "model", "cummax", reverse=True)' in got, got
 
 
+def test_associative_scan_of_any_combine_along_a_split_dim_scans_blocks_and_folds_their_totals() -> None:
+    for body, combine in (("return jax.lax.associative_scan(jnp.fmax, x, axis=1)", "jnp.fmax"),
+                          ("return jax.lax.associative_scan(lambda a, b: a * b + b, x, axis=1)",
+                           "lambda a, b: a * b + b")):
+        got = rewrite(body, 'x: Tensor["batch", "model"]', 'Tensor["batch", "model"]')
+        assert f'mr.associative_scan({combine}, x, axis=1, axis_name="model")' in got, got
+
+
 @pytest.mark.parametrize("body, message", [
-    ("return jax.lax.associative_scan(jnp.fmax, x, axis=1)", "associative_scan along 'model' of 'x', split over 'model'"),
-    ("return jax.lax.associative_scan(lambda a, b: a * b + b, x, axis=1)",
-     "associative_scan along 'model' of 'x', split over 'model'"),
+    ("return jax.lax.associative_scan(lambda a, b: (a[0] * b[0], b[1]), (x, y), axis=1)",
+     "split over 'model', where other leaves of '(x, y)' are split otherwise"),
     ("return jax.lax.associative_scan(lambda a, b: a + b, (x @ w)[:, None], axis=2)", "a partial sum over 'model'"),
     ("return jax.lax.associative_scan(jnp.add, x, axis=2)", "associative_scan(axis=2) of 'x'"),
 ])
-def test_associative_scan_refuses_a_split_scanned_dim_a_partial_sum_and_a_bad_axis(body: str, message: str) -> None:
+def test_associative_scan_refuses_leaves_split_otherwise_a_partial_sum_and_a_bad_axis(body: str, message: str) -> None:
     with pytest.raises(MeshifyError) as info:
-        rewrite(body, 'x: Tensor["batch", "model"], w: Tensor["model", "d"]', 'Tensor["batch", "model"]')
+        rewrite(body, 'x: Tensor["batch", "model"], w: Tensor["model", "d"], y: Tensor["batch", "d"]',
+                'Tensor["batch", "model"]')
     assert message in str(info.value) and "case.py:9:" in str(info.value), str(info.value)

@@ -384,6 +384,7 @@ class Lowering:
             them back names the result as the user did).
         callee: a runtime function (``mr.<callee>``) called in place of the user's, with the same
             parameters and the user's arguments (``mr.dynamic_slice``: its starts clamped itself).
+        keywords: arguments added after the user's (a runtime callee's ``axis_name=``), as ``fill`` values.
     """
 
     result: Value | None
@@ -402,6 +403,7 @@ class Lowering:
     contraction: Contraction | tuple[Contraction, ...] | None = None
     origins: tuple[tuple[tuple[str, ...], str], ...] = ()
     callee: str | None = None
+    keywords: tuple[tuple[str, object], ...] = ()
 
 
 def keep(value: Value) -> Lowering:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from meshify.annotate._types import INFERRED, Layout, hint_dims
+from meshify.annotate._types import BROADCAST, INFERRED, Layout, hint_dims
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._collectives import axes_text
 from meshify.rewrite._values import Array, Operand, Static, StructValue, TupleValue, Value
@@ -32,8 +32,10 @@ from meshify.rewrite.rules._api import (
     Branches,
     Call,
     Convert,
+    Emitted,
     Loop,
     Lowering,
+    MeshAxes,
     RuleContext,
     _arrays_in,
     op,
@@ -118,9 +120,9 @@ def _associative_scan(ctx: RuleContext, call: Call) -> Lowering:
     """``jax.lax.associative_scan(fn, elems, axis=k)`` (S5's and Mamba's parallel recurrences) along a dim
     that is whole on every device: each device scans its own block of the other dims.  ``fn`` is walked
     with two elements of ``elems``' layouts and must return that layout (a carry's rule: a partial sum it
-    forms is completed inside); a partial sum in ``elems`` is refused, and a split scanned dim, unless the
-    combine is elementwise (``jnp.add``: along a split dim jax.lax's cumulative op, :func:`_elementwise_scan`;
-    a partial sum completed first)."""
+    forms is completed inside); a partial sum in ``elems`` is refused.  Along a split dim, jax.lax's cumulative
+    op where the combine is one (``jnp.add``, :func:`_elementwise_scan`; a partial sum completed first), else
+    ``mr.associative_scan``: each device scans its block and combines the totals of the blocks before it."""
     fn, elems = call.params.get("fn"), call.params.get("elems")
     if fn is None or elems is None:
         return unknown_call(ctx, call)
@@ -141,7 +143,9 @@ def _associative_scan(ctx: RuleContext, call: Call) -> Lowering:
         # a partial sum scanned along a whole dim: completed first (psum), then scanned on each device's block
         target = elems.value.layout.with_partial(())
         return Lowering(Array(target), (Convert(elems, target, "associative_scan"),))
-    for path, leaf in _arrays_in(elems.value, ctx.code(elems.original), elems.original):
+    splits = set()
+    leaves = list(_arrays_in(elems.value, ctx.code(elems.original), elems.original))
+    for path, leaf in leaves:
         layout = leaf.layout
         if not -layout.rank <= axis < layout.rank:
             raise ctx.error(LayoutError, elems.original, f"associative_scan(axis={axis}) of {path!r} of dims "
@@ -150,16 +154,31 @@ def _associative_scan(ctx: RuleContext, call: Call) -> Lowering:
             raise ctx.error(UnsupportedError, elems.original, f"associative_scan of {path!r}, a partial sum over "
                             f"{axes_text(tuple(sorted(layout.partial)))}", f"complete it first: name it with a hint "
                             f"(v: Tensor[{hint_dims(layout.dims)}] = ...) before the scan")
-        split = layout.axes[axis % layout.rank]
-        if split:
-            dim = layout.dims[axis % layout.rank]
-            raise ctx.error(UnsupportedError, elems.original, f"associative_scan along {dim!r} of {path!r}, split "
-                            f"over {axes_text(split)}: a scan across devices is not modelled",
-                            f"map {dim!r} to no mesh axis (rules={{{dim!r}: None}}), or scan along a whole dim")
-    if elementwise:
+        splits.add(layout.axes[axis % layout.rank])
+    if len(splits) > 1:
+        path, leaf = next((p, v) for p, v in leaves if v.layout.axes[axis % v.layout.rank])
+        dim = leaf.layout.dims[axis % leaf.layout.rank]
+        raise ctx.error(UnsupportedError, elems.original, f"associative_scan along {dim!r} of {path!r}, split "
+                        f"over {axes_text(leaf.layout.axes[axis % leaf.layout.rank])}, where other leaves of "
+                        f"{ctx.code(elems.original)!r} are split otherwise along the scanned dim",
+                        "give every leaf the same dims hint (one rule for the scanned dim)")
+    split = splits.pop() if splits else ()
+    if elementwise and not split:
         return Lowering(elems.value)  # jax.lax.associative_scan(jnp.add, x, axis=1): elementwise, on each block
-    return Lowering(None, walks=Loop(_body(call, fn), (elems.value, elems.value), 0, elems, None,
-                                     sources=(elems.original, elems.original)))
+    loop = None if elementwise else Loop(_body(call, fn), (elems.value, elems.value), 0, elems, None,
+                                         sources=(elems.original, elems.original))
+    if not split:
+        return Lowering(None, walks=loop)
+    # along a split dim: each device scans its block, then combines the totals of the blocks before it
+    # (mr.associative_scan: one all-gather of each leaf's block total)
+    dim = leaves[0][1].layout.dims[axis % leaves[0][1].layout.rank]
+    emitted = tuple(Emitted("scan_totals", split, Layout(
+        tuple(BROADCAST if i == axis % leaf.layout.rank else d for i, d in enumerate(leaf.layout.dims)),
+        tuple(() if i == axis % leaf.layout.rank else a for i, a in enumerate(leaf.layout.axes))), dim,
+        f"associative_scan over {axes_text(split)}: each block's total of {path!r} gathered (all_gather), the "
+        f"earlier ones folded with the combine, along split {dim!r}") for path, leaf in leaves)
+    return Lowering(elems.value if loop is None else None, walks=loop, callee="associative_scan",
+                    keywords=(("axis_name", MeshAxes(split)),), emitted=emitted)
 
 
 #: Combining functions of associative_scan that work elementwise (a prefix sum, product, running max).
