@@ -1422,21 +1422,28 @@ class _Builder:
         dims, scale = list(a.dims), a.scale
         if kind == "associative_scan":
             # jax.lax.associative_scan with an elementwise combine (a linear attention's running sums): along a
-            # split dim it is jax.lax's cumulative op; fmax (which skips NaN, as no cumulative op does) is
-            # refused there (a trigger).  (A negative axis only forward: JAX's reverse scan rejects one.)
+            # split dim it is jax.lax's cumulative op; fmax (which skips NaN, as no cumulative op does) and the
+            # combines users write (a linear recurrence on pairs, x + y + c x y) scan each block and fold the
+            # blocks' totals (mr.associative_scan).  (A negative axis only forward: JAX's reverse scan rejects
+            # one.)
             combine = self.pick(["jnp.add", "operator.add", "jax.lax.mul", "jnp.maximum", "jax.lax.min",
-                                 "jnp.logaddexp", "jnp.fmax"])
+                                 "jnp.logaddexp", "jnp.fmax", "pairs", "lambda x, y: x + y + 0.125 * x * y"])
             if combine == "operator.add":
                 self.module.imports.add("operator")
             reverse = self.flag(40)
             axis = k if reverse or self.flag(50) else k - rank
-            operand = f"jax.nn.sigmoid({n})" if combine == "jax.lax.mul" else n
-            expr = f"jax.lax.associative_scan({combine}, {operand}, axis={axis}{', reverse=True' if reverse else ''})"
+            operand = f"jax.nn.sigmoid({n})" if combine == "jax.lax.mul" else \
+                f"jnp.tanh({n}) * 0.5" if combine.startswith("lambda") else n
+            tail = f", axis={axis}{', reverse=True' if reverse else ''})"
+            if combine == "pairs":  # h_t = a_t h_(t-1) + b_t, a decay in (0, 1)
+                expr = (f"jax.lax.associative_scan(lambda l, r: (l[0] * r[0], r[0] * l[1] + r[1]), "
+                        f"(jax.nn.sigmoid({n}), {n}){tail}[1]")
+            else:
+                expr = f"jax.lax.associative_scan({combine}, {operand}{tail}"
             scale = {"jnp.add": a.scale * size, "operator.add": a.scale * size, "jax.lax.mul": 1.0,
-                     "jnp.logaddexp": a.scale + math.log(size)}.get(combine, a.scale)
-            if combine == "jnp.fmax":
-                self.trigger("an associative_scan with a combine no cumulative op runs, along a split dim", expr,
-                             "scan across devices")
+                     "jnp.logaddexp": a.scale + math.log(size), "pairs": a.scale * size}.get(combine, a.scale)
+            if combine.startswith("lambda"):
+                scale = (1.0625 ** size - 1) / 0.125  # (1 + c s is the product of the 1 + c x, |x| <= 1/2)
             self.emit(expr, dims, scale)
             return True
         if kind == "positions":
