@@ -211,14 +211,15 @@ def _reshape_unnamed(ctx: RuleContext, call: Call):
     return unknown_call(ctx, call)
 
 
-def _reshape_inferred(ctx: RuleContext, call: Call, x: Operand):
+def _reshape_inferred(ctx: RuleContext, call: Call, x: Operand, guess: bool = True):
     """``(h @ wq).reshape(B, L, H, D)`` without a naming hint: the result's dims are inferred.
 
     A size read off a dim (``B, L, _ = x.shape``; ``x.shape``) keeps that dim; the dims between two
     kept ones are a group, merged or split, that a split may enter only as its major (first) part,
     which takes the split.  New dims are named from their size expressions (``cfg.heads`` ->
     ``heads?``; the mark says meshify chose the name), and merging the parts of a split dim back
-    gives its name again (``[heads?, head_dim?]`` -> ``q_features``)."""
+    gives its name again (``[heads?, head_dim?]`` -> ``q_features``).  Without ``guess``, no dim is taken
+    as kept by a size that does not read it (:func:`_whole_leads`)."""
     layout = array(x).layout
     sizes, size_nodes, spelled = _shape_operands(ctx, call, whole_shape=True)
     read = [s.value.size_of if isinstance(s.value, Static) and s.value.size_of in layout.dims else None
@@ -237,7 +238,7 @@ def _reshape_inferred(ctx: RuleContext, call: Call, x: Operand):
         anchors = anchors[:-1]  # a kept dim with new dims beside it and no dim they come from: the sizes do not
         # say which it is (Transformer-XL's _rel_shift reshapes (.., q, k+1) into (.., k+1, q)): the dims after
         # the last consistent one are merged and split as one group
-    fused, leads = _whole_leads(layout, sizes, anchors)
+    fused, leads = _whole_leads(layout, sizes, anchors) if guess else (anchors, [])
     if leads and _fused_after(ctx, layout, sizes, fused):
         # (win @ w_qkv).reshape(n, 4, 3, 8, -1): the tokens kept, the features cut into 3 sections of 8 heads,
         # not the -1 keeping the features and the tokens cut into 4 x 3 x 8 (what _trailing_rest would take)
@@ -245,7 +246,7 @@ def _reshape_inferred(ctx: RuleContext, call: Call, x: Operand):
     else:
         anchors, rest = _trailing_rest(layout, sizes, anchors)
         anchors, checked = _split_tails(ctx, layout, sizes, size_nodes, anchors)
-        anchors, leads = _whole_leads(layout, sizes, anchors)
+        anchors, leads = _whole_leads(layout, sizes, anchors) if guess else (anchors, [])
     axes: list[Axes] = [()] * len(sizes)
     names: list[str | None] = [None] * len(sizes)
     bounds = [(-1, -1), *anchors, (layout.rank, len(sizes))]
@@ -460,9 +461,10 @@ def _whole_leads(layout: Layout, sizes: list, anchors: list[tuple[int, int]]
     know before the call; or ``.reshape(-1, WS * WS, C)`` of [windows, tok?, heads, d] with windows and heads
     split): a split dim enters a merge only as its major part, so the dims before it are taken as kept, and
     whether they are is checked when the function runs, against the array's sizes (``mr.kept_dims``; else another
-    size, ``(n, 2, 8, ...)`` of a 16, would merge rows of the split dim's blocks silently).  Only for a dim
-    meshify inferred or a size it reads as a number (``l * 2`` of the user's ``length``, ``l`` read off it, is
-    refused as it was: it plainly is not that dim).  Also the pairs so kept, (input dim, size)."""
+    size, ``(n, 2, 8, ...)`` of a 16, would merge rows of the split dim's blocks silently).  Only for dims
+    meshify inferred, whose sizes the user cannot read off an array of theirs by name (a dim of the user's keeps
+    its refusal, whose fix is to read its size: ``per_group`` taken as kept by a 32 it is not would also make a
+    naming hint's check see merges that are not there).  Also the pairs so kept, (input dim, size)."""
     leads: list[tuple[int, int]] = []
     bounds = [(-1, -1), *anchors, (layout.rank, len(sizes))]
     for (i0, j0), (i1, j1) in itertools.pairwise(bounds):
@@ -473,7 +475,7 @@ def _whole_leads(layout: Layout, sizes: list, anchors: list[tuple[int, int]]
         pairs = list(zip(group_in[:last], group_out[:last]))
         if all(layout.dims[i] != BROADCAST and _literal(sizes[j]) != 1
                and not (isinstance(sizes[j].value, Static) and sizes[j].value.size_of)
-               and (layout.dims[i].endswith(INFERRED) or type(_literal(sizes[j])) is int) for i, j in pairs):
+               and layout.dims[i].endswith(INFERRED) for i, j in pairs):
             leads.extend(pairs)
     if not leads:
         return anchors, []
@@ -660,7 +662,7 @@ def _check_merges_named(ctx: RuleContext, call: Call, x: Operand, dims: tuple[st
     V)``: ``batch`` x ``beam``) after one of its parts: refused, as that name's size is another (a later
     reshape reading ``batch``'s size off another array would split the merged dim wrong: beam search)."""
     try:
-        inferred = _reshape_inferred(ctx, call, x).result
+        inferred = _reshape_inferred(ctx, call, x, guess=False).result
     except MeshifyError:
         return
     renamed = merge_renamed(inferred.dims, dims) if isinstance(inferred, Array) else None
