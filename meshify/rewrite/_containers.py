@@ -46,9 +46,9 @@ from meshify.rewrite._values import (
     is_none,
 )
 
-__all__ = ["TREE_MAP", "TREE_MAP_WITH_PATH", "appending", "closure_names", "common_item", "concatenated", "listed_items",
-           "listed_names", "mutating", "one_layout", "own_dict", "popping", "removed", "sequence_index", "sequence_item",
-           "sequence_len", "sequence_of", "shares", "stored", "tree_map", "zipped"]
+__all__ = ["TREE_MAP", "TREE_MAP_WITH_PATH", "appending", "closure_names", "common_item", "concatenated", "enumerated",
+           "listed_items", "listed_names", "mutating", "one_layout", "own_dict", "popping", "removed", "sequence_index",
+           "sequence_item", "sequence_len", "sequence_of", "shares", "stored", "tree_map", "zipped"]
 
 #: ``jax.tree.map`` under its spellings.
 TREE_MAP = frozenset({"jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map"})
@@ -950,6 +950,43 @@ def zipped(rw, node: cst.Call) -> Operand | None:
                            "or spell out the rows")
         items.append(item)
     return Operand(sequence_of(TupleValue(tuple(items))), node, new)
+
+
+def enumerated(rw, node: cst.Call) -> Operand | None:
+    """``enumerate(a)``, ``enumerate(a, 1)`` (Python's own) of a tuple or list holding arrays, outside a loop's
+    header (``pairs = list(enumerate(hs))``): its rows ``(i, a[i])``, ``i`` a Python int, the call as written.
+    Of a list of a length meshify does not know: a sequence of such rows (its items whole, as zip's).  None:
+    not such a call (a loop's or comprehension's ``enumerate`` is read where it is iterated)."""
+    func = node.func
+    if not (isinstance(func, cst.Name) and func.value == "enumerate" and "enumerate" not in rw.env
+            and not rw.ctx.binds("enumerate") and 1 <= len(node.args) <= 2 and not any(a.star for a in node.args)
+            and node.args[0].keyword is None
+            and all(a.keyword is None or a.keyword.value == "start" for a in node.args[1:])):
+        return None
+    op = rw.expr(node.args[0].value)
+    listed = _listed(op.value)
+    if listed is None or (isinstance(listed, tuple) and all(isinstance(i, Static) for i in listed)):
+        return None  # (Python values: evaluated as before)
+    args = [node.args[0].with_changes(value=op.node)]
+    start = 0
+    if len(node.args) == 2:
+        given = rw.expr(node.args[1].value)
+        args.append(node.args[1].with_changes(value=given.node))
+        if not (isinstance(given.value, Static) and given.value.known and isinstance(given.value.literal, int)):
+            start = None
+        else:
+            start = given.value.literal
+    new = node.with_changes(args=args)
+    if isinstance(listed, tuple):
+        counters = [Static() if start is None else Static.of(start + i) for i in range(len(listed))]
+        return Operand(TupleValue(tuple(TupleValue((c, item)) for c, item in zip(counters, listed))), node, new)
+    item = sequence_item(listed)
+    if item is None or holds_partial(item):
+        raise rw.error(LayoutError, node, f"enumerate of a list whose length meshify does not know, holding "
+                       f"{'partial sums' if item is not None else 'items of different layouts'}: every row it "
+                       "yields must have one layout",
+                       f"loop over it (for i, h in {rw.ctx.code(node)}), or give its items one layout")
+    return Operand(sequence_of(TupleValue((Static(), item))), node, new)
 
 
 #: What a refused zip can be written as instead.

@@ -401,19 +401,19 @@ class Dtypes:
         return len(sliced) if sliced is not None else None
 
     def _sliced(self, node: cst.BaseExpression) -> Items | None:
-        """``a[1:]``, ``a[:-1]`` (int literal bounds, no step) of a name whose items are known: those items."""
-        if not (isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and node.value.value in self.tuples
-                and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice)
-                and node.slice[0].slice.step is None):
+        """``a[1:]``, ``a[:-1]``, ``a[::-1]`` (int literal bounds and step) of a tuple or list whose items are known
+        (a name, a literal, a zip, ...): those items, each with its own items where known."""
+        if not (isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice)):
             return None
-        bounds = []
-        for bound in (node.slice[0].slice.lower, node.slice[0].slice.upper):
-            negative = isinstance(bound, cst.UnaryOperation) and isinstance(bound.operator, cst.Minus)
-            literal = bound.expression if negative else bound  # type: ignore[union-attr]
-            if bound is not None and not isinstance(literal, cst.Integer):
-                return None
-            bounds.append(None if bound is None else -int(literal.value) if negative else int(literal.value))
-        return self.tuples[node.value.value][bounds[0]:bounds[1]]
+        s = node.slice[0].slice
+        bounds = [None if b is None else _int_literal(b) for b in (s.lower, s.upper, s.step)]
+        if any(b is None and given is not None for b, given in zip(bounds, (s.lower, s.upper, s.step))) \
+                or bounds[2] == 0:
+            return None
+        base = node.value
+        items = self.tuples.get(base.value) if isinstance(base, cst.Name) \
+            else self.call_items.get(base) or self._spelled_items(base)
+        return _taken(items, slice(*bounds))
 
     def _item(self, node: cst.Subscript) -> tuple[Carriers, bool] | None:
         """``t[i]`` (an int literal) of a tuple whose items are known: that item's carriers and widened-ness;
@@ -470,6 +470,18 @@ class Dtypes:
             return None if left is None or right is None else (*left, *right)
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "zip":
             return self.zipped(node)
+        if _builtin_call(self.rw, node, "reversed", 1):  # reversed(a): a's items, last first
+            return _taken(self._spelled_items(node.args[0].value), slice(None, None, -1))
+        if any(_builtin_call(self.rw, node, "enumerate", n, keywords=("start",)) for n in (1, 2)) \
+                and node.args[0].keyword is None:  # type: ignore[attr-defined]
+            # enumerate(a[, start]): rows (i, a[i]), i a Python int
+            items = self._spelled_items(node.args[0].value)
+            if items is None or isinstance(items, KeyedItems):
+                return None
+            inner = items.inner if isinstance(items, NestedItems) else (None,) * len(items)
+            rows = tuple(NestedItems((((), False), item), (None, own)) if own is not None else (((), False), item)
+                         for item, own in zip(items, inner))
+            return NestedItems(tuple(items), rows)
         copied = self._copied(node)
         return copied if copied is not None else self._sliced(node)
 
@@ -974,6 +986,33 @@ def merge_items(found: list[Items]) -> Items:
     if len(keys) == 1 and None not in keys:  # a dict of the same keys on every path
         return KeyedItems(out, keys.pop())
     return tuple(out)
+
+
+def _int_literal(node: cst.BaseExpression) -> int | None:
+    """The value of an int literal, negative or not (``2``, ``-1``); None for anything else."""
+    negative = isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus)
+    literal = node.expression if negative else node  # type: ignore[attr-defined]
+    if not isinstance(literal, cst.Integer):
+        return None
+    return -int(literal.value, 0) if negative else int(literal.value, 0)
+
+
+def _taken(items: Items | None, at: slice) -> Items | None:
+    """``items[at]`` of a tuple's or list's items, each one's own items kept (a dict's: None, it has no slices)."""
+    if items is None or isinstance(items, KeyedItems):
+        return None
+    if isinstance(items, NestedItems):
+        return NestedItems(tuple(items)[at], items.inner[at])
+    return tuple(items)[at]
+
+
+def _builtin_call(rw, node: cst.BaseExpression, name: str, count: int, keywords: tuple[str, ...] = ()) -> bool:
+    """Whether ``node`` is ``name(a)`` (``count`` arguments, none starred, keywords only of ``keywords``) of
+    Python's own ``name``."""
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == name \
+        and len(node.args) == count and not any(a.star for a in node.args) \
+        and all(a.keyword is None or a.keyword.value in keywords for a in node.args) \
+        and name not in rw.env and not rw.ctx.binds(name)
 
 
 def like_node(carriers: tuple[str, ...]) -> cst.BaseExpression:

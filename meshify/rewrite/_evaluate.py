@@ -21,6 +21,7 @@ from meshify.rewrite._containers import (
     TREE_MAP_WITH_PATH,
     common_item,
     concatenated,
+    enumerated,
     listed_names,
     mutating,
     one_layout,
@@ -1151,7 +1152,8 @@ def _copied_sequence(rw, node: cst.Call) -> Operand | None:
     if isinstance(argument, cst.Name) and argument.value in rw.env and not isinstance(
             rw.env[argument.value], TupleValue | StructValue):
         return None  # (tuple(x.shape), list(sizes): Python values, evaluated as before)
-    zip_ = isinstance(argument, cst.Call) and isinstance(argument.func, cst.Name) and argument.func.value == "zip"
+    zip_ = isinstance(argument, cst.Call) and isinstance(argument.func, cst.Name) \
+        and argument.func.value in ("zip", "enumerate")
     if not isinstance(argument, cst.Name | cst.ListComp | cst.GeneratorExp | cst.List | cst.Tuple) and not (
             func.value == "reversed" and read_again(argument)) and not (zip_ and func.value != "reversed"):
         return None  # (list(zip(hs, gs)) of lists whose length meshify does not know: a list of their pairs)
@@ -1265,8 +1267,8 @@ def _call(rw, node: cst.Call):
     copied = _copied_sequence(rw, node)
     if copied is not None:  # tuple(h for h in hs), list(blocks): the same items
         return copied
-    zips = zipped(rw, node)
-    if zips is not None:  # hs, xs = zip(*pairs): the same items regrouped
+    zips = zipped(rw, node) or enumerated(rw, node)
+    if zips is not None:  # hs, xs = zip(*pairs): the same items regrouped; list(enumerate(hs)): numbered
         return zips
     pure = _pure_static_call(rw, node, func, names)
     if pure is not None:  # jax.tree_util.keystr(path), str(path): of Python values meshify knows
