@@ -251,6 +251,8 @@ class Dtypes:
             flat = tuple((outside(c), w) for c, w in items)
             if isinstance(items, NestedItems):  # (pairs' items' own items, for zip(*pairs) after the loop)
                 return NestedItems(flat, tuple(None if i is None else mapped(i) for i in items.inner))
+            if isinstance(items, KeyedItems):  # (a dict's values, by key: d["acc"] after the loop)
+                return KeyedItems(flat, items.keys)
             return flat
 
         for name, items in list(self.tuples.items()):
@@ -259,6 +261,72 @@ class Dtypes:
     def completed(self, name: str) -> None:
         """``name``'s partial sum was completed by a psum in place (its dtype is cast back)."""
         self.wide_names.discard(name)
+
+    def stored(self, target: cst.Subscript, node: cst.BaseExpression | None, partial: bool) -> None:
+        """``d["k"] = node``, ``hs[0] = node`` (a dict's or list's item replaced or added; ``partial``: it is stored a
+        partial sum, not completed first): that item's carriers and widened-ness from here on.  At a key or index
+        meshify does not read here, the items are no longer known one by one (where one held a float32-formed
+        partial sum, reading any is refused where it is completed: never the stale dtype of the one replaced)."""
+        if not (isinstance(target.value, cst.Name) and len(target.slice) == 1
+                and isinstance(target.slice[0].slice, cst.Index)):
+            return
+        name, index = target.value.value, target.slice[0].slice.value
+        entry = (None, partial) if node is None else (self.of(node), partial and self.contains_widened(node))
+        known = self.tuples.get(name)
+        if isinstance(known, KeyedItems) and isinstance(index, cst.SimpleString):
+            self._keyed(name, known, {index.evaluated_value: entry})
+            return
+        at = _int_literal(index)
+        if known is not None and not isinstance(known, KeyedItems) and at is not None and -len(known) <= at < len(known):
+            items = list(known)
+            items[at] = entry
+            self.tuples[name] = tuple(items)
+            return
+        self._forget(name, entry[1])
+
+    def updated(self, name: str, node: cst.Call, partial: bool) -> None:
+        """``d.update({"k": v})``, ``d.update(k=v)``, ``d.update(other)`` (``partial``: partial sums go in as they
+        are, not completed first): the carriers of the values it replaces or adds, where its keys are read here;
+        else its items are no longer known one by one."""
+        known = self.tuples.get(name)
+        changes: dict[str, tuple[Carriers, bool]] = {}
+        for arg in node.args:
+            more = self._dict_items(arg.value) if arg.keyword is None and not arg.star else None
+            if arg.keyword is not None and not arg.star:
+                changes[arg.keyword.value] = (self.of(arg.value), partial and self.contains_widened(arg.value))
+            elif isinstance(more, KeyedItems):
+                changes.update(zip(more.keys, more))
+            else:
+                changes = None  # type: ignore[assignment]
+                break
+        if isinstance(known, KeyedItems) and changes is not None:
+            self._keyed(name, known, changes)
+        else:
+            self._forget(name, partial and any(self.contains_widened(a.value) for a in node.args))
+
+    def _keyed(self, name: str, known: KeyedItems, changes: dict[str, tuple[Carriers, bool]]) -> None:
+        items = dict(zip(known.keys, known))
+        items.update(changes)
+        self.tuples[name] = KeyedItems(tuple(items.values()), tuple(items))
+
+    def _forget(self, name: str, widened: bool) -> None:
+        """``name``'s items are no longer known one by one; ``widened``: one may hold a float32-formed partial
+        sum (or did: its reads are then refused where completed)."""
+        held = self.tuples.pop(name, None)
+        if widened or (held is not None and any(w for _, w in held)):
+            self.wide_names.add(name)
+
+    def completed_value(self, node: cst.BaseExpression) -> None:
+        """``d["k"]``'s partial sum was completed in place (stored back, its dtype cast back): no longer widened."""
+        if not (isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and len(node.slice) == 1
+                and isinstance(node.slice[0].slice, cst.Index)
+                and isinstance(node.slice[0].slice.value, cst.SimpleString)):
+            return
+        known = self.tuples.get(node.value.value)
+        key = node.slice[0].slice.value.evaluated_value
+        if isinstance(known, KeyedItems) and key in known.keys:
+            self.tuples[node.value.value] = KeyedItems(
+                tuple((c, w and k != key) for (c, w), k in zip(known, known.keys)), known.keys)
 
     def contains_widened(self, node: cst.CSTNode) -> bool:
         """Whether ``node`` holds a partial sum formed in float32 (a call or a name of one)."""
@@ -272,6 +340,8 @@ class Dtypes:
         class _Find(cst.CSTVisitor):
             def on_visit(self, n: cst.CSTNode) -> bool:
                 nonlocal found
+                if found:  # (a sibling of where it was found: x @ w * d["n"] is widened, whatever d["n"] is)
+                    return False
                 if n in widened or (isinstance(n, cst.Name) and (n.value in names or any(
                         w for _, w in tuples.get(n.value, ())))):  # sum(terms) of a list holding one
                     found = True

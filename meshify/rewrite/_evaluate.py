@@ -2401,6 +2401,17 @@ def _dict_get(rw, node: cst.Call, receiver: Operand) -> Operand:
         # cache.get(f"l{i}"), its values of one layout: the one it gives, or the default (or None) in it
         return mapping_get(rw, node, receiver, common)
     if isinstance(key, Static) and not key.known and first_read(rw, node.func.value, struct):  # type: ignore[attr-defined]
+        if len(args) == 2 and not (isinstance(args[1].value, cst.Name) and args[1].value.value == "None"):
+            # outs.get(i - 1, x) in the first walk of a loop carrying outs = {}: empty, so the default (the next walk
+            # reads a dict of the values the body stores, the default given their layout: mapping_get)
+            key_node, default = rw.expr(args[0].value).node, rw.expr(args[1].value)
+            return Operand(default.value, node, node.with_changes(func=node.func.with_changes(value=receiver.node),
+                                                                  args=[args[0].with_changes(value=key_node),
+                                                                        args[1].with_changes(value=default.node)]))
+        if len(node.args) == len(args) <= 2:  # outs.get(i - 1) there: None (if prev is None: takes that branch)
+            new_args = [a.with_changes(value=rw.expr(a.value).node) for a in node.args]
+            return Operand(Static.of(None), node, node.with_changes(func=node.func.with_changes(value=receiver.node),
+                                                                    args=new_args))
         return mapping_get(rw, node, receiver, Static())
     if not (isinstance(key, Static) and key.known and isinstance(key.literal, str)):
         raise rw.error(UnsupportedError, node, f"{rw.ctx.code(node.func)}() with a key meshify cannot read",

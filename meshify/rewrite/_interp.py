@@ -57,7 +57,7 @@ from meshify.rewrite._containers import (
     stored,
 )
 from meshify.rewrite._context import ModuleContext, _bound_names, bound_names
-from meshify.rewrite._dtypes import Carriers, Dtypes, Items, like_node, merge_items
+from meshify.rewrite._dtypes import Carriers, Dtypes, Items, KeyedItems, like_node, merge_items
 from meshify.rewrite._evaluate import BranchLayouts, binary_operator, evaluate, is_reshape, none_test, reshape_call
 from meshify.rewrite._hints import (
     ITEMS,
@@ -380,8 +380,9 @@ class _LoopEntry(Exception):
     the variable is converted to it before the loop, and the body walked again.  (A list the body
     appends to: ``layout`` is the list of its items, which it enters the loop as, with no code.)"""
 
-    def __init__(self, name: str, layout: Layout | Value) -> None:
-        self.name, self.layout = name, layout
+    def __init__(self, name: str, layout: Layout | Value, key: str | None = None) -> None:
+        #: ``key``: the value under that key of the dict of known keys ``name`` holds is converted (``d["acc"]``)
+        self.name, self.layout, self.key = name, layout, key
 
 
 _MAX_RESTARTS = 64
@@ -641,6 +642,18 @@ def _target_sources(target: cst.BaseExpression, iterable: cst.BaseExpression
     if len(sequences) != len(target.elements):
         return []
     return [pair for e, sequence in zip(target.elements, sequences) for pair in _target_sources(e.value, sequence)]
+
+
+def _layouts(value: Value | None) -> str:
+    """``value`` as a message names it, a tuple's items each by its layout (``([batch, ff/'model'],)``)."""
+    if isinstance(value, TupleValue):
+        return "(" + ", ".join(_layouts(v) for v in value.items) + ("," if len(value.items) == 1 else "") + ")"
+    return described_value(value)
+
+
+def _value_node(name: str, key: str) -> cst.Subscript:
+    """``name["key"]``: the value under a string key of the dict ``name`` holds."""
+    return cst.Subscript(cst.Name(name), [cst.SubscriptElement(cst.Index(cst.SimpleString(json.dumps(key))))])
 
 
 def _first_read(node: cst.CSTNode, name: str) -> cst.Subscript:
@@ -1529,8 +1542,10 @@ class FunctionRewriter:
             except _LoopEntry as entry:
                 self.rollback(mark)
                 self._line = self.ctx.line(stmt)
-                entered.setdefault(entry.name, []).append(entry.layout)
-                hoisted.extend(self._enter_loop(entry.name, entry.layout))
+                shown = entry.name if entry.key is None else f"{entry.name}[{entry.key!r}]"
+                entered.setdefault(shown, []).append(entry.layout)
+                hoisted.extend(self._enter_loop(entry.name, entry.layout) if entry.key is None
+                               else self._enter_loop_value(entry.name, entry.key, entry.layout))
         # each conversion before the loop left the body leaving the array in yet another layout: name them
         names = sorted(entered, key=lambda n: -len(entered[n]))
         shown = "; ".join(f"{n!r} goes between " + " and ".join(dict.fromkeys(
@@ -1750,6 +1765,51 @@ class FunctionRewriter:
         assign = cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=node)
         return [cst.SimpleStatementLine(body=[assign], leading_lines=[comment_line(c) for c in self._comments])]
 
+    def _enter_loop_value(self, name: str, key: str, target: Layout) -> list[cst.BaseStatement]:
+        """``name[key] = <that value converted to target>`` (or ``name = {**name, key: ...}`` for a dict another
+        name may hold), before a loop whose body leaves the value under ``key`` of the dict of known keys ``name``
+        holds in ``target``: every iteration then finds it as the body leaves it."""
+        held = self.env[name]
+        assert isinstance(held, StructValue) and held.kind == "dict"
+        value = held.field(key)
+        assert isinstance(value, Array)
+        if value.layout.dims != target.dims:  # inferred dims named as the body names them
+            value = Array(Layout(target.dims, value.layout.axes, value.layout.partial), value.origin)
+        self._comments = []
+        item = _value_node(name, key)
+        node = self._converted_value(Operand(value, item, item), target, "the loop body")
+        self.env[name] = replace(held, fields=tuple((k, Array(target, value.origin) if k == key else v)
+                                                    for k, v in held.fields))
+        if isinstance(node, cst.Subscript):
+            return []
+        return [cst.SimpleStatementLine(body=[self._value_store(name, key, node)],
+                                        leading_lines=[comment_line(c) for c in self._comments])]
+
+    def _converted_value(self, op: Operand, target: Layout, purpose: str) -> cst.BaseExpression:
+        """``op`` (a dict's value ``d["k"]``, read in place) converted to ``target``, each step noted for
+        ``purpose``; a partial sum completed has its dtype cast back and is no longer widened in the dict's items."""
+        value = op.value
+        assert isinstance(value, Array)
+        node, layout = op.node, value.layout
+        for step in plan_conversion(layout, target, self.mesh):
+            reducing = step.kind in ("psum", "psum_scatter")
+            node = apply_step(step, node, self.ctx.mr, self._like(op.original) if reducing else None,
+                              reduce_dtype=self.reduce_dtype if reducing else None)
+            self.note(step, op, layout, purpose)
+            layout = step_result(step, layout)
+        if value.layout.partial and not target.partial:
+            self.dtypes.completed_value(op.original)
+        return node
+
+    def _value_store(self, name: str, key: str, node: cst.BaseExpression) -> cst.BaseSmallStatement:
+        """``name[key] = node`` where this function made the dict ``name`` holds and no other name holds it, else
+        ``name = {**name, key: node}`` (a new dict: another name's stays as meshify holds it)."""
+        if name in self.own_lists and name not in self.shared_lists:
+            return cst.Assign(targets=[cst.AssignTarget(_value_node(name, key))], value=node)
+        spread = cst.Dict([cst.StarredDictElement(cst.Name(name)),
+                           cst.DictElement(cst.SimpleString(json.dumps(key)), node)])
+        return cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=spread)
+
     def _for_once(self, stmt: cst.For) -> cst.For:
         self._line = self.ctx.line(stmt)
         if stmt.orelse is not None or stmt.asynchronous is not None:
@@ -1870,6 +1930,9 @@ class FunctionRewriter:
                 raise _LoopEntry(name, after)
             if mapping_item(before) is not None and after != before:
                 self._same_mapping(stmt, name, before, after, where)
+            if isinstance(before, StructValue) and isinstance(after, StructValue) and after != before \
+                    and before.kind not in ("mapping", "sequence") and after.kind == before.kind:
+                self._same_fields(stmt, name, before, after, where)
             if isinstance(before, Static | TupleValue) and isinstance(after, TupleValue) and after != before:
                 # hidden_states = hidden_states + (x,): as many items as iterations, of one layout
                 raise _LoopEntry(name, self._grown(name, before, after, stmt))
@@ -1891,6 +1954,34 @@ class FunctionRewriter:
                     f"{before.layout.describe()} before, {described} {where or 'after'}",
                     f"pin it with a hint before the loop and inside it: {name}: Tensor["
                     f"{hint_dims(before.dims) if before.dims else '()'}] = ...")
+
+    def _same_fields(self, stmt: cst.For, name: str, before: StructValue, after: StructValue, where: str) -> None:
+        """A dict of known keys (or a NamedTuple, a dataclass) that a loop carries, as the next iteration takes it:
+        the body is rewritten once, so a value it leaves in another layout of the same dims is converted before
+        the loop (a dict's: :class:`_LoopEntry` of that key), a Python value it changes is unknown from there on;
+        any other change (a struct's field, a value of other dims) is refused.  (Was not checked: ``d = {"acc":
+        x @ w}`` then ``d["acc"] = d["acc"] + h @ w`` in the loop psummed the completed sum again each
+        iteration.)"""
+        keys = {k for k, _ in after.fields}
+        for key, b in before.fields:
+            a = after.field(key) if key in keys else None
+            if a is None or a == b:
+                continue  # (a key the body removes or adds: its reads are checked where they are)
+            if isinstance(b, Array) and isinstance(a, Array) and b.layout.axes == a.layout.axes \
+                    and b.layout.partial == a.layout.partial and common_item([b, a]) == b:
+                continue  # (only names meshify inferred differ)
+            if before.kind == "dict" and isinstance(key, str) and isinstance(b, Array) and isinstance(a, Array) \
+                    and b.layout != a.layout and (b.dims == a.dims or renamed_dims(b.dims, a.dims)):
+                raise _LoopEntry(name, a.layout, key)
+            if isinstance(b, Static) and isinstance(a, Static) and b != Static():
+                raise _LoopEntry(name, replace(before, fields=tuple((k, Static() if k == key else v)
+                                                                    for k, v in before.fields)))
+            shown = f"{name}[{key!r}]" if before.kind == "dict" else f"{name}.{key}"
+            raise self.ctx.error(
+                LayoutError, stmt, f"{shown} is {_layouts(b)} when this loop's body starts and "
+                f"{_layouts(a)} {where or 'at its end'}: the body is rewritten once, for one layout",
+                f"keep it in a name of its own while the loop runs (v = {shown} before the loop, rebuild "
+                f"{name!r} after it), or give it one layout in every iteration (a hint where it is made)")
 
     def _either_list(self, name: str, a: Value, b: Value, stmt: cst.CSTNode) -> Value:
         """A list one branch of an if appends to and the other does not (``if keep: hs.append(x)``): a
@@ -1990,6 +2081,31 @@ class FunctionRewriter:
             extra = after.layout.partial - before.layout.partial
             if extra:
                 out.append(self._summed(name, after, extra, stmt, "the next iteration (it entered the loop whole)"))
+        for name, before in start.items():
+            after = self.env.get(name)
+            if isinstance(before, StructValue) and isinstance(after, StructValue) and before.kind == "dict" \
+                    and after.kind == "dict":
+                out.extend(self._complete_carried_values(name, before, after))
+        return out
+
+    def _complete_carried_values(self, name: str, before: StructValue, after: StructValue) -> list[cst.BaseStatement]:
+        """``d["acc"] = mr.psum(d["acc"], ...)`` at the end of a loop body that leaves the value under a key of the
+        dict ``d`` a partial sum where it entered whole (``d = {**d, "acc": d["acc"] + h @ w}``)."""
+        out = []
+        for key, b in before.fields:
+            a = after.field(key)
+            if not (isinstance(key, str) and isinstance(b, Array) and isinstance(a, Array) and b.dims == a.dims
+                    and a.layout.partial - b.layout.partial):
+                continue
+            self._comments = []
+            item = _value_node(name, key)
+            target = a.layout.with_partial(a.layout.partial & b.layout.partial)
+            node = self._converted_value(Operand(a, item, item), target,
+                                         "the next iteration (it entered the loop whole)")
+            self.env[name] = after = replace(after, fields=tuple((k, Array(target, a.origin) if k == key else v)
+                                                                 for k, v in after.fields))
+            out.append(cst.SimpleStatementLine(body=[self._value_store(name, key, node)],
+                                               leading_lines=[comment_line(c) for c in self._comments]))
         return out
 
     def _summed(self, name: str, value: Array, extra: frozenset[str], stmt: cst.CSTNode,
@@ -2272,6 +2388,18 @@ class FunctionRewriter:
             return value.literal
         return value.size_of if isinstance(value, Static) else None
 
+    def _keeps_partial(self, targets: Sequence[cst.AssignTarget]) -> bool:
+        """Whether ``d["acc"] = x @ w`` stores the partial sum as it is (completed where it is read whole, as a dict
+        display's): one target, a string key of a dict of known keys whose values' dtypes meshify follows."""
+        if len(targets) != 1 or not isinstance(target := targets[0].target, cst.Subscript) \
+                or not isinstance(target.value, cst.Name) or len(target.slice) != 1 \
+                or not isinstance(target.slice[0].slice, cst.Index) \
+                or not isinstance(target.slice[0].slice.value, cst.SimpleString):
+            return False
+        held = self.env.get(target.value.value)
+        return isinstance(held, StructValue) and held.kind == "dict" \
+            and isinstance(self.dtypes.tuples.get(target.value.value), KeyedItems)
+
     def _fresh_pytrees(self, node: cst.BaseExpression) -> bool:
         """Whether ``node`` is a call of a JAX transform or loop, whose pytree results JAX builds anew (a dict
         of metrics out of ``jax.value_and_grad(..., has_aux=True)``, a scan's carry): this function's own."""
@@ -2300,7 +2428,8 @@ class FunctionRewriter:
             before = len(self.records)
             op = self.expr(s.value)
             if any(isinstance(t.target, cst.Subscript) for t in s.targets) and isinstance(op.value, Array) \
-                    and op.value.layout.partial:  # hs[i] = x @ w: a list's items are whole (as appends make them)
+                    and op.value.layout.partial and not self._keeps_partial(s.targets):
+                # hs[i] = x @ w: a list's items are whole (as appends make them)
                 whole = op.value.layout.with_partial(())
                 held = [self.env.get(t.target.value.value) for t in s.targets if isinstance(t.target, cst.Subscript)
                         and isinstance(t.target.value, cst.Name)]
@@ -2511,6 +2640,7 @@ class FunctionRewriter:
                     self._bind_target(e, Static(size_of=shape_of[i]) if shape_of else Static())
                 return
         if isinstance(target, cst.Subscript) and stored(self, target, value) is not None:  # hs[i] = v
+            self.dtypes.stored(target, node, holds_partial(value))
             return
         raise self.ctx.error(UnsupportedError, target, f"assignment to {self.ctx.code(target)!r}",
                              "assign arrays to plain names (no attribute, subscript or .at[] updates)")

@@ -320,6 +320,7 @@ def _updated_by_key(rw, node: cst.Call, name: str, held: StructValue) -> Operand
                            f"or store a key at a time ({name}['k'] = v)")
         args.append(arg.with_changes(value=op.node))
     rw.rebind_list(name, StructValue(held.cls, tuple(fields.items()), "dict", held.meta))
+    rw.dtypes.updated(name, node, partial=True)
     return Operand(Static.of(None), node, node.with_changes(args=args))
 
 
@@ -353,6 +354,7 @@ def _updated(rw, node: cst.Call, name: str, held: StructValue) -> Operand:
         args.append(arg.with_changes(value=new))
     result = mapping_of(_one_item(rw, node, values, name))
     rw.rebind_list(name, result)
+    rw.dtypes.updated(name, node, partial=False)
     return Operand(Static.of(None), node, node.with_changes(args=args))
 
 
