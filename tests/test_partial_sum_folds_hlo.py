@@ -1,5 +1,6 @@
 """Folds of partial sums over lists of each call's length (``sum(h @ w for h in hs)``, ``functools.reduce(operator.add,
-[x @ w for w in ws])``, with a start, ``acc = 0`` then ``acc = acc + h @ w`` in a loop): one psum after the fold, so the compiled program all-reduces one array of the
+[x @ w for w in ws])``, with a start, ``acc = 0`` then ``acc = acc + h @ w`` in a loop, ``jnp.sum(jnp.stack([h @ w for h
+in hs]), 0)``): one psum after the fold, so the compiled program all-reduces one array of the
 result's block, not one per item (XLA would combine those into one tuple all-reduce of as many arrays: the bytes
 tell them apart).  Numbers: tests/soundness/sum_of_partial_sums_over_a_list*.py, functools_reduce_over_lists.py."""
 
@@ -64,10 +65,21 @@ def looped(hs: list[Tensor["batch", "f"]], w: Tensor["f", "d"], x: Tensor["batch
     for h in hs:
         acc = acc + h @ w
     return acc
+
+
+@mesh({MESH}, rules={{"f": "model"}})
+def stacked(hs: list[Tensor["batch", "f"]], w: Tensor["f", "d"], x: Tensor["batch", "f"]) -> Tensor["batch", "d"]:
+    return jnp.sum(jnp.stack([h @ w for h in hs]), 0)
+
+
+@mesh({MESH}, rules={{"f": "model"}})
+def stacked_zipped(hs: list[Tensor["batch", "f"]], ws: list[Tensor["f", "d"]], x: Tensor["batch", "f"]
+                   ) -> Tensor["batch", "d"]:
+    return jnp.stack([h @ w for h, w in zip(hs, ws)], axis=-1).mean(-1)
 '''
 
 MESHES = {"2x4": ("batch=2, model=4", 2), "8": ("model=8", 1)}
-FUNCTIONS = ("gen", "zipped", "started", "folded", "folded_from", "appended", "looped")
+FUNCTIONS = ("gen", "zipped", "started", "folded", "folded_from", "appended", "looped", "stacked", "stacked_zipped")
 
 
 def _module(mesh: str, path: str, tmp_path):
@@ -90,7 +102,7 @@ def _args(name: str):
     hs = [rng.standard_normal((4, 16)).astype(np.float32) for _ in range(3)]
     ws = [rng.standard_normal((16, 8)).astype(np.float32) for _ in range(3)]
     third = rng.standard_normal((4, 8)).astype(np.float32) if name in ("started", "folded_from") else hs[0]
-    return hs, ws[0] if name in ("gen", "started", "looped") else ws, third
+    return hs, ws[0] if name in ("gen", "started", "looped", "stacked") else ws, third
 
 
 @pytest.mark.parametrize("path", ["decorator", "converted"])

@@ -2838,6 +2838,12 @@ def _static_cast(rw, node: cst.Call, receiver: Operand) -> Operand:
     return Operand(Static(), node, node.with_changes(func=node.func.with_changes(value=receiver.node), args=args))
 
 
+#: Joins of a list whose items may stay partial sums (the join is one, over the same axes): ``jnp.stack([h @ w for
+#: h in hs])`` is completed once, where its consumer needs it (``jnp.sum(..., 0)`` first: the sum's block).
+_LINEAR_JOINS = frozenset({"jax.numpy.stack", "jax.numpy.concatenate", "jax.numpy.concat", "jax.numpy.hstack",
+                           "jax.numpy.vstack"})
+
+
 def _evaluate_args(rw, node: cst.Call, name: str, receiver, helper: bool = False) -> Call:
     """The call's arguments evaluated, each once: a list or tuple literal item by item (the rule reads
     each item's operand, :attr:`Call.items`), and a shape (``y.shape``) entry by entry as well
@@ -2852,6 +2858,9 @@ def _evaluate_args(rw, node: cst.Call, name: str, receiver, helper: bool = False
         rw.order_free.add(node.args[0].value)  # sum(jnp.sum(v ** 2) for v in params.values()): any order
     if name in ("builtins.sum", "sum") and node.args and isinstance(node.args[0].value, cst.GeneratorExp | cst.ListComp):
         rw.summed.add(node.args[0].value)  # sum(h @ w for h in hs): one psum after the sum, not one per item
+    if name in _LINEAR_JOINS and node.args and node.args[0].keyword is None and not node.args[0].star \
+            and isinstance(node.args[0].value, cst.ListComp):
+        rw.summed.add(node.args[0].value)  # jnp.stack([h @ w for h in hs]): a join is linear, one psum of the stack
     if name == "functools.reduce" and len(node.args) >= 2 and isinstance(node.args[1].value, cst.GeneratorExp
                                                                           | cst.ListComp):
         from meshify.rewrite.rules.elementwise import fold_linearity
