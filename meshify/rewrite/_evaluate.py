@@ -2418,6 +2418,8 @@ def _dict_get(rw, node: cst.Call, receiver: Operand) -> Operand:
                        f"read it by a literal key: {rw.ctx.code(node.func.value)}.get(\"name\", default)")  # type: ignore[attr-defined]
     value = struct.field(key.literal)
     new_args = list(node.args)
+    absent = value is None and isinstance(node.func.value, cst.Name) \
+        and any(node.func.value.value in names for names in rw.loop_carried)  # type: ignore[attr-defined]
     if value is None:
         if len(args) < 2:
             value = Static.of(None)
@@ -2428,6 +2430,8 @@ def _dict_get(rw, node: cst.Call, receiver: Operand) -> Operand:
                 if isinstance(default.value, Static | Opaque) and not getattr(default.value, "known", False) else None
             value = Static.of(ref) if ref is not None and not ref.helper else default.value
             new_args[1] = node.args[1].with_changes(value=default.node)
+    if absent:  # (checked against what the loop's body stores there: _interp._check_absent_reads)
+        rw.absent_reads.setdefault((node.func.value.value, key.literal), (node, value))  # type: ignore[attr-defined]
     return Operand(value, node, node.with_changes(func=node.func.with_changes(value=receiver.node), args=new_args))
 
 

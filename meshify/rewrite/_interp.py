@@ -1008,6 +1008,9 @@ class FunctionRewriter:
         self.maybe_results: frozenset[tuple] = frozenset()
         #: Dicts read at a key meshify does not know while still empty, in a kept loop's first walk (_mappings).
         self.first_reads: set[str] = set()
+        #: (dict name, key) -> ``d.get("k", default)`` read in the loops being walked where ``d`` (carried by one of
+        #: them) holds no key "k": refused where the body stores it (later iterations would read what it stored).
+        self.absent_reads: dict[tuple[str, str], tuple[cst.CSTNode, Value]] = {}
         #: Of those, the ones handed on to something that may keep the list (``gs = xs``): their appends are
         #: refused.  Never rolled back: a loop's next iteration appends after the hand-off.
         self.shared_lists: set[str] = set(closure_names(fn))
@@ -1740,14 +1743,7 @@ class FunctionRewriter:
         if value.layout.dims != target.dims:  # inferred dims named as the body names them
             value = Array(Layout(target.dims, value.layout.axes, value.layout.partial), value.origin)
         self._comments = []
-        op, node, layout = Operand(value, cst.Name(name), cst.Name(name)), cst.Name(name), value.layout
-        for step in plan_conversion(layout, target, self.mesh):
-            # a float16/bfloat16 partial sum accumulated in float32 is cast back, as everywhere else
-            reducing = step.kind in ("psum", "psum_scatter")
-            node = apply_step(step, node, self.ctx.mr, self._like(op.original) if reducing else None,
-                              reduce_dtype=self.reduce_dtype if reducing else None)
-            self.note(step, op, layout, "the loop body")
-            layout = step_result(step, layout)
+        node = self._converted_value(Operand(value, cst.Name(name), cst.Name(name)), target, "the loop body")
         if checked is not None and isinstance(node, cst.Call):
             # its entries are checked against the split dims' sizes in the call, as where code meets it
             node = call_template(entries_template(self.mesh, target), mr=cst.Name(self.ctx.mr), x=node)
@@ -1786,12 +1782,13 @@ class FunctionRewriter:
                                         leading_lines=[comment_line(c) for c in self._comments])]
 
     def _converted_value(self, op: Operand, target: Layout, purpose: str) -> cst.BaseExpression:
-        """``op`` (a dict's value ``d["k"]``, read in place) converted to ``target``, each step noted for
+        """``op`` (a name, or a dict's value ``d["k"]``, read in place) converted to ``target``, each step noted for
         ``purpose``; a partial sum completed has its dtype cast back and is no longer widened in the dict's items."""
         value = op.value
         assert isinstance(value, Array)
         node, layout = op.node, value.layout
         for step in plan_conversion(layout, target, self.mesh):
+            # a float16/bfloat16 partial sum accumulated in float32 is cast back, as everywhere else
             reducing = step.kind in ("psum", "psum_scatter")
             node = apply_step(step, node, self.ctx.mr, self._like(op.original) if reducing else None,
                               reduce_dtype=self.reduce_dtype if reducing else None)
@@ -1850,6 +1847,7 @@ class FunctionRewriter:
         jumps = _Jumps(start)
         self._jumps.append(jumps)
         shared_before = set(self.shared_lists)
+        outer_reads, self.absent_reads = self.absent_reads, {}
         try:
             statements = self._block(block.body)
             statements.extend(self._complete_carried(start, stmt))
@@ -1858,12 +1856,15 @@ class FunctionRewriter:
             self._loop_names.pop()
             self.loop_carried.pop()
             self._jumps.pop()
+            absent, self.absent_reads = self.absent_reads, {**outer_reads, **self.absent_reads}
         body = block.with_changes(body=statements) if block is stmt.body else self._one_line(stmt.body, statements)
         for name in sorted((self.shared_lists - shared_before) & set(start) & listed_names(self.fn)):
             # handed on after it was appended to: the next iteration's appends would not be followed
             raise _LoopEntry(name, start[name])
         self.dtypes.left_loop(targets_after)
         end = self.env
+        for env in (*(env for _, _, env in jumps.at), end):
+            self._check_absent_reads(absent, start, env)
         for word, node, env in jumps.at:
             self._check_carried(stmt, start, env, f"at the '{word}' on line {self.ctx.line(node)}")
         self._check_carried(stmt, start, end, "")
@@ -1884,6 +1885,27 @@ class FunctionRewriter:
         if breaks:
             self.env = self._merge(stmt, start, [end], [env for _, env in breaks])
         return stmt.with_changes(body=body, iter=new_iter)
+
+    def _check_absent_reads(self, absent: dict[tuple[str, str], tuple[cst.CSTNode, Value]], start: dict[str, Value],
+                            env: dict[str, Value]) -> None:
+        """Refuses ``d.get("k", default)`` in a loop whose body stores ``d["k"]`` where ``d`` held no such key when
+        the loop began, unless what it stores has the default's layout (or is whole where the default is a Python
+        value): the body is rewritten once, for the first iteration's default, and the later iterations read the
+        value stored instead (was: a psum completing it again, or a raw JAX error)."""
+        for (name, key), (read, default) in absent.items():
+            before, after = start.get(name), env.get(name)
+            stored = after.field(key) if isinstance(after, StructValue) and after.kind == "dict" else None
+            if stored is None or (isinstance(before, StructValue) and before.field(key) is not None):
+                continue
+            if common_item([default, stored]) is not None or isinstance(default, Static) and isinstance(
+                    stored, Array) and not stored.layout.is_split and not stored.layout.partial:
+                continue
+            raise self.ctx.error(
+                UnsupportedError, read, f"{self.ctx.code(read)} reads key {key!r}, which {name!r} does not hold when "
+                f"the loop around it starts and its body stores ({described_value(stored)}, where the default is "
+                f"{described_value(default)}): the first iteration reads the default, the others what was stored, "
+                "and meshify rewrites the body once", f"store the key before the loop ({name}[{key!r}] = <the "
+                "default>), or keep that value in a name of its own (prev = default before the loop, prev = ... in it)")
 
     def _read_outside(self, loop: cst.For, name: str) -> bool:
         """Whether ``name`` appears outside ``loop`` in the statement of the body holding it (an outer loop may
