@@ -253,19 +253,20 @@ def _reshape_inferred(ctx: RuleContext, call: Call, x: Operand, guess: bool = Tr
     origins: list[tuple[tuple[str, ...], str]] = []
     sectioned: tuple[int, int] | None = None  # (input dim, sections): a fused dim cut into its sections first
     for (i0, j0), (i1, j1) in zip(bounds, bounds[1:]):
-        group_in, group_out = list(range(i0 + 1, i1)), list(range(j0 + 1, j1))
-        sections = _sections_first(ctx, layout, group_in, group_out, sizes)
-        if sections is not None:  # (x @ w_qkv).reshape(B, N, 3, H, D) with the fused dim split
-            sectioned = (group_in[0], sections)
-            axes[group_out[1]] = layout.axes[group_in[0]]
-        else:
-            read = [s.value.size_of if isinstance(s.value, Static) and s.value.size_of else k
-                    for s, k in zip(sizes, kept)]  # (a size read off a dim names it in the fix's hint)
-            _group(ctx, call.node, layout, _hint_names(read, size_nodes), group_in, group_out, axes,
-                   named=False)
-        for j, name in zip(group_out, _group_names(ctx, layout, group_in, [size_nodes[j] for j in group_out],
-                                                   origins, [sizes[j] for j in group_out])):
-            names[j] = name
+        for group_in, group_out in _carved(list(range(i0 + 1, i1)), list(range(j0 + 1, j1)),
+                                           lambda i, js: _unmerges(layout.dims[i], [sizes[j] for j in js])):
+            sections = _sections_first(ctx, layout, group_in, group_out, sizes)
+            if sections is not None:  # (x @ w_qkv).reshape(B, N, 3, H, D) with the fused dim split
+                sectioned = (group_in[0], sections)
+                axes[group_out[1]] = layout.axes[group_in[0]]
+            else:
+                read = [s.value.size_of if isinstance(s.value, Static) and s.value.size_of else k
+                        for s, k in zip(sizes, kept)]  # (a size read off a dim names it in the fix's hint)
+                _group(ctx, call.node, layout, _hint_names(read, size_nodes), group_in, group_out, axes,
+                       named=False)
+            for j, name in zip(group_out, _group_names(ctx, layout, group_in, [size_nodes[j] for j in group_out],
+                                                       origins, [sizes[j] for j in group_out])):
+                names[j] = name
         if i1 < layout.rank:
             axes[j1], names[j1] = layout.axes[i1], layout.dims[i1]
     # (a literal 1 beside new dims, not taking a split: a size-1 dim, broadcast against any, as reshape((-1, 1, 1))
@@ -291,6 +292,45 @@ def _reshape_inferred(ctx: RuleContext, call: Call, x: Operand, guess: bool = Tr
                                   tuple(origins), kept)
     converts = () if kept is None else (Convert(x, layout, "the sizes a reshape keeps", wrap=kept[0], fill=kept[1]),)
     return Lowering(value, converts, replace=_resized(call, sizes, shards, spelled), origins=tuple(origins))
+
+
+def _unmerges(dim: str, sizes: list) -> bool:
+    """Whether ``sizes`` read, in order, the dims an earlier reshape merged into ``dim`` (``y.reshape(B, T, C)``
+    of [batch_length?, C] with ``B, T`` read off batch and length): that merge undone."""
+    parts = merged_parts(dim)
+    read = [s.value.size_of.rstrip(INFERRED) if isinstance(s.value, Static) and s.value.size_of else None
+            for s in sizes]
+    return len(parts) > 1 and read == list(parts)
+
+
+def _carved(group_in: list[int], group_out: list[int], undoes) -> list[tuple[list[int], list[int]]]:
+    """A reshape group cut where a merged dim of it goes back into its parts (``undoes(i, js)``: the new dims
+    ``js`` are the parts of dim ``i``): RWKV's group norm, ``y.reshape(B, T, H * N)`` of [batch_length?, heads,
+    N], is [batch_length?] -> (B, T) and [heads, N] -> H * N, each its own group, a split entering each as its
+    major part.  The group as it is where no merge is undone, or where what is left between the merges undone
+    is more than one group (whose sizes are then not known to match)."""
+    cuts: list[tuple[int, list[int]]] = []
+    start = group_out[0] if group_out else 0
+    for i in group_in:
+        for j in range(start, group_out[-1] if group_out else 0):
+            js = [j + k for k in range(group_out[-1] + 1 - j)]
+            js = next((js[:n] for n in range(2, len(js) + 1) if undoes(i, js[:n])), [])
+            if js:
+                cuts.append((i, js))
+                start = js[-1] + 1
+                break
+    if not cuts:
+        return [(group_in, group_out)]
+    pieces, rests = [], []
+    i_next, j_next = group_in[0], group_out[0]
+    for i, js in cuts:
+        rests.append((list(range(i_next, i)), list(range(j_next, js[0]))))
+        pieces.append(([i], js))
+        i_next, j_next = i + 1, js[-1] + 1
+    rests.append((list(range(i_next, group_in[-1] + 1)), list(range(j_next, group_out[-1] + 1))))
+    if any(bool(a) != bool(b) for a, b in rests) or sum(1 for a, _ in rests if a) > 1:
+        return [(group_in, group_out)]
+    return sorted([*pieces, *(r for r in rests if r[0])])
 
 
 def sectioned_moves(ctx: RuleContext, x: Operand, layout: Layout, axis: int, sections: int
@@ -566,6 +606,8 @@ def _group_names(ctx: RuleContext, layout: Layout, group_in: list[int], size_nod
     dim appends to ``origins`` its new dims and that dim, for the module to remember."""
     if len(group_in) == 1 and len(size_nodes) == 1:
         return [layout.dims[group_in[0]]]  # the same dim, its size spelled another way
+    if len(group_in) == 1 and sizes and _unmerges(layout.dims[group_in[0]], sizes):
+        return [s.value.size_of for s in sizes]  # a merge undone: its parts' names again
     read = sizes[0].value.size_of if sizes and len(sizes) == 1 and isinstance(sizes[0].value, Static) else None
     if read is not None and read in layout.dims:
         read = None
@@ -761,10 +803,13 @@ def _reshape_axes(ctx: RuleContext, node, layout: Layout, out: tuple[str, ...]) 
             anchors = paired
     axes: list[Axes] = [()] * len(out)
     bounds = [(-1, -1), *anchors, (len(ins), len(out))]
+
+    def undoes(i: int, js: list[int]) -> bool:  # (a hint naming the parts of a merged dim: the merge undone)
+        return merged_parts(ins[i]) == tuple(out[j].rstrip(INFERRED) for j in js)
+
     for (i0, j0), (i1, j1) in zip(bounds, bounds[1:]):
-        group_in = list(range(i0 + 1, i1))
-        group_out = list(range(j0 + 1, j1))
-        _group(ctx, node, layout, out, group_in, group_out, axes)
+        for group_in, group_out in _carved(list(range(i0 + 1, i1)), list(range(j0 + 1, j1)), undoes):
+            _group(ctx, node, layout, out, group_in, group_out, axes)
         if i1 < len(ins):
             axes[j1] = layout.axes[i1]
     return axes
