@@ -393,6 +393,7 @@ SIGNATURES: dict[str, str] = {
     "jax.lax.reduce_window": "operand, init_value, computation, window_dimensions, window_strides=None, "
                              "padding='VALID', base_dilation=None, window_dilation=None",
     "jax.numpy.pad": "array, pad_width, mode='constant', **kwargs",
+    "jax.lax.pad": "operand, padding_value, padding_config",
     "jax.numpy.roll": "a, shift, axis=None",
     "jax.numpy.fft.fft": "a, n=None, axis=-1, norm=None",
     "jax.numpy.fft.ifft": "a, n=None, axis=-1, norm=None",

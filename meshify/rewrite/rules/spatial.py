@@ -262,6 +262,36 @@ def _pad(ctx: RuleContext, call: Call):
     return Lowering(value, (Convert(x, value.layout, "jnp.pad"),), template, fill, tuple(emitted))
 
 
+@op("jax.lax.pad", reads=("operand", "padding_value", "padding_config"))
+def _lax_pad(ctx: RuleContext, call: Call):
+    """``jax.lax.pad(x, value, ((lo, hi, interior), ...))`` (RWKV's token shift, ``(1, -1, 0)`` along time): local
+    where no split dim is padded, a partial sum first summed unless the padding value is 0; padding a split dim
+    (its rows would move between the devices) is refused with the fix, jnp.pad, whose halo is exchanged."""
+    x = _array(call, "operand")
+    if x is None:
+        return unknown_call(ctx, call)
+    layout = array(x).layout
+    config = _literal(call, "padding_config")
+    known = isinstance(config, tuple | list) and len(config) == layout.rank and all(
+        isinstance(t, tuple | list) and len(t) == 3 and all(type(v) is int for v in t) for t in config)
+    padded = [d for d in range(layout.rank) if layout.axes[d] and (not known or any(config[d]))]
+    if padded:
+        raise _split_error(ctx, call.params["padding_config"].original, call, layout, padded,
+                           "its rows would move between the devices" if known else "the padding_config is not a "
+                           "literal of (low, high, interior) triples, one per dim",
+                           "pad the split dim with jnp.pad(x, ((lo, hi), ...)) (it exchanges the rows each device "
+                           "needs; a negative pad is a slice: jnp.pad(x[:, :-1], ((0, 0), (1, 0), (0, 0)))), or map it "
+                           "to no mesh axis")
+    fill = call.params["padding_value"]
+    if isinstance(fill.value, Array) and (fill.value.layout.rank or fill.value.layout.partial):
+        raise ctx.error(UnsupportedError, fill.original, f"jax.lax.pad's padding_value {ctx.code(fill.original)} is "
+                        f"not a whole scalar ({fill.value.layout.describe()})", "pad with a number, or a scalar that is "
+                        "the same on every device")
+    linear = isinstance(fill.value, Static) and fill.value.known and _zeros(fill.value.literal)
+    value = Array(layout if linear else layout.with_partial(()), array(x).origin)
+    return keep(value) if linear or not layout.partial else Lowering(value, (_whole(x, "jax.lax.pad"),))
+
+
 @dataclass(frozen=True, slots=True)
 class PaddedSlice:
     """A slice of split ``dim`` (``x[:, :-1]``, no step) that ``jnp.pad`` pads along that dim: the slice's
