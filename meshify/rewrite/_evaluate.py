@@ -518,7 +518,21 @@ def binary_operator(rw, operator: type[cst.BaseBinaryOp], left, right, node
     symbol = {cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Divide: "/", cst.Power: "**",
               cst.FloorDivide: "//", cst.Modulo: "%"}.get(operator, operator.__name__)
     value, converts = elementwise(rw.rule_context(), [left, right], linear, node, f"'{symbol}'")
+    if operator is cst.Multiply and isinstance(value, Static):
+        value = _size_product(value, left.value, right.value)
     return value, rw.converted([left, right], converts)
+
+
+def _size_product(value: Static, a: Value, b: Value) -> Static:
+    """``value`` (``a * b``) knowing which dims' sizes it multiplies, where ``a`` and ``b`` are sizes read off dims
+    or such products (``B * T``: a reshape to it merges batch and length)."""
+    def factors(v: Value) -> tuple[str, ...] | None:
+        if not isinstance(v, Static):
+            return None
+        return (v.size_of,) if v.size_of is not None else v.product_of
+
+    left, right = factors(a), factors(b)
+    return value if left is None or right is None else replace(value, product_of=(*left, *right))
 
 
 def _joined_shape(a: Value, b: Value) -> Static | None:

@@ -117,7 +117,7 @@ def signature_of(value: Value) -> object:
         hash(literal)
     except TypeError:
         literal = repr(literal)
-    return ("static", value.known, literal, value.size_of, value.shape_of, value.param)
+    return ("static", value.known, literal, value.size_of, value.shape_of, value.product_of, value.param)
 
 
 def version_name(helper: str, taken: Collection[str]) -> str:

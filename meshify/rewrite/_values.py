@@ -82,6 +82,9 @@ class Static:
     size_of: str | None = None
     #: The dims whose global sizes this tuple holds, when it came from ``x.shape``.
     shape_of: tuple[str, ...] | None = None
+    #: The dims whose global sizes this number is the product of, when it came from multiplying sizes read off
+    #: them (``B * T`` of ``B, T, C = x.shape``): a reshape to it merges those dims.
+    product_of: tuple[str, ...] | None = None
     #: The @mesh function's static parameter this value is (``self``, ``cfg``): the attributes read
     #: off it are checked at call time (an array there would be baked in as a constant).
     param: str | None = None

@@ -253,8 +253,8 @@ def _reshape_inferred(ctx: RuleContext, call: Call, x: Operand, guess: bool = Tr
     origins: list[tuple[tuple[str, ...], str]] = []
     sectioned: tuple[int, int] | None = None  # (input dim, sections): a fused dim cut into its sections first
     for (i0, j0), (i1, j1) in zip(bounds, bounds[1:]):
-        for group_in, group_out in _carved(list(range(i0 + 1, i1)), list(range(j0 + 1, j1)),
-                                           lambda i, js: _unmerges(layout.dims[i], [sizes[j] for j in js])):
+        group = list(range(i0 + 1, i1)), list(range(j0 + 1, j1))
+        for group_in, group_out in _carved(*group, _inferred_pieces(layout, sizes, *group)):
             sections = _sections_first(ctx, layout, group_in, group_out, sizes)
             if sections is not None:  # (x @ w_qkv).reshape(B, N, 3, H, D) with the fused dim split
                 sectioned = (group_in[0], sections)
@@ -303,34 +303,51 @@ def _unmerges(dim: str, sizes: list) -> bool:
     return len(parts) > 1 and read == list(parts)
 
 
-def _carved(group_in: list[int], group_out: list[int], undoes) -> list[tuple[list[int], list[int]]]:
-    """A reshape group cut where a merged dim of it goes back into its parts (``undoes(i, js)``: the new dims
-    ``js`` are the parts of dim ``i``): RWKV's group norm, ``y.reshape(B, T, H * N)`` of [batch_length?, heads,
-    N], is [batch_length?] -> (B, T) and [heads, N] -> H * N, each its own group, a split entering each as its
-    major part.  The group as it is where no merge is undone, or where what is left between the merges undone
-    is more than one group (whose sizes are then not known to match)."""
-    cuts: list[tuple[int, list[int]]] = []
-    start = group_out[0] if group_out else 0
+def _merges(dims: list[str], size) -> bool:
+    """Whether ``size`` multiplies the sizes of ``dims`` (``B * T`` of [batch, length, ...], or ``T * B``)."""
+    product = size.value.product_of if isinstance(size.value, Static) else None
+    return len(dims) > 1 and product is not None and sorted(product) == sorted(dims)
+
+
+def _inferred_pieces(layout: Layout, sizes: list, group_in: list[int], group_out: list[int]
+                     ) -> list[tuple[list[int], list[int]]]:
+    """The parts of a group of :func:`_reshape_inferred` whose sizes say which dims they are: a merged dim split
+    back into the dims it merged (:func:`_unmerges`), and dims merged into a size multiplying theirs
+    (:func:`_merges`)."""
+    out = []
+    for j in group_out:
+        for n in range(2, len(group_in) + 1):
+            out += [(group_in[k:k + n], [j]) for k in range(len(group_in) - n + 1)
+                    if _merges([layout.dims[i] for i in group_in[k:k + n]], sizes[j])]
     for i in group_in:
-        for j in range(start, group_out[-1] if group_out else 0):
-            js = [j + k for k in range(group_out[-1] + 1 - j)]
-            js = next((js[:n] for n in range(2, len(js) + 1) if undoes(i, js[:n])), [])
-            if js:
-                cuts.append((i, js))
-                start = js[-1] + 1
-                break
-    if not cuts:
+        for n in range(2, len(group_out) + 1):
+            out += [([i], group_out[k:k + n]) for k in range(len(group_out) - n + 1)
+                    if _unmerges(layout.dims[i], [sizes[j] for j in group_out[k:k + n]])]
+    return out
+
+
+def _carved(group_in: list[int], group_out: list[int], pieces: list[tuple[list[int], list[int]]]
+            ) -> list[tuple[list[int], list[int]]]:
+    """A reshape group cut into ``pieces`` known to hold the same elements (a merge undone, [batch_length?] ->
+    (B, T); dims merged, [batch, length] -> B * T) and what lies between them: RWKV's group norm,
+    ``y.reshape(B, T, H * N)`` of [batch_length?, heads, N], is [batch_length?] -> (B, T) and [heads, N] -> H * N,
+    each its own group, a split entering each as its major part.  A piece overlapping or crossing an earlier one
+    is left out; the group is kept as it is where what is left between the pieces is more than one group (whose
+    sizes are then not known to match)."""
+    taken: list[tuple[list[int], list[int]]] = []
+    for ins, outs in sorted(pieces):  # (in order, each after the last taken on both sides)
+        if not taken or (ins[0] > taken[-1][0][-1] and outs[0] > taken[-1][1][-1]):
+            taken.append((ins, outs))
+    if not taken:
         return [(group_in, group_out)]
-    pieces, rests = [], []
-    i_next, j_next = group_in[0], group_out[0]
-    for i, js in cuts:
-        rests.append((list(range(i_next, i)), list(range(j_next, js[0]))))
-        pieces.append(([i], js))
-        i_next, j_next = i + 1, js[-1] + 1
+    rests, i_next, j_next = [], group_in[0], group_out[0]
+    for ins, outs in taken:
+        rests.append((list(range(i_next, ins[0])), list(range(j_next, outs[0]))))
+        i_next, j_next = ins[-1] + 1, outs[-1] + 1
     rests.append((list(range(i_next, group_in[-1] + 1)), list(range(j_next, group_out[-1] + 1))))
     if any(bool(a) != bool(b) for a, b in rests) or sum(1 for a, _ in rests if a) > 1:
         return [(group_in, group_out)]
-    return sorted([*pieces, *(r for r in rests if r[0])])
+    return sorted([*taken, *(r for r in rests if r[0])])
 
 
 def sectioned_moves(ctx: RuleContext, x: Operand, layout: Layout, axis: int, sections: int
@@ -803,12 +820,13 @@ def _reshape_axes(ctx: RuleContext, node, layout: Layout, out: tuple[str, ...]) 
             anchors = paired
     axes: list[Axes] = [()] * len(out)
     bounds = [(-1, -1), *anchors, (len(ins), len(out))]
-
-    def undoes(i: int, js: list[int]) -> bool:  # (a hint naming the parts of a merged dim: the merge undone)
-        return merged_parts(ins[i]) == tuple(out[j].rstrip(INFERRED) for j in js)
-
     for (i0, j0), (i1, j1) in zip(bounds, bounds[1:]):
-        for group_in, group_out in _carved(list(range(i0 + 1, i1)), list(range(j0 + 1, j1)), undoes):
+        group_in, group_out = list(range(i0 + 1, i1)), list(range(j0 + 1, j1))
+        # (a hint naming the parts of a merged dim: that merge undone)
+        undone = [([i], group_out[k:k + n]) for i in group_in for n in range(2, len(group_out) + 1)
+                  for k in range(len(group_out) - n + 1)
+                  if merged_parts(ins[i]) == tuple(out[j].rstrip(INFERRED) for j in group_out[k:k + n])]
+        for group_in, group_out in _carved(group_in, group_out, undone):
             _group(ctx, node, layout, out, group_in, group_out, axes)
         if i1 < len(ins):
             axes[j1] = layout.axes[i1]
