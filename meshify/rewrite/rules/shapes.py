@@ -821,12 +821,11 @@ def _reshape_axes(ctx: RuleContext, node, layout: Layout, out: tuple[str, ...]) 
     axes: list[Axes] = [()] * len(out)
     bounds = [(-1, -1), *anchors, (len(ins), len(out))]
     for (i0, j0), (i1, j1) in zip(bounds, bounds[1:]):
-        group_in, group_out = list(range(i0 + 1, i1)), list(range(j0 + 1, j1))
+        between, to = list(range(i0 + 1, i1)), list(range(j0 + 1, j1))
         # (a hint naming the parts of a merged dim: that merge undone)
-        undone = [([i], group_out[k:k + n]) for i in group_in for n in range(2, len(group_out) + 1)
-                  for k in range(len(group_out) - n + 1)
-                  if merged_parts(ins[i]) == tuple(out[j].rstrip(INFERRED) for j in group_out[k:k + n])]
-        for group_in, group_out in _carved(group_in, group_out, undone):
+        undone = [([i], to[k:k + n]) for i in between for n in range(2, len(to) + 1) for k in range(len(to) - n + 1)
+                  if merged_parts(ins[i]) == tuple(out[j].rstrip(INFERRED) for j in to[k:k + n])]
+        for group_in, group_out in _carved(between, to, undone):
             _group(ctx, node, layout, out, group_in, group_out, axes)
         if i1 < len(ins):
             axes[j1] = layout.axes[i1]
