@@ -64,6 +64,11 @@ SIZES: dict[str, dict[str, int]] = {
     "swin": {"batch": 4, "height": 16, "width": 16, "channels": 3, "patch_features": 12, "dim1": 32, "qkv1": 96,
              "attn1": 32, "heads": 8, "rel": 49, "mlp1": 64, "merged": 128, "dim2": 64, "qkv2": 192, "attn2": 64,
              "mlp2": 128, "classes": 10, "blocks": 2},
+    "clip": {"batch": 4, "height": 8, "width": 8, "channels": 3, "patch_h": 4, "patch_w": 4, "tokens": 5, "d_model": 32,
+             "qkv_features": 96, "attn_features": 32, "mlp": 64, "embed": 24, "vocab": 64, "length": 8, "positions": 16,
+             "d_text": 16, "text_qkv": 48, "text_attn": 16, "text_mlp": 32, "blocks": 2},
+    "rwkv": {"batch": 4, "length": 8, "vocab": 64, "d_model": 32, "attn_features": 32, "heads": 8, "head_size": 4,
+             "d_ff": 64, "blocks": 2},
 }
 
 #: Models meshify refuses today, with the refusal (the test fails if it starts to pass: update it).
@@ -145,7 +150,7 @@ def _build(hint: Any, sizes: dict[str, int], rng: np.random.Generator) -> Any:
         renamed = {old: sizes[new] for old, new in hint.__metadata__[0].items()}
         return _build(typing.get_args(hint)[0], {**sizes, **renamed}, rng)
     if origin is typing.Annotated:
-        dims = hint.__metadata__
+        dims = () if hint.__metadata__ == ((),) else hint.__metadata__  # ``Annotated[jax.Array, ()]``: a scalar
         shape = tuple(1 if d == "1" else sizes[d] for d in dims)
         return jnp.asarray(rng.standard_normal(shape) * 0.3, jnp.float32)
     if origin is tuple:
@@ -178,7 +183,7 @@ def _inputs(model: str, module: Any, seed: int = 0) -> tuple[Any, tuple[Any, ...
     params_cls = {"gpt2": "GPT2", "llama": "Params", "vit": "ViT", "t5": "Params", "mistral": "Weights",
                   "mixtral": "Model", "mixer": "Mixer", "nanogpt": "GPT", "bert": "Bert",
                   "gemma": "Params", "whisper": "AudioEncoder", "switch": "SwitchParams", "dit": "DiT",
-                  "mamba": "Mamba", "convnext": "ConvNeXt", "swin": "Swin"}[model]
+                  "mamba": "Mamba", "convnext": "ConvNeXt", "swin": "Swin", "clip": "CLIP", "rwkv": "RWKV"}[model]
     params = _build(getattr(module, params_cls), s, rng)
     if model in ("vit", "mixer", "convnext", "swin"):
         images = rng.standard_normal((s["batch"], s["height"], s["width"], s["channels"])).astype(np.float32)
@@ -189,6 +194,10 @@ def _inputs(model: str, module: Any, seed: int = 0) -> tuple[Any, tuple[Any, ...
         t = jnp.asarray(rng.integers(0, s["timesteps"], s["batch"]), jnp.int32)
         y = jnp.asarray(rng.integers(0, s["classes"] - 1, s["batch"]), jnp.int32)
         return params, (x_start, t, y, noise, jax.random.key(seed))
+    if model == "clip":  # image and caption pairs
+        images = rng.standard_normal((s["batch"], s["height"], s["width"], s["channels"])).astype(np.float32)
+        text = rng.integers(0, s["vocab"], (s["batch"], s["length"]))
+        return params, (jnp.asarray(images), jnp.asarray(text, jnp.int32))
     if model == "whisper":
         mel = rng.standard_normal((s["batch"], s["frames"], s["mels"])).astype(np.float32)
         return params, (jnp.asarray(mel),)

@@ -1,0 +1,127 @@
+"""RWKV on a 2x4 mesh: rwkv_plain.py with dims hints and one @mesh line, nothing else."""
+
+from __future__ import annotations
+
+from typing import Annotated, NamedTuple, TypedDict
+
+import jax
+import jax.numpy as jnp
+
+from meshify import mesh
+
+
+class Config(NamedTuple):
+    eps: float = 1e-5
+    group_norm_eps: float = 64e-5
+
+
+DEFAULT_CONFIG = Config()
+
+
+class LayerNorm(TypedDict):
+    weight: Annotated[jax.Array, "d_model"]
+    bias: Annotated[jax.Array, "d_model"]
+
+
+class TimeMix(TypedDict):
+    time_mix_k: Annotated[jax.Array, "d_model"]
+    time_mix_v: Annotated[jax.Array, "d_model"]
+    time_mix_r: Annotated[jax.Array, "d_model"]
+    time_mix_g: Annotated[jax.Array, "d_model"]
+    time_decay: Annotated[jax.Array, "heads", "head_size"]
+    time_faaaa: Annotated[jax.Array, "heads", "head_size"]
+    receptance: Annotated[jax.Array, "d_model", "attn_features"]
+    key: Annotated[jax.Array, "d_model", "attn_features"]
+    value: Annotated[jax.Array, "d_model", "attn_features"]
+    gate: Annotated[jax.Array, "d_model", "attn_features"]
+    output: Annotated[jax.Array, "attn_features", "d_model"]
+    ln_x: Annotated[LayerNorm, {"d_model": "attn_features"}]
+
+
+class ChannelMix(TypedDict):
+    time_mix_k: Annotated[jax.Array, "d_model"]
+    time_mix_r: Annotated[jax.Array, "d_model"]
+    key: Annotated[jax.Array, "d_model", "d_ff"]
+    receptance: Annotated[jax.Array, "d_model", "d_model"]
+    value: Annotated[jax.Array, "d_ff", "d_model"]
+
+
+class Block(TypedDict):
+    ln1: LayerNorm
+    att: TimeMix
+    ln2: LayerNorm
+    ffn: ChannelMix
+
+
+class RWKV(TypedDict):
+    emb: Annotated[jax.Array, "vocab", "d_model"]
+    ln0: LayerNorm
+    blocks: list[Block]
+    ln_out: LayerNorm
+    head: Annotated[jax.Array, "d_model", "vocab"]
+
+
+def layer_norm(x, p, eps):
+    mean = jnp.mean(x, axis=-1, keepdims=True)
+    var = jnp.var(x, axis=-1, keepdims=True)
+    return (x - mean) * jax.lax.rsqrt(var + eps) * p["weight"] + p["bias"]
+
+
+def time_shift(x):
+    """Each position sees the previous position's features (zeros before the first)."""
+    return jnp.pad(x, ((0, 0), (1, 0), (0, 0)))[:, :-1]
+
+
+def wkv(r, k, v, w, u):
+    """out_t = r_t (u k_t^T v_t + S_t), S_{t+1} = w S_t + k_t^T v_t, per head, over time."""
+    B, _, H, N = r.shape
+
+    def step(state, rkv):
+        r_t, k_t, v_t = rkv
+        kv = k_t[..., :, None] * v_t[..., None, :]
+        out = jnp.einsum("bhi,bhij->bhj", r_t, u[..., None] * kv + state)
+        return w[..., None] * state + kv, out
+
+    state = jnp.zeros((B, H, N, N), r.dtype)
+    _, out = jax.lax.scan(step, state, (r.swapaxes(0, 1), k.swapaxes(0, 1), v.swapaxes(0, 1)))
+    return out.swapaxes(0, 1)
+
+
+def time_mixing(x, p, cfg):
+    B, T, _ = x.shape
+    H, N = p["time_decay"].shape
+    xx = time_shift(x)
+    xk = x * p["time_mix_k"] + xx * (1 - p["time_mix_k"])
+    xv = x * p["time_mix_v"] + xx * (1 - p["time_mix_v"])
+    xr = x * p["time_mix_r"] + xx * (1 - p["time_mix_r"])
+    xg = x * p["time_mix_g"] + xx * (1 - p["time_mix_g"])
+    r = (xr @ p["receptance"]).reshape(B, T, H, N)
+    k = (xk @ p["key"]).reshape(B, T, H, N)
+    v = (xv @ p["value"]).reshape(B, T, H, N)
+    g = jax.nn.silu(xg @ p["gate"])
+    w = jnp.exp(-jnp.exp(p["time_decay"]))
+    out = wkv(r, k, v, w, p["time_faaaa"])
+    # group norm: one group per head
+    mean = out.mean(axis=-1, keepdims=True)
+    var = out.var(axis=-1, keepdims=True)
+    out = ((out - mean) / jnp.sqrt(var + cfg.group_norm_eps)).reshape(B, T, H * N)
+    out = out * p["ln_x"]["weight"] + p["ln_x"]["bias"]
+    return (out * g) @ p["output"]
+
+
+def channel_mixing(x, p):
+    xx = time_shift(x)
+    xk = x * p["time_mix_k"] + xx * (1 - p["time_mix_k"])
+    xr = x * p["time_mix_r"] + xx * (1 - p["time_mix_r"])
+    k = jnp.square(jax.nn.relu(xk @ p["key"]))
+    return jax.nn.sigmoid(xr @ p["receptance"]) * (k @ p["value"])
+
+
+@mesh(batch=2, model=4, rules={"heads": "model", "attn_features": "model", "d_ff": "model"})
+def rwkv(params: RWKV, tokens: Annotated[jax.Array, "batch", "length"], cfg: Config = DEFAULT_CONFIG) -> Annotated[jax.Array, "batch", "length", "vocab"]:
+    """Next-token logits of ``tokens``."""
+    x = layer_norm(params["emb"][tokens], params["ln0"], cfg.eps)
+    for block in params["blocks"]:
+        x = x + time_mixing(layer_norm(x, block["ln1"], cfg.eps), block["att"], cfg)
+        x = x + channel_mixing(layer_norm(x, block["ln2"], cfg.eps), block["ffn"])
+    return layer_norm(x, params["ln_out"], cfg.eps) @ params["head"]
