@@ -1999,11 +1999,14 @@ class FunctionRewriter:
                 raise _LoopEntry(name, replace(before, fields=tuple((k, Static() if k == key else v)
                                                                     for k, v in before.fields)))
             shown = f"{name}[{key!r}]" if before.kind == "dict" else f"{name}.{key}"
+            differ = [d for d, x, y in zip(b.dims, b.layout.axes, a.layout.axes) if x != y] \
+                if isinstance(b, Array) and isinstance(a, Array) and b.dims == a.dims else []
+            named = f" ({', '.join(map(repr, differ))} split the same way)" if differ else ""
             raise self.ctx.error(
                 LayoutError, stmt, f"{shown} is {_layouts(b)} when this loop's body starts and "
                 f"{_layouts(a)} {where or 'at its end'}: the body is rewritten once, for one layout",
                 f"keep it in a name of its own while the loop runs (v = {shown} before the loop, rebuild "
-                f"{name!r} after it), or give it one layout in every iteration (a hint where it is made)")
+                f"{name!r} after it), or give it one layout in every iteration{named} (a hint where it is made)")
 
     def _either_list(self, name: str, a: Value, b: Value, stmt: cst.CSTNode) -> Value:
         """A list one branch of an if appends to and the other does not (``if keep: hs.append(x)``): a

@@ -280,8 +280,9 @@ def _lax_pad(ctx: RuleContext, call: Call):
                            "its rows would move between the devices" if known else "the padding_config is not a "
                            "literal of (low, high, interior) triples, one per dim",
                            "pad the split dim with jnp.pad(x, ((lo, hi), ...)) (it exchanges the rows each device "
-                           "needs; a negative pad is a slice: jnp.pad(x[:, :-1], ((0, 0), (1, 0), (0, 0)))), or map it "
-                           "to no mesh axis")
+                           "needs; a negative pad is a slice: jnp.pad(x[:, :-1], ((0, 0), (1, 0), (0, 0)))), or map "
+                           + " and ".join(f"{layout.dims[d]!r}" for d in padded) + " to no mesh axis (rules={"
+                           + ", ".join(f"{layout.dims[d]!r}: None" for d in padded) + "})")
     fill = call.params["padding_value"]
     if isinstance(fill.value, Array) and (fill.value.layout.rank or fill.value.layout.partial):
         raise ctx.error(UnsupportedError, fill.original, f"jax.lax.pad's padding_value {ctx.code(fill.original)} is "
