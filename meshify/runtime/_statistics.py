@@ -465,8 +465,8 @@ def associative_scan(fn, elems, reverse: bool = False, axis: int = 0, *, axis_na
     from meshify.runtime.ops import all_gather
 
     leaves, tree = jax.tree.flatten(elems)
+    local = jax.lax.associative_scan(fn, elems, reverse=reverse, axis=axis)  # (the axis as given: JAX checks it)
     axis = axis % leaves[0].ndim
-    local = jax.lax.associative_scan(fn, elems, reverse=reverse, axis=axis)
     scanned = jax.tree.leaves(local)
     end = 0 if reverse else scanned[0].shape[axis] - 1
     totals = [all_gather(jax.lax.slice_in_dim(leaf, end, end + 1, axis=axis)[None], axis_name, axis=0, varying=True)
