@@ -238,7 +238,8 @@ def _reshape_inferred(ctx: RuleContext, call: Call, x: Operand, guess: bool = Tr
         anchors = anchors[:-1]  # a kept dim with new dims beside it and no dim they come from: the sizes do not
         # say which it is (Transformer-XL's _rel_shift reshapes (.., q, k+1) into (.., k+1, q)): the dims after
         # the last consistent one are merged and split as one group
-    fused, leads = _whole_leads(layout, sizes, anchors) if guess else (anchors, [])
+    guessed = _whole_leads if guess else lambda _layout, _sizes, given: (given, [])
+    fused, leads = guessed(layout, sizes, anchors)
     if leads and _fused_after(ctx, layout, sizes, fused):
         # (win @ w_qkv).reshape(n, 4, 3, 8, -1): the tokens kept, the features cut into 3 sections of 8 heads,
         # not the -1 keeping the features and the tokens cut into 4 x 3 x 8 (what _trailing_rest would take)
@@ -246,7 +247,7 @@ def _reshape_inferred(ctx: RuleContext, call: Call, x: Operand, guess: bool = Tr
     else:
         anchors, rest = _trailing_rest(layout, sizes, anchors)
         anchors, checked = _split_tails(ctx, layout, sizes, size_nodes, anchors)
-        anchors, leads = _whole_leads(layout, sizes, anchors) if guess else (anchors, [])
+        anchors, leads = guessed(layout, sizes, anchors)
     axes: list[Axes] = [()] * len(sizes)
     names: list[str | None] = [None] * len(sizes)
     bounds = [(-1, -1), *anchors, (layout.rank, len(sizes))]
@@ -286,7 +287,7 @@ def _reshape_inferred(ctx: RuleContext, call: Call, x: Operand, guess: bool = Tr
     if rest:  # the -1 spelled as the block of the dim it keeps: the local reshape then fails where -1 means more
         shards[-1] = Template("{mr}.call_block({dim}, {shards})", (("dim", dims[-1]), ("shards", ctx.mesh.size(axes[-1]))))
     value = Array(Layout(tuple(dims), tuple(axes), layout.partial), array(x).origin)
-    kept = _kept_check(ctx, call, sizes, leads)
+    kept = _kept_check(ctx, call, layout, sizes, leads)
     if sectioned is not None:
         return _sectioned_reshape(ctx, call, x, layout, sectioned, value, _resized(call, sizes, shards, spelled),
                                   tuple(origins), kept)
@@ -548,7 +549,7 @@ def _fused_after(ctx: RuleContext, layout: Layout, sizes: list, anchors: list[tu
                for (i0, j0), (i1, j1) in itertools.pairwise(bounds))
 
 
-def _kept_check(ctx: RuleContext, call: Call, sizes: list, leads: list[tuple[int, int]]
+def _kept_check(ctx: RuleContext, call: Call, layout: Layout, sizes: list, leads: list[tuple[int, int]]
                 ) -> tuple[str, tuple[tuple[str, object], ...]] | None:
     """The wrapper checking, when the function runs, the sizes :func:`_whole_leads` took to keep dims: its template
     around ``{x}`` and the template's fill."""
@@ -559,7 +560,7 @@ def _kept_check(ctx: RuleContext, call: Call, sizes: list, leads: list[tuple[int
 
     pairs = spelled([f"({i}, {j})" for i, j in leads])
     every = spelled([f"{{size{j}}}" for j in range(len(sizes))])
-    shards = spelled([str(ctx.mesh.size(axes)) for axes in array(_x(call)).layout.axes])
+    shards = spelled([str(ctx.mesh.size(axes)) for axes in layout.axes])
     fill = tuple((f"size{j}", size.node) for j, size in enumerate(sizes))
     return (f"{{mr}}.kept_dims({{x}}, {pairs}, {every}, {shards}, {{reshape}})",
             (*fill, ("reshape", ctx.code(call.node))))
