@@ -67,10 +67,6 @@ XFAIL: dict[str, str] = {
     "closure_shadows_constant:converted": "REFUSED MSH040: a converted file cannot know what a closure's SCALE holds",
     "global_axis_rebound_outside:converted": "REFUSED MSH050: the converted file was written for AXIS = 1 (its "
                                              "value in the source); rebound from outside, the call is refused",
-    "tree_reductions_written_out": "REFUSED MSH040: since 0b8e2a7 (session 32: a literal 0 keeps partial sums "
-                                   "partial), 'cannot infer the dims of 1e-2 * total' of total = jax.tree_util."
-                                   "tree_reduce(operator.add, jax.tree.map(jnp.sum, p)) beside tree.reduce(..., "
-                                   "0.0); it ran at 0b8e2a7~1; found by session 33's full soundness run",
     "helper_user_decorator": "REFUSED MSH030: a helper under a user's decorator is not specialised",
     "helper_rebound": "REFUSED MSH030: a def rebound at module level (act = jax.nn.gelu)",
     # -- refused with a MeshifyError: the promise is kept, but these programs ought to run ------------

@@ -1991,15 +1991,15 @@ def _tree_reduce(rw, node: cst.Call, name: str) -> Operand | None:
     if name in _TREE_SUM:
         tree = keywords.get("tree", args[0].value if len(args) == 1 else None)
         jnp = _alias_of(rw, "jax.numpy")
-        if tree is None or len(args) + len(keywords) != 1 or not read_again(tree) or jnp is None:
+        reads = _tree_items(rw, tree) if tree is not None and len(args) + len(keywords) == 1 and jnp else None
+        if reads is None:
             return None
-        reads = _leaf_reads(rw, tree)
         code = " + ".join(["0", *(f"{jnp}.sum({rw.ctx.code(leaf)})" for leaf in reads)])
     else:
         given = [*(a.value for a in args), *(keywords[k] for k in ("function", "tree", "initializer") if k in keywords)]
-        if len(given) not in (2, 3) or not read_again(given[1]):
+        reads = _tree_items(rw, given[1]) if len(given) in (2, 3) else None
+        if reads is None:
             return None
-        reads = _leaf_reads(rw, given[1])
         items: list[cst.BaseExpression] = list(reads)
         if len(given) == 3:
             items.insert(0, given[2].deep_clone())
@@ -2025,6 +2025,49 @@ def _tree_reduce(rw, node: cst.Call, name: str) -> Operand | None:
     _anchor_all(rw, written, node)
     made = rw.expr(written)
     return Operand(made.value, node, made.node)
+
+
+def _tree_items(rw, tree: cst.BaseExpression) -> list[cst.BaseExpression] | None:
+    """The leaves of the pytree a reduction folds, each as code: of a name or attribute chain, read off it
+    (:func:`_leaf_reads`); of ``jax.tree.map(fn, params)`` (``tree_reduce(operator.add, jax.tree.map(jnp.sum,
+    p))``), ``fn`` applied to each of ``params``'s leaves, where each result is one array (so the mapped tree's
+    leaves are these, in the same order; of several trees of the same fields, ``fn`` of their leaves side by side).
+    None where the tree is neither (then refused as before)."""
+    if read_again(tree):
+        return _leaf_reads(rw, tree)
+    if not isinstance(tree, cst.Call) or not rw.ctx.qualified_names(tree.func) & TREE_MAP or len(tree.args) < 2 \
+            or any(a.keyword is not None or a.star or not read_again(a.value) for a in tree.args[1:]):
+        return None
+    fn, trees = tree.args[0].value, [a.value for a in tree.args[1:]]
+    if isinstance(fn, cst.Lambda):  # lambda q: jnp.sum(q ** 2): its body, the names replaced by each leaf
+        from meshify.rewrite._interp import _Put
+
+        params = fn.params
+        if len(params.params) != len(trees) or any(p.default is not None for p in params.params) \
+                or params.posonly_params or params.kwonly_params or isinstance(params.star_arg, cst.Param) \
+                or params.star_kwarg:
+            return None
+        names = [p.name.value for p in params.params]
+        apply = lambda *leaves: _parenthesized(fn.body.deep_clone().visit(_Put(dict(zip(names, leaves)))))  # noqa
+    elif read_again(fn):
+        apply = lambda *leaves: cst.Call(fn.deep_clone(), [cst.Arg(leaf) for leaf in leaves])  # noqa: E731
+    else:
+        return None
+    reads = [_leaf_reads(rw, t) for t in trees]
+    paths = {tuple(rw.ctx.code(leaf)[len(rw.ctx.code(t)):] for leaf in leaves) for t, leaves in zip(trees, reads)}
+    if len(paths) != 1:  # (trees of other structures, or one a prefix of another: not written out)
+        return None
+    items = [apply(*leaves) for leaves in zip(*reads)]
+    for item in items:  # (a function giving a pytree or None per leaf would change the leaves: not written out)
+        mark = rw.mark()
+        try:
+            one = isinstance(rw.expr(item).value, Array)
+        except MeshifyError:
+            one = False
+        rw.rollback(mark)
+        if not one:
+            return None
+    return items
 
 
 def _parenthesized(node: cst.BaseExpression) -> cst.BaseExpression:
