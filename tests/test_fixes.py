@@ -52,3 +52,15 @@ def test_a_function_along_one_split_dim_names_that_dim_only(tmp_path: Path) -> N
     with pytest.raises(MeshifyError) as info:
         convert_source(source, str(tmp_path / "f.py"))
     assert "'model'" in info.value.fix and "batch" not in info.value.fix, info.value
+
+
+def test_a_plain_dict_of_params_gets_a_typeddict_that_runs(tmp_path: Path) -> None:
+    """``params: dict`` read by key: the fix writes a TypedDict of the keys read; written in, the function runs."""
+    bad = TESTS / "bad_inputs" / "dict_params_without_a_type.py"
+    with pytest.raises(MeshifyError) as info:
+        convert_source(bad.read_bytes(), str(bad))
+    assert 'class Params(TypedDict): w1: Tensor["...", "..."]; w2: Tensor["...", "..."]' in info.value.fix, info.value
+    fixed = bad.read_text().replace("import jax.numpy as jnp\n", "from typing import TypedDict\n\nimport jax.numpy "
+                                    "as jnp\n").replace("@mesh", 'class Params(TypedDict):\n    w1: Tensor["d", "f"]\n'
+                                                        '    w2: Tensor["f", "d"]\n\n\n@mesh')
+    convert_source(fixed.replace("params: dict", "params: Params"), str(tmp_path / "fixed.py"))

@@ -52,6 +52,12 @@ if TYPE_CHECKING:
 ADD, MUL, DIV, NEG, NONLINEAR = "add", "mul", "div", "neg", "nonlinear"
 
 
+def _untyped_container(annotation: str) -> bool:
+    """Whether a parameter's annotation says nothing of its arrays' dims (``dict``, ``Mapping[str, Array]``)."""
+    bare = annotation.replace("typing.", "").replace("collections.abc.", "").split("[")[0]
+    return bare in {"dict", "Dict", "Mapping", "MutableMapping", "Any", "PyTree", "object"}
+
+
 @dataclass(frozen=True, slots=True)
 class RuleContext:
     """What an op rule may read, and all it receives besides its :class:`Call`: the mesh, the
@@ -97,7 +103,36 @@ class RuleContext:
             param = self.unnamed_reads[0].split(".")[0]
             fix += (f"; meshify took {', '.join(self.unnamed_reads)} (read without a dims hint) for Python values: "
                     f"if one is an array, name its dims where it is read (w: Tensor[...] = {param}.w)")
+        if issubclass(cls, LayoutError):
+            fix += self._container_fix(node)
         return self._module.error(cls, node, headline, fix)
+
+    def _container_fix(self, node: cst.CSTNode) -> str:
+        """More to a dims error's fix where ``node`` reads a parameter without a dims-hinted type by key
+        (``params["w1"]`` of ``params: dict``): a TypedDict naming the dims of each key the function reads."""
+        params = self.function.params
+        unhinted = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+                    if p.annotation is None or _untyped_container(self.code(p.annotation.annotation))}
+        keys: dict[str, list[str]] = {}
+
+        class _Reads(cst.CSTVisitor):
+            def visit_Subscript(self, sub: cst.Subscript) -> None:
+                key = sub.slice[0].slice if len(sub.slice) == 1 else None
+                if isinstance(sub.value, cst.Name) and sub.value.value in unhinted and isinstance(key, cst.Index) \
+                        and isinstance(key.value, cst.SimpleString):
+                    found = keys.setdefault(sub.value.value, [])
+                    if key.value.evaluated_value not in found:
+                        found.append(str(key.value.evaluated_value))
+
+        node.visit(_Reads())
+        if not keys:
+            return ""
+        name = next(iter(keys))
+        self.function.visit(_Reads())  # (every key the function reads, for the class to write)
+        read = keys[name]
+        fields = "; ".join(f'{k}: Tensor["...", "..."]' for k in read)
+        return (f"; or give {name!r} a type naming its arrays' dims, which every read of it then has: "
+                f"class Params(TypedDict): {fields} (one field per key), and {name}: Params in the signature")
 
     def written_out(self, node: cst.CSTNode) -> bool:
         """Whether ``node`` is of a definition meshify wrote out for the user's code (an optax loss, a
