@@ -1991,16 +1991,17 @@ def _tree_reduce(rw, node: cst.Call, name: str) -> Operand | None:
     if name in _TREE_SUM:
         tree = keywords.get("tree", args[0].value if len(args) == 1 else None)
         jnp = _alias_of(rw, "jax.numpy")
-        reads = _tree_items(rw, tree) if tree is not None and len(args) + len(keywords) == 1 and jnp else None
-        if reads is None:
+        found = _tree_items(rw, tree) if tree is not None and len(args) + len(keywords) == 1 and jnp else None
+        if found is None:
             return None
+        reads = [code for _, code in found]
         code = " + ".join(["0", *(f"{jnp}.sum({rw.ctx.code(leaf)})" for leaf in reads)])
     else:
         given = [*(a.value for a in args), *(keywords[k] for k in ("function", "tree", "initializer") if k in keywords)]
-        reads = _tree_items(rw, given[1]) if len(given) in (2, 3) else None
-        if reads is None:
+        found = _tree_items(rw, given[1]) if len(given) in (2, 3) else None
+        if found is None:
             return None
-        items: list[cst.BaseExpression] = list(reads)
+        items: list[cst.BaseExpression] = [code for _, code in found]
         if len(given) == 3:
             items.insert(0, given[2].deep_clone())
         if not items:
@@ -2027,16 +2028,17 @@ def _tree_reduce(rw, node: cst.Call, name: str) -> Operand | None:
     return Operand(made.value, node, made.node)
 
 
-def _tree_items(rw, tree: cst.BaseExpression) -> list[cst.BaseExpression] | None:
-    """The leaves of the pytree a reduction folds, each as code: of a name or attribute chain, read off it
-    (:func:`_leaf_reads`); of ``jax.tree.map(fn, params)`` (``tree_reduce(operator.add, jax.tree.map(jnp.sum,
+def _tree_items(rw, tree: cst.BaseExpression) -> list[tuple[str, cst.BaseExpression]] | None:
+    """The leaves of the pytree a reduction folds, each as its path and code: of a name or attribute chain, read
+    off it (:func:`_leaf_reads`); of ``jax.tree.map(fn, params)`` (``tree_reduce(operator.add, jax.tree.map(jnp.sum,
     p))``), ``fn`` applied to each of ``params``'s leaves, where each result is one array (so the mapped tree's
-    leaves are these, in the same order; of several trees of the same fields, ``fn`` of their leaves side by side).
-    None where the tree is neither (then refused as before)."""
+    leaves are these, in the same order); of several trees of the same paths, ``fn`` of their leaves side by side;
+    of a map of a map, the same inside out. None where the tree is none of these (then refused as before)."""
     if read_again(tree):
-        return _leaf_reads(rw, tree)
+        base = rw.ctx.code(tree)
+        return [(rw.ctx.code(leaf)[len(base):], leaf) for leaf in _leaf_reads(rw, tree)]
     if not isinstance(tree, cst.Call) or not rw.ctx.qualified_names(tree.func) & TREE_MAP or len(tree.args) < 2 \
-            or any(a.keyword is not None or a.star or not read_again(a.value) for a in tree.args[1:]):
+            or any(a.keyword is not None or a.star for a in tree.args):
         return None
     fn, trees = tree.args[0].value, [a.value for a in tree.args[1:]]
     if isinstance(fn, cst.Lambda):  # lambda q: jnp.sum(q ** 2): its body, the names replaced by each leaf
@@ -2053,12 +2055,11 @@ def _tree_items(rw, tree: cst.BaseExpression) -> list[cst.BaseExpression] | None
         apply = lambda *leaves: cst.Call(fn.deep_clone(), [cst.Arg(leaf) for leaf in leaves])  # noqa: E731
     else:
         return None
-    reads = [_leaf_reads(rw, t) for t in trees]
-    paths = {tuple(rw.ctx.code(leaf)[len(rw.ctx.code(t)):] for leaf in leaves) for t, leaves in zip(trees, reads)}
-    if len(paths) != 1:  # (trees of other structures, or one a prefix of another: not written out)
-        return None
-    items = [apply(*leaves) for leaves in zip(*reads)]
-    for item in items:  # (a function giving a pytree or None per leaf would change the leaves: not written out)
+    reads = [_tree_items(rw, t) for t in trees]
+    if any(r is None for r in reads) or len({tuple(p for p, _ in r) for r in reads}) != 1:  # type: ignore[union-attr]
+        return None  # (trees of other structures, or one a prefix of another: not written out)
+    items = [(leaves[0][0], apply(*(code for _, code in leaves))) for leaves in zip(*reads)]  # type: ignore[arg-type]
+    for _, item in items:  # (a function giving a pytree or None per leaf would change the leaves: not written out)
         mark = rw.mark()
         try:
             one = isinstance(rw.expr(item).value, Array)

@@ -2077,7 +2077,7 @@ class _Builder:
         k = self.pick(["", ", k=0.5", ", k=2.0"]) if static else ""
         self.lines.append(f"{p} = {cls}(a={a.name}, b={b.name}{k})")
         form = self.pick(["sum", "vdot", "index", "masked", "for", "size", "enumerate", "flatten", "dictcomp",
-                          "sorted", *(["static"] * 3 * static)])
+                          "sorted", "reduce", "reduce", *(["static"] * 3 * static)])
         if form == "static":  # the static field read, and kept by jax.tree.map (a Python number when traced)
             again = f"{self.fresh()}p"
             self.lines.append(f"{again} = jax.tree.map(lambda q: q * {p}.k, {p})")
@@ -2099,6 +2099,17 @@ class _Builder:
             key = f"{self.fresh()}k"
             self.lines.append(f"for {key} in sorted({d}): {acc} = {acc} + jnp.sum({d}[{key}] * {d}[{key}]) / {n}")
             self.emit(acc, [], scale / n)
+            return True
+        if form == "reduce":  # a reduction of a mapped pytree (an L2 penalty, a dot of two parameter trees)
+            self.module.imports.add("operator")
+            other = f"{self.fresh()}p"
+            self.lines.append(f"{other} = {cls}(a={a.name} * 0.5, b={b.name}{k})")
+            self.emit(self.pick([
+                f"jax.tree_util.tree_reduce(operator.add, jax.tree.map(lambda q: jnp.sum(q * q), {p})) / {n}",
+                f"jax.tree.reduce(lambda s, t: s + t, jax.tree.map(lambda q, r: jnp.sum(q * r) * 2.0, {p}, {other}),"
+                f" 0.0) / {n}",
+                f"jax.tree.reduce(operator.add, jax.tree.map(jnp.sum, jax.tree.map(lambda q: q * q, {p}))) / {n}"]),
+                [], scale / n)
             return True
         if form == "for":  # a Python loop over leaves of different layouts (unrolled, a copy of the body per leaf)
             acc = f"{self.fresh()}acc"
