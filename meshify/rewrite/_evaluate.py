@@ -1995,7 +1995,7 @@ def _tree_reduce(rw, node: cst.Call, name: str) -> Operand | None:
         if found is None:
             return None
         reads = [code for _, code in found]
-        code = " + ".join(["0", *(f"{jnp}.sum({rw.ctx.code(leaf)})" for leaf in reads)])
+        code = "(" + " + ".join(["0", *(f"{jnp}.sum({rw.ctx.code(leaf)})" for leaf in reads)]) + ")"
     else:
         given = [*(a.value for a in args), *(keywords[k] for k in ("function", "tree", "initializer") if k in keywords)]
         found = _tree_items(rw, given[1]) if len(given) in (2, 3) else None
@@ -2021,7 +2021,7 @@ def _tree_reduce(rw, node: cst.Call, name: str) -> Operand | None:
             for item in items[1:]:  # (operator.add: written acc + leaf, as Python runs it)
                 acc = _parenthesized(cst.BinaryOperation(acc, operator(), _parenthesized(item))) if operator \
                     else cst.Call(fn.deep_clone(), [cst.Arg(acc), cst.Arg(item)])
-        code = rw.ctx.code(acc.with_changes(lpar=[], rpar=[]) if isinstance(acc, cst.BinaryOperation) else acc)
+        code = rw.ctx.code(acc)  # (in parentheses where it is an operation: it may stand inside another, / 32)
     written = cst.parse_expression(code)
     _anchor_all(rw, written, node)
     made = rw.expr(written)

@@ -2102,7 +2102,7 @@ class _Builder:
             return True
         if form == "reduce":  # a reduction of a mapped pytree (an L2 penalty, a dot of two parameter trees)
             self.module.imports.add("operator")
-            other = f"{self.fresh()}p"
+            other = f"{self.fresh()}q"
             self.lines.append(f"{other} = {cls}(a={a.name} * 0.5, b={b.name}{k})")
             self.emit(self.pick([
                 f"jax.tree_util.tree_reduce(operator.add, jax.tree.map(lambda q: jnp.sum(q * q), {p})) / {n}",
