@@ -605,6 +605,19 @@ def unknown_call(ctx: RuleContext, call: Call) -> Lowering:
                                     f"{REFUSED_ELEMENTWISE[call.name]}",
                                     "call it outside the @mesh function, on its inputs or outputs, or write it with "
                                     "functions meshify has rules for")
+                method = call.name.rsplit(".", 1)[-1]
+                if call.name.startswith("optax.") or (call.receiver is not None and method in ("update", "init")
+                                                      and not isinstance(call.receiver.value, Array)):
+                    # (tx.update(grads, state, params): an optimizer's step, whose work on each leaf meshify cannot
+                    # see; unsplitting a dim would be wrong advice)
+                    raise ctx.error(UnsupportedError, call.node, f"{call.name} (an optimizer's step, as optax's, or "
+                                    f"an optax function meshify has no rule for) on {path!r} with layout "
+                                    f"{value.layout.describe()}: meshify cannot see what it does to each device's "
+                                    "block", f"return the gradients from the @mesh function and call {call.name} in a "
+                                    "jax.jit step "
+                                    "around that call (examples/gpt2.py's train: the updates and the optimizer "
+                                    "state keep the parameters' shardings), or write the update with jax.tree.map "
+                                    "(lambda w, g: w - lr * g), which meshify follows")
                 func = call.node.func if isinstance(call.node, cst.Call) else None
                 if isinstance(func, cst.Lambda | cst.Call):  # (lambda a: ...)(x): a function called where it is made
                     raise ctx.error(UnsupportedError, call.node, f"{ctx.code(func)} is called where it is made, on "
