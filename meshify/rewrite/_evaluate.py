@@ -2050,9 +2050,9 @@ def _tree_items(rw, tree: cst.BaseExpression) -> list[tuple[str, cst.BaseExpress
                 or params.star_kwarg:
             return None
         names = [p.name.value for p in params.params]
-        apply = lambda *leaves: _parenthesized(fn.body.deep_clone().visit(_Put(dict(zip(names, leaves)))))  # noqa
+        apply = lambda *leaves: _parenthesized(fn.body.deep_clone().visit(_Put(dict(zip(names, leaves)))))
     elif read_again(fn):
-        apply = lambda *leaves: cst.Call(fn.deep_clone(), [cst.Arg(leaf) for leaf in leaves])  # noqa: E731
+        apply = lambda *leaves: cst.Call(fn.deep_clone(), [cst.Arg(leaf) for leaf in leaves])
     else:
         return None
     reads = [_tree_items(rw, t) for t in trees]
