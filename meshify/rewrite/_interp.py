@@ -3792,7 +3792,7 @@ class FunctionRewriter:
             fix = ("fix the hint, or transpose/rename so that the dims match in order" if not placeholders else
                    f"{placeholders[0]!r} is a placeholder for a dim of an operand without a Tensor hint: name that "
                    f"operand's dims first ('w: Tensor[...] = ...'), or rename the result with an annotated assignment")
-            raise self.ctx.error(
+            raise self.error(
                 LayoutError, where,
                 f"{self.ctx.code(where)!r} has dims {_dims_text(value.dims)} but {purpose} says "
                 f"{_dims_text(target.dims)}", fix)
@@ -4725,7 +4725,9 @@ class FunctionRewriter:
         return value
 
     def error(self, cls: type[MeshifyError], node: cst.CSTNode, headline: str, fix: str = "") -> MeshifyError:
-        return self.ctx.error(cls, node, headline, fix)
+        """A positioned error; a dims error's fix says which reads without a dims hint meshify took for Python
+        values (``self.w``), as a rule's does (:meth:`RuleContext.error`)."""
+        return self.rule_context().error(cls, node, headline, fix)
 
 
 class _Swap(cst.CSTTransformer):
