@@ -317,13 +317,14 @@ def kept_size(size, dim: str, shards: int) -> int:
     return shard_size(size, shards, dim)
 
 
-def kept_dims(x, kept: tuple[tuple[int, int], ...], sizes: tuple[int, ...], shards: tuple[int, ...], reshape: str):
+def kept_dims(x, kept: tuple[tuple[int, int], ...], sizes: tuple[int, ...], shards: tuple[int, ...], reshape: str,
+              dims: tuple[str, ...] = ()):
     """``x``, whose whole dims meshify took a reshape's ``sizes`` (the user's, one may be -1) to keep, pairs ``kept``
     (dim of ``x``, size), as the sizes of the split dim after them say nothing on their own
     (``win.reshape(n, WS * WS, 3, H, D)`` of [windows, tok, qkv_features] with the features split: is ``WS * WS``
     the tokens?): checked against ``x``'s sizes in this call (``shards``: how many blocks each dim is in), as
     another size would merge rows of those dims with the split one's (see ``_whole_leads`` in
-    meshify/rewrite/rules/shapes.py)."""
+    meshify/rewrite/rules/shapes.py).  ``dims``: ``x``'s dims by name, for the message."""
     whole = [size * n for size, n in zip(x.shape, shards)]
     known = math.prod(s for s in sizes if s != -1)
     for axis, at in kept:
@@ -332,12 +333,16 @@ def kept_dims(x, kept: tuple[tuple[int, int], ...], sizes: tuple[int, ...], shar
             from meshify.errors import CallError
 
             spelled = f"{size!r}" if sizes[at] != -1 else f"-1 ({size!r})"
-            raise CallError(f"in {reshape!r}, reshape size {spelled} keeps dim {axis} of the array reshaped "
+            named = f" ({dims[axis]!r})" if axis < len(dims) else ""
+            split = next((dims[i] for i in range(axis + 1, len(shards)) if shards[i] > 1 and i < len(dims)), None)
+            unsplit = f"map {split!r} to no mesh axis (rules={{{split!r}: None}})" if split else \
+                "map the split dim to no mesh axis"
+            raise CallError(f"in {reshape!r}, reshape size {spelled} keeps dim {axis}{named} of the array reshaped "
                             f"(meshify took it so, as a dim split over the mesh comes after it), which is "
                             f"{whole[axis]} in this call: the reshape merges or splits that dim with the split one, "
                             "which its blocks cannot do",
                             fix=f"read the size off the array (t.shape[{axis}]) if it keeps that dim, or name the "
-                                "result's dims with an annotated assignment, or map the split dim to no mesh axis")
+                                f"result's dims with an annotated assignment, or {unsplit}")
     return x
 
 

@@ -238,16 +238,23 @@ def _reshape_inferred(ctx: RuleContext, call: Call, x: Operand, guess: bool = Tr
         anchors = anchors[:-1]  # a kept dim with new dims beside it and no dim they come from: the sizes do not
         # say which it is (Transformer-XL's _rel_shift reshapes (.., q, k+1) into (.., k+1, q)): the dims after
         # the last consistent one are merged and split as one group
-    guessed = _whole_leads if guess else lambda _layout, _sizes, given: (given, [])
-    fused, leads = guessed(layout, sizes, anchors)
+    def guessed(given: list[tuple[int, int]]) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+        return _whole_leads(ctx, layout, sizes, given) if guess else (given, [])
+
+    fused, leads = guessed(anchors)
     if leads and _fused_after(ctx, layout, sizes, fused):
         # (win @ w_qkv).reshape(n, 4, 3, 8, -1): the tokens kept, the features cut into 3 sections of 8 heads,
         # not the -1 keeping the features and the tokens cut into 4 x 3 x 8 (what _trailing_rest would take)
         anchors, rest, checked = fused, False, []
+    elif leads and not any(layout.dims[i].endswith(INFERRED) for i, _ in leads):
+        # x.reshape(B, L, H, -1) of the user's [batch, seq, d] with d split: batch and seq kept, d cut into heads
+        # (not the -1 keeping d and batch x seq cut into B x L x H, what _trailing_rest would take)
+        anchors, rest = fused, False
+        anchors, checked = _split_tails(ctx, layout, sizes, size_nodes, anchors)
     else:
         anchors, rest = _trailing_rest(layout, sizes, anchors)
         anchors, checked = _split_tails(ctx, layout, sizes, size_nodes, anchors)
-        anchors, leads = guessed(layout, sizes, anchors)
+        anchors, leads = guessed(anchors)
     axes: list[Axes] = [()] * len(sizes)
     names: list[str | None] = [None] * len(sizes)
     bounds = [(-1, -1), *anchors, (layout.rank, len(sizes))]
@@ -511,7 +518,7 @@ def _split_tails(ctx: RuleContext, layout: Layout, sizes: list, size_nodes: list
         checked.append(added[1])
 
 
-def _whole_leads(layout: Layout, sizes: list, anchors: list[tuple[int, int]]
+def _whole_leads(ctx: RuleContext, layout: Layout, sizes: list, anchors: list[tuple[int, int]]
                  ) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
     """``anchors`` with the dims that lead a group before its last split dim each kept by the size in its place,
     where no size reads them (Swin written ``(win @ w_qkv).reshape(win.shape[0], WS * WS, 3, NH, C // NH)`` of
@@ -519,10 +526,13 @@ def _whole_leads(layout: Layout, sizes: list, anchors: list[tuple[int, int]]
     know before the call; or ``.reshape(-1, WS * WS, C)`` of [windows, tok?, heads, d] with windows and heads
     split): a split dim enters a merge only as its major part, so the dims before it are taken as kept, and
     whether they are is checked when the function runs, against the array's sizes (``mr.kept_dims``; else another
-    size, ``(n, 2, 8, ...)`` of a 16, would merge rows of the split dim's blocks silently).  Only for dims
-    meshify inferred, whose sizes the user cannot read off an array of theirs by name (a dim of the user's keeps
-    its refusal, whose fix is to read its size: ``per_group`` taken as kept by a 32 it is not would also make a
-    naming hint's check see merges that are not there).  Also the pairs so kept, (input dim, size)."""
+    size, ``(n, 2, 8, ...)`` of a 16, would merge rows of the split dim's blocks silently).  For dims meshify
+    inferred, by any size that reads no dim; for the user's hinted dims (``x.reshape(4, 8, H, -1)`` or
+    ``x.reshape(B, L, H, -1)`` of [batch, seq, d] with d split, ``B, L`` constants or read off an array of other
+    dims), by a size meshify reads as a number or one read off a dim that no dim of ``x`` is lined up with (``l``
+    read off ``x``'s ``seq`` plainly keeps no other dim).  A naming hint's merge check makes no guess
+    (``per_group`` taken as kept by a 32 would make it see merges that are not there).  Also the pairs so kept,
+    (input dim, size)."""
     leads: list[tuple[int, int]] = []
     bounds = [(-1, -1), *anchors, (layout.rank, len(sizes))]
     for (i0, j0), (i1, j1) in itertools.pairwise(bounds):
@@ -531,14 +541,25 @@ def _whole_leads(layout: Layout, sizes: list, anchors: list[tuple[int, int]]
         if last == 0 or len(group_out) <= last:
             continue
         pairs = list(zip(group_in[:last], group_out[:last]))
-        if all(layout.dims[i] != BROADCAST and _literal(sizes[j]) != 1
-               and not (isinstance(sizes[j].value, Static) and sizes[j].value.size_of)
-               and layout.dims[i].endswith(INFERRED) for i, j in pairs):
+        if all(_may_keep(ctx, layout, i, sizes[j]) for i, j in pairs):
             leads.extend(pairs)
     if not leads:
         return anchors, []
     extended = sorted([*anchors, *leads], key=lambda a: a[1])
     return (extended, leads) if _anchors_consistent(layout, sizes, extended) else (anchors, [])
+
+
+def _may_keep(ctx: RuleContext, layout: Layout, i: int, size: Operand) -> bool:
+    """Whether :func:`_whole_leads` may take ``size`` to keep ``x``'s whole dim ``i`` (checked when the function
+    runs): see there."""
+    if layout.dims[i] == BROADCAST or _literal(size) == 1:
+        return False
+    read = size.value.size_of if isinstance(size.value, Static) else None
+    if layout.dims[i].endswith(INFERRED):
+        return not read
+    if read:
+        return not any(d in ctx.same_size(read) for d in layout.dims)
+    return type(_literal(size)) is int
 
 
 def _fused_after(ctx: RuleContext, layout: Layout, sizes: list, anchors: list[tuple[int, int]]) -> bool:
@@ -561,8 +582,9 @@ def _kept_check(ctx: RuleContext, call: Call, layout: Layout, sizes: list, leads
     pairs = spelled([f"({i}, {j})" for i, j in leads])
     every = spelled([f"{{size{j}}}" for j in range(len(sizes))])
     shards = spelled([str(ctx.mesh.size(axes)) for axes in layout.axes])
+    names = spelled([repr(d.rstrip(INFERRED)) for d in layout.dims])
     fill = tuple((f"size{j}", size.node) for j, size in enumerate(sizes))
-    return (f"{{mr}}.kept_dims({{x}}, {pairs}, {every}, {shards}, {{reshape}})",
+    return (f"{{mr}}.kept_dims({{x}}, {pairs}, {every}, {shards}, {{reshape}}, dims={names})",
             (*fill, ("reshape", ctx.code(call.node))))
 
 
