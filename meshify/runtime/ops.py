@@ -318,32 +318,46 @@ def kept_size(size, dim: str, shards: int) -> int:
 
 
 def kept_dims(x, kept: tuple[tuple[int, int], ...], sizes: tuple[int, ...], shards: tuple[int, ...], reshape: str,
-              dims: tuple[str, ...] = ()):
+              dims: tuple[str, ...] = (), rest: bool = False):
     """``x``, whose whole dims meshify took a reshape's ``sizes`` (the user's, one may be -1) to keep, pairs ``kept``
     (dim of ``x``, size), as the sizes of the split dim after them say nothing on their own
     (``win.reshape(n, WS * WS, 3, H, D)`` of [windows, tok, qkv_features] with the features split: is ``WS * WS``
     the tokens?): checked against ``x``'s sizes in this call (``shards``: how many blocks each dim is in), as
     another size would merge rows of those dims with the split one's (see ``_whole_leads`` in
-    meshify/rewrite/rules/shapes.py).  ``dims``: ``x``'s dims by name, for the message."""
+    meshify/rewrite/rules/shapes.py).  With ``rest``, the last pair is a trailing -1 taken to keep the split last
+    dim (``_trailing_rest``).  ``dims``: ``x``'s dims by name, for the message."""
     whole = [size * n for size, n in zip(x.shape, shards)]
     known = math.prod(s for s in sizes if s != -1)
-    for axis, at in kept:
+    for k, (axis, at) in enumerate(kept):
         size = sizes[at] if sizes[at] != -1 else (math.prod(whole) // known if known else -1)
         if size != whole[axis]:
             from meshify.errors import CallError
 
-            spelled = f"{size!r}" if sizes[at] != -1 else f"-1 ({size!r})"
-            named = f" ({dims[axis]!r})" if axis < len(dims) else ""
-            split = next((dims[i] for i in range(axis + 1, len(shards)) if shards[i] > 1 and i < len(dims)), None)
-            unsplit = f"map {split!r} to no mesh axis (rules={{{split!r}: None}})" if split else \
-                "map the split dim to no mesh axis"
-            raise CallError(f"in {reshape!r}, reshape size {spelled} keeps dim {axis}{named} of the array reshaped "
-                            f"(meshify took it so, as a dim split over the mesh comes after it), which is "
-                            f"{whole[axis]} in this call: the reshape merges or splits that dim with the split one, "
-                            "which its blocks cannot do",
-                            fix=f"read the size off the array (t.shape[{axis}]) if it keeps that dim, or name the "
-                                f"result's dims with an annotated assignment, or {unsplit}")
+            trailing = rest and k == len(kept) - 1
+            raise CallError(_kept_message(reshape, sizes[at], size, axis, whole[axis], dims, trailing),
+                            fix=_kept_fix(axis, dims, shards, trailing))
     return x
+
+
+def _kept_message(reshape: str, given: int, size: int, axis: int, whole: int, dims: tuple[str, ...],
+                  trailing: bool) -> str:
+    spelled = f"{size!r}" if given != -1 else f"-1 ({size!r})"
+    named = f" ({dims[axis]!r})" if axis < len(dims) else ""
+    why = ("a dim split over the mesh enters a merge only as its major part, so the -1 can only keep it"
+           if trailing else "as a dim split over the mesh comes after it")
+    what = ("the reshape cuts that split dim with the sizes before it" if trailing
+            else "the reshape merges or splits that dim with the split one")
+    return (f"in {reshape!r}, reshape size {spelled} keeps dim {axis}{named} of the array reshaped (meshify took "
+            f"it so, {why}), which is {whole} in this call: {what}, which its blocks cannot do")
+
+
+def _kept_fix(axis: int, dims: tuple[str, ...], shards: tuple[int, ...], trailing: bool) -> str:
+    split = axis if trailing else next((i for i in range(axis + 1, len(shards)) if shards[i] > 1), None)
+    unsplit = (f"map {dims[split]!r} to no mesh axis (rules={{{dims[split]!r}: None}})"
+               if split is not None and split < len(dims) else "map the split dim to no mesh axis")
+    read = ("read the sizes of the dims the reshape keeps before it off the array (t.shape[0], ...)" if trailing
+            else f"read the size off the array (t.shape[{axis}]) if it keeps that dim")
+    return f"{read}, or name the result's dims with an annotated assignment, or {unsplit}"
 
 
 def _promoted(like) -> jnp.dtype:

@@ -246,9 +246,10 @@ def _reshape_inferred(ctx: RuleContext, call: Call, x: Operand, guess: bool = Tr
         # (win @ w_qkv).reshape(n, 4, 3, 8, -1): the tokens kept, the features cut into 3 sections of 8 heads,
         # not the -1 keeping the features and the tokens cut into 4 x 3 x 8 (what _trailing_rest would take)
         anchors, rest, checked = fused, False, []
-    elif leads and not any(layout.dims[i].endswith(INFERRED) for i, _ in leads):
+    elif len(leads) > 1 and not any(layout.dims[i].endswith(INFERRED) for i, _ in leads):
         # x.reshape(B, L, H, -1) of the user's [batch, seq, d] with d split: batch and seq kept, d cut into heads
-        # (not the -1 keeping d and batch x seq cut into B x L x H, what _trailing_rest would take)
+        # (not the -1 keeping d and batch x seq cut into B x L x H, what _trailing_rest would take); where one dim
+        # leads, the -1 keeping the split dim is taken as before (t.reshape(N, N, -1) of [tok, heads])
         anchors, rest = fused, False
         anchors, checked = _split_tails(ctx, layout, sizes, size_nodes, anchors)
     else:
@@ -294,7 +295,7 @@ def _reshape_inferred(ctx: RuleContext, call: Call, x: Operand, guess: bool = Tr
     if rest:  # the -1 spelled as the block of the dim it keeps: the local reshape then fails where -1 means more
         shards[-1] = Template("{mr}.call_block({dim}, {shards})", (("dim", dims[-1]), ("shards", ctx.mesh.size(axes[-1]))))
     value = Array(Layout(tuple(dims), tuple(axes), layout.partial), array(x).origin)
-    kept = _kept_check(ctx, call, layout, sizes, leads)
+    kept = _kept_check(ctx, call, layout, sizes, leads, rest)
     if sectioned is not None:
         return _sectioned_reshape(ctx, call, x, layout, sectioned, value, _resized(call, sizes, shards, spelled),
                                   tuple(origins), kept)
@@ -570,22 +571,24 @@ def _fused_after(ctx: RuleContext, layout: Layout, sizes: list, anchors: list[tu
                for (i0, j0), (i1, j1) in itertools.pairwise(bounds))
 
 
-def _kept_check(ctx: RuleContext, call: Call, layout: Layout, sizes: list, leads: list[tuple[int, int]]
-                ) -> tuple[str, tuple[tuple[str, object], ...]] | None:
-    """The wrapper checking, when the function runs, the sizes :func:`_whole_leads` took to keep dims: its template
-    around ``{x}`` and the template's fill."""
-    if not leads:
+def _kept_check(ctx: RuleContext, call: Call, layout: Layout, sizes: list, leads: list[tuple[int, int]],
+                rest: bool = False) -> tuple[str, tuple[tuple[str, object], ...]] | None:
+    """The wrapper checking, when the function runs, the sizes :func:`_whole_leads` took to keep dims, and with
+    ``rest`` the trailing -1 :func:`_trailing_rest` took to keep the split last dim (whose local reshape would
+    fail anyway, with a message that cannot say why): its template around ``{x}`` and the template's fill."""
+    kept = [*leads, *([(layout.rank - 1, len(sizes) - 1)] if rest else [])]
+    if not kept:
         return None
     def spelled(items: list[str]) -> str:
         return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
 
-    pairs = spelled([f"({i}, {j})" for i, j in leads])
+    pairs = spelled([f"({i}, {j})" for i, j in kept])
     every = spelled([f"{{size{j}}}" for j in range(len(sizes))])
     shards = spelled([str(ctx.mesh.size(axes)) for axes in layout.axes])
     names = spelled([repr(d.rstrip(INFERRED)) for d in layout.dims])
     fill = tuple((f"size{j}", size.node) for j, size in enumerate(sizes))
-    return (f"{{mr}}.kept_dims({{x}}, {pairs}, {every}, {shards}, {{reshape}}, dims={names})",
-            (*fill, ("reshape", ctx.code(call.node))))
+    return (f"{{mr}}.kept_dims({{x}}, {pairs}, {every}, {shards}, {{reshape}}, dims={names}"
+            + (", rest=True)" if rest else ")"), (*fill, ("reshape", ctx.code(call.node))))
 
 
 def _trailing_rest(layout: Layout, sizes: list, anchors: list[tuple[int, int]]
