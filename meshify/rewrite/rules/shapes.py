@@ -527,11 +527,12 @@ def _whole_leads(ctx: RuleContext, layout: Layout, sizes: list, anchors: list[tu
     know before the call; or ``.reshape(-1, WS * WS, C)`` of [windows, tok?, heads, d] with windows and heads
     split): a split dim enters a merge only as its major part, so the dims before it are taken as kept, and
     whether they are is checked when the function runs, against the array's sizes (``mr.kept_dims``; else another
-    size, ``(n, 2, 8, ...)`` of a 16, would merge rows of the split dim's blocks silently).  For dims meshify
-    inferred, by any size that reads no dim; for the user's hinted dims (``x.reshape(4, 8, H, -1)`` or
-    ``x.reshape(B, L, H, -1)`` of [batch, seq, d] with d split, ``B, L`` constants or read off an array of other
-    dims), by a size meshify reads as a number or one read off a dim that no dim of ``x`` is lined up with (``l``
-    read off ``x``'s ``seq`` plainly keeps no other dim).  A naming hint's merge check makes no guess
+    size, ``(n, 2, 8, ...)`` of a 16, would merge rows of the split dim's blocks silently).  By a size read off a
+    dim that no dim of ``x`` is lined up with (``l`` read off ``x``'s ``seq`` plainly keeps no other dim; ``T`` of
+    ``B, T, _ = x.shape`` keeps the dim ``jnp.stack(outs, 1)`` made of a list filled over time, in
+    ``.reshape(B, T, H * N)`` with the heads split), a dim meshify inferred by any other size, and the user's
+    hinted dims by a size meshify reads as a number (``x.reshape(4, 8, H, -1)`` or ``x.reshape(B, L, H, -1)`` of
+    [batch, seq, d] with d split).  A naming hint's merge check makes no guess
     (``per_group`` taken as kept by a 32 would make it see merges that are not there).  Also the pairs so kept,
     (input dim, size)."""
     leads: list[tuple[int, int]] = []
@@ -556,11 +557,9 @@ def _may_keep(ctx: RuleContext, layout: Layout, i: int, size: Operand) -> bool:
     if layout.dims[i] == BROADCAST or _literal(size) == 1:
         return False
     read = size.value.size_of if isinstance(size.value, Static) else None
-    if layout.dims[i].endswith(INFERRED):
-        return not read
     if read:
         return not any(d in ctx.same_size(read) for d in layout.dims)
-    return type(_literal(size)) is int
+    return layout.dims[i].endswith(INFERRED) or type(_literal(size)) is int
 
 
 def _fused_after(ctx: RuleContext, layout: Layout, sizes: list, anchors: list[tuple[int, int]]) -> bool:
