@@ -143,6 +143,16 @@ class RuleContext:
         """The value of a name the function has bound so far (None: not bound in the function)."""
         return self._env.get(name)
 
+    def def_named(self, name: str) -> cst.FunctionDef | None:
+        """The def ``name`` refers to here: one of the function's nested defs, or the module's top-level def (a
+        helper the function may pass or call) where the function does not bind the name; else None."""
+        from meshify.rewrite._nested import LocalDef
+
+        held = self._env.get(name)
+        if isinstance(held, Static) and isinstance(held.literal, LocalDef):
+            return held.literal.node
+        return None if name in self._env else self._module.functions.get(name)
+
     def operand(self, node: cst.BaseExpression) -> Operand:
         """A sub-expression the interpreter evaluated before calling the rule (KeyError: it did not)."""
         return self._operands[node]

@@ -136,6 +136,8 @@ def _associative_scan(ctx: RuleContext, call: Call) -> Lowering:
     scan = _elementwise_scan(ctx, call, fn, elems, axis)
     if scan is not None:
         return scan
+    if _matmul_combine(ctx, fn.original):
+        return _matmul_scan(ctx, call, fn, elems, axis)
     elementwise = isinstance(fn.original, cst.Name | cst.Attribute) and \
         bool(ctx.qualified_names(fn.original) & _ELEMENTWISE_COMBINE)
     if elementwise and isinstance(elems.value, Array) and elems.value.layout.partial \
@@ -169,16 +171,97 @@ def _associative_scan(ctx: RuleContext, call: Call) -> Lowering:
                                          sources=(elems.original, elems.original))
     if not split:
         return Lowering(None, walks=loop)
-    # along a split dim: each device scans its block, then combines the totals of the blocks before it
-    # (mr.associative_scan: one all-gather of each leaf's block total)
+    return _scan_across(leaves, axis, split, elems.value if loop is None else None, loop)
+
+
+def _scan_across(leaves: list[tuple[str, Array]], axis: int, split: tuple[str, ...], value: Value | None,
+                 loop: Loop | None = None) -> Lowering:
+    """``mr.associative_scan`` along a dim split over ``split``: each device scans its block, then combines the
+    totals of the blocks before it (one all-gather of each leaf's block total)."""
     dim = leaves[0][1].layout.dims[axis % leaves[0][1].layout.rank]
     emitted = tuple(Emitted("scan_totals", split, Layout(
         tuple(BROADCAST if i == axis % leaf.layout.rank else d for i, d in enumerate(leaf.layout.dims)),
         tuple(() if i == axis % leaf.layout.rank else a for i, a in enumerate(leaf.layout.axes))), dim,
         f"associative_scan over {axes_text(split)}: each block's total of {path!r} gathered (all_gather), the "
         f"earlier ones folded with the combine, along split {dim!r}") for path, leaf in leaves)
-    return Lowering(elems.value if loop is None else None, walks=loop, callee="associative_scan",
-                    keywords=(("axis_name", MeshAxes(split)),), emitted=emitted)
+    return Lowering(value, walks=loop, callee="associative_scan", keywords=(("axis_name", MeshAxes(split)),),
+                    emitted=emitted)
+
+
+#: Functions whose two operands a combine multiplies as matrices (``jnp.matmul``, ``a @ b``).
+_MATMUL = frozenset({"jax.numpy.matmul", "operator.matmul"})
+
+
+def _matmul_combine(ctx: RuleContext, node: cst.CSTNode) -> bool:
+    """Whether an associative_scan's combine is a matrix product of its two operands, in either order:
+    ``jnp.matmul``, ``lambda a, b: a @ b`` (or ``jnp.matmul(b, a)``), or a def returning one (nested or the module's)."""
+    if isinstance(node, cst.Name | cst.Attribute) and ctx.qualified_names(node) & _MATMUL:
+        return True
+    if isinstance(node, cst.Lambda):
+        params, body = node.params, node.body
+    elif isinstance(node, cst.Name) and (found := ctx.def_named(node.value)) is not None:
+        params, statements = found.params, list(found.body.body)
+        if statements and _docstring(statements[0]):
+            statements = statements[1:]
+        if found.decorators or len(statements) != 1 or not isinstance(statements[0], cst.SimpleStatementLine) \
+                or len(statements[0].body) != 1 or not isinstance(statements[0].body[0], cst.Return) \
+                or statements[0].body[0].value is None:
+            return False
+        body = statements[0].body[0].value
+    else:
+        return False
+    if params.star_arg is not cst.MaybeSentinel.DEFAULT or params.kwonly_params or params.star_kwarg \
+            or params.posonly_params or len(params.params) != 2 or any(p.default for p in params.params):
+        return False
+    names = {p.name.value for p in params.params}
+    if isinstance(body, cst.BinaryOperation) and isinstance(body.operator, cst.MatrixMultiply):
+        operands = [body.left, body.right]
+    elif isinstance(body, cst.Call) and ctx.qualified_names(body.func) & _MATMUL and len(body.args) == 2 \
+            and not any(a.keyword or a.star for a in body.args):
+        operands = [a.value for a in body.args]
+    else:
+        return False
+    return all(isinstance(o, cst.Name) for o in operands) and {o.value for o in operands} == names
+
+
+def _docstring(statement: cst.BaseStatement) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 \
+        and isinstance(statement.body[0], cst.Expr) and isinstance(statement.body[0].value, cst.SimpleString)
+
+
+def _matmul_scan(ctx: RuleContext, call: Call, fn: Operand, elems: Operand, axis: int) -> Lowering:
+    """``jax.lax.associative_scan(jnp.matmul, m, axis=k)`` of one array of matrices (its last two dims), a
+    product along dim ``k`` (a linear recurrence's transitions, a chain of rotations): the combine is local where
+    the matrix dims, which it contracts, are whole; the other dims may be split, the scanned one included
+    (``mr.associative_scan``: the product of the blocks before a device's, on the left of its scan; the combine is
+    associative, not commutative, and the runtime keeps its order)."""
+    what = ctx.code(fn.original)
+    if not isinstance(elems.value, Array):
+        raise ctx.error(UnsupportedError, elems.original, f"associative_scan with the matrix-product combine "
+                        f"{what!r} of {ctx.code(elems.original)!r}, which is not one array",
+                        "scan one array of matrices (its last two dims), or write the combine on the pytree's "
+                        "leaves as a def or lambda")
+    layout = elems.value.layout
+    name = ctx.code(elems.original)
+    if not -layout.rank <= axis < layout.rank or axis % layout.rank >= layout.rank - 2:
+        raise ctx.error(LayoutError, elems.original, f"associative_scan(axis={axis}) with the matrix-product "
+                        f"combine {what!r} of {name!r} of dims {list(layout.dims)}: its last two dims are the "
+                        "matrices", f"scan along a dim before them (axis from 0 to {layout.rank - 3})")
+    if layout.partial:
+        raise ctx.error(UnsupportedError, elems.original, f"associative_scan of {name!r}, a partial sum over "
+                        f"{axes_text(tuple(sorted(layout.partial)))}", f"complete it first: name it with a hint "
+                        f"(v: Tensor[{hint_dims(layout.dims)}] = ...) before the scan")
+    for i in (layout.rank - 2, layout.rank - 1):
+        if layout.axes[i]:
+            dim = layout.dims[i]
+            raise ctx.error(UnsupportedError, elems.original, f"associative_scan with the matrix-product combine "
+                            f"{what!r} contracts dim {dim!r} of {name!r}, split over {axes_text(layout.axes[i])}",
+                            f"map {dim!r} to no mesh axis (rules={{{dim!r}: None}}); the other dims, the scanned "
+                            "one included, may be split")
+    split = layout.axes[axis % layout.rank]
+    if not split:
+        return Lowering(elems.value)  # on each device's block of the other dims, as written
+    return _scan_across([(name, elems.value)], axis, split, elems.value)
 
 
 #: Combining functions of associative_scan that work elementwise (a prefix sum, product, running max).
