@@ -2,7 +2,8 @@
 per-head output to a list, then ``jnp.stack(outs, 1).reshape(B, T, H * N)``, the heads made by
 ``(x @ w).reshape(B, T, H, N)`` with ``H, N = time_decay.shape`` read off a parameter and the features split over
 'model' (the heads an inferred dim taking the split), the time read off the input (``B, T, _ = x.shape``) or a
-Python number the loop runs over (``g``).  The stacked dim is new, of the list's length; merging it back with the
+Python number the loop runs over (``g``, also merged with the batch and cut back by a trailing -1 that keeps the
+merged heads, a dim meshify inferred).  The stacked dim is new, of the list's length; merging it back with the
 batch and the heads' parts must keep the heads split."""
 import jax
 import jax.numpy as jnp
@@ -48,7 +49,8 @@ def g(x: Tensor["batch", "time", "d"], wr: Tensor["d", "attn"], td: Tensor["head
         acc = acc * jnp.exp(-jnp.exp(td)) + r[:, t]
         outs.append(acc)
     y = jnp.stack(outs, axis=1).reshape(B, steps, H * N)
-    return y @ wr.T
+    z = jnp.stack(outs, 1).reshape(B * steps, H * N).reshape(B, steps, -1)  # the -1: the heads' features
+    return (y + z) @ wr.T
 
 
 def inputs():

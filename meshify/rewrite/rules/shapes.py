@@ -292,8 +292,8 @@ def _reshape_inferred(ctx: RuleContext, call: Call, x: Operand, guess: bool = Tr
     for j in checked:  # a size taken for a split dim's: checked against that dim's size when the function runs
         shards[j] = Template("{mr}.kept_size({size}, {dim}, {shards})",
                              (("size", size_nodes[j]), ("dim", dims[j]), ("shards", ctx.mesh.size(axes[j]))))
-    if rest:  # the -1 spelled as the block of the dim it keeps: the local reshape then fails where -1 means more
-        shards[-1] = Template("{mr}.call_block({dim}, {shards})", (("dim", dims[-1]), ("shards", ctx.mesh.size(axes[-1]))))
+    if rest:  # the -1 left as written: mr.kept_dims (below) checks that it keeps the split dim, so it is its block
+        shards[-1] = None
     value = Array(Layout(tuple(dims), tuple(axes), layout.partial), array(x).origin)
     kept = _kept_check(ctx, call, layout, sizes, leads, rest)
     if sectioned is not None:
@@ -557,8 +557,9 @@ def _may_keep(ctx: RuleContext, layout: Layout, i: int, size: Operand) -> bool:
     if layout.dims[i] == BROADCAST or _literal(size) == 1:
         return False
     read = size.value.size_of if isinstance(size.value, Static) else None
-    if read:
-        return not any(d in ctx.same_size(read) for d in layout.dims)
+    if read:  # (nor a part of a dim of x that a reshape merged: [batch_length?] -> (B, T) is that merge undone)
+        same = ctx.same_size(read)
+        return not any(d in same or same & set(merged_parts(d)) for d in layout.dims)
     return layout.dims[i].endswith(INFERRED) or type(_literal(size)) is int
 
 
@@ -595,8 +596,9 @@ def _trailing_rest(layout: Layout, sizes: list, anchors: list[tuple[int, int]]
     """``anchors`` with a trailing ``-1`` kept as ``x``'s last dim, where that dim is split and no size reads it
     (timm's relative position bias, ``table[index.view(-1)].view(N, N, -1)`` with the heads split): a split dim
     enters a merge only as its major part, so -1 can mean nothing else; and whether it does, when the function
-    runs: the per-device -1 is spelled as that dim's block (``mr.call_block``), and a local reshape of the other
-    sizes that leaves more than the block fails there instead of merging rows into it."""
+    runs, against the array's sizes (``mr.kept_dims``, :func:`_kept_check`), so that the -1 left as written is
+    that dim's block on each device (a dim meshify inferred included, whose size the call's arguments do not
+    tell: ``y.reshape(B * T, H * N).reshape(B, T, -1)`` with the heads split)."""
     last = len(sizes) - 1
     if last < 1 or _literal(sizes[last]) != -1 or not layout.axes[-1] or layout.dims[-1] == BROADCAST \
             or any(i == layout.rank - 1 or j == last for i, j in anchors):
