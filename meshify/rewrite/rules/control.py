@@ -122,7 +122,9 @@ def _associative_scan(ctx: RuleContext, call: Call) -> Lowering:
     with two elements of ``elems``' layouts and must return that layout (a carry's rule: a partial sum it
     forms is completed inside); a partial sum in ``elems`` is refused.  Along a split dim, jax.lax's cumulative
     op where the combine is one (``jnp.add``, :func:`_elementwise_scan`; a partial sum completed first), else
-    ``mr.associative_scan``: each device scans its block and combines the totals of the blocks before it."""
+    ``mr.associative_scan``: each device scans its block and combines the totals of the blocks before it.  A
+    matrix product (``jnp.matmul``, ``lambda a, b: a @ b``) of one array's last two dims is not walked (its two
+    operands' matrix dims have other names): :func:`_matmul_scan`."""
     fn, elems = call.params.get("fn"), call.params.get("elems")
     if fn is None or elems is None:
         return unknown_call(ctx, call)
