@@ -906,6 +906,12 @@ _MAX_WHILE = 64
 _PLACEHOLDER_PREFIXES = ("einsum_", "matmul_", "dot_")
 
 
+def _array_or_none(a: Value, b: Value) -> bool:
+    """One of ``a``, ``b`` an array and the other None (a branch that leaves a name None)."""
+    return any(isinstance(v, Array) and isinstance(o, Static) and o.known and o.literal is None
+               for v, o in ((a, b), (b, a)))
+
+
 def _none_arm(node: cst.BaseExpression) -> bool:
     """``a if flag else None`` (or ``None if flag else a``)."""
     return isinstance(node, cst.IfExp) and any(isinstance(n, cst.Name) and n.value == "None"
@@ -2236,15 +2242,19 @@ class FunctionRewriter:
 
     def _narrow(self, test: cst.BaseExpression, taken: bool) -> None:
         """``if prev is not None:`` (or ``is None``'s else), ``prev`` what ``outs.get(k)`` gave: an array in the
-        branch where it is not None (the other keeps it None or an array, as Python may find it)."""
+        branch where it is not None, None in the other."""
         if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name)
                 and isinstance(test.comparisons[0].operator, cst.Is | cst.IsNot)
                 and isinstance(test.comparisons[0].comparator, cst.Name)
                 and test.comparisons[0].comparator.value == "None"):
             return
         name = test.left.value
-        if maybe_none(self, self.env.get(name)) and isinstance(test.comparisons[0].operator, cst.IsNot) == taken:
+        if not maybe_none(self, self.env.get(name)):
+            return
+        if isinstance(test.comparisons[0].operator, cst.IsNot) == taken:
             self.env[name] = replace(self.env[name])  # type: ignore[type-var]
+        else:  # (after the if, an array or None again: _merge)
+            self.env[name] = Static.of(None)
 
     def _branch(self, suite: cst.BaseSuite, test: cst.BaseExpression, taken: bool, value: Operand
                 ) -> tuple[cst.BaseSuite, MeshifyError | None]:
@@ -2348,6 +2358,10 @@ class FunctionRewriter:
                     merged[name] = self._either_mapping(name, a, b, stmt)
                 elif a != b and all(isinstance(v, StructValue) and v.kind == "dict" for v in (a, b)):
                     merged[name] = self._either_dict(name, a, b, stmt)  # type: ignore[arg-type]
+                elif a != b and taken is None and _array_or_none(a, b):
+                    # b = None; if flag: b = x @ w (flag known only when traced): an array or None after the if
+                    merged[name] = replace(next(v for v in (a, b) if isinstance(v, Array)))  # (its own object)
+                    self.maybe_none.append(merged[name])
                 elif a != b and any(isinstance(v, Static) and isinstance(v.literal, LocalDef) for v in (a, b)):
                     raise self.ctx.error(UnsupportedError, stmt, f"{name!r} is a different function after each "
                                          "branch", f"define {name}() once before the if, or call it only inside "
@@ -2439,12 +2453,20 @@ class FunctionRewriter:
         assert isinstance(value, Array)
         layout = value.layout.with_partial(value.layout.partial - set(r.axes))
         self.env[r.name] = Array(layout)
+        maybe = maybe_none(self, value)
+        if maybe:  # (an array or None, known only when traced: completed where it is an array)
+            self.maybe_none.append(self.env[r.name])
         identity, invariant = self._record_scope(cst.Name(r.name))
         self.records.append(Record(self._line, "psum", r.axes, "", r.reason, value.layout, tuple(self._loops),
                                    value=identity, invariant=invariant, statement=self._top, binds=r.name))
         self.bindings.append(Binding(self._line, r.name, layout))
         line = psum_statement(r.name, r.axes, self.ctx.mr, self._like(cst.Name(r.name), where=stmt),
                               self.reduce_dtype)
+        if maybe:  # b = mr.psum(b, ...) if b is not None else None
+            assign = line.body[0]
+            assert isinstance(assign, cst.Assign)
+            guard = cst.Comparison(cst.Name(r.name), [cst.ComparisonTarget(cst.IsNot(), cst.Name("None"))])
+            line = line.with_changes(body=[assign.with_changes(value=cst.IfExp(guard, assign.value, cst.Name("None")))])
         self.dtypes.completed(r.name)
         return line.with_changes(leading_lines=[comment_line(r.reason)])
 
@@ -3359,6 +3381,8 @@ class FunctionRewriter:
                 isinstance(i, Array) and not i.layout.partial for i in row.items):
             # rows = list(zip(hs, gs)), as long as each call's: every row's arrays in their layouts (mr.Each)
             return item.node, item.value
+        if is_none(item.value):  # (None on this path, an array on another: joined as an array or None)
+            return item.node, item.value
         node, layout = self._leaving(item, expr, purpose)
         return node, Array(layout)
 
@@ -3662,7 +3686,10 @@ class FunctionRewriter:
     def _unhinted_layouts(self) -> tuple[Layout, ...] | Layout:
         """The out_specs of a function without a return hint: its results' layouts, one for every path."""
         first = self._results[0]
-        if any(r != first for r in self._results[1:]):
+        joined = _joined_none(self._results)  # (return x, None on one path, return y, m on another: m or None)
+        if joined is not None:
+            first = joined[0]
+        elif any(r != first for r in self._results[1:]):
             return self._by_statics()
         return self._result_layouts(first)
 
@@ -3675,6 +3702,8 @@ class FunctionRewriter:
                 return out if value.kind == "dict" else StructLayouts(value.cls, out, bool(self._meta_names(value)))
             if isinstance(value, TupleValue):  # return loss, (logits, aux)
                 return tuple(layouts(item) for item in value.items)
+            if is_none(value):  # None (all_attn when not asked for): no array, its spec unused
+                return Layout.replicated(())
             return value.layout
 
         if isinstance(first, TupleValue):
