@@ -22,6 +22,7 @@ import libcst as cst
 from meshify.annotate._types import Layout, hint_dims, renamed_dims
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._helpers import call_helper, imported_helper, signature_of
+from meshify.rewrite._mappings import maybe_none_paths, with_maybe_none
 from meshify.rewrite._nested import local_def, walk_local
 from meshify.rewrite._templates import item_node
 from meshify.rewrite._values import (
@@ -116,10 +117,10 @@ def _loop(rw, call: Call, loop: Loop) -> tuple[Value, dict[At, cst.BaseExpressio
                            f"{type(decided).__name__.lower()}, not a scalar array",
                            "return one boolean: jnp.any(...), x < limit, ...")
     if loop.stacked is None:
-        return result, walked
+        return _maybe_result(rw, loop, result, result), walked
     assert isinstance(result, TupleValue)
     carry, y = result.items
-    return TupleValue((carry, _stack(y, loop.stacked))), walked
+    return _maybe_result(rw, loop, result, TupleValue((carry, _stack(y, loop.stacked)))), walked
 
 
 def _summed_in_body(init: Value, carry: Value) -> Array | None:
@@ -162,14 +163,35 @@ def _regathering(rw, node: cst.BaseExpression, since: int) -> cst.BaseExpression
 
 
 def _iteration(rw, call: Call, loop: Loop, carry: Value) -> tuple[Value, cst.BaseExpression]:
-    """The body walked for one iteration with ``carry`` entering."""
-    args = [carry if i == loop.carry else a for i, a in enumerate(loop.args)]
+    """The body walked for one iteration with ``carry`` entering (what may be None in the loop's inputs, an array or
+    None known only when traced, is so in the body too: ``if m is not None:`` keeps both branches)."""
+    args = [with_maybe_none(rw, carry if i == loop.carry else a, paths)
+            for i, (a, paths) in enumerate(zip(loop.args, _maybe_inputs(rw, call, loop)))]
     result, node = _walk(rw, call, loop.body.fn, args, loop.trips, unroll=loop.unroll,
                          sources=Sources(loop.sources, loop.carry, loop.stacked is not None) if loop.sources else None)
     if loop.stacked is not None and not (isinstance(result, TupleValue) and len(result.items) == 2):
         raise rw.error(LayoutError, loop.body.fn.original, f"a {call.short} body must return (carry, y)",
                        "return a pair: the new carry and the per-step output (or None)")
     return result, node
+
+
+def _maybe_inputs(rw, call: Call, loop: Loop) -> list[frozenset[tuple]]:
+    """Per argument of the body, where it holds an array or None known only when traced
+    (:func:`~meshify.rewrite._mappings.maybe_none_paths`): the carry's, as ``init`` holds it, and a scan's ``xs``."""
+    xs = call.arg(2, "xs") if loop.stacked is not None else None
+    return [maybe_none_paths(rw, loop.init.value) if i == loop.carry else
+            maybe_none_paths(rw, xs.value) if xs is not None and i == 1 else frozenset()
+            for i in range(len(loop.args))]
+
+
+def _maybe_result(rw, loop: Loop, result: Value, value: Value) -> Value:
+    """The loop's ``value`` with what may be None marked so (:func:`_maybe_inputs`): a carry where ``init`` or the
+    body's result may be None, a scan's ``ys`` where the body's ``y`` may be (None stacked is None)."""
+    paths = maybe_none_paths(rw, result)
+    if loop.stacked is None:
+        return with_maybe_none(rw, value, paths | maybe_none_paths(rw, loop.init.value))
+    carried = maybe_none_paths(rw, loop.init.value)
+    return with_maybe_none(rw, value, paths | frozenset((0, *p) for p in carried))
 
 
 def _carry(loop: Loop, result: Value) -> Value:
@@ -311,10 +333,13 @@ def _branches(rw, call: Call, branches: Branches, operands: list[Operand]
               ) -> tuple[Value, dict[At, cst.BaseExpression]]:
     """Each branch walked for the operands to learn its result, then again with its result
     converted, inside the branch, to the layout every branch returns."""
-    args = [o.value for o in operands]
+    # (an operand that may be None, an array or None known only when traced, is so in every branch)
+    args = [with_maybe_none(rw, o.value, maybe_none_paths(rw, given.value))
+            for o, given in zip(operands, branches.operands)]
     passed = [o.original for o in operands]
     mark = rw.mark()
     results = [_walk(rw, call, b.fn, args, 1, passed=passed)[0] for b in branches.bodies]
+    maybe = frozenset().union(*(maybe_none_paths(rw, r) for r in results))
     target = _common(rw, call, results)
     rw.rollback(mark)
     walked: dict[At, cst.BaseExpression] = {}
@@ -327,7 +352,7 @@ def _branches(rw, call: Call, branches: Branches, operands: list[Operand]
         walked[branch.at] = _walk(rw, call, branch.fn, args, 1, target=need, passed=passed, dtype=dtypes)[1]
     # JAX requires every branch to return the same dtypes: the first branch whose carriers are known says them
     rw.dtypes.calls[call.node] = next((d for d in dtypes if d is not None), None)
-    return target, walked
+    return with_maybe_none(rw, target, maybe), walked  # (None where a branch's result may be: the others' too)
 
 
 def _common(rw, call: Call, results: list[Value]) -> Value:
@@ -528,6 +553,7 @@ def _passed_body(rw, call: Call, node: cst.BaseExpression, ref: Any, args: list[
     operands = [o for o in call.args if isinstance(o.value, Array | TupleValue)]
     if isinstance(ref, LocalRef):
         value, _name = _local_body(owner, call, ref.local, args, target)
+        value = with_maybe_none(rw, value, maybe_none_paths(owner, value))  # (marked in its writer's scope)
         _records_run_here(rw, owner, start, ref.local.node, operands)  # type: ignore[attr-defined]
         if dtype is not None:
             dtype.append(None)  # its result's dtype is named in its writer's scope, not here
@@ -542,7 +568,7 @@ def _passed_body(rw, call: Call, node: cst.BaseExpression, ref: Any, args: list[
     ref.walked.append((code, new))
     if dtype is not None:
         dtype.append(None)
-    return value, node
+    return with_maybe_none(rw, value, maybe_none_paths(owner, value)), node
 
 
 def _local_body(rw, call: Call, local, args: list[Value], target: Value | None = None,
@@ -573,6 +599,7 @@ def _local_body(rw, call: Call, local, args: list[Value], target: Value | None =
     result, sub, name = walk_local(rw, local, bound, call.node, carriers, forced=forced, blind=passed is None,
                                    passed=dict(zip(positional, sources.nodes)) if sources is not None else None,
                                    carry=sources.carry_of(positional) if sources is not None else None)
+    result = with_maybe_none(rw, result, sub.maybe_results)  # (what it returns that may be None, in rw's terms)
     if dtype is not None:
         dtype.append(sub.dtypes.in_caller(sub.return_dtype, carriers or {}))
     if passed is None and holds_partial(result) and (sub.returns_widened or _wide_item(result, sub.return_items)):

@@ -3995,7 +3995,10 @@ class FunctionRewriter:
         value = op.value
         if isinstance(value, Array) and value.layout.partial and self.dtypes.contains_widened(op.original):
             whole = value.layout.with_partial(())
-            return Operand(Array(whole, value.origin), op.original, self.convert(op, whole, purpose))
+            done = Array(whole, value.origin)
+            if maybe_none(self, value):  # (completed where it is an array: still an array or None)
+                self.maybe_none.append(done)
+            return Operand(done, op.original, self.convert(op, whole, purpose))
         if isinstance(value, TupleValue) and isinstance(op.original, cst.Tuple | cst.List) \
                 and isinstance(op.node, cst.Tuple | cst.List) \
                 and len(op.original.elements) == len(value.items):
