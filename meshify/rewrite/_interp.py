@@ -656,6 +656,31 @@ def _value_node(name: str, key: str) -> cst.Subscript:
     return cst.Subscript(cst.Name(name), [cst.SubscriptElement(cst.Index(cst.SimpleString(json.dumps(key))))])
 
 
+def _field_store(name: str, key: str, node: cst.BaseExpression, replacer: cst.BaseExpression | None
+                 ) -> cst.Assign:
+    """``name = name._replace(key=node)`` (``replacer(name, key=node)`` for a dataclass, ``replacer`` how the module
+    names ``dataclasses.replace``): the NamedTuple or dataclass ``name`` holds with its field ``key`` replaced."""
+    equal = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+    field = cst.Arg(node, keyword=cst.Name(key), equal=equal)
+    call = cst.Call(cst.Attribute(cst.Name(name), cst.Name("_replace")), [field]) if replacer is None else \
+        cst.Call(replacer, [cst.Arg(cst.Name(name)), field])
+    return cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=call)
+
+
+def _dataclass_replace(ctx: ModuleContext) -> cst.BaseExpression | None:
+    """How the module names ``dataclasses.replace`` (``dataclasses.replace``, ``dc.replace``, ``replace``), if it
+    imports it or its module; None where it does not (the generated file adds no import)."""
+    table = ctx.imports
+    for local, qualified in table.imports.items():
+        if local in table.shadowed:
+            continue
+        if qualified == "dataclasses.replace":
+            return cst.Name(local)
+        if qualified == "dataclasses":
+            return cst.Attribute(cst.Name(local), cst.Name("replace"))
+    return None
+
+
 def _first_read(node: cst.CSTNode, name: str) -> cst.Subscript:
     """The ``name[0]`` read in ``node`` (a converted first item of a returned tuple)."""
     found: list[cst.Subscript] = []
@@ -1770,22 +1795,24 @@ class FunctionRewriter:
     def _enter_loop_value(self, name: str, key: str, target: Layout) -> list[cst.BaseStatement]:
         """``name[key] = <that value converted to target>`` (or ``name = {**name, key: ...}`` for a dict another
         name may hold), before a loop whose body leaves the value under ``key`` of the dict of known keys ``name``
-        holds in ``target``: every iteration then finds it as the body leaves it."""
+        holds in ``target``: every iteration then finds it as the body leaves it.  A NamedTuple's field likewise,
+        ``name = name._replace(key=...)``, and a dataclass's, ``name = dataclasses.replace(name, key=...)``."""
         held = self.env[name]
-        assert isinstance(held, StructValue) and held.kind == "dict"
+        assert isinstance(held, StructValue) and held.kind in ("dict", "namedtuple", "dataclass")
         value = held.field(key)
         assert isinstance(value, Array)
         if value.layout.dims != target.dims:  # inferred dims named as the body names them
             value = Array(Layout(target.dims, value.layout.axes, value.layout.partial), value.origin)
         self._comments = []
-        item = _value_node(name, key)
+        item = _value_node(name, key) if held.kind == "dict" else cst.Attribute(cst.Name(name), cst.Name(key))
         node = self._converted_value(Operand(value, item, item), target, "the loop body")
         self.env[name] = replace(held, fields=tuple((k, Array(target, value.origin) if k == key else v)
                                                     for k, v in held.fields))
-        if isinstance(node, cst.Subscript):
+        if node is item:
             return []
-        return [cst.SimpleStatementLine(body=[self._value_store(name, key, node)],
-                                        leading_lines=[comment_line(c) for c in self._comments])]
+        store = self._value_store(name, key, node) if held.kind == "dict" else _field_store(
+            name, key, node, _dataclass_replace(self.ctx) if held.kind == "dataclass" else None)
+        return [cst.SimpleStatementLine(body=[store], leading_lines=[comment_line(c) for c in self._comments])]
 
     def _converted_value(self, op: Operand, target: Layout, purpose: str) -> cst.BaseExpression:
         """``op`` (a name, or a dict's value ``d["k"]``, read in place) converted to ``target``, each step noted for
@@ -1998,9 +2025,12 @@ class FunctionRewriter:
             if isinstance(b, Array) and isinstance(a, Array) and b.layout.axes == a.layout.axes \
                     and b.layout.partial == a.layout.partial and common_item([b, a]) == b:
                 continue  # (only names meshify inferred differ)
-            if before.kind == "dict" and isinstance(key, str) and isinstance(b, Array) and isinstance(a, Array) \
-                    and b.layout != a.layout and (b.dims == a.dims or renamed_dims(b.dims, a.dims)):
-                raise _LoopEntry(name, a.layout, key)
+            replaceable = before.kind in ("dict", "namedtuple") or (
+                before.kind == "dataclass" and _dataclass_replace(self.ctx) is not None)
+            if replaceable and isinstance(key, str) and isinstance(b, Array) \
+                    and isinstance(a, Array) and b.layout != a.layout and (b.dims == a.dims or renamed_dims(b.dims,
+                                                                                                         a.dims)):
+                raise _LoopEntry(name, a.layout, key)  # (d["acc"] = ..., s = s._replace(acc=...) before the loop)
             if isinstance(b, Static) and isinstance(a, Static) and b != Static():
                 raise _LoopEntry(name, replace(before, fields=tuple((k, Static() if k == key else v)
                                                                     for k, v in before.fields)))
@@ -2012,7 +2042,10 @@ class FunctionRewriter:
                 LayoutError, stmt, f"{shown} is {_layouts(b)} when this loop's body starts and "
                 f"{_layouts(a)} {where or 'at its end'}: the body is rewritten once, for one layout",
                 f"keep it in a name of its own while the loop runs (v = {shown} before the loop, rebuild "
-                f"{name!r} after it), or give it one layout in every iteration{named} (a hint where it is made)")
+                f"{name!r} after it), or give it one layout in every iteration{named} (a hint where it is made)"
+                + ("; or import dataclasses in this module: meshify then converts it before the loop with "
+                   "dataclasses.replace" if before.kind == "dataclass" and isinstance(b, Array) and isinstance(a, Array)
+                   and (b.dims == a.dims or renamed_dims(b.dims, a.dims)) else ""))
 
     def _either_list(self, name: str, a: Value, b: Value, stmt: cst.CSTNode) -> Value:
         """A list one branch of an if appends to and the other does not (``if keep: hs.append(x)``): a

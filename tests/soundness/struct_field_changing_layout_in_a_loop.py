@@ -1,11 +1,14 @@
-"""A NamedTuple carried by a Python loop whose body leaves its field in another layout than it found
-(``s.acc`` split along ``ff`` before the loop, whole after ``jnp.tanh(s.acc @ w)``): the body is rewritten once,
-for the layout of the first iteration, so the second contracted a whole ``s.acc`` with a block of ``w`` (a raw
-JAX error from the generated code: "dot_general requires contracting dimensions to have the same shape").
-Refused instead, naming ``s.acc``, both layouts and a fix (a dict's value is converted before the loop instead:
-dict_of_partial_sums_carried_by_a_loop)."""
-from typing import NamedTuple
+"""A dataclass carried by a Python loop whose body leaves its field in another layout than it found (``s.acc``
+split along ``ff`` before the loop, whole after ``jnp.tanh(s.acc @ w)``), in a module that does not import
+``dataclasses`` (the body rebuilds it, ``s = State(acc=...)``): the body is rewritten once, for the layout of the
+first iteration, so the second contracted a whole ``s.acc`` with a block of ``w`` (a raw JAX error from the
+generated code).  Refused, naming ``s.acc``, both layouts and the fixes, one of which is importing ``dataclasses``:
+meshify then converts the field before the loop with ``dataclasses.replace``, as it does a NamedTuple's with
+``_replace`` (struct_field_carried_by_a_loop_in_another_layout) and a dict's value
+(dict_of_partial_sums_carried_by_a_loop)."""
+from dataclasses import dataclass
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -14,7 +17,9 @@ from meshify import Tensor, mesh
 EXPECT = "error"
 
 
-class State(NamedTuple):
+@jax.tree_util.register_dataclass
+@dataclass
+class State:
     acc: Tensor["batch", "ff"]
 
 
@@ -22,7 +27,7 @@ class State(NamedTuple):
 def f(x: Tensor["batch", "ff"], w: Tensor["ff", "ff"], hs: list[Tensor["batch", "ff"]]):
     s = State(acc=x)
     for _ in hs:
-        s = s._replace(acc=jnp.tanh(s.acc @ w))
+        s = State(acc=jnp.tanh(s.acc @ w))
     return s.acc
 
 
