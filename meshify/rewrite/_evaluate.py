@@ -734,6 +734,13 @@ def _both(rw, node: cst.IfExp) -> Operand:
         rw.maybe_none.append(value)
         rw.none_arms[node] = arrays[0]  # (converted in that arm: rw.convert)
         return Operand(value, node, node.with_changes(body=body.node, orelse=orelse.node))
+    trees = [b for b in (body, orelse) if isinstance(b.value, TupleValue | StructValue)]
+    if len(trees) == 1 and len(nones) == 1:  # aux = {"m": m} if flag else None: a tuple or pytree, or None
+        from dataclasses import replace as _replaced
+
+        value = _replaced(trees[0].value)  # (its own object; its arrays are converted where they are read)
+        rw.maybe_none.append(value)
+        return Operand(value, node, node.with_changes(body=body.node, orelse=orelse.node))
     if body.value != orelse.value:
         error = rw.error(BranchLayouts, node, "the branches of this conditional expression have different layouts",
                          "give both branches the same dims, or annotate the result")

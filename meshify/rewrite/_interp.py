@@ -932,9 +932,8 @@ _PLACEHOLDER_PREFIXES = ("einsum_", "matmul_", "dot_")
 
 
 def _array_or_none(a: Value, b: Value) -> bool:
-    """One of ``a``, ``b`` an array and the other None (a branch that leaves a name None)."""
-    return any(isinstance(v, Array) and isinstance(o, Static) and o.known and o.literal is None
-               for v, o in ((a, b), (b, a)))
+    """One of ``a``, ``b`` None (a branch that leaves a name None) and the other an array, or a tuple or pytree."""
+    return any(isinstance(v, Array | Opaque | TupleValue | StructValue) and is_none(o) for v, o in ((a, b), (b, a)))
 
 
 def _none_arm(node: cst.BaseExpression) -> bool:
@@ -2393,7 +2392,7 @@ class FunctionRewriter:
                     merged[name] = self._either_dict(name, a, b, stmt)  # type: ignore[arg-type]
                 elif a != b and taken is None and _array_or_none(a, b):
                     # b = None; if flag: b = x @ w (flag known only when traced): an array or None after the if
-                    merged[name] = replace(next(v for v in (a, b) if isinstance(v, Array)))  # (its own object)
+                    merged[name] = replace(next(v for v in (a, b) if not is_none(v)))  # (its own object)
                     self.maybe_none.append(merged[name])
                 elif a != b and any(isinstance(v, Static) and isinstance(v.literal, LocalDef) for v in (a, b)):
                     raise self.ctx.error(UnsupportedError, stmt, f"{name!r} is a different function after each "
