@@ -4,7 +4,7 @@ not flag else ...`` and ``if flag: ... else: b = None``.  After the ``if`` that 
 (here a partial sum, completed where it is an array: ``mr.psum(b, ...) if b is not None else None`` in the branch
 that leaves it as it was), both branches of the later test kept, and it is returned as an array or None.  Each
 body runs with the flag on and off (``*_off``), on 2x4 and 1x8, float32 and float16 (odd unsplit dim ``d``),
-gradients of each.  Before: "'b' has layout [e/'model'] partial over 'batch' after one branch and None after the
+gradients of each; ``l``: set in a Python loop under the flag.  Before: "'b' has layout [e/'model'] partial over 'batch' after one branch and None after the
 other"."""
 from typing import NamedTuple
 
@@ -96,11 +96,36 @@ def h_off(x: Tensor["batch", "d"], w: Tensor["d", "e"], flag):
     return else_none(x, w, flag)
 
 
+def set_in_a_loop(x, w, v, flag):
+    b = None
+    h = x
+    for _ in range(3):
+        h = jnp.tanh(h @ w) @ v
+        if flag:
+            b = jnp.sum(h, axis=0)
+    if b is not None:
+        h = h + b
+    else:
+        h = h - jnp.mean(h)
+    return h
+
+
+@mesh(batch=2, model=4, rules={"e": "model"})
+def l(x: Tensor["batch", "d"], w: Tensor["d", "e"], v: Tensor["e", "d"], flag):
+    return set_in_a_loop(x, w, v, flag)
+
+
+@mesh(batch=2, model=4, rules={"e": "model"})
+def l_off(x: Tensor["batch", "d"], w: Tensor["d", "e"], v: Tensor["e", "d"], flag):
+    return set_in_a_loop(x, w, v, flag)
+
+
 def inputs():
     rng = np.random.default_rng(1501)
     x = rng.standard_normal((4, 5)).astype(np.float32) - 0.5
     w = (rng.standard_normal((5, 16)) / 3).astype(np.float32)
+    v = (rng.standard_normal((16, 5)) / 3).astype(np.float32)
     x16, w16 = x.astype(np.float16), w.astype(np.float16)
     return {"f": (x, w, True), "f_off": (x, w, False), "f16": (x16, w16, True),
             "g": (x, w, Config(True, -1.5)), "g_off": (x, w, Config(False, 0.5)),
-            "h": (x16, w16, True), "h_off": (x, w, False)}
+            "h": (x16, w16, True), "h_off": (x, w, False), "l": (x, w, v, True), "l_off": (x, w, v, False)}
