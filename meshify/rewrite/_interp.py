@@ -2119,6 +2119,28 @@ class FunctionRewriter:
             fields.append((key, both))
         return StructValue(a.cls, tuple(fields), "dict", a.meta)
 
+    def _either_struct(self, name: str, a: StructValue, b: StructValue, stmt: cst.CSTNode) -> Value:
+        """A NamedTuple (or dataclass) the branches of an if leave differently: each field the one both leave (an
+        array of one layout; a Python value that differs, known only when traced).  Was the first branch's,
+        whatever the other left (its fields' dims and layouts wrong where the other ran: a raw JAX error)."""
+        if a.cls != b.cls or [k for k, _ in a.fields] != [k for k, _ in b.fields]:
+            raise self.ctx.error(LayoutError, stmt, f"{name!r} is a {a.cls} after one branch and a {b.cls} (or other "
+                                 "fields) after the other", f"make {name!r} the same class with the same fields "
+                                 "after both branches")
+        fields = []
+        for (key, x), (_, y) in zip(a.fields, b.fields):
+            both = x if x == y else Static() if isinstance(x, Static) and isinstance(y, Static) \
+                and not any(isinstance(v.literal, LocalDef) for v in (x, y)) else common_item([x, y])
+            if both is None:
+                dims = x.dims if isinstance(x, Array) else None
+                fix = (f"pin {name}.{key} with a hint where each branch makes it: v: Tensor[{hint_dims(dims)}] = ..."
+                       if dims and isinstance(y, Array) and y.dims == dims else f"give {name}.{key} the same dims "
+                       f"in both branches, or keep what one branch makes in a name of its own")
+                raise self.ctx.error(LayoutError, stmt, f"{name}.{key} is {described_value(x)} after one branch "
+                                     f"and {described_value(y)} after the other", fix)
+            fields.append((key, both))
+        return replace(a, fields=tuple(fields))
+
     def _grown(self, name: str, before: Static | TupleValue, after: TupleValue, stmt: cst.For) -> StructValue:
         """The sequence a tuple (or list) the loop's body joins items to holds: every item of one layout."""
         items = [*(before.items if isinstance(before, TupleValue) else ()), *after.items]
@@ -2390,6 +2412,9 @@ class FunctionRewriter:
                     merged[name] = self._either_mapping(name, a, b, stmt)
                 elif a != b and all(isinstance(v, StructValue) and v.kind == "dict" for v in (a, b)):
                     merged[name] = self._either_dict(name, a, b, stmt)  # type: ignore[arg-type]
+                elif a != b and all(isinstance(v, StructValue) and v.kind in ("namedtuple", "dataclass")
+                                    for v in (a, b)):
+                    merged[name] = self._either_struct(name, a, b, stmt)  # type: ignore[arg-type]
                 elif a != b and taken is None and _array_or_none(a, b):
                     # b = None; if flag: b = x @ w (flag known only when traced): an array or None after the if
                     merged[name] = replace(next(v for v in (a, b) if not is_none(v)))  # (its own object)
