@@ -323,12 +323,21 @@ def _dot(ctx: RuleContext, call: Call):
 @op("jax.numpy.outer", reads=("a", "b"))
 def _outer(ctx: RuleContext, call: Call):
     """``jnp.outer(a, b)`` of two vectors: ``einsum("i,j->ij")``, each output dim keeping its split."""
-    operands = [call.arg(0, "a"), call.arg(1, "b")]
+    operands = [_literal_vector(call.arg(0, "a")), _literal_vector(call.arg(1, "b"))]
     if any(_rank(o) != 1 for o in operands if isinstance(o.value, Array)) or \
             not all(isinstance(o.value, Array) for o in operands):
         return _flattened(ctx, call, operands, "outer")
     value, converts, contraction = contract(ctx, operands, ["i", "j"], "ij", call.node, "outer")
     return Lowering(value, tuple(c for c in converts if c is not None), contraction=contraction)
+
+
+def _literal_vector(operand: Operand) -> Operand:
+    """A vector of a literal length (``jnp.arange(0, 8, 2)``, a config's size): a whole array, its dim named
+    by that length (``4?``), as an elementwise op names such a value by position.  Other operands as given."""
+    shape = operand.value.shape if isinstance(operand.value, Opaque) else None
+    if shape is None or len(shape) != 1:
+        return operand
+    return Operand(Array(Layout.replicated((f"{shape[0]}{INFERRED}",))), operand.original, operand.node)
 
 
 @op("jax.numpy.kron", reads=("a", "b"))
