@@ -151,6 +151,11 @@ def _arange(ctx: RuleContext, call: Call):
         # batch split: jnp.arange(max_len)[None, :] < lengths[:, None])
         return keep(Array(Layout.replicated((name + INFERRED,))))
     stop = _shape_dims(call.arg(1, "stop")) if len(call.args) >= 2 else None
+    if stop is None and len(call.args) >= 2 and isinstance(call.args[1].value, Static) \
+            and not call.args[1].value.known and _expr_name(call.args[1].original) is not None:
+        # jnp.arange(0, dim, 2) with dim a Python int meshify cannot size (cfg.rope_head_dim): its even entries
+        # of an inferred dim named after it (dim?[::2]?), whole on every device, as jnp.arange(dim)'s
+        stop = (_expr_name(call.args[1].original) + INFERRED,)
     steps = [_literal(o) for o in (call.args[0], *call.args[2:3])]
     if stop is not None and len(stop) == 1 and all(isinstance(b, int) and not isinstance(b, bool) and b > 0
                                                    for b in steps[1:]) and type(steps[0]) is int and steps[0] >= 0:
