@@ -11,7 +11,7 @@ import itertools
 import libcst as cst
 
 from meshify._halos import section_chunks, section_groups, section_widths
-from meshify.annotate._types import BROADCAST, INFERRED, Axes, Layout, joined_slices, unify_dims, unsliced
+from meshify.annotate._types import BROADCAST, INFERRED, Axes, Layout, joined_slices, sliced_dim, unify_dims, unsliced
 from meshify.errors import LayoutError, MeshifyError, UnsupportedError
 from meshify.rewrite._collectives import axes_text, sections_kind
 from meshify.rewrite._containers import sequence_item
@@ -1109,10 +1109,30 @@ def _split(ctx: RuleContext, call: Call):
             isinstance(count, int) or all(type(i) is int for i in count)) else None
         return _split_sections(ctx, call, x, layout, axis, known, pieces)
     if pieces > 1 and layout.dims[axis] != BROADCAST:  # each section another size than the dim's: an inferred name
-        dims = list(layout.dims)
-        dims[axis] = dims[axis].rstrip(INFERRED) + INFERRED
-        layout = Layout(tuple(dims), layout.axes, layout.partial)
+        bounds = _split_bounds(count, written)
+        if bounds is not None:  # at indices: each section named as the slice it is (dim[:q]?, dim[q:]?)
+            return keep(TupleValue(tuple(Array(_renamed(layout, axis, sliced_dim(layout.dims[axis], lo, hi, None)),
+                                               array(x).origin) for lo, hi in zip((None, *bounds), (*bounds, None)))))
+        layout = _renamed(layout, axis, layout.dims[axis].rstrip(INFERRED) + INFERRED)
     return keep(TupleValue(tuple(Array(layout, array(x).origin) for _ in range(pieces))))
+
+
+def _split_bounds(count: object, written: cst.BaseExpression | None) -> list[int | str] | None:
+    """The indices of ``jnp.split(x, [a, b])`` as slice bounds: ints, or the names of Python ints meshify
+    cannot read (``cfg.qk_nope_head_dim``: ``qk_nope_head_dim``); None for a number of sections, or an index
+    written otherwise (arithmetic)."""
+    if isinstance(count, tuple | list) and all(type(i) is int and i >= 0 for i in count):
+        return list(count)
+    if not isinstance(written, cst.List | cst.Tuple):
+        return None
+    names = [_expr_name(e.value) for e in written.elements]
+    return names if all(names) and len(set(names)) == len(names) else None  # type: ignore[return-value]
+
+
+def _renamed(layout: Layout, axis: int, name: str) -> Layout:
+    dims = list(layout.dims)
+    dims[axis] = name
+    return Layout(tuple(dims), layout.axes, layout.partial)
 
 
 def _split_sections(ctx: RuleContext, call: Call, x: Operand, layout: Layout, axis: int,
