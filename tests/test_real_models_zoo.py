@@ -69,6 +69,8 @@ SIZES: dict[str, dict[str, int]] = {
              "d_text": 16, "text_qkv": 48, "text_attn": 16, "text_mlp": 32, "blocks": 2},
     "rwkv": {"batch": 4, "length": 8, "vocab": 64, "d_model": 32, "attn_features": 32, "heads": 8, "head_size": 4,
              "d_ff": 64, "blocks": 2},
+    "deepseek": {"batch": 4, "length": 8, "vocab": 64, "d_model": 32, "q_features": 48, "kv_a": 18, "kv_lora": 16,
+                 "kv_b": 64, "v_features": 32, "experts": 8, "d_ff": 16, "shared_ff": 32, "blocks": 2},
 }
 
 #: Models meshify refuses today, with the refusal (the test fails if it starts to pass: update it).
@@ -183,7 +185,8 @@ def _inputs(model: str, module: Any, seed: int = 0) -> tuple[Any, tuple[Any, ...
     params_cls = {"gpt2": "GPT2", "llama": "Params", "vit": "ViT", "t5": "Params", "mistral": "Weights",
                   "mixtral": "Model", "mixer": "Mixer", "nanogpt": "GPT", "bert": "Bert",
                   "gemma": "Params", "whisper": "AudioEncoder", "switch": "SwitchParams", "dit": "DiT",
-                  "mamba": "Mamba", "convnext": "ConvNeXt", "swin": "Swin", "clip": "CLIP", "rwkv": "RWKV"}[model]
+                  "mamba": "Mamba", "convnext": "ConvNeXt", "swin": "Swin", "clip": "CLIP", "rwkv": "RWKV",
+                  "deepseek": "Transformer"}[model]
     params = _build(getattr(module, params_cls), s, rng)
     if model in ("vit", "mixer", "convnext", "swin"):
         images = rng.standard_normal((s["batch"], s["height"], s["width"], s["channels"])).astype(np.float32)

@@ -4,7 +4,6 @@ DeepSeek's rotary table ``jnp.outer(jnp.arange(seqlen), freqs)`` built in the to
 queries with the batch and heads split.  The literal vector is named by its length (``2?``); refused before
 ('cannot infer the dims of cos'), the outer having given a value of unknown dims.  Also the literal vector
 first, its dim lined up with a split one (each device's block is checked against the whole length)."""
-import jax
 import jax.numpy as jnp
 import numpy as np
 
