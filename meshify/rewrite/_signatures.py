@@ -323,6 +323,7 @@ SIGNATURES: dict[str, str] = {
     "jax.numpy.concat": "arrays, /, *, axis=0",
     "jax.numpy.repeat": "a, repeats, axis=None, *, total_repeat_length=None, out_sharding=None",
     "jax.numpy.broadcast_to": "array, shape, *, out_sharding=None",
+    "jax.numpy.tile": "A, reps",
     "jax.numpy.stack": "arrays, axis=0, out=None, dtype=None",
     "jax.numpy.hstack": "tup, dtype=None",
     "jax.numpy.vstack": "tup, dtype=None",

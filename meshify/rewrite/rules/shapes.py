@@ -1315,3 +1315,53 @@ def _broadcast_to(ctx: RuleContext, call: Call):
     # the shape as a tuple of its (per-shard) sizes
     return Lowering(value, replace=((At(call.position(shape)), tuple(s.node if p is None else p
                                                                      for s, p in zip(size_ops, shards))),))
+
+
+@op("jax.numpy.tile", reads=("A", "reps"))
+def _tile(ctx: RuleContext, call: Call):
+    """``jnp.tile(latents[None], (B, 1, 1))`` (a Perceiver's latent array, one copy per example): a size-1 dim
+    repeated to a size read off another value's dim is that dim, split by the rules where the axis is free, as
+    :func:`_broadcast_to` grows it, and each device tiles only its block; a rep of 1 keeps the dim and its split.
+    Tiling a dim of more entries makes an inferred one (``d_tiled?``), refused where that dim is split (each
+    device's copies of its block would interleave the blocks)."""
+    x, reps = call.arg(0, "A"), call.arg(1, "reps")
+    if not isinstance(x.value, Array) or not isinstance(reps.original, cst.Tuple | cst.List):
+        return unknown_call(ctx, call)
+    layout = array(x).layout
+    size_ops = [call.items[e.value] for e in reps.original.elements]
+    rank = max(len(size_ops), layout.rank)
+    dims: list[str] = []
+    axes: list[Axes] = []
+    grown: list[bool] = []
+    for j in range(rank):
+        i, r = j - (rank - layout.rank), j - (rank - len(size_ops))
+        own, own_axes = (layout.dims[i], layout.axes[i]) if i >= 0 else (BROADCAST, ())
+        size = size_ops[r] if r >= 0 else None
+        grown.append(size is not None and _literal(size) != 1 and own == BROADCAST)
+        if size is None or _literal(size) == 1:
+            dims.append(own)
+        elif own == BROADCAST:
+            of = size.value.size_of if isinstance(size.value, Static) else None
+            dims.append(of or f"{_expr_name(size.original) or 'tiled'}{INFERRED}")
+        elif own_axes:
+            raise ctx.error(UnsupportedError, call.node, f"jnp.tile of {ctx.code(x.original)!r} along its dim {own!r}, "
+                            f"split over {axes_text(own_axes)}", f"tile it whole (map {own!r} to no mesh axis), or "
+                            "tile a new size-1 dim: jnp.tile(v[None], (n, 1, 1))")
+        else:
+            dims.append(f"{own.rstrip(INFERRED)}_tiled{INFERRED}")
+        axes.append(own_axes)
+    taken = {a for ax in axes for a in ax}
+    for j, dim in enumerate(dims):
+        if grown[j] and not dim.endswith(INFERRED):
+            want = ctx.rules.axes(dim)
+            if want and not taken & set(want) and not layout.partial & set(want):
+                axes[j] = want
+                taken |= set(want)
+    value = Array(Layout(tuple(_unique(dims)), tuple(axes), layout.partial), array(x).origin)
+    offset = rank - len(size_ops)
+    shards = [_shard_size(ctx, s, s.original, ctx.mesh.size(axes[offset + r]), dims[offset + r].rstrip(INFERRED),
+                          what="tile count") if grown[offset + r] else None for r, s in enumerate(size_ops)]
+    if shards == [None] * len(shards):
+        return keep(value)
+    return Lowering(value, replace=((At(call.position(reps)), tuple(s.node if p is None else p
+                                                                    for s, p in zip(size_ops, shards))),))
