@@ -532,7 +532,9 @@ def _whole_leads(ctx: RuleContext, layout: Layout, sizes: list, anchors: list[tu
     ``B, T, _ = x.shape`` keeps the dim ``jnp.stack(outs, 1)`` made of a list filled over time, in
     ``.reshape(B, T, H * N)`` with the heads split), a dim meshify inferred by any other size, and the user's
     hinted dims by a size meshify reads as a number (``x.reshape(4, 8, H, -1)`` or ``x.reshape(B, L, H, -1)`` of
-    [batch, seq, d] with d split).  A naming hint's merge check makes no guess
+    [batch, seq, d] with d split), and a -1 (``q.reshape(b, -1, heads, q.shape[-1] // heads)`` of [batch, latents,
+    attn_features] with the features split: public code's heads reshape, for queries and keys of any length).
+    A naming hint's merge check makes no guess
     (``per_group`` taken as kept by a 32 would make it see merges that are not there).  Also the pairs so kept,
     (input dim, size)."""
     leads: list[tuple[int, int]] = []
