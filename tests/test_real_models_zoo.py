@@ -71,6 +71,9 @@ SIZES: dict[str, dict[str, int]] = {
              "d_ff": 64, "blocks": 2},
     "deepseek": {"batch": 4, "length": 8, "vocab": 64, "d_model": 32, "q_features": 48, "kv_a": 18, "kv_lora": 16,
                  "kv_b": 64, "v_features": 32, "experts": 8, "d_ff": 16, "shared_ff": 32, "blocks": 2},
+    "perceiver": {"batch": 4, "inputs": 16, "features": 3, "in_features": 12, "d_context": 16, "latents": 8,
+                  "d_model": 32, "cross_features": 32, "cross_kv": 64, "attn_features": 32, "kv_features": 64, "mlp": 64,
+                  "classes": 10, "blocks": 2},
 }
 
 #: Models meshify refuses today, with the refusal (the test fails if it starts to pass: update it).
@@ -186,7 +189,7 @@ def _inputs(model: str, module: Any, seed: int = 0) -> tuple[Any, tuple[Any, ...
                   "mixtral": "Model", "mixer": "Mixer", "nanogpt": "GPT", "bert": "Bert",
                   "gemma": "Params", "whisper": "AudioEncoder", "switch": "SwitchParams", "dit": "DiT",
                   "mamba": "Mamba", "convnext": "ConvNeXt", "swin": "Swin", "clip": "CLIP", "rwkv": "RWKV",
-                  "deepseek": "Transformer"}[model]
+                  "deepseek": "Transformer", "perceiver": "Perceiver"}[model]
     params = _build(getattr(module, params_cls), s, rng)
     if model in ("vit", "mixer", "convnext", "swin"):
         images = rng.standard_normal((s["batch"], s["height"], s["width"], s["channels"])).astype(np.float32)
@@ -201,6 +204,9 @@ def _inputs(model: str, module: Any, seed: int = 0) -> tuple[Any, tuple[Any, ...
         images = rng.standard_normal((s["batch"], s["height"], s["width"], s["channels"])).astype(np.float32)
         text = rng.integers(0, s["vocab"], (s["batch"], s["length"]))
         return params, (jnp.asarray(images), jnp.asarray(text, jnp.int32))
+    if model == "perceiver":  # a long input of a few features per position
+        data = rng.standard_normal((s["batch"], s["inputs"], s["features"])).astype(np.float32)
+        return params, (jnp.asarray(data),)
     if model == "whisper":
         mel = rng.standard_normal((s["batch"], s["frames"], s["mels"])).astype(np.float32)
         return params, (jnp.asarray(mel),)
