@@ -963,6 +963,9 @@ class Dtypes:
         if carriers is None:
             return False
         for text in carriers:
+            captured = self._captured_param(text)  # (a rebound parameter's dtype, read at the top: the argument's)
+            if captured != text and captured not in self.unknown:
+                continue
             if text in self.params and text not in self.rebound and text not in self.unknown:
                 continue
             if any(self._local(name) for name in _names_in(text)):
@@ -976,6 +979,7 @@ class Dtypes:
         out: Carriers = ()
         quotient = f"{self.rw.ctx.mr}.quotient_dtype("
         for text in carriers:
+            text = self._captured_param(text)  # (x_dtype, a rebound parameter's read at the top: the argument's)
             if text.startswith(quotient):  # mr.quotient_dtype(a, b): its arguments in the caller's names
                 call = cst.parse_expression(text)
                 assert isinstance(call, cst.Call)
@@ -992,6 +996,11 @@ class Dtypes:
             else:
                 out = _union(out, (text,))
         return out
+
+    def _captured_param(self, text: str) -> str:
+        """The parameter whose dtype carrier ``text`` reads at the top of the body (``cos`` for ``cos_dtype``, where
+        the helper rebinds ``cos = cos[None, :, None, :]``), or ``text`` itself."""
+        return next((p for p, capture in self.captures.items() if capture == text), text)
 
     def _local(self, name: str) -> bool:
         return name in self.params or name in self.rw.env or name in self.names or name in self.captures.values()
