@@ -1189,6 +1189,24 @@ def _copied_sequence(rw, node: cst.Call) -> Operand | None:
 
 
 
+def _map_as_generator(rw, node: cst.Call) -> cst.GeneratorExp | None:
+    """Python's ``map(lambda t: body, items)`` of a lambda of one parameter over one iterable, as the generator
+    ``(body for t in items)`` it equals (lucidrains' ``q, k, v = map(lambda t: rearrange(t, ...), (q, k, v))``);
+    None for any other call."""
+    func = node.func
+    if not (isinstance(func, cst.Name) and func.value == "map" and func.value not in rw.env
+            and not rw.ctx.binds("map") and len(node.args) == 2 and not any(a.star or a.keyword for a in node.args)):
+        return None
+    fn = node.args[0].value
+    if not isinstance(fn, cst.Lambda):
+        return None
+    params = fn.params
+    if len(params.params) != 1 or params.posonly_params or params.kwonly_params or params.params[0].default \
+            or not isinstance(params.star_arg, cst.MaybeSentinel) or params.star_kwarg is not None:
+        return None
+    return cst.GeneratorExp(elt=fn.body, for_in=cst.CompFor(target=params.params[0].name, iter=node.args[1].value))
+
+
 def _call(rw, node: cst.Call):
     func = node.func
     if _is_at_update(rw, func):  # x.at[:, 0].set(v), mask.at[i].add(1)
@@ -1237,6 +1255,10 @@ def _call(rw, node: cst.Call):
         names = {f"builtins.{func.value}"}  # Python's own sum(), not a module's (or a local's) of that name
     if names & (TREE_MAP | TREE_MAP_WITH_PATH):  # jax.tree.map(lambda *xs: jnp.stack(xs), *params.blocks) (_containers)
         return tree_map(rw, node)
+    mapped = _map_as_generator(rw, node)
+    if mapped is not None:  # map(lambda t: t.reshape(b, -1, h, d), (q, k, v)): the generator it is
+        out = rw.expr(mapped)
+        return Operand(out.value, node, out.node)
     if isinstance(func, cst.Name) and func.value in ("list", "tuple") and not rw.ctx.binds(func.value) \
             and func.value not in rw.env and len(node.args) == 1 and not node.args[0].star:
         items = rw.expr(node.args[0].value)
