@@ -125,6 +125,15 @@ __all__ = ["OPERAND_OBSERVERS", "FunctionPlan", "FunctionRewriter", "Operand", "
 OPERAND_OBSERVERS: list = []
 
 
+def _inferred_to_hinted(value: Value, dims: tuple[str, ...]) -> bool:
+    """Whether a helper's hint ``dims`` may take ``value`` as it is: its dims are the hint's, or names meshify chose
+    (``head_dim?[::2]?`` of a rotary table built from ``jnp.arange(0, head_dim, 2)``), whole on every device, where
+    they differ; the value keeps its own names (the hint asks JAX to check no size)."""
+    return isinstance(value, Array) and len(value.dims) == len(dims) and any(a != b for a, b in zip(value.dims, dims)) \
+        and all(a == b or (a.endswith(INFERRED) and not axes)
+                for a, b, axes in zip(value.dims, dims, value.layout.axes))
+
+
 @dataclass(frozen=True, slots=True)
 class Record:
     """One inserted collective or local slice, for comments and ``explain``.
@@ -1180,7 +1189,8 @@ class FunctionRewriter:
             if dims == () and isinstance(value, Static) and (not value.known or type(value.literal) in (int, float)):
                 # pos: Tensor[()] given a Python number or a loop's index (fori_loop's i): a scalar, on every device
                 value = Array(Layout.replicated(()))
-            if dims is not None and not (isinstance(value, Array) and value.dims == dims):
+            if dims is not None and not (isinstance(value, Array) and value.dims == dims) \
+                    and not _inferred_to_hinted(value, dims):
                 passed = described_value(value)
                 raise self.ctx.error(
                     LayoutError, param.annotation.annotation,
