@@ -741,6 +741,17 @@ def _both(rw, node: cst.IfExp) -> Operand:
         value = _replaced(trees[0].value)  # (its own object; its arrays are converted where they are read)
         rw.maybe_none.append(value)
         return Operand(value, node, node.with_changes(body=body.node, orelse=orelse.node))
+    numbers = [b for b in (body, orelse) if isinstance(b.value, Static) and b.value.known
+               and type(b.value.literal) in (int, float)]
+    scalars = [b for b in (body, orelse) if isinstance(b.value, Array) and b.value.layout.rank == 0]
+    if len(numbers) == 1 and len(scalars) == 1:
+        # 0.0 if bias is None else jnp.sum(bias): a Python number or a scalar array, known only when traced; every
+        # JAX function treats the two alike where the array is whole (a partial sum completed in its arm; a number
+        # taken for a partial sum would be counted once per device)
+        whole = Layout.replicated(())
+        arm = rw.convert(scalars[0], whole, "a conditional expression whose other branch is a Python number")
+        arms = {"body": arm, "orelse": orelse.node} if scalars[0] is body else {"body": body.node, "orelse": arm}
+        return Operand(Array(whole), node, node.with_changes(**arms))
     if body.value != orelse.value:
         error = rw.error(BranchLayouts, node, "the branches of this conditional expression have different layouts",
                          "give both branches the same dims, or annotate the result")
