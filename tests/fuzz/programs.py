@@ -817,7 +817,7 @@ class _Builder:
                                 ("softmax", 8), ("shape", 11), ("lookup", 8), ("loop", 6), ("literal", 5),
                                 ("listy", 4), ("call", 5), ("const", 4), ("update", 4), ("select", 3), ("rotary", 2),
                                 ("along", 2), ("sections", 2), ("einops", 3), ("diagonal", 3), ("pairs", 2), ("leaves", 2),
-                                ("narrow_ids", 2),
+                                ("narrow_ids", 2), ("optional", 2),
                                 ("spatial", 60 if self.spatial else 0)])
             if not getattr(self, f"op_{op}")(a):
                 self.op_unary(a)
@@ -2041,6 +2041,24 @@ class _Builder:
         expr = f"{z}[{', '.join([':'] * len(rest) + [iu, ju])}].sum(axis=-1)"
         n = self.sizes[x]
         self.emit(expr, rest, a.scale ** 2 * math.sqrt(self.sizes[c]) * n * n)
+        return True
+
+    def op_optional(self, a: _Value) -> bool:
+        """An array or None known only when traced, as an optional bias is written: set under an ``if`` on a size
+        meshify does not know before the call (true or false by the sizes chosen), then read by ``0.0 if m is None
+        else jnp.sum(m)`` (a number or a scalar: the sum completed in its arm) or ``a + m if m is not None else a``."""
+        if None in a.dims or not a.dims:
+            return False
+        i = self.pick(range(len(a.dims)))
+        k = self.sizes[a.dims[i]] - self.pick([1, 0])
+        m = f"{self.fresh()}m"
+        self.lines.append(f"{m} = None")
+        self.lines.append(f"if {a.name}.shape[{i}] > {k}: {m} = jnp.tanh({a.name}) * 0.5")
+        if self.flag(50):
+            n = self.elements(a.dims)
+            self.emit(f"jnp.mean({a.name}) + (0.0 if {m} is None else jnp.sum({m}) / {n})", [], a.scale + 1)
+        else:
+            self.emit(f"{a.name} + {m} if {m} is not None else {a.name}", a.dims, a.scale + 1)
         return True
 
     def op_leaves(self, a: _Value) -> bool:
