@@ -624,10 +624,9 @@ def unknown_call(ctx: RuleContext, call: Call) -> Lowering:
                                     f"an optax function meshify has no rule for) on {path!r} with layout "
                                     f"{value.layout.describe()}: meshify cannot see what it does to each device's "
                                     "block", f"return the gradients from the @mesh function and call {call.name} in a "
-                                    "jax.jit step "
-                                    "around that call (examples/gpt2.py's train: the updates and the optimizer "
-                                    "state keep the parameters' shardings), or write the update with jax.tree.map "
-                                    "(lambda w, g: w - lr * g), which meshify follows")
+                                    "jax.jit step around that call (examples/gpt2.py's train: the updates and the "
+                                    "optimizer state keep the parameters' shardings), or write the update with "
+                                    "jax.tree.map (lambda w, g: w - lr * g), which meshify follows")
                 func = call.node.func if isinstance(call.node, cst.Call) else None
                 if isinstance(func, cst.Lambda | cst.Call):  # (lambda a: ...)(x): a function called where it is made
                     raise ctx.error(UnsupportedError, call.node, f"{ctx.code(func)} is called where it is made, on "
