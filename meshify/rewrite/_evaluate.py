@@ -2943,7 +2943,7 @@ def _static_cast(rw, node: cst.Call, receiver: Operand) -> Operand:
 #: Joins of a list whose items may stay partial sums (the join is one, over the same axes): ``jnp.stack([h @ w for
 #: h in hs])`` is completed once, where its consumer needs it (``jnp.sum(..., 0)`` first: the sum's block).
 _LINEAR_JOINS = frozenset({"jax.numpy.stack", "jax.numpy.concatenate", "jax.numpy.concat", "jax.numpy.hstack",
-                           "jax.numpy.vstack"})
+                           "jax.numpy.vstack", "jax.numpy.column_stack"})
 
 
 def _evaluate_args(rw, node: cst.Call, name: str, receiver, helper: bool = False) -> Call:

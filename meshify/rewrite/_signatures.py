@@ -327,6 +327,7 @@ SIGNATURES: dict[str, str] = {
     "jax.numpy.stack": "arrays, axis=0, out=None, dtype=None",
     "jax.numpy.hstack": "tup, dtype=None",
     "jax.numpy.vstack": "tup, dtype=None",
+    "jax.numpy.column_stack": "tup",
     "jax.numpy.split": "ary, indices_or_sections, axis=0",
     "jax.numpy.array_split": "ary, indices_or_sections, axis=0",
     # -- constructors and masks ------------------------------------------------------------------------

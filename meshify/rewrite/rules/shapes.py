@@ -952,12 +952,20 @@ def _sequence(ctx: RuleContext, call: Call, keyword: str):
 
 @op("jax.numpy.hstack", kind="hstack", reads=("tup", "dtype"))
 @op("jax.numpy.vstack", kind="vstack", reads=("tup", "dtype"))
+@op("jax.numpy.column_stack", kind="column_stack", reads=("tup",))
 @op("jax.numpy.concatenate", kind="concatenate", reads=("arrays", "axis", "dtype"))
 @op("jax.numpy.concat", kind="concatenate", reads=("arrays", "axis"))
 @op("jax.numpy.stack", kind="stack", reads=("arrays", "axis", "dtype"))
 def _join(ctx: RuleContext, call: Call, kind: str):
-    seq, items = _sequence(ctx, call, "tup" if kind in ("hstack", "vstack") else "arrays")
+    seq, items = _sequence(ctx, call, "tup" if kind in ("hstack", "vstack", "column_stack") else "arrays")
     join = _joined if items is not None else _joined_items
+    if kind == "column_stack":  # vectors: the columns of a matrix (a stack along 1); else a concatenate along 1
+        listed = items if items is not None else [Operand(_one_item(seq.value), seq.original, seq.node)]
+        ranks = {array(i).layout.rank for i in listed if isinstance(i.value, Array)}
+        if len(ranks) > 1 and 1 in ranks:
+            raise ctx.error(UnsupportedError, call.node, "column_stack of vectors and matrices together",
+                            "make the vectors columns first (v[:, None]) and write jnp.concatenate([...], axis=1)")
+        return join(ctx, call, seq, items, "stack" if ranks == {1} else "concatenate", 1, kind)
     if kind in ("hstack", "vstack"):  # numpy's: a concatenate along a fixed axis (vstack of vectors: a stack)
         listed = items if items is not None else [Operand(_one_item(seq.value), seq.original, seq.node)]
         rank = next((array(i).layout.rank for i in listed if isinstance(i.value, Array)), 2)
