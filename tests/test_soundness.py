@@ -73,8 +73,6 @@ XFAIL: dict[str, str] = {
     "array_of_partial_sums_of_two_dtypes": "REFUSED MSH050: a join of float32-formed partial sums of different "
                                            "dtypes (mr.joined_dtype); each item ought to be completed before it",
     "literal_eye": "REFUSED MSH040: cannot infer the dims of jnp.eye(8), an operand of @",
-    "logsumexp_return_sign": "REFUSED MSH030: logsumexp(return_sign=True) (its rule does not model return_sign=)",
-    "logsumexp_return_sign_split": "REFUSED MSH030: jax.nn.logsumexp(return_sign=...) over a split dim",
 }
 
 #: Cases whose converted-path variant is marked slow (compile-heavy); see tests/conftest.py.

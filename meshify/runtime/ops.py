@@ -691,10 +691,11 @@ def _global_max(x: jax.Array, axis: Axis, axis_name: AxisName, where=None) -> ja
 
 
 def logsumexp(x: jax.Array, axis: Axis, axis_name: AxisName, keepdims: bool = False, where=None,
-              b=None) -> jax.Array:
-    """``jax.nn.logsumexp(x, axis, b=b, where=where)`` over a dim split over ``axis_name``: local max, pmax,
-    local sum of exp, psum; as JAX computes it (an infinite max shifts by 0; weights ``b``: entries of
-    weight 0 left out, a negative sum NaN)."""
+              b=None, return_sign: bool = False):
+    """``jax.nn.logsumexp(x, axis, b=b, where=where, return_sign=...)`` over a dim split over ``axis_name``:
+    local max, pmax, local sum of exp, psum; as JAX computes it (an infinite max shifts by 0; weights ``b``:
+    entries of weight 0 left out, a negative sum NaN, or with ``return_sign`` the log of its magnitude and
+    its sign)."""
     if where is not None:
         x = jnp.where(where, x, 0)
     if b is not None:
@@ -709,6 +710,9 @@ def logsumexp(x: jax.Array, axis: Axis, axis_name: AxisName, keepdims: bool = Fa
         e = e * b
     total = jax.lax.psum(jnp.sum(e, axis=axis, where=where), axis_name)
     out = jnp.log(jnp.abs(total)) + m
+    if return_sign:
+        sign = jnp.sign(total)
+        return (jnp.expand_dims(out, axis), jnp.expand_dims(sign, axis)) if keepdims else (out, sign)
     if b is not None:
         out = jnp.where(jnp.sign(total) < 0, jnp.asarray(jnp.nan, out.dtype), out)
     return jnp.expand_dims(out, axis) if keepdims else out

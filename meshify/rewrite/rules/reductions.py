@@ -12,7 +12,7 @@ from dataclasses import replace
 from meshify.annotate._types import BROADCAST, INFERRED, Layout, hint_dims
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._collectives import axes_text
-from meshify.rewrite._values import Array, Opaque, Static
+from meshify.rewrite._values import Array, Opaque, Static, TupleValue
 from meshify.rewrite.rules._api import (
     At,
     Call,
@@ -314,12 +314,15 @@ def _softmax_rule(ctx: RuleContext, call: Call, kind: str):
         reduced = [layout.rank - 1]
     converts = [Convert(x, layout.with_partial(()), kind)]
     split = [i for i in reduced if layout.axes[i]]
-    keepdims = False
+    keepdims = signed = False
     if kind == "logsumexp":
         keepdims = _keepdims(ctx, call.arg(3, "keepdims"))
+        signed = _keepdims(ctx, call.arg(4, "return_sign"))  # (a literal True/False, as keepdims=)
         dims = tuple(BROADCAST if i in reduced else d for i, d in enumerate(layout.dims) if keepdims or i not in reduced)
         axes = tuple(() if i in reduced else a for i, a in enumerate(layout.axes) if keepdims or i not in reduced)
         result = Array(Layout(dims, axes))
+        if signed:  # (log |sum|, sign of the sum): two arrays of one layout
+            result = TupleValue((result, Array(result.layout)))
     else:
         result = Array(layout.with_partial(()))
     extras = [(name, o) for name in ("where", "b") if (o := call.params.get(name)) is not None and not _is_none(o)]
@@ -352,8 +355,8 @@ def _softmax_rule(ctx: RuleContext, call: Call, kind: str):
         keywords += f", {name}={{{name}}}"
     split_axes = ctx.mesh.order(a for i in split for a in layout.axes[i])
     axis_value = reduced[0] if len(reduced) == 1 else tuple(reduced)
-    template = "{mr}.%s({x}, axis={axis}, axis_name={axes}%s%s)" % (
-        kind, ", keepdims=True" if keepdims else "", keywords)
+    template = "{mr}.%s({x}, axis={axis}, axis_name={axes}%s%s%s)" % (
+        kind, ", keepdims=True" if keepdims else "", ", return_sign=True" if signed else "", keywords)
     names = ", ".join(f"'{layout.dims[i]}'" for i in split)
     statistic = Layout(tuple(BROADCAST if i in reduced else d for i, d in enumerate(layout.dims)),
                        tuple(() if i in reduced else a for i, a in enumerate(layout.axes)))
@@ -366,6 +369,5 @@ def _softmax_rule(ctx: RuleContext, call: Call, kind: str):
 
 op("jax.nn.softmax", kind="softmax", reads=("x", "axis", "where"))(_softmax_rule)
 op("jax.nn.log_softmax", kind="log_softmax", reads=("x", "axis", "where"))(_softmax_rule)
-# return_sign=True returns a pair: not modelled (closed world: it must stay False).
 op("jax.nn.logsumexp", "jax.scipy.special.logsumexp", kind="logsumexp",
-   reads=("a", "axis", "b", "keepdims", "where"))(_softmax_rule)
+   reads=("a", "axis", "b", "keepdims", "return_sign", "where"))(_softmax_rule)
