@@ -64,7 +64,7 @@ _EINOPS = frozenset({"einops.rearrange", "einops.repeat", "einops.reduce"})
 #: Calls whose result has the dtype of their first array argument (and ``dtype=``, where given).
 _SAME_AS_FIRST = frozenset({
     "sum", "mean", "max", "min", "amax", "amin", "prod", "cumsum", "cumprod", "var", "std", "nansum", "nanmean",
-    "nanvar", "nanstd", "nanmax", "nanmin",
+    "nanvar", "nanstd", "nanmax", "nanmin", "nancumsum", "nancumprod",
     "reshape", "transpose", "swapaxes", "moveaxis", "expand_dims", "squeeze", "broadcast_to", "ravel", "flatten",
     "take", "take_along_axis", "dot_product_attention", "softmax", "log_softmax", "logsumexp", "tril", "triu",
     "zeros_like", "ones_like",
@@ -1015,7 +1015,7 @@ class Dtypes:
 
 
 #: Reductions that make a bool an int32 (``mask.sum()``: JAX promotes integers) and those that make it a float.
-_COUNTS = frozenset({"sum", "cumsum", "prod", "cumprod", "nansum"})
+_COUNTS = frozenset({"sum", "cumsum", "prod", "cumprod", "nansum", "nancumsum", "nancumprod"})
 _AVERAGES = frozenset({"mean", "var", "std", "nanmean", "nanvar", "nanstd"})
 
 

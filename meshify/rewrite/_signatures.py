@@ -293,6 +293,10 @@ SIGNATURES: dict[str, str] = {
     "jax.numpy.count_nonzero": "a, axis=None, keepdims=False",
     "jax.numpy.cumsum": "a, axis=None, dtype=None, out=None",
     "jax.numpy.cumprod": "a, axis=None, dtype=None, out=None",
+    "jax.numpy.nancumsum": "a, axis=None, dtype=None, out=None",
+    "jax.numpy.nancumprod": "a, axis=None, dtype=None, out=None",
+    "jax.numpy.nanargmax": "a, axis=None, out=None, keepdims=None",
+    "jax.numpy.nanargmin": "a, axis=None, out=None, keepdims=None",
     # -- contractions --------------------------------------------------------------------------------
     "jax.numpy.einsum": "subscripts, /, *operands, out=None, optimize='auto', precision=None, "
                         "preferred_element_type=None, _dot_general=..., out_sharding=None",

@@ -154,6 +154,10 @@ from meshify.runtime.ops import (
     cumsum,
     cumulative,
     matrix_norm,
+    nanargmax,
+    nanargmin,
+    nancumprod,
+    nancumsum,
     nanmax,
     nanmean,
     nanmin,
@@ -171,7 +175,8 @@ from meshify.runtime.ops import (
     var,
 )
 
-__all__ += ["all", "any", "argmax", "argmin", "associative_scan", "average", "cumprod", "cumsum", "cumulative", "matrix_norm", "nanmax",
+__all__ += ["all", "any", "argmax", "argmin", "associative_scan", "average", "cumprod", "cumsum", "cumulative", "matrix_norm", "nanargmax",
+            "nanargmin", "nancumprod", "nancumsum", "nanmax",
             "nanmean", "nanmin", "nanstd", "nansum", "nanvar", "norm", "prod", "ptp", "segment_max", "segment_min",
             "standardize", "std", "top_k", "var"]
 

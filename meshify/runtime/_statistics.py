@@ -322,18 +322,23 @@ def _key(x: jax.Array, kind: str) -> jax.Array:
     return jnp.where(jnp.isnan(x), jnp.asarray(info.max if kind == "max" else info.min, ints), key)
 
 
-def _arg(x: jax.Array, axis: int | None, axis_name: AxisName, split: int, keepdims: bool, kind: str) -> jax.Array:
+def _arg(x: jax.Array, axis: int | None, axis_name: AxisName, split: int | tuple[int, ...], keepdims: bool,
+         kind: str, blocks: tuple[AxisName, ...] | None = None) -> jax.Array:
     key = _key(x, kind)
     local = (jnp.argmax if kind == "max" else jnp.argmin)(key, axis=axis, keepdims=True)
     best = jnp.take_along_axis(key, local, axis=axis) if axis is not None else key.reshape(-1)[local.reshape(())]
-    offset = jax.lax.axis_index(axis_name) * x.shape[split]
     if axis is not None:
+        assert isinstance(split, int)
+        offset = jax.lax.axis_index(axis_name) * x.shape[split]
         index = local + offset.astype(local.dtype)
-    else:  # a flat index into the whole array: this block's multi-index, moved by its offset
+    else:  # a flat index into the whole array: this block's multi-index, moved by its offsets
+        dims, names = ((split,), (axis_name,)) if isinstance(split, int) else (split, blocks)
+        assert names is not None and len(names) == len(dims)
         position = list(jnp.unravel_index(local.reshape(()), x.shape))
-        position[split] = position[split] + offset
         shape = list(x.shape)
-        shape[split] *= jax.lax.axis_size(axis_name)
+        for dim, name in zip(dims, names):
+            position[dim] = position[dim] + jax.lax.axis_index(name) * x.shape[dim]
+            shape[dim] *= jax.lax.axis_size(name)
         index = jnp.ravel_multi_index(tuple(position), shape, mode="clip").astype(local.dtype).reshape(local.shape)
     whole = (jax.lax.pmax if kind == "max" else jax.lax.pmin)(best, axis_name)
     first = jax.lax.pmin(jnp.where(best == whole, index, jnp.iinfo(index.dtype).max), axis_name)
@@ -342,15 +347,18 @@ def _arg(x: jax.Array, axis: int | None, axis_name: AxisName, split: int, keepdi
     return first.reshape(()) if axis is None else jnp.squeeze(first, axis)
 
 
-def argmax(x: jax.Array, axis: int | None, axis_name: AxisName, split: int, keepdims: bool = False) -> jax.Array:
-    """``jnp.argmax(x, axis)`` where dim ``split`` (the reduced one, or with ``axis=None`` the only split
-    dim) is split over ``axis_name``: the first global index of the max (NaN counts as the max)."""
-    return _arg(x, axis, axis_name, split, keepdims, "max")
+def argmax(x: jax.Array, axis: int | None, axis_name: AxisName, split: int | tuple[int, ...],
+           keepdims: bool = False, blocks: tuple[AxisName, ...] | None = None) -> jax.Array:
+    """``jnp.argmax(x, axis)`` where dim ``split`` (the reduced one, or with ``axis=None`` a split dim) is split
+    over ``axis_name``: the first global index of the max (NaN counts as the max).  With ``axis=None`` and
+    several split dims, ``split`` names them and ``blocks`` the mesh axes of each (``axis_name``: all of them)."""
+    return _arg(x, axis, axis_name, split, keepdims, "max", blocks)
 
 
-def argmin(x: jax.Array, axis: int | None, axis_name: AxisName, split: int, keepdims: bool = False) -> jax.Array:
+def argmin(x: jax.Array, axis: int | None, axis_name: AxisName, split: int | tuple[int, ...],
+           keepdims: bool = False, blocks: tuple[AxisName, ...] | None = None) -> jax.Array:
     """``jnp.argmin``, as :func:`argmax` (NaN counts as the min)."""
-    return _arg(x, axis, axis_name, split, keepdims, "min")
+    return _arg(x, axis, axis_name, split, keepdims, "min", blocks)
 
 
 # -- any / all ----------------------------------------------------------------------------------------------
@@ -398,6 +406,42 @@ def cumprod(x: jax.Array, axis: int, axis_name: AxisName, dtype=None) -> jax.Arr
     """``jnp.cumprod(x, axis)`` along a dim split over ``axis_name``: the local cumprod times the
     product of the totals of the devices before this one."""
     return _scan(x, axis, axis_name, dtype, "prod")
+
+
+def nancumsum(x: jax.Array, axis: int, axis_name: AxisName, dtype=None) -> jax.Array:
+    """``jnp.nancumsum(x, axis)`` along a split dim: :func:`cumsum` of ``x`` with its NaNs taken for 0, as JAX."""
+    return cumsum(jnp.where(jnp.isnan(x), jnp.zeros((), x.dtype), x) if _inexact(x) else x, axis, axis_name, dtype)
+
+
+def nancumprod(x: jax.Array, axis: int, axis_name: AxisName, dtype=None) -> jax.Array:
+    """``jnp.nancumprod(x, axis)`` along a split dim: :func:`cumprod` of ``x`` with its NaNs taken for 1."""
+    return cumprod(jnp.where(jnp.isnan(x), jnp.ones((), x.dtype), x) if _inexact(x) else x, axis, axis_name, dtype)
+
+
+def _inexact(x: jax.Array) -> bool:
+    return bool(jnp.issubdtype(x.dtype, jnp.inexact))
+
+
+def nanargmax(x: jax.Array, axis: int | None, axis_name: AxisName, split: int | tuple[int, ...],
+              keepdims: bool = False, blocks: tuple[AxisName, ...] | None = None) -> jax.Array:
+    """``jnp.nanargmax``: :func:`argmax` with NaNs taken for -inf, -1 where every entry is NaN (as JAX)."""
+    return _nanarg(x, axis, axis_name, split, keepdims, blocks, "max")
+
+
+def nanargmin(x: jax.Array, axis: int | None, axis_name: AxisName, split: int | tuple[int, ...],
+              keepdims: bool = False, blocks: tuple[AxisName, ...] | None = None) -> jax.Array:
+    """``jnp.nanargmin``: :func:`argmin` with NaNs taken for inf, -1 where every entry is NaN (as JAX)."""
+    return _nanarg(x, axis, axis_name, split, keepdims, blocks, "min")
+
+
+def _nanarg(x, axis, axis_name, split, keepdims, blocks, kind: str) -> jax.Array:
+    if not _inexact(x):
+        return _arg(x, axis, axis_name, split, keepdims, kind, blocks)
+    nan = jnp.isnan(x)
+    fill = jnp.asarray(-jnp.inf if kind == "max" else jnp.inf, x.dtype)
+    index = _arg(jnp.where(nan, fill, x), axis, axis_name, split, keepdims, kind, blocks)
+    every = jax.lax.pmin(jnp.all(nan, axis=axis, keepdims=keepdims).astype(jnp.int32), axis_name)
+    return jnp.where(every.astype(bool), jnp.asarray(-1, index.dtype), index)
 
 
 

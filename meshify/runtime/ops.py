@@ -975,7 +975,7 @@ def refused(code: str, headline: str, fix: str = "", at: str = "") -> Exception:
 
 
 from meshify.runtime._random import bernoulli, categorical, local_draw  # noqa: E402,F401 (random draws: each device its own block)
-from meshify.runtime._statistics import all, any, argmax, argmin, associative_scan, average, cumprod, cumsum, cumulative, matrix_norm, nanmax, nanmean, nanmin, nanstd, nansum, nanvar, norm, prod, ptp, segment_max, segment_min, standardize, std, top_k, var  # noqa: E402,F401,A004 (reductions over split dims)
+from meshify.runtime._statistics import all, any, argmax, argmin, associative_scan, average, cumprod, cumsum, cumulative, matrix_norm, nanargmax, nanargmin, nancumprod, nancumsum, nanmax, nanmean, nanmin, nanstd, nansum, nanvar, norm, prod, ptp, segment_max, segment_min, standardize, std, top_k, var  # noqa: E402,F401,A004 (reductions over split dims)
 
 
 def elementwise(fn: Callable) -> Callable:

@@ -187,10 +187,11 @@ def test_argmax_without_axis_of_a_value_split_along_one_dim_is_a_flat_index() ->
         """, 'x: Tensor["n", "model"]', "Tensor[()]")
 
 
-def test_argmax_without_axis_of_a_value_split_along_two_dims_is_refused() -> None:
-    with pytest.raises(UnsupportedError) as info:
-        rewrite("return jnp.argmax(x)", X, "Tensor[()]")
-    assert "case.py:9:12" in str(info.value) and "pass axis=" in str(info.value)
+def test_argmax_without_axis_of_a_value_split_along_two_dims_offsets_each_by_its_own_axes() -> None:
+    assert_rewrite("return jnp.argmax(x)", """
+        # meshify: argmax over 'batch' x 'model': argmax over split 'batch', 'model' of 'x': local argmax of an ordered key (NaN first), pmax of the key, pmin of the first global index holding it
+        return mr.argmax(x, axis=None, axis_name=("batch", "model"), split=(0, 1), blocks=("batch", "model"))
+        """, X, "Tensor[()]")
 
 
 def test_argmax_over_an_unsplit_dim_stays_as_written() -> None:

@@ -549,15 +549,18 @@ def _arg_rule(ctx: RuleContext, call: Call, kind: str):
     result = Array(_reduced(layout, reduced, keepdims))
     if not split:
         return Lowering(result, (Convert(x, layout.with_partial(()), kind),))
-    if len(split) > 1:
-        raise ctx.error(UnsupportedError, call.node, f"{kind}(axis=None) of {ctx.code(x.original)!r}, split "
-                        f"along several dims ({_names(layout, split)}): meshify computes a flat index over one "
-                        "split dim only", f"pass axis=, or {_fix(layout, split[1:])}")
-    names = layout.axes[split[0]]  # the dim's own order: it decides each block's offset
+    if len(split) > 1:  # (only with axis=None: one reduced dim is one split dim)
+        from meshify.rewrite._templates import axes_node
+
+        # each split dim's block offset by its own mesh axes, in the dim's own order; the collectives over all
+        blocks = cst.Tuple([cst.Element(axes_node(layout.axes[i])) for i in split])
+        extra: tuple = (("split", tuple(split)), ("blocks", blocks))
+        names = ctx.mesh.order(a for i in split for a in layout.axes[i])
+    else:
+        extra, names = (("split", split[0]),), layout.axes[split[0]]  # the dim's own order: each block's offset
     lowering = _statistic(ctx, call, x, layout, reduced, keepdims, kind, kind, split,
                           f"local {kind} of an ordered key (NaN first), p{kind[3:]} of the key, pmin of the first "
-                          "global index holding it",
-                          (("split", split[0]),), axes=names)
+                          "global index holding it", extra, axes=names)
     if flat:  # a flat index into the whole array
         lowering = replace(lowering, template=lowering.template.replace("axis={axis}", "axis=None"),
                            fill=tuple((n, v) for n, v in lowering.fill if n != "axis"))
@@ -566,6 +569,7 @@ def _arg_rule(ctx: RuleContext, call: Call, kind: str):
 
 for _kind in ("argmax", "argmin"):
     op(f"jax.numpy.{_kind}", method=_kind, kind=_kind, reads=("a", "axis", "keepdims"))(_arg_rule)
+    op(f"jax.numpy.nan{_kind}", kind=f"nan{_kind}", reads=("a", "axis", "keepdims"))(_arg_rule)
 
 
 # -- any / all / count_nonzero -------------------------------------------------------------------------------
@@ -636,7 +640,7 @@ def _scan_rule(ctx: RuleContext, call: Call, kind: str):
     if dtype is not None:
         fill.append(("dtype", _static(ctx, call, "dtype").node))
     emitted = Emitted(kind, names, totals, layout.dims[dim],
-                      f"{kind} over {axes_text(names)}: local {kind} plus the {'sum' if kind == 'cumsum' else 'product'}"
+                      f"{kind} over {axes_text(names)}: local {kind} plus the {'sum' if kind.endswith('sum') else 'product'}"
                       f" of the earlier shards' totals (all_gather) along split '{layout.dims[dim]}' of "
                       f"{ctx.code(x.original)!r}")
     return Lowering(Array(layout.with_partial(())), (Convert(x, layout.with_partial(()), kind),), template,
@@ -645,6 +649,7 @@ def _scan_rule(ctx: RuleContext, call: Call, kind: str):
 
 for _kind in ("cumsum", "cumprod"):
     op(f"jax.numpy.{_kind}", method=_kind, kind=_kind, reads=("a", "axis", "dtype"))(_scan_rule)
+    op(f"jax.numpy.nan{_kind}", kind=f"nan{_kind}", reads=("a", "axis", "dtype"))(_scan_rule)
 
 
 # -- along one unsplit dim: sort, argsort, diff, median, glu, lax's cumulative ops --------------------------
