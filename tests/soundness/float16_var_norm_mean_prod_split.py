@@ -2,6 +2,7 @@
 
 import jax.numpy as jnp
 import numpy as np
+
 from meshify import Tensor, mesh
 
 EXPECT = "match"

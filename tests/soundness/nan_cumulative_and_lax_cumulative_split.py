@@ -3,6 +3,7 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
+
 from meshify import Tensor, mesh
 
 EXPECT = "match"
