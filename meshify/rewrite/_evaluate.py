@@ -1753,13 +1753,16 @@ def _at_update(rw, node: cst.Call) -> Operand:
 def _get_filled(rw, node: cst.Call, table: cst.BaseExpression, sub: cst.Subscript) -> Operand | None:
     """``x.at[ids].get(mode="fill", fill_value=v)``: ``jnp.take(x, ids, axis=0, mode="fill", fill_value=v)``,
     which reads the same (negative ids wrap from -size, the rest out of range give the fill), run by the take
-    rule; None for any other ``get`` (another mode reads negative ids otherwise than ``jnp.take``)."""
+    rule; ``mode="clip"``: ``jnp.take(x, jnp.where(ids < 0, ids + x.shape[0], ids), axis=0, mode="clip")`` (the
+    ids wrapped as ``get`` wraps them, then clamped; the gradient scattered to the clamped rows as ``get``'s is);
+    None for any other ``get``."""
     kwargs = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
     if len(kwargs) != len(node.args) or set(kwargs) - {"mode", "fill_value"} or len(sub.slice) != 1 \
             or not isinstance(sub.slice[0].slice, cst.Index):
         return None
     mode = rw.expr(kwargs["mode"]).value if "mode" in kwargs else None
-    if not (isinstance(mode, Static) and mode.known and mode.literal == "fill"):
+    if not (isinstance(mode, Static) and mode.known and mode.literal in ("fill", "clip")) \
+            or mode.literal == "clip" and "fill_value" in kwargs:
         return None
     ids = sub.slice[0].slice.value
     jnp_alias = _alias_of(rw, "jax.numpy")
@@ -1768,6 +1771,29 @@ def _get_filled(rw, node: cst.Call, table: cst.BaseExpression, sub: cst.Subscrip
     rw.rollback(mark)
     if jnp_alias is None or not isinstance(index, Array):
         return None
+    if mode.literal == "clip":
+        # x.at[ids].get(mode="clip") wraps negative ids from the end before it clamps (jnp.take's clip does
+        # not): written so, its ids read once (a name or a read of one), the take rule runs it
+        if not isinstance(ids, cst.Name | cst.Attribute | cst.Subscript):
+            return None
+        call = cst.parse_expression(f'{jnp_alias}.take(x, {jnp_alias}.where(i < 0, i + x.shape[0], i), axis=0, '
+                                    'mode="clip")')
+        assert isinstance(call, cst.Call)
+        wrapped = call.args[1].value
+        assert isinstance(wrapped, cst.Call)
+        test, plus = (wrapped.args[0].value, wrapped.args[1].value)
+        assert isinstance(test, cst.Comparison) and isinstance(plus, cst.BinaryOperation) \
+            and isinstance(plus.right, cst.Subscript) and isinstance(plus.right.value, cst.Attribute)
+        size = plus.right.with_changes(value=plus.right.value.with_changes(value=table))
+        wrapped = wrapped.with_changes(args=[
+            wrapped.args[0].with_changes(value=test.with_changes(left=ids)),
+            wrapped.args[1].with_changes(value=plus.with_changes(left=ids, right=size)),
+            wrapped.args[2].with_changes(value=ids)])
+        call = call.with_changes(args=[call.args[0].with_changes(value=table), call.args[1].with_changes(value=wrapped),
+                                       *call.args[2:]])
+        rw.ctx.anchors[call] = node
+        found = rw.expr(call)
+        return Operand(found.value, node, found.node)
     call = cst.parse_expression(f'{jnp_alias}.take(x, ids, axis=0, mode="fill")')
     assert isinstance(call, cst.Call)
     args = [call.args[0].with_changes(value=table), call.args[1].with_changes(value=ids), *call.args[2:]]
