@@ -306,18 +306,20 @@ op(method="conjugate", reads=(), linear=NEG)(_unary_rule)
 
 
 @op("optax.huber_loss", "optax.losses.huber_loss", "optax.l2_loss", "optax.losses.l2_loss", "optax.squared_error",
-    "optax.losses.squared_error", "optax.hinge_loss", "optax.losses.hinge_loss",
-    reads=("predictions", "predictor_outputs", "targets", "delta"))
+    "optax.losses.squared_error", "optax.hinge_loss", "optax.losses.hinge_loss", "optax.log_cosh",
+    "optax.losses.log_cosh", "optax.sigmoid_focal_loss", "optax.losses.sigmoid_focal_loss",
+    reads=("predictions", "predictor_outputs", "logits", "targets", "labels", "delta", "alpha", "gamma"))
 def _optax_elementwise(ctx: RuleContext, call: Call):
-    """optax's regression and hinge losses (a value head's ``huber_loss(values, returns, delta=0.5)``): each
-    entry's loss from the same entries of its arguments, so elementwise (a partial sum completed first); the
-    call kept as written, run on each device's block."""
+    """optax's regression, hinge and focal losses (a value head's ``huber_loss(values, returns, delta=0.5)``):
+    each entry's loss from the same entries of its arguments, so elementwise (a partial sum completed first);
+    the call kept as written, run on each device's block."""
     short = call.name.rsplit(".", 1)[-1]
-    delta = call.params.get("delta")
-    if delta is not None and not isinstance(delta.value, Static):
-        raise ctx.error(UnsupportedError, delta.original, f"optax.{short}(delta={ctx.code(delta.original)}), an "
-                        "array", "pass delta= as a number")
-    operands = [o for name in ("predictions", "predictor_outputs", "targets")
+    for name in ("delta", "alpha", "gamma"):
+        number = call.params.get(name)
+        if number is not None and not isinstance(number.value, Static):
+            raise ctx.error(UnsupportedError, number.original, f"optax.{short}({name}={ctx.code(number.original)}), "
+                            "an array", f"pass {name}= as a number")
+    operands = [o for name in ("predictions", "predictor_outputs", "logits", "targets", "labels")
                 if (o := call.params.get(name)) is not None and not (isinstance(o.value, Static) and o.value.known
                                                                      and o.value.literal is None)]
     value, converts = elementwise(ctx, operands, NONLINEAR, call.node, short)
