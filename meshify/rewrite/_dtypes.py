@@ -196,15 +196,28 @@ class Dtypes:
         """``name`` bound to each item of ``sequence`` in turn (a loop's or a comprehension's target): where an
         item holds a float32-formed partial sum, so does ``name``, its carriers every item's."""
         known = self.tuples.get(sequence.value) if isinstance(sequence, cst.Name) else None
+        item = self.rw.env.get(name)
+        if known is None and not isinstance(sequence, cst.Name) and isinstance(item, Array) \
+                and item.layout.partial and self.contains_widened(sequence):
+            # for t in jnp.split(x @ w, 2): each item a float32-formed partial sum of the sequence's dtype (none
+            # known: refused where it is completed, never left float32)
+            self.wide_names.add(name)
+            if isinstance(sequence, cst.Tuple | cst.List):  # for t in (a @ w, b @ w): each item's, where all agree
+                each = {self.of(e.value) for e in sequence.elements if not isinstance(e, cst.StarredElement)}
+                self.names[name] = each.pop() if len(each) == 1 and all(
+                    isinstance(e, cst.Element) for e in sequence.elements) else None
+            else:
+                self.names[name] = self.of(sequence)
+            return
         if known is None and not (isinstance(sequence, cst.Name) and sequence.value in self.wide_names):
             return
         if known is not None and not any(w for _, w in known):
             return
         self.wide_names.add(name)
-        carriers: Carriers = ()
-        for c, _ in known or ((None, True),):
-            carriers = None if c is None or carriers is None else _union(carriers, c)
-        self.names[name] = carriers
+        # the body runs once per item, each completed with one like=: the items' dtypes must agree (a bfloat16
+        # and a float32 partial sum promoted together would give the bfloat16 one float32)
+        each = {c for c, wide in known or ((None, True),) if wide}
+        self.names[name] = each.pop() if len(each) == 1 else None
 
     def bind_columns(self, target: cst.BaseExpression, sequence: cst.BaseExpression) -> None:
         """``for y, x in zip(*pairs)`` (a loop's or a comprehension's target unpacking each row of ``sequence``, a

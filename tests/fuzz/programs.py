@@ -817,7 +817,7 @@ class _Builder:
                                 ("softmax", 8), ("shape", 11), ("lookup", 8), ("loop", 6), ("literal", 5),
                                 ("listy", 4), ("call", 5), ("const", 4), ("update", 4), ("select", 3), ("rotary", 2),
                                 ("along", 2), ("sections", 2), ("einops", 3), ("diagonal", 3), ("pairs", 2), ("leaves", 2),
-                                ("narrow_ids", 2), ("optional", 2),
+                                ("narrow_ids", 2), ("optional", 2), ("statistic", 4),
                                 ("spatial", 60 if self.spatial else 0)])
             if not getattr(self, f"op_{op}")(a):
                 self.op_unary(a)
@@ -1788,6 +1788,77 @@ class _Builder:
         self.emit(expr, dims, scale)
         return True
 
+    def op_statistic(self, a: _Value) -> bool:
+        """A statistic over one dim or all, with its parameters as users pass them: ``jnp.var(ddof=1)``,
+        ``jnp.std(correction=)``, ``where=`` masks, ``jnp.nanstd`` of a NaN-holed value, ``jnp.linalg.norm`` /
+        ``vector_norm`` of orders 1, 2, inf, -inf, 3 (matrix ``'fro'``, 1, inf over two dims), ``jnp.prod`` with
+        ``initial=``/``where=``, ``jnp.nancumsum``/``nancumprod``, and on exact inputs (a new parameter: the
+        result jumps where rounding moves an entry) ``argmax``/``argmin``/``nanargmax`` along a dim or flat
+        (``axis=None``: a flat index over every split dim), ``count_nonzero``, ``any``/``all`` with ``where=``;
+        over split dims: their collectives."""
+        if not a.dims or None in a.dims:
+            return False
+        rank = len(a.dims)
+        k = self.ch.integer(0, rank - 1)
+        axis = str(k if self.flag(60) else k - rank)
+        n = self.sizes[a.dims[k]]  # type: ignore[index]
+        name, kept = a.name, self.flag(15)
+        dims = [None if i == k else d for i, d in enumerate(a.dims)] if kept else \
+            [d for i, d in enumerate(a.dims) if i != k]
+        keep = ", keepdims=True" if kept else ""
+        kind = self.pick(["var", "std", "nanstd", "norm", "matrix_norm", "prod", "nancum", "arg", "count", "anyall"])
+        if kind == "matrix_norm" and rank < 2:
+            kind = "norm"
+        if kind in ("var", "std"):
+            option = self.pick(["", ", ddof=1", f", where={self.mask(a)}"] + ([", correction=1.5"] if kind == "std" else []))
+            expr = f"jnp.{kind}({name}, axis={axis}{option}{keep})"
+            return bool(self.emit(expr, dims, a.scale * a.scale * 2 if kind == "var" else a.scale * 1.5))
+        if kind == "nanstd":
+            fn = self.pick(["nanstd", "nanvar", "nanmean"])
+            expr = f"jnp.{fn}(jnp.where({name} > 1.5, jnp.nan, {name}), axis={axis}{keep})"
+            return bool(self.emit(expr, dims, a.scale * a.scale * 2 if fn == "nanvar" else a.scale))
+        if kind == "norm":
+            order = self.pick(["None", "1", "2", "jnp.inf", "-jnp.inf", "3"])
+            scale = a.scale * (n if order == "1" else math.sqrt(n))
+            fn = self.pick(["jnp.linalg.norm", "jnp.linalg.vector_norm"])
+            options = "" if order == "None" and self.flag(30) else f", ord={order}"
+            return bool(self.emit(f"{fn}({name}{options}, axis={axis}{keep})", dims, scale))
+        if kind == "matrix_norm":
+            j = self.pick([i for i in range(rank) if i != k])
+            order = self.pick(["'fro'", "1", "jnp.inf", "-1"])
+            pair = tuple(sorted((k, j)))
+            out = [None if i in pair else d for i, d in enumerate(a.dims)] if kept else \
+                [d for i, d in enumerate(a.dims) if i not in pair]
+            m = n * self.sizes[a.dims[j]]  # type: ignore[index]
+            expr = f"jnp.linalg.norm({name}, ord={order}, axis={pair}{keep})"
+            return bool(self.emit(expr, out, a.scale * math.sqrt(m) * 2))
+        if kind == "prod":
+            option = self.pick(["", ", initial=0.5", f", where={self.mask(a)}"])
+            expr = f"jnp.prod(1.0 + 0.05 * jnp.tanh({name}), axis={axis}{option}{keep})"
+            return bool(self.emit(expr, dims, math.exp(0.05 * n)))
+        if kind == "nancum":
+            if self.flag(50):
+                expr = f"jnp.nancumsum(jnp.where({name} > 1.5, jnp.nan, {name}), axis={axis})"
+                return bool(self.emit(expr, a.dims, a.scale * n))
+            expr = f"jnp.nancumprod(jnp.where({name} > 1.5, jnp.nan, 1.0 + 0.05 * jnp.tanh({name})), axis={axis})"
+            return bool(self.emit(expr, a.dims, math.exp(0.05 * n)))
+        exact = self.param(a.dims)  # type: ignore[arg-type]
+        x = exact.name
+        if kind == "arg":
+            fn = self.pick(["argmax", "argmin", "nanargmax", "nanargmin"])
+            subject = f"jnp.where({x} > 1.0, jnp.nan, {x})" if fn.startswith("nan") or self.flag(15) else x
+            if self.flag(30):  # a flat index into the whole array
+                return bool(self.emit(f"1.0 / (2.0 + jnp.{fn}({subject}))", [], 1.0))
+            return bool(self.emit(f"1.0 / (2.0 + jnp.{fn}({subject}, axis={axis}{keep}))", dims, 1.0))
+        if kind == "count":
+            flat = self.flag(25)
+            where = "" if flat else f", axis={axis}{keep}"
+            return bool(self.emit(f"jnp.count_nonzero({x} > 0.3{where}) * 0.25", [] if flat else dims, n * 0.25))
+        fn = self.pick(["any", "all"])
+        option = f", where={self.mask(exact)}" if self.flag(40) else ""
+        expr = f"jnp.where(jnp.{fn}({x} > {self.pick(['-1.5', '0.5', '1.5'])}, axis={axis}{option}{keep}), 1.0, -1.0)"
+        return bool(self.emit(expr, dims, 1.0))
+
     def reduce_options(self, a: _Value, kind: str) -> dict[str, str]:
         """Some of ``where=``, ``initial=``, ``dtype=`` (as ``kind``'s signature has them)."""
         names = [n for n, _, _ in _signature(f"jax.numpy.{kind}")]
@@ -1912,7 +1983,6 @@ class _Builder:
         sign = self.flag(6)
         if sign:
             options["return_sign"] = "True"
-            extras.append("return_sign")
         dims = [None if i in reduced else d for i, d in enumerate(a.dims)] if keepdims else \
             [d for i, d in enumerate(a.dims) if i not in reduced]
         expr = self.call("jax.nn.logsumexp", qualname, [a.name], options) if options else \
