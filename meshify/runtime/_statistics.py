@@ -96,6 +96,7 @@ def var(x: jax.Array, axis: Axis | None, axis_name: AxisName, ddof: float = 0, k
     if where is None:
         count = jnp.asarray(math.prod(x.shape[i] for i in axes) * _shards(axis_name), computation)
     else:
+        where = jnp.broadcast_to(where, x.shape)  # (a mask of x's trailing dims: counted for every leading entry)
         count = _psum(jnp.sum(where, axis=axes, keepdims=True, dtype=computation), axis_name)
     if mean is None or mean.dtype != computation:
         mean = _psum(jnp.sum(a, axis=axes, keepdims=True, where=where), axis_name) / count

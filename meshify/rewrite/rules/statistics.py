@@ -25,7 +25,7 @@ from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._collectives import axes_text, halo_kind, sections_kind
 from meshify.rewrite._values import Array, Opaque, Operand, Static, TupleValue
 from meshify.rewrite.rules._api import Call, Convert, Emitted, Lowering, MeshAxes, Ref, RuleContext, op, unknown_call
-from meshify.rewrite.rules.reductions import _is_none
+from meshify.rewrite.rules.reductions import _is_none, mask_convert, mask_layout
 
 # -- reading the call ---------------------------------------------------------------------------------
 
@@ -101,13 +101,16 @@ def _fix(layout: Layout, split: list[int]) -> str:
 
 
 def _mask(ctx: RuleContext, call: Call, layout: Layout, split: list[int], kind: str) -> list[Convert]:
-    """A ``where=`` mask: an array of x's own dims goes to x's layout (a masked local block is right
-    for sums, products and flags); a literal is fine; anything else is refused at its place."""
+    """A ``where=`` mask: an array of x's own dims (or of its trailing dims, broadcasting) goes to x's layout (a
+    masked local block is right for sums, products and flags); a literal is fine; anything else is refused at its
+    place."""
     o = _given(call, "where")
     if o is None or (isinstance(o.value, Static) and not split):
         return []
     if isinstance(o.value, Array) and o.value.dims == layout.dims and not o.value.layout.partial:
         return [Convert(o, layout.with_partial(()), f"{kind}'s where=")]
+    if mask_layout(layout, o.value) is not None:  # x's trailing dims (size-1 dims too): broadcast by each block
+        return [mask_convert(ctx, o, layout, f"{kind}'s where=")]
     raise ctx.error(UnsupportedError, o.original, f"{call.name}(where={ctx.code(o.original)}) beside an array of "
                     f"dims {list(layout.dims)}", f"give where= the dims {list(layout.dims)} (named: "
                     f"m: Tensor[{hint_dims(layout.dims)}] = ...), or drop it")
