@@ -53,7 +53,7 @@ def test_var_where_over_a_split_dim_counts_the_mask_first() -> None:
 
 def test_a_where_mask_of_other_dims_is_refused_at_the_mask() -> None:
     with pytest.raises(UnsupportedError) as info:
-        rewrite("return jnp.var(x, axis=1, where=m > 0)", f'{X}, m: Tensor["model"]', 'Tensor["batch"]')
+        rewrite("return jnp.var(x, axis=1, where=m > 0)", f'{X}, m: Tensor["batch"]', 'Tensor["batch"]')
     assert "case.py:9:37" in str(info.value) and "where=" in str(info.value)
 
 
