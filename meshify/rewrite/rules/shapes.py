@@ -1243,30 +1243,40 @@ def _repeat(ctx: RuleContext, call: Call):
 def _repeat_to_length(ctx: RuleContext, call: Call, x: Operand, repeats: Operand, axis_op, total: Operand):
     """``jnp.repeat(jnp.arange(n_graph), n_node, total_repeat_length=nodes.shape[0])`` (jraph's graph id of
     each node): per-element repeats to a length a dim sizes, of values whole on every device: the same on
-    every device, its dim the one the length reads (``nodes``); of a split value or repeats, refused."""
+    every device, its dim the one the length reads (``nodes``).  Repeats (``n_node`` with the graphs split)
+    or a value split along the repeated dim, or a partial sum, are gathered whole first: where each entry
+    lands depends on every count before it."""
     axis = _literal(axis_op) if axis_op is not None else None
+    converts = []
     for o in (x, repeats):
         layout = o.value.layout if isinstance(o.value, Array) else None
         along = layout is not None and isinstance(axis, int) and o is x and layout.rank \
             and not layout.axes[axis % layout.rank] and not layout.partial  # x split along other dims only
         if layout is not None and (layout.is_split or layout.partial) and not along:
-            raise ctx.error(UnsupportedError, o.original, f"jnp.repeat(..., total_repeat_length=...) of "
-                            f"{ctx.code(o.original)!r}, split along the repeated dim or a partial sum (layout "
-                            f"{layout.describe()})", "repeat values whole along that dim (map it to no mesh axis), "
-                            "or repeat by one int: jnp.repeat(k, n_rep, axis=2)")
+            if o is x and isinstance(axis, int) and layout.rank:
+                whole = Layout(layout.dims, tuple(() if d == axis % layout.rank else ax
+                                                  for d, ax in enumerate(layout.axes)))
+            else:
+                whole = Layout.replicated(layout.dims)
+            converts.append(Convert(o, whole, "jnp.repeat to a total length (where an entry lands depends on "
+                                    "every count before it)"))
     size = total.value.size_of if isinstance(total.value, Static) else None
     literal = _literal(total)
     name = size or (f"{_expr_name(total.original)}{INFERRED}" if _expr_name(total.original) else
                     f"{literal}{INFERRED}" if type(literal) is int else None)  # (12?: a literal length)
     rank = x.value.layout.rank if isinstance(x.value, Array) else None
     if name is None or (axis is not None and (not isinstance(axis, int) or rank is None)):
+        if converts:
+            raise ctx.error(UnsupportedError, call.node, "jnp.repeat(..., total_repeat_length=...) of a split "
+                            "value or repeats, to a length meshify cannot name", "read the length off a dim: "
+                            "total_repeat_length=nodes.shape[0]")
         return unknown_call(ctx, call)
     if axis is None:
-        return keep(Array(Layout.replicated((name,))))
-    layout = x.value.layout  # type: ignore[union-attr]
+        return Lowering(Array(Layout.replicated((name,))), tuple(converts))
+    layout = next((c.layout for c in converts if c.operand is x), x.value.layout)  # type: ignore[union-attr]
     dims = list(layout.dims)
     dims[axis % rank] = name
-    return keep(Array(Layout(tuple(dims), layout.axes), x.value.origin))  # type: ignore[union-attr]
+    return Lowering(Array(Layout(tuple(dims), layout.axes), x.value.origin), tuple(converts))  # type: ignore[union-attr]
 
 
 def _repeat_name(call: Call) -> str:
