@@ -1005,10 +1005,31 @@ class Dtypes:
                     return None
                 out = _union(out, passed[text])
             elif any(self._local(name) for name in _names_in(text)):
-                return None  # a helper-local name, or a parameter inside an expression
+                text = self._numbers_spelled(text)  # (jnp.arange(n) of a helper's n = nodes.shape[0])
+                if text is None:
+                    return None  # a helper-local name, or a parameter inside an expression
+                out = _union(out, (text,))
             else:
                 out = _union(out, (text,))
         return out
+
+    def _numbers_spelled(self, text: str) -> str | None:
+        """``text`` (a carrier read only by ``jnp.result_type``) with the helper's names of Python numbers
+        spelled as numbers of their kind, valid in a caller (``jnp.arange(n)`` -> ``jnp.arange(1)``: an int
+        array's dtype, whatever ``n`` is); None where another local name remains."""
+        locals_ = {name for name in _names_in(text) if self._local(name)}
+        numbers = {name: _number_text(self.rw.env.get(name)) for name in locals_ if name not in self.rebound}
+        if any(numbers.get(name) is None for name in locals_):
+            return None
+
+        class _Spell(cst.CSTTransformer):
+            def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+                return original  # (jnp.int32, cfg.n: an attribute's name is not a local one)
+
+            def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+                return cst.parse_expression(numbers[original.value]) if original.value in numbers else updated
+
+        return cst.Module([]).code_for_node(cst.parse_expression(text).visit(_Spell()))
 
     def _captured_param(self, text: str) -> str:
         """The parameter whose dtype carrier ``text`` reads at the top of the body (``cos`` for ``cos_dtype``, where
@@ -1030,6 +1051,17 @@ class Dtypes:
 #: Reductions that make a bool an int32 (``mask.sum()``: JAX promotes integers) and those that make it a float.
 _COUNTS = frozenset({"sum", "cumsum", "prod", "cumprod", "nansum", "nancumsum", "nancumprod"})
 _AVERAGES = frozenset({"mean", "var", "std", "nanmean", "nanvar", "nanstd"})
+
+
+def _number_text(value: object) -> str | None:
+    """A Python number of ``value``'s kind, as code: a size read off a dim is an int; a literal int, float or
+    bool its own repr; None for anything else (an array, a config, a number meshify cannot read)."""
+    if not isinstance(value, Static):
+        return None
+    if value.size_of is not None or value.product_of is not None:
+        return "1"
+    literal = value.literal
+    return repr(literal) if type(literal) in (int, float, bool) else None
 
 
 def _reduced(name: str, carriers: Carriers) -> Carriers:
