@@ -38,6 +38,7 @@ from meshify.annotate._types import (
     literal_size,
     renamed_dims,
     unify_dims,
+    unsliced,
 )
 from meshify.errors import LayoutError, MeshifyError, UnsupportedError
 from meshify.rewrite import rules as _rules  # noqa: F401  (registers every op rule)
@@ -950,6 +951,22 @@ def _none_arm(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.IfExp) and any(isinstance(n, cst.Name) and n.value == "None"
                                                for n in (node.body, node.orelse))
 
+
+
+def _resized_dims(merged: Array, values: tuple[Array, ...]) -> Array:
+    """``merged`` (the value both branches of an if leave, the user's names kept) with each dim one branch
+    leaves as the user's ``d`` and the other as ``d?``, a dim made of it with another size (``jnp.concatenate((h,
+    back), axis=-1)`` under ``if bidirectional:``), named ``d?``: its size depends on the branch taken, and it
+    lines up with whatever the code after the if reads it as, never as ``d`` alone."""
+    dims = list(merged.layout.dims)
+    for k, d in enumerate(dims):
+        grown = [v.dims[k] for v in values if v.dims[k] != d and v.dims[k].endswith(INFERRED)
+                 and unsliced(v.dims[k]) == d.rstrip(INFERRED)]
+        if grown:
+            dims[k] = grown[0]
+    if tuple(dims) == merged.layout.dims:
+        return merged
+    return Array(Layout(tuple(dims), merged.layout.axes, merged.layout.partial), merged.origin)
 
 class FunctionRewriter:
     """Rewrites one function body; see the module docstring for the guarantee."""
@@ -2414,8 +2431,14 @@ class FunctionRewriter:
                 elif a != b and isinstance(a, Static) and isinstance(b, Static) \
                         and not any(isinstance(v.literal, LocalDef) for v in (a, b)):
                     merged[name] = Static()  # n = 1 in one branch, 3 in the other: known only when traced
+                elif a != b and isinstance(a, Array) and isinstance(b, Array) and a.dims != b.dims \
+                        and taken is not None and name in taken and common_item([a, b]) is not None:
+                    # (if bidirectional: h = jnp.concatenate((h, back), -1), the flag known: the joined 'd?' of
+                    # the branch Python takes, never the user's 'd' of the other, a dim of another size)
+                    merged[name] = taken[name]
                 elif a != b and isinstance(a, Array) and isinstance(b, Array) and common_item([a, b]) is not None:
-                    merged[name] = common_item([a, b])  # (dims differing only by names meshify inferred: the user's)
+                    # (dims differing only by names meshify inferred: the user's, but for one of another size)
+                    merged[name] = _resized_dims(common_item([a, b]), (a, b))  # type: ignore[arg-type]
                 elif a != b and listed_items(a) is not None and listed_items(b) is not None:
                     merged[name] = self._either_list(name, a, b, stmt)
                 elif a != b and (mapping_item(a) is not None or mapping_item(b) is not None):
