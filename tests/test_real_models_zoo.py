@@ -74,6 +74,10 @@ SIZES: dict[str, dict[str, int]] = {
     "perceiver": {"batch": 4, "inputs": 16, "features": 3, "in_features": 12, "d_context": 16, "latents": 8,
                   "d_model": 32, "cross_features": 32, "cross_kv": 64, "attn_features": 32, "kv_features": 64, "mlp": 64,
                   "classes": 10, "blocks": 2},
+    "gnn": {"nodes": 24, "edges": 48, "graphs": 4, "features": 6, "d_model": 16, "hidden": 32, "attn_features": 32,
+            "heads": 8, "d_head": 4, "classes": 5, "blocks": 2},
+    "lru": {"batch": 4, "length": 8, "vocab": 64, "d_model": 16, "d_hidden": 32, "states": 64, "glu": 32,
+            "classes": 5, "blocks": 2},
 }
 
 #: Models meshify refuses today, with the refusal (the test fails if it starts to pass: update it).
@@ -189,7 +193,8 @@ def _inputs(model: str, module: Any, seed: int = 0) -> tuple[Any, tuple[Any, ...
                   "mixtral": "Model", "mixer": "Mixer", "nanogpt": "GPT", "bert": "Bert",
                   "gemma": "Params", "whisper": "AudioEncoder", "switch": "SwitchParams", "dit": "DiT",
                   "mamba": "Mamba", "convnext": "ConvNeXt", "swin": "Swin", "clip": "CLIP", "rwkv": "RWKV",
-                  "deepseek": "Transformer", "perceiver": "Perceiver"}[model]
+                  "deepseek": "Transformer", "perceiver": "Perceiver", "gnn": "GNN",
+                  "lru": "LRUModel"}[model]
     params = _build(getattr(module, params_cls), s, rng)
     if model in ("vit", "mixer", "convnext", "swin"):
         images = rng.standard_normal((s["batch"], s["height"], s["width"], s["channels"])).astype(np.float32)
@@ -207,6 +212,8 @@ def _inputs(model: str, module: Any, seed: int = 0) -> tuple[Any, tuple[Any, ...
     if model == "perceiver":  # a long input of a few features per position
         data = rng.standard_normal((s["batch"], s["inputs"], s["features"])).astype(np.float32)
         return params, (jnp.asarray(data),)
+    if model == "gnn":
+        return params, (_graph(module, s, rng),)
     if model == "whisper":
         mel = rng.standard_normal((s["batch"], s["frames"], s["mels"])).astype(np.float32)
         return params, (jnp.asarray(mel),)
@@ -219,6 +226,22 @@ def _inputs(model: str, module: Any, seed: int = 0) -> tuple[Any, tuple[Any, ...
         return params, (jnp.asarray(rng.integers(0, s["vocab"], (s["batch"], s["input_length"])), jnp.int32),
                         tokens)
     return params, (tokens,)
+
+
+def _graph(module: Any, s: dict[str, int], rng: np.random.Generator) -> Any:
+    """A padded batch of graphs as jraph pads them: nodes numbered graph after graph, edges inside each
+    graph, the last ones padding (senders -1 or ``n_nodes``: gathered clamped or wrapped; receivers
+    ``n_nodes``: dropped by the segment sums)."""
+    n_node = np.array([5, 7, 4, s["nodes"] - 16], np.int32)
+    starts = np.concatenate([[0], np.cumsum(n_node)[:-1]])
+    real = s["edges"] - 6
+    graph_of_edge = rng.integers(0, len(n_node), real)
+    senders = starts[graph_of_edge] + rng.integers(0, n_node[graph_of_edge])
+    receivers = starts[graph_of_edge] + rng.integers(0, n_node[graph_of_edge])
+    senders = np.concatenate([senders, [-1, -1, -1, s["nodes"], s["nodes"], s["nodes"]]]).astype(np.int32)
+    receivers = np.concatenate([receivers, [s["nodes"]] * 6]).astype(np.int32)
+    nodes = rng.standard_normal((s["nodes"], s["features"])).astype(np.float32)
+    return module.GraphsTuple(jnp.asarray(nodes), jnp.asarray(senders), jnp.asarray(receivers), jnp.asarray(n_node))
 
 
 _BUILT: dict[tuple[str, str], tuple[Any, Any]] = {}
@@ -267,7 +290,7 @@ def test_logits_and_gradients_match_one_device(model: str, mesh: str, path: str,
     fn = getattr(module, model)
     params, inputs = _inputs(model, decorated)
     plain = _import(MODELS_DIR / f"{model}_plain.py")
-    want = getattr(plain, model)(_as_plain(params, plain), *inputs)
+    want = getattr(plain, model)(_as_plain(params, plain), *_as_plain(inputs, plain))
     got = fn(params, *inputs)
     assert jax.tree.structure(got) == jax.tree.structure(want)  # an array, or a tuple of them (logits, aux loss)
     assert [g.shape for g in jax.tree.leaves(got)] == [w.shape for w in jax.tree.leaves(want)]
