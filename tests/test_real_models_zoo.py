@@ -78,6 +78,8 @@ SIZES: dict[str, dict[str, int]] = {
             "heads": 8, "d_head": 4, "classes": 5, "blocks": 2},
     "lru": {"batch": 4, "length": 8, "vocab": 64, "d_model": 16, "d_hidden": 32, "states": 64, "glu": 32,
             "classes": 5, "blocks": 2},
+    "dlrm": {"batch": 4, "dense_features": 8, "bottom_hidden": 32, "d_embed": 16, "vocab": 64, "tables": 3, "bag": 5,
+             "interactions": 22, "top_hidden": 32, "1": 1, "blocks": 3},
 }
 
 #: Models meshify refuses today, with the refusal (the test fails if it starts to pass: update it).
@@ -194,7 +196,7 @@ def _inputs(model: str, module: Any, seed: int = 0) -> tuple[Any, tuple[Any, ...
                   "gemma": "Params", "whisper": "AudioEncoder", "switch": "SwitchParams", "dit": "DiT",
                   "mamba": "Mamba", "convnext": "ConvNeXt", "swin": "Swin", "clip": "CLIP", "rwkv": "RWKV",
                   "deepseek": "Transformer", "perceiver": "Perceiver", "gnn": "GNN",
-                  "lru": "LRUModel"}[model]
+                  "lru": "LRUModel", "dlrm": "DLRM"}[model]
     params = _build(getattr(module, params_cls), s, rng)
     if model in ("vit", "mixer", "convnext", "swin"):
         images = rng.standard_normal((s["batch"], s["height"], s["width"], s["channels"])).astype(np.float32)
@@ -214,6 +216,13 @@ def _inputs(model: str, module: Any, seed: int = 0) -> tuple[Any, tuple[Any, ...
         return params, (jnp.asarray(data),)
     if model == "gnn":
         return params, (_graph(module, s, rng),)
+    if model == "dlrm":  # multi-hot ids padded with -1, some past the table (read as zeros: mode="fill")
+        dense = rng.standard_normal((s["batch"], s["dense_features"])).astype(np.float32)
+        ids = rng.integers(0, s["vocab"], (s["batch"], s["tables"], s["bag"]))
+        ids[:, :, -2:] = -1
+        ids[0, 0, 0], ids[1, 2, 1], ids[2, 1, 0] = s["vocab"], s["vocab"] + 7, -s["vocab"] - 3
+        ids[3, 0, 0] = -5  # (a negative id inside the table wraps: jnp.take counts it from the end)
+        return params, (jnp.asarray(dense), jnp.asarray(ids, jnp.int32))
     if model == "whisper":
         mel = rng.standard_normal((s["batch"], s["frames"], s["mels"])).astype(np.float32)
         return params, (jnp.asarray(mel),)
