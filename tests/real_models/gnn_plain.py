@@ -96,8 +96,8 @@ def gnn(params: GNN, graph: GraphsTuple, cfg: Config = DEFAULT_CONFIG) -> jax.Ar
     h = graph.nodes @ params.embed
     for p in params.gcn:
         h = h + gcn_layer(layer_norm(h), graph.senders, graph.receivers, p)
-    for p in params.gat:
-        h = h + gat_layer(layer_norm(h), graph.senders, graph.receivers, p, cfg)
+    for block in params.gat:
+        h = h + gat_layer(layer_norm(h), graph.senders, graph.receivers, block, cfg)
     n_graph = graph.n_node.shape[0]
     node_graph = jnp.repeat(jnp.arange(n_graph), graph.n_node, total_repeat_length=h.shape[0])
     pooled = jax.ops.segment_sum(h, node_graph, n_graph) / jnp.maximum(graph.n_node, 1)[:, None]
