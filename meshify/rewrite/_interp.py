@@ -635,6 +635,14 @@ def described_value(value: Value | None) -> str:
     return "nothing (unbound)" if value is None else type(value).__name__.lower()
 
 
+def _kind(value: Value) -> str:
+    """``value`` as a message on the branches of an if names it: a NamedTuple or dataclass by its class, a tuple
+    by its items' layouts (:func:`_layouts`)."""
+    if isinstance(value, StructValue) and value.kind in ("namedtuple", "dataclass"):
+        return f"a {value.cls}"
+    return "a dict" if isinstance(value, StructValue) and value.kind == "dict" else _layouts(value)
+
+
 def _target_sources(target: cst.BaseExpression, iterable: cst.BaseExpression
                     ) -> list[tuple[str, cst.BaseExpression]]:
     """Each name a loop's target binds to a whole item of a sequence, with that sequence: ``for w in ws``,
@@ -2425,51 +2433,91 @@ class FunctionRewriter:
                 a, b = merged.get(name), env.get(name)
                 if a is None or b is None:
                     merged[name] = a if a is not None else b
-                elif a != b and taken is not None and name in taken and not isinstance(a, Array) \
-                        and not isinstance(b, Array):
-                    merged[name] = taken[name]
-                elif a != b and isinstance(a, Static) and isinstance(b, Static) \
-                        and not any(isinstance(v.literal, LocalDef) for v in (a, b)):
-                    merged[name] = Static()  # n = 1 in one branch, 3 in the other: known only when traced
-                elif a != b and isinstance(a, Array) and isinstance(b, Array) and a.dims != b.dims \
-                        and taken is not None and name in taken and common_item([a, b]) is not None:
-                    # (if bidirectional: h = jnp.concatenate((h, back), -1), the flag known: the joined 'd?' of
-                    # the branch Python takes, never the user's 'd' of the other, a dim of another size)
-                    merged[name] = taken[name]
-                elif a != b and isinstance(a, Array) and isinstance(b, Array) and common_item([a, b]) is not None:
-                    # (dims differing only by names meshify inferred: the user's, but for one of another size)
-                    merged[name] = _resized_dims(common_item([a, b]), (a, b))  # type: ignore[arg-type]
-                elif a != b and listed_items(a) is not None and listed_items(b) is not None:
-                    merged[name] = self._either_list(name, a, b, stmt)
-                elif a != b and (mapping_item(a) is not None or mapping_item(b) is not None):
-                    merged[name] = self._either_mapping(name, a, b, stmt)
-                elif a != b and all(isinstance(v, StructValue) and v.kind == "dict" for v in (a, b)):
-                    merged[name] = self._either_dict(name, a, b, stmt)  # type: ignore[arg-type]
-                elif a != b and all(isinstance(v, StructValue) and v.kind in ("namedtuple", "dataclass")
-                                    for v in (a, b)):
-                    merged[name] = self._either_struct(name, a, b, stmt)  # type: ignore[arg-type]
-                elif a != b and taken is None and _array_or_none(a, b):
-                    # b = None; if flag: b = x @ w (flag known only when traced): an array or None after the if
-                    merged[name] = replace(next(v for v in (a, b) if not is_none(v)))  # (its own object)
-                    self.maybe_none.append(merged[name])
-                elif a != b and any(isinstance(v, Static) and isinstance(v.literal, LocalDef) for v in (a, b)):
-                    raise self.ctx.error(UnsupportedError, stmt, f"{name!r} is a different function after each "
-                                         "branch", f"define {name}() once before the if, or call it only inside "
-                                         "the branch that defines it")
-                elif a != b and (isinstance(a, Array) or isinstance(b, Array)):
-                    describe = described_value
-                    raise self.ctx.error(LayoutError, stmt, f"{name!r} has layout {describe(a)} after one branch "
-                                         f"and {describe(b)} after the other",
-                                         f"pin it with a hint in both branches: {name}: Tensor[...] = ..."
-                                         if isinstance(a, Array) and isinstance(b, Array) else
-                                         f"make it an array before the if, with a hint ({name}: Tensor[()] = "
-                                         f"jnp.zeros(()) for a scalar), so that both branches leave an array")
+                elif a != b:
+                    merged[name] = self._either(name, a, b, stmt, taken.get(name) if taken is not None else None,
+                                                known=taken is not None)
         for name, value in list(merged.items()):  # prev = outs.get(k) None after one branch: None or not after it
             if value is not None and any(maybe_none(self, env.get(name)) for env in envs) \
                     and not maybe_none(self, value):
                 merged[name] = replace(value)  # (its own object)
                 self.maybe_none.append(merged[name])
         return merged
+
+    def _either(self, name: str, a: Value, b: Value, stmt: cst.CSTNode, taken: Value | None, known: bool = False
+                ) -> Value:
+        """The value ``name`` holds after an if whose branches leave ``a`` and ``b`` (they differ): the one
+        Python takes where meshify knows the condition (``taken``); two Python values, known only when traced;
+        arrays of one layout; lists, dicts and structs key by key, tuples of one length item by item
+        (:meth:`_either_items`); an array (or a tuple or pytree) or None where the condition is ``known`` only when
+        traced (else refused: the caller rewrites the branch Python takes).  Any other pair is refused here:
+        keeping one branch's value would rewrite what reads it for a layout the other branch does not leave."""
+        if taken is not None and not isinstance(a, Array) and not isinstance(b, Array):
+            return taken
+        if isinstance(a, Static) and isinstance(b, Static) and not any(isinstance(v.literal, LocalDef) for v in (a, b)):
+            return Static()  # n = 1 in one branch, 3 in the other: known only when traced
+        if isinstance(a, Array) and isinstance(b, Array) and a.dims != b.dims and taken is not None \
+                and common_item([a, b]) is not None:
+            # (if bidirectional: h = jnp.concatenate((h, back), -1), the flag known: the joined 'd?' of the branch
+            # Python takes, never the user's 'd' of the other, a dim of another size)
+            return taken
+        if isinstance(a, Array) and isinstance(b, Array) and common_item([a, b]) is not None:
+            # (dims differing only by names meshify inferred: the user's, but for one of another size)
+            return _resized_dims(common_item([a, b]), (a, b))  # type: ignore[arg-type]
+        if isinstance(a, TupleValue) and isinstance(b, TupleValue) and len(a.items) == len(b.items):
+            return self._either_items(name, a, b, stmt, known)
+        if listed_items(a) is not None and listed_items(b) is not None:
+            return self._either_list(name, a, b, stmt)
+        if mapping_item(a) is not None or mapping_item(b) is not None:
+            return self._either_mapping(name, a, b, stmt)
+        if all(isinstance(v, StructValue) and v.kind == "dict" for v in (a, b)):
+            return self._either_dict(name, a, b, stmt)  # type: ignore[arg-type]
+        if all(isinstance(v, StructValue) and v.kind in ("namedtuple", "dataclass") for v in (a, b)):
+            return self._either_struct(name, a, b, stmt)  # type: ignore[arg-type]
+        if not known and _array_or_none(a, b):
+            # b = None; if flag: b = x @ w (flag known only when traced): an array or None after the if
+            value = replace(next(v for v in (a, b) if not is_none(v)))  # (its own object)
+            self.maybe_none.append(value)
+            return value
+        if isinstance(a, Opaque) and isinstance(b, Opaque) and (a.shape is None or b.shape is None
+                                                                or len(a.shape) == len(b.shape)):
+            return Opaque(a.shape if a.shape == b.shape else None)  # whole arrays, their shape known when traced
+        if any(isinstance(v, Static) and isinstance(v.literal, LocalDef) for v in (a, b)):
+            raise self.ctx.error(UnsupportedError, stmt, f"{name!r} is a different function after each "
+                                 "branch", f"define {name}() once before the if, or call it only inside "
+                                 "the branch that defines it")
+        if isinstance(a, Array) and isinstance(b, Array):
+            raise self.ctx.error(LayoutError, stmt, f"{name!r} has layout {described_value(a)} after one branch "
+                                 f"and {described_value(b)} after the other",
+                                 f"pin it with a hint in both branches: {name}: Tensor[...] = ...")
+        if isinstance(a, Array) or isinstance(b, Array):
+            raise self.ctx.error(LayoutError, stmt, f"{name!r} has layout {described_value(a)} after one branch "
+                                 f"and {described_value(b)} after the other",
+                                 f"make it an array before the if, with a hint ({name}: Tensor[()] = "
+                                 f"jnp.zeros(()) for a scalar), so that both branches leave an array")
+        raise self.ctx.error(LayoutError, stmt, f"{name!r} is {_kind(a)} after one branch and {_kind(b)} after "
+                             "the other: what reads it after the if is rewritten once, for one of them",
+                             f"give {name!r} the same kind of value after both branches (an array of one layout, "
+                             "a tuple of as many items), or keep what each branch makes in a name of its own")
+
+    def _either_items(self, name: str, a: TupleValue, b: TupleValue, stmt: cst.CSTNode, known: bool) -> Value:
+        """Two tuples (or lists) of one length the branches of an if leave (``t = (h @ w, v)`` and ``t = (h, v @
+        u)``): item by item, as :meth:`_either` merges names (``t[0]`` named in its messages).  Was a list of one
+        layout for all their items, refused where the positions differ."""
+        items = []
+        for i, (x, y) in enumerate(zip(a.items, b.items)):
+            if x == y:
+                items.append(x)
+                continue
+            if not is_none(x) and not is_none(y) and (holds_partial(x) != holds_partial(y) or (
+                    isinstance(x, Array) and isinstance(y, Array) and x.layout.partial != y.layout.partial)):
+                partial = x if holds_partial(x) else y
+                dims = partial.dims if isinstance(partial, Array) else None
+                raise self.ctx.error(LayoutError, stmt, f"{name}[{i}] is {_layouts(x)} after one branch and "
+                                     f"{_layouts(y)} after the other (a partial sum in one only)",
+                                     "complete it where it is made, with a hint on a name of its own (v: Tensor["
+                                     f"{hint_dims(dims) if dims else '...'}] = ...), then put that name in the tuple")
+            items.append(self._either(f"{name}[{i}]", x, y, stmt, None, known))
+        return a.of(items)
 
     def _loop_item(self, node: cst.BaseExpression, iterable: Operand) -> Value:
         """What ``for t in <node>`` binds ``t`` to: an item of a sequence of hinted structs (``params.blocks``:
@@ -2993,6 +3041,17 @@ class FunctionRewriter:
         if not isinstance(value, StructValue) or any(not isinstance(v, Array) and holds_partial(v)
                                                      for _, v in value.fields):
             return None
+        if isinstance(written, cst.IfExp) and isinstance(op.node, cst.IfExp) and _none_arm(written):
+            # return {"m": x @ w} if flag else None: the dict's arm completed; the result is a dict or None still
+            side = "orelse" if isinstance(written.body, cst.Name) and written.body.value == "None" else "body"
+            done = self._completed_dict(getattr(written, side), Operand(value, getattr(written, side),
+                                                                         getattr(op.node, side)))
+            if done is None:
+                return None
+            result = replace(done.value)  # (its own object)
+            if maybe_none(self, value):
+                self.maybe_none.append(result)
+            return Operand(result, written, op.node.with_changes(**{side: done.node}))
         if isinstance(written, cst.Call) and isinstance(op.node, cst.Call) and value.kind == "namedtuple" \
                 and len(written.args) == len(op.node.args) and not any(a.star for a in written.args):
             return self._completed_namedtuple(written, op, value)
