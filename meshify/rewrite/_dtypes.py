@@ -459,6 +459,11 @@ class Dtypes:
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "dict" \
                 and len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star:
             return self._dict_items(node.args[0].value)
+        if isinstance(node, cst.IfExp):  # {"m": x @ w} if flag else None: the dict's (each dict's, of the same keys)
+            found = [self._dict_items(side) for side in (node.body, node.orelse) if not _is_none(side)]
+            if not found or any(f is None for f in found) or len({f.keys for f in found}) != 1:  # type: ignore[union-attr]
+                return None
+            return merge_items(found)  # type: ignore[arg-type]
         if not isinstance(node, cst.Dict):
             return None
         items: dict[str, tuple[Carriers, bool]] = {}
