@@ -245,6 +245,10 @@ class ModuleContext:
         self.mr = "meshify_rt" if self.imports.bound("mr") else "mr"
         #: The module whose file the rewrite writes: itself, or the module importing this one's helpers.
         self.root: ModuleContext = self
+        #: Values a Python number or an array, known only when traced (``m if m is not None else 1.0``), by
+        #: identity, for every function of the rewrite (a nested def's too): read only where
+        #: :func:`~meshify.rewrite._evaluate.number_or_array_read` allows.
+        self.maybe_numbers: list[object] = []
         self._imported: dict[str, ModuleContext] = {}
         #: (file, name) of a name carried from another module -> its name here; what imports each (_imports).
         self.carried_as: dict[tuple[str, str], str] = {}

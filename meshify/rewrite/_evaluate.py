@@ -109,8 +109,11 @@ def evaluate(rw, node: cst.BaseExpression):
     if isinstance(node, cst.UnaryOperation):
         return _unary(rw, node)
     if isinstance(node, cst.BinaryOperation):
+        if isinstance(node.operator, _NUMBER_OPERATORS):
+            rw.number_reads.update({id(node.left): node.left, id(node.right): node.right})
         left, right = rw.expr(node.left), rw.expr(node.right)
         value, (l, r) = binary_operator(rw, type(node.operator), left, right, node)
+        value = number_or_array(rw, value, left, right, l, r)
         value = _int_arithmetic(node.operator, left.value, right.value) or value
         if isinstance(node.operator, cst.MatrixMultiply) and forms_partial(value, [left, right]):
             # a @ b forming a partial sum: jnp.matmul, to accumulate low-precision operands in float32
@@ -744,6 +747,26 @@ def _both(rw, node: cst.IfExp) -> Operand:
     numbers = [b for b in (body, orelse) if isinstance(b.value, Static) and b.value.known
                and type(b.value.literal) in (int, float)]
     scalars = [b for b in (body, orelse) if isinstance(b.value, Array) and b.value.layout.rank == 0]
+    if isinstance(body.value, Array) and isinstance(orelse.value, Array) \
+            and body.value.layout.partial != orelse.value.layout.partial:
+        wholes = [Array(b.value.layout.with_partial(()), b.value.origin) for b in (body, orelse)]  # type: ignore[union-attr]
+        joined = common_item(wholes)
+        if isinstance(joined, Array):
+            # bias if bias is not None else jnp.ones_like(x), bias a partial sum: completed in its arm
+            what = "a conditional expression whose other branch is whole"
+            arms = {k: rw.convert(b, joined.layout, what) if b.value.layout.partial else b.node  # type: ignore[union-attr]
+                    for k, b in (("body", body), ("orelse", orelse))}
+            return Operand(joined, node, node.with_changes(**arms))
+    dimmed = [b for b in (body, orelse) if isinstance(b.value, Array) and b.value.layout.rank]
+    if len(numbers) == 1 and len(dimmed) == 1:
+        # m if m is not None else 1.0, m of dims: the array (a partial sum completed in its arm) or a number that
+        # broadcasts; read only beside an array of its layout (number_or_array), where both give that array's
+        layout = dimmed[0].value.layout.with_partial(())
+        arm = rw.convert(dimmed[0], layout, "a conditional expression whose other branch is a Python number")
+        arms = {"body": arm, "orelse": orelse.node} if dimmed[0] is body else {"body": body.node, "orelse": arm}
+        value = Array(layout, dimmed[0].value.origin)
+        rw.ctx.root.maybe_numbers.append(value)
+        return Operand(value, node, node.with_changes(**arms))
     if len(numbers) == 1 and len(scalars) == 1:
         # 0.0 if bias is None else jnp.sum(bias): a Python number or a scalar array, known only when traced; every
         # JAX function treats the two alike where the array is whole (a partial sum completed in its arm; a number
@@ -758,6 +781,42 @@ def _both(rw, node: cst.IfExp) -> Operand:
         error.node = node
         raise error
     return Operand(body.value, node, node.with_changes(body=body.node, orelse=orelse.node))
+
+
+#: The operators a value a Python number or an array (``m if m is not None else 1.0``) may be an operand of.
+_NUMBER_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)
+
+
+def _number_or_array(rw, value: Value) -> bool:
+    return any(value is v for v in rw.ctx.root.maybe_numbers)
+
+
+def number_or_array(rw, value: Value, left: Operand, right: Operand, l: cst.BaseExpression,
+                    r: cst.BaseExpression) -> Value:
+    """``y * m`` (``+``, ``-``, ``/``), ``m`` a Python number or an array known only when traced (``m = mask if
+    mask is not None else 1.0``): ``value`` where ``y`` is an array of the result's layout and neither operand is
+    converted, so that a number in place of ``m`` broadcasts to what the array gives (else refused: a reduction,
+    a collective or a broadcast to more dims would treat the number as the array of that layout)."""
+    maybe = [o for o in (left, right) if _number_or_array(rw, o.value)]
+    if not maybe:
+        return value
+    other = right if maybe[0] is left else left
+    if len(maybe) == 2 or not isinstance(other.value, Array) or not isinstance(value, Array) \
+            or value.layout != other.value.layout or l is not left.node or r is not right.node:
+        refuse_number_or_array(rw, maybe[0])
+    return replace(value) if value is maybe[0].value else value  # (its own object: an array, whichever m is)
+
+
+def refuse_number_or_array(rw, op: Operand) -> None:
+    """Refuses a read of ``op``, a Python number or an array known only when traced, where it is not an operand
+    of ``+``, ``-``, ``*``, ``/`` beside an array of its layout (:func:`number_or_array`)."""
+    code = rw.ctx.code(op.original)
+    raise rw.error(UnsupportedError, op.original, f"{code!r} is a Python number or an array of layout "
+                   f"{op.value.layout.describe()}, known only when traced, read where meshify cannot rewrite it for "
+                   "both (anything but y * m, y + m beside an array y of its layout: a reduction, a collective, a "
+                   "helper or a return would take the number for that array)", "give it an array in both cases (m "
+                   f"if m is not None else jnp.ones_like(x), x of its dims), or read it only as y * {code}, y + "
+                   f"{code} with y an array of its layout")
 
 
 def chosen(rw, node: cst.BaseExpression) -> cst.BaseExpression:

@@ -59,7 +59,16 @@ from meshify.rewrite._containers import (
 )
 from meshify.rewrite._context import ModuleContext, _bound_names, bound_names
 from meshify.rewrite._dtypes import Carriers, Dtypes, Items, KeyedItems, like_node, merge_items
-from meshify.rewrite._evaluate import BranchLayouts, binary_operator, evaluate, is_reshape, none_test, reshape_call
+from meshify.rewrite._evaluate import (
+    BranchLayouts,
+    binary_operator,
+    evaluate,
+    is_reshape,
+    none_test,
+    number_or_array,
+    refuse_number_or_array,
+    reshape_call,
+)
 from meshify.rewrite._hints import (
     ITEMS,
     StructHint,
@@ -1067,6 +1076,9 @@ class FunctionRewriter:
         self.maybe_none_params: frozenset[str] = frozenset()
         #: ``a if flag else None`` (the user's node) -> its array arm's operand: converted in that arm (convert).
         self.none_arms: dict[cst.IfExp, Operand] = {}
+        #: Nodes (by id; kept, so that no other node takes the id) where a value a Python number or an array may
+        #: be read (``_evaluate.number_or_array``).
+        self.number_reads: dict[int, cst.CSTNode] = {}
         #: Where this helper's result holds an array or None known only when traced (_mappings.maybe_none_paths):
         #: its caller marks them in the value it gets.
         self.maybe_results: frozenset[tuple] = frozenset()
@@ -2436,6 +2448,12 @@ class FunctionRewriter:
                 elif a != b:
                     merged[name] = self._either(name, a, b, stmt, taken.get(name) if taken is not None else None,
                                                 known=taken is not None)
+        numbers = self.ctx.root.maybe_numbers
+        for name, value in list(merged.items()):  # out = m if m is not None else 1.0 in one branch: a number still
+            if value is not None and not any(value is v for v in numbers) \
+                    and any(env.get(name) is v for env in envs for v in numbers):
+                merged[name] = replace(value)  # (its own object)
+                numbers.append(merged[name])
         for name, value in list(merged.items()):  # prev = outs.get(k) None after one branch: None or not after it
             if value is not None and any(maybe_none(self, env.get(name)) for env in envs) \
                     and not maybe_none(self, value):
@@ -2611,6 +2629,8 @@ class FunctionRewriter:
     def _small(self, s: cst.BaseSmallStatement) -> cst.BaseSmallStatement:
         if isinstance(s, cst.Assign):
             before = len(self.records)
+            if len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Name):
+                self.number_reads[id(s.value)] = s.value  # (out = m if m is not None else 1.0: a number or an array)
             op = self.expr(s.value)
             if any(isinstance(t.target, cst.Subscript) for t in s.targets) and isinstance(op.value, Array) \
                     and op.value.layout.partial and not self._keeps_partial(s.targets):
@@ -2936,9 +2956,12 @@ class FunctionRewriter:
         if operator is None:
             raise self.ctx.error(UnsupportedError, s, f"augmented assignment {self.ctx.code(s.operator).strip()}",
                                  "write it out: x = x <op> y")
+        if operator in (cst.Add, cst.Subtract, cst.Multiply, cst.Divide):  # (y *= m: m a number or an array)
+            self.number_reads.update({id(s.target): s.target, id(s.value): s.value})
         left = self.expr(s.target)
         right = self.expr(s.value)
         value, nodes = binary_operator(self, operator, left, right, s)
+        value = number_or_array(self, value, left, right, nodes[0], nodes[1])
         own = s.target.value in self.own_lists  # hs += [x] extends the list it holds
         if operator is cst.Add and isinstance(left.value, TupleValue | StructValue) and isinstance(
                 value, TupleValue | StructValue) and (not own or s.target.value in self.shared_lists):
@@ -4320,7 +4343,11 @@ class FunctionRewriter:
     # -- expressions ------------------------------------------------------------------------
 
     def expr(self, node: cst.BaseExpression) -> Operand:
-        return evaluate(self, node)
+        op = evaluate(self, node)
+        if self.ctx.root.maybe_numbers and id(node) not in self.number_reads \
+                and any(op.value is v for v in self.ctx.root.maybe_numbers):
+            refuse_number_or_array(self, op)
+        return op
 
     def rule_context(self, operands: dict[cst.CSTNode, Operand] | None = None) -> RuleContext:
         """What an op rule may read (never this rewriter): the mesh, the rules, the sizes, the function,
