@@ -2393,6 +2393,10 @@ class FunctionRewriter:
         out = []
         for name, value in list(self.env.items()):
             theirs = other.get(name)
+            if isinstance(value, TupleValue) and isinstance(theirs, TupleValue) and len(value.items) == len(theirs.items) \
+                    and value != theirs and not maybe_none(self, value):
+                out += self._join_partial_items(name, value, theirs)
+                continue
             if not (isinstance(value, Array) and isinstance(theirs, Array) and value.layout.partial
                     and value.layout.rank == theirs.layout.rank and value.layout.axes == theirs.layout.axes
                     and all(unify_dims(a, b) is not None for a, b in zip(value.dims, theirs.dims))):
@@ -2401,6 +2405,31 @@ class FunctionRewriter:
             if extra:
                 out.append(self._summed(name, value, extra, stmt, "the end of this branch (the other leaves it whole)"))
         return out
+
+    def _join_partial_items(self, name: str, value: TupleValue, theirs: TupleValue) -> list[cst.BaseStatement]:
+        """``name = (mr.psum(name[0], ...), name[1])``: the items of the tuple this branch leaves in ``name`` that
+        are partial sums over axes the ``other`` branch's items are not, with the same dims and splits otherwise
+        (``t = (h @ v, x)`` here, ``t = (x, h)`` there), completed at the end of this branch."""
+        self._comments = []
+        items, changed = [], False
+        for i, (x, y) in enumerate(zip(value.items, theirs.items)):
+            node = item_node(cst.Name(name), i)
+            if isinstance(x, Array) and isinstance(y, Array) and x.layout.partial - y.layout.partial \
+                    and x.layout.rank == y.layout.rank and x.layout.axes == y.layout.axes \
+                    and all(unify_dims(a, b) is not None for a, b in zip(x.dims, y.dims)):
+                target = x.layout.with_partial(x.layout.partial & y.layout.partial)
+                new = self._converted_value(Operand(x, node, node), target, "the end of this branch (the other "
+                                            "leaves it whole)")
+                items.append((Array(target, x.origin), new))
+                changed = True
+            else:
+                items.append((x, node))
+        if not changed:
+            return []
+        self.env[name] = value.of(v for v, _ in items)
+        assign = cst.Assign(targets=[cst.AssignTarget(cst.Name(name))],
+                            value=value.literal([cst.Element(n) for _, n in items]))
+        return [cst.SimpleStatementLine(body=[assign], leading_lines=[comment_line(c) for c in self._comments])]
 
     def _known_branch(self, stmt: cst.If, taken: bool) -> cst.If:
         """``if pos is None:`` where meshify knows whether ``pos`` is None (an array never is; a helper
