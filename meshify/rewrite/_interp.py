@@ -2477,17 +2477,19 @@ class FunctionRewriter:
                 elif a != b:
                     merged[name] = self._either(name, a, b, stmt, taken.get(name) if taken is not None else None,
                                                 known=taken is not None)
-        numbers = self.ctx.root.maybe_numbers
-        for name, value in list(merged.items()):  # out = m if m is not None else 1.0 in one branch: a number still
-            if value is not None and not any(value is v for v in numbers) \
-                    and any(env.get(name) is v for env in envs for v in numbers):
-                merged[name] = replace(value)  # (its own object)
-                numbers.append(merged[name])
         for name, value in list(merged.items()):  # prev = outs.get(k) None after one branch: None or not after it
             if value is not None and any(maybe_none(self, env.get(name)) for env in envs) \
                     and not maybe_none(self, value):
                 merged[name] = replace(value)  # (its own object)
                 self.maybe_none.append(merged[name])
+        numbers = self.ctx.root.maybe_numbers
+        for name, value in list(merged.items()):  # out = m if m is not None else 1.0 in one branch: a number still
+            if value is not None and not any(value is v for v in numbers) \
+                    and any(env.get(name) is v for env in envs for v in numbers):
+                merged[name] = replace(value)  # (its own object; an array or None still, where it was)
+                numbers.append(merged[name])
+                if any(value is v for v in self.maybe_none):
+                    self.maybe_none.append(merged[name])
         return merged
 
     def _either(self, name: str, a: Value, b: Value, stmt: cst.CSTNode, taken: Value | None, known: bool = False
