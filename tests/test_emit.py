@@ -148,6 +148,41 @@ def plain(x, p):
     assert "def plain(x, p):\n    return p.mlp + mlp(x, x, x)" in text
 
 
+LOOPED = HEADER + '''
+
+def step(h, w):
+    return jnp.tanh(h @ w)
+
+
+@mesh(batch=2, model=4, rules={"f": "model"})
+def f(x: Tensor["batch", "d"], w1: Tensor["d", "f"], w: Tensor["f", "f"]) -> Tensor["batch", "f"]:
+    h = x @ w1
+    for _ in range(3):
+        h = step(h, w)
+    g = jax.lax.fori_loop(0, 3, lambda i, c: step(c, w), x @ w1)
+    return h + g
+'''
+
+
+def test_a_version_made_on_a_loop_walk_the_interpreter_undid_is_not_emitted() -> None:
+    # h enters the loop split over 'model' and step() returns it whole: the body's first walk (step__v1, for
+    # a split h) is undone and walked again with h whole (step__v2); nothing calls step__v1
+    text = _convert(LOOPED, width=None)
+    assert _defs(text) == ["step__v2", "f"]
+    assert "step__v1" not in text
+    assert "# meshify:   step__v2 for h: [batch/'batch', f]; w: [f/'model', f] -> [batch/'batch', f]" in text
+    body = text[text.index("@mr.sharded"):]
+    assert "h = step__v2(h, w)" in body and "lambda i, c: step__v2(c, w)" in body
+
+
+def test_every_emitted_version_is_called_from_outside_its_own_def() -> None:
+    for source in (HELPERS, LOOPED):
+        text = _convert(source, width=None)
+        for name in (n for n in _defs(text) if "__v" in n):
+            outside = text[:text.index(f"def {name}(")] + text[text.index(f"def {name}(") + len(name) + 5:]
+            assert re.search(rf"\b{name}\(", outside), name
+
+
 def test_a_dropped_defs_leading_comments_stay_above_its_versions() -> None:
     source = HELPERS.replace("\n\ndef norm(x):", "\n\n# Normalises the last dim.\ndef norm(x):")
     text = _convert(source)

@@ -21,8 +21,9 @@ import libcst as cst
 from meshify.annotate._types import MeshSpec, Rules
 from meshify.errors import AnnotationError, LayoutError, MeshifyError, SourceError, SourceSpan, UnsupportedError
 from meshify.rewrite._context import ModuleContext, parse_context
-from meshify.rewrite._emit import Decorators, fix_imports, header_lines, place_versions
+from meshify.rewrite._emit import Decorators, called_versions, fix_imports, header_lines, place_versions
 from meshify.rewrite._emit import _versions as emitted_versions
+from meshify.rewrite._helpers import Specializations
 from meshify.rewrite._hints import MESH_NAMES, mesh_decorator, read_mesh_decorator, read_mesh_dims
 from meshify.rewrite._interp import FunctionPlan, FunctionRewriter, _names_read
 from meshify.rewrite._optional import none_patterns
@@ -255,12 +256,14 @@ def _replace_functions(ctx: ModuleContext, plans: dict[cst.FunctionDef, list[Fun
     Top-level functions (the usual case) are swapped in the module's body directly;
     a transformer walks the tree only when some @mesh function is nested.
     """
-    versions = ctx.specializations
     top = set(ctx.module.body)
     body: list[cst.BaseStatement] = []
     for stmt in ctx.module.body:
         body.extend(_rewritten(ctx, plans[stmt], stmt, decorators) if stmt in plans else [stmt])  # type: ignore[arg-type,index]
-    body = _with_imported_versions(ctx, place_versions(body, versions, {fn.name.value for fn in plans}))
+    # (only the versions something calls: one made on a walk the interpreter undid is left out)
+    versions = ctx.specializations.restricted_to(called_versions(
+        [*body, *(plan.node for found in plans.values() for plan in found)], ctx.specializations))
+    body = _with_imported_versions(ctx, place_versions(body, versions, {fn.name.value for fn in plans}), versions)
     module = ctx.module.with_changes(body=body)
     nested = {fn: plan for fn, plan in plans.items() if fn not in top}
     if not nested:
@@ -275,11 +278,12 @@ def _replace_functions(ctx: ModuleContext, plans: dict[cst.FunctionDef, list[Fun
     return module.visit(_Replace())
 
 
-def _with_imported_versions(ctx: ModuleContext, body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
+def _with_imported_versions(ctx: ModuleContext, body: list[cst.BaseStatement],
+                            versions: Specializations) -> list[cst.BaseStatement]:
     """``body`` with the versions of helpers imported from other modules of the package (and the
     imports carrying the names they read) after the module's leading imports, each helper's under a
     comment naming the file and line it comes from."""
-    imported = _imported_statements(ctx)
+    imported = _imported_statements(ctx, versions)
     if not imported:
         return body
     at = 0
@@ -293,11 +297,11 @@ def _with_imported_versions(ctx: ModuleContext, body: list[cst.BaseStatement]) -
     return [*body[:at], *imported, *after]
 
 
-def _imported_statements(ctx: ModuleContext) -> list[cst.BaseStatement]:
+def _imported_statements(ctx: ModuleContext, versions: Specializations) -> list[cst.BaseStatement]:
     """The carried imports, then each imported helper's versions (``_emit``'s comment block, which names
     the helper as ``layers.mlp``), the first under a comment naming where the helper is defined."""
     helpers: dict[str, list] = {}
-    for spec in ctx.specializations.versions.values():
+    for spec in versions.versions.values():
         if spec.origin:
             helpers.setdefault(spec.helper, []).append(spec)
     if not helpers and not ctx.carried:  # (classes of pytree hints carried in too: from .types import Block)

@@ -4,8 +4,8 @@ After this pass the module imports only what it imported before (minus meshify's
 decorator) plus ``jax`` and ``meshify.runtime``; each ``@mesh`` decorator is replaced by
 ``@mr.sharded(...)`` spelling out the mesh, every argument's dims and PartitionSpec, and
 the output specs; each helper's versions follow its def under one comment block that maps
-each version's name to its layouts, and a helper's own def is kept only while something
-other than the versions still uses it.
+each version's name to its layouts; only the versions the emitted code calls are written, and a
+helper's own def is kept only while something other than the versions still uses it.
 """
 
 from __future__ import annotations
@@ -13,17 +13,17 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import PurePath
 
 import libcst as cst
 
 from meshify.annotate._types import Layout
-from meshify.rewrite._helpers import Specialization, Specializations
+from meshify.rewrite._helpers import Specialization, Specializations, registered
 from meshify.rewrite._interp import EachLayouts, FunctionPlan, OutByStatics
 from meshify.rewrite._templates import comment_line
 
-__all__ = ["Decorators", "fix_imports", "header_lines", "place_versions", "sharded_decorator_text"]
+__all__ = ["Decorators", "called_versions", "fix_imports", "header_lines", "place_versions", "sharded_decorator_text"]
 
 
 def _specs(layouts, mr: str) -> str:
@@ -136,6 +136,23 @@ def _arg_spec(plan: FunctionPlan, path: str, struct, mr: str, depth: int) -> str
     optional += ", meta=(" + ", ".join(f'"{n}"' for n in struct.meta) + ("," if len(struct.meta) == 1 else "") + \
         ")" if struct.meta else ""
     return f'{mr}.TreeSpec({struct.cls}, "{struct.kind}", {{\n{fields}{"    " * depth}}}{optional})'
+
+
+def called_versions(roots: Iterable[cst.CSTNode], versions: Specializations) -> set[str]:
+    """The names of the versions the emitted code calls: named by ``roots`` (the module's statements and
+    the rewritten @mesh functions), by a version so named, or by its custom rules' registration,
+    transitively.  A version made on a walk the interpreter then undid (a loop body walked again once a
+    carried value's layout changed) is named by nothing, and is left out."""
+    nodes = {s.name: s.node for s in versions.versions.values() if not s.alias}
+    registrations: dict[str, list[cst.CSTNode]] = {}
+    for _, statement in versions.registrations:
+        registrations.setdefault(registered(statement), []).append(statement)
+    pending, called = list(roots), set()
+    while pending:
+        for name in (_names_used(pending.pop()) & nodes.keys()) - called:
+            called.add(name)
+            pending += [nodes[name], *registrations.get(name, ())]
+    return called
 
 
 def place_versions(body: list[cst.BaseStatement], versions: Specializations,

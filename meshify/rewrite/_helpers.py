@@ -99,6 +99,18 @@ class Specializations:
     def by_name(self, name: str) -> Specialization:
         return next(s for s in self.versions.values() if s.name == name)
 
+    def restricted_to(self, names: Collection[str]) -> Specializations:
+        """The versions named in ``names`` (what the emitted code calls) and their custom rules'
+        registrations; the others are left out of a file."""
+        return Specializations({k: s for k, s in self.versions.items() if s.name in names}, set(self.names),
+                               self.merge_twins, None, [r for r in self.registrations if registered(r[1]) in names],
+                               set(self.kept))
+
+
+def registered(statement: cst.SimpleStatementLine) -> str:
+    """The version a custom rule's registration is for: ``soft__v1`` of ``soft__v1.defjvp(...)``."""
+    return statement.body[0].value.func.value.value  # type: ignore[attr-defined]
+
 
 def signature_of(value: Value) -> object:
     """A hashable summary of what a specialisation depends on: dims, splits, partial axes."""
