@@ -48,6 +48,7 @@ from meshify.rewrite._mappings import (
 )
 from meshify.rewrite._names import dotted_name, read_again
 from meshify.rewrite._nested import call_local, local_def, refuse_value
+from meshify.rewrite._sums import evaluated_sum
 from meshify.rewrite._templates import call_template, int_node
 from meshify.rewrite._transforms import TRANSFORMS, transformed_call
 from meshify.rewrite._values import (
@@ -111,6 +112,8 @@ def evaluate(rw, node: cst.BaseExpression):
     if isinstance(node, cst.BinaryOperation):
         if isinstance(node.operator, _NUMBER_OPERATORS):
             rw.number_reads.update({id(node.left): node.left, id(node.right): node.right})
+        if isinstance(node.operator, cst.Add | cst.Subtract) and node not in rw.plain_sums:
+            return evaluated_sum(rw, node)  # partial sums over one axis completed together (_sums)
         left, right = rw.expr(node.left), rw.expr(node.right)
         value, (l, r) = binary_operator(rw, type(node.operator), left, right, node)
         value = number_or_array(rw, value, left, right, l, r)

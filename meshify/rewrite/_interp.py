@@ -1070,6 +1070,9 @@ class FunctionRewriter:
         self._jumps: list[_Jumps | None] = []
         #: Names bound to a list this function built (``xs = []``): ``xs.append(v)`` is followed (_containers).
         self.own_lists: set[str] = set()
+        #: ``+``/``-`` chains being evaluated as written, and whether one's terms are being tried (_sums).
+        self.plain_sums: set[cst.BinaryOperation] = set()
+        self.sum_trial = False
         #: What ``outs.get(k)`` gave, each its own object: an array or None, known only when traced (_mappings).
         self.maybe_none: list[Value] = []
         #: A helper's parameters its caller passes an array or None (``mask``), known only when traced.

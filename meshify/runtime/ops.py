@@ -15,7 +15,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-__all__ = ["regather_policy", "regathering", "entries", "like", "shard_size", "call_block", "kept_size", "sum_dtype", "psum", "psum_scatter", "all_gather", "local_block", "grouped_kv", "debug_print", "dynamic_slice", "dynamic_slice_in_dim", "dynamic_update_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_index_in_dim", "take", "take_along_axis", "rows_at", "scatter", "one_hot", "pmax", "pmin", "max", "min", "mean", "on_one_device", "softmax",
+__all__ = ["regather_policy", "regathering", "entries", "like", "shard_size", "call_block", "kept_size", "sum_dtype", "psum", "psum_scatter", "all_gather", "local_block", "grouped_kv", "debug_print", "dynamic_slice", "dynamic_slice_in_dim", "dynamic_update_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_index_in_dim", "take", "take_along_axis", "rows_at", "scatter", "one_hot", "pmax", "pmin", "max", "min", "mean", "on_one_device", "promoted", "softmax",
            "log_softmax", "logsumexp", "global_shape", "elementwise", "dtype_of",
            "canonical_dtype", "quotient_dtype", "joined_dtype", "refused", "global_norm"]
 
@@ -634,6 +634,15 @@ def on_one_device(c, axis_name: AxisName):
     names = (axis_name,) if isinstance(axis_name, str) else tuple(axis_name)
     first = functools.reduce(jnp.logical_and, [jax.lax.axis_index(n) == 0 for n in names], jnp.bool_(True))
     return jnp.where(first, c, jnp.zeros_like(c))
+
+
+def promoted(x: jax.Array, like) -> jax.Array:
+    """``x`` in the dtype it and values like these promote to (``like``: a value or a tuple of them, as
+    ``psum``'s).  Partial sums over one axis added ahead of a sum's other terms (``a + (b - c)`` for
+    ``a + b - c``, completed by one psum) are added in the dtype the sum had where they stood: a float16 term
+    after a float32 one is added in float32, as on one device."""
+    target = jnp.result_type(x, _promoted(like))
+    return x if x.dtype == target else x.astype(target)
 
 
 def mean(x: jax.Array, axis: Axis, axis_name: AxisName, where, keepdims: bool = False, dtype=None) -> jax.Array:
