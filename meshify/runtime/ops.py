@@ -271,7 +271,11 @@ def shard_size(size: int, shards: int, dim: str, major_of: str | None = None) ->
                             fix=f"keep {major_of!r} whole on each device: rules={{{major_of!r}: None}} (each "
                                 f"device then computes all of them), or make {dim!r} a multiple of {shards}; with "
                                 "one kv head (multi-query attention), leave the grouping reshape out and let the "
-                                "kv head broadcast over the split heads: jnp.einsum('blhd,bsd->bhls', q, k[:, :, 0])")
+                                "kv head broadcast over the split heads: jnp.einsum('blhd,bsd->bhls', q, k[:, :, 0])"
+                                + (f"; with one head ({dim!r} of size 1), write the 1 where meshify reads it when "
+                                   "rewriting, a literal passed to the helper (attention(x, context, p, 1)) or in "
+                                   "the reshape (t.reshape(b, -1, 1, t.shape[-1])): a dim of size 1 takes no split, "
+                                   "the head's features take it" if size == 1 else ""))
 
         raise CallError(f"reshape size {size!r} of dim {dim!r} is not divisible by the {shards} shards it is split "
                         "into", fix=f"choose a size of {dim!r} that is a multiple of {shards}, or map {dim!r} to "

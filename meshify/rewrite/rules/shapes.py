@@ -272,7 +272,7 @@ def _reshape_inferred(ctx: RuleContext, call: Call, x: Operand, guess: bool = Tr
                 read = [s.value.size_of if isinstance(s.value, Static) and s.value.size_of else k
                         for s, k in zip(sizes, kept)]  # (a size read off a dim names it in the fix's hint)
                 _group(ctx, call.node, layout, _hint_names(read, size_nodes), group_in, group_out, axes,
-                       named=False)
+                       named=False, ones=frozenset(j for j in group_out if _literal(sizes[j]) == 1))
             for j, name in zip(group_out, _group_names(ctx, layout, group_in, [size_nodes[j] for j in group_out],
                                                        origins, [sizes[j] for j in group_out])):
                 names[j] = name
@@ -874,11 +874,16 @@ def _held_shape_name(node) -> str | None:
 
 
 def _group(ctx: RuleContext, node, layout: Layout, out, group_in: list[int], group_out: list[int], axes: list[Axes],
-           named: bool = True) -> None:
+           named: bool = True, ones: frozenset[int] = frozenset()) -> None:
+    """``group_in`` merged or split into ``group_out``: a split may enter only as the major (first) part, which
+    takes it.  Size-1 dims lead nothing (``ones``: the out dims of a literal size 1): one head cut from a split
+    dim, ``(1, d_head)``, takes the split on ``d_head``, and merging it back gives the split to the merged dim."""
     split = [i for i in group_in if layout.axes[i]]
     if not split:
         return
-    if split != [group_in[0]] or not group_out:
+    sized = [i for i in group_in if layout.dims[i] != BROADCAST] or group_in
+    major = [j for j in group_out if j not in ones and out[j] != BROADCAST] or group_out
+    if split != [sized[0]] or not group_out:
         names = [layout.dims[i] for i in group_in]
         into: object = [out[j] for j in group_out]
         minor = layout.dims[split[-1]]
@@ -909,7 +914,7 @@ def _group(ctx: RuleContext, node, layout: Layout, out, group_in: list[int], gro
         raise ctx.error(UnsupportedError, node,
                         f"reshape merges {names} into {into} but split dim "
                         f"{layout.dims[split[-1]]!r} is not the major (first) part", fix)
-    axes[group_out[0]] = layout.axes[group_in[0]]
+    axes[major[0]] = layout.axes[sized[0]]
 
 
 def _shard_size(ctx: RuleContext, size: Operand, node: cst.BaseExpression, shards: int, dim: str,
