@@ -118,6 +118,14 @@ def evaluate(rw, node: cst.BaseExpression):
         value, (l, r) = binary_operator(rw, type(node.operator), left, right, node)
         value = number_or_array(rw, value, left, right, l, r)
         value = _int_arithmetic(node.operator, left.value, right.value) or value
+        if isinstance(node.operator, cst.MatrixMultiply) and forms_partial(value, [left, right]) \
+                and isinstance(value, Array) and all(rw.dtypes.of(o.original) == ("bool",) for o in (left, right)):
+            # a matmul of booleans: its blocks' results are or-ed (mr.psum of a bool), never summed; completed
+            # here, so that nothing of another dtype (x @ w + (m @ n), (m @ n) * 2.0) is summed with them
+            formed = Operand(value, node, node.with_changes(left=l, right=r))
+            whole = value.layout.with_partial(())
+            return Operand(Array(whole, value.origin), node,
+                           rw.convert(formed, whole, "a matmul of booleans (or-ed across devices, never summed)"))
         if isinstance(node.operator, cst.MatrixMultiply) and forms_partial(value, [left, right]):
             # a @ b forming a partial sum: jnp.matmul, to accumulate low-precision operands in float32
             call = cst.Call(cst.parse_expression(_numpy(rw) + ".matmul"),

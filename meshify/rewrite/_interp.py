@@ -4120,9 +4120,17 @@ class FunctionRewriter:
                 rebuilt = self.accumulating(call.node, rebuilt, keyword, operands)
             elif isinstance(given.value, Static) and given.value.known and given.value.literal is None:
                 rebuilt = self.accumulating(call.node, rebuilt, keyword, operands, at=call.position(given))
-        if lowering.template is None:
-            return lowering.result, rebuilt
-        return lowering.result, self.replacement(lowering, nodes, call=rebuilt)
+        result, node = (lowering.result, rebuilt) if lowering.template is None else \
+            (lowering.result, self.replacement(lowering, nodes, call=rebuilt))
+        if lowering.contraction is not None and isinstance(result, Array) and result.layout.partial \
+                and self.dtypes.of(call.node) == ("bool",):
+            # jnp.matmul / einsum of booleans: its blocks' results are or-ed (mr.psum of a bool), never summed;
+            # completed here, so that nothing of another dtype is summed with them ((m @ n) * 2.0, + x @ w)
+            whole = result.layout.with_partial(())
+            node = self.convert(Operand(result, call.node, node), whole,
+                                f"{call.name} of booleans (or-ed across devices, never summed)")
+            result = Array(whole, result.origin)
+        return result, node
 
     def rebuilt(self, call, lowering, nodes: list, walked: dict | None = None) -> cst.Call:
         """The user's call with, in place, each operand the lowering converts (its node in ``nodes``),
