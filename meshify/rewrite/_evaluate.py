@@ -2014,12 +2014,12 @@ _OPTAX_LOSSES = {
     "optax.safe_softmax_cross_entropy": (
         ("logits", "labels"),
         # (0 log 0 = 0: an entry of label 0 adds nothing, also where its logit is -inf)
-        "(-{jnp}.sum({jnp}.where({labels} != 0.0, {labels} * {jax}.nn.log_softmax({logits}, axis=-1), "
-        "{jnp}.zeros_like({jax}.nn.log_softmax({logits}, axis=-1))), axis=-1))"),
+        ("(-{jnp}.sum({jnp}.where({labels} != 0.0, {labels} * {jax}.nn.log_softmax({logits}, axis=-1), "
+         "{jnp}.zeros_like({jax}.nn.log_softmax({logits}, axis=-1))), axis=-1))")),
     "optax.kl_divergence": (
         ("log_predictions", "targets", "axis"),
-        "{jnp}.sum({targets} * ({jnp}.where({targets} == 0, 0, {jnp}.log({targets})) - {log_predictions}), "
-        "axis={axis})"),
+        ("{jnp}.sum({targets} * ({jnp}.where({targets} == 0, 0, {jnp}.log({targets})) - {log_predictions}), "
+         "axis={axis})")),
     "optax.smooth_labels": (
         ("labels", "alpha"),
         "((1.0 - {alpha}) * {labels} + {alpha} / {labels}.shape[-1])"),
