@@ -70,11 +70,11 @@ def _reduce_arg(call: Call, kind: str, name: str):
     return call.arg(offset + params.index(name), name)
 
 
-def _keepdims(ctx: RuleContext, keep_op) -> bool:
-    """A reduction's ``keepdims=`` (a literal True/False; False where not given)."""
+def _keepdims(ctx: RuleContext, keep_op, name: str = "keepdims") -> bool:
+    """A reduction's ``keepdims=`` (or another flag ``name``: a literal True/False; False where not given)."""
     if keep_op is not None and not (isinstance(keep_op.value, Static) and keep_op.value.known):
-        raise ctx.error(UnsupportedError, keep_op.original, "keepdims must be a literal True/False",
-                        "write keepdims=True or keepdims=False")
+        raise ctx.error(UnsupportedError, keep_op.original, f"{name} must be a literal True/False",
+                        f"write {name}=True or {name}=False")
     return bool(keep_op.value.literal) if keep_op is not None else False
 
 
@@ -317,7 +317,7 @@ def _softmax_rule(ctx: RuleContext, call: Call, kind: str):
     keepdims = signed = False
     if kind == "logsumexp":
         keepdims = _keepdims(ctx, call.arg(3, "keepdims"))
-        signed = _keepdims(ctx, call.arg(4, "return_sign"))  # (a literal True/False, as keepdims=)
+        signed = _keepdims(ctx, call.arg(4, "return_sign"), "return_sign")
         dims = tuple(BROADCAST if i in reduced else d for i, d in enumerate(layout.dims) if keepdims or i not in reduced)
         axes = tuple(() if i in reduced else a for i, a in enumerate(layout.axes) if keepdims or i not in reduced)
         result = Array(Layout(dims, axes))
