@@ -1846,21 +1846,8 @@ def _get_filled(rw, node: cst.Call, table: cst.BaseExpression, sub: cst.Subscrip
         # not): written so, its ids read once (a name or a read of one), the take rule runs it
         if not isinstance(ids, cst.Name | cst.Attribute | cst.Subscript):
             return None
-        call = cst.parse_expression(f'{jnp_alias}.take(x, {jnp_alias}.where(i < 0, i + x.shape[0], i), axis=0, '
-                                    'mode="clip")')
-        assert isinstance(call, cst.Call)
-        wrapped = call.args[1].value
-        assert isinstance(wrapped, cst.Call)
-        test, plus = (wrapped.args[0].value, wrapped.args[1].value)
-        assert isinstance(test, cst.Comparison) and isinstance(plus, cst.BinaryOperation) \
-            and isinstance(plus.right, cst.Subscript) and isinstance(plus.right.value, cst.Attribute)
-        size = plus.right.with_changes(value=plus.right.value.with_changes(value=table))
-        wrapped = wrapped.with_changes(args=[
-            wrapped.args[0].with_changes(value=test.with_changes(left=ids)),
-            wrapped.args[1].with_changes(value=plus.with_changes(left=ids, right=size)),
-            wrapped.args[2].with_changes(value=ids)])
-        call = call.with_changes(args=[call.args[0].with_changes(value=table), call.args[1].with_changes(value=wrapped),
-                                       *call.args[2:]])
+        call = call_template(f'{jnp_alias}.take({{x}}, {jnp_alias}.where({{i}} < 0, {{i}} + {{x}}.shape[0], {{i}}), '
+                             'axis=0, mode="clip")', x=table, i=ids)
         rw.ctx.anchors[call] = node
         found = rw.expr(call)
         return Operand(found.value, node, found.node)
