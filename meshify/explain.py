@@ -414,6 +414,9 @@ def chosen_functions(ctx: ModuleContext, path: str, func: str | None) -> list:
             raise MeshifyError(f"{path} has no @mesh function named {func!r}", span=top,
                                fix="choose one of: " + (", ".join(names) or "(none)"), code="MSH060")
     if not found:
+        from meshify.rewrite._driver import refuse_mesh_calls
+
+        refuse_mesh_calls(ctx, "explain (and verify)")  # mesh(...)(f): the fix names the def to decorate
         raise MeshifyError(f"{path} has no @mesh functions", code="MSH060", span=top,
                            fix="decorate a function with @mesh(...) from meshify")
     return found

@@ -68,7 +68,6 @@ XFAIL: dict[str, str] = {
     "global_axis_rebound_outside:converted": "REFUSED MSH050: the converted file was written for AXIS = 1 (its "
                                              "value in the source); rebound from outside, the call is refused",
     "helper_user_decorator": "REFUSED MSH030: a helper under a user's decorator is not specialised",
-    "helper_rebound": "REFUSED MSH030: a def rebound at module level (act = jax.nn.gelu)",
     # -- refused with a MeshifyError: the promise is kept, but these programs ought to run ------------
     "array_of_partial_sums_of_two_dtypes": "REFUSED MSH050: a join of float32-formed partial sums of different "
                                            "dtypes (mr.joined_dtype); each item ought to be completed before it",

@@ -129,6 +129,67 @@ def _unpacked(target: cst.BaseExpression, value: cst.BaseExpression | None) -> d
     return {t.value.value: v.value for t, v in zip(target.elements, value.elements) if isinstance(t.value, cst.Name)}
 
 
+def _locally_bound(module: cst.Module) -> set[str]:
+    """Every name a def, lambda or comprehension of ``module`` binds (parameters, assignment and loop
+    targets, ``with ... as``, ``except ... as``, ``:=``)."""
+    names: set[str] = set()
+
+    class _Bindings(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.depth = 0
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            self.depth += 1
+
+        def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+            self.depth -= 1
+
+        def visit_Param(self, node: cst.Param) -> None:
+            names.add(node.name.value)
+
+        def visit_CompFor(self, node: cst.CompFor) -> None:
+            names.update(_bound_names(node.target))
+
+        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+            names.update(_bound_names(node.target))
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            if self.depth:
+                for t in node.targets:
+                    names.update(_bound_names(t.target))
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            if self.depth:
+                names.update(_bound_names(node.target))
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            if self.depth:
+                names.update(_bound_names(node.target))
+
+        def visit_For(self, node: cst.For) -> None:
+            if self.depth:
+                names.update(_bound_names(node.target))
+
+        def visit_AsName(self, node: cst.AsName) -> None:
+            if self.depth:
+                names.update(_bound_names(node.name))
+
+        def visit_Import(self, node: cst.Import) -> None:
+            if self.depth:
+                for alias in node.names:
+                    bound = alias.asname.name if alias.asname is not None else alias.name
+                    names.add((dotted_name(bound) or "").split(".")[0])
+
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+            if self.depth and not isinstance(node.names, cst.ImportStar):
+                for alias in node.names:
+                    bound = alias.asname.name if alias.asname is not None else alias.name
+                    names.add((dotted_name(bound) or "").split(".")[0])
+
+    module.visit(_Bindings())
+    return names
+
+
 def _bound_names(target: cst.CSTNode) -> list[str]:
     """The names an assignment target binds (``a``, ``a, (b, c)``, ``*rest``)."""
     if isinstance(target, cst.Name):
@@ -335,6 +396,57 @@ class ModuleContext:
     def functions(self) -> dict[str, cst.FunctionDef]:
         """The module's top-level functions by name: the helpers a @mesh function may call."""
         return {stmt.name.value: stmt for stmt in self.module.body if isinstance(stmt, cst.FunctionDef)}
+
+    @cached_property
+    def branch_bound(self) -> frozenset[str]:
+        """Names an ``if``, loop, ``with`` or ``try`` at the module's top level binds: which value they hold is
+        known only when the module runs (``if USE_TANH: act = jnp.tanh``)."""
+        names: set[str] = set()
+        for stmt in self.module.body:
+            if not isinstance(stmt, cst.SimpleStatementLine | cst.FunctionDef | cst.ClassDef):
+                table = ImportTable(cst.Module(body=[stmt]))
+                names.update(table.imports, table.rebound)
+        return frozenset(names)
+
+    @cached_property
+    def callable_aliases(self) -> dict[str, str]:
+        """Module names whose last top-level binding is another module's function, spelled out (``dot =
+        jnp.dot``, ``act = jax.nn.gelu`` after a ``def act``, ``mm = dot``) -> its qualified name: a call
+        of the name is a call of that function, with its rule.  A name some block, loop or ``global``
+        statement also binds is not one (which binding holds is known only when the module runs), nor is one
+        a function binds as a parameter or a local anywhere in the module (there, the name is another value)."""
+        last: dict[str, str | None] = {}  # name -> the qualified name it was last bound to (None: anything else)
+        nested = self.branch_bound
+        for stmt in self.module.body:
+            if isinstance(stmt, cst.FunctionDef | cst.ClassDef):
+                last[stmt.name.value] = None
+            elif isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, cst.Import | cst.ImportFrom):
+                        names = [] if isinstance(small.names, cst.ImportStar) else small.names
+                        for alias in names:
+                            bound = alias.asname.name if alias.asname is not None else alias.name
+                            last[(dotted_name(bound) or "").split(".")[0]] = None
+                    elif isinstance(small, cst.Assign | cst.AnnAssign | cst.AugAssign):
+                        targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) \
+                            else [small.target]
+                        target = dotted_name(small.value) if isinstance(small, cst.Assign) and len(targets) == 1 \
+                            and isinstance(targets[0], cst.Name) and isinstance(small.value, cst.Name | cst.Attribute) \
+                            else None
+                        if target is not None:
+                            root, _, rest = target.partition(".")
+                            if last.get(root) is not None:  # mm = dot, dot an alias itself
+                                target = f"{last[root]}.{rest}" if rest else last[root]
+                            elif root in self.imports.imports and root not in self.imports.shadowed and rest:
+                                target = f"{self.imports.imports[root]}.{rest}"
+                            else:
+                                target = None
+                        for t in targets:
+                            for name in _bound_names(t):
+                                last[name] = target if isinstance(t, cst.Name) else None
+        local = _locally_bound(self.module) if any(t is not None for t in last.values()) else set()
+        return {name: target for name, target in last.items()
+                if target is not None and name not in nested and name not in local and name not in self.declared_global}
 
     @cached_property
     def classes(self) -> dict[str, cst.ClassDef]:
@@ -550,7 +662,12 @@ class ModuleContext:
         return ImportTable(self.module)
 
     def qualified_names(self, node: cst.CSTNode) -> set[str]:
-        """Qualified names of a Name/Attribute node (``jax.numpy.einsum``), from the module's imports."""
+        """Qualified names of a Name/Attribute node (``jax.numpy.einsum``), from the module's imports and
+        its aliases of other modules' functions (``dot = jnp.dot``: jax.numpy.dot)."""
+        dotted = dotted_name(node) if self.callable_aliases else None
+        root, _, rest = (dotted or "").partition(".")
+        if root in self.callable_aliases:
+            return {f"{self.callable_aliases[root]}.{rest}" if rest else self.callable_aliases[root]}
         return self.imports.qualified(node)
 
     def shadowed(self, node: cst.CSTNode) -> cst.CSTNode | None:

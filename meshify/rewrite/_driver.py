@@ -108,6 +108,7 @@ def convert_source(source: str | bytes, path: str, regenerate: str | None = None
     """Rewrites every ``@mesh`` function of a module; never imports or runs it.  The lines it writes
     are wrapped at ``width`` (None: one line per statement, as rule tests compare them)."""
     ctx = parse_context(source, path)
+    refuse_mesh_calls(ctx)
     plans: dict[cst.FunctionDef, list[FunctionPlan]] = {}
     for fn, decorator in mesh_functions(ctx):
         mesh, rules = read_mesh_decorator(ctx, decorator)
@@ -124,6 +125,27 @@ def convert_source(source: str | bytes, path: str, regenerate: str | None = None
     text = decorators.splice(module.code)
     text = text if width is None else wrap_lines(text, ctx.text, width)
     return Converted(text, tuple(versions[0] for versions in plans.values()))
+
+
+def refuse_mesh_calls(ctx: ModuleContext, tool: str = "convert") -> None:
+    """Refuses ``mesh(...)(f)`` in a module being converted: it runs (rewritten when first called), but the
+    converted file would hold it unconverted, its collectives out of the reviewer's sight.  (``explain``
+    and ``verify``, which read the source, call it where they find no ``@mesh`` def.)"""
+
+    class _Calls(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            inner = node.func
+            if isinstance(inner, cst.Call) and isinstance(inner.func, cst.Name | cst.Attribute) \
+                    and ctx.qualified_names(inner.func) & MESH_NAMES:
+                target = ctx.code(node.args[0].value) if node.args else "f"
+                raise ctx.error(UnsupportedError, node, f"{ctx.code(node)}: meshify {tool} reads the defs "
+                                "@mesh(...) decorates; a function wrapped by a call is rewritten only when it runs"
+                                + (", so the converted file would not show its collectives" if tool == "convert"
+                                   else ""),
+                                f"write @{ctx.code(inner)} above def {target} (a second def calling {target} "
+                                "keeps the plain one), or leave this module to the decorator path")
+
+    ctx.module.visit(_Calls())
 
 
 def _versions(ctx: ModuleContext, fn: cst.FunctionDef, mesh: MeshSpec, rules: Rules, sizes: dict[str, int] | None,
@@ -390,7 +412,9 @@ def rewrite_function(fn: Callable, mesh: MeshSpec, rules: Rules, sizes: dict[str
     ctx = _context_for(fn, fresh=bool(overrides))
     ctx.overrides = dict(overrides or {})
     first = fn.__code__.co_firstlineno
-    for node, _decorator in mesh_functions(ctx) or []:
+    # mesh(...)(f), as jax.jit(f): a top-level def of no decorator, rewritten as if @mesh stood on it
+    called = [node for node in ctx.functions.values() if not node.decorators and fn.__qualname__ == fn.__name__]
+    for node in [*(node for node, _ in mesh_functions(ctx) or []), *called]:
         start = ctx.line(node.decorators[0] if node.decorators else node)
         def_line = ctx.line(node.name)
         if node.name.value == fn.__name__ and start <= first <= def_line:
@@ -406,4 +430,5 @@ def rewrite_function(fn: Callable, mesh: MeshSpec, rules: Rules, sizes: dict[str
             source = decorators.splice("\n\n".join(ctx.module.code_for_node(n) for n in [*carried, *helpers, *new]))
             return GeneratedFunction(source, plans[0], ctx.mr, ctx.path)
     raise UnsupportedError(f"cannot find the @mesh definition of {fn.__qualname__} in {ctx.path}",
-                           fix="apply @mesh(...) directly to a def, as the outermost decorator")
+                           fix="apply @mesh(...) directly to a def, as the outermost decorator, or call mesh(...)(f) "
+                               "on a top-level def with no decorators")

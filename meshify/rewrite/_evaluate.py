@@ -1662,7 +1662,8 @@ def _held_elementwise(rw, node: cst.Call, func: cst.BaseExpression, checked: boo
         while isinstance(root, cst.Attribute):
             root = root.value
         base = rw.env.get(root.value, rw.free.get(root.value)) if isinstance(root, cst.Name) else None
-        if base is None and isinstance(root, cst.Name) and root.value in rw.ctx.assignments \
+        if base is None and isinstance(root, cst.Name) and (root.value in rw.ctx.assignments
+                                                            or root.value in rw.ctx.branch_bound) \
                 and root.value not in rw.ctx.functions:
             # CFG.act(h): an object of the module (Opaque: it might be an array); ACT(h), ACT = jax.nn.gelu
             module_object = True
