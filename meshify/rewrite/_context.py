@@ -129,6 +129,26 @@ def _unpacked(target: cst.BaseExpression, value: cst.BaseExpression | None) -> d
     return {t.value.value: v.value for t, v in zip(target.elements, value.elements) if isinstance(t.value, cst.Name)}
 
 
+def _roots_read(node: cst.CSTNode) -> set[str]:
+    """The names an expression reads (an attribute path's root; not keywords' names)."""
+    found: set[str] = set()
+
+    class _Roots(cst.CSTVisitor):
+        def visit_Attribute(self, n: cst.Attribute) -> bool:
+            n.value.visit(self)
+            return False
+
+        def visit_Arg(self, n: cst.Arg) -> bool:
+            n.value.visit(self)
+            return False
+
+        def visit_Name(self, n: cst.Name) -> None:
+            found.add(n.value)
+
+    node.visit(_Roots())
+    return found
+
+
 def _locally_bound(module: cst.Module) -> set[str]:
     """Every name a def, lambda or comprehension of ``module`` binds (parameters, assignment and loop
     targets, ``with ... as``, ``except ... as``, ``:=``)."""
@@ -447,6 +467,36 @@ class ModuleContext:
         local = _locally_bound(self.module) if any(t is not None for t in last.values()) else set()
         return {name: target for name, target in last.items()
                 if target is not None and name not in nested and name not in local and name not in self.declared_global}
+
+    @cached_property
+    def partial_aliases(self) -> dict[str, cst.Call]:
+        """Module names bound once to a ``functools.partial`` of another module's function (``einsum =
+        partial(jnp.einsum, precision="highest")``) -> that call: a call of the name is the function called
+        with the partial's arguments and its own.  As for :attr:`callable_aliases`, not a name a function, a
+        top-level block or a ``global`` statement binds too; the partial's arguments read only imports and
+        module constants no function rebinds."""
+        found: dict[str, cst.Call] = {}
+        local: set[str] | None = None
+        for name, value in self.assignments.items():
+            if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name | cst.Attribute)
+                    and self.qualified_names(value.func) & {"functools.partial"} and value.args
+                    and value.args[0].keyword is None and not value.args[0].star
+                    and isinstance(value.args[0].value, cst.Name | cst.Attribute)):
+                continue
+            target = dotted_name(value.args[0].value) or ""
+            if target.split(".")[0] not in self.imports.imports or not self.qualified_names(value.args[0].value):
+                continue
+            if name in self.functions or name in self.classes or name in self.imports.imports \
+                    or name in self.branch_bound or name in self.declared_global:
+                continue
+            local = _locally_bound(self.module) if local is None else local
+            reads = _roots_read(value)
+            if name in local or any(r in local or r in self.declared_global or not (
+                    r in self.imports.imports or r in self.literal_constants) for r in reads) \
+                    or any(a.star for a in value.args):
+                continue
+            found[name] = value
+        return found
 
     @cached_property
     def classes(self) -> dict[str, cst.ClassDef]:

@@ -1326,6 +1326,9 @@ def _call(rw, node: cst.Call):
         entries = _entry_table(rw, func)
         if entries is not None:  # ACT2FN[cfg.act](h) of defs, functools.partial(...)s, lambdas
             return _entries_call(rw, node, func, entries)
+    if isinstance(func, cst.Name) and func.value in rw.ctx.partial_aliases and func.value not in rw.env \
+            and func.value not in rw.free:  # einsum(...), einsum = partial(jnp.einsum, precision=...) in the module
+        return _partial_alias_call(rw, node, rw.ctx.partial_aliases[func.value])
     if not isinstance(func, cst.Name | cst.Attribute):  # f(g)(x): a nested def inside is a value
         local = next((d for d in (local_def(rw, n) for n in _names_in(func)) if d is not None), None)
         if local is not None:
@@ -2849,6 +2852,26 @@ def _entry_call(rw, node: cst.Call, entry: cst.BaseExpression) -> Operand:
         raise rw.error(UnsupportedError, node, f"{rw.ctx.code(node.func)}(...) calls {rw.ctx.code(entry)}, whose "
                        "bound arguments would need other code for these arguments", "call the function by name")
     return Operand(op.value, node, cst.Call(entry, list(op.node.args[len(bound):len(bound) + len(node.args)])))
+
+
+def _partial_alias_call(rw, node: cst.Call, partial: cst.Call) -> Operand:
+    """``einsum(a, b)`` where the module binds ``einsum = partial(jnp.einsum, precision="highest")``: evaluated
+    as ``jnp.einsum(a, b, precision="highest")``, the function's rule; written back as ``einsum(a', b')``
+    where the rule keeps the function and the partial's arguments, else as the call the rule wrote."""
+    bound = [a for a in partial.args[1:] if a.keyword is None]
+    named = [a for a in partial.args[1:] if a.keyword is not None]
+    given = {a.keyword.value for a in node.args if a.keyword is not None}
+    named = [a for a in named if a.keyword.value not in given]  # (a keyword the call gives replaces the partial's)
+    args = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in [*bound, *node.args, *named]]
+    synthetic = cst.Call(partial.args[0].value, args)
+    rw.ctx.anchors[synthetic] = node
+    rw.dtypes.aliases[node] = synthetic
+    op = rw.expr(synthetic)
+    new = op.node
+    if isinstance(new, cst.Call) and len(new.args) == len(args) and _code(new.func) == _code(synthetic.func) \
+            and _code([*new.args[:len(bound)], *new.args[len(bound) + len(node.args):]]) == _code([*bound, *named]):
+        new = node.with_changes(args=list(new.args[len(bound):len(bound) + len(node.args)]))
+    return Operand(op.value, node, new)
 
 
 def _bare(node: cst.BaseExpression) -> cst.BaseExpression:
