@@ -1,4 +1,5 @@
-"""``mesh(...)(f)``, as ``jax.jit(f)`` is written: a top-level def with no decorator rewritten as if
+"""``mesh(...)(f)``, as ``jax.jit(f)`` is written; module aliases of jax functions (``dot = jnp.dot``) rebound
+from outside. ``mesh(...)(f)``: a top-level def with no decorator rewritten as if
 ``@mesh(...)`` stood on it, its ``.reference`` the plain def (still callable, unsharded); ``convert`` refuses
 the call form with a fix, since the file it writes would not show the collectives."""
 
@@ -83,3 +84,47 @@ def test_convert_refuses_the_call_form_naming_it(tmp_path: Path) -> None:
         convert_source(PROGRAM, str(path))
     text = str(info.value)
     assert f"{path}:13:16" in text and "write @mesh(batch=2, model=4, rules={\"d_ff\": \"model\"}) above def loss" in text
+
+
+ALIASED = '''\
+import jax.numpy as jnp
+from meshify import Tensor, mesh
+
+dot = jnp.dot
+
+
+@mesh(batch=2, model=4, rules={"d_ff": "model"})
+def f(x: Tensor["batch", "d"], w1: Tensor["d", "d_ff"], w2: Tensor["d_ff", "d"]):
+    return dot(dot(x, w1), w2)
+'''
+
+
+def test_an_alias_rebound_from_outside_is_not_called_by_the_old_rule(tmp_path: Path) -> None:
+    """``dot = jnp.dot`` is called by jnp.dot's rule; rebound from outside (``mod.dot = other``), the
+    decorator rewrites the function again reading ``dot`` as what it holds (here a function meshify cannot
+    see into: refused on split blocks), and a converted file refuses the call naming the name."""
+    module, path = _load(tmp_path, ALIASED)
+    x, w1, w2 = _inputs()
+    np.testing.assert_allclose(np.asarray(module.f(x, w1, w2)), np.asarray(module.f.reference(x, w1, w2)),
+                               rtol=1e-5, atol=1e-5)
+    module.dot = lambda a, b: 2.0 * (a @ b)
+    with pytest.raises(MeshifyError, match="dot"):
+        module.f(x, w1, w2)
+    module.dot = __import__("jax").numpy.dot
+    np.testing.assert_allclose(np.asarray(module.f(x, w1, w2)), np.asarray(module.f.reference(x, w1, w2)),
+                               rtol=1e-5, atol=1e-5)
+
+    converted = tmp_path / "aliased_sharded.py"
+    converted.write_text(convert_source(ALIASED, str(path)).text)
+    assert 'aliases={"dot": "jax.numpy.dot"}' in converted.read_text()
+    spec = importlib.util.spec_from_file_location(f"aliased_sharded_{tmp_path.name}", converted)
+    out = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = out
+    spec.loader.exec_module(out)
+    np.testing.assert_allclose(np.asarray(out.f(x, w1, w2)), np.asarray(module.f.reference(x, w1, w2)),
+                               rtol=1e-5, atol=1e-5)
+    out.dot = lambda a, b: 2.0 * (a @ b)
+    with pytest.raises(MeshifyError, match="module name 'dot' holds .* now; meshify rewrote the function calling "
+                                           "it as jax.numpy.dot") as info:
+        out.f(x, w1, w2)
+    assert "regenerate the file" in str(info.value)

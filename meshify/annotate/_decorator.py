@@ -165,7 +165,7 @@ class MeshFunction:
             self._closure = closure
         # A module constant the rewrite took (an axis, a shape, a branch may follow from it) rebound from
         # outside since: the function is rewritten for the values it holds now, as it would be traced.
-        overrides = rebound_constants(self.function, self._generated.plan.global_values)
+        overrides = rebound_constants(self.function, self._generated.plan.global_values, self._generated.plan.aliases)
         if not overrides:
             return self._sharded
         key = (closure, tuple(sorted((name, type(value).__name__, repr(value)) for name, value in overrides.items())))

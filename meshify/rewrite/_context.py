@@ -350,6 +350,12 @@ class ModuleContext:
         self.lined_up: dict[str, set[str]] = {}
         #: File -> the absolute name an import of this module's (or of the modules it follows) reached it by.
         self.spelled: dict[str, str] = {}
+        #: Names whose last binding is an elementwise jax function (``act = jax.nn.gelu`` after ``def act``):
+        #: called as the function the name holds when traced (see :attr:`callable_aliases`).
+        self.held_aliases: frozenset[str] = frozenset()
+        #: The aliases of other modules' functions (``dot = jnp.dot``) read since the walk of the function being
+        #: rewritten began: its program checks, at each call, that the module still binds them so.
+        self.aliases_read: set[str] = set()
 
     def imported(self, path: str) -> ModuleContext:
         """The module in file ``path``, whose helpers this one's @mesh functions call: parsed once per
@@ -465,8 +471,15 @@ class ModuleContext:
                             for name in _bound_names(t):
                                 last[name] = target if isinstance(t, cst.Name) else None
         local = _locally_bound(self.module) if any(t is not None for t in last.values()) else set()
-        return {name: target for name, target in last.items()
-                if target is not None and name not in nested and name not in local and name not in self.declared_global}
+        from meshify._unary import UNARY
+
+        found = {name: target for name, target in last.items()
+                 if target is not None and name not in nested and name not in local
+                 and name not in self.declared_global and name not in self.overrides and self.root is self}
+        # act = jax.nn.gelu: an elementwise function is called as the one the name holds when traced
+        # (mr.elementwise(act)), so that one rebound from outside (mod.act = jax.nn.relu) is followed
+        self.held_aliases = frozenset(name for name, target in found.items() if target in UNARY)
+        return {name: target for name, target in found.items() if name not in self.held_aliases}
 
     @cached_property
     def partial_aliases(self) -> dict[str, cst.Call]:
@@ -475,6 +488,8 @@ class ModuleContext:
         with the partial's arguments and its own.  As for :attr:`callable_aliases`, not a name a function, a
         top-level block or a ``global`` statement binds too; the partial's arguments read only imports and
         module constants no function rebinds."""
+        from meshify._unary import UNARY
+
         found: dict[str, cst.Call] = {}
         local: set[str] | None = None
         for name, value in self.assignments.items():
@@ -484,10 +499,12 @@ class ModuleContext:
                     and isinstance(value.args[0].value, cst.Name | cst.Attribute)):
                 continue
             target = dotted_name(value.args[0].value) or ""
-            if target.split(".")[0] not in self.imports.imports or not self.qualified_names(value.args[0].value):
-                continue
+            if target.split(".")[0] not in self.imports.imports or not self.qualified_names(value.args[0].value) \
+                    or self.qualified_names(value.args[0].value) & UNARY.keys():
+                continue  # (gelu = partial(jax.nn.gelu, approximate=False): called as the function it holds)
             if name in self.functions or name in self.classes or name in self.imports.imports \
-                    or name in self.branch_bound or name in self.declared_global:
+                    or name in self.branch_bound or name in self.declared_global or name in self.overrides \
+                    or self.root is not self:
                 continue
             local = _locally_bound(self.module) if local is None else local
             reads = _roots_read(value)
@@ -676,6 +693,8 @@ class ModuleContext:
 
         if name in self.annotated_arrays:  # W: Tensor["d", "e"] = ...: a whole array with those dims
             return Array(Layout.replicated(self.annotated_arrays[name]))
+        if name in self.callable_aliases or name in self.partial_aliases:  # dot = jnp.dot: a function
+            return Static()
         if name in self.assignments:
             value = self.assignments[name]
             if value is not None and name not in self.imports.imports:
@@ -717,8 +736,16 @@ class ModuleContext:
         dotted = dotted_name(node) if self.callable_aliases else None
         root, _, rest = (dotted or "").partition(".")
         if root in self.callable_aliases:
+            self.aliases_read.add(root)
             return {f"{self.callable_aliases[root]}.{rest}" if rest else self.callable_aliases[root]}
         return self.imports.qualified(node)
+
+    def alias_target(self, name: str) -> str | None:
+        """What a module-level alias ``name`` stands for (``jax.numpy.dot``; a partial's function), or None."""
+        if name in self.callable_aliases:
+            return self.callable_aliases[name]
+        partial = self.partial_aliases.get(name)
+        return next(iter(sorted(self.qualified_names(partial.args[0].value))), None) if partial is not None else None
 
     def shadowed(self, node: cst.CSTNode) -> cst.CSTNode | None:
         """Where the root name of ``node`` is rebound, if it is both imported and reassigned."""

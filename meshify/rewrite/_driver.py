@@ -347,17 +347,25 @@ def _is_leading(stmt: cst.BaseStatement, index: int) -> bool:
 _module_cache: dict[tuple[str, int], ModuleContext] = {}
 
 
-def rebound_constants(fn: Callable, taken: dict[str, object]) -> dict[str, object]:
+def rebound_constants(fn: Callable, taken: dict[str, object], aliases: dict[str, str] | None = None
+                      ) -> dict[str, object]:
     """The module constants of ``fn``'s module rebound from outside (``mod.AXIS = 0``) since the source
     assigned them: {} while every one the rewrite took (``taken``: name -> value) still holds it; else each
-    literal constant of the module whose current value is another literal (what to rewrite with)."""
+    literal constant of the module whose current value is another literal (what to rewrite with).  An alias
+    the rewrite called by its function's rule (``aliases``: ``dot`` -> ``jax.numpy.dot``) holding another
+    function now is one too (rewritten reading the name as the function it holds)."""
     from meshify._literals import is_literal, same_literal
+    from meshify.runtime._bind import aliased, resolve_qualified
+
+    moved = {name: fn.__globals__[name] for name, target in (aliases or {}).items()
+             if name in fn.__globals__ and aliased(fn.__globals__[name]) is not resolve_qualified(target)}
 
     current = fn.__globals__
-    if all(same_literal(current.get(name, value), value) for name, value in taken.items()):
+    if all(same_literal(current.get(name, value), value) for name, value in taken.items()) and not moved:
         return {}
-    return {name: current[name] for name, literal in _context_for(fn).literal_constants.items()
-            if name in current and not same_literal(current[name], literal) and is_literal(current[name])}
+    return {**{name: current[name] for name, literal in _context_for(fn).literal_constants.items()
+               if name in current and not same_literal(current[name], literal) and is_literal(current[name])},
+            **moved}
 
 
 def _context_for(fn: Callable, fresh: bool = False) -> ModuleContext:

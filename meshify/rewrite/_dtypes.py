@@ -712,7 +712,7 @@ class Dtypes:
         if isinstance(node, cst.Subscript):
             item = self._item(node)
             if item is not None:
-                return item[0]
+                return item[0] if item[0] is not None or item[1] else self._read_again(node)
         base = node.value if isinstance(node, cst.Subscript) else node
         if isinstance(base, cst.Attribute) and base.attr.value in ("shape", "ndim", "size"):
             return ()  # Python ints (weakly typed)
@@ -739,6 +739,21 @@ class Dtypes:
         if value is None and dotted_name(node) is not None and isinstance(node, cst.Attribute):
             return (self.rw.ctx.code(node),)  # a module attribute: jnp.bfloat16
         return None
+
+    def _read_again(self, node: cst.Subscript) -> Carriers:
+        """``ws[1]``, an item of a tuple whose items' dtypes meshify cannot name (``ws = jax.tree.map(f, (w,
+        v))``): the item itself, read where its carriers are, as a name of unknown dtype is (``ws`` bound once,
+        the item a whole array or one split, never a partial sum whose block may be float32); else None."""
+        base = node.value
+        value = self.rw.env.get(base.value) if isinstance(base, cst.Name) else None
+        index = node.slice[0].slice.value if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) \
+            else None
+        if not isinstance(value, TupleValue) or not isinstance(index, cst.Integer) or base.value in self.rebound \
+                or base.value in self.wide_names or not read_again(node):
+            return None
+        i = int(index.value)
+        item = value.items[i] if i < len(value.items) else None
+        return (self.rw.ctx.code(node),) if isinstance(item, Array) and not item.layout.partial else None
 
     def _sliced_items(self, name: str, s: cst.Slice, count: int) -> Carriers:
         """The carriers of ``name[a:b:c]`` of a tuple of ``count`` items meshify holds item by item (a helper's

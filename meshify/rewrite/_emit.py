@@ -112,6 +112,8 @@ def sharded_decorator_text(plan: FunctionPlan, mr: str) -> str:
             ("," if len(plan.globals_read) == 1 else "") + "),\n"
     if plan.arrays_read:  # module variables that may hold arrays (their hints' ranks): keyed on identity
         reads += "    arrays_read={" + ", ".join(f'"{n}": {r!r}' for n, r in plan.arrays_read.items()) + "},\n"
+    if plan.aliases:  # dot = jnp.dot, called by jnp.dot's rule: checked at every call to hold it still
+        reads += "    aliases={" + ", ".join(f'"{n}": "{v}"' for n, v in plan.aliases.items()) + "},\n"
     if plan.decisive_values:  # the constants' values the rewrite took, checked at every call
         reads += "    constants={" + ", ".join(f'"{n}": {v!r}' for n, v in plan.decisive_values.items()) + "},\n"
     if plan.flags:  # the static flags' values this version is for (its other versions: @f.variant)

@@ -244,6 +244,8 @@ class FunctionPlan:
     #: Those whose value may decide the rewrite (all but floats): a converted file refuses a call after one
     #: is rebound from outside; the decorator path rewrites the function for any of them rebound.
     decisive_values: dict[str, object] = field(default_factory=dict)
+    #: Module aliases of other modules' functions the body calls by their rules -> the function's qualified name.
+    aliases: dict[str, str] = field(default_factory=dict)
     #: ``@mesh(reduce_dtype=...)``: low-precision partial sums are all-reduced in it (None: float32).
     reduce_dtype: str | None = None
     #: Names of the helper versions this function calls, directly or not, in emission order.
@@ -1174,7 +1176,10 @@ class FunctionRewriter:
         plan.globals_read = tuple(sorted(self.globals_read))
         for name in plan.globals_read:
             value = self.ctx.global_value(name)
-            if isinstance(value, Static) and value.known:
+            target = self.ctx.alias_target(name) if "." not in name else None
+            if target is not None:  # dot = jnp.dot: checked at each call to hold it still
+                plan.aliases[name] = target
+            elif isinstance(value, Static) and value.known:
                 plan.global_values[name] = value.literal
             elif not isinstance(value, Static) and "." not in name:  # (with its hint's rank, where hinted)
                 hinted = self.ctx.annotated_arrays.get(name)
@@ -1287,6 +1292,14 @@ class FunctionRewriter:
         return [*p.posonly_params, *p.params, *p.kwonly_params]
 
     def _walk_body(self) -> cst.FunctionDef:
+        outer, self.ctx.aliases_read = self.ctx.aliases_read, set()
+        try:
+            return self._walk_body_once()
+        finally:  # (a helper's walk inside this one: its aliases are the caller's too, through its spec)
+            self.globals_read |= self.ctx.aliases_read
+            self.ctx.aliases_read = outer | self.ctx.aliases_read
+
+    def _walk_body_once(self) -> cst.FunctionDef:
         body = self.fn.body
         one_line = not isinstance(body, cst.IndentedBlock)
         if one_line:  # def f(x): return x * 2

@@ -241,7 +241,8 @@ class Sharded:
                  reads: Mapping[str, Mapping[str, tuple[str, ...] | None]] | None = None,
                  globals_read: Sequence[str] = (), constants: Mapping[str, Any] | None = None,
                  arrays_read: Mapping[str, int | None] | Sequence[str] = (),
-                 flags: Mapping[str, bool] | None = None, fallbacks: Mapping[str, str] | None = None) -> None:
+                 flags: Mapping[str, bool] | None = None, fallbacks: Mapping[str, str] | None = None,
+                 aliases: Mapping[str, str] | None = None) -> None:
         self.local = local
         #: Module variables the body reads (``SCALE``): the program is keyed on their current values,
         #: so a call after one is rebound traces again (``.reference`` reads the current value too).
@@ -253,6 +254,10 @@ class Sharded:
         #: Those among them that may hold arrays (``TABLE: Tensor["n"] = ...``): keyed on identity, and never
         #: taken for Python scalars (a rebound one is read by the next call's trace).
         self.arrays_read = dict(arrays_read) if isinstance(arrays_read, Mapping) else dict.fromkeys(arrays_read)
+        #: Module aliases of other modules' functions the rewrite called by their rules (``dot = jnp.dot``) ->
+        #: the function's qualified name: one rebound from outside since is an error at the call (``@mesh``
+        #: rewrites the function again instead, reading the name as the value it holds).
+        self.aliases = dict(aliases or {})
         #: Static flags -> the value this version was rewritten for (``if output_attentions:`` chose other
         #: results): a call passing another value runs the version for it (``variant``), or is refused.
         self.flags = dict(flags or {})
@@ -493,7 +498,7 @@ class Sharded:
         if key not in self._lengths:
             variant = Sharded(self.local, self.mesh_spec, args, self.out_specs, devices=self._devices,
                               reads=self.reads, globals_read=self.globals_read, constants=self.constants,
-                              arrays_read=self.arrays_read)
+                              arrays_read=self.arrays_read, aliases=self.aliases)
             variant.origin, variant._mesh = self.origin, self._mesh
             self._lengths[key] = variant
         return self._lengths[key]
@@ -635,6 +640,13 @@ class Sharded:
                 key.append((name, _Identity(value) if _is_array(value) else _key(value)))
                 continue
             value = source[name]
+            if name in self.aliases and aliased(value) is not resolve_qualified(self.aliases[name]):
+                raise self._placed(CallError(
+                    f"{self.__name__}(): module name {name!r} holds {value!r} now; meshify rewrote the function "
+                    f"calling it as {self.aliases[name]}, the function the module binds it to, with that function's "
+                    "rule", fix=(f"regenerate the file after changing {name!r} (meshify convert), or "
+                                 if self.origin is self.local else "")
+                    + f"call the function you want by its own name in place of {name!r}")) from None
             if name in self.arrays_read:
                 self._check_rank(name, value)
             if _is_array(value) and value.ndim and name not in self.arrays_read:
@@ -1016,15 +1028,40 @@ def _relisted(out: Any, path: tuple, lists: set) -> Any:
     return out
 
 
+def aliased(value: Any) -> Any:
+    """The function a module alias holds: ``partial(jnp.einsum, ...)``'s ``jnp.einsum``; else the value."""
+    while isinstance(value, functools.partial):
+        value = value.func
+    return value
+
+
+@functools.cache
+def resolve_qualified(name: str) -> Any:
+    """``"jax.numpy.dot"`` -> the object (the longest importable module prefix, then attributes); None if none."""
+    import importlib
+
+    parts = name.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            value = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for attr in parts[cut:]:
+            value = getattr(value, attr, None)
+        return value
+    return None
+
+
 def bind(local: Callable[..., Any], mesh: MeshSpec, args: Mapping[str, ArgSpec], out_specs: Any,
          *, devices: Sequence[jax.Device] | None = None,
          reads: Mapping[str, Mapping[str, tuple[str, ...] | None]] | None = None,
          globals_read: Sequence[str] = (), constants: Mapping[str, Any] | None = None,
          flags: Mapping[str, bool] | None = None, fallbacks: Mapping[str, str] | None = None,
-         arrays_read: Mapping[str, int | None] | Sequence[str] = ()) -> Sharded:
+         arrays_read: Mapping[str, int | None] | Sequence[str] = (), aliases: Mapping[str, str] | None = None
+         ) -> Sharded:
     """Wraps a per-device function as a global sharded callable (see :class:`Sharded`)."""
     return Sharded(local, mesh, args, out_specs, devices=devices, reads=reads, globals_read=globals_read,
-                   constants=constants, flags=flags, fallbacks=fallbacks, arrays_read=arrays_read)
+                   constants=constants, flags=flags, fallbacks=fallbacks, arrays_read=arrays_read, aliases=aliases)
 
 
 class _Reference:
@@ -1045,10 +1082,12 @@ def sharded(mesh: MeshSpec, args: Mapping[str, ArgSpec], out_specs: Any,
             reads: Mapping[str, Mapping[str, tuple[str, ...] | None]] | None = None,
             globals_read: Sequence[str] = (), constants: Mapping[str, Any] | None = None,
             flags: Mapping[str, bool] | None = None,
-            fallbacks: Mapping[str, str] | None = None, arrays_read: Mapping[str, int | None] | Sequence[str] = ()) -> Callable[[Callable], Sharded]:
+            fallbacks: Mapping[str, str] | None = None, arrays_read: Mapping[str, int | None] | Sequence[str] = (),
+            aliases: Mapping[str, str] | None = None) -> Callable[[Callable], Sharded]:
     """Decorator form of :func:`bind`, used by generated code; ``reads`` names the attributes the
     function reads off its static arguments, checked at each call to hold no array; ``globals_read``
     the module variables it reads, whose current values key the program; ``flags`` the static flags'
     values this version was rewritten for (its other versions are ``@f.variant``s)."""
     return lambda local: bind(local, mesh, args, out_specs, reads=reads, globals_read=globals_read,
-                              constants=constants, flags=flags, fallbacks=fallbacks, arrays_read=arrays_read)
+                              constants=constants, flags=flags, fallbacks=fallbacks, arrays_read=arrays_read,
+                              aliases=aliases)

@@ -12,7 +12,7 @@ EXPECT = "match"
 
 act = jax.nn.gelu
 USE_TANH = True
-if USE_TANH:  # noqa
+if USE_TANH:
     squash = jnp.tanh
 else:
     squash = jax.nn.sigmoid
