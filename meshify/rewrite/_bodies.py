@@ -55,6 +55,7 @@ def run_walks(rw, call: Call, lowering: Lowering) -> tuple[Value, cst.Call]:
         walks, completed = _loop_inputs_completed(rw, call, walks)
     nodes = rw.carry_out(lowering)
     if isinstance(walks, Loop):
+        walks = _init_replaced(rw, call, walks, lowering, nodes)
         value, walked = _loop(rw, call, walks)
         # JAX keeps a carry's dtype through the loop: the carry that comes out has the init's
         if walks.stacked is None and isinstance(value, Array) and call.node not in rw.dtypes.calls:
@@ -64,6 +65,16 @@ def run_walks(rw, call: Call, lowering: Lowering) -> tuple[Value, cst.Call]:
         value, walked = _branches(rw, call, walks, completed)
     walked.update({At(call.position(o)): o.node for o in completed})
     return value, rw.rebuilt(call, lowering, nodes, walked)
+
+
+def _init_replaced(rw, call: Call, loop: Loop, lowering: Lowering, nodes: list) -> Loop:
+    """``loop`` whose init is the node the lowering puts in its place (an associative_scan's elems, a leaf of it
+    converted to each device's block), so that a conversion on the way into the loop starts from it."""
+    at = At(call.position(loop.init))
+    part = next((value for where, value in lowering.replace if where == at), None)
+    if part is None:
+        return loop
+    return replace(loop, init=Operand(loop.init.value, loop.init.original, rw._part_node(part, nodes)))
 
 
 # -- loops: the carry's layout to a fixpoint ---------------------------------------------------------

@@ -17,7 +17,7 @@ import libcst as cst
 
 from meshify.annotate._types import Layout
 from meshify.errors import LayoutError, UnsupportedError
-from meshify.rewrite._collectives import axes_text
+from meshify.rewrite._collectives import axes_text, collective
 from meshify.rewrite._cotangents import BACKWARD, seeded
 from meshify.rewrite._values import Array, Opaque, Operand, Static, StructValue, TupleValue, Value, holds_partial
 
@@ -328,12 +328,31 @@ def _vmap(rw, node: cst.Call, fn: cst.BaseExpression, call, options: dict):
         args.append(Operand(Array(sliced, operand.value.origin), operand.original, operand.node))
     if mapped is None:
         raise rw.error(LayoutError, node, "vmap with every in_axes None", "map at least one argument")
+    start = len(rw.records)
     value, new_fn, new_args = _walk(rw, fn, replace(call, args=tuple(args)))
+    _no_collective_across_rows(rw, node, rw.records[start:], mapped)
     carriers = rw.dtypes.calls.get(node)
     result = _put_back(rw, node, value, mapped, out_axes)
     if carriers is not None:
         rw.dtypes.calls[node] = carriers
     return result, new_fn, new_args
+
+
+def _no_collective_across_rows(rw, node: cst.Call, records, mapped: tuple[str, tuple[str, ...]]) -> None:
+    """Refuses a collective the vmapped function runs over the mesh axes its mapped dim is split over on a value of
+    its arguments (a lambda's parameter read: see ``_record_scope``): the devices hold different rows, so a sum or
+    gather across them mixes rows (``lambda x: w_split @ x`` with the rows and ``w``'s contracted dim on one axis)."""
+    dim, axes = mapped
+    for r in records:
+        if r.value is None and set(r.axes) & set(axes) and collective(r.kind).hlo is not None:
+            raise rw.error(LayoutError, node, f"the vmapped function runs {r.kind} over {axes_text(r.axes)} on "
+                           f"rows of its arguments ({r.reason}), where the mapped dim {dim!r} is split over "
+                           f"{axes_text(axes)}: each device holds other rows, and the {r.kind} would mix them",
+                           f"map {r.dim!r} to no mesh axis (rules={{{r.dim!r}: None}}) or to another than "
+                           f"{axes_text(axes)}, or split {dim!r} over another mesh axis" if r.dim else
+                           f"map the dims the function splits over {axes_text(r.axes)} (the one its {r.kind} "
+                           f"completes) to no mesh axis (rules={{...: None}}), or split {dim!r} over another mesh "
+                           "axis")
 
 
 def _mapped_split(call, axes) -> tuple[tuple[str, ...], str | None]:
@@ -364,6 +383,15 @@ def _put_back(rw, node: cst.Call, value: Value, mapped: tuple[str, tuple[str, ..
     if set(axes) & layout.partial:
         raise rw.error(LayoutError, node, f"the vmapped function returns a partial sum over {sorted(layout.partial)}, "
                        f"the axes the mapped dim {dim!r} is split over", "reduce it inside the function")
+    clash = next((k for k, a in enumerate(layout.axes) if set(a) & set(axes)), None)
+    if clash is not None:
+        # (each device holds its rows' block of that dim only where the row block and the dim block coincide)
+        other = layout.dims[clash]
+        raise rw.error(LayoutError, node, f"the vmapped function returns dims {list(layout.dims)} with {other!r} split "
+                       f"over {axes_text(layout.axes[clash])} (from a value it closes over or computes), the mesh axes "
+                       f"the mapped dim {dim!r} is split over: each device holds one block of the rows and another "
+                       f"of {other!r}", f"map {other!r} to no mesh axis (rules={{{other!r}: None}}) or to another "
+                       f"than {axes_text(axes)}, or split {dim!r} over another mesh axis")
     at = out_axes % (layout.rank + 1) if out_axes < 0 else out_axes
     return Array(Layout(layout.dims[:at] + (dim,) + layout.dims[at:], layout.axes[:at] + (axes,) + layout.axes[at:],
                         layout.partial), value.origin)

@@ -19,11 +19,14 @@ generated code keeps the ``cond``/``switch`` call with the rewritten branches.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
 import libcst as cst
 
 from meshify.annotate._types import BROADCAST, INFERRED, Layout, hint_dims
 from meshify.errors import LayoutError, UnsupportedError
 from meshify.rewrite._collectives import axes_text
+from meshify.rewrite._templates import item_node
 from meshify.rewrite._values import Array, Operand, Static, StructValue, TupleValue, Value
 from meshify.rewrite.rules._api import (
     BODY_OPS,
@@ -36,7 +39,9 @@ from meshify.rewrite.rules._api import (
     Loop,
     Lowering,
     MeshAxes,
+    Ref,
     RuleContext,
+    Template,
     _arrays_in,
     op,
     unknown_call,
@@ -159,13 +164,10 @@ def _associative_scan(ctx: RuleContext, call: Call) -> Lowering:
                             f"{axes_text(tuple(sorted(layout.partial)))}", f"complete it first: name it with a hint "
                             f"(v: Tensor[{hint_dims(layout.dims)}] = ...) before the scan")
         splits.add(layout.axes[axis % layout.rank])
+    aligned = None
     if len(splits) > 1:
-        path, leaf = next((p, v) for p, v in leaves if v.layout.axes[axis % v.layout.rank])
-        dim = leaf.layout.dims[axis % leaf.layout.rank]
-        raise ctx.error(UnsupportedError, elems.original, f"associative_scan along {dim!r} of {path!r}, split "
-                        f"over {axes_text(leaf.layout.axes[axis % leaf.layout.rank])}, where other leaves of "
-                        f"{ctx.code(elems.original)!r} are split otherwise along the scanned dim",
-                        "give every leaf the same dims hint (one rule for the scanned dim)")
+        aligned = _aligned(ctx, elems, leaves, axis, splits)
+        elems, leaves, splits = aligned.elems, aligned.leaves, {aligned.split}
     split = splits.pop() if splits else ()
     if elementwise and not split:
         return Lowering(elems.value)  # jax.lax.associative_scan(jnp.add, x, axis=1): elementwise, on each block
@@ -173,14 +175,89 @@ def _associative_scan(ctx: RuleContext, call: Call) -> Lowering:
                                          sources=(elems.original, elems.original))
     if not split:
         return Lowering(None, walks=loop)
-    return _scan_across(leaves, axis, split, elems.value if loop is None else None, loop)
+    scan = _scan_across(leaves, axis, split, elems.value if loop is None else None, loop,
+                        aligned.dim if aligned else None)
+    if aligned is None:
+        return scan
+    return replace(scan, converts=aligned.converts, replace=((At(call.position(elems)), aligned.part),))
+
+
+@dataclass(frozen=True, slots=True)
+class _Aligned:
+    """An associative_scan's ``elems`` with its leaves split alike along the scanned dim (see :func:`_aligned`)."""
+
+    elems: Operand  # its value the converted leaves' (its node the user's: ``part`` replaces it in the call)
+    leaves: list  # (path, Array) of each leaf, converted
+    split: tuple[str, ...]  # the mesh axes splitting the scanned dim
+    dim: str  # the scanned dim's name, as a split leaf has it
+    converts: tuple[Convert, ...]
+    part: object  # the tuple in place of ``elems`` (a Ref where a leaf is converted), a Lowering's ``replace``
+
+
+def _aligned(ctx: RuleContext, elems: Operand, leaves: list[tuple[str, Array]], axis: int, splits: set) -> _Aligned:
+    """The leaves of an associative_scan's ``elems`` split alike along the scanned dim: a leaf whole along it (a
+    ``jnp.repeat``ed or broadcast decay beside split inputs, sequence parallel) converted to the block of it each
+    device holds, a dim of it split over those mesh axes made whole first; leaves split over two different mesh
+    axes along it, or a leaf whole along it in a struct, refused."""
+    split = _one_split(ctx, elems, leaves, axis, splits)
+    dim = next(v.layout.dims[axis % v.layout.rank] for _, v in leaves if v.layout.axes[axis % v.layout.rank])
+    if not isinstance(elems.value, TupleValue) or not isinstance(elems.original, cst.Name | cst.Tuple | cst.List):
+        path, _ = next((p, v) for p, v in leaves if not v.layout.axes[axis % v.layout.rank])
+        raise ctx.error(UnsupportedError, elems.original, f"associative_scan of {ctx.code(elems.original)!r}, whose "
+                        f"leaf {path!r} is whole along the scanned dim where others are split over "
+                        f"{axes_text(split)}: meshify slices such a leaf to each device's block only in a tuple",
+                        "pass a tuple (or a name bound to one) of arrays as elems: elems = (a, b)")
+    converts: list[Convert] = []
+    new: list[tuple[str, Array]] = []
+
+    def rebuild(value: Value, original: cst.BaseExpression, node: cst.BaseExpression, path: str):
+        if isinstance(value, TupleValue):
+            literal = isinstance(original, cst.Tuple | cst.List) and len(original.elements) == len(value.items)
+            parts = [rebuild(v, original.elements[i].value if literal else item_node(original, i),
+                             node.elements[i].value if literal else item_node(node, i),
+                             ctx.code(original.elements[i].value) if literal else f"{path}[{i}]")
+                     for i, v in enumerate(value.items)]
+            items = tuple(p for p, _ in parts)
+            kind = value.kind if not literal else "list" if isinstance(original, cst.List) else "tuple"
+            return (Template("list({items})", (("items", items),)) if kind == "list" else items), \
+                value.of(v for _, v in parts)
+        if not isinstance(value, Array):
+            return node, value
+        layout = value.layout
+        k = axis % layout.rank
+        if layout.axes[k] == split:
+            new.append((path, value))
+            return node, value
+        axes = tuple(split if i == k else () if set(a) & set(split) else a for i, a in enumerate(layout.axes))
+        target = Layout(layout.dims, axes)
+        converts.append(Convert(Operand(value, elems.original, node), target, f"the associative_scan along split "
+                                f"{dim!r}, of which {path!r} is whole,"))
+        new.append((path, Array(target, value.origin)))
+        return Ref(len(converts) - 1), Array(target, value.origin)
+
+    part, value = rebuild(elems.value, elems.original, elems.node, ctx.code(elems.original))
+    return _Aligned(Operand(value, elems.original, elems.node), new, split, dim, tuple(converts), part)
+
+
+def _one_split(ctx: RuleContext, elems: Operand, leaves: list[tuple[str, Array]], axis: int, splits: set):
+    """The one way leaves of ``elems`` are split along the scanned dim (others whole); two ways are refused."""
+    split = [s for s in splits if s]
+    if len(split) == 1:
+        return split[0]
+    path, leaf = next((p, v) for p, v in leaves if v.layout.axes[axis % v.layout.rank])
+    dim = leaf.layout.dims[axis % leaf.layout.rank]
+    raise ctx.error(UnsupportedError, elems.original, f"associative_scan along {dim!r} of {path!r}, split "
+                    f"over {axes_text(leaf.layout.axes[axis % leaf.layout.rank])}, where other leaves of "
+                    f"{ctx.code(elems.original)!r} are split over other mesh axes along the scanned dim",
+                    "give every leaf the same dims hint (one rule for the scanned dim)")
 
 
 def _scan_across(leaves: list[tuple[str, Array]], axis: int, split: tuple[str, ...], value: Value | None,
-                 loop: Loop | None = None) -> Lowering:
-    """``mr.associative_scan`` along a dim split over ``split``: each device scans its block, then combines the
-    totals of the blocks before it (one all-gather of each leaf's block total)."""
-    dim = leaves[0][1].layout.dims[axis % leaves[0][1].layout.rank]
+                 loop: Loop | None = None, dim: str | None = None) -> Lowering:
+    """``mr.associative_scan`` along a dim split over ``split`` (``dim``: its name, else the first leaf's): each
+    device scans its block, then combines the totals of the blocks before it (one all-gather of each leaf's
+    block total)."""
+    dim = dim or leaves[0][1].layout.dims[axis % leaves[0][1].layout.rank]
     emitted = tuple(Emitted("scan_totals", split, Layout(
         tuple(BROADCAST if i == axis % leaf.layout.rank else d for i, d in enumerate(leaf.layout.dims)),
         tuple(() if i == axis % leaf.layout.rank else a for i, a in enumerate(leaf.layout.axes))), dim,
