@@ -253,17 +253,21 @@ def _graph(module: Any, s: dict[str, int], rng: np.random.Generator) -> Any:
     return module.GraphsTuple(jnp.asarray(nodes), jnp.asarray(senders), jnp.asarray(receivers), jnp.asarray(n_node))
 
 
-_BUILT: dict[tuple[str, str], tuple[Any, Any]] = {}
+_BUILT: dict[tuple, tuple[Any, Any]] = {}
 
 
-def _modules(model: str, mesh: str, tmp: Path) -> tuple[Any, Any]:
-    """The parallel model on ``mesh``: (decorator module, converted module)."""
-    key = (model, mesh)
+def _modules(model: str, mesh: str, tmp: Path, rules: tuple[str, str] | None = None) -> tuple[Any, Any]:
+    """The parallel model on ``mesh``: (decorator module, converted module); ``rules``: its rules as written,
+    and the rules to run it with instead."""
+    key = (model, mesh, rules)
     if key not in _BUILT:
         source = (MODELS_DIR / f"{model}.py").read_text()
         assert "@mesh(batch=2, model=4," in source
         source = source.replace("@mesh(batch=2, model=4,", f"@mesh({MESHES[mesh]},")
-        folder = tmp / f"{model}_{mesh}"
+        if rules is not None:
+            assert f"rules={rules[0]}" in source
+            source = source.replace(f"rules={rules[0]}", f"rules={rules[1]}")
+        folder = tmp / f"{model}_{mesh}{'_rules' if rules else ''}"
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"{model}.py"
         path.write_text(source)
@@ -295,6 +299,11 @@ CASES = [pytest.param(model, mesh, path, marks=_marks(model, mesh, path), id=f"{
 def test_logits_and_gradients_match_one_device(model: str, mesh: str, path: str,
                                                tmp_path_factory: pytest.TempPathFactory) -> None:
     decorated, converted = _modules(model, mesh, tmp_path_factory.getbasetemp() / "zoo")
+    _check(model, mesh, path, decorated, converted)
+
+
+def _check(model: str, mesh: str, path: str, decorated: Any, converted: Any) -> None:
+    """The model's logits and gradients through ``path`` against the plain file's and one device's."""
     module = decorated if path == "decorator" else converted
     fn = getattr(module, model)
     params, inputs = _inputs(model, decorated)
@@ -314,6 +323,36 @@ def test_logits_and_gradients_match_one_device(model: str, mesh: str, path: str,
     want_grads = jax.grad(lambda p: dot(fn.reference(p, *inputs)))(params)
     assert jax.tree.structure(grads) == jax.tree.structure(params)
     _close(grads, want_grads, f"{model} gradients on {mesh} ({path})")
+
+
+#: The LRU's rules as its file writes them, and with its length split over 'model' too (sequence parallel).
+_LRU_RULES = '{"d_hidden": "model", "states": "model"}'
+
+
+@pytest.mark.parametrize(("mesh", "path"), [pytest.param(m, p, marks=[pytest.mark.slow] if p == "converted" else [],
+                                                         id=f"{m}-{p}") for m in MESHES
+                                            for p in ("decorator", "converted")])
+def test_lru_with_its_length_split_matches_one_device(mesh: str, path: str,
+                                                      tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Sequence parallelism (issue #14): rules={"length": "model"}, the weights whole.  The two associative_scans
+    (the decay a jnp.repeat'ed leaf, whole along the length, beside the split inputs; forward and reverse=True)
+    run across the devices: each scans its block and folds in the blocks before it."""
+    rules = (_LRU_RULES, '{"length": "model"}')
+    decorated, converted = _modules("lru", mesh, tmp_path_factory.getbasetemp() / "zoo", rules)
+    _check("lru", mesh, path, decorated, converted)
+
+
+def test_lru_with_its_length_and_d_hidden_on_one_axis_is_an_error_naming_the_fix(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The file's rules plus "length": "model": B_norm @ u inside the vmap over the split length would give each
+    device one block of the rows and another of d_hidden; refused at that vmap, naming the rule to drop."""
+    from meshify.errors import LayoutError
+
+    rules = (_LRU_RULES, '{"d_hidden": "model", "states": "model", "length": "model"}')
+    with pytest.raises(LayoutError) as info:  # (converting the file: _modules builds both)
+        _modules("lru", "2x4", tmp_path_factory.getbasetemp() / "zoo", rules)
+    text = str(info.value)
+    assert "jax.vmap(lambda u: B_norm @ u)" in text and "rules={'d_hidden': None}" in text, text
 
 
 def test_fewer_kv_heads_than_devices_is_an_error_naming_the_fix(tmp_path_factory: pytest.TempPathFactory) -> None:
