@@ -371,13 +371,26 @@ def test_associative_scan_of_any_combine_along_a_split_dim_scans_blocks_and_fold
 
 
 @pytest.mark.parametrize("body, message", [
-    ("return jax.lax.associative_scan(lambda a, b: (a[0] * b[0], b[1]), (x, y), axis=1)",
-     "split over 'model', where other leaves of '(x, y)' are split otherwise"),
+    ("return jax.lax.associative_scan(lambda a, b: (a[0] * b[0], b[1]), (x, z), axis=1)",
+     "split over 'model', where other leaves of '(x, z)' are split over other mesh axes along the scanned dim"),
     ("return jax.lax.associative_scan(lambda a, b: a + b, (x @ w)[:, None], axis=2)", "a partial sum over 'model'"),
     ("return jax.lax.associative_scan(jnp.add, x, axis=2)", "associative_scan(axis=2) of 'x'"),
 ])
 def test_associative_scan_refuses_leaves_split_otherwise_a_partial_sum_and_a_bad_axis(body: str, message: str) -> None:
     with pytest.raises(MeshifyError) as info:
-        rewrite(body, 'x: Tensor["batch", "model"], w: Tensor["model", "d"], y: Tensor["batch", "d"]',
+        rewrite(body, 'x: Tensor["batch", "model"], w: Tensor["model", "d"], z: Tensor["d", "batch"]',
                 'Tensor["batch", "model"]')
     assert message in str(info.value) and "case.py:9:" in str(info.value), str(info.value)
+
+
+def test_associative_scan_slices_a_leaf_whole_along_the_split_scanned_dim_to_each_devices_block() -> None:
+    """Sequence parallel (LRU/S5): a decay whole along the scanned length beside split inputs is sliced to each
+    device's block (a local slice), its own dim on the length's axis first made whole (an all_to_all)."""
+    got = rewrite("""
+        decay = jnp.broadcast_to(lam, x.shape)
+        elems = (decay, x)
+        return jax.lax.associative_scan(lambda a, b: (a[0] * b[0], b[0] * a[1] + b[1]), elems, axis=1)[1]
+        """, 'lam: Tensor["d"], x: Tensor["batch", "length", "d"]', 'Tensor["batch", "length", "d"]',
+                  mesh="batch=2, model=4, rules={'length': 'model', 'd': 'model'}")
+    assert 'mr.associative_scan(lambda a, b: (a[0] * b[0], b[0] * a[1] + b[1]), (jax.lax.all_to_all(elems[0], ' \
+        '"model", split_axis=1, concat_axis=2, tiled=True), elems[1]), axis=1, axis_name="model")[1]' in got, got

@@ -3,7 +3,8 @@
 split over the mesh.  The whole leaf is sliced to each device's block (a local slice, or an all_to_all where its
 own hidden dim is on the axis the length takes), then each device scans its block and folds in the totals of the
 blocks before it (``mr.associative_scan``).  Forward and ``reverse=True``, a name bound to the tuple and a tuple
-literal, ``axis=1`` of a batch-first layout, three leaves, on 2x4 and 1x8 meshes, gradients included.  Before:
+literal, ``axis=1`` of a batch-first layout, three leaves, a nested tuple and a list, on 2x4 and 1x8 meshes, gradients
+included.  Before:
 MSH030 "leaves of 'elems' are split otherwise along the scanned dim"."""
 
 import jax
@@ -58,9 +59,26 @@ def three(g: Tensor["d"], u: Tensor["batch", "length", "d"], v: Tensor["batch", 
     return gate + h
 
 
+@mesh(batch=2, model=4, rules={"length": "model"})
+def nested(lam: Tensor["d"], u: Tensor["batch", "length", "d"]):
+    """A nested tuple ((decay, gate), input) and a list [decay, input] (the list kept a list), reversed."""
+    decay = jnp.broadcast_to(lam, u.shape)
+
+    def pairs(left, right):
+        (a1, g1), b1 = left
+        (a2, g2), b2 = right
+        return (a1 * a2, g1 + g2), a2 * b1 + b2
+
+    (_, g), h = jax.lax.associative_scan(pairs, ((decay, u * 0.1), u), axis=1)
+    listed = jax.lax.associative_scan(lambda x, y: [x[0] * y[0], y[0] * x[1] + y[1]], [decay, u], reverse=True,
+                                      axis=1)
+    return g + h * listed[1]
+
+
 def inputs():
     rng = np.random.default_rng(36)
     nu_log = rng.uniform(-1.0, 0.5, size=(8,)).astype(np.float32)
     u = rng.normal(size=(4, 16, 8)).astype(np.float32)
     return {"lru": (nu_log, u), "lru8": (nu_log, u[:2]),
+            "nested": (rng.uniform(0.5, 1.0, size=(8,)).astype(np.float32), u),
             "three": (rng.normal(size=(8,)).astype(np.float32), u, rng.normal(size=(4, 16, 8)).astype(np.float32))}
