@@ -858,6 +858,9 @@ def _attribute(rw, node: cst.Attribute):
         value = base.value.field(attr)
         if value is None and attr in base.value.meta:  # a static field: a Python value when traced
             return Operand(Static(), node, new)
+        prop = _struct_property(rw, node, base.value) if value is None else None
+        if prop is not None:  # m.width, a @property of m's class: its body, self the pytree
+            return prop
         if value is None:
             raise rw.error(LayoutError, node, f"{base.value.cls} has no field {attr!r}",
                            f"its fields are {', '.join(k for k, _ in base.value.fields)}")
@@ -1477,8 +1480,8 @@ def _call(rw, node: cst.Call):
             if rule_name in UNARY:
                 rw.elementwise_calls.add(node)  # its dtype is its operand's
             return Operand(value, node, new)
-    method = own_method(rw, func) if rule_name is None and (receiver is None or isinstance(receiver.value, Static)) \
-        else None
+    method = own_method(rw, func) if rule_name is None and (receiver is None or isinstance(
+        receiver.value, Static | StructValue)) else None
     if method is not None:  # self.norm(x), Model.norm(self, x): a method of a class, specialised as a helper
         return _call_method(rw, node, method)
     held = _held_elementwise(rw, node, func) \
@@ -1519,15 +1522,25 @@ def own_method(rw, func: cst.BaseExpression) -> MethodRef | None:
     """The method ``func`` names where it is a plain def (or a staticmethod) of a top-level class: through
     the caller's own ``self`` (its first parameter, not rebound, in a method of that class), or through the
     class's module-level name; else None."""
-    receiver: cst.Name | None = None
-    if isinstance(func, cst.Name):  # self(x): __call__
+    receiver: cst.BaseExpression | None = None
+    called = _struct_class(rw, func) if isinstance(func, cst.Name | cst.Attribute | cst.Subscript) else None
+    if called is not None:  # m(x), self.mlp(x), m.blocks[0](x): the pytree's __call__
+        owner, receiver, attr = called, func, "__call__"
+    elif isinstance(func, cst.Attribute) and not isinstance(func.value, cst.Name):  # self.block.mlp.scaled(x)
+        owner = _struct_class(rw, func.value)
+        receiver, attr = func.value, func.attr.value
+    elif isinstance(func, cst.Name):  # self(x): __call__
         receiver, attr = func, "__call__"
+        owner = _caller_class(rw, func.value)
     elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
         receiver, attr = func.value, func.attr.value
+        owner = _caller_class(rw, func.value.value) or _struct_class(rw, func.value)
     else:
         return None
-    owner = _caller_class(rw, receiver.value)
+    if owner is None and not isinstance(receiver, cst.Name):
+        return None
     if owner is None:  # Model.norm(self, x): the class named
+        assert isinstance(receiver, cst.Name)
         if attr == "__call__" or receiver.value not in rw.ctx.classes or receiver.value in rw.ctx.assignments \
                 or receiver.value in rw.ctx.functions or receiver.value in rw.env or receiver.value in rw.free:
             return None
@@ -1604,6 +1617,43 @@ def _caller_class(rw, name: str) -> cst.ClassDef | None:
         return None
     value = rw.env.get(name, rw.free.get(name))
     return owner if isinstance(value, Static) and value.param == name else None
+
+
+def _struct_property(rw, node: cst.Attribute, struct: StructValue) -> Operand | None:
+    """``m.width`` where ``width`` is a plain ``@property`` of the module's class of the pytree ``m`` holds
+    (a name): the property's body called as the method it is, ``self`` the pytree; else None."""
+    owner = rw.ctx.classes.get(struct.cls)
+    method = _method_def(owner, node.attr.value) if owner is not None and isinstance(node.value, cst.Name) else None
+    if method is None or [rw.ctx.code(d.decorator) for d in method.decorators] != ["property"] \
+            or rw.ctx.binds("property"):
+        return None
+    call = cst.Call(node, [])
+    rw.ctx.anchors[call] = node
+    value, new, _ = method_call(rw, call, MethodRef(owner, method, node.value, False))
+    receiver = _receiver_check(rw, MethodRef(owner, method, node.value, False), "method_receiver")
+    return Operand(value, node, new.with_changes(args=[new.args[0].with_changes(value=receiver), *new.args[1:]]))
+
+
+def _struct_class(rw, node: cst.BaseExpression) -> cst.ClassDef | None:
+    """The module's class of the pytree ``node`` evaluates to (``m: MLP``, ``self.mlp``, ``m.blocks[0]``: a
+    dataclass or NamedTuple of hinted fields, as Equinox modules are): ``m(x)`` calls its ``__call__``,
+    ``m.scaled(x)`` its method, with ``self`` the pytree; None for anything else."""
+    root = node
+    while isinstance(root, cst.Attribute | cst.Subscript):
+        root = root.value
+    if not isinstance(root, cst.Name) or not isinstance(rw.env.get(root.value, rw.free.get(root.value)),
+                                                        StructValue | TupleValue):
+        return None
+    mark = rw.mark()
+    try:
+        value = rw.expr(node).value
+    except MeshifyError:
+        value = None
+    finally:
+        rw.rollback(mark)
+    if not isinstance(value, StructValue) or value.kind not in ("namedtuple", "dataclass"):
+        return None
+    return rw.ctx.classes.get(value.cls)
 
 
 def method_call(rw, node: cst.Call, ref: MethodRef, call: Call | None = None) -> tuple[Value, cst.Call, Call]:

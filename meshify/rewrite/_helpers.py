@@ -873,8 +873,9 @@ def _kept_decorators(rw, call, fn: cst.FunctionDef, home, vmapped: bool = False,
             names = home.qualified_names(target.args[0].value)
         if names & MESH_NAMES:
             continue  # a @mesh function called from another runs on the caller's mesh
-        if method and home.code(target) in ("staticmethod", "builtins.staticmethod"):
-            continue  # a staticmethod's version is a function of the module
+        if method and home.code(target) in ("staticmethod", "builtins.staticmethod", "property") \
+                and not home.binds(home.code(target)):
+            continue  # a staticmethod's version is a function of the module; a property's, called with self
         if names & _KEPT_DECORATORS or vmapped and decorator is _vmap_decorator(home, fn) \
                 or custom and names & set(_CUSTOM):
             kept.append(decorator)

@@ -2699,7 +2699,7 @@ class FunctionRewriter:
                     from meshify.rewrite._evaluate import own_method
 
                     method = own_method(self, s.value)
-                    if method is not None:
+                    if method is not None and (method.receiver is None or isinstance(method.receiver, cst.Name)):
                         ref = FunctionRef(self.ctx.code(s.value), helper=method.method.name.value, path=self.ctx.path,
                                           owner=method.owner.name.value, static=method.static,
                                           receiver=method.receiver.value if method.receiver is not None else "")
