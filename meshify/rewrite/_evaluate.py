@@ -1523,7 +1523,8 @@ def own_method(rw, func: cst.BaseExpression) -> MethodRef | None:
     the caller's own ``self`` (its first parameter, not rebound, in a method of that class), or through the
     class's module-level name; else None."""
     receiver: cst.BaseExpression | None = None
-    called = _struct_class(rw, func) if isinstance(func, cst.Name | cst.Attribute | cst.Subscript) else None
+    called = _struct_class(rw, func) if isinstance(func, cst.Name | cst.Attribute | cst.Subscript) or isinstance(
+        func, cst.Call) and isinstance(func.func, cst.Name) and func.func.value in rw.ctx.classes else None
     if called is not None:  # m(x), self.mlp(x), m.blocks[0](x): the pytree's __call__
         owner, receiver, attr = called, func, "__call__"
     elif isinstance(func, cst.Attribute) and not isinstance(func.value, cst.Name):  # self.block.mlp.scaled(x)
@@ -1641,8 +1642,10 @@ def _struct_class(rw, node: cst.BaseExpression) -> cst.ClassDef | None:
     root = node
     while isinstance(root, cst.Attribute | cst.Subscript):
         root = root.value
-    if not isinstance(root, cst.Name) or not isinstance(rw.env.get(root.value, rw.free.get(root.value)),
-                                                        StructValue | TupleValue):
+    made = isinstance(root, cst.Call) and isinstance(root.func, cst.Name) and root.func.value in rw.ctx.classes \
+        and root.func.value not in rw.env and root.func.value not in rw.free  # MLP(*layer)(h): the module made there
+    if not made and (not isinstance(root, cst.Name) or not isinstance(rw.env.get(root.value, rw.free.get(root.value)),
+                                                                      StructValue | TupleValue)):
         return None
     mark = rw.mark()
     try:

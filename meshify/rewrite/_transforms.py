@@ -132,8 +132,8 @@ def _walk(rw, fn: cst.BaseExpression, call) -> tuple[Value, cst.BaseExpression, 
         return value, new.func, list(new.args)
     from meshify.rewrite._evaluate import held_method, method_call, method_function, own_method
 
-    method = own_method(rw, fn) if isinstance(fn, cst.Attribute) else held_method(rw, fn) \
-        if isinstance(fn, cst.Name) else None
+    method = own_method(rw, fn) if isinstance(fn, cst.Attribute) else (held_method(rw, fn) or own_method(rw, fn)) \
+        if isinstance(fn, cst.Name) else None  # (jax.checkpoint(m)(x), m a pytree module: its __call__)
     if method is not None:  # jax.checkpoint(self.block)(x): the method's version, its receiver bound and checked
         value, new, _ = method_call(rw, call.node, method, call)
         takes = method.receiver is not None and not method.static
