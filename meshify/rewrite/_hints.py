@@ -336,7 +336,8 @@ def read_return_dims(ctx: ModuleContext, fn: cst.FunctionDef) -> tuple[str, ...]
 def read_mixed_return(ctx: ModuleContext, fn: cst.FunctionDef
                       ) -> tuple[tuple[str, ...] | StructHint, ...] | None:
     """A return hint ``tuple[Tensor[()], Params]``: a tuple of a fixed length whose items are Tensor hints and at
-    least one TypedDict or NamedTuple with hinted fields: each item's dims or pytree hint; None for any other."""
+    least one TypedDict, NamedTuple or dataclass with hinted fields: each item's dims or pytree hint; None for
+    any other."""
     values = _tuple_hint_items(ctx, fn)
     if values is None or any(v is None or isinstance(v, cst.Ellipsis) for v in values):
         return None
@@ -344,7 +345,7 @@ def read_mixed_return(ctx: ModuleContext, fn: cst.FunctionDef
     for v in values:
         dims = read_dims(ctx, v)  # type: ignore[arg-type]
         struct = read_struct(ctx, v) if dims is None else None  # type: ignore[arg-type]
-        if dims is None and (struct is None or struct.kind not in ("dict", "namedtuple")):
+        if dims is None and (struct is None or struct.kind not in ("dict", "namedtuple", "dataclass")):
             return None
         if struct is not None:
             _no_list_fields(ctx, struct, v)  # type: ignore[arg-type]

@@ -3582,8 +3582,9 @@ class FunctionRewriter:
             return self._leaving_items(spelled, f"{purpose}.")
         item = self.expr(expr)
         if isinstance(hint, StructHint):
-            kind = "dict" if hint.kind == "dict" else "namedtuple"
-            if not (isinstance(item.value, StructValue) and item.value.kind == kind):
+            kind = hint.kind if hint.kind in ("dict", "dataclass") else "namedtuple"
+            if not (isinstance(item.value, StructValue) and item.value.kind == kind
+                    and (kind == "dict" or item.value.cls == hint.cls)):
                 raise self.ctx.error(LayoutError, expr, f"the return hint names a {hint.cls} but "
                                      f"{self.ctx.code(expr)!r} is {_value_text(item.value)}",
                                      f"return a {hint.cls}, or change the return hint")
