@@ -400,3 +400,35 @@ def test_the_fix_for_fewer_kv_heads_clears_the_error(tmp_path_factory: pytest.Te
     grads = jax.grad(lambda p: jnp.sum(fixed.mistral(p, tokens, args) * cotangent))(params)
     want_grads = jax.grad(lambda p: jnp.sum(fixed.mistral.reference(p, tokens, args) * cotangent))(params)
     _close(grads, want_grads, "mistral gradients with kv_features whole")
+
+
+@pytest.mark.parametrize("mesh", list(MESHES))
+def test_dlrm_with_its_embedding_dim_split_too_matches_one_device(mesh: str,
+                                                                   tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Issue #14: DLRM with ``"d_embed": "model"`` added to its rules (the files untouched: the rule added to a
+    copy).  The dense vector is then split along d_embed while the pooled embeddings are whole (the tables take
+    'model' for their vocab): ``[dense] + pooled`` gathers it to the list's layout, and the interaction's
+    ``jnp.concatenate([dense, z[:, li, lj]], axis=1)``, 6 whole products beside it (no multiple of the devices),
+    gathers it and joins whole, where it was refused, then cut into blocks that do not exist when called.
+    Logits and gradients of one device, through the decorator and through a converted file."""
+    source = (MODELS_DIR / "dlrm.py").read_text().replace("@mesh(batch=2, model=4,", f"@mesh({MESHES[mesh]},")
+    assert '"top_hidden": "model"}' in source
+    source = source.replace('"top_hidden": "model"}', '"top_hidden": "model", "d_embed": "model"}')
+    folder = tmp_path_factory.getbasetemp() / "zoo" / f"dlrm_d_embed_{mesh}"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "dlrm.py"
+    path.write_text(source)
+    converted = folder / "dlrm_sharded.py"
+    text = convert_source(source, str(path)).text
+    assert "all_gather over 'model': concatenate with whole 'z[:, li, lj]' along this dim" in text, text
+    converted.write_text(text)
+    decorated = _import(path)
+    params, inputs = _inputs("dlrm", decorated)
+    plain = _import(MODELS_DIR / "dlrm_plain.py")
+    want = plain.dlrm(_as_plain(params, plain), *_as_plain(inputs, plain))
+    cotangent = jnp.asarray(np.random.default_rng(1).standard_normal(want.shape), jnp.float32)
+    for module in (decorated, _import(converted)):
+        _close(module.dlrm(params, *inputs), want, f"dlrm logits with d_embed split on {mesh}")
+        grads = jax.jit(jax.grad(lambda p, m=module: jnp.sum(m.dlrm(p, *inputs) * cotangent)))(params)
+        want_grads = jax.grad(lambda p, m=module: jnp.sum(m.dlrm.reference(p, *inputs) * cotangent))(params)
+        _close(grads, want_grads, f"dlrm gradients with d_embed split on {mesh}")

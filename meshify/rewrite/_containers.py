@@ -217,7 +217,7 @@ def _extending(rw, node: cst.Call, name: str, held: Value | None) -> cst.BaseExp
             raise rw.error(UnsupportedError, node.args[0].value, f"{what} of {rw.ctx.code(node.args[0].value)!r}, "
                            "which is not a list, tuple or sequence of arrays meshify follows",
                            f"extend it with a list display ({name}.extend([a, b]))")
-        value, new = joined
+        value, new = joined[:2]  # (the held list never converted: not a literal here)
         rw.rebind_list(name, _in_loop(rw, name, value, node, what))
         return node.with_changes(args=[node.args[0].with_changes(value=new)])
     if len(node.args) != 2 or any(a.keyword is not None or a.star for a in node.args):
@@ -407,7 +407,7 @@ def _listed(value: Value | None) -> tuple[Value, ...] | StructValue | None:
 
 
 def concatenated(rw, left: Operand, right: Operand, node: cst.CSTNode
-                 ) -> tuple[Value, cst.BaseExpression] | None:
+                 ) -> tuple[Value, cst.BaseExpression] | tuple[Value, cst.BaseExpression, cst.BaseExpression] | None:
     """``hidden_states + (x,)`` (or ``hs + [x]``, ``hs += [x]``) of tuples or lists holding arrays: the items of
     both, one by one; a sequence where one is (every item must then have its item's layout); and the right
     side's node, its partial sums completed where it spells them out (``outs + (x @ w,)``, as an append
@@ -443,11 +443,49 @@ def concatenated(rw, left: Operand, right: Operand, node: cst.CSTNode
     seq = a if isinstance(a, StructValue) else b
     item = sequence_item(seq)
     other = one_layout([i for side in (a, b) if isinstance(side, tuple) for i in side], like=item)
+    if other is not None and isinstance(a, tuple):  # [dense] + pooled: its items gathered to the list's layout
+        left_node = _items_gathered(rw, left, a, item)
+        if left_node is not None:
+            return seq, new, left_node
+    if other is not None and isinstance(b, tuple):  # pooled + [dense]
+        right_node = _items_gathered(rw, Operand(right.value, right.original, new), b, item)
+        if right_node is not None:
+            return seq, right_node
     if other is not None:
         raise rw.error(LayoutError, node, f"joining a list of {_text(item)} with {_text(other)}: a list whose "
                        "length meshify does not know holds one layout", "give the items one layout (a hint where "
                        "each is made)")
     return seq, new
+
+
+def _items_gathered(rw, side: Operand, items: tuple[Value, ...], item: Value | None) -> cst.BaseExpression | None:
+    """``[dense] + pooled`` (a list literal joined to a list of a length meshify does not know, whose items have one
+    layout): the literal's arrays converted to that layout where the conversion only gathers split dims (the
+    list's are whole there: ``jnp.stack([dense] + pooled, 1)`` then stacks one layout), each named in a comment;
+    None where an item is not an array of the same dims, would have to be split or stay a partial sum, or the
+    side is not written as a literal here."""
+    from meshify.rewrite._helpers import signature_of
+
+    written, rewritten = side.original, side.node
+    if not (isinstance(item, Array) and isinstance(written, cst.List | cst.Tuple)
+            and isinstance(rewritten, cst.List | cst.Tuple) and len(written.elements) == len(items)
+            == len(rewritten.elements)) or item.layout.partial:
+        return None
+    target = item.layout
+    elements = []
+    for v, e, n in zip(items, written.elements, rewritten.elements):
+        if signature_of(v) == signature_of(item):
+            elements.append(n)
+            continue
+        if not (isinstance(v, Array) and isinstance(e, cst.Element) and isinstance(n, cst.Element)
+                and v.layout.rank == target.rank
+                and all(unify_dims(d, t) is not None for d, t in zip(v.layout.dims, target.dims))
+                and all(t in ((), s) for s, t in zip(v.layout.axes, target.axes))):
+            return None
+        whole = Layout(v.layout.dims, target.axes)
+        purpose = f"joining it to a list of {_text(item)}"
+        elements.append(n.with_changes(value=rw.convert(Operand(v, e.value, n.value), whole, purpose)))
+    return rewritten.with_changes(elements=elements)
 
 
 def _kind(value: Value) -> str:

@@ -523,8 +523,8 @@ def binary_operator(rw, operator: type[cst.BaseBinaryOp], left, right, node
         return value, rw.converted([left, right], converts)
     if operator is cst.Add:
         joined = concatenated(rw, left, right, node)  # all_hidden_states + (x,): a longer tuple
-        if joined is not None:
-            return joined[0], [left.node, joined[1]]
+        if joined is not None:  # (a third: the left side's items converted, [dense] + pooled)
+            return joined[0], [joined[2] if len(joined) > 2 else left.node, joined[1]]
         shape = _joined_shape(left.value, right.value)
         if shape is not None:  # (x.shape[0],) + (1,) * (x.ndim - 1): a drop-path mask's shape
             return shape, [left.node, right.node]

@@ -37,6 +37,30 @@ def test_hstack_and_vstack_are_concatenates_along_their_axis() -> None:
         """, params, 'Tensor["rows", "d"]')
 
 
+def test_a_concatenate_of_split_and_whole_arrays_along_the_split_dim_gathers_unless_they_split_alike() -> None:
+    """Issue #14 (DLRM): a split array joined with a whole one along the split dim.  Where the whole one's size
+    is not known when rewriting, or is no multiple of the devices, the split one is gathered and the join done
+    whole (never sliced at run time into blocks that do not exist); a known multiple is sliced and re-blocked."""
+    params = 'x: Tensor["batch", "d"], w: Tensor["batch", "e"]'
+    rules = "batch=2, model=4, rules={'d': 'model'}"
+    gathered = """
+        # meshify: all_gather over 'model': concatenate with whole 'w' along this dim ({why}: the join done whole) needs dim 'd' of x whole
+        return jnp.concatenate([mr.all_gather(x, "model", axis=1), w], axis=-1)
+        """
+    assert_rewrite("return jnp.concatenate([x, w], axis=-1)", gathered.format(why="its size not known when rewriting"),
+                   params, 'Tensor["batch", "de"]', rules)
+    assert_rewrite("return jnp.concatenate([x, w], axis=-1)",
+                   gathered.format(why="its size 6 not a multiple of the 4 devices"), params, 'Tensor["batch", "de"]',
+                   rules + ", dims={'e': 6}")
+    assert_rewrite("return jnp.concatenate([x, w], axis=-1)", """
+        # meshify: local slice over 'model' (no communication): concatenate wants dim 'e' of w split
+        # meshify: halo over 'model': its block of 'x' along split 'd', the blocks of it the new block overlaps, from the devices holding them (ppermute)
+        # meshify: halo over 'model': its block of 'w' along split 'e', the blocks of it the new block overlaps, from the devices holding them (ppermute)
+        # meshify: all_gather over 'model': the return hint needs dim 'de' of jnp.concatenate([x, w], axis=-1) whole
+        return mr.all_gather(mr.spatial_concatenate([x, mr.local_block(w, axis=1, axis_name="model")], 1, axis_name="model", dim='d?'), "model", axis=1)
+        """, params, 'Tensor["batch", "de"]', rules + ", dims={'e': 8}")
+
+
 # -- reshapes inside expressions (no naming hint) ------------------------------------------------
 
 

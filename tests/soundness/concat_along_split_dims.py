@@ -1,7 +1,8 @@
 """``jnp.concatenate`` along a dim split in every operand: two images of different heights joined over the
 split height (8 and 16 rows over 4 devices: 6 per device after), three pieces over split width, one
-operand whole along the joined dim (cut to the split first), and a gradient through all of it.  Before,
-the joined dim was gathered whole on every device."""
+operand whole along the joined dim (its size unknown when rewriting: the split one gathered along it and
+the join done whole), and a gradient through all of it.  Before, the joined dim was gathered whole on every
+device."""
 import jax
 import jax.numpy as jnp
 import numpy as np

@@ -895,6 +895,9 @@ def _group(ctx: RuleContext, node, layout: Layout, out, group_in: list[int], gro
         fix = ("split only the first dim of a merge (e.g. merge [heads, d_head] with heads split), "
                "or transpose so that the split dim comes first (its order in the merged dim changes: a weight "
                f"read against it must follow), or {unsplit}")
+        if layout.dims[sized[0]] == "stacked" and len(split) == 1:  # jnp.stack([a, b], 1).reshape(B, -1)
+            fix = (f"a stack merged with split {minor!r} after it is a concatenate along {minor!r}: write "
+                   f"jnp.concatenate([...], axis=...) instead, which meshify runs along a split dim, or {fix}")
         if len(split) > 1 and not minor.endswith(INFERRED):  # x.reshape(B, H * W, C) of h and w both split
             fix += (f"; to keep the others split, make {minor!r} whole before the merge with a hint renaming it to "
                     f"a dim no rule maps (xg: Tensor[..., \"{minor}_whole\", ...] = x; then xg.reshape(...))")
@@ -982,6 +985,28 @@ def _join(ctx: RuleContext, call: Call, kind: str):
     return join(ctx, call, seq, items, kind, axis)
 
 
+@op("jax.numpy.append", reads=("arr", "values", "axis"))
+def _append(ctx: RuleContext, call: Call):
+    """``jnp.append(x, v, axis=1)``: ``jnp.concatenate([x, v], axis=1)`` (:func:`_joined`: along a split dim
+    re-blocked where both split alike, else the split one gathered and the join done whole).  Without
+    ``axis=`` both are flattened first: a split one (or a partial sum) gathered whole first, its blocks not
+    blocks of the flattened array; the result one whole dim."""
+    x, v = call.arg(0, "arr"), call.arg(1, "values")
+    axis_op = call.arg(2, "axis")
+    axis = _literal(axis_op) if axis_op is not None else None
+    if axis is None:  # both flattened: a split one gathered (its blocks are not blocks of the flattened array)
+        operands = [o for o in (x, v) if isinstance(o.value, Array)]
+        if not any(array(o).layout.is_split or array(o).layout.partial for o in operands):
+            return unknown_call(ctx, call)
+        if any(not isinstance(o.value, Array | Static) for o in (x, v)):
+            raise ctx.error(LayoutError, call.node, "jnp.append of an array whose dims meshify cannot infer",
+                            "annotate each operand with a Tensor hint")
+        converts = tuple(Convert(o, Layout(array(o).layout.dims, ((),) * array(o).layout.rank),
+                                 "jnp.append without axis= (it flattens both)") for o in operands)
+        return Lowering(Array(Layout(("appended" + INFERRED,), ((),))), converts)
+    return _joined(ctx, call, None, [x, v], "concatenate", axis, "jnp.append")
+
+
 def _one_item(value) -> Value | None:
     """The value every item of a list has: a sequence's item, or a tuple value's items all of one layout."""
     from meshify.rewrite._helpers import signature_of
@@ -1036,6 +1061,46 @@ def _casts(call: Call) -> bool:
                                       and dtype.value.literal is None)
 
 
+def _split_alike(ctx: RuleContext, arrays: list[Operand], axis: int, along: Axes) -> bool:
+    """Whether every array of a concatenate along a dim split over ``along`` in some of them can be split so
+    too: split that way already, or whole with a size known now (``@mesh(dims=...)``) that is a multiple of
+    the devices (a local slice, no communication).  The result is then cut into blocks again
+    (``mr.spatial_concatenate``: each device's block of the global result, never its blocks of the arrays side
+    by side, ``[a0 b0 | a1 b1]``, a permutation of it)."""
+    shards = ctx.mesh.size(along)
+    split = {array(a).layout.dims[axis] for a in arrays if array(a).layout.axes[axis] == along}
+    for a in arrays:
+        layout = array(a).layout
+        if layout.axes[axis]:
+            if layout.axes[axis] != along:
+                return False
+            continue
+        if layout.dims[axis] in split and not layout.dims[axis].endswith(INFERRED):
+            continue  # the size of a dim another array splits that way (a multiple: checked where it is bound)
+        size = ctx.sizes.get(layout.dims[axis])
+        if not isinstance(size, int) or size % shards:
+            return False  # (a size known only when called: the decision cannot wait for it)
+    return True
+
+
+def _gathered_join(ctx: RuleContext, arrays: list[Operand], axis: int, along: Axes, what: str) -> str:
+    """The purpose a concatenate along a split dim names where its arrays are not split alike
+    (:func:`_split_alike`): the split ones gathered along it and joined whole, as one device joins them."""
+    for a in arrays:
+        layout = array(a).layout
+        if layout.axes[axis] and layout.axes[axis] != along:
+            over = axes_text(layout.axes[axis])
+            return f"{what} with {ctx.code(a.original)!r} along this dim (split over {over}: the join done whole)"
+        if not layout.axes[axis] and layout.dims[axis] == BROADCAST:
+            return f"{what} with {ctx.code(a.original)!r} along this dim (of size 1: the join done whole)"
+        if not layout.axes[axis]:
+            size = ctx.sizes.get(layout.dims[axis])
+            why = "its size not known when rewriting" if not isinstance(size, int) else \
+                f"its size {size} not a multiple of the {ctx.mesh.size(along)} devices"
+            return f"{what} with whole {ctx.code(a.original)!r} along this dim ({why}: the join done whole)"
+    return f"{what} along a dim split over {axes_text(along)}, which another dim of the result takes"
+
+
 def _joined(ctx: RuleContext, call: Call, seq, items, kind: str, axis, what: str | None = None):
     arrays = [i for i in items if isinstance(i.value, Array)]
     if not arrays:
@@ -1073,6 +1138,10 @@ def _joined(ctx: RuleContext, call: Call, seq, items, kind: str, axis, what: str
         along = next(iter(splits)) if len(splits) == 1 and not set(next(iter(splits))) & taken else ()
         if any(array(a).layout.dims[axis] == BROADCAST for a in arrays):
             along = ()  # a size-1 dim (keepdims=True) splits into no blocks: the joined dim whole
+        first = next((array(a).layout.axes[axis] for a in arrays if array(a).layout.axes[axis]), ())
+        if first and not (along and _split_alike(ctx, arrays, axis, along)):
+            what = _gathered_join(ctx, arrays, axis, along or first, what or kind)
+            along = ()  # the split arrays gathered along it, joined whole
         chosen[axis] = along
     kept = _kept_partial(items, ADD) - {x for ax in chosen.values() for x in ax}
     if _casts(call):  # jnp.stack([a, b], dtype=jnp.int32): a cast rounds each whole sum, not the blocks' sums
