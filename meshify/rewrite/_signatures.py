@@ -326,6 +326,7 @@ SIGNATURES: dict[str, str] = {
     "jax.numpy.concatenate": "arrays, axis=0, dtype=None",
     "jax.numpy.concat": "arrays, /, *, axis=0",
     "jax.numpy.append": "arr, values, axis=None",
+    "jax.lax.concatenate": "operands, dimension",
     "jax.numpy.repeat": "a, repeats, axis=None, *, total_repeat_length=None, out_sharding=None",
     "jax.numpy.broadcast_to": "array, shape, *, out_sharding=None",
     "jax.numpy.tile": "A, reps",

@@ -1,10 +1,11 @@
 """A split feature vector joined with whole columns along its split dim, as a user writes it (DLRM's
 ``jnp.concatenate([dense, z[:, li, lj]], axis=1)``, issue #14): ``jnp.concatenate`` with a whole operand
-before, after and on both sides (negative axis), ``jnp.hstack``, ``jnp.append(axis=-1)``, two split operands
-beside a whole one, and a stack of two split vectors merged back by a reshape with the split dim major, on a
-2x4 and a 1x8 mesh.  The whole columns (6 of them: no multiple of 4 or 8, their size unknown when rewriting)
-cannot be cut into the blocks of the split dim: the split operands are gathered along it (named in the
-comment) and the join done whole; it used to be cut anyway and fail when called ("6 is not a multiple of
+before, after and on both sides (negative axis), ``jnp.hstack``, ``jnp.append(axis=-1)``,
+``jax.lax.concatenate`` (no rule before: refused), two split operands beside a whole one, two split alike
+(kept split, re-blocked), and a stack of two split vectors merged back by a reshape with the split dim major,
+on a 2x4 and a 1x8 mesh.  The whole columns (6 of them: no multiple of 4 or 8, their size unknown when
+rewriting) cannot be cut into the blocks of the split dim: the split operands are gathered along it (named in
+the comment) and the join done whole; it used to be cut anyway and fail when called ("6 is not a multiple of
 the 4 devices"), or be refused.  Each result then meets a weight split along the joined dim, and the
 gradients flow back through the gather."""
 import jax
@@ -25,7 +26,10 @@ def _joins(a, b, w, v):
     pairs = jnp.stack([a, b], axis=-1)
     merged = pairs.reshape(pairs.shape[0], -1)  # [d, 2] merged: the split d major, it stays split
     two = jnp.concatenate([a, w, b], axis=1)
-    return (first @ v + last @ v + around[:, :first.shape[1]] @ v + stacked @ v + appended @ v
+    lax_whole = jax.lax.concatenate([w, a], 1)
+    lax_alike = jax.lax.concatenate([a, b * 3.0], 1)  # split alike: kept split, re-blocked
+    return (first @ v + last @ v + lax_whole @ v + jnp.sum(lax_alike * jnp.cos(lax_alike), axis=1, keepdims=True)
+            + around[:, :first.shape[1]] @ v + stacked @ v + appended @ v
             + jnp.sum(merged, axis=1, keepdims=True) + jnp.sum(two ** 2, axis=1, keepdims=True) * 0.1)
 
 

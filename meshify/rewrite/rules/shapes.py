@@ -985,6 +985,16 @@ def _join(ctx: RuleContext, call: Call, kind: str):
     return join(ctx, call, seq, items, kind, axis)
 
 
+@op("jax.lax.concatenate", reads=("operands", "dimension"))
+def _lax_concatenate(ctx: RuleContext, call: Call):
+    """``jax.lax.concatenate([a, b], 1)``: ``jnp.concatenate`` along ``dimension`` (:func:`_joined`)."""
+    seq, items = _sequence(ctx, call, "operands")
+    dimension = call.arg(1, "dimension")
+    axis = _literal(dimension) if dimension is not None else _UNKNOWN
+    join = _joined if items is not None else _joined_items
+    return join(ctx, call, seq, items, "concatenate", axis, "jax.lax.concatenate")
+
+
 @op("jax.numpy.append", reads=("arr", "values", "axis"))
 def _append(ctx: RuleContext, call: Call):
     """``jnp.append(x, v, axis=1)``: ``jnp.concatenate([x, v], axis=1)`` (:func:`_joined`: along a split dim
