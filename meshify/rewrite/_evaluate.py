@@ -1535,7 +1535,8 @@ def own_method(rw, func: cst.BaseExpression) -> MethodRef | None:
         owner = _caller_class(rw, func.value)
     elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
         receiver, attr = func.value, func.attr.value
-        owner = _caller_class(rw, func.value.value) or _struct_class(rw, func.value)
+        owner = _caller_class(rw, func.value.value) or _struct_class(rw, func.value) \
+            or _config_class(rw, func.value.value)
     else:
         return None
     if owner is None and not isinstance(receiver, cst.Name):
@@ -1633,6 +1634,20 @@ def _struct_property(rw, node: cst.Attribute, struct: StructValue) -> Operand | 
     value, new, _ = method_call(rw, call, MethodRef(owner, method, node.value, False))
     receiver = _receiver_check(rw, MethodRef(owner, method, node.value, False), "method_receiver")
     return Operand(value, node, new.with_changes(args=[new.args[0].with_changes(value=receiver), *new.args[1:]]))
+
+
+def _config_class(rw, name: str) -> cst.ClassDef | None:
+    """The module's class of a static parameter ``name`` (``cfg: Config``, a NamedTuple or frozen dataclass of
+    Python values): ``cfg.scale()`` calls its method, ``self`` the config; None for anything else."""
+    value = rw.env.get(name)
+    if not isinstance(value, Static) or value.param != name:
+        return None
+    param = next((p for p in (*rw.fn.params.posonly_params, *rw.fn.params.params, *rw.fn.params.kwonly_params)
+                  if p.name.value == name), None)
+    hint = param.annotation.annotation if param is not None and param.annotation is not None else None
+    if not isinstance(hint, cst.Name) or hint.value in rw.env or hint.value in rw.ctx.imports.imports:
+        return None
+    return rw.ctx.classes.get(hint.value)
 
 
 def _struct_class(rw, node: cst.BaseExpression) -> cst.ClassDef | None:
