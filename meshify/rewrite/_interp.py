@@ -1351,6 +1351,17 @@ class FunctionRewriter:
         return self._one_line(suite, self._block(self._indented(suite).body))  # type: ignore[arg-type]
 
     @staticmethod
+    def _appended(suite: cst.BaseSuite, lines: list[cst.BaseStatement]) -> cst.BaseSuite:
+        """``lines`` at the end of a rewritten body; a one-line body (``if flag: t = x @ w``) becomes a block."""
+        if not lines:
+            return suite
+        if isinstance(suite, cst.IndentedBlock):
+            return suite.with_changes(body=[*suite.body, *lines])
+        assert isinstance(suite, cst.SimpleStatementSuite)
+        return cst.IndentedBlock(body=[cst.SimpleStatementLine(body=suite.body), *lines],
+                                 header=suite.trailing_whitespace)
+
+    @staticmethod
     def _suite_returns(suite: cst.BaseSuite) -> bool:
         if isinstance(suite, cst.IndentedBlock):
             return FunctionRewriter._is_exit(suite.body[-1])
@@ -2328,22 +2339,20 @@ class FunctionRewriter:
             new_orelse = orelse.with_changes(body=new_body)
             else_returns = other is not None or self._suite_returns(orelse.body)
         after_else = self.env
-        if not body_returns and not else_returns and isinstance(body, cst.IndentedBlock):
+        if not body_returns and not else_returns:
             # a partial sum one branch leaves where the other leaves it whole (a dense layer or an MoE one,
             # chosen by a static flag): completed at the end of its branch, so both leave it alike (an elif
             # chain's branches are joined by its own if first)
             dtypes_else = self.dtypes.snapshot()
             self.env = after_body
             self.dtypes.restore(dtypes_body)
-            joined = self._join_partials(after_else, stmt)
-            body = body.with_changes(body=[*body.body, *joined])
+            body = self._appended(body, self._join_partials(after_else, stmt))
             dtypes_body = self.dtypes.snapshot()
             self.env = after_else
             self.dtypes.restore(dtypes_else)
-            if isinstance(new_orelse, cst.Else) and isinstance(new_orelse.body, cst.IndentedBlock):
-                joined = self._join_partials(after_body, stmt)
-                new_orelse = new_orelse.with_changes(body=new_orelse.body.with_changes(
-                    body=[*new_orelse.body.body, *joined]))
+            if isinstance(new_orelse, cst.Else):
+                new_orelse = new_orelse.with_changes(body=self._appended(new_orelse.body,
+                                                                         self._join_partials(after_body, stmt)))
             elif orelse is None:  # if i == 0: x = ln(x), x a partial sum: completed on the path that skips it
                 joined = self._join_partials(after_body, stmt)
                 if joined:
