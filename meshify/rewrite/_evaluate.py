@@ -47,7 +47,7 @@ from meshify.rewrite._mappings import (
     maybe_none,
 )
 from meshify.rewrite._names import dotted_name, read_again
-from meshify.rewrite._nested import call_local, local_def, refuse_value
+from meshify.rewrite._nested import LocalDef, call_local, local_def, refuse_value
 from meshify.rewrite._sums import evaluated_sum
 from meshify.rewrite._templates import call_template, int_node
 from meshify.rewrite._transforms import TRANSFORMS, transformed_call
@@ -710,6 +710,15 @@ class BranchLayouts(LayoutError):
 def _if_exp(rw, node: cst.IfExp):
     test = rw.expr(node.test)
     if not isinstance(test.value, Static):
+        body, orelse = node.body, node.orelse
+        if isinstance(body, cst.Tuple | cst.List) and isinstance(orelse, cst.Tuple | cst.List) \
+                and len(body.elements) == len(orelse.elements):  # (h, x) if c else (x, h): item by item
+            code = rw.ctx.code(node.test)
+            items = ", ".join(f"jnp.where({code}, {rw.ctx.code(x.value)}, {rw.ctx.code(y.value)})"
+                              for x, y in zip(body.elements, orelse.elements))
+            raise rw.error(UnsupportedError, node.test, "a conditional expression on a traced array (JAX raises a "
+                           "TracerBoolConversionError for it under jit), choosing between tuples",
+                           f"choose each item with jnp.where: ({items}{',' if len(body.elements) == 1 else ''})")
         raise rw.error(UnsupportedError, node.test, "a conditional expression on a traced array",
                        "use jnp.where(cond, a, b)")
     known = none_test(rw, node.test)
@@ -787,11 +796,91 @@ def _both(rw, node: cst.IfExp) -> Operand:
         arms = {"body": arm, "orelse": orelse.node} if scalars[0] is body else {"body": body.node, "orelse": arm}
         return Operand(Array(whole), node, node.with_changes(**arms))
     if body.value != orelse.value:
+        joined = _joined_arms(rw, body, orelse)
+        if joined is not None:  # (h, x) if swap else (x, h); m if m is not None else jnp.ones((4, 16))
+            value, arms = joined
+            return Operand(value, node, node.with_changes(body=arms[0], orelse=arms[1]))
         error = rw.error(BranchLayouts, node, "the branches of this conditional expression have different layouts",
                          "give both branches the same dims, or annotate the result")
         error.node = node
         raise error
     return Operand(body.value, node, node.with_changes(body=body.node, orelse=orelse.node))
+
+
+def _joined_layout(a: Layout, b: Layout) -> Layout | None:
+    """The layout both arms of ``a if flag else b`` are converted to, arrays of one rank whose dims unify: a dim
+    split in one arm and whole in the other split (the whole arm sliced locally: no communication, where gathering
+    the split one would move its blocks), a partial sum completed (whole, or split where the other arm splits that
+    dim); None where the arms split a dim over different axes."""
+    if a.rank != b.rank:
+        return None
+    dims = []
+    for x, y in zip(a.dims, b.dims):
+        joined = unify_dims(x, y)
+        if joined is None:
+            return None
+        dims.append(joined)
+    axes = []
+    for x, y in zip(a.axes, b.axes):
+        if x and y and x != y:
+            return None
+        axes.append(x or y)
+    used = [axis for dim_axes in axes for axis in dim_axes]
+    if len(used) != len(set(used)):
+        return None
+    return Layout(tuple(dims), tuple(axes), (a.partial & b.partial) - set(used))
+
+
+def _joined_arms(rw, body: Operand, orelse: Operand
+                 ) -> tuple[Value, tuple[cst.BaseExpression, cst.BaseExpression]] | None:
+    """The one value ``a if flag else b`` holds, its arms ``body`` and ``orelse`` converted to it, where they differ:
+    arrays of one rank and dims (:func:`_joined_layout`); an array and a whole one of dims meshify cannot name of
+    the same rank (``jnp.ones((4, 16))``: taken as whole of the named one's dims, each entry a size it gives, so
+    neither is 1, a broadcast); tuples (or lists) written out in both arms, of one length, item by item.  None
+    where no such value is."""
+    a, b = body.value, orelse.value
+    if a == b:
+        return a, (body.node, orelse.node)
+    if isinstance(a, Static) and isinstance(b, Static) and not any(isinstance(v.literal, LocalDef) for v in (a, b)):
+        return Static(), (body.node, orelse.node)  # (two Python values: known only when traced)
+    if isinstance(a, Array) and isinstance(b, Opaque) or isinstance(a, Opaque) and isinstance(b, Array):
+        array = a if isinstance(a, Array) else b
+        shape = (b if array is a else a).shape  # type: ignore[union-attr]
+        if shape is None or len(shape) != array.layout.rank or 1 in shape or not array.layout.rank:
+            return None
+        whole = Operand(Array(Layout.replicated(array.dims)), *((orelse.original, orelse.node) if array is a
+                                                                else (body.original, body.node)))
+        body, orelse = (body, whole) if array is a else (whole, orelse)
+        a, b = body.value, orelse.value
+    if isinstance(a, Array) and isinstance(b, Array):
+        layout = _joined_layout(a.layout, b.layout)
+        if layout is None:
+            return None
+        what = "a conditional expression whose other branch has another layout"
+        arms = tuple(o.node if o.value.layout == layout else rw.convert(o, layout, what)  # type: ignore[union-attr]
+                     for o in (body, orelse))
+        return Array(layout, a.origin), arms  # type: ignore[return-value]
+    displays = (cst.Tuple, cst.List)
+    if isinstance(a, TupleValue) and isinstance(b, TupleValue) and len(a.items) == len(b.items) \
+            and isinstance(body.node, displays) and isinstance(orelse.node, displays) \
+            and isinstance(body.original, displays) and isinstance(orelse.original, displays) \
+            and len(body.node.elements) == len(a.items) and len(orelse.node.elements) == len(b.items) \
+            and len(body.original.elements) == len(a.items) and len(orelse.original.elements) == len(b.items) \
+            and not any(isinstance(e, cst.StarredElement) for o in (body, orelse)
+                        for e in (*o.node.elements, *o.original.elements)):  # type: ignore[union-attr]
+        items, left, right = [], [], []
+        for i, (x, y) in enumerate(zip(a.items, b.items)):
+            ops = [Operand(v, o.original.elements[i].value, o.node.elements[i].value)  # type: ignore[union-attr]
+                   for v, o in ((x, body), (y, orelse))]
+            joined = _joined_arms(rw, *ops)
+            if joined is None:
+                return None
+            items.append(joined[0])
+            left.append(body.node.elements[i].with_changes(value=joined[1][0]))  # type: ignore[union-attr]
+            right.append(orelse.node.elements[i].with_changes(value=joined[1][1]))  # type: ignore[union-attr]
+        return a.of(items), (body.node.with_changes(elements=left),  # type: ignore[union-attr]
+                             orelse.node.with_changes(elements=right))  # type: ignore[union-attr]
+    return None
 
 
 #: The operators a value a Python number or an array (``m if m is not None else 1.0``) may be an operand of.
