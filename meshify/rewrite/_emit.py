@@ -20,7 +20,7 @@ import libcst as cst
 
 from meshify.annotate._types import Layout
 from meshify.rewrite._helpers import Specialization, Specializations, registered
-from meshify.rewrite._interp import EachLayouts, FunctionPlan, OutByStatics
+from meshify.rewrite._interp import EachLayouts, FunctionPlan, NumberOrLayout, OutByStatics
 from meshify.rewrite._templates import comment_line
 
 __all__ = ["Decorators", "called_versions", "fix_imports", "header_lines", "place_versions", "sharded_decorator_text"]
@@ -39,6 +39,8 @@ def _specs(layouts, mr: str) -> str:
         return "{" + ", ".join(f"{json.dumps(k)}: {_specs(l, mr)}" for k, l in layouts.items()) + "}"
     if isinstance(layouts, tuple):
         return "(" + ", ".join(_specs(l, mr) for l in layouts) + ("," if len(layouts) == 1 else "") + ")"
+    if isinstance(layouts, NumberOrLayout):  # a Python number or an array: P() where it is a number
+        return f"{mr}.NumberOr({_spec(layouts, mr)})"
     return _spec(layouts, mr)
 
 

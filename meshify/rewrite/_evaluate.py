@@ -585,6 +585,8 @@ def _comparison(rw, node: cst.Comparison):
     if isinstance(target.operator, cst.Is | cst.IsNot):  # identity: a Python bool at trace time
         known = none_test(rw, node)
         return Operand(Static() if known is None else Static.of(known), node, node)
+    if isinstance(target.operator, _NUMBER_COMPARISONS):  # (m > 0.5: m a number or an array)
+        rw.number_reads.update({id(node.left): node.left, id(target.comparator): target.comparator})
     left, right = rw.expr(node.left), rw.expr(target.comparator)
     if isinstance(target.operator, cst.In | cst.NotIn) and isinstance(left.value, Static) and (
             mapping_item(right.value) is not None or isinstance(right.value, StructValue)
@@ -625,7 +627,7 @@ def _comparison(rw, node: cst.Comparison):
     value, converts = elementwise(rw.rule_context(), [left, right], NONLINEAR, node, "comparison")
     l, r = rw.converted([left, right], converts)
     new = node.with_changes(left=l, comparisons=[target.with_changes(comparator=r)])
-    return Operand(value, node, new)
+    return Operand(number_or_array_of(rw, value, [left, right], [l, r]), node, new)
 
 
 def _formatted(rw, node: cst.FormattedString):
@@ -884,7 +886,14 @@ def _joined_arms(rw, body: Operand, orelse: Operand
 
 
 #: The operators a value a Python number or an array (``m if m is not None else 1.0``) may be an operand of.
-_NUMBER_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)
+_NUMBER_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.Power)
+#: The comparisons it may be an operand of (elementwise on an array, a Python bool of a number).
+_NUMBER_COMPARISONS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal,
+                       cst.NotEqual)
+#: The elementwise functions it may be an argument of (positionally): a number broadcasts in each as the array would.
+NUMBER_CALLS = frozenset({"jax.numpy.where", "jax.numpy.maximum", "jax.numpy.minimum", "jax.numpy.power",
+                          "jax.numpy.exp", "jax.numpy.log", "jax.numpy.sqrt", "jax.numpy.abs", "jax.numpy.tanh",
+                          "jax.numpy.clip", "jax.nn.sigmoid", "jax.nn.relu"})
 
 
 def _number_or_array(rw, value: Value) -> bool:
@@ -897,14 +906,30 @@ def number_or_array(rw, value: Value, left: Operand, right: Operand, l: cst.Base
     mask is not None else 1.0``): ``value`` where ``y`` is an array of the result's layout and neither operand is
     converted, so that a number in place of ``m`` broadcasts to what the array gives (else refused: a reduction,
     a collective or a broadcast to more dims would treat the number as the array of that layout)."""
-    maybe = [o for o in (left, right) if _number_or_array(rw, o.value)]
+    return number_or_array_of(rw, value, [left, right], [l, r])
+
+
+def number_or_array_of(rw, value: Value, operands: Sequence[Operand], nodes: Sequence[cst.BaseExpression]) -> Value:
+    """``value``, what an elementwise op (``*``, ``**``, ``>``, ``jnp.where``) of ``operands`` (written as
+    ``nodes``) gives, where some are a Python number or an array known only when traced: an array of the result's
+    layout where another operand is one and none is converted (a number in place of ``m`` broadcasts to what the
+    array gives); again a number or an array of that layout where the others are Python values (``m ** 2``, ``m >
+    0.5``: a number where ``m`` is one); else refused (a reduction, a collective or a broadcast to more dims would
+    treat the number as the array of that layout)."""
+    maybe = [o for o in operands if _number_or_array(rw, o.value)]
     if not maybe:
         return value
-    other = right if maybe[0] is left else left
-    if len(maybe) == 2 or not isinstance(other.value, Array) or not isinstance(value, Array) \
-            or value.layout != other.value.layout or l is not left.node or r is not right.node:
+    if not isinstance(value, Array) or any(n is not o.node for o, n in zip(operands, nodes)) \
+            or any(o.value.layout != value.layout for o in maybe):  # type: ignore[union-attr]
         refuse_number_or_array(rw, maybe[0])
-    return replace(value) if value is maybe[0].value else value  # (its own object: an array, whichever m is)
+    others = [o for o in operands if not any(o is m for m in maybe)]
+    if any(isinstance(o.value, Array) and o.value.layout == value.layout for o in others):
+        return replace(value) if any(value is m.value for m in maybe) else value  # (an array, whichever m is)
+    if not all(isinstance(o.value, Static) and not isinstance(o.value.literal, LocalDef) for o in others):
+        refuse_number_or_array(rw, maybe[0])
+    value = replace(value)  # (its own object: a number or an array still)
+    rw.ctx.root.maybe_numbers.append(value)
+    return value
 
 
 def refuse_number_or_array(rw, op: Operand) -> None:
@@ -1583,13 +1608,23 @@ def _call(rw, node: cst.Call):
                        "jax/jnp function for it (act=jax.nn.gelu), or define it at module level")
     if isinstance(func, cst.Name) and rule_name is None and func.value in rw.ctx.functions \
             and func.value not in rw.ctx.imports.imports and func.value not in _held_aliases(rw):
+        # helper(m, x): m a number or an array, the version rewritten for both
+        rw.number_reads.update((id(a.value), a.value) for a in node.args)
         call = _evaluate_args(rw, node, func.value, None, helper=True)
         value, new = call_helper(rw, call, rw.ctx.functions[func.value])
         return Operand(value, node, _lambdas_walked(rw, call, new))
+    numbers = rule_name in NUMBER_CALLS and receiver is None \
+        and not any(a.star or a.keyword is not None for a in node.args)
+    if numbers:  # jnp.where(m > 0.5, x, -x): m a number or an array
+        rw.number_reads.update((id(a.value), a.value) for a in node.args)
     call = _evaluate_args(rw, node, rule_name or (sorted(names)[0] if names else rw.ctx.code(func)), receiver)
     if rule_name is not None:
         closed_world(rw.rule_context(), call, rule_name)
         value, new = rw.lower(call, REGISTRY[rule_name](rw.rule_context(), call))
+        if numbers:
+            written = [a.value for a in new.args] if isinstance(new, cst.Call) and len(new.args) == len(call.args) \
+                else [None] * len(call.args)  # (rewritten otherwise: refused where m is one)
+            value = number_or_array_of(rw, value, call.args, written)
         return Operand(value, node, new)
     value, new = rw.lower(call, unknown_call(rw.rule_context(), call))
     return Operand(value, node, new)

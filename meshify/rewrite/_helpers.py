@@ -201,8 +201,10 @@ def call_helper(rw, call, fn: cst.FunctionDef, home=None,
     # (an argument that is an array or None, known only when traced: the version keeps both branches of an
     # ``if`` on it, so it is not the version of an array)
     maybe = frozenset(p for p, v in bound.items() if maybe_none(rw, v))
+    # (a Python number or an array, known only when traced: read in the version only where both give one result)
+    numbers = frozenset(p for p, v in bound.items() if any(v is n for n in rw.ctx.root.maybe_numbers))
     arguments = (tuple((p, signature_of(v)) for p, v in bound.items()), unknown, blind, lead,
-                 _cotangents.key(rw, passed_nodes), maybe)
+                 _cotangents.key(rw, passed_nodes), maybe, numbers)
     key = (label, home.path, _context_key(rw), *arguments)
     registry: Specializations = rw.ctx.specializations
     spec = registry.versions.get(key)
@@ -219,6 +221,7 @@ def call_helper(rw, call, fn: cst.FunctionDef, home=None,
         sub.stack = (*rw.stack, label)
         sub.blind_caller = blind
         sub.maybe_none_params = maybe
+        sub.maybe_number_params = numbers
         _cotangents.enter(rw, sub, fn, passed_nodes, free=False)
         with consulted() as read:
             try:

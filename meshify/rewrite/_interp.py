@@ -587,6 +587,15 @@ class StructLayouts(dict):
         self.meta = meta
 
 
+@dataclass(frozen=True, slots=True)
+class NumberOrLayout(Layout):
+    """The layout of a result that is a Python number or an array known only when traced (``m if m is not None
+    else 1.0``): the array's; out_specs ``mr.NumberOr(spec)``, ``P()`` where the call returns the number."""
+
+    def describe(self) -> str:
+        return f"{Layout.describe(self)} or a Python number"
+
+
 class EachLayouts(dict):
     """The layouts of each item of a returned list as long as each call's (one entry, ``"*"``): out_specs
     ``mr.Each(item's specs)``, which the runtime spells out for each call's length."""
@@ -1079,6 +1088,8 @@ class FunctionRewriter:
         self.maybe_none: list[Value] = []
         #: A helper's parameters its caller passes an array or None (``mask``), known only when traced.
         self.maybe_none_params: frozenset[str] = frozenset()
+        #: A helper's parameters the caller passes a Python number or an array known only when traced.
+        self.maybe_number_params: frozenset[str] = frozenset()
         #: ``a if flag else None`` (the user's node) -> its array arm's operand: converted in that arm (convert).
         self.none_arms: dict[cst.IfExp, Operand] = {}
         #: Nodes (by id; kept, so that no other node takes the id) where a value a Python number or an array may
@@ -1245,6 +1256,8 @@ class FunctionRewriter:
             self.env[name] = value
             if name in self.maybe_none_params:  # (an array or None, as the caller's flag is when traced)
                 self.maybe_none.append(value)
+            if name in self.maybe_number_params and not any(value is v for v in self.ctx.root.maybe_numbers):
+                self.ctx.root.maybe_numbers.append(value)  # (a Python number or an array, as the caller's m)
         hint = self.fn.returns.annotation if self.fn.returns else None
         self._return = read_dims(self.ctx, hint) if hint is not None else None
         self._helper_items = read_helper_items(self.ctx, self.fn)
@@ -3427,7 +3440,12 @@ class FunctionRewriter:
             self._results.append(left)
             self._items_returned.append((s.value, left.items))
             return s.with_changes(value=node)
+        self.number_reads[id(s.value)] = s.value  # (return m if m is not None else 1.0: a number or an array)
         op = self.expr(s.value)
+        left = self._number_left(op)
+        if left is not None:
+            self._results.append(left)
+            return s.with_changes(value=op.node)
         self._items_returned.append((s.value, listed_items(op.value) if not isinstance(op.value, Static) else None))
         if isinstance(op.value, TupleValue) and isinstance(op.node, cst.Tuple) and not isinstance(
                 s.value, cst.Tuple) and len(op.node.elements) == len(op.value.items):
@@ -3466,6 +3484,16 @@ class FunctionRewriter:
         node, layout = self._leaving(op, s.value, "the result")
         self._results.append(Array(layout))
         return s.with_changes(value=node)
+
+    def _number_left(self, op: Operand) -> Array | None:
+        """What a result that is a Python number or an array known only when traced (``m if m is not None else
+        1.0``) leaves as: the array's layout, its out_spec ``P()`` where the call returns the number
+        (:class:`NumberOrLayout`); None for any other value (one of a helper: its caller reads the result)."""
+        if self._helper or not any(op.value is v for v in self.ctx.root.maybe_numbers):
+            return None
+        if not isinstance(op.value, Array) or op.value.layout.partial:  # (made whole where it is made: _evaluate)
+            refuse_number_or_array(self, op)
+        return Array(NumberOrLayout(op.value.layout.dims, op.value.layout.axes))
 
     def _spelled_out(self, value: cst.BaseExpression) -> cst.Tuple | cst.List | None:
         """A returned tuple literal, or list literal holding a tuple or list (``[x, [a, b]]``; a flat one leaves as
@@ -3589,7 +3617,11 @@ class FunctionRewriter:
         spelled = self._spelled_out(expr) if hint is None and isinstance(expr, cst.Tuple | cst.List) else None
         if spelled is not None and spelled.elements:  # return loss, (logits, aux)
             return self._leaving_items(spelled, f"{purpose}.")
+        if hint is None and not self._helper:
+            self.number_reads[id(expr)] = expr  # (return y, m: m a number or an array)
         item = self.expr(expr)
+        if hint is None and self._number_left(item) is not None:
+            return item.node, self._number_left(item)  # type: ignore[return-value]
         if isinstance(hint, StructHint):
             kind = hint.kind if hint.kind in ("dict", "dataclass") else "namedtuple"
             if not (isinstance(item.value, StructValue) and item.value.kind == kind

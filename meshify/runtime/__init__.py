@@ -9,7 +9,7 @@ from jax.sharding import PartitionSpec as P
 
 from meshify.annotate._tensor import Tensor
 from meshify.annotate._types import MeshSpec
-from meshify.runtime._bind import ArgSpec, Each, Fields, Sharded, TreeSpec, bind, sharded
+from meshify.runtime._bind import ArgSpec, Each, Fields, NumberOr, Sharded, TreeSpec, bind, sharded
 from meshify.runtime._devices import available_devices, build_mesh, set_devices, simulate_cpu_devices
 from meshify.runtime._distributed import Topology, initialize
 from meshify.runtime._placement import ProcessLocal, from_host, process_local, process_slice, to_host
@@ -73,6 +73,7 @@ __all__ = [
     "Each",
     "Fields",
     "MeshSpec",
+    "NumberOr",
     "P",
     "ProcessLocal",
     "Sharded",

@@ -604,8 +604,8 @@ class Sharded:
         beside ``Tensor["b", ...]``).  Warned once, at the first call: a mesh shared by several functions may
         leave one of them an axis it does not use."""
         used: set[str] = set()
-        for spec in [*(s.spec for s in self.leaf_specs.values()), *jax.tree.leaves(
-                self.out_specs, is_leaf=lambda x: isinstance(x, PartitionSpec))]:
+        for spec in [*(s.spec for s in self.leaf_specs.values()), *(o.spec if isinstance(o, NumberOr) else o for o in jax.tree.leaves(
+                self.out_specs, is_leaf=lambda x: isinstance(x, PartitionSpec | NumberOr)))]:
             for entry in spec if isinstance(spec, PartitionSpec) else ():
                 used.update(entry if isinstance(entry, tuple) else (entry,) if entry else ())
         used |= _strings_in(self.local)
@@ -716,7 +716,15 @@ class Sharded:
                 attrs.setdefault(param, {})[attr] = leaf
             for param, arrays in attrs.items():
                 kwargs[param] = _WithArrays(static_kwargs[param], arrays)
-            return _tuples(self.local(**self._unflatten(leaves[:n]), **kwargs), out_specs, (), lists)
+            out = _tuples(self.local(**self._unflatten(leaves[:n]), **kwargs), out_specs, (), lists)
+            _numbers_out(out, out_specs, (), numbers.setdefault(current[0], {}))
+            return out
+
+        # A result a Python number or an array (mr.NumberOr) that is a number in this trace: the number itself
+        # outside, as the function gives it (a constant of the trace, keyed by the arguments' shapes), never the
+        # 0-d array shard_map makes of it.
+        numbers: dict[Any, dict[tuple, Any]] = {}
+        current: list[Any] = [None]
 
         # A list the function returns (jnp.split's, [a, b]) leaves as a tuple, whose out_specs the rewrite
         # wrote, and becomes a list again outside: the paths of those lists, found when the body is traced.
@@ -727,7 +735,7 @@ class Sharded:
             mapped_by: dict[tuple, Callable] = {}
 
             def program(*args: Any) -> Any:
-                key = tuple((a.shape, str(a.dtype)) for a in args)
+                key = current[0] = tuple((a.shape, str(a.dtype)) for a in args)
                 if key not in mapped_by:
                     probe = jax.shard_map(local, mesh=self.mesh, in_specs=in_specs, out_specs=PartitionSpec(),
                                           check_vma=False)
@@ -736,7 +744,16 @@ class Sharded:
                                                    out_specs=_spelled_out(out_specs, shapes), check_vma=True)
                 return _relisted(mapped_by[key](*args), (), lists)
 
-            return program, jax.jit(program)
+            jitted = jax.jit(program)
+
+            def with_numbers(run: Callable) -> Callable:
+                def call(*args: Any) -> Any:
+                    out = run(*args)
+                    found = numbers.get(tuple((a.shape, str(a.dtype)) for a in args))
+                    return _numbers_in(out, found, ()) if found else out
+                return call
+
+            return with_numbers(program), with_numbers(jitted)
         mapped = jax.shard_map(local, mesh=self.mesh, in_specs=in_specs, out_specs=out_specs, check_vma=True)
 
         def program(*args: Any) -> Any:
@@ -959,6 +976,15 @@ class Each:
 
 
 @dataclass(frozen=True, slots=True)
+class NumberOr:
+    """out_specs of a result that is a Python number or an array as a static flag says (``m if m is not None else
+    1.0``, ``m`` set under ``if cfg.use_m:``): ``spec``, the array's; a number, the same on every device, leaves as a
+    0-d array (``P()``).  Spelled out per call from the traced result, as :class:`Each` is."""
+
+    spec: PartitionSpec
+
+
+@dataclass(frozen=True, slots=True)
 class Fields:
     """out_specs of a returned dataclass with static fields (``register_dataclass(meta_fields=[...])``): the specs
     of its array fields, by name.  Its static fields' values are part of its structure, which shard_map compares
@@ -969,7 +995,7 @@ class Fields:
 
 
 def _has_each(specs: Any) -> bool:
-    if isinstance(specs, Each | Fields):
+    if isinstance(specs, Each | Fields | NumberOr):
         return True
     if isinstance(specs, PartitionSpec):
         return False
@@ -984,6 +1010,8 @@ def _spelled_out(specs: Any, out: Any) -> Any:
     """``specs`` with each :class:`Each` a tuple of its item's specs, one per item of ``out`` there."""
     if isinstance(specs, Each):
         return tuple(_spelled_out(specs.item, o) for o in out)
+    if isinstance(specs, NumberOr):  # a number where the array is not 0-d: the same on every device
+        return PartitionSpec() if not getattr(out, "shape", ()) and len(specs.spec) else specs.spec
     if isinstance(specs, Fields):  # the result's own node (its static fields' values), its arrays' specs in it
         if type(out) is not specs.cls:
             raise CallError(f"the function returned a {type(out).__name__} where meshify rewrote it to return a "
@@ -998,6 +1026,34 @@ def _spelled_out(specs: Any, out: Any) -> Any:
     if isinstance(specs, tuple):
         return tuple(_spelled_out(s, o) for s, o in zip(specs, out))
     return specs
+
+
+def _numbers_out(out: Any, specs: Any, path: tuple, found: dict[tuple, Any]) -> None:
+    """Notes in ``found`` (path -> value) each result where ``specs`` holds :class:`NumberOr` that is a Python
+    number in this trace."""
+    if isinstance(specs, NumberOr):
+        if isinstance(out, bool | int | float | complex):
+            found[path] = out
+    elif isinstance(specs, tuple) and not isinstance(specs, PartitionSpec) and isinstance(out, list | tuple):
+        for i, (o, s) in enumerate(zip(out, specs)):
+            _numbers_out(o, s, (*path, i), found)
+    elif isinstance(specs, dict) and isinstance(out, dict):
+        for k, s in specs.items():
+            if k in out:
+                _numbers_out(out[k], s, (*path, k), found)
+
+
+def _numbers_in(out: Any, found: dict[tuple, Any], path: tuple) -> Any:
+    """``out`` with the Python number :func:`_numbers_out` noted at each of its paths in place of the 0-d array."""
+    if path in found:
+        return found[path]
+    if isinstance(out, tuple) and hasattr(out, "_fields"):
+        return type(out)(*(_numbers_in(o, found, (*path, i)) for i, o in enumerate(out)))
+    if isinstance(out, list | tuple):
+        return type(out)(_numbers_in(o, found, (*path, i)) for i, o in enumerate(out))
+    if isinstance(out, dict):
+        return {k: _numbers_in(v, found, (*path, k)) for k, v in out.items()}
+    return out
 
 
 def _tuples(out: Any, specs: Any, path: tuple, lists: set) -> Any:
