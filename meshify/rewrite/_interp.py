@@ -2435,6 +2435,11 @@ class FunctionRewriter:
                     and value != theirs and not maybe_none(self, value):
                 out += self._join_partial_items(name, value, theirs)
                 continue
+            if isinstance(value, Opaque) and isinstance(theirs, Array) and not theirs.layout.partial \
+                    and value.shape is not None and len(value.shape) == theirs.layout.rank and theirs.layout.rank \
+                    and 1 not in value.shape:
+                out.append(self._whole_of_dims(name, theirs.layout))
+                continue
             if not (isinstance(value, Array) and isinstance(theirs, Array) and value.layout.partial
                     and value.layout.rank == theirs.layout.rank and value.layout.axes == theirs.layout.axes
                     and all(unify_dims(a, b) is not None for a, b in zip(value.dims, theirs.dims))):
@@ -2443,6 +2448,18 @@ class FunctionRewriter:
             if extra:
                 out.append(self._summed(name, value, extra, stmt, "the end of this branch (the other leaves it whole)"))
         return out
+
+    def _whole_of_dims(self, name: str, layout: Layout) -> cst.BaseStatement:
+        """``name = mr.local_block(name, ...)``: an array of a literal shape this branch leaves in ``name``
+        (``s = jnp.ones((4, 16))``) where the other leaves an array of the same rank named by its dims, taken as whole
+        of those dims (each entry a size it gives; none is 1, a broadcast) and sliced locally to the other's blocks
+        (no communication, where gathering the other's would move its blocks)."""
+        self._comments = []
+        node = self._converted_value(Operand(Array(Layout.replicated(layout.dims)), cst.Name(name), cst.Name(name)),
+                                     layout, "the end of this branch (the other leaves it split)")
+        self.env[name] = Array(layout)
+        assign = cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=node)
+        return cst.SimpleStatementLine(body=[assign], leading_lines=[comment_line(c) for c in self._comments])
 
     def _join_partial_items(self, name: str, value: TupleValue, theirs: TupleValue) -> list[cst.BaseStatement]:
         """``name = (mr.psum(name[0], ...), name[1])``: the items of the tuple this branch leaves in ``name`` that
