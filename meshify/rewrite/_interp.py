@@ -2435,6 +2435,12 @@ class FunctionRewriter:
                     and value != theirs and not maybe_none(self, value):
                 out += self._join_partial_items(name, value, theirs)
                 continue
+            if isinstance(value, Array) and value.layout.partial and isinstance(theirs, Static) and theirs.known \
+                    and type(theirs.literal) in (int, float) and value.layout.rank:
+                # a partial sum here, a Python number there: completed, a number or a whole array after the if
+                out.append(self._summed(name, value, value.layout.partial, stmt, "the end of this branch (the other "
+                                        "leaves a Python number)"))
+                continue
             if isinstance(value, Opaque) and isinstance(theirs, Array) and not theirs.layout.partial \
                     and value.shape is not None and len(value.shape) == theirs.layout.rank and theirs.layout.rank \
                     and 1 not in value.shape:
@@ -2593,6 +2599,16 @@ class FunctionRewriter:
             raise self.ctx.error(LayoutError, stmt, f"{name!r} has layout {described_value(a)} after one branch "
                                  f"and {described_value(b)} after the other",
                                  f"pin it with a hint in both branches: {name}: Tensor[...] = ...")
+        number = next((v for v in (a, b) if isinstance(v, Static) and v.known and type(v.literal) in (int, float)), None)
+        array = next((v for v in (a, b) if isinstance(v, Array) and not v.layout.partial), None)
+        if number is not None and array is not None:
+            # s = 1.0; if cfg.use_m: s = x * 2: a Python number or an array, known only when traced; read where
+            # both give one result (_evaluate.number_or_array_of); a 0-d array: JAX treats the two alike
+            if not array.layout.rank:
+                return array
+            value = replace(array)  # (its own object)
+            self.ctx.root.maybe_numbers.append(value)
+            return value
         if isinstance(a, Array) or isinstance(b, Array):
             raise self.ctx.error(LayoutError, stmt, f"{name!r} has layout {described_value(a)} after one branch "
                                  f"and {described_value(b)} after the other",
