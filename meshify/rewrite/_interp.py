@@ -2442,7 +2442,7 @@ class FunctionRewriter:
                                         "leaves a Python number)"))
                 continue
             if isinstance(value, Opaque) and isinstance(theirs, Array) and not theirs.layout.partial \
-                    and value.shape is not None and len(value.shape) == theirs.layout.rank and theirs.layout.rank \
+                    and theirs.layout.is_split and value.shape is not None and len(value.shape) == theirs.layout.rank and theirs.layout.rank \
                     and 1 not in value.shape:
                 out.append(self._whole_of_dims(name, theirs.layout))
                 continue
