@@ -350,9 +350,6 @@ class ModuleContext:
         self.lined_up: dict[str, set[str]] = {}
         #: File -> the absolute name an import of this module's (or of the modules it follows) reached it by.
         self.spelled: dict[str, str] = {}
-        #: Names whose last binding is an elementwise jax function (``act = jax.nn.gelu`` after ``def act``):
-        #: called as the function the name holds when traced (see :attr:`callable_aliases`).
-        self.held_aliases: frozenset[str] = frozenset()
         #: The aliases of other modules' functions (``dot = jnp.dot``) read since the walk of the function being
         #: rewritten began: its program checks, at each call, that the module still binds them so.
         self.aliases_read: set[str] = set()
@@ -434,13 +431,29 @@ class ModuleContext:
                 names.update(table.imports, table.rebound)
         return frozenset(names)
 
-    @cached_property
+    @property
     def callable_aliases(self) -> dict[str, str]:
         """Module names whose last top-level binding is another module's function, spelled out (``dot =
-        jnp.dot``, ``act = jax.nn.gelu`` after a ``def act``, ``mm = dot``) -> its qualified name: a call
-        of the name is a call of that function, with its rule.  A name some block, loop or ``global``
-        statement also binds is not one (which binding holds is known only when the module runs), nor is one
-        a function binds as a parameter or a local anywhere in the module (there, the name is another value)."""
+        jnp.dot``, ``mm = dot``) -> its qualified name: a call of the name is a call of that function, with its
+        rule.  A name some block, loop or ``global`` statement also binds is not one (which binding holds is
+        known only when the module runs), nor is one a function binds as a parameter or a local anywhere in
+        the module (there, the name is another value), nor one rebound from outside (``overrides``)."""
+        return self._aliases[0]
+
+    @property
+    def held_aliases(self) -> frozenset[str]:
+        """Names whose last binding is an elementwise jax function (``act = jax.nn.gelu``, after a ``def act``
+        too): called as the function the name holds when traced (``mr.elementwise(act)``), so that one rebound
+        from outside (``mod.act = jax.nn.relu``) is followed."""
+        return self._aliases[1]
+
+    def forget_aliases(self) -> None:
+        """After ``overrides`` change: the aliases are read again without the names rebound from outside."""
+        for name in ("_aliases", "partial_aliases"):
+            self.__dict__.pop(name, None)
+
+    @cached_property
+    def _aliases(self) -> tuple[dict[str, str], frozenset[str]]:
         last: dict[str, str | None] = {}  # name -> the qualified name it was last bound to (None: anything else)
         nested = self.branch_bound
         for stmt in self.module.body:
@@ -476,10 +489,8 @@ class ModuleContext:
         found = {name: target for name, target in last.items()
                  if target is not None and name not in nested and name not in local
                  and name not in self.declared_global and name not in self.overrides and self.root is self}
-        # act = jax.nn.gelu: an elementwise function is called as the one the name holds when traced
-        # (mr.elementwise(act)), so that one rebound from outside (mod.act = jax.nn.relu) is followed
-        self.held_aliases = frozenset(name for name, target in found.items() if target in UNARY)
-        return {name: target for name, target in found.items() if name not in self.held_aliases}
+        held = frozenset(name for name, target in found.items() if target in UNARY)
+        return {name: target for name, target in found.items() if name not in held}, held
 
     @cached_property
     def partial_aliases(self) -> dict[str, cst.Call]:

@@ -419,6 +419,7 @@ def rewrite_function(fn: Callable, mesh: MeshSpec, rules: Rules, sizes: dict[str
     place of the source's literals (in a context of their own: the module's cached one keeps the source's)."""
     ctx = _context_for(fn, fresh=bool(overrides))
     ctx.overrides = dict(overrides or {})
+    ctx.forget_aliases()  # (a name rebound from outside is no alias of what the source binds it to)
     first = fn.__code__.co_firstlineno
     # mesh(...)(f), as jax.jit(f): a top-level def of no decorator, rewritten as if @mesh stood on it
     called = [node for node in ctx.functions.values() if not node.decorators and fn.__qualname__ == fn.__name__]

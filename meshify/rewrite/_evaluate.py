@@ -1607,7 +1607,7 @@ def _call(rw, node: cst.Call):
                        "call the function by its module name (jnp.exp(x)), pass a module-level def or a "
                        "jax/jnp function for it (act=jax.nn.gelu), or define it at module level")
     if isinstance(func, cst.Name) and rule_name is None and func.value in rw.ctx.functions \
-            and func.value not in rw.ctx.imports.imports and func.value not in _held_aliases(rw):
+            and func.value not in rw.ctx.imports.imports and func.value not in rw.ctx.held_aliases:
         # helper(m, x): m a number or an array, the version rewritten for both
         rw.number_reads.update((id(a.value), a.value) for a in node.args)
         call = _evaluate_args(rw, node, func.value, None, helper=True)
@@ -1860,7 +1860,7 @@ def _held_elementwise(rw, node: cst.Call, func: cst.BaseExpression, checked: boo
         base = rw.env.get(root.value, rw.free.get(root.value)) if isinstance(root, cst.Name) else None
         if base is None and isinstance(root, cst.Name) and (root.value in rw.ctx.assignments
                                                             or root.value in rw.ctx.branch_bound) \
-                and (root.value not in rw.ctx.functions or root.value in _held_aliases(rw)):
+                and (root.value not in rw.ctx.functions or root.value in rw.ctx.held_aliases):
             # CFG.act(h): an object of the module (Opaque: it might be an array); ACT(h), ACT = jax.nn.gelu
             module_object = True
             base = Static()
@@ -3045,12 +3045,6 @@ def _entry_call(rw, node: cst.Call, entry: cst.BaseExpression) -> Operand:
         raise rw.error(UnsupportedError, node, f"{rw.ctx.code(node.func)}(...) calls {rw.ctx.code(entry)}, whose "
                        "bound arguments would need other code for these arguments", "call the function by name")
     return Operand(op.value, node, cst.Call(entry, list(op.node.args[len(bound):len(bound) + len(node.args)])))
-
-
-def _held_aliases(rw) -> frozenset[str]:
-    """The module's names last bound to an elementwise jax function (``act = jax.nn.gelu`` after ``def act``)."""
-    rw.ctx.callable_aliases  # noqa: B018 - (computes held_aliases)
-    return rw.ctx.held_aliases
 
 
 def _partial_alias_call(rw, node: cst.Call, partial: cst.Call) -> Operand:
