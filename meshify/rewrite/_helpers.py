@@ -819,7 +819,13 @@ def _custom_rules(rw, call, fn: cst.FunctionDef, home, spec: Specialization, bou
                               (out, out), f"{name}'s jvp rule (the primal and tangent out)")]
     else:
         fwd, bwd = rules
-        made = [_rule_version(rw, home, fwd, dict(zip(params, (Array(l) for l in primals))), (out, None),
+        # (fwd takes the primal's arguments by position: its parameters may be named otherwise)
+        fwd_names = [q.name.value for q in (*fwd.params.posonly_params, *fwd.params.params)]
+        if len(fwd_names) != len(params) or fwd.params.kwonly_params or isinstance(fwd.params.star_arg, cst.Param):
+            raise rw.error(UnsupportedError, fwd, f"{fwd.name.value}() is the fwd rule of {name}() but takes "
+                           f"{len(fwd_names)} positional parameters where {name}() takes {len(params)}",
+                           f"give {fwd.name.value}() the parameters of {name}(), in order")
+        made = [_rule_version(rw, home, fwd, dict(zip(fwd_names, (Array(l) for l in primals))), (out, None),
                               f"{name}'s fwd (its output, then residuals)")]
         residuals = made[0][1].items[1]  # type: ignore[union-attr]
         names = [q.name.value for q in (*bwd.params.posonly_params, *bwd.params.params)]

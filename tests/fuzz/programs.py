@@ -265,6 +265,9 @@ class Program:
     #: Module constants set from outside between two calls of each function: (name, first, second), each value a
     #: literal or ``"=<expression>"`` evaluated in the module (a module array's).
     rebinds: tuple[tuple[str, str, str], ...] = ()
+    #: Functions made by ``f = mesh(...)(f)`` rather than decorated: ``convert`` refuses the module (with a fix),
+    #: so only the decorator path runs them.
+    called: tuple[str, ...] = ()
 
     def calls(self) -> tuple[Entry, ...]:
         """Every ``@mesh`` function to check, the main one first."""
@@ -282,6 +285,8 @@ class Program:
             meta["triggers"] = [[reason, list(fragments)] for reason, fragments in self.triggers]
         if self.rebinds:
             meta["rebinds"] = [list(r) for r in self.rebinds]
+        if self.called:
+            meta["called"] = list(self.called)
         return meta
 
 
@@ -3401,10 +3406,19 @@ def generate(ch: Chooser, seed: int = 0, mesh: str | None = None) -> Program:
         parts.append("\n\n" + twin_text)
     parts.append(after)
     text = "".join(parts)
+    # Spellings, drawn last (so that a seed's program is otherwise the same): module aliases of the jax functions
+    # it calls, and f made by mesh(...)(f) (a top-level def only)
+    triggers = list(module.triggers)
+    if _weighted(ch, [(False, 75), (True, 25)]):
+        text, triggers = _aliased(text, ch, triggers)
+    called: tuple[str, ...] = ()
+    if lift in ("none", "global", "default", "struct") and f"{main.decorator()}\ndef f(" in text \
+            and _weighted(ch, [(False, 88), (True, 12)]):
+        text, called = _called(text, main.decorator(), ch), ("f",)
     simple = len(entries) == 1 and main_entry == main.entry() and main_entry.name == "f"
     return Program(text, chosen, dict(main.sizes), main_entry.args, main_entry.grad, seed, module.provoked,
                    entries=() if simple else tuple(entries), precision=module.precision,
-                   triggers=tuple(module.triggers),
+                   triggers=tuple(triggers), called=called,
                    # (not where a jitted function may read them: jax.jit caches its trace, stale after a global
                    # changes, in the reference too: JAX asks jitted functions not to read mutable globals)
                    # (jax.checkpoint with static_argnums caches its trace as jax.jit does: found by seed 79)
@@ -3427,3 +3441,163 @@ def _imports(module: _Module) -> str:
     if "numpy" in module.imports:
         text = text.replace("import jax.numpy as jnp\n", "import jax.numpy as jnp\nimport numpy as np\n")
     return text
+
+
+# -- spellings: module-level aliases of jax functions, mesh(...)(f) ----------------------------------------------
+
+#: ``jnp.tanh``, ``jax.nn.gelu``, ``jax.lax.scan``, ``jax.tree.map`` as written in a program (not ``jax.lax.Precision.X``).
+_QUALIFIED = re.compile(r"(?<![\w.])(jnp|jax\.numpy|jax\.nn|jax\.lax|jax\.tree)\.([A-Za-z_]\w*)\b(?!\s*\.)")
+_MODULES = {"jnp": "jax.numpy", "jax.numpy": "jax.numpy", "jax.nn": "jax.nn", "jax.lax": "jax.lax", "jax.tree": "jax.tree"}
+
+
+def _function(qualname: str) -> bool:
+    """Whether ``qualname`` (``jnp.tanh``) is a function of the installed JAX (not a dtype, a class or a constant)."""
+    import importlib
+
+    module, _, attr = qualname.rpartition(".")
+    fn = getattr(importlib.import_module(_MODULES[module]), attr, None)
+    return callable(fn) and not isinstance(fn, type)
+
+
+def _body_lines(tree: ast.Module) -> set[int]:
+    """The lines of every top-level function's (and method's) body: where a module name is read when called, not
+    when the module runs (a def's header, defaults and decorators run at import)."""
+    lines: set[int] = set()
+    for node in tree.body:
+        defs = [node] if isinstance(node, ast.FunctionDef) else \
+            [n for n in node.body if isinstance(n, ast.FunctionDef)] if isinstance(node, ast.ClassDef) else []
+        for fn in defs:
+            lines.update(range(fn.body[0].lineno, fn.end_lineno + 1))
+    return lines
+
+
+def _harmless_keyword(qualname: str, text: str, ch: Chooser) -> str:
+    """A keyword a ``functools.partial`` of ``qualname`` may fix without changing any call of it in ``text``
+    (``precision="highest"``, ``approximate=``), or ""."""
+    module, _, attr = qualname.rpartition(".")
+    full = f"{_MODULES[module]}.{attr}"
+    try:
+        params = _signature(full)
+    except (TypeError, ValueError):
+        return ""
+    names = [p[0] for p in params]
+    keyword = "precision" if "precision" in names else "approximate" if full == "jax.nn.gelu" else ""
+    if not keyword:
+        return ""
+    index, kind = names.index(keyword), params[names.index(keyword)][1]
+    if kind != "KEYWORD_ONLY":  # no call may pass it positionally
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.Call) and ast.unparse(node.func) == qualname and (
+                    len(node.args) > index or any(isinstance(a, ast.Starred) for a in node.args)):
+                return ""
+    value = '"highest"' if keyword == "precision" else _pick(ch, ["True", "False"])
+    return f"{keyword}={value}"
+
+
+def _aliased(text: str, ch: Chooser, triggers: list[tuple[str, tuple[str, ...]]]
+             ) -> tuple[str, list[tuple[str, tuple[str, ...]]]]:
+    """``text`` calling some of its jax functions through module-level aliases (``tanh = jnp.tanh``; an alias of an
+    alias; ``functools.partial(jnp.einsum, precision="highest")``; a ``def gelu`` rebound by ``gelu =
+    jax.nn.gelu``), placed above the defs or at the end of the module; in every function body (helpers, nested
+    defs, lambdas, values passed to ``jax.tree.map``).  Now and then a helper's parameter takes an alias's name
+    (the name is the parameter's value there, and no alias anywhere: a call of it elsewhere may be refused)."""
+    tree = ast.parse(text)
+    body = _body_lines(tree)
+    lines = text.split("\n")
+    found: list[str] = []
+    for i, line in enumerate(lines, 1):
+        if i in body:
+            for m in _QUALIFIED.finditer(line):
+                if m.group(0) not in found and _function(m.group(0)):
+                    found.append(m.group(0))
+    if not found:
+        return text, triggers
+    import builtins
+    import keyword
+
+    taken = set(re.findall(r"(?<![.\w])([A-Za-z_]\w*)", text)) | set(dir(builtins)) | set(keyword.kwlist)
+    chosen = [q for q in found if _weighted(ch, [(True, 60), (False, 40)])] or [found[0]]
+    names: dict[str, str] = {}
+    top: list[str] = []
+    bottom: list[str] = []
+    functools_needed = False
+    module_names: list[str] = []
+    targets: dict[str, str] = {}  # alias -> what it holds
+    for q in chosen:
+        attr = q.rpartition(".")[2]
+        name = ("tree_" + attr) if q.startswith("jax.tree.") else attr
+        if name in taken:  # (not einsum_...: what meshify's errors say about unnamed values, see UNNAMED)
+            name = "my_" + name
+        while name in taken:
+            name += "2"
+        taken.add(name)
+        names[q] = name
+        module_names.append(name)
+        targets[name] = q
+        form = _weighted(ch, [("plain", 45), ("chain", 20), ("partial", 20), ("rebound", 15)])
+        at_end = _weighted(ch, [(False, 75), (True, 25)])
+        kw = _harmless_keyword(q, text, ch) if form == "partial" else ""
+        if form == "partial" and not kw:
+            form = "plain"
+        if form == "plain":
+            (bottom if at_end else top).append(f"{name} = {q}")
+        elif form == "chain":
+            base = name + "_impl"
+            while base in taken:
+                base += "_"
+            taken.add(base)
+            module_names.append(base)
+            targets[base] = q
+            top.append(f"{base} = {q}")
+            (bottom if at_end else top).append(f"{name} = {base}")
+        elif form == "partial":
+            functools_needed = True
+            (bottom if at_end else top).append(f"{name} = functools.partial({q}, {kw})")
+        else:  # a def the alias rebinds: calling the def would raise
+            top.append(f"def {name}(*args, **kwargs):\n    raise NotImplementedError(\"{name} is rebound below\")\n")
+            (bottom if at_end else top).append(f"{name} = {q}")
+    pattern = re.compile("|".join(rf"(?<![\w.]){re.escape(q)}\b(?!\s*\.)" for q in sorted(chosen, key=len,
+                                                                                          reverse=True)))
+
+    def sub(s: str) -> str:
+        return pattern.sub(lambda m: names[m.group(0)], s)
+
+    lines = [sub(line) if i in body else line for i, line in enumerate(lines, 1)]
+    triggers = [(reason, tuple(sub(f) for f in fragments)) for reason, fragments in triggers]
+    # a helper's parameter named as an alias
+    helpers = [n for n in tree.body if isinstance(n, ast.FunctionDef)
+               and not any(ast.unparse(d).startswith("mesh(") for d in n.decorator_list)
+               and n.name not in ("f", "f2", "g", "make_f")]
+    if helpers and _weighted(ch, [(False, 50), (True, 50)]):
+        h = _pick(ch, helpers)
+        start = (h.decorator_list[0].lineno if h.decorator_list else h.lineno) - 1
+        segment = "\n".join(lines[start:h.end_lineno])
+        params = [a.arg for a in (*h.args.posonlyargs, *h.args.args) if a.arg != "self"
+                  and not re.search(rf"[(,]\s*{a.arg}\s*=(?!=)", text)]
+        # (an elementwise function's: a name a function binds is no alias, and a call of it elsewhere is then
+        # taken for an elementwise function of what it holds, checked when traced; another's would be refused)
+        from meshify._unary import UNARY
+
+        free = [n for n in module_names if not re.search(rf"(?<![\w.]){n}\b", segment)
+                and _MODULES[targets[n].rpartition(".")[0]] + "." + targets[n].rpartition(".")[2] in UNARY]
+        if params and free:
+            p, a = _pick(ch, params), _pick(ch, free)
+            segment = re.sub(rf"(?<![\w.]){p}\b", a, segment)
+            lines[start:h.end_lineno] = segment.split("\n")
+            triggers.append((f"helper {h.name}'s parameter {a} is named as a module alias: no alias anywhere",
+                             (f"{a}(", f"({a},", f", {a})", f"'{a}'")))
+    first = next(n for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef))
+    at = (first.decorator_list[0].lineno if first.decorator_list else first.lineno) - 1
+    lines[at:at] = [*top, "", ""]
+    out = "\n".join(lines).rstrip("\n") + "\n" + ("\n\n" + "\n".join(bottom) + "\n" if bottom else "")
+    if functools_needed and "import functools\n" not in out:
+        out = "import functools\n" + ("\n" if not out.startswith("import ") else "") + out
+    return out, triggers
+
+
+def _called(text: str, decorator: str, ch: Chooser) -> str:
+    """``f``'s text made by ``mesh(...)(f)`` instead of the decorator: the def rebound (``f = mesh(...)(f)``)
+    or kept plain under another name (``f = mesh(...)(f_plain)``)."""
+    plain = _pick(ch, ["f", "f_plain"])
+    out = text.replace(f"{decorator}\ndef f(", f"def {plain}(", 1)
+    return out.rstrip("\n") + f"\n\n\nf = {decorator[1:]}({plain})\n"
