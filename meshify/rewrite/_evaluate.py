@@ -1872,8 +1872,11 @@ def _held_elementwise(rw, node: cst.Call, func: cst.BaseExpression, checked: boo
     call = _evaluate_args(rw, node, "jax.numpy.tanh", None)
     call = replace(call, name=rw.ctx.code(func))  # what its comments call it
     x = call.args[0].value
+    # (act = jax.nn.gelu, an alias of an elementwise function: its result has the argument's dims on a whole
+    # array too, checked all the same when traced; run as written, it would be a value of unknown dims)
+    alias = not checked and isinstance(func, cst.Name) and func.value in _held_aliases(rw)
     if not (isinstance(held.value, Static) and not held.value.known or module_object and isinstance(held.value, Opaque)) \
-            or not isinstance(x, Array) or not (x.layout.is_split or x.layout.partial):
+            or not isinstance(x, Array) or not (x.layout.is_split or x.layout.partial or alias):
         rw.rollback(mark)
         return None
     closed_world(rw.rule_context(), call, "jax.numpy.tanh")
