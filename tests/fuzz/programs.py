@@ -3482,6 +3482,13 @@ def _harmless_keyword(qualname: str, text: str, ch: Chooser) -> str:
         return ""
     names = [p[0] for p in params]
     keyword = "precision" if "precision" in names else "approximate" if full == "jax.nn.gelu" else ""
+    # else a keyword at its default value (keepdims=False, where=None, axis=-1): harmless by construction
+    defaults = [(n, d) for n, kind, d in params[1:] if kind in ("KEYWORD_ONLY", "POSITIONAL_OR_KEYWORD")
+                and d is not _NO_DEFAULT and _literal(d) and n not in ("out",)
+                and (kind == "KEYWORD_ONLY" or not re.search(rf"(?<![\w.]){re.escape(qualname)}\b(?!\s*\()", text))]
+    # (a function passed as a value may be called with more positional arguments than any call shows)
+    if not keyword and defaults:
+        keyword, default = _pick(ch, defaults)
     if not keyword:
         return ""
     index, kind = names.index(keyword), params[names.index(keyword)][1]
@@ -3490,7 +3497,8 @@ def _harmless_keyword(qualname: str, text: str, ch: Chooser) -> str:
             if isinstance(node, ast.Call) and ast.unparse(node.func) == qualname and (
                     len(node.args) > index or any(isinstance(a, ast.Starred) for a in node.args)):
                 return ""
-    value = '"highest"' if keyword == "precision" else _pick(ch, ["True", "False"])
+    value = '"highest"' if keyword == "precision" else _pick(ch, ["True", "False"]) if keyword == "approximate" \
+        else repr(default)
     return f"{keyword}={value}"
 
 
