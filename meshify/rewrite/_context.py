@@ -518,7 +518,7 @@ class ModuleContext:
                     or self.root is not self:
                 continue
             local = _locally_bound(self.module) if local is None else local
-            reads = _roots_read(value)
+            reads = _roots_read(value) - {"None", "True", "False"}  # (keepdims=False, axis=None: constants)
             if name in local or any(r in local or r in self.declared_global or not (
                     r in self.imports.imports or r in self.literal_constants) for r in reads) \
                     or any(a.star for a in value.args):
