@@ -3237,7 +3237,9 @@ def _lambdas_walked(rw, call: Call, new: cst.BaseExpression) -> cst.BaseExpressi
         return new
     walked = {id(o.original): o.value.literal.walked[0][1] for o in (*call.args, *call.kwargs.values())
               if isinstance(o.value, Static) and isinstance(o.value.literal, LambdaRef) and o.value.literal.walked
-              and o.original is o.value.literal.node}  # written here (not a parameter passing one on)
+              and (o.original is o.value.literal.node  # written here (not a parameter passing one on)
+                   or isinstance(o.original, cst.Name)  # a module's partial alias (apply(total, x)) passed here
+                   and rw.ctx.partial_aliases.get(o.original.value) is o.value.literal.node)}
     if not walked:
         return new
     return new.with_changes(args=[a.with_changes(value=walked[id(a.value)]) if id(a.value) in walked else a
@@ -3292,6 +3294,12 @@ def _evaluate_args(rw, node: cst.Call, name: str, receiver, helper: bool = False
             operand = Operand(Static.of(LambdaRef(arg.value, rw)), arg.value, arg.value)
         elif helper and _partial(rw, arg.value):
             operand = Operand(Static.of(LambdaRef(arg.value, rw, partial=True)), arg.value, arg.value)
+        elif helper and isinstance(arg.value, cst.Name) and arg.value.value in rw.ctx.partial_aliases \
+                and arg.value.value not in rw.env and arg.value.value not in rw.free:
+            # apply(total, x), total = partial(jnp.sum, axis=-1) in the module: the partial it holds, as if written
+            rw.ctx.aliases_read.add(arg.value.value)
+            partial_node = rw.ctx.partial_aliases[arg.value.value]
+            operand = Operand(Static.of(LambdaRef(partial_node, rw, partial=True)), arg.value, arg.value)
         elif helper and isinstance(arg.value, cst.Name) and local_def(rw, arg.value.value) is not None:
             local = local_def(rw, arg.value.value)
             local.passed = arg.value  # type: ignore[union-attr]
