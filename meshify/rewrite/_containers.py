@@ -713,7 +713,13 @@ def tree_map(rw, node: cst.Call) -> Operand:
     """``jax.tree.map(lambda *xs: jnp.stack(xs), *blocks)``: the item, each array stacked along a new
     leading dim; ``jax.tree.map(lambda w, g: w - lr * g, params, grads)``: see :func:`_leafwise`;
     ``jax.tree_util.tree_map_with_path(lambda path, p: ..., params)``: the same, each leaf's key path (JAX's
-    own key objects) a Python value the lambda reads."""
+    own key objects) a Python value the lambda reads.  ``is_leaf=None`` is JAX's default: as if not given."""
+    kept = [a for a in node.args if not (a.keyword is not None and a.keyword.value == "is_leaf"
+                                         and isinstance(a.value, cst.Name) and a.value.value == "None")]
+    if len(kept) != len(node.args):  # (tree_map = functools.partial(jax.tree.map, is_leaf=None))
+        original, node = node, node.with_changes(args=[*kept[:-1], kept[-1].with_changes(
+            comma=cst.MaybeSentinel.DEFAULT)] if kept else [])
+        rw.ctx.anchors[node] = rw.ctx.anchors.get(original, original)
     fn = node.args[0].value if node.args and node.args[0].keyword is None else None
     if rw.ctx.qualified_names(node.func) & TREE_MAP_WITH_PATH:
         trees = node.args[1:]
