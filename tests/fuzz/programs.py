@@ -33,6 +33,12 @@ Beyond that one function, each drawn as an option (so that shrinking turns it of
 - lookup ids that are negative or out of range (``emb[ids]``, ``jnp.take``,
   ``take_along_axis``, ``jax.nn.one_hot``), whatever the mode;
 - float16 and bfloat16 inputs (compared with tolerances for that dtype);
+- spellings drawn last (a quarter of modules): the jax functions a program calls spelled through
+  module-level aliases (``tanh = jnp.tanh``, an alias of an alias, ``functools.partial(jnp.einsum,
+  precision="highest")`` or of a keyword at its default, a ``def`` rebound by the alias), above the defs
+  or at the module's end, in helpers, nested defs, lambdas and values passed to helpers or
+  ``jax.tree.map``; now and then a helper parameter named as an elementwise alias; and ``f`` made by
+  ``f = mesh(...)(f)`` (``Program.called``: ``convert`` must refuse it, the decorator path runs it);
 - images (about one module in seven): the main function starts from an image whose height and width
   the rules split, and draws convolutions, pooling, padding, slices, roll, flip, resizing, repeats,
   concatenations and group / batch norm statistics over them (:mod:`tests.fuzz.images`).
