@@ -1874,7 +1874,8 @@ def _held_elementwise(rw, node: cst.Call, func: cst.BaseExpression, checked: boo
     x = call.args[0].value
     # (act = jax.nn.gelu, an alias of an elementwise function: its result has the argument's dims on a whole
     # array too, checked all the same when traced; run as written, it would be a value of unknown dims)
-    alias = not checked and isinstance(func, cst.Name) and func.value in _held_aliases(rw)
+    alias = not checked and isinstance(func, cst.Name) and module_object and (
+        func.value in rw.ctx.held_aliases or _unary_partial(rw, func.value))
     if not (isinstance(held.value, Static) and not held.value.known or module_object and isinstance(held.value, Opaque)) \
             or not isinstance(x, Array) or not (x.layout.is_split or x.layout.partial or alias):
         rw.rollback(mark)
@@ -3048,6 +3049,18 @@ def _entry_call(rw, node: cst.Call, entry: cst.BaseExpression) -> Operand:
         raise rw.error(UnsupportedError, node, f"{rw.ctx.code(node.func)}(...) calls {rw.ctx.code(entry)}, whose "
                        "bound arguments would need other code for these arguments", "call the function by name")
     return Operand(op.value, node, cst.Call(entry, list(op.node.args[len(bound):len(bound) + len(node.args)])))
+
+
+def _unary_partial(rw, name: str) -> bool:
+    """Whether the module binds ``name`` to a ``functools.partial`` of an elementwise function (``elu =
+    functools.partial(jax.nn.elu, alpha=1.0)``): called as what it holds when traced, as an alias of one is."""
+    from meshify._unary import UNARY
+
+    value = rw.ctx.assignments.get(name)
+    return isinstance(value, cst.Call) and bool(rw.ctx.qualified_names(value.func) & {"functools.partial"}) \
+        and bool(value.args) and value.args[0].keyword is None and not value.args[0].star \
+        and isinstance(value.args[0].value, cst.Name | cst.Attribute) \
+        and bool(rw.ctx.qualified_names(value.args[0].value) & UNARY.keys())
 
 
 def _partial_alias_call(rw, node: cst.Call, partial: cst.Call) -> Operand:
