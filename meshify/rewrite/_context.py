@@ -447,13 +447,19 @@ class ModuleContext:
         from outside (``mod.act = jax.nn.relu``) is followed."""
         return self._aliases[1]
 
+    @property
+    def shadowed_aliases(self) -> dict[str, str]:
+        """Aliases of non-elementwise functions (``total = jnp.sum``) that some function also binds as a
+        parameter or a local: an alias only where no enclosing scope binds the name (``_evaluate._call``)."""
+        return self._aliases[2]
+
     def forget_aliases(self) -> None:
         """After ``overrides`` change: the aliases are read again without the names rebound from outside."""
         for name in ("_aliases", "partial_aliases"):
             self.__dict__.pop(name, None)
 
     @cached_property
-    def _aliases(self) -> tuple[dict[str, str], frozenset[str]]:
+    def _aliases(self) -> tuple[dict[str, str], frozenset[str], dict[str, str]]:
         last: dict[str, str | None] = {}  # name -> the qualified name it was last bound to (None: anything else)
         nested = self.branch_bound
         for stmt in self.module.body:
@@ -487,10 +493,12 @@ class ModuleContext:
         from meshify._unary import UNARY
 
         found = {name: target for name, target in last.items()
-                 if target is not None and name not in nested and name not in local
-                 and name not in self.declared_global and name not in self.overrides and self.root is self}
+                 if target is not None and name not in nested and name not in self.declared_global
+                 and name not in self.overrides and self.root is self}
+        shadowed = {name: target for name, target in found.items() if name in local and target not in UNARY}
+        found = {name: target for name, target in found.items() if name not in local}
         held = frozenset(name for name, target in found.items() if target in UNARY)
-        return {name: target for name, target in found.items() if name not in held}, held
+        return {name: target for name, target in found.items() if name not in held}, held, shadowed
 
     @cached_property
     def partial_aliases(self) -> dict[str, cst.Call]:
@@ -753,8 +761,8 @@ class ModuleContext:
 
     def alias_target(self, name: str) -> str | None:
         """What a module-level alias ``name`` stands for (``jax.numpy.dot``; a partial's function), or None."""
-        if name in self.callable_aliases:
-            return self.callable_aliases[name]
+        if name in self.callable_aliases or name in self.shadowed_aliases:
+            return self.callable_aliases.get(name) or self.shadowed_aliases[name]
         partial = self.partial_aliases.get(name)
         return next(iter(sorted(self.qualified_names(partial.args[0].value))), None) if partial is not None else None
 

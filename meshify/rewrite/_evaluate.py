@@ -1452,6 +1452,11 @@ def _call(rw, node: cst.Call):
         if local is not None:
             raise refuse_value(rw, func, local)
     names = rw.ctx.qualified_names(func) if isinstance(func, cst.Name | cst.Attribute) else set()
+    if isinstance(func, cst.Name) and func.value in rw.ctx.shadowed_aliases and func.value not in rw.env \
+            and func.value not in rw.free and func.value not in rw.ctx.enclosing_names(rw.enclosing or rw.fn):
+        # total(x), total = jnp.sum at module level and a parameter named total elsewhere: here the module's
+        rw.ctx.aliases_read.add(func.value)
+        names = {rw.ctx.shadowed_aliases[func.value]}
     if isinstance(func, cst.Name) and f"builtins.{func.value}" in REGISTRY and func.value not in rw.env \
             and not rw.ctx.binds(func.value) and func.value not in rw.ctx.imports.imports:
         names = {f"builtins.{func.value}"}  # Python's own sum(), not a module's (or a local's) of that name
