@@ -80,6 +80,8 @@ SIZES: dict[str, dict[str, int]] = {
             "classes": 5, "blocks": 2},
     "dlrm": {"batch": 4, "dense_features": 8, "bottom_hidden": 32, "d_embed": 16, "vocab": 64, "tables": 3, "bag": 5,
              "interactions": 22, "top_hidden": 32, "1": 1, "blocks": 3},
+    "eqx_gpt": {"batch": 4, "length": 8, "positions": 16, "vocab": 64, "d_model": 32, "qkv_features": 96,
+                "attn_features": 32, "d_ff": 64, "blocks": 2},
 }
 
 #: Models meshify refuses today, with the refusal (the test fails if it starts to pass: update it).
@@ -196,7 +198,7 @@ def _inputs(model: str, module: Any, seed: int = 0) -> tuple[Any, tuple[Any, ...
                   "gemma": "Params", "whisper": "AudioEncoder", "switch": "SwitchParams", "dit": "DiT",
                   "mamba": "Mamba", "convnext": "ConvNeXt", "swin": "Swin", "clip": "CLIP", "rwkv": "RWKV",
                   "deepseek": "Transformer", "perceiver": "Perceiver", "gnn": "GNN",
-                  "lru": "LRUModel", "dlrm": "DLRM"}[model]
+                  "lru": "LRUModel", "dlrm": "DLRM", "eqx_gpt": "Transformer"}[model]
     params = _build(getattr(module, params_cls), s, rng)
     if model in ("vit", "mixer", "convnext", "swin"):
         images = rng.standard_normal((s["batch"], s["height"], s["width"], s["channels"])).astype(np.float32)
