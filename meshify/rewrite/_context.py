@@ -759,6 +759,15 @@ class ModuleContext:
             return {f"{self.callable_aliases[root]}.{rest}" if rest else self.callable_aliases[root]}
         return self.imports.qualified(node)
 
+    def called_as(self, func: cst.BaseExpression) -> set[str]:
+        """The qualified names of a called ``func``, a partial alias bound with keywords alone (``arange =
+        partial(jnp.arange, device=None)``) read as its function: what syntactic checks (``jnp.arange(n)``
+        names a dim) may read (a positional argument bound by the partial would shift the call's own)."""
+        partial = self.partial_aliases.get(func.value) if isinstance(func, cst.Name) else None
+        if partial is not None and all(a.keyword is not None for a in partial.args[1:]):
+            return self.qualified_names(partial.args[0].value)
+        return self.qualified_names(func)
+
     def alias_target(self, name: str) -> str | None:
         """What a module-level alias ``name`` stands for (``jax.numpy.dot``; a partial's function), or None."""
         if name in self.callable_aliases or name in self.shadowed_aliases:

@@ -1305,7 +1305,7 @@ def _arange_at(rw, index: cst.BaseExpression, j: int, width: int) -> str | None:
     elif width != 1:
         return None
     if not (isinstance(call, cst.Call) and len(call.args) == 1 and call.args[0].keyword is None
-            and rw.ctx.qualified_names(call.func) & {"jax.numpy.arange", "numpy.arange"}):
+            and rw.ctx.called_as(call.func) & {"jax.numpy.arange", "numpy.arange"}):
         return None
     size = rw.expr(call.args[0].value).value
     return size.size_of if isinstance(size, Static) else None

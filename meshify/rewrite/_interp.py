@@ -5254,7 +5254,7 @@ def _arange_grid(rw, node: cst.BaseExpression | None) -> tuple[int, int] | None:
         if len(full) != 1 or len(full) + len(nones) != width:
             return None
         j = full[0]
-    if isinstance(call, cst.Call) and rw.ctx.qualified_names(call.func) & {"jax.numpy.arange", "numpy.arange"}:
+    if isinstance(call, cst.Call) and rw.ctx.called_as(call.func) & {"jax.numpy.arange", "numpy.arange"}:
         return j, width
     return None
 

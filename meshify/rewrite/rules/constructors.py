@@ -123,7 +123,11 @@ def _linspace(ctx: RuleContext, call: Call):
 
 @op("jax.numpy.arange", reads=("start", "stop", "step", "dtype"))
 def _arange(ctx: RuleContext, call: Call):
-    if set(call.kwargs) - {"dtype", "start", "stop", "step"}:
+    device = call.kwargs.get("device")
+    if device is not None and not (isinstance(device.value, Static) and device.value.known
+                                   and device.value.literal is None):
+        return unknown_call(ctx, call)  # (device=None: JAX's default placement, the values unchanged)
+    if set(call.kwargs) - {"dtype", "start", "stop", "step", "device"}:
         return unknown_call(ctx, call)
     bounds = [call.params.get(n) for n in ("start", "stop", "step")]
     given = [o for o in bounds if o is not None and not (isinstance(o.value, Static) and o.value.known
