@@ -1760,9 +1760,8 @@ def _struct_property(rw, node: cst.Attribute, struct: StructValue) -> Operand | 
         return None
     call = cst.Call(node, [])
     rw.ctx.anchors[call] = node
-    value, new, _ = method_call(rw, call, MethodRef(owner, method, node.value, False))
-    receiver = _receiver_check(rw, MethodRef(owner, method, node.value, False), "method_receiver")
-    return Operand(value, node, new.with_changes(args=[new.args[0].with_changes(value=receiver), *new.args[1:]]))
+    called = _call_method(rw, call, MethodRef(owner, method, node.value, False))
+    return Operand(called.value, node, called.node)
 
 
 def _config_class(rw, name: str) -> cst.ClassDef | None:
